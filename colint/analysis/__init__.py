@@ -1,0 +1,1 @@
+"""Analysis: ModelSpec (+ hardware profile + scenario) → GEMM inventory, roofline, estimates."""

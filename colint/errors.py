@@ -1,0 +1,48 @@
+"""Errors that end a file's analysis with a one-line, located message (exit code 2)."""
+
+from __future__ import annotations
+
+
+class ColintError(Exception):
+    """Base for errors reported to the user as ``path:line:col: error: message``."""
+
+    def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
+                 column: int | None = None, key: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.line = line
+        self.column = column
+        self.key = key
+
+    def located(self, path: str | None = None) -> str:
+        """Render as ``path:line:col: error: message`` (line/col 1-based, omitted when unknown)."""
+        where = path or self.path or "<input>"
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        msg = self.message
+        if self.key and f"'{self.key}'" not in msg and f"`{self.key}`" not in msg:
+            msg = f"{self.key}: {msg}"
+        return f"{where}: error: {msg}"
+
+
+class LoadError(ColintError):
+    """The file cannot be read or parsed (malformed text, too large, not a mapping)."""
+
+
+class SpecError(ColintError):
+    """The file parsed, but its values cannot describe a model (wrong type, missing key, zero size)."""
+
+
+class FormatNotRecognized(SpecError):
+    """No adapter recognises the file's keys."""
+
+
+class ProfileError(ColintError):
+    """A hardware profile is invalid or a requested format is not native on it."""
+
+
+class UsageError(ColintError):
+    """An invalid option value (unknown GPU, unknown rule code, bad scenario)."""

@@ -1,0 +1,64 @@
+"""Findings, fixes and their ranking — the one model every reporter formats."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, Field
+
+Severity = Literal["error", "warning", "info"]
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
+class Edit(BaseModel):
+    key: str  # dotted key path in the file
+    old: Any = None
+    new: Any = None
+
+
+class Fix(BaseModel):
+    title: str
+    safety: Literal["safe", "unsafe", "display"]
+    edits: list[Edit] = Field(default_factory=list)
+
+
+class Impact(BaseModel):
+    estimated_loss_pct: Optional[float] = None
+
+
+class Finding(BaseModel):
+    code: str  # "CL201"
+    name: str  # kebab-case rule name
+    rule: str  # family: "alignment", "near-square", ...
+    severity: Severity
+    message: str  # one line
+    key: Optional[str] = None  # dotted key path the finding points at
+    line: Optional[int] = None
+    column: Optional[int] = None
+    gpu: Optional[str] = None
+    impact: Impact = Field(default_factory=Impact)
+    evidence: dict[str, Any] = Field(default_factory=dict)  # numbers with units in their names
+    fixes: list[Fix] = Field(default_factory=list)
+    details: list[str] = Field(default_factory=list)  # extra lines for the text reporter
+
+    def sort_key(self) -> tuple:
+        loss = self.impact.estimated_loss_pct
+        return (SEVERITY_ORDER[self.severity], -(loss if loss is not None else -1.0), self.line or 0,
+                self.code, self.key or "")
+
+    def public(self) -> dict:
+        """The DESIGN.md §7 JSON shape."""
+        return {
+            "code": self.code, "name": self.name, "rule": self.rule, "severity": self.severity,
+            "message": self.message, "key": self.key, "line": self.line, "column": self.column,
+            "gpu": self.gpu, "impact": {"estimated_loss_pct": self.impact.estimated_loss_pct},
+            "evidence": self.evidence,
+            "fixes": [{"title": f.title, "safety": f.safety,
+                       "edits": [{"key": e.key, "old": e.old, "new": e.new} for e in f.edits]}
+                      for f in self.fixes],
+        }
+
+
+def rank(findings: list[Finding]) -> list[Finding]:
+    """Severity first (error > warning > info), then estimated loss, then position."""
+    return sorted(findings, key=Finding.sort_key)

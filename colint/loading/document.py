@@ -1,0 +1,87 @@
+"""Document: a parsed config with the position of every key.
+
+Paths are tuples of keys and list indices, e.g. ``("text_config", "hidden_size")`` or
+``("block_configs", 3, "ffn", "ffn_mult")``; :func:`format_path` renders them as
+``text_config.hidden_size`` / ``block_configs[3].ffn.ffn_mult``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+Path = tuple  # tuple[str | int, ...]
+
+
+def format_path(path: Path) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+@dataclass
+class Span:
+    """Where a key and its value sit in the text (1-based line/column; 0-based offsets)."""
+
+    line: int
+    column: int
+    value_start: int | None = None  # offset of the value's first character
+    value_end: int | None = None  # offset one past the value's last character
+
+
+@dataclass
+class Document:
+    path: str
+    text: str
+    syntax: str  # "json" | "yaml"
+    data: Any
+    spans: dict[Path, Span] = field(default_factory=dict)
+    duplicate_keys: list[tuple[Path, int, int]] = field(default_factory=list)  # (path, line, col) of shadowed key
+    nonstandard: list[tuple[Path, str]] = field(default_factory=list)  # e.g. bare Infinity/NaN in JSON
+    notes: list[str] = field(default_factory=list)  # BOM stripped, interpolations resolved, ...
+    unresolved: dict[Path, str] = field(default_factory=dict)  # values with ${...} that could not be resolved
+
+    def get(self, path: Path, default: Any = None) -> Any:
+        node = self.data
+        for part in path:
+            if isinstance(part, int):
+                if not isinstance(node, list) or part >= len(node):
+                    return default
+            elif not isinstance(node, dict) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+    def has(self, path: Path) -> bool:
+        sentinel = object()
+        return self.get(path, sentinel) is not sentinel
+
+    def span(self, path: Path) -> Span | None:
+        return self.spans.get(tuple(path))
+
+    def location(self, path: Path) -> tuple[int | None, int | None]:
+        """Line and column (1-based) of ``path``'s key, or of its nearest located ancestor."""
+        path = tuple(path)
+        while path:
+            s = self.spans.get(path)
+            if s is not None:
+                return s.line, s.column
+            path = path[:-1]
+        return None, None
+
+    def walk(self) -> Iterator[tuple[Path, Any]]:
+        def rec(prefix: Path, node: Any):
+            if isinstance(node, dict):
+                for k, v in node.items():
+                    yield prefix + (k,), v
+                    yield from rec(prefix + (k,), v)
+            elif isinstance(node, list):
+                for i, v in enumerate(node):
+                    yield prefix + (i,), v
+                    yield from rec(prefix + (i,), v)
+
+        yield from rec((), self.data)

@@ -1,0 +1,116 @@
+"""JSON text → Document, at stdlib speed, with the line/column of every key.
+
+The values come from the C ``json`` decoder (last duplicate key wins, exactly as
+``json.loads`` — and therefore transformers — reads the file). Positions come from one
+regex pass over the tokens, so no second parser has to agree with the first on values.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+
+from colint.errors import LoadError
+from colint.loading.document import Document, Span
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+')
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    find = text.find
+    i = find("\n")
+    while i != -1:
+        starts.append(i + 1)
+        i = find("\n", i + 1)
+    return starts
+
+
+def _position(starts: list[int], offset: int) -> tuple[int, int]:
+    line = bisect.bisect_right(starts, offset)
+    return line, offset - starts[line - 1] + 1
+
+
+def parse_json(text: str, path: str) -> Document:
+    nonstandard_tokens: list[str] = []
+
+    def on_constant(name: str) -> float:
+        nonstandard_tokens.append(name)
+        return float(name.replace("-Infinity", "-inf").replace("Infinity", "inf").replace("NaN", "nan"))
+
+    try:
+        data = json.loads(text, parse_constant=on_constant)
+    except json.JSONDecodeError as exc:
+        raise LoadError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno, column=exc.colno) from None
+    except RecursionError:
+        raise LoadError("invalid JSON: nesting too deep", path=path, line=1, column=1) from None
+    if not isinstance(data, dict):
+        raise LoadError(f"expected a JSON object at the top level, found {type(data).__name__}",
+                        path=path, line=1, column=1)
+    doc = Document(path=path, text=text, syntax="json", data=data)
+    _record_positions(doc)
+    return doc
+
+
+def _record_positions(doc: Document) -> None:
+    text = doc.text
+    starts = _line_starts(text)
+    spans = doc.spans
+    # frame: [kind, path, key_or_index, key_offset, expecting_key]
+    stack: list[list] = []
+    open_values: list[tuple[tuple, int]] = []  # containers whose end offset is pending
+    pending_key: str | None = None
+    pending_key_off = 0
+    seen_per_obj: list[dict] = []
+    after_colon = False
+    for m in _TOKEN.finditer(text):
+        tok = m.group()
+        start = m.start()
+        c = tok[0]
+        top = stack[-1] if stack else None
+        if c == ":":
+            after_colon = True
+            continue
+        if c == ",":
+            if top is not None and top[0] == "arr":
+                top[2] += 1
+            continue
+        # A value or key token, or a closing bracket.
+        if c in "}]":
+            if stack:
+                frame = stack.pop()
+                seen_per_obj.pop()
+                vpath = frame[1]
+                if vpath in spans:
+                    spans[vpath].value_end = m.end()
+            continue
+        if top is not None and top[0] == "obj" and not after_colon:
+            if c == '"':
+                pending_key = json.loads(tok)
+                pending_key_off = start
+            continue
+        # A value: compute its path.
+        if top is None:
+            vpath: tuple = ()
+        elif top[0] == "obj":
+            vpath = top[1] + (pending_key,)
+            line, col = _position(starts, pending_key_off)
+            seen = seen_per_obj[-1]
+            if pending_key in seen:
+                doc.duplicate_keys.append((vpath,) + seen[pending_key])
+            seen[pending_key] = (line, col)
+            spans[vpath] = Span(line, col, start, m.end())
+        else:
+            vpath = top[1] + (top[2],)
+            line, col = _position(starts, start)
+            spans[vpath] = Span(line, col, start, m.end())
+        after_colon = False
+        if c == "{":
+            stack.append(["obj", vpath, None])
+            seen_per_obj.append({})
+        elif c == "[":
+            stack.append(["arr", vpath, 0])
+            seen_per_obj.append({})
+        elif tok in ("NaN", "Infinity", "-Infinity"):
+            doc.nonstandard.append((vpath, tok))

@@ -1,0 +1,116 @@
+"""YAML text → Document with key positions, through ruamel.yaml's round-trip loader.
+
+The round-trip loader never constructs arbitrary Python objects (safe by construction),
+records line/column of every key, and is the same library colint uses to edit YAML
+without losing comments. Values are converted to plain dict/list/int/float/str; aliases are
+expanded with a node budget so that an alias bomb is refused instead of exhausting memory.
+"""
+
+from __future__ import annotations
+
+from colint.errors import LoadError
+from colint.loading.document import Document, Span
+
+MAX_NODES = 200_000  # plain values after alias expansion; real configs have < 5,000
+MAX_DEPTH = 64
+
+
+def _yaml():
+    from ruamel.yaml import YAML
+
+    y = YAML(typ="rt", pure=True)
+    y.allow_duplicate_keys = False
+    return y
+
+
+def parse_yaml(text: str, path: str) -> Document:
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        raw = _yaml().load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        col = mark.column + 1 if mark is not None else None
+        problem = (exc.problem or exc.context or "invalid YAML").strip()
+        if "duplicate key" in str(exc).lower():
+            key = _dup_key_name(str(exc))
+            problem = f"duplicate key {key!r} (YAML forbids it; readers disagree on which value wins)" if key \
+                else "duplicate key (YAML forbids it)"
+        raise LoadError(f"invalid YAML: {problem}", path=path, line=line, column=col) from None
+    except YAMLError as exc:
+        raise LoadError(f"invalid YAML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+                        path=path) from None
+    except RecursionError:
+        raise LoadError("invalid YAML: nesting too deep", path=path) from None
+    if raw is None:
+        raise LoadError("empty file: expected a mapping of model keys", path=path, line=1, column=1)
+    from ruamel.yaml.comments import CommentedMap
+
+    if not isinstance(raw, CommentedMap):
+        raise LoadError(f"expected a mapping at the top level, found {type(raw).__name__}",
+                        path=path, line=1, column=1)
+    doc = Document(path=path, text=text, syntax="yaml", data=None)
+    budget = [MAX_NODES]
+    doc.data = _plain(raw, (), doc, budget, 0)
+    return doc
+
+
+def _dup_key_name(message: str) -> str | None:
+    import re
+
+    m = re.search(r'found duplicate key "([^"]*)"', message)
+    return m.group(1) if m else None
+
+
+def _plain(node, path: tuple, doc: Document, budget: list, depth: int):
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    budget[0] -= 1
+    if budget[0] < 0:
+        line, col = doc.location(path)
+        raise LoadError(f"YAML expands to more than {MAX_NODES:,} values (alias bomb?)",
+                        path=doc.path, line=line, column=col)
+    if depth > MAX_DEPTH:
+        line, col = doc.location(path)
+        raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=doc.path, line=line, column=col)
+    if isinstance(node, CommentedMap):
+        out = {}
+        for k, v in node.items():
+            key = k if isinstance(k, (str, int)) else str(k)
+            sub = path + (key,)
+            try:
+                kl, kc = node.lc.key(k)
+                doc.spans[sub] = Span(kl + 1, kc + 1)
+            except (KeyError, TypeError, AttributeError):
+                pass
+            out[key] = _plain(v, sub, doc, budget, depth + 1)
+        return out
+    if isinstance(node, CommentedSeq):
+        out_list = []
+        for i, v in enumerate(node):
+            sub = path + (i,)
+            try:
+                il, ic = node.lc.item(i)
+                doc.spans[sub] = Span(il + 1, ic + 1)
+            except (KeyError, TypeError, AttributeError, IndexError):
+                pass
+            out_list.append(_plain(v, sub, doc, budget, depth + 1))
+        return out_list
+    return _scalar(node)
+
+
+def _scalar(v):
+    # ruamel's ScalarInt/ScalarFloat/ScalarBoolean/… subclasses → plain Python values.
+    if v is None or isinstance(v, bool):
+        return v
+    if isinstance(v, int):
+        if type(v).__name__ == "ScalarBoolean":
+            return bool(v)
+        return int(v)
+    if isinstance(v, float):
+        return float(v)
+    if isinstance(v, str):
+        return str(v)
+    # Tagged scalars, timestamps, …: keep their text.
+    return str(v)

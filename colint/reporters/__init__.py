@@ -1,0 +1,1 @@
+"""Reporters: format findings and inspections. They never compute."""

@@ -1,0 +1,63 @@
+"""Normalizing: Document → ModelSpec, one adapter per source format.
+
+``normalize(doc, input_format=None)`` detects the format from the keys (or takes the
+forced one) and hands the document to that format's adapter. Adapters live in
+``colint/spec/<format>.py`` (Hugging Face families under ``colint/spec/hf/``) and are
+imported only when a file needs them, so that start-up stays fast.
+"""
+
+from __future__ import annotations
+
+from colint.errors import FormatNotRecognized
+from colint.loading.document import Document
+from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec, Quantization, Source
+
+__all__ = ["normalize", "detect_format", "FORMATS", "ModelSpec", "LayerKind", "Mixer", "FFN",
+           "Quantization", "Source"]
+
+# format name -> (module, detector function, normalizer function); detection runs in this order.
+FORMATS: dict[str, str] = {
+    "colint": "colint.spec.colint_schema",
+    "hf": "colint.spec.hf",
+    "megatron": "colint.spec.megatron",
+    "maxtext": "colint.spec.maxtext",
+    "gpt-neox": "colint.spec.neox",
+    "olmo": "colint.spec.olmo",
+    "meta": "colint.spec.meta",
+}
+
+
+def _module(fmt: str):
+    import importlib
+
+    return importlib.import_module(FORMATS[fmt])
+
+
+def available_formats() -> list[str]:
+    import importlib.util
+
+    return [f for f, mod in FORMATS.items() if importlib.util.find_spec(mod) is not None]
+
+
+def detect_format(doc: Document) -> str:
+    tried = []
+    for fmt in available_formats():
+        tried.append(fmt)
+        if _module(fmt).detect(doc):
+            return fmt
+    raise FormatNotRecognized(
+        "format not recognized: the keys match none of the formats tried (" + ", ".join(tried) +
+        "); use --input-format to force one", path=doc.path, line=1, column=1)
+
+
+def normalize(doc: Document, input_format: str | None = None, vocab_size: int | None = None) -> ModelSpec:
+    if input_format is not None and input_format not in FORMATS:
+        from colint.errors import UsageError
+
+        raise UsageError(f"unknown input format {input_format!r}; choose from {', '.join(FORMATS)}")
+    fmt = input_format or detect_format(doc)
+    spec = _module(fmt).normalize(doc)
+    if vocab_size is not None and spec.vocab_size is None:
+        spec = spec.model_copy(update={"vocab_size": vocab_size,
+                                       "notes": spec.notes + [f"vocab_size {vocab_size} from --vocab-size"]})
+    return spec

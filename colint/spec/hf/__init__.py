@@ -1,0 +1,105 @@
+"""Hugging Face ``config.json`` adapters (and the same keys in YAML).
+
+``FAMILIES`` maps a ``model_type`` to the module that builds its ModelSpec; each module
+exports ``build(r: HFReader) -> ModelSpec``. A multimodal wrapper (``text_config``,
+``llm_config``, ``language_config``) is linted through its language model, with key paths
+that keep the wrapper's prefix. A file without ``model_type`` (2019 GPT-2) is recognised
+by its ``architectures`` entry or its key names.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from colint.errors import SpecError
+from colint.loading.document import Document
+from colint.spec.hf.base import HFReader, family_defaults
+from colint.spec.model import ModelSpec
+
+# model_type -> module under colint.spec.hf
+FAMILIES: dict[str, str] = {
+    "llama": "llama",
+    "mistral": "llama",
+    "ministral": "llama",
+    "ministral3": "llama",
+    "qwen2": "llama",
+    "qwen3": "llama",
+    "mimo": "llama",
+}
+
+WRAPPER_KEYS = ("text_config", "llm_config", "language_config")
+
+# Keys that mark a document as a Hugging Face config even without model_type.
+_HF_MARKERS = ("architectures", "model_type", "num_hidden_layers", "n_layer", "n_embd", "transformers_version")
+
+# architectures[0] -> model_type for files that predate model_type.
+ARCHITECTURE_TYPES = {
+    "GPT2LMHeadModel": "gpt2",
+    "GPT2Model": "gpt2",
+    "LlamaForCausalLM": "llama",
+    "MistralForCausalLM": "mistral",
+    "RWForCausalLM": "falcon",
+    "FalconForCausalLM": "falcon",
+    "BloomForCausalLM": "bloom",
+    "OPTForCausalLM": "opt",
+}
+
+LEGACY_TYPES = {"RefinedWeb": "falcon", "RefinedWebModel": "falcon"}
+
+
+def detect(doc: Document) -> bool:
+    data = doc.data
+    if not isinstance(data, dict):
+        return False
+    if any(k in data for k in _HF_MARKERS):
+        return True
+    return any(isinstance(data.get(w), dict) for w in WRAPPER_KEYS)
+
+
+def _text_root(doc: Document) -> tuple[tuple, str | None]:
+    """The mapping that holds the language model and its model_type."""
+    data = doc.data
+    for w in WRAPPER_KEYS:
+        sub = data.get(w)
+        if isinstance(sub, dict) and any(k in sub for k in ("hidden_size", "num_hidden_layers", "model_type",
+                                                              "d_model", "n_embd")):
+            return (w,), sub.get("model_type")
+    return (), data.get("model_type")
+
+
+def resolve_model_type(doc: Document, prefix: tuple, model_type) -> str:
+    if model_type is not None and not isinstance(model_type, str):
+        line, col = doc.location(prefix + ("model_type",))
+        raise SpecError(f"'model_type' must be a string, got {model_type!r}", path=doc.path, line=line, column=col,
+                        key="model_type")
+    if isinstance(model_type, str):
+        model_type = LEGACY_TYPES.get(model_type, model_type)
+        if model_type in FAMILIES:
+            return model_type
+    archs = doc.get(prefix + ("architectures",)) or doc.get(("architectures",)) or []
+    if isinstance(archs, list):
+        for a in archs:
+            if isinstance(a, str) and a in ARCHITECTURE_TYPES and ARCHITECTURE_TYPES[a] in FAMILIES:
+                if model_type is None:
+                    return ARCHITECTURE_TYPES[a]
+    if model_type is None:
+        d = doc.get(prefix) if prefix else doc.data
+        if isinstance(d, dict) and "n_embd" in d and "gpt2" in FAMILIES:
+            return "gpt2"
+        line, col = 1, 1
+        raise SpecError("no 'model_type' and no known 'architectures' entry: cannot tell the model family",
+                        path=doc.path, line=line, column=col, key="model_type")
+    return model_type
+
+
+def normalize(doc: Document) -> ModelSpec:
+    prefix, model_type = _text_root(doc)
+    mt = resolve_model_type(doc, prefix, model_type)
+    if mt not in FAMILIES:
+        from colint.spec.hf.fallback import build_with_transformers
+
+        return build_with_transformers(doc, prefix, mt)
+    module = importlib.import_module(f"colint.spec.hf.{FAMILIES[mt]}")
+    defaults, aliases = family_defaults(mt)
+    r = HFReader(doc, prefix, defaults=defaults, aliases=aliases, model_type=mt)
+    return module.build(r)

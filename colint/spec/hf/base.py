@@ -1,0 +1,115 @@
+"""Shared pieces of the Hugging Face adapters: the reader, defaults, quantization, attention."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+
+from colint.loading.document import Document
+from colint.spec.model import LayerKind, ModelSpec, Quantization
+from colint.spec.reader import Reader
+
+_DEFAULTS_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "hf_defaults.json")
+
+
+@functools.lru_cache(maxsize=1)
+def _defaults_table() -> dict:
+    """Defaults and attribute maps per model_type, generated from transformers by
+    ``scripts/gen_hf_defaults.py`` (tests check the table against the installed transformers)."""
+    try:
+        with open(_DEFAULTS_FILE, encoding="utf-8") as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        return {"model_types": {}}
+
+
+def family_defaults(model_type: str) -> tuple[dict, dict]:
+    entry = _defaults_table().get("model_types", {}).get(model_type, {})
+    return dict(entry.get("defaults", {})), dict(entry.get("attribute_map", {}))
+
+
+class HFReader(Reader):
+    def __init__(self, doc: Document, prefix: tuple = (), defaults: dict | None = None,
+                 aliases: dict | None = None, model_type: str | None = None) -> None:
+        super().__init__(doc, prefix, defaults, aliases)
+        self.model_type = model_type
+        self.notes: list[str] = []
+
+    @property
+    def key_prefix(self) -> str:
+        return "".join(f"{p}." for p in self.prefix)
+
+    def architecture(self) -> str | None:
+        archs = self.doc.get(self.prefix + ("architectures",)) or self.doc.get(("architectures",))
+        if isinstance(archs, list) and archs and isinstance(archs[0], str):
+            return archs[0]
+        return None
+
+    def dtype(self) -> str | None:
+        v = self.raw("dtype", "torch_dtype")
+        if v is None and self.prefix:
+            v = self.doc.get(("dtype",)) or self.doc.get(("torch_dtype",))
+        return v if isinstance(v, str) else None
+
+    def quantization(self) -> Quantization | None:
+        q = self.doc.get(self.prefix + ("quantization_config",))
+        if q is None and self.prefix:
+            q = self.doc.get(("quantization_config",))
+        if not isinstance(q, dict):
+            return None
+        block = q.get("weight_block_size")
+        group = q.get("group_size")
+        mods = q.get("modules_to_not_convert") or q.get("ignored_layers") or q.get("ignore") or []
+        fmt = q.get("fmt") or q.get("quant_method")
+        return Quantization(
+            quant_method=q.get("quant_method") if isinstance(q.get("quant_method"), str) else None,
+            fmt=fmt if isinstance(fmt, str) else None,
+            weight_block_size=[int(b) for b in block] if isinstance(block, list)
+            and all(isinstance(b, int) and not isinstance(b, bool) for b in block) else None,
+            group_size=group if isinstance(group, int) and not isinstance(group, bool) else None,
+            modules_to_not_convert=[m for m in mods if isinstance(m, str)] if isinstance(mods, list) else [],
+            raw=q,
+        )
+
+    def attention_dims(self, hidden: int) -> tuple[int, int, int]:
+        """(num_heads, num_kv_heads, head_dim) with transformers' defaults: kv heads = heads,
+        head_dim = hidden // heads when absent (or null)."""
+        heads = self.int("num_heads", "num_attention_heads")
+        kv = self.int("num_kv_heads", "num_key_value_heads", default=heads)
+        hd = self.int("head_dim", "head_dim", default=None) if self.has("head_dim") else None
+        if hd is None:
+            hd = hidden // heads
+            self.record("head_dim", "head_dim", default=True)
+        return heads, kv, hd
+
+    def layer_types(self, num_layers: int) -> list[str] | None:
+        lt = self.list("layer_types", "layer_types")
+        if lt is None:
+            return None
+        if len(lt) != num_layers:
+            self.notes.append(f"layer_types lists {len(lt)} entries for {num_layers} layers")
+        for i, t in enumerate(lt):
+            if not isinstance(t, str):
+                raise self.error(("layer_types", i), f"'{self.key_name('layer_types')}[{i}]' must be a string")
+        return lt
+
+    def spec(self, *, hidden_size: int, num_layers: int, kinds: list[LayerKind], pattern: list[int],
+             **fields) -> ModelSpec:
+        """Assemble the ModelSpec with this reader's sources and notes."""
+        notes = fields.pop("notes", []) + self.notes
+        return ModelSpec(
+            format="hf",
+            model_type=self.model_type,
+            architecture=self.architecture(),
+            key_prefix=self.key_prefix,
+            hidden_size=hidden_size,
+            num_layers=num_layers,
+            layer_kinds=kinds,
+            layer_pattern=pattern,
+            dtype=fields.pop("dtype", self.dtype()),
+            quantization=fields.pop("quantization", self.quantization()),
+            notes=notes,
+            sources=dict(self.sources),
+            **fields,
+        )

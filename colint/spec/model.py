@@ -1,0 +1,160 @@
+"""ModelSpec: one schema for every source format.
+
+A model is a stack of ``num_layers`` layers. Layers that are built alike share one
+:class:`LayerKind`; ``layer_pattern[i]`` is the index of layer *i*'s kind. Each kind has a
+token mixer (attention of some flavour, MLA, linear attention, Mamba, a plain linear
+replacement, or nothing) and a channel mixer (dense FFN, MoE, or nothing).
+
+Every dimension that a rule may ask the user to change remembers where it came from:
+``ModelSpec.sources`` maps a field path (``"hidden_size"``, ``"ffn.intermediate_size"``,
+``"layers[3].ffn.intermediate_size"``) to the config key, line and column. Fields that are
+not in the file (defaults, derived values) carry the key the user would add, with no line.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PositiveInt = int  # bounds are enforced by the adapters' readers, which know the key to blame
+
+
+class Source(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    key: str  # dotted key path in the file, e.g. "text_config.intermediate_size"
+    line: Optional[int] = None
+    column: Optional[int] = None
+    default: bool = False  # the value was not in the file: a default or a derived value
+
+
+class Mixer(BaseModel):
+    """The token mixer of a layer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["attention", "mla", "linear_attention", "mamba", "linear", "none"]
+    # attention / mla
+    attention: Literal["full", "sliding", "chunked"] = "full"
+    window: Optional[int] = None  # sliding window or chunk size, tokens
+    num_heads: int = 0
+    num_kv_heads: int = 0
+    head_dim: int = 0  # q/k head dim (MLA: nope + rope)
+    v_head_dim: Optional[int] = None  # when it differs from head_dim
+    qkv_bias: bool = False
+    o_bias: bool = False
+    fused_qkv: bool = False  # one weight for q, k and v (GPT-2, BLOOM, Falcon, phi3, ...)
+    # MLA (DeepSeek-V2/V3, Kimi K2, MiniCPM3)
+    q_lora_rank: Optional[int] = None  # None = plain q projection
+    kv_lora_rank: Optional[int] = None
+    qk_nope_head_dim: Optional[int] = None
+    qk_rope_head_dim: Optional[int] = None
+    # linear attention (Gated DeltaNet) and Mamba
+    num_k_heads: Optional[int] = None
+    num_v_heads: Optional[int] = None
+    k_head_dim: Optional[int] = None
+    d_inner: Optional[int] = None  # Mamba: expand * hidden (or heads * head_dim)
+    d_state: Optional[int] = None
+    n_groups: Optional[int] = None
+    conv_kernel: Optional[int] = None
+    dt_rank: Optional[int] = None  # Mamba-1
+    mamba_version: Optional[int] = None
+    in_bias: bool = False
+    out_bias: bool = False
+
+
+class FFN(BaseModel):
+    """The channel mixer of a layer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["dense", "moe", "linear", "none"]
+    intermediate_size: int = 0  # dense FFN width H'
+    gated: bool = True  # SwiGLU/GeGLU: gate+up fused GEMM has N = 2H'
+    bias: bool = False
+    # MoE
+    num_experts: int = 0
+    top_k: int = 0
+    expert_intermediate_size: int = 0  # H'_e
+    expert_gated: bool = True
+    expert_bias: bool = False
+    num_shared_experts: int = 0
+    shared_intermediate_size: int = 0  # per shared expert
+    shared_gated: bool = True
+    shared_bias: bool = False
+    router_bias: bool = False
+    shared_expert_gate: bool = False  # Qwen2-MoE's sigmoid gate on the shared expert (H -> 1)
+    latent_size: Optional[int] = None  # latent MoE (Nemotron-H): experts work in a smaller width
+
+
+class LayerKind(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    name: str  # e.g. "attention/full+dense", "mamba+moe"
+    mixer: Mixer
+    ffn: FFN
+    other_params: int = 0  # parameters outside the weight GEMMs: norms, convs, state vectors, sinks
+
+
+class Quantization(BaseModel):
+    quant_method: Optional[str] = None
+    fmt: Optional[str] = None  # e.g. "e4m3", "mxfp4", "nvfp4"
+    weight_block_size: Optional[list[int]] = None
+    group_size: Optional[int] = None
+    modules_to_not_convert: list[str] = Field(default_factory=list)
+    raw: dict = Field(default_factory=dict)
+
+
+class ModelSpec(BaseModel):
+    format: str  # "hf", "megatron", "colint", "maxtext", "gpt-neox", "olmo", "meta"
+    model_type: Optional[str] = None
+    architecture: Optional[str] = None
+    key_prefix: str = ""  # "text_config." for multimodal wrappers
+
+    hidden_size: int
+    num_layers: int
+    vocab_size: Optional[int] = None  # None: not in the file (tokenizer-defined)
+    tie_word_embeddings: bool = False
+    max_position_embeddings: Optional[int] = None
+    position_embeddings: int = 0  # learned absolute positions (GPT-2, OPT): rows of the table
+
+    # The main attention and FFN shapes (the ones a rule's fix edits).
+    num_heads: int = 0
+    num_kv_heads: int = 0
+    head_dim: int = 0
+    intermediate_size: Optional[int] = None
+    hidden_act: Optional[str] = None
+
+    layer_kinds: list[LayerKind]
+    layer_pattern: list[int]  # len == num_layers; index into layer_kinds
+
+    mtp_layers: int = 0  # multi-token-prediction layers (not built by transformers)
+    mtp_params: int = 0  # their parameters, reported apart from params.total
+
+    embedding_params_extra: int = 0  # e.g. OPT's project_in/out, position tables counted in "embedding"
+    extra_params: int = 0  # final norm and other parameters outside layers, embedding and LM head
+
+    dtype: Optional[str] = None
+    quantization: Optional[Quantization] = None
+    sliding_window: Optional[int] = None
+
+    notes: list[str] = Field(default_factory=list)
+    sources: dict[str, Source] = Field(default_factory=dict)
+
+    # -- helpers ---------------------------------------------------------------------------
+    def source(self, field: str) -> Optional[Source]:
+        return self.sources.get(field)
+
+    def kind_of(self, layer: int) -> LayerKind:
+        return self.layer_kinds[self.layer_pattern[layer]]
+
+    def layer_counts(self) -> list[int]:
+        counts = [0] * len(self.layer_kinds)
+        for i in self.layer_pattern:
+            counts[i] += 1
+        return counts
+
+    @property
+    def is_moe(self) -> bool:
+        return any(k.ffn.kind == "moe" for k in self.layer_kinds)

@@ -1,0 +1,185 @@
+"""Typed, located reads of config keys for the adapters.
+
+``Reader.int("intermediate_size", "ffn.intermediate_size")`` returns the value, records
+where it came from in ``reader.sources`` (for findings and fixes), and turns every bad value
+— a string, a float, a boolean, zero, a negative or absurdly large size, an unresolved
+``${...}`` — into a :class:`~colint.errors.SpecError` that names file, line and key.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+from colint.errors import SpecError
+from colint.loading.document import Document, format_path
+from colint.spec.model import Source
+
+MISSING = object()
+MAX_DIM = 1 << 40  # no real dimension comes near 10^12; larger values are typos or overflows
+
+
+class Reader:
+    def __init__(self, doc: Document, prefix: tuple = (), defaults: dict | None = None,
+                 aliases: dict | None = None) -> None:
+        self.doc = doc
+        self.prefix = tuple(prefix)
+        self.defaults = defaults or {}
+        self.aliases = aliases or {}  # canonical key -> family key (transformers' attribute_map)
+        self.sources: dict[str, Source] = {}
+
+    # -- locating ----------------------------------------------------------------------------
+    def path(self, key: str | tuple) -> tuple:
+        if isinstance(key, tuple):
+            return self.prefix + key
+        return self.prefix + tuple(key.split("."))
+
+    def key_name(self, key: str | tuple) -> str:
+        return format_path(self.path(key))
+
+    def has(self, key: str | tuple) -> bool:
+        return self.doc.has(self.path(key)) and self.doc.get(self.path(key)) is not None
+
+    def first_present(self, keys: Iterable[str]) -> str | None:
+        for k in keys:
+            k2 = self.aliases.get(k, k)
+            for cand in (k2, k) if k2 != k else (k,):
+                if self.has(cand):
+                    return cand
+        return None
+
+    def located(self, key: str | tuple) -> Source:
+        line, col = self.doc.location(self.path(key)) if self.doc.has(self.path(key)) else (None, None)
+        return Source(key=self.key_name(key), line=line, column=col, default=not self.doc.has(self.path(key)))
+
+    def error(self, key: str | tuple, message: str) -> SpecError:
+        p = self.path(key)
+        line, col = self.doc.location(p)
+        return SpecError(message, path=self.doc.path, line=line, column=col, key=format_path(p))
+
+    def record(self, field: str, key: str | tuple, default: bool = False) -> None:
+        src = self.located(key)
+        if default:
+            src = Source(key=src.key, line=None, column=None, default=True)
+        self.sources[field] = src
+
+    # -- raw access ----------------------------------------------------------------------------
+    def raw(self, *keys: str, default: Any = None) -> Any:
+        k = self.first_present(keys)
+        if k is None:
+            return default
+        return self.doc.get(self.path(k))
+
+    def _unresolved(self, key) -> str | None:
+        return self.doc.unresolved.get(self.path(key))
+
+    # -- typed reads ---------------------------------------------------------------------------
+    def int(self, field: str | None, *keys: str, default: Any = MISSING, minimum: int = 1,
+            maximum: int = MAX_DIM, allow_none: bool = False) -> Any:
+        """Read a positive integer (or ``minimum``-bounded) from the first present key."""
+        k = self.first_present(keys)
+        if k is None:
+            unresolved = next((self._unresolved(x) for x in keys if self._unresolved(x)), None)
+            if unresolved is not None:
+                raise self.error(keys[0], f"interpolation {unresolved} cannot be resolved offline; "
+                                          "give the value")
+            if default is MISSING:
+                d = self.defaults.get(keys[0], MISSING)
+                if d is MISSING:
+                    raise self.error(keys[0] if not self.prefix else (), f"missing key '{keys[0]}'"
+                                     if not self.prefix else f"missing key '{self.key_name(keys[0])}'")
+                default = d
+            if field:
+                self.record(field, keys[0], default=True)
+            return default
+        v = self.doc.get(self.path(k))
+        name = self.key_name(k)
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise self.error(k, f"'{name}' must be an integer, got {_describe(v)}")
+        if isinstance(v, float):
+            if not math.isfinite(v) or v != int(v):
+                raise self.error(k, f"'{name}' must be an integer, got {v!r}")
+            v = int(v)
+        if v < minimum:
+            raise self.error(k, f"'{name}' must be at least {minimum}, got {v}")
+        if v > maximum:
+            raise self.error(k, f"'{name}' is {v:.3g}, beyond any real model (limit {maximum:.3g})")
+        if field:
+            self.record(field, k)
+        return v
+
+    def opt_int(self, field: str | None, *keys: str, minimum: int = 0) -> int | None:
+        if self.first_present(keys) is None:
+            return None
+        return self.int(field, *keys, minimum=minimum)
+
+    def float(self, field: str | None, *keys: str, default: Any = MISSING, minimum: float | None = None) -> Any:
+        k = self.first_present(keys)
+        if k is None:
+            if default is MISSING:
+                d = self.defaults.get(keys[0], MISSING)
+                if d is MISSING:
+                    raise self.error(keys[0], f"missing key '{self.key_name(keys[0])}'")
+                default = d
+            return default
+        v = self.doc.get(self.path(k))
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise self.error(k, f"'{self.key_name(k)}' must be a finite number, got {_describe(v)}")
+        if minimum is not None and v < minimum:
+            raise self.error(k, f"'{self.key_name(k)}' must be at least {minimum}, got {v}")
+        if field:
+            self.record(field, k)
+        return float(v)
+
+    def bool(self, field: str | None, *keys: str, default: Any = MISSING) -> Any:
+        k = self.first_present(keys)
+        if k is None:
+            if default is MISSING:
+                default = self.defaults.get(keys[0], False)
+            return default
+        v = self.doc.get(self.path(k))
+        if not isinstance(v, bool):
+            raise self.error(k, f"'{self.key_name(k)}' must be true or false, got {_describe(v)}")
+        if field:
+            self.record(field, k)
+        return v
+
+    def str(self, field: str | None, *keys: str, default: Any = None) -> Any:
+        k = self.first_present(keys)
+        if k is None:
+            return self.defaults.get(keys[0], default) if default is None else default
+        v = self.doc.get(self.path(k))
+        if not isinstance(v, str):
+            raise self.error(k, f"'{self.key_name(k)}' must be a string, got {_describe(v)}")
+        if field:
+            self.record(field, k)
+        return v
+
+    def list(self, field: str | None, *keys: str) -> list | None:
+        k = self.first_present(keys)
+        if k is None:
+            return None
+        v = self.doc.get(self.path(k))
+        if not isinstance(v, list):
+            raise self.error(k, f"'{self.key_name(k)}' must be a list, got {_describe(v)}")
+        if field:
+            self.record(field, k)
+        return v
+
+    def sub(self, key: str) -> "Reader":
+        """A reader rooted at a nested mapping (``text_config``, ``ffn_config``)."""
+        r = Reader(self.doc, self.path(key), defaults={}, aliases={})
+        r.sources = self.sources
+        return r
+
+
+def _describe(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return f"the string {v[:40]!r}"
+    if isinstance(v, (list, dict)):
+        return f"a {'list' if isinstance(v, list) else 'mapping'}"
+    return repr(v)
