@@ -57,7 +57,29 @@ def normalize(doc: Document, input_format: str | None = None, vocab_size: int | 
         raise UsageError(f"unknown input format {input_format!r}; choose from {', '.join(FORMATS)}")
     fmt = input_format or detect_format(doc)
     spec = _module(fmt).normalize(doc)
+    spec = _with_document_issues(spec, doc)
     if vocab_size is not None and spec.vocab_size is None:
         spec = spec.model_copy(update={"vocab_size": vocab_size,
                                        "notes": spec.notes + [f"vocab_size {vocab_size} from --vocab-size"]})
     return spec
+
+
+def _with_document_issues(spec: ModelSpec, doc: Document) -> ModelSpec:
+    """Carry what the loader saw (duplicate keys, non-standard literals) into the spec, so that
+    rules can report it without reading the file."""
+    from colint.loading.document import format_path
+    from colint.spec.model import KeyIssue
+
+    issues = list(spec.key_issues)
+    for path, line, col in doc.duplicate_keys:
+        later = doc.span(path)
+        issues.append(KeyIssue(kind="duplicate", source=Source(key=format_path(path), line=line, column=col),
+                               detail=f"appears again at line {later.line}; the later value wins"
+                               if later else "appears more than once; the later value wins"))
+    for path, token in doc.nonstandard:
+        line, col = doc.location(path)
+        issues.append(KeyIssue(kind="nonstandard", source=Source(key=format_path(path), line=line, column=col),
+                               detail=token))
+    if len(issues) == len(spec.key_issues):
+        return spec
+    return spec.model_copy(update={"key_issues": issues})

@@ -106,6 +106,17 @@ class Quantization(BaseModel):
     raw: dict = Field(default_factory=dict)
 
 
+class KeyIssue(BaseModel):
+    """Something about a key that a consistency rule reports (found while loading/normalizing)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["duplicate", "nonstandard", "unknown", "ignored", "invalid"]
+    source: Source
+    detail: str = ""
+    suggestion: Optional[str] = None  # e.g. the key the user probably meant
+
+
 class ModelSpec(BaseModel):
     format: str  # "hf", "megatron", "colint", "maxtext", "gpt-neox", "olmo", "meta"
     model_type: Optional[str] = None
@@ -141,6 +152,12 @@ class ModelSpec(BaseModel):
 
     notes: list[str] = Field(default_factory=list)
     sources: dict[str, Source] = Field(default_factory=dict)
+    # Per-layer lists declared in the file and their lengths ({"layer_types": 17}), for CL0xx.
+    per_layer_lists: dict[str, int] = Field(default_factory=dict)
+    key_issues: list[KeyIssue] = Field(default_factory=list)
+    # Values the family's loader (transformers) rejects or silently ignores, e.g.
+    # {"hidden_size % num_attention_heads": "LlamaConfig rejects ..."}; filled by adapters.
+    loader_rejects: list[str] = Field(default_factory=list)
 
     # -- helpers ---------------------------------------------------------------------------
     def source(self, field: str) -> Optional[Source]:

@@ -35,6 +35,7 @@ class HFReader(Reader):
         super().__init__(doc, prefix, defaults, aliases)
         self.model_type = model_type
         self.notes: list[str] = []
+        self.per_layer_lists: dict[str, int] = {}
 
     @property
     def key_prefix(self) -> str:
@@ -87,8 +88,7 @@ class HFReader(Reader):
         lt = self.list("layer_types", "layer_types")
         if lt is None:
             return None
-        if len(lt) != num_layers:
-            self.notes.append(f"layer_types lists {len(lt)} entries for {num_layers} layers")
+        self.per_layer_lists["layer_types"] = len(lt)
         for i, t in enumerate(lt):
             if not isinstance(t, str):
                 raise self.error(("layer_types", i), f"'{self.key_name('layer_types')}[{i}]' must be a string")
@@ -111,5 +111,6 @@ class HFReader(Reader):
             quantization=fields.pop("quantization", self.quantization()),
             notes=notes,
             sources=dict(self.sources),
+            per_layer_lists={**self.per_layer_lists, **fields.pop("per_layer_lists", {})},
             **fields,
         )

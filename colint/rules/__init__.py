@@ -1,0 +1,68 @@
+"""The rule families (DESIGN.md §6): one module per family, each registering its rules.
+
+| family        | codes | guideline |
+|---------------|-------|-----------|
+| consistency   | CL0xx | config values that cannot load or contradict each other |
+| near_square   | CL1xx | 1: near-square weight matrices, no tiny projection dims |
+| alignment     | CL2xx | 2: dims multiples of 128 (better 256/512) per shard |
+| width_depth   | CL3xx | 3: wider over deeper |
+| quantization  | CL4xx | 4: designed for low precision |
+| moe_ep        | CL5xx | 5: MoE sized for wide expert parallelism |
+| layer_pattern | CL6xx | 6: regular layer patterns, balanced pipeline stages |
+| decoupling    | CL7xx | 7: attention and FFN parallelized independently |
+
+Adding a rule touches one module (and its test file).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from colint.rules.base import _REGISTRY, Context, Rule, RuleDoc, rule
+
+FAMILY_MODULES = ("consistency", "near_square", "alignment", "width_depth", "quantization", "moe_ep",
+                  "layer_pattern", "decoupling")
+
+_loaded = False
+
+
+def all_rules() -> dict[str, Rule]:
+    """Every registered rule by code (imports the family modules on first use)."""
+    global _loaded
+    if not _loaded:
+        import importlib.util
+
+        for mod in FAMILY_MODULES:
+            name = f"colint.rules.{mod}"
+            if importlib.util.find_spec(name) is not None:
+                importlib.import_module(name)
+        _loaded = True
+    return dict(sorted(_REGISTRY.items()))
+
+
+def select_rules(select: list[str] | None = None, ignore: list[str] | None = None,
+                 extend_select: list[str] | None = None) -> list[Rule]:
+    """Rules matching ``select`` (codes, code prefixes such as ``CL2``, or names; default all)
+    minus ``ignore``. Unknown selectors raise UsageError (exit 2)."""
+    from colint.errors import UsageError
+
+    rules = all_rules()
+
+    def matches(r: Rule, sel: str) -> bool:
+        s = sel.strip()
+        return r.code == s.upper() or r.code.startswith(s.upper()) or r.name == s or r.family == s \
+            or s.upper() == "ALL"
+
+    for sel in (select or []) + (ignore or []) + (extend_select or []):
+        if not any(matches(r, sel) for r in rules.values()):
+            raise UsageError(f"unknown rule selector {sel!r} (not a code, code prefix, rule name or family; "
+                             "see `colint rules`)")
+    chosen = [r for r in rules.values() if not select or any(matches(r, s) for s in select)]
+    if extend_select:
+        chosen += [r for r in rules.values() if r not in chosen and any(matches(r, s) for s in extend_select)]
+    if ignore:
+        chosen = [r for r in chosen if not any(matches(r, s) for s in ignore)]
+    return sorted(chosen, key=lambda r: r.code)
+
+
+__all__ = ["all_rules", "select_rules", "Context", "Rule", "RuleDoc", "rule", "FAMILY_MODULES"]
