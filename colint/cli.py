@@ -54,6 +54,103 @@ def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | Non
         click.echo(render(info))
 
 
+def _parallel(value: str | None, name: str):
+    if value is None:
+        return None
+    if value == "auto":
+        return "auto"
+    try:
+        n = int(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a positive integer or 'auto'", param_hint=f"--{name}")
+    if n < 1:
+        raise click.BadParameter(f"{value!r} must be at least 1", param_hint=f"--{name}")
+    return n
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=False))
+@click.option("--gpu", "gpus", multiple=True, help="Target GPU profile name or YAML path; repeat to lint for a "
+              "fleet. [default: b200]")
+@click.option("--scenario", type=click.Choice(["throughput", "latency", "long-context"]), default="throughput",
+              show_default=True)
+@click.option("--dtype", default=None, help="Weight/activation format: bf16, fp16, fp8, fp8_block, nvfp4, mxfp4, "
+              "int8. [default: bf16]")
+@click.option("--tp", default=None, help="Tensor-parallel size, or 'auto' (largest power of two that aligns).")
+@click.option("--ep", type=click.IntRange(min=1), default=None, help="Expert-parallel size.")
+@click.option("--pp", type=click.IntRange(min=1), default=None, help="Pipeline-parallel size.")
+@click.option("--context", type=click.IntRange(min=1), default=None, help="Context length, tokens.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=None,
+              help="Concurrent decode sequences per GPU.")
+@click.option("--select", multiple=True, help="Rule codes, prefixes, names or families to run (repeatable).")
+@click.option("--ignore", multiple=True, help="Rule codes, prefixes, names or families to skip (repeatable).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="warning",
+              show_default=True, help="Exit 1 when a finding at or above this severity is reported.")
+@click.option("--input-format", default=None, help="Force the input format instead of detecting it.")
+@click.option("--vocab-size", type=click.IntRange(min=1), default=None,
+              help="Vocabulary size for formats whose vocab comes from a tokenizer.")
+def check(paths, gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore, fmt, fail_on,
+          input_format, vocab_size) -> None:
+    """Lint the architecture in each PATH for the target GPU(s)."""
+    from colint.checking import CheckOptions, check_paths, exit_code, summary
+    from colint.errors import ColintError
+
+    def csv(values):
+        return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+    opts = CheckOptions(gpus=list(gpus) or ["b200"], scenario=scenario, dtype=dtype, tp=_parallel(tp, "tp"),
+                        ep=ep, pp=pp, context=context, concurrency=concurrency, select=csv(select),
+                        ignore=csv(ignore), input_format=input_format, vocab_size=vocab_size)
+    try:
+        results = check_paths(list(paths), opts)
+    except ColintError as exc:
+        raise _fail(f"colint: error: {exc.message}" if exc.path is None else exc.located())
+    summ = summary(results)
+    if fmt == "json":
+        from colint.reporters.json_report import render as render_json
+
+        click.echo(render_json(results, summ))
+    else:
+        from colint.reporters.text import render as render_text
+
+        ctx_line = "estimates: " + ", ".join(opts.gpus) + f", {opts.dtype or 'bf16'}, scenario {opts.scenario}"
+        click.echo(render_text(results, summ, colour=sys.stdout.isatty(), context_line=ctx_line))
+    raise click.exceptions.Exit(exit_code(results, fail_on))
+
+
+@cli.command("rules")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def rules_cmd(fmt: str) -> None:
+    """List every rule."""
+    from colint.rules import all_rules
+
+    rules = all_rules()
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps([{"code": r.code, "name": r.name, "family": r.family, "severity": r.severity,
+                                "summary": r.summary,
+                                "options": {k: v[0] for k, v in r.options.items()}} for r in rules.values()],
+                              indent=2))
+        return
+    for r in rules.values():
+        click.echo(f"{r.code}  {r.name:<34} {r.family:<14} {r.severity:<8} {r.summary}")
+
+
+@cli.command("rule")
+@click.argument("code")
+def rule_cmd(code: str) -> None:
+    """Print the documentation of one rule (by code or name)."""
+    from colint.rules import all_rules
+
+    rules = all_rules()
+    match = rules.get(code.upper()) or next((r for r in rules.values() if r.name == code), None)
+    if match is None:
+        raise _fail(f"colint: error: unknown rule {code!r}; `colint rules` lists them")
+    click.echo(match.render_doc())
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         rv = cli.main(args=argv, prog_name="colint", standalone_mode=False)

@@ -1,0 +1,20 @@
+"""`--format json`: the stable DESIGN.md §7 shape."""
+
+from __future__ import annotations
+
+import json
+
+from colint import __version__
+
+
+def render(results, summary: dict) -> str:
+    files = []
+    for r in results:
+        err = None
+        if r.error is not None:
+            err = {"message": r.error.message if not r.error.key or r.error.key in r.error.message
+                   else f"{r.error.key}: {r.error.message}", "line": r.error.line, "column": r.error.column}
+        files.append({"path": r.path, "format": r.format, "model_type": r.model_type, "error": err,
+                      "findings": [f.public() for f in r.findings]})
+    return json.dumps({"version": __version__, "files": files, "summary": summary}, indent=2,
+                      ensure_ascii=False, allow_nan=False)

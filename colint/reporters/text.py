@@ -1,0 +1,50 @@
+"""`--format text`: one line per finding, its details and fixes indented, then a summary.
+
+``path:line:col: CODE severity message`` — the shape editors and terminals link to.
+Colour only when writing to a terminal.
+"""
+
+from __future__ import annotations
+
+_COLOURS = {"error": "red", "warning": "yellow", "info": "cyan"}
+
+
+def _fmt_value(v) -> str:
+    return str(v)
+
+
+def render(results, summary: dict, *, colour: bool = False, context_line: str | None = None) -> str:
+    import click
+
+    def style(text: str, **kw) -> str:
+        return click.style(text, **kw) if colour else text
+
+    out: list[str] = []
+    for r in results:
+        if r.error is not None:
+            out.append(style(r.error.located(r.path), fg="red", bold=True))
+            continue
+        for f in r.findings:
+            where = r.path
+            if f.line is not None:
+                where += f":{f.line}:{f.column or 1}"
+            gpu = f" [{f.gpu}]" if f.gpu and f.gpu != "" else ""
+            out.append(f"{style(where, bold=True)}: {style(f.code, bold=True)} "
+                       f"{style(f.severity, fg=_COLOURS[f.severity])} {f.message}{gpu}")
+            for d in f.details:
+                out.append(f"    {d}")
+            for fx in f.fixes:
+                edits = ", ".join(f"{e.key} {_fmt_value(e.old)} → {_fmt_value(e.new)}" for e in fx.edits)
+                out.append(f"    fix ({fx.safety}): {fx.title}" + (f" [{edits}]" if edits and edits not in fx.title
+                                                                     else ""))
+    n = summary["errors"] + summary["warnings"] + summary["infos"]
+    line = (f"{n} finding{'s' if n != 1 else ''}: {summary['errors']} error{'s' if summary['errors'] != 1 else ''}, "
+            f"{summary['warnings']} warning{'s' if summary['warnings'] != 1 else ''}, "
+            f"{summary['infos']} info{'s' if summary['infos'] != 1 else ''}")
+    failed = sum(r.error is not None for r in results)
+    if failed:
+        line += f"; {failed} file{'s' if failed != 1 else ''} could not be checked"
+    if context_line:
+        line += f" ({context_line})"
+    out.append(line)
+    return "\n".join(out)
