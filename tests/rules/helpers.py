@@ -1,0 +1,32 @@
+"""Run selected rules on a config text, for the rule tests."""
+
+from __future__ import annotations
+
+import json
+
+from colint.loading import load_text
+from colint.rules import Context, select_rules
+from colint.spec import normalize
+
+
+def spec_of(config: dict | str, name: str = "config.json"):
+    text = config if isinstance(config, str) else json.dumps(config, indent=2)
+    return normalize(load_text(text, name))
+
+
+def run_spec_rules(config, select: list[str], name: str = "config.json"):
+    spec = spec_of(config, name)
+    out = []
+    for r in select_rules(select):
+        assert not r.needs_workload, f"{r.code} needs a workload; use the check engine"
+        ctx = Context(spec=spec, current=r)
+        out.extend(r.check(ctx))
+    return out
+
+
+LLAMA_8B = {
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+    "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8,
+    "num_hidden_layers": 32, "vocab_size": 128256, "max_position_embeddings": 131072,
+    "tie_word_embeddings": False,
+}
