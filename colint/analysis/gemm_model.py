@@ -1,0 +1,276 @@
+"""The GEMM time model (DESIGN.md §5): speed of light and an estimate, side by side.
+
+For ``C[M,N] = A[M,K] · W[K,N]`` in a format (``bf16``, ``fp8``, ``nvfp4``, ...):
+
+* FLOPs = 2·M·N·K; bytes = M·K·b_a + K·N·b_w + M·N·b_out, block-scale bytes included
+  (NVFP4 0.5 + 1/16 = 0.5625 B/element, MXFP4 0.5 + 1/32 = 0.53125, FP8 1×128 blocks
+  1 + 4/128 for activations and 1 + 4/128² for 128×128 weight blocks).
+* **Speed of light** (``sol_s``): max(FLOPs / peak, bytes / bandwidth) — the plain roofline.
+* **Estimate** (``estimate_s``): for each tile the profile's kernels use (and split-K when the
+  grid is smaller than one wave), the time of
+  ``max(FLOPs / (peak·η_c(format)·η_tile·η_wave·η_k·η_fill), bytes / (BW·η_mem·η_grid)) + floor``
+  and the fastest such kernel (what an autotuner picks). η_tile pads M and N to the tile,
+  η_k pads K to the format's K-tile, η_wave pads the tile count to whole waves over the SMs,
+  η_fill = K/(K + k_fill·K-tile) charges each tile's pipeline prologue/epilogue, η_grid caps
+  the bandwidth a grid of few CTAs can pull, and the floor is a kernel's fixed time. The
+  constants (η_c per format, k_fill, η_mem, floor, per-SM bandwidth share) belong to the
+  architecture, not to one GPU (``colint/hardware_profiles/_architectures.yaml``).
+
+``estimate(...)`` is pure Python for one GEMM; ``estimate_arrays(...)`` is the same model on
+numpy arrays (numpy is imported inside it) for thousands of rows.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from colint.errors import ProfileError
+
+# format -> (hardware format it runs on, bytes per activation element, bytes per weight element)
+# Sources: DESIGN.md §5 (NVFP4 0.5 + 1/16, MXFP4 0.5 + 1/32); FP8 block scaling = one FP32 scale
+# per 1×128 activation block and per 128×128 weight block (DeepSeek-V3 style; cuBLASLt
+# VEC128_32F / BLK128x128_32F); weight-only int8/int4 dequantize to BF16 and use the BF16 path.
+FORMATS: dict[str, tuple[str, float, float]] = {
+    "tf32": ("tf32", 4.0, 4.0),
+    "bf16": ("bf16", 2.0, 2.0),
+    "fp16": ("fp16", 2.0, 2.0),
+    "fp8": ("fp8", 1.0, 1.0),
+    "fp8_block": ("fp8_block", 1.0 + 4 / 128, 1.0 + 4 / (128 * 128)),
+    "int8": ("int8", 1.0, 1.0),
+    "fp6": ("fp6", 0.75 + 1 / 32, 0.75 + 1 / 32),
+    "mxfp8": ("mxfp8", 1.0 + 1 / 32, 1.0 + 1 / 32),
+    "nvfp4": ("nvfp4", 0.5 + 1 / 16, 0.5 + 1 / 16),
+    "mxfp4": ("mxfp4", 0.5 + 1 / 32, 0.5 + 1 / 32),
+    "int8_wo": ("bf16", 2.0, 1.0),
+    "int4_wo": ("bf16", 2.0, 0.5),
+}
+# Output element sizes (--out-dtype); block-scaled outputs carry their scale bytes.
+OUT_BYTES: dict[str, float] = {"fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0,
+                               "fp8_block": 1.0 + 4 / 128, "mxfp8": 1.0 + 1 / 32, "nvfp4": 0.5 + 1 / 16,
+                               "mxfp4": 0.5 + 1 / 32, "int32": 4.0}
+# Block size of a format's scales along K (CL4xx reads these): elements per scale.
+SCALE_BLOCK: dict[str, int] = {"fp8_block": 128, "mxfp8": 32, "fp6": 32, "nvfp4": 16, "mxfp4": 32}
+DEFAULT_OUT = "bf16"
+SPLIT_K = (1, 2, 4, 8, 16)  # split-K factors a library uses when the grid is under one wave
+
+
+def check_format(profile, dtype: str) -> str:
+    """The hardware format ``dtype`` runs on; ProfileError when unknown or not native."""
+    if dtype not in FORMATS:
+        raise ProfileError(f"unknown GEMM format '{dtype}'; known: {', '.join(FORMATS)}")
+    hw = FORMATS[dtype][0]
+    if not profile.has(hw):
+        raise ProfileError(f"format {dtype} is not native on {profile.name} ({profile.architecture}); "
+                           f"native: {', '.join(profile.peak_tflops)}")
+    return hw
+
+
+@dataclass(frozen=True)
+class GemmTime:
+    """One GEMM on one GPU. Times in seconds; ``*_s`` fields ending in estimate are estimates."""
+
+    m: int
+    n: int
+    k: int
+    dtype: str
+    out_dtype: str
+    flops: float
+    bytes: float  # read + write, HBM, minimal traffic
+    read_bytes: float
+    write_bytes: float
+    arithmetic_intensity: float  # FLOP/B
+    ridge: float  # dense peak / bandwidth, FLOP/B
+    bound: str  # "memory" | "compute" (speed of light)
+    math_s: float  # FLOPs / dense peak
+    memory_s: float  # bytes / bandwidth
+    read_s: float
+    write_s: float
+    sol_s: float  # plain roofline: max(math_s, memory_s)
+    estimate_s: float  # the time model's estimate
+    estimate_bound: str  # what limits the estimate: "memory" | "compute" | "floor"
+    tile_m: int  # tile of the estimate's kernel
+    tile_n: int
+    tile_sms: int
+    split_k: int
+    tile_efficiency: float  # M·N / padded M·N of that tile
+    k_efficiency: float  # K / K padded to the format's K-tile
+    wave_efficiency: float  # tiles / (waves · tile slots)
+    m_star: float  # M at which this N, K turns compute-bound (speed of light); inf if never
+
+    def public(self) -> dict:
+        keys = ("m", "n", "k", "dtype", "flops", "bytes", "arithmetic_intensity", "ridge", "bound", "math_s",
+                "memory_s", "sol_s", "estimate_s", "tile_efficiency", "wave_efficiency")
+        d = asdict(self)
+        out = {k: d[k] for k in keys}
+        out.update({k: d[k] for k in d if k not in out})
+        return out
+
+
+def tile_count(m: int, n: int, tm: int, tn: int) -> int:
+    """Tiles covering an M×N output: ⌈M/tm⌉·⌈N/tn⌉ (257×256 on 128×128 → 6)."""
+    return -(-m // tm) * -(-n // tn)
+
+
+def tile_efficiency(m: int, n: int, tm: int, tn: int) -> float:
+    """η_tile = M·N / (⌈M/tm⌉·tm · ⌈N/tn⌉·tn)."""
+    return (m * n) / (-(-m // tm) * tm * -(-n // tn) * tn)
+
+
+def wave_efficiency(tiles: int, slots: int) -> float:
+    """η_wave = tiles / (⌈tiles/slots⌉ · slots)."""
+    return tiles / (-(-tiles // slots) * slots)
+
+
+def m_star(n: int, k: int, b_a: float, b_w: float, b_out: float, ridge: float) -> float:
+    """Smallest M whose arithmetic intensity 2MNK/(M·K·b_a + K·N·b_w + M·N·b_out) reaches the ridge.
+
+    Solves 2MNK = ridge·(M(K·b_a + N·b_out) + K·N·b_w); inf when the limit I∞ stays below the ridge.
+    """
+    denom = 2.0 * n * k - ridge * (k * b_a + n * b_out)
+    if denom <= 0:
+        return math.inf
+    return ridge * k * n * b_w / denom
+
+
+def _bytes(m, n, k, dtype: str, out_dtype: str):
+    _, b_a, b_w = FORMATS[dtype]
+    b_o = OUT_BYTES[out_dtype]
+    return m * k * b_a + k * n * b_w, m * n * b_o
+
+
+def _tile_plans(profile):
+    """(tm, tn, sms) per candidate tile."""
+    return [(t.m, t.n, t.sms) for t in profile.tiles.candidates]
+
+
+def estimate(m: int, n: int, k: int, dtype: str, profile, out_dtype: str | None = None) -> GemmTime:
+    """Speed of light and the time model's estimate for one GEMM (pure Python)."""
+    from colint.hardware_profiles import time_model
+
+    if m <= 0 or n <= 0 or k <= 0:
+        raise ProfileError(f"GEMM dimensions must be positive (got M={m}, N={n}, K={k})")
+    hw = check_format(profile, dtype)
+    out_dtype = out_dtype or DEFAULT_OUT
+    if out_dtype not in OUT_BYTES:
+        raise ProfileError(f"unknown output format '{out_dtype}'; known: {', '.join(OUT_BYTES)}")
+    tm_ = time_model(profile)
+    peak = profile.peak_flops(hw)
+    bw = profile.memory_bytes_per_s
+    flops = 2.0 * m * n * k
+    read_b, write_b = _bytes(m, n, k, dtype, out_dtype)
+    total_b = read_b + write_b
+    math_s, read_s, write_s = flops / peak, read_b / bw, write_b / bw
+    memory_s = read_s + write_s
+    sol_s = max(math_s, memory_s)
+    ridge = peak / bw
+
+    eta_c = tm_.compute_efficiency.get(hw, min(tm_.compute_efficiency.values()))
+    kt = profile.tiles.k_tile.get(hw, 64)
+    floor_s = tm_.kernel_floor_us * 1e-6
+    best = None
+    for tile_m, tile_n, sms in _tile_plans(profile):
+        slots = max(1, profile.sm_count // sms)
+        tiles = tile_count(m, n, tile_m, tile_n)
+        eta_tile = tile_efficiency(m, n, tile_m, tile_n)
+        k_steps = -(-k // kt)
+        eta_k = k / (k_steps * kt)
+        for split in SPLIT_K:
+            if split > 1 and (tiles * split > slots * 1 or split > k_steps):
+                break
+            units = tiles * split
+            eta_wave = wave_efficiency(units, slots)
+            k_per = k_steps * kt / split
+            eta_fill = k_per / (k_per + tm_.k_fill_tiles * kt)
+            t_math = flops / (peak * eta_c * eta_tile * eta_wave * eta_k * eta_fill)
+            extra_b = 0.0 if split == 1 else 2.0 * split * m * n * 4.0  # FP32 partials out and back in
+            active_sms = min(units, slots) * sms
+            eta_grid = min(1.0, active_sms * tm_.per_sm_bandwidth_share / profile.sm_count)
+            t_mem = (total_b + extra_b) / (bw * tm_.memory_efficiency * eta_grid)
+            t = max(t_math, t_mem) + floor_s
+            if best is None or t < best[0]:
+                best = (t, t_math, t_mem, tile_m, tile_n, sms, split, eta_tile, eta_k, eta_wave)
+    t, t_math, t_mem, tile_m, tile_n, sms, split, eta_tile, eta_k, eta_wave = best
+    if max(t_math, t_mem) < floor_s:
+        est_bound = "floor"
+    else:
+        est_bound = "compute" if t_math >= t_mem else "memory"
+    _, b_a, b_w = FORMATS[dtype]
+    return GemmTime(
+        m=m, n=n, k=k, dtype=dtype, out_dtype=out_dtype, flops=flops, bytes=total_b, read_bytes=read_b,
+        write_bytes=write_b, arithmetic_intensity=flops / total_b, ridge=ridge,
+        bound="compute" if math_s >= memory_s else "memory", math_s=math_s, memory_s=memory_s, read_s=read_s,
+        write_s=write_s, sol_s=sol_s, estimate_s=t, estimate_bound=est_bound, tile_m=tile_m, tile_n=tile_n,
+        tile_sms=sms, split_k=split, tile_efficiency=eta_tile, k_efficiency=eta_k, wave_efficiency=eta_wave,
+        m_star=m_star(n, k, b_a, b_w, OUT_BYTES[out_dtype], ridge),
+    )
+
+
+def estimate_arrays(m, n, k, dtype: str, profile, out_dtype: str | None = None) -> dict:
+    """The same model on numpy arrays of M, N, K (one format). Returns a dict of arrays:
+    flops, bytes, arithmetic_intensity, ridge, math_s, memory_s, sol_s, estimate_s, bound
+    (str array), tile_efficiency, wave_efficiency, k_efficiency, split_k, tile_m, tile_n."""
+    import numpy as np
+
+    from colint.hardware_profiles import time_model
+
+    hw = check_format(profile, dtype)
+    out_dtype = out_dtype or DEFAULT_OUT
+    if out_dtype not in OUT_BYTES:
+        raise ProfileError(f"unknown output format '{out_dtype}'; known: {', '.join(OUT_BYTES)}")
+    m = np.asarray(m, dtype=np.int64)
+    n = np.asarray(n, dtype=np.int64)
+    k = np.asarray(k, dtype=np.int64)
+    tm_ = time_model(profile)
+    peak = profile.peak_flops(hw)
+    bw = profile.memory_bytes_per_s
+    mf, nf, kf = m.astype(float), n.astype(float), k.astype(float)
+    flops = 2.0 * mf * nf * kf
+    _, b_a, b_w = FORMATS[dtype]
+    read_b = mf * kf * b_a + kf * nf * b_w
+    write_b = mf * nf * OUT_BYTES[out_dtype]
+    total_b = read_b + write_b
+    math_s = flops / peak
+    memory_s = total_b / bw
+    sol_s = np.maximum(math_s, memory_s)
+    eta_c = tm_.compute_efficiency.get(hw, min(tm_.compute_efficiency.values()))
+    kt = profile.tiles.k_tile.get(hw, 64)
+    floor_s = tm_.kernel_floor_us * 1e-6
+    k_steps = -(-k // kt)
+    eta_k = kf / (k_steps * kt)
+    best_t = np.full(mf.shape, np.inf)
+    fields = {name: np.zeros(mf.shape) for name in ("tile_m", "tile_n", "split_k", "tile_efficiency",
+                                                    "wave_efficiency", "t_math", "t_mem")}
+    for tile_m, tile_n, sms in _tile_plans(profile):
+        slots = max(1, profile.sm_count // sms)
+        tm_count, tn_count = -(-m // tile_m), -(-n // tile_n)
+        tiles = tm_count * tn_count
+        eta_tile = (mf * nf) / (tm_count * tile_m * tn_count * tile_n)
+        for split in SPLIT_K:
+            ok = np.ones(mf.shape, dtype=bool) if split == 1 else (tiles * split <= slots) & (split <= k_steps)
+            if not ok.any():
+                break
+            units = tiles * split
+            eta_wave = units / (-(-units // slots) * slots)
+            k_per = k_steps * kt / split
+            eta_fill = k_per / (k_per + tm_.k_fill_tiles * kt)
+            t_math = flops / (peak * eta_c * eta_tile * eta_wave * eta_k * eta_fill)
+            extra_b = 0.0 if split == 1 else 2.0 * split * mf * nf * 4.0
+            active_sms = np.minimum(units, slots) * sms
+            eta_grid = np.minimum(1.0, active_sms * tm_.per_sm_bandwidth_share / profile.sm_count)
+            t_mem = (total_b + extra_b) / (bw * tm_.memory_efficiency * eta_grid)
+            t = np.maximum(t_math, t_mem) + floor_s
+            better = ok & (t < best_t)
+            best_t = np.where(better, t, best_t)
+            for name, val in (("tile_m", tile_m), ("tile_n", tile_n), ("split_k", split),
+                              ("tile_efficiency", eta_tile), ("wave_efficiency", eta_wave),
+                              ("t_math", t_math), ("t_mem", t_mem)):
+                fields[name] = np.where(better, val, fields[name])
+    return {
+        "flops": flops, "bytes": total_b, "arithmetic_intensity": flops / total_b,
+        "ridge": np.full(mf.shape, peak / bw), "math_s": math_s, "memory_s": memory_s, "sol_s": sol_s,
+        "estimate_s": best_t, "bound": np.where(math_s >= memory_s, "compute", "memory"),
+        "tile_efficiency": fields["tile_efficiency"], "wave_efficiency": fields["wave_efficiency"],
+        "k_efficiency": eta_k, "split_k": fields["split_k"].astype(int), "tile_m": fields["tile_m"].astype(int),
+        "tile_n": fields["tile_n"].astype(int),
+    }

@@ -1,0 +1,109 @@
+"""What a model is linted for (DESIGN.md §4): precisions, parallelism, regimes, context.
+
+Regimes:
+
+* **prefill** — ``prefill_tokens`` tokens per forward on one model replica (default 8192),
+  prompts of ``context`` tokens (chunked by ``prefill_tokens`` when longer).
+* **decode** — ``decode_concurrency`` sequences in flight per replica (an attention data-parallel
+  rank), each one token per step, with ``context`` tokens of KV cache each. Under expert
+  parallelism the ``ep`` ranks each bring their own sequences, so one routed expert sees
+  ``decode_concurrency · ep · top_k / E`` tokens per step (uniform routing).
+
+Parallelism shards the weight GEMMs: ``tp`` splits N of column-parallel and K of row-parallel
+layers, ``ep`` spreads routed experts, ``pp`` splits the layers into stages.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from colint.errors import UsageError
+
+KV_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8": 1.0, "int8": 1.0, "nvfp4": 0.5625, "mxfp4": 0.53125,
+            "int4": 0.5}
+
+PRESETS: dict[str, dict] = {
+    # many sequences, short-to-medium context: tokens/s per GPU
+    "throughput": {"prefill_tokens": 8192, "decode_concurrency": 256, "context": 8192},
+    # one user: interactivity (1/ITL)
+    "latency": {"prefill_tokens": 8192, "decode_concurrency": 1, "context": 8192},
+    # long prompts, few sequences: attention and KV reads dominate
+    "long-context": {"prefill_tokens": 8192, "decode_concurrency": 16, "context": 131072},
+}
+
+
+class Scenario(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = "throughput"  # the preset it started from
+    weights: str = "bf16"  # GEMM weight format (bf16, fp8, fp8_block, nvfp4, mxfp4, int8, int8_wo/int4_wo = weight-only)
+    activations: str = "bf16"
+    outputs: str = "bf16"  # GEMM output format
+    kv_cache: str = "bf16"
+    tp: int = Field(default=1, ge=1)
+    ep: int = Field(default=1, ge=1)
+    pp: int = Field(default=1, ge=1)
+    dp: int = Field(default=1, ge=1)
+    prefill_tokens: int = Field(default=8192, ge=1)  # tokens per forward per replica
+    decode_concurrency: int = Field(default=256, ge=1)  # sequences per replica (attention-DP rank)
+    context: int = Field(default=8192, ge=1)  # tokens of context per sequence
+    gpu: Optional[str] = None  # profile name, for labels only
+
+    @property
+    def gemm_format(self) -> str:
+        """The GEMM format of a weight GEMM: weights==activations, or weight-only int8/int4."""
+        if self.weights == self.activations:
+            return self.weights
+        if self.activations in ("bf16", "fp16") and self.weights in ("int8", "int8_wo"):
+            return "int8_wo"
+        if self.activations in ("bf16", "fp16") and self.weights in ("int4", "int4_wo"):
+            return "int4_wo"
+        return self.weights
+
+    @property
+    def kv_bytes_per_elem(self) -> float:
+        return KV_BYTES[self.kv_cache]
+
+    def label(self) -> str:
+        par = ", ".join(f"{k}={getattr(self, k)}" for k in ("tp", "ep", "pp") if getattr(self, k) > 1)
+        return (f"{self.name} scenario: {self.gemm_format}, decode {self.decode_concurrency} seq, "
+                f"prefill {self.prefill_tokens} tok, context {self.context}" + (f", {par}" if par else ""))
+
+
+def make_scenario(preset: str = "throughput", *, dtype: str | None = None, tp: int | None = None,
+                  ep: int | None = None, pp: int | None = None, context: int | None = None,
+                  concurrency: int | None = None, prefill_tokens: int | None = None,
+                  kv_cache: str | None = None, out_dtype: str | None = None, gpu: str | None = None) -> Scenario:
+    """A preset with CLI overrides. ``dtype`` sets weights and activations (``int8_wo``/``int4_wo``:
+    weight-only, BF16 activations)."""
+    if preset not in PRESETS:
+        raise UsageError(f"unknown scenario '{preset}'; known: {', '.join(PRESETS)}")
+    kw: dict = {"name": preset, **PRESETS[preset]}
+    if dtype:
+        from colint.analysis.gemm_model import FORMATS
+
+        if dtype not in FORMATS:
+            raise UsageError(f"unknown --dtype '{dtype}'; known: {', '.join(FORMATS)}")
+        if dtype in ("int8_wo", "int4_wo"):
+            kw.update(weights=dtype, activations="bf16")
+        else:
+            kw.update(weights=dtype, activations=dtype)
+    if kv_cache:
+        if kv_cache not in KV_BYTES:
+            raise UsageError(f"unknown KV-cache format '{kv_cache}'; known: {', '.join(KV_BYTES)}")
+        kw["kv_cache"] = kv_cache
+    if out_dtype:
+        kw["outputs"] = out_dtype
+    for key, val in (("tp", tp), ("ep", ep), ("pp", pp), ("context", context),
+                     ("decode_concurrency", concurrency), ("prefill_tokens", prefill_tokens)):
+        if val is not None:
+            if val < 1:
+                raise UsageError(f"--{key.replace('_', '-')} must be >= 1 (got {val})")
+            kw[key] = val
+    kw["gpu"] = gpu
+    return Scenario(**kw)
+
+
+Regime = Literal["decode", "prefill"]

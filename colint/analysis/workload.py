@@ -1,0 +1,471 @@
+"""Workload: what one ModelSpec costs on one GPU profile in one scenario (DESIGN.md §5).
+
+``analyse(spec, profile, scenario) -> Workload``: the per-GEMM table per regime (per-shard
+M/N/K, roofline and estimate), attention per layer kind (prefill FLOPs, decode KV/state reads),
+KV bytes per token, step estimates (decode ITL, prefill step and FTL) with attention / FFN /
+other shares, and per-layer cost vectors for pipeline partitioning. Every time here is an
+ESTIMATE of the GEMM time model (colint.analysis.gemm_model) unless its name says ``sol``.
+See /work/notes/ANALYSIS_API.md for the contract rules rely on.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from colint.analysis.gemm_model import FORMATS, GemmTime, check_format, estimate
+from colint.analysis.inventory import Gemm, gemms, kind_gemms
+from colint.analysis.kv_cache import mixer_kv_bytes_per_token, mixer_state_bytes
+from colint.analysis.scenario import Scenario
+from colint.spec.model import LayerKind, Mixer, ModelSpec
+
+REGIMES = ("decode", "prefill")
+ROUTER_FORMAT = "bf16"  # routers stay in high precision (domain.md crib: NVFP4 readiness)
+ATTN_FORMAT = "bf16"  # attention core math (FlashAttention/FlashMLA BF16 path)
+ELEMENTWISE_PASSES = 6  # norm, residual, activation, rope...: activation-sized HBM passes per layer (estimate)
+COLLECTIVE_LATENCY_S = 5e-6  # one all-reduce's fixed latency inside an NVLink domain (estimate)
+
+
+@dataclass(frozen=True)
+class WorkloadGemm:
+    """One weight GEMM (or fused group) of one layer kind in one regime, per GPU shard."""
+
+    name: str  # "attn.qkv_proj" for a fused q/k/v group, else the inventory name
+    members: tuple[str, ...]  # inventory names fused into it
+    kind: str  # LayerKind name ("" for the LM head)
+    regime: str  # "decode" | "prefill"
+    layers: int  # layers of this kind
+    parallel: str  # column | row | expert | replicated
+    component: str  # "attention" | "ffn" | "other" (LM head)
+    m: int  # rows per GEMM instance (tokens; per expert for routed experts)
+    n: int  # per shard
+    k: int  # per shard
+    instances: float  # GEMM instances per layer per GPU (routed experts touched per GPU; else 1)
+    dtype: str
+    time: GemmTime  # roofline + estimate of ONE instance (AI, bound, ridge, m_star, efficiencies)
+    layer_s: float  # estimate for all instances in one layer (a grouped GEMM for experts)
+    gemm: Gemm  # the (first) inventory entry
+
+    @property
+    def total_s(self) -> float:
+        return self.layer_s * self.layers
+
+    @property
+    def bound(self) -> str:
+        return self.time.bound
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        return self.time.arithmetic_intensity
+
+    @property
+    def m_star(self) -> float:
+        return self.time.m_star
+
+
+@dataclass(frozen=True)
+class AttentionCost:
+    """The attention core (or recurrent-state update) of one layer kind in one regime, per GPU."""
+
+    kind: str
+    regime: str
+    layers: int
+    mixer: str  # attention | mla | linear_attention | mamba | linear | none
+    flops: float  # per layer per step
+    bytes: float  # KV-cache / state bytes read (+ written) per layer per step
+    sol_s: float
+    estimate_s: float  # per layer per step
+    kv_bytes_per_token: float  # per layer, this GPU's shard, scenario KV format
+    kv_replication: int  # TP ranks holding the same KV (tp > KV heads; MLA: every rank)
+    attended_tokens: float  # mean keys per query (sliding windows cap it)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One regime's step estimate for the whole model on one GPU (all pp stages in sequence)."""
+
+    regime: str
+    tokens: int  # tokens per forward (decode: sequences)
+    estimate_s: float  # total
+    sol_s: float  # plain roofline sum (no efficiencies, no launch costs)
+    gemm_s: float
+    attention_core_s: float
+    attention_s: float  # token mixer: projections + attention core
+    ffn_s: float  # FFN / MoE GEMMs (incl. router)
+    other_s: float  # LM head, elementwise, launches, collectives
+    comm_s: float  # TP all-reduce estimate (part of other_s)
+    launch_s: float  # launches of non-GEMM kernels (part of other_s)
+    kernels: int  # kernels per forward
+    ftl_s: float | None = None  # prefill: time to first token for one `context` prompt
+    tokens_per_s: float | None = None  # per replica
+
+    @property
+    def attention_share(self) -> float:
+        return self.attention_s / self.estimate_s if self.estimate_s else 0.0
+
+    @property
+    def ffn_share(self) -> float:
+        return self.ffn_s / self.estimate_s if self.estimate_s else 0.0
+
+    @property
+    def other_share(self) -> float:
+        return self.other_s / self.estimate_s if self.estimate_s else 0.0
+
+
+@dataclass(frozen=True)
+class LayerCost:
+    """Cost of one layer (index i) for pipeline partitioning; embedding/LM head are separate."""
+
+    index: int
+    kind: str
+    params: int
+    weight_bytes: float  # per GPU shard, scenario formats
+    kv_bytes_per_token: float  # per GPU shard
+    prefill_flops: float  # per prefill step
+    decode_s: float  # estimate per decode step
+    prefill_s: float  # estimate per prefill step
+
+
+@dataclass
+class Workload:
+    spec: ModelSpec
+    profile: object  # colint.hardware_profiles.Profile
+    scenario: Scenario
+    gemms: dict[str, list[WorkloadGemm]]  # regime -> rows
+    attention: dict[str, list[AttentionCost]]  # regime -> one per layer kind with a mixer
+    steps: dict[str, Step]  # "decode", "prefill"
+    layer_costs: list[LayerCost]
+    embedding_cost: LayerCost  # index -1
+    lm_head_cost: LayerCost  # index num_layers
+    kv_bytes_per_token: int  # whole model, one replica (no sharding), scenario KV format
+    kv_bytes_per_token_per_gpu: float  # after tp sharding / replication
+    state_bytes_per_sequence: int  # linear-attention / Mamba state, scenario KV format
+    launch_overhead_s: float  # per kernel, from the profile
+    kernel_floor_s: float  # per GEMM kernel, from the time model
+    notes: list[str] = field(default_factory=list)
+
+    def rows(self, regime: str) -> list[WorkloadGemm]:
+        return self.gemms[regime]
+
+    def label(self) -> str:
+        return f"estimate: {self.profile.name}, {self.scenario.label()}"
+
+
+# --------------------------------------------------------------------------- helpers
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _component(g: Gemm) -> str:
+    if g.name == "lm_head":
+        return "other"
+    if g.name.startswith(("attn.", "mla.", "linear_attn.", "mamba.")):
+        return "attention"
+    return "ffn"
+
+
+def _fuse(rows: list[Gemm]) -> list[tuple[str, tuple[str, ...], Gemm, int]]:
+    """Fuse q/k/v and gate/up groups as serving engines do: (name, members, first, N total)."""
+    out: list[tuple[str, tuple[str, ...], Gemm, int]] = []
+    groups: dict[tuple, int] = {}
+    for g in rows:
+        if g.group and g.count == 1:
+            key = (g.group, g.k, g.parallel)
+            if key in groups:
+                i = groups[key]
+                name, members, first, n = out[i]
+                out[i] = (name, members + (g.name,), first, n + g.n)
+                continue
+            groups[key] = len(out)
+            prefix = g.name.split(".")[0]
+            name = f"{prefix}.qkv_proj" if g.group == "qkv" else f"{prefix}.gate_up"
+            out.append((name, (g.name,), g, g.n))
+        else:
+            out.append((g.name, (g.name,), g, g.n))
+    return [(name if len(m) > 1 else m[0], m, f, n) for name, m, f, n in out]
+
+
+def _shard(g: Gemm, n: int, sc: Scenario) -> tuple[int, int, float]:
+    """(n, k, GEMM instances per GPU) of one layer's copy of g under the scenario's parallelism."""
+    k = g.k
+    if g.parallel == "column":
+        return _ceil_div(n, sc.tp), k, 1.0
+    if g.parallel == "row":
+        return n, _ceil_div(k, sc.tp), 1.0
+    if g.parallel == "expert":
+        if sc.ep > 1:
+            return n, k, float(_ceil_div(g.count, sc.ep))
+        # experts tensor-parallel (moe_tp = tp): gate/up split N, down split K
+        if "down" in g.name:
+            return n, _ceil_div(k, sc.tp), float(g.count)
+        return _ceil_div(n, sc.tp), k, float(g.count)
+    return n, k, 1.0
+
+
+def _tokens(sc: Scenario, regime: str) -> int:
+    return sc.decode_concurrency if regime == "decode" else sc.prefill_tokens
+
+
+def _prefill_shape(sc: Scenario) -> tuple[int, int, int]:
+    """(sequence chunk length S, sequences per step, chunks per prompt)."""
+    s = min(sc.context, sc.prefill_tokens)
+    return s, max(1, sc.prefill_tokens // s), _ceil_div(sc.context, sc.prefill_tokens)
+
+
+def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str) -> list[WorkloadGemm]:
+    fmt = sc.gemm_format
+    out_fmt = sc.outputs
+    tokens = _tokens(sc, regime)
+    rows: list[WorkloadGemm] = []
+    entries: list[tuple[str, list[Gemm], int]] = []
+    for kind, n_layers in zip(spec.layer_kinds, spec.layer_counts()):
+        if n_layers:
+            entries.append((kind.name, kind_gemms(kind, spec.hidden_size, n_layers), n_layers))
+    if spec.vocab_size:
+        head = [g for g in gemms(spec, merge=False) if g.name == "lm_head"]
+        entries.append(("", head, 1))
+    for kind_name, kgemms, n_layers in entries:
+        for name, members, g, n_total in _fuse(kgemms):
+            n, k, inst = _shard(g, n_total, sc)
+            if n <= 0 or k <= 0:
+                continue
+            dtype = ROUTER_FORMAT if g.name.endswith("router") or g.name.endswith("gate") and g.n == 1 else fmt
+            m_tokens = tokens
+            if g.name == "lm_head" and regime == "prefill":
+                m_tokens = _prefill_shape(sc)[1]  # logits only for each sequence's last token
+            if g.parallel == "expert" and g.count:
+                e = g.count
+                topk = round(g.m_per_token * e)
+                t_global = m_tokens * sc.ep
+                touched = 1.0 - (1.0 - topk / e) ** t_global  # share of experts with >= 1 token
+                per_expert = max(1, math.ceil(t_global * topk / e / max(touched, 1e-12)))
+                inst = inst * touched
+                m = per_expert
+            else:
+                m = m_tokens
+            t = estimate(m, n, k, dtype, profile, out_fmt)
+            if inst > 1:
+                # a grouped GEMM: one kernel, every touched expert's tiles in one grid
+                grouped = estimate(m, int(round(n * inst)), k, dtype, profile, out_fmt)
+                layer_s = grouped.estimate_s
+            else:
+                layer_s = t.estimate_s  # one GEMM (a GPU holding one expert waits for it when touched)
+            rows.append(WorkloadGemm(name, members, kind_name, regime, n_layers, g.parallel, _component(g), m, n, k,
+                                     inst, dtype, t, layer_s, g))
+    return rows
+
+
+def _attended(s: int, window: int | None) -> float:
+    """Mean keys per query over a causal sequence of s tokens with an optional window."""
+    if not window or window >= s:
+        return (s + 1) / 2.0
+    w = window
+    return (w * (w + 1) / 2.0 + (s - w) * w) / s
+
+
+def _attention(spec: ModelSpec, kind: LayerKind, n_layers: int, profile, sc: Scenario, regime: str) -> AttentionCost:
+    from colint.hardware_profiles import time_model
+
+    mx: Mixer = kind.mixer
+    tmod = time_model(profile)
+    b_kv = sc.kv_bytes_per_elem
+    peak = profile.peak_flops(ATTN_FORMAT if profile.has(ATTN_FORMAT) else next(iter(profile.peak_tflops)))
+    eta_c = tmod.compute_efficiency.get(ATTN_FORMAT, 0.7)
+    bw = profile.memory_bytes_per_s
+    tp = sc.tp
+    kv_layer = mixer_kv_bytes_per_token(mx, b_kv)
+    replication = 1
+    heads_q = mx.num_heads
+    if mx.kind == "attention":
+        shard = min(tp, max(1, mx.num_kv_heads))
+        replication = max(1, tp // max(1, mx.num_kv_heads)) if tp > mx.num_kv_heads else 1
+        kv_gpu = kv_layer / shard
+        q_per_gpu = _ceil_div(heads_q, tp)
+    elif mx.kind == "mla":
+        replication = tp
+        kv_gpu = kv_layer
+        q_per_gpu = _ceil_div(heads_q, tp)
+    else:
+        kv_gpu = 0.0
+        q_per_gpu = 0
+    window = mx.window if mx.attention in ("sliding", "chunked") else None
+    flops = bytes_ = 0.0
+    attended = 0.0
+    if regime == "decode":
+        b = sc.decode_concurrency
+        ctx = sc.context
+        attended = min(ctx, window) if window else ctx
+        if mx.kind == "attention":
+            d_v = mx.v_head_dim or mx.head_dim
+            flops = 2.0 * b * attended * q_per_gpu * (mx.head_dim + d_v)
+            bytes_ = b * attended * kv_gpu
+        elif mx.kind == "mla":
+            lat = (mx.kv_lora_rank or 0) + (mx.qk_rope_head_dim or 0)
+            flops = 2.0 * b * attended * q_per_gpu * (lat + (mx.kv_lora_rank or 0))  # absorbed MLA
+            bytes_ = b * attended * kv_gpu
+        elif mx.kind in ("linear_attention", "mamba"):
+            state = mixer_state_bytes(mx, b_kv) / tp
+            bytes_ = 2.0 * b * state  # read and write the state
+            flops = 4.0 * b * state / b_kv
+    else:
+        s, n_seq, chunks = _prefill_shape(sc)
+        ctx = sc.context
+        attended = _attended(ctx, window)
+        # keys attended per query over the whole prompt; a step holds prefill_tokens queries
+        q_tokens = n_seq * s
+        if mx.kind == "attention":
+            d_v = mx.v_head_dim or mx.head_dim
+            flops = 2.0 * q_tokens * attended * q_per_gpu * (mx.head_dim + d_v)
+            bytes_ = q_tokens * kv_gpu * 2 + (chunks - 1) / max(chunks, 1) * n_seq * ctx / 2 * kv_gpu
+        elif mx.kind == "mla":
+            nope, rope = mx.qk_nope_head_dim or 0, mx.qk_rope_head_dim or 0
+            d_v = mx.v_head_dim or nope
+            flops = 2.0 * q_tokens * attended * q_per_gpu * (nope + rope + d_v)
+            bytes_ = q_tokens * kv_gpu * 2
+        elif mx.kind in ("linear_attention", "mamba"):
+            state = mixer_state_bytes(mx, b_kv) / tp
+            flops = 4.0 * q_tokens * state / b_kv
+            bytes_ = 2.0 * n_seq * state
+    sol = max(flops / peak, bytes_ / bw) if (flops or bytes_) else 0.0
+    est = 0.0
+    if flops or bytes_:
+        est = max(flops / (peak * eta_c), bytes_ / (bw * tmod.memory_efficiency)) + tmod.kernel_floor_us * 1e-6
+    return AttentionCost(kind.name, regime, n_layers, mx.kind, flops, bytes_, sol, est, kv_gpu, replication, attended)
+
+
+def _kernels_per_layer(kind: LayerKind, gemm_rows: int, tp: int) -> tuple[int, int]:
+    """(non-GEMM kernels, collectives) per layer: norms, rope/attention, activation, MoE routing."""
+    other = 2  # two norms (residual add fused)
+    if kind.mixer.kind in ("attention", "mla", "linear_attention", "mamba"):
+        other += 2  # rope/conv + attention/scan core
+    if kind.ffn.kind == "dense":
+        other += 1  # activation (SiLU·mul)
+    elif kind.ffn.kind == "moe":
+        other += 4  # top-k, permute, activation, finalize/unpermute
+    collectives = 2 if tp > 1 else 0
+    return other, collectives
+
+
+def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
+    """The full analysis of one spec on one GPU in one scenario (raises ProfileError when the
+    scenario's format is not native on the GPU)."""
+    from colint.hardware_profiles import time_model
+
+    check_format(profile, scenario.gemm_format)
+    tmod = time_model(profile)
+    launch_s = profile.launch_overhead_us * 1e-6
+    floor_s = tmod.kernel_floor_us * 1e-6
+    bw = profile.memory_bytes_per_s
+    counts = spec.layer_counts()
+    b_act = 2.0  # BF16 activations between kernels
+    h = spec.hidden_size
+    link_bytes_per_s = max(profile.interconnect_gbps, 1.0) * 1e9 / 2  # one direction
+
+    rows = {r: _gemm_rows(spec, profile, scenario, r) for r in REGIMES}
+    attn: dict[str, list[AttentionCost]] = {r: [] for r in REGIMES}
+    for r in REGIMES:
+        for kind, n in zip(spec.layer_kinds, counts):
+            if n and kind.mixer.kind not in ("none", "linear"):
+                attn[r].append(_attention(spec, kind, n, profile, scenario, r))
+
+    # per-kind per-regime sums
+    def kind_time(regime: str, kind_name: str) -> dict[str, float]:
+        out = {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
+        for row in rows[regime]:
+            if row.kind == kind_name:
+                out[row.component] = out.get(row.component, 0.0) + row.layer_s
+                out["gemm_sol"] += row.time.sol_s * max(row.instances, 1.0 if row.instances >= 1 else row.instances)
+        return out
+
+    steps: dict[str, Step] = {}
+    per_kind_s: dict[str, dict[str, float]] = {r: {} for r in REGIMES}
+    for regime in REGIMES:
+        tokens = _tokens(scenario, regime)
+        gemm_s = attn_core = attn_total = ffn = other = comm = launches = sol = 0.0
+        kernels = 0
+        for kind, n in zip(spec.layer_kinds, counts):
+            if not n:
+                continue
+            kt = kind_time(regime, kind.name)
+            core = next((a for a in attn[regime] if a.kind == kind.name), None)
+            core_s = core.estimate_s if core else 0.0
+            n_other, n_coll = _kernels_per_layer(kind, 0, scenario.tp)
+            act_bytes = ELEMENTWISE_PASSES * tokens * h * b_act
+            elem_s = act_bytes / (bw * tmod.memory_efficiency) + n_other * launch_s
+            coll_s = 0.0
+            if n_coll:
+                vol = 2.0 * tokens * h * b_act * (scenario.tp - 1) / scenario.tp
+                coll_s = n_coll * (vol / link_bytes_per_s + COLLECTIVE_LATENCY_S)
+            layer_s = kt["attention"] + kt["ffn"] + core_s + elem_s + coll_s
+            per_kind_s[regime][kind.name] = layer_s
+            gemm_s += n * (kt["attention"] + kt["ffn"])
+            attn_core += n * core_s
+            attn_total += n * (kt["attention"] + core_s)
+            ffn += n * kt["ffn"]
+            other += n * (elem_s + coll_s)
+            comm += n * coll_s
+            launches += n * n_other * launch_s
+            sol += n * (kt["gemm_sol"] + (core.sol_s if core else 0.0) + act_bytes / bw)
+            n_gemm_kernels = sum(1 for row in rows[regime] if row.kind == kind.name)
+            kernels += n * (n_other + n_coll + n_gemm_kernels + (1 if core else 0))
+        for row in rows[regime]:
+            if row.kind == "":
+                gemm_s += row.layer_s
+                other += row.layer_s
+                sol += row.time.sol_s
+                kernels += 1
+        total = attn_total + ffn + other
+        ftl = tps = None
+        if regime == "prefill":
+            _, _, chunks = _prefill_shape(scenario)
+            ftl = total * chunks
+            tps = tokens / total if total else None
+        else:
+            tps = tokens / total if total else None
+        steps[regime] = Step(regime, tokens, total, sol, gemm_s, attn_core, attn_total, ffn, other, comm, launches,
+                             kernels, ftl, tps)
+
+    # per-layer cost vectors
+    b_w = FORMATS[scenario.gemm_format][2]
+    layer_costs: list[LayerCost] = []
+    kind_stats: dict[str, tuple] = {}
+    for kind, n in zip(spec.layer_kinds, counts):
+        if not n:
+            continue
+        params = wbytes = pflops = 0.0
+        for g in kind_gemms(kind, h, 1):
+            nn, kk, inst = _shard(g, g.n, scenario)
+            params += g.weight_params
+            wbytes += nn * kk * inst * (2.0 if g.name.endswith("router") else b_w)
+            if g.parallel == "expert":
+                pflops += 2.0 * scenario.prefill_tokens * scenario.ep * g.m_per_token * nn * kk * inst
+            else:
+                pflops += 2.0 * scenario.prefill_tokens * nn * kk
+        core = next((a for a in attn["prefill"] if a.kind == kind.name), None)
+        pflops += core.flops if core else 0.0
+        kv_tok = next((a.kv_bytes_per_token for a in attn["decode"] if a.kind == kind.name), 0.0)
+        kind_stats[kind.name] = (int(params + kind.other_params), wbytes, kv_tok, pflops,
+                                 per_kind_s["decode"].get(kind.name, 0.0), per_kind_s["prefill"].get(kind.name, 0.0))
+    for i in range(spec.num_layers):
+        kind = spec.kind_of(i)
+        st = kind_stats.get(kind.name)
+        if st:
+            layer_costs.append(LayerCost(i, kind.name, *st))
+    v = spec.vocab_size or 0
+    emb = LayerCost(-1, "embedding", v * h, v * h * b_act / 1.0 / scenario.tp, 0.0, 0.0, 0.0, 0.0)
+    head_rows = {r: next((row for row in rows[r] if row.kind == ""), None) for r in REGIMES}
+    head_params = 0 if spec.tie_word_embeddings else v * h
+    hr_p = head_rows["prefill"]
+    lm = LayerCost(spec.num_layers, "lm_head", head_params, (v * h * b_w) / scenario.tp, 0.0,
+                   hr_p.time.flops if hr_p else 0.0,
+                   head_rows["decode"].layer_s if head_rows["decode"] else 0.0, hr_p.layer_s if hr_p else 0.0)
+
+    from colint.analysis.kv_cache import kv_cache_bytes_per_token, state_bytes_per_sequence
+
+    kv_model = kv_cache_bytes_per_token(spec, scenario.kv_bytes_per_elem)
+    kv_gpu = sum(a.kv_bytes_per_token * a.layers for a in attn["decode"])
+    notes = []
+    if any(a.kv_replication > 1 for a in attn["decode"]):
+        notes.append(f"tp={scenario.tp} exceeds the KV heads of some layers: their KV cache is replicated")
+    return Workload(spec, profile, scenario, rows, attn, steps, layer_costs, emb, lm, kv_model, kv_gpu,
+                    state_bytes_per_sequence(spec, scenario.kv_bytes_per_elem), launch_s, floor_s, notes)

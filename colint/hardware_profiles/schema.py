@@ -1,0 +1,124 @@
+"""The hardware-profile schema (DESIGN.md §3).
+
+A profile is a YAML data file: one GPU's dense peak rates per GEMM format, memory, interconnect
+and tile facts, each number with its source (``sources:`` maps a field path to a citation key
+of ``references:``). Formats a chip lacks are absent from ``peak_tflops``; asking for one is an
+error. The time model's efficiency constants are not here: they are shared by every GPU of one
+``architecture`` (``_architectures.yaml``); a profile of a new architecture may carry its own
+``time_model:`` block.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Architecture = Literal["ampere", "ada", "hopper", "blackwell-dc", "blackwell-rtx", "cdna3", "cdna4"]
+
+# Hardware GEMM formats a profile may list in peak_tflops (what the matrix unit executes).
+HW_FORMATS = ("tf32", "bf16", "fp16", "fp8", "fp8_block", "int8", "fp6", "mxfp8", "nvfp4", "mxfp4")
+
+
+class Tile(BaseModel):
+    """An output tile one CTA (``sms`` = 1) or a cooperative CTA pair / cluster computes."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    m: int = Field(gt=0)
+    n: int = Field(gt=0)
+    sms: int = Field(default=1, gt=0)  # SMs that work on one tile together (Blackwell 2-SM UMMA: 2)
+
+
+class Tiles(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    base: Tile  # the portable CTA tile (128x128 on Hopper/Blackwell)
+    cooperative: Optional[Tile] = None  # e.g. Blackwell's 2-SM 256-wide tile
+    cga: Optional[Tile] = None  # the cluster (CGA) granularity, e.g. 512 on GB300
+    # Tiles the kernel library picks from; the time model takes the fastest (an autotuner does).
+    candidates: list[Tile]
+    k_tile: dict[str, int]  # K per mainloop stage, per format
+    min_m_tile: int = 64  # the smallest M tile a kernel uses for skinny GEMMs (wgmma M=64)
+
+    @model_validator(mode="after")
+    def _has_candidates(self) -> "Tiles":
+        if not self.candidates:
+            raise ValueError("tiles.candidates must list at least one tile")
+        return self
+
+
+class TimeModel(BaseModel):
+    """The few constants of the GEMM time model, shared by all GPUs of one architecture."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # Sustained fraction of the dense peak for a large, well-shaped GEMM, per format (MAMF ratios).
+    compute_efficiency: dict[str, float]
+    # Per-tile pipeline fill: a tile's K loop runs as if K were K + k_fill_tiles * k_tile.
+    k_fill_tiles: float = Field(ge=0)
+    # Sustained fraction of the HBM bandwidth a streaming GEMM reaches.
+    memory_efficiency: float = Field(gt=0, le=1)
+    # Fixed time of one GEMM kernel (launch, prologue, epilogue, tail), microseconds.
+    kernel_floor_us: float = Field(ge=0)
+    # Fraction of the HBM bandwidth one SM (or CU) can pull alone (limits skinny grids).
+    per_sm_bandwidth_share: float = Field(gt=0)
+    sources: dict[str, str] = Field(default_factory=dict)
+
+
+class Profile(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str  # the stable id used by --gpu (e.g. "b200")
+    display_name: str
+    vendor: Literal["nvidia", "amd"]
+    architecture: Architecture
+    compute_capability: Optional[str] = None  # NVIDIA sm_XY / AMD gfx target
+    sm_count: int = Field(gt=0)  # SMs (NVIDIA) or CUs (AMD)
+    clock_mhz: Optional[float] = Field(default=None, gt=0)
+    peak_tflops: dict[str, float]  # DENSE TFLOP/s (TOPS for int8) per native format
+    memory_gb: float = Field(gt=0)
+    memory_tbps: float = Field(gt=0)
+    l2_mb: Optional[float] = Field(default=None, gt=0)
+    interconnect_gbps: float = Field(ge=0)  # scale-up bandwidth per GPU, bidirectional aggregate
+    domain_size: int = Field(ge=1)  # GPUs in one scale-up domain (8 HGX, 72 NVL72)
+    tiles: Tiles
+    alignment: dict[str, int]  # hard element multiple of a contiguous dim, per format
+    launch_overhead_us: float = Field(ge=0)  # per-kernel launch cost seen by a decode step
+    time_model: Optional[TimeModel] = None  # only for an architecture colint does not know
+    notes: list[str] = Field(default_factory=list)
+    sources: dict[str, str]  # field path -> reference key (or "computed: formula")
+    references: dict[str, str] = Field(default_factory=dict)  # reference key -> citation
+
+    @model_validator(mode="after")
+    def _check(self) -> "Profile":
+        unknown = sorted(set(self.peak_tflops) - set(HW_FORMATS))
+        if unknown:
+            raise ValueError(f"peak_tflops: unknown format(s) {', '.join(unknown)}; known: {', '.join(HW_FORMATS)}")
+        for fmt, v in self.peak_tflops.items():
+            if v <= 0:
+                raise ValueError(f"peak_tflops.{fmt}: must be > 0 (omit a format the chip lacks)")
+        missing = [f for f in ("sm_count", "peak_tflops", "memory_tbps", "memory_gb", "tiles", "launch_overhead_us")
+                   if not any(k == f or k.startswith(f + ".") for k in self.sources)]
+        if missing:
+            raise ValueError(f"sources: no source for {', '.join(missing)}")
+        for fmt in self.peak_tflops:
+            if not any(k in (f"peak_tflops.{fmt}", "peak_tflops") for k in self.sources):
+                raise ValueError(f"sources: no source for peak_tflops.{fmt}")
+        return self
+
+    # -- helpers -----------------------------------------------------------------------------
+    def has(self, fmt: str) -> bool:
+        return fmt in self.peak_tflops
+
+    def peak_flops(self, fmt: str) -> float:
+        """Dense peak, FLOP/s (raises KeyError when the format is not native)."""
+        return self.peak_tflops[fmt] * 1e12
+
+    @property
+    def memory_bytes_per_s(self) -> float:
+        return self.memory_tbps * 1e12
+
+    def ridge(self, fmt: str) -> float:
+        """Dense peak / HBM bandwidth, FLOP per byte."""
+        return self.peak_flops(fmt) / self.memory_bytes_per_s

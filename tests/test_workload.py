@@ -1,0 +1,71 @@
+"""Workload: KV bytes, step estimates and shares (DESIGN.md §5)."""
+
+import pytest
+
+from colint.analysis.scenario import make_scenario
+from colint.analysis.workload import analyse
+from colint.errors import ProfileError
+from colint.hardware_profiles import load_profile
+from colint.loading import load
+from colint.spec import normalize
+
+
+def _spec(path):
+    return normalize(load(path))
+
+
+@pytest.mark.parametrize("path, kv", [
+    ("tests/corpus/hf/deepseek__DeepSeek-V3.json", 70_272),
+    ("tests/corpus/hf/llama3__Meta-Llama-3.1-405B.json", 516_096),
+])
+def test_kv_bytes_per_token_bf16(path, kv):
+    w = analyse(_spec(path), load_profile("h100-sxm"), make_scenario("throughput"))
+    assert w.kv_bytes_per_token == kv
+
+
+def test_fp8_kv_halves_bytes():
+    w = analyse(_spec("tests/corpus/hf/llama3__Meta-Llama-3.1-405B.json"), load_profile("b200"),
+                make_scenario("throughput", kv_cache="fp8"))
+    assert w.kv_bytes_per_token == 516_096 // 2
+
+
+def test_shares_sum_to_one_and_regimes():
+    w = analyse(_spec("examples/llama-3.1-8b.json"), load_profile("b200"), make_scenario("throughput"))
+    for step in w.steps.values():
+        assert step.attention_share + step.ffn_share + step.other_share == pytest.approx(1.0)
+        assert step.estimate_s > step.sol_s > 0
+    decode = {r.name: r for r in w.gemms["decode"]}
+    assert decode["mlp.gate_up"].members == ("mlp.gate_proj", "mlp.up_proj")
+    assert (decode["mlp.gate_up"].m, decode["mlp.gate_up"].n, decode["mlp.gate_up"].k) == (256, 28672, 4096)
+    assert decode["mlp.gate_up"].bound == "memory"
+    prefill = {r.name: r for r in w.gemms["prefill"]}
+    assert prefill["mlp.gate_up"].bound == "compute"
+    assert len(w.layer_costs) == 32
+
+
+def test_tp_shards_column_and_row():
+    w = analyse(_spec("examples/llama-3.1-8b.json"), load_profile("h100-sxm"), make_scenario("latency", tp=8))
+    rows = {r.name: r for r in w.gemms["decode"]}
+    assert (rows["attn.qkv_proj"].n, rows["attn.qkv_proj"].k) == (6144 // 8, 4096)
+    assert (rows["mlp.down_proj"].n, rows["mlp.down_proj"].k) == (4096, 14336 // 8)
+    assert w.steps["decode"].comm_s > 0
+
+
+def test_long_context_decode_is_attention_dominated():
+    spec = _spec("examples/llama-3.1-8b.json")
+    short = analyse(spec, load_profile("h200"), make_scenario("latency", context=1024))
+    long = analyse(spec, load_profile("h200"), make_scenario("long-context"))
+    assert long.steps["decode"].attention_share > 0.8 > short.steps["decode"].attention_share
+
+
+def test_moe_expert_m_under_ep():
+    spec = _spec("tests/corpus/hf/deepseek__DeepSeek-V3.json")
+    w = analyse(spec, load_profile("b200"), make_scenario("throughput", dtype="fp8", ep=8))
+    experts = [r for r in w.gemms["decode"] if r.parallel == "expert" and r.name.endswith("gate_up")][0]
+    assert experts.m == 64  # 256 seq x 8 ranks x top-8 / 256 experts
+    assert experts.instances == pytest.approx(32.0)  # every local expert touched
+
+
+def test_format_not_native_is_an_error():
+    with pytest.raises(ProfileError):
+        analyse(_spec("examples/llama-3.1-8b.json"), load_profile("h200"), make_scenario("throughput", dtype="nvfp4"))
