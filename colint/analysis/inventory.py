@@ -93,6 +93,11 @@ def _mixer_gemms(m: Mixer, h: int) -> list[tuple]:
         ]
     if m.kind == "linear":
         return [("attn.linear", h, h, False, "column", None, "hidden_size", "hidden_size")]
+    if m.kind == "short_conv":  # LFM2 gated short convolution: B, C, x projections, depthwise conv, out_proj
+        return [
+            ("conv.in_proj", h, 3 * h, m.in_bias, "column", None, "hidden_size", None),
+            ("conv.out_proj", h, h, m.out_bias, "row", None, None, "hidden_size"),
+        ]
     return []
 
 

@@ -56,7 +56,11 @@ def normalize(doc: Document, input_format: str | None = None, vocab_size: int | 
 
         raise UsageError(f"unknown input format {input_format!r}; choose from {', '.join(FORMATS)}")
     fmt = input_format or detect_format(doc)
-    spec = _module(fmt).normalize(doc)
+    module = _module(fmt)
+    if vocab_size is not None and getattr(module, "ACCEPTS_VOCAB_SIZE", False):
+        spec = module.normalize(doc, vocab_size=vocab_size)  # the adapter pads it as its framework does
+    else:
+        spec = module.normalize(doc)
     spec = _with_document_issues(spec, doc)
     if vocab_size is not None and spec.vocab_size is None:
         spec = spec.model_copy(update={"vocab_size": vocab_size,

@@ -34,7 +34,7 @@ class Mixer(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal["attention", "mla", "linear_attention", "mamba", "linear", "none"]
+    kind: Literal["attention", "mla", "linear_attention", "mamba", "linear", "short_conv", "none"]
     # attention / mla
     attention: Literal["full", "sliding", "chunked"] = "full"
     window: Optional[int] = None  # sliding window or chunk size, tokens

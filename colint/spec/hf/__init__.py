@@ -51,6 +51,10 @@ def detect(doc: Document) -> bool:
     data = doc.data
     if not isinstance(data, dict):
         return False
+    dec = data.get("decoder")
+    if isinstance(dec, dict) and "dim" in dec and "n_layers" in dec and not any(
+            isinstance(data.get(w), dict) for w in WRAPPER_KEYS):
+        return False  # torchchat's LLaVA model_params (Meta ModelArgs under decoder:), not an HF config
     if any(k in data for k in _HF_MARKERS):
         return True
     return any(isinstance(data.get(w), dict) for w in WRAPPER_KEYS)
