@@ -59,8 +59,9 @@ def build_targets(opts: CheckOptions) -> list[Target]:
     targets = []
     for gpu in opts.gpus:
         profile = load_profile(gpu)
-        scenario = make_scenario(opts.scenario, dtype=opts.dtype, tp=opts.tp, ep=opts.ep, pp=opts.pp,
-                                 context=opts.context, concurrency=opts.concurrency, profile=profile)
+        tp = None if opts.tp == "auto" else opts.tp  # auto: analyse at tp=1, rules report the best tp
+        scenario = make_scenario(opts.scenario, dtype=opts.dtype, tp=tp, ep=opts.ep, pp=opts.pp,
+                                 context=opts.context, concurrency=opts.concurrency, gpu=profile.name)
         targets.append(Target(gpu=profile.name, profile=profile, scenario=scenario))
     return targets
 
@@ -82,7 +83,7 @@ def check_spec(spec, targets: list[Target], opts: CheckOptions) -> list[Finding]
     for t in targets:
         workload = analyse(spec, t.profile, t.scenario)
         ctx = Context(spec=spec, workload=workload, gpu=t.gpu, profile=t.profile, scenario=t.scenario,
-                      options=opts.rule_options)
+                      options=opts.rule_options, tp_auto=opts.tp == "auto")
         for r in per_gpu:
             ctx.current = r
             findings.extend(r.check(ctx))

@@ -77,6 +77,7 @@ class Context:
     scenario: Any = None  # colint.analysis.scenario.Scenario
     options: dict[str, dict[str, Any]] = field(default_factory=dict)  # code -> {option: value}
     current: Optional[Rule] = None
+    tp_auto: bool = False  # --tp auto: alignment rules report the largest power-of-two tp that aligns
 
     def option(self, name: str) -> Any:
         assert self.current is not None
