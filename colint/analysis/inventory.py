@@ -39,7 +39,7 @@ class Gemm:
 def _mixer_gemms(m: Mixer, h: int) -> list[tuple]:
     """(name, k, n, bias, parallel, group, k_field, n_field) for one layer's token mixer."""
     if m.kind == "attention":
-        q = m.num_heads * m.head_dim
+        q = m.num_heads * m.head_dim * (2 if m.gated_q else 1)  # gated_q: query + output gate
         kv = m.num_kv_heads * m.head_dim
         v = m.num_kv_heads * (m.v_head_dim or m.head_dim)
         o_in = m.num_heads * (m.v_head_dim or m.head_dim)
@@ -68,10 +68,23 @@ def _mixer_gemms(m: Mixer, h: int) -> list[tuple]:
         out.append(("mla.kv_b_proj", m.kv_lora_rank or 0, m.num_heads * (nope + vd), False, "column", None,
                     "kv_lora_rank", None))
         out.append(("mla.o_proj", m.num_heads * vd, h, m.o_bias, "row", None, None, "hidden_size"))
+        if m.index_num_heads and m.index_head_dim and m.q_lora_rank:  # DeepSeek-V3.2 indexer
+            ih, ihd = m.index_num_heads, m.index_head_dim
+            out.append(("mla.indexer.wq_b", m.q_lora_rank, ih * ihd, False, "replicated", None, "q_lora_rank", None))
+            out.append(("mla.indexer.wk", h, ihd, False, "replicated", None, "hidden_size", None))
+            out.append(("mla.indexer.weights_proj", h, ih, False, "replicated", None, "hidden_size", None))
         return out
     if m.kind == "linear_attention":  # Gated DeltaNet (Qwen3-Next / Qwen3.5)
         nk, nv = m.num_k_heads or 0, m.num_v_heads or 0
         dk, dv = m.k_head_dim or 0, m.v_head_dim or 0
+        if m.split_in_proj:  # Qwen3.5: in_proj_qkv, in_proj_z, in_proj_b, in_proj_a
+            return [
+                ("linear_attn.in_proj_qkv", h, 2 * nk * dk + nv * dv, False, "column", None, "hidden_size", None),
+                ("linear_attn.in_proj_z", h, nv * dv, False, "column", None, "hidden_size", None),
+                ("linear_attn.in_proj_b", h, nv, False, "column", None, "hidden_size", None),
+                ("linear_attn.in_proj_a", h, nv, False, "column", None, "hidden_size", None),
+                ("linear_attn.out_proj", nv * dv, h, False, "row", None, None, "hidden_size"),
+            ]
         return [
             ("linear_attn.in_proj_qkvz", h, 2 * nk * dk + 2 * nv * dv, False, "column", None, "hidden_size", None),
             ("linear_attn.in_proj_ba", h, 2 * nv, False, "column", None, "hidden_size", None),
@@ -132,7 +145,8 @@ def _ffn_gemms(f: FFN, h: int) -> list[tuple]:
     out = [("moe.router", h, e, f.router_bias, "replicated", None, "hidden_size", "num_experts", 1, 1.0)]
     width_in = h
     if f.latent_size:
-        out.append(("moe.fc1_latent_proj", h, f.latent_size, False, "replicated", None, "hidden_size", None, 1, 1.0))
+        out.append(("moe.fc1_latent_proj", h, f.latent_size, f.latent_bias, "replicated", None, "hidden_size", None,
+                    1, 1.0))
         width_in = f.latent_size
     share = k / e if e else 0.0
     for g in _mlp("moe.experts", width_in, f.expert_intermediate_size, f.expert_gated, f.expert_bias,
@@ -140,7 +154,8 @@ def _ffn_gemms(f: FFN, h: int) -> list[tuple]:
                   parallel_down="expert", fused_gate_up=True):
         out.append(g)
     if f.latent_size:
-        out.append(("moe.fc2_latent_proj", f.latent_size, h, False, "replicated", None, None, "hidden_size", 1, 1.0))
+        out.append(("moe.fc2_latent_proj", f.latent_size, h, f.latent_bias, "replicated", None, None, "hidden_size",
+                    1, 1.0))
     if f.num_shared_experts and f.shared_intermediate_size:
         out += _mlp("moe.shared_experts", h, f.num_shared_experts * f.shared_intermediate_size, f.shared_gated,
                     f.shared_bias, "shared_expert_intermediate_size")

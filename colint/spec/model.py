@@ -62,6 +62,13 @@ class Mixer(BaseModel):
     mamba_version: Optional[int] = None
     in_bias: bool = False
     out_bias: bool = False
+    # Qwen3-Next / Qwen3.5 gated attention: q_proj also emits a per-channel output gate (N doubles).
+    gated_q: bool = False
+    # Gated DeltaNet input projections as separate GEMMs qkv / z / b / a (Qwen3.5) instead of qkvz / ba.
+    split_in_proj: bool = False
+    # DeepSeek-V3.2 sparse-attention indexer (wq_b from the q latent, wk, weights_proj).
+    index_num_heads: Optional[int] = None
+    index_head_dim: Optional[int] = None
 
 
 class FFN(BaseModel):
@@ -86,6 +93,7 @@ class FFN(BaseModel):
     router_bias: bool = False
     shared_expert_gate: bool = False  # Qwen2-MoE's sigmoid gate on the shared expert (H -> 1)
     latent_size: Optional[int] = None  # latent MoE (Nemotron-H): experts work in a smaller width
+    latent_bias: bool = False  # bias on the latent down/up projections (Nemotron-H mlp_bias)
 
 
 class LayerKind(BaseModel):

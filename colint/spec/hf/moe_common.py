@@ -1,0 +1,116 @@
+"""Pieces shared by the MoE and hybrid Hugging Face adapters.
+
+Defaults here and in the family modules are transformers 5.24's (``configuration_<family>.py``):
+the family modules pass them explicitly, so a key missing from the file is read the way
+transformers would fill it even when no generated defaults table is installed.
+"""
+
+from __future__ import annotations
+
+from colint.spec.hf.base import HFReader
+from colint.spec.model import FFN, LayerKind, Mixer
+
+
+class KindTable:
+    """Collects one LayerKind per distinct build and the per-layer pattern."""
+
+    def __init__(self) -> None:
+        self.kinds: list[LayerKind] = []
+        self.pattern: list[int] = []
+        self._index: dict[LayerKind, int] = {}
+
+    def add(self, kind: LayerKind) -> None:
+        idx = self._index.get(kind)
+        if idx is None:
+            idx = self._index[kind] = len(self.kinds)
+            self.kinds.append(kind)
+        self.pattern.append(idx)
+
+
+def kind_name(mixer: Mixer, ffn: FFN) -> str:
+    if mixer.kind == "attention":
+        m = f"attention/{mixer.attention}"
+    else:
+        m = mixer.kind
+    return f"{m}+{ffn.kind}"
+
+
+def layer(mixer: Mixer, ffn: FFN, other_params: int) -> LayerKind:
+    return LayerKind(name=kind_name(mixer, ffn), mixer=mixer, ffn=ffn, other_params=other_params)
+
+
+def attention_dims(r: HFReader, h: int, *, heads_default=None, kv_default=None,
+                   head_dim_default=None) -> tuple[int, int, int]:
+    """(heads, kv heads, head dim). ``kv_default=None`` means "equal to heads";
+    ``head_dim_default=None`` means hidden // heads (transformers' ``getattr`` fallback)."""
+    heads = r.int("num_heads", "num_attention_heads",
+                  **({} if heads_default is None else {"default": heads_default}))
+    kv = r.int("num_kv_heads", "num_key_value_heads", default=heads if kv_default is None else kv_default)
+    if r.has("head_dim"):
+        hd = r.int("head_dim", "head_dim")
+    else:
+        hd = head_dim_default if head_dim_default is not None else h // heads
+        r.record("head_dim", "head_dim", default=True)
+    return heads, kv, hd
+
+
+def int_list(r: HFReader, key: str, num_layers: int | None = None) -> list[int] | None:
+    """A list of layer indices (``mlp_only_layers``, ``moe_layers``)."""
+    v = r.list(None, key)
+    if v is None:
+        return None
+    for i, x in enumerate(v):
+        if isinstance(x, bool) or not isinstance(x, int):
+            raise r.error((key, i), f"'{r.key_name(key)}[{i}]' must be a layer index (integer)")
+    return list(v)
+
+
+def str_list(r: HFReader, key: str) -> list[str] | None:
+    v = r.list(None, key)
+    if v is None:
+        return None
+    for i, x in enumerate(v):
+        if not isinstance(x, str):
+            raise r.error((key, i), f"'{r.key_name(key)}[{i}]' must be a string")
+    return list(v)
+
+
+def deepseek_style_mtp_params(kind: LayerKind, h: int) -> int:
+    """Parameters of one DeepSeek-V3 style multi-token-prediction module, which transformers
+    does not build: its decoder layer plus enorm and hnorm (H each), eh_proj (2H -> H, no bias)
+    and the shared head's final norm (H). The embedding and LM head are shared with the main
+    model and not counted (DeepSeek-V3 technical report, §2.2; the checkpoint's layer 61)."""
+    from colint.analysis.inventory import kind_params
+
+    return kind_params(kind, h)[0] + 2 * h + 2 * h * h + h
+
+
+def tie_embeddings(r: HFReader, default: bool) -> bool:
+    """``tie_word_embeddings``: the text config's, else (multimodal wrapper) the wrapper's
+    top-level key, else the family default."""
+    if r.has("tie_word_embeddings") or not r.prefix or not r.doc.has(("tie_word_embeddings",)):
+        return r.bool("tie_word_embeddings", "tie_word_embeddings", default=default)
+    v = r.doc.get(("tie_word_embeddings",))
+    if not isinstance(v, bool):
+        line, col = r.doc.location(("tie_word_embeddings",))
+        from colint.errors import SpecError
+
+        raise SpecError(f"'tie_word_embeddings' must be true or false, got {v!r}", path=r.doc.path, line=line,
+                        column=col, key="tie_word_embeddings")
+    line, col = r.doc.location(("tie_word_embeddings",))
+    from colint.spec.model import Source
+
+    r.sources["tie_word_embeddings"] = Source(key="tie_word_embeddings", line=line, column=col)
+    return v
+
+
+def nullable_int(r: HFReader, field: str | None, key: str, default: int | None) -> int | None:
+    """An optional size whose explicit ``null`` disables it (``sliding_window``,
+    ``attention_chunk_size``) but whose absence means the family default."""
+    if r.doc.has(r.path(key)) and r.doc.get(r.path(key)) is None:
+        if field:
+            r.record(field, key)
+        return None
+    if default is None and not r.has(key):
+        return None
+    return r.int(field, key, default=default)
