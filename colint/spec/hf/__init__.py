@@ -49,6 +49,38 @@ FAMILIES: dict[str, str] = {
     "minimax_m2": "minimax_m2",
     "llama4_text": "llama4",
     "llama4": "llama4",
+    "qwen2_5_vl": "llama",  # flat (pre-v5) layout: the text keys sit at the top level
+    "qwen2_5_vl_text": "llama",
+    "qwen2_vl": "llama",
+    "qwen2_vl_text": "llama",
+    "gemma": "gemma",
+    "gemma2": "gemma",
+    "gemma3_text": "gemma",
+    "phi": "phi",
+    "phi3": "phi",
+    "gpt2": "gpt2",
+    "opt": "opt",
+    "bloom": "bloom",
+    "falcon": "falcon",
+    "olmo": "olmo",
+    "olmo2": "olmo",
+    "olmo3": "olmo",
+    "minicpm3": "minicpm3",
+    "nemotron-nas": "nemotron_nas",
+}
+
+# Multimodal wrapper model_type -> the text model_type when text_config has none (transformers' default).
+WRAPPER_TEXT_TYPES: dict[str, str] = {
+    "gemma3": "gemma3_text",
+    "gemma4": "gemma4_text",
+    "mistral3": "mistral",
+    "llava": "llama",
+    "llava_next": "llama",
+    "qwen3_vl_moe": "qwen3_vl_moe_text",
+    "qwen3_5": "qwen3_5_text",
+    "qwen3_5_moe": "qwen3_5_moe_text",
+    "llama4": "llama4_text",
+    "kimi_k25": "deepseek_v3",
 }
 
 WRAPPER_KEYS = ("text_config", "llm_config", "language_config")
@@ -91,7 +123,10 @@ def _text_root(doc: Document) -> tuple[tuple, str | None]:
         sub = data.get(w)
         if isinstance(sub, dict) and any(k in sub for k in ("hidden_size", "num_hidden_layers", "model_type",
                                                               "d_model", "n_embd")):
-            return (w,), sub.get("model_type")
+            mt = sub.get("model_type")
+            if mt is None and isinstance(data.get("model_type"), str):
+                mt = WRAPPER_TEXT_TYPES.get(data["model_type"])
+            return (w,), mt
     return (), data.get("model_type")
 
 

@@ -25,8 +25,16 @@ def _defaults_table() -> dict:
 
 
 def family_defaults(model_type: str) -> tuple[dict, dict]:
+    """(defaults, aliases) of a model_type. ``aliases`` is transformers' ``attribute_map``
+    (canonical name -> the family's key: gpt2 ``hidden_size -> n_embd``); the defaults are
+    keyed by the family's keys and, through the map, by the canonical names too."""
     entry = _defaults_table().get("model_types", {}).get(model_type, {})
-    return dict(entry.get("defaults", {})), dict(entry.get("attribute_map", {}))
+    defaults = dict(entry.get("defaults", {}))
+    aliases = dict(entry.get("attribute_map", {}))
+    for canonical, real in aliases.items():
+        if real in defaults and canonical not in defaults:
+            defaults[canonical] = defaults[real]
+    return defaults, aliases
 
 
 class HFReader(Reader):

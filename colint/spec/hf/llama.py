@@ -1,16 +1,28 @@
-"""Llama-style decoders: llama (2/3/3.x), mistral, ministral, qwen2, qwen3, mimo.
+"""Llama-style decoders: llama (2/3/3.x), mistral, ministral, ministral3, qwen2, qwen3, mimo,
+and the Qwen2-VL / Qwen2.5-VL language models (flat pre-v5 layout or ``text_config``).
 
 Per layer (transformers' LlamaDecoderLayer and its copies): q/k/v/o projections
-(``attention_bias`` → bias on all four; qwen2 → bias on q/k/v only), a gated MLP
-(gate/up/down, ``mlp_bias``), two RMSNorms of width H; qwen3 adds per-head q/k RMSNorms
-(head_dim each). Sliding-window layers (mistral, qwen2 ``use_sliding_window``) change
-attention cost, not weights. MiMo's MTP layers are not built by transformers.
+(``attention_bias`` → bias on all four; the Qwen2 family → bias on q/k/v only, always), a
+gated MLP (gate/up/down, ``mlp_bias``; Qwen2/3 and Mistral have none), two RMSNorms of width
+H; qwen3 adds per-head q/k RMSNorms (head_dim each). Final RMSNorm. Sliding-window layers
+(mistral ``sliding_window``; qwen2/qwen3 ``use_sliding_window`` from layer
+``max_window_layers`` on) change attention cost, not weights.
+
+MiMo (remote code, a Qwen2 subclass) adds ``num_nextn_predict_layers`` MTP layers that
+transformers' Qwen2 build does not have; they are reported in ``mtp_layers``/``mtp_params``
+(estimate from the structure of MiMo's ``MiMoMTPLayers``: one decoder layer, three more
+RMSNorms and a 2H -> H ``input_proj``), not in ``params.total``.
 """
 
 from __future__ import annotations
 
+from colint.analysis.inventory import kind_params
 from colint.spec.hf.base import HFReader
 from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec
+
+QWEN2_LIKE = {"qwen2", "mimo", "qwen2_vl", "qwen2_vl_text", "qwen2_5_vl", "qwen2_5_vl_text"}
+QWEN_WINDOWED = QWEN2_LIKE | {"qwen3"}
+NO_MLP_BIAS_KEY = QWEN_WINDOWED | {"mistral", "ministral", "ministral3"}
 
 
 def build(r: HFReader) -> ModelSpec:
@@ -20,52 +32,62 @@ def build(r: HFReader) -> ModelSpec:
     heads, kv, hd = r.attention_dims(h)
     inter = r.int("intermediate_size", "intermediate_size")
     vocab = r.int("vocab_size", "vocab_size")
-    tie = r.bool("tie_word_embeddings", "tie_word_embeddings",
-                 default=r.defaults.get("tie_word_embeddings", False))
-    if mt == "qwen2":
+    tie = r.bool("tie_word_embeddings", "tie_word_embeddings", default=r.defaults.get("tie_word_embeddings", False))
+    if not r.has("tie_word_embeddings") and r.prefix and r.doc.has(("tie_word_embeddings",)):
+        tie = r.doc.get(("tie_word_embeddings",)) is True  # the wrapper's value applies to its language model
+    if mt in QWEN2_LIKE:
         qkv_bias, o_bias = True, False
     else:
         b = r.bool("attention_bias", "attention_bias", default=False)
         qkv_bias = o_bias = b
-    mlp_bias = r.bool("mlp_bias", "mlp_bias", default=False)
+    mlp_bias = False if mt in NO_MLP_BIAS_KEY else r.bool("mlp_bias", "mlp_bias", default=False)
 
     window = None
+    first_sliding = 0
     if mt in ("mistral", "ministral", "ministral3"):
         window = r.opt_int("sliding_window", "sliding_window")
-    elif mt in ("qwen2", "qwen3") and r.bool(None, "use_sliding_window", default=False):
+    elif mt in QWEN_WINDOWED and r.bool(None, "use_sliding_window", default=False):
         window = r.opt_int("sliding_window", "sliding_window")
+        first_sliding = r.int(None, "max_window_layers", default=r.defaults.get("max_window_layers", 0),
+                              minimum=0)
 
     norm = h  # RMSNorm weight
     other = 2 * norm + (2 * hd if mt == "qwen3" else 0)
     types = r.layer_types(n_layers)
+    if types is None:
+        types = ["sliding_attention" if window and i >= first_sliding else "full_attention" for i in range(n_layers)]
 
     def mixer(attn: str) -> Mixer:
         return Mixer(kind="attention", attention=attn, window=window if attn == "sliding" else None,
                      num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=qkv_bias, o_bias=o_bias)
 
     ffn = FFN(kind="dense", intermediate_size=inter, gated=True, bias=mlp_bias)
-    if types:
-        kinds_by_type: dict[str, int] = {}
-        kinds: list[LayerKind] = []
-        pattern = []
-        for t in types[:n_layers]:
-            attn = "sliding" if t == "sliding_attention" and window else "full"
-            if attn not in kinds_by_type:
-                kinds_by_type[attn] = len(kinds)
-                kinds.append(LayerKind(name=f"attention/{attn}+dense", mixer=mixer(attn), ffn=ffn, other_params=other))
-            pattern.append(kinds_by_type[attn])
-        pattern += [pattern[-1] if pattern else 0] * (n_layers - len(pattern))
-    else:
-        attn = "sliding" if window else "full"
-        kinds = [LayerKind(name=f"attention/{attn}+dense", mixer=mixer(attn), ffn=ffn, other_params=other)]
-        pattern = [0] * n_layers
+    kinds_by_type: dict[str, int] = {}
+    kinds: list[LayerKind] = []
+    pattern = []
+    for t in types[:n_layers]:
+        attn = "sliding" if t == "sliding_attention" and window else "full"
+        if attn not in kinds_by_type:
+            kinds_by_type[attn] = len(kinds)
+            kinds.append(LayerKind(name=f"attention/{attn}+dense", mixer=mixer(attn), ffn=ffn, other_params=other))
+        pattern.append(kinds_by_type[attn])
+    pattern += [pattern[-1] if pattern else 0] * (n_layers - len(pattern))
+    if not kinds:
+        kinds = [LayerKind(name="attention/full+dense", mixer=mixer("full"), ffn=ffn, other_params=other)]
 
     mtp = r.opt_int("mtp_layers", "num_nextn_predict_layers") or 0
+    mtp_params = 0
+    notes = []
+    if mtp and mt == "mimo":
+        layer_total, _ = kind_params(kinds[0], h)
+        mtp_params = mtp * (layer_total + 3 * norm + 2 * h * h)
+        notes.append(f"{mtp} MTP layer(s) not built by transformers: {mtp_params:,} parameters (estimate from "
+                     "MiMo's MTP layer structure), outside params.total")
     return r.spec(
         hidden_size=h, num_layers=n_layers, kinds=kinds, pattern=pattern,
         vocab_size=vocab, tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
         num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter,
         hidden_act=r.str(None, "hidden_act"), sliding_window=window,
-        mtp_layers=mtp, extra_params=norm,
+        mtp_layers=mtp, mtp_params=mtp_params, extra_params=norm, notes=notes,
     )
