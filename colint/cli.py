@@ -151,6 +151,31 @@ def rule_cmd(code: str) -> None:
     click.echo(match.render_doc())
 
 
+@cli.command("schema")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, allow_dash=False), default=None,
+              help="Write the JSON Schema to FILE instead of standard output.")
+def schema_cmd(output: str | None) -> None:
+    """Print the JSON Schema of colint's own design-file format (docs/schema.md)."""
+    import json
+    import os
+    import tempfile
+
+    from colint.spec.colint_schema import json_schema
+
+    text = json.dumps(json_schema(), indent=2) + "\n"
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    directory = os.path.dirname(os.path.abspath(output))
+    try:  # write a temporary file next to the target and rename it: never a partial file
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".colint-schema-")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, output)
+    except OSError as exc:
+        raise _fail(f"{output}: error: cannot write: {exc.strerror or exc}")
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         rv = cli.main(args=argv, prog_name="colint", standalone_mode=False)
