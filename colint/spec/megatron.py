@@ -144,6 +144,10 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     pos_type = r.name("position_embedding_type", default="learned_absolute")
     positions = 0
     if pos_type == "learned_absolute":
+        if r.first_present(("encoder_seq_length", "max_position_embeddings", "seq_length")) is None:
+            raise r.error("position_embedding_type" if r.has("position_embedding_type") else (),
+                          "learned_absolute position embeddings need encoder_seq_length or "
+                          "max_position_embeddings (the rows of the position table)")
         positions = r.req(None, "encoder_seq_length", "max_position_embeddings", "seq_length")
         r.notes.append(f"learned absolute positions: a {positions}-row position table")
     tie = _tied(r)

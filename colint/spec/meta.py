@@ -200,6 +200,7 @@ def _deepseek(r: FormatReader, vocab_size: int | None) -> ModelSpec:
     dense = FFN(kind="dense", intermediate_size=inter, gated=True)
     experts = r.req("num_experts", "n_routed_experts", default=64)
     moe_inter = r.req("moe_intermediate_size", "moe_inter_dim", default=1408)
+    r.record("shared_expert_intermediate_size", "moe_inter_dim", default=not r.has("moe_inter_dim"))
     shared = r.req("num_shared_experts", "n_shared_experts", default=2, minimum=0)
     moe = FFN(kind="moe", num_experts=experts, top_k=r.req("top_k", "n_activated_experts", default=6),
               expert_intermediate_size=moe_inter, num_shared_experts=shared, shared_intermediate_size=moe_inter,
