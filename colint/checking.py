@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from colint.errors import ColintError
-from colint.findings import Finding, rank
+from colint.findings import SEVERITY_ORDER, Finding, rank
 
 
 @dataclass
@@ -30,6 +30,10 @@ class CheckOptions:
     severity_overrides: dict[str, str] = field(default_factory=dict)  # code -> severity
     input_format: Optional[str] = None
     vocab_size: Optional[int] = None
+    # (config dir, glob, codes): findings of those codes are dropped for files matching the glob
+    per_file_ignores: list[tuple[str, str, frozenset]] = field(default_factory=list)
+    baseline: Any = None  # colint.suppression.Baseline: accepted findings, reported no more
+    inline_suppressions: bool = True  # honour `# colint: ignore[...]` comments in YAML
 
 
 @dataclass
@@ -40,6 +44,8 @@ class FileResult:
     error: Optional[ColintError] = None
     findings: list[Finding] = field(default_factory=list)
     spec: Any = None
+    doc: Any = None  # the loaded Document (text + key spans), for reporters that locate fix edits
+    suppressed: int = 0  # findings dropped by comments, per-file-ignores or the baseline
 
 
 @dataclass
@@ -66,11 +72,11 @@ def build_targets(opts: CheckOptions) -> list[Target]:
     return targets
 
 
-def check_spec(spec, targets: list[Target], opts: CheckOptions) -> list[Finding]:
-    from colint.analysis.workload import analyse
+def check_spec(spec, targets: list[Target], opts: CheckOptions, rules=None) -> list[Finding]:
     from colint.rules import Context, select_rules
 
-    rules = select_rules(opts.select, opts.ignore, opts.extend_select)
+    if rules is None:
+        rules = select_rules(opts.select, opts.ignore, opts.extend_select)
     findings: list[Finding] = []
     spec_only = [r for r in rules if not r.needs_workload]
     per_gpu = [r for r in rules if r.needs_workload]
@@ -80,7 +86,9 @@ def check_spec(spec, targets: list[Target], opts: CheckOptions) -> list[Finding]
     for r in spec_only:
         ctx.current = r
         findings.extend(r.check(ctx))
-    for t in targets:
+    if per_gpu and targets:
+        from colint.analysis.workload import analyse
+    for t in targets if per_gpu else []:
         workload = analyse(spec, t.profile, t.scenario)
         ctx = Context(spec=spec, workload=workload, gpu=t.gpu, profile=t.profile, scenario=t.scenario,
                       options=opts.rule_options, tp_auto=opts.tp == "auto")
@@ -93,9 +101,14 @@ def check_spec(spec, targets: list[Target], opts: CheckOptions) -> list[Finding]
     return rank(findings)
 
 
-def check_file(path: str, targets: list[Target], opts: CheckOptions) -> FileResult:
+def check_file(path: str, targets: list[Target], opts: CheckOptions, rules=None) -> FileResult:
     from colint.loading import load
+    from colint.rules import select_rules
     from colint.spec import normalize
+    from colint.suppression import apply_suppressions
+
+    if rules is None:
+        rules = select_rules(opts.select, opts.ignore, opts.extend_select)
 
     result = FileResult(path=path)
     try:
@@ -106,14 +119,19 @@ def check_file(path: str, targets: list[Target], opts: CheckOptions) -> FileResu
             exc.path = path
         result.error = exc
         return result
-    result.format, result.model_type, result.spec = spec.format, spec.model_type, spec
-    result.findings = check_spec(spec, targets, opts)
+    result.format, result.model_type, result.spec, result.doc = spec.format, spec.model_type, spec, doc
+    findings = check_spec(spec, targets, opts, rules)
+    result.findings, result.suppressed = apply_suppressions(path, doc, findings, {r.code for r in rules}, opts)
     return result
 
 
 def check_paths(paths: list[str], opts: CheckOptions) -> list[FileResult]:
-    targets = build_targets(opts)
-    return [check_file(p, targets, opts) for p in paths]
+    from colint.rules import select_rules
+
+    rules = select_rules(opts.select, opts.ignore, opts.extend_select)
+    # GPU profiles and scenarios only when a selected rule needs a workload (--select CL0 skips them)
+    targets = build_targets(opts) if any(r.needs_workload for r in rules) else []
+    return [check_file(p, targets, opts, rules) for p in paths]
 
 
 def summary(results: list[FileResult]) -> dict:
@@ -137,3 +155,50 @@ def exit_code(results: list[FileResult], fail_on: str) -> int:
         return 0
     order = {"error": 0, "warning": 1, "info": 2}
     return 1 if any(order[f.severity] <= threshold for r in results for f in r.findings) else 0
+
+
+def check_grouped(paths: list[str], cli_overrides: dict, *, isolated: bool = False,
+                  baseline_path: Optional[str] = None):
+    """Check ``paths`` under the settings in force for each (nearest config file + CLI flags).
+
+    Returns the results in input order and, parallel to them, the ``Effective`` settings each was
+    checked with. Files sharing a config file are checked together (profiles resolved once)."""
+    import os
+
+    from colint.settings import find_config, resolve
+    from colint.suppression import Baseline
+
+    by_config: dict[Optional[str], list[int]] = {}
+    configs: dict[Optional[str], Any] = {}
+    for i, p in enumerate(paths):
+        cfg = None if isolated else find_config(os.path.dirname(os.path.abspath(p)))
+        key = cfg.path if cfg is not None else None
+        configs[key] = cfg
+        by_config.setdefault(key, []).append(i)
+    results: list[Optional[FileResult]] = [None] * len(paths)
+    groups: list[Any] = [None] * len(paths)
+    baselines: dict[str, Any] = {}
+    for key, idxs in by_config.items():
+        eff = resolve(configs[key], cli_overrides)
+        bpath = baseline_path or eff.values["baseline"]
+        baseline = None
+        if bpath:
+            ab = os.path.abspath(bpath)
+            if ab not in baselines:
+                baselines[ab] = Baseline.load(bpath)
+            baseline = baselines[ab]
+        for i, r in zip(idxs, check_paths([paths[i] for i in idxs], eff.check_options(baseline))):
+            results[i], groups[i] = r, eff
+    return results, groups
+
+
+def statistics(results: list[FileResult]) -> list[dict]:
+    """Findings counted per rule, most frequent first (``--statistics``)."""
+    counts: dict[str, dict] = {}
+    for r in results:
+        for f in r.findings:
+            row = counts.setdefault(f.code, {"code": f.code, "name": f.name, "severity": f.severity, "count": 0})
+            row["count"] += 1
+            if SEVERITY_ORDER[f.severity] < SEVERITY_ORDER[row["severity"]]:
+                row["severity"] = f.severity
+    return sorted(counts.values(), key=lambda row: (-row["count"], row["code"]))

@@ -68,55 +68,198 @@ def _parallel(value: str | None, name: str):
     return n
 
 
-@cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=False))
-@click.option("--gpu", "gpus", multiple=True, help="Target GPU profile name or YAML path; repeat to lint for a "
-              "fleet. [default: b200]")
-@click.option("--scenario", type=click.Choice(["throughput", "latency", "long-context"]), default="throughput",
-              show_default=True)
-@click.option("--dtype", default=None, help="Weight/activation format: bf16, fp16, fp8, fp8_block, nvfp4, mxfp4, "
-              "int8. [default: bf16]")
-@click.option("--tp", default=None, help="Tensor-parallel size, or 'auto' (largest power of two that aligns).")
-@click.option("--ep", type=click.IntRange(min=1), default=None, help="Expert-parallel size.")
-@click.option("--pp", type=click.IntRange(min=1), default=None, help="Pipeline-parallel size.")
-@click.option("--context", type=click.IntRange(min=1), default=None, help="Context length, tokens.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=None,
-              help="Concurrent decode sequences per GPU.")
-@click.option("--select", multiple=True, help="Rule codes, prefixes, names or families to run (repeatable).")
-@click.option("--ignore", multiple=True, help="Rule codes, prefixes, names or families to skip (repeatable).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default="warning",
-              show_default=True, help="Exit 1 when a finding at or above this severity is reported.")
-@click.option("--input-format", default=None, help="Force the input format instead of detecting it.")
-@click.option("--vocab-size", type=click.IntRange(min=1), default=None,
-              help="Vocabulary size for formats whose vocab comes from a tokenizer.")
-def check(paths, gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore, fmt, fail_on,
-          input_format, vocab_size) -> None:
-    """Lint the architecture in each PATH for the target GPU(s)."""
-    from colint.checking import CheckOptions, check_paths, exit_code, summary
-    from colint.errors import ColintError
+FORMATS = ["text", "json", "github", "sarif", "gitlab"]
 
+
+def _settings_options(fn):
+    """Options that a project's [tool.colint] can also set (CLI flags override the file)."""
+    opts = [
+        click.option("--gpu", "gpus", multiple=True, help="Target GPU profile name or YAML path; repeat to lint "
+                     "for a fleet. [default: b200]"),
+        click.option("--scenario", type=click.Choice(["throughput", "latency", "long-context"]), default=None,
+                     help="[default: throughput]"),
+        click.option("--dtype", default=None, help="Weight/activation format: bf16, fp16, fp8, fp8_block, nvfp4, "
+                     "mxfp4, int8. [default: bf16]"),
+        click.option("--tp", default=None, help="Tensor-parallel size, or 'auto' (largest power of two that aligns)."),
+        click.option("--ep", type=click.IntRange(min=1), default=None, help="Expert-parallel size."),
+        click.option("--pp", type=click.IntRange(min=1), default=None, help="Pipeline-parallel size."),
+        click.option("--context", type=click.IntRange(min=1), default=None, help="Context length, tokens."),
+        click.option("--concurrency", type=click.IntRange(min=1), default=None,
+                     help="Concurrent decode sequences per GPU."),
+        click.option("--select", multiple=True, help="Rule codes, prefixes, names or families to run (repeatable; "
+                     "replaces the config's select)."),
+        click.option("--ignore", multiple=True, help="Rule codes, prefixes, names or families to skip (repeatable; "
+                     "adds to the config's ignore)."),
+        click.option("--extend-select", multiple=True, help="Rules to run in addition to select (repeatable)."),
+        click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default=None,
+                     help="Exit 1 when a finding at or above this severity is reported. [default: warning]"),
+        click.option("--input-format", default=None, help="Force the input format instead of detecting it."),
+        click.option("--vocab-size", type=click.IntRange(min=1), default=None,
+                     help="Vocabulary size for formats whose vocab comes from a tokenizer."),
+        click.option("--isolated", is_flag=True, help="Ignore pyproject.toml / .colint.toml files."),
+    ]
+    for o in reversed(opts):
+        fn = o(fn)
+    return fn
+
+
+def _cli_overrides(gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore, extend_select, fail_on,
+                   input_format, vocab_size) -> dict:
     def csv(values):
         return [v.strip() for item in values for v in item.split(",") if v.strip()]
 
-    opts = CheckOptions(gpus=list(gpus) or ["b200"], scenario=scenario, dtype=dtype, tp=_parallel(tp, "tp"),
-                        ep=ep, pp=pp, context=context, concurrency=concurrency, select=csv(select),
-                        ignore=csv(ignore), input_format=input_format, vocab_size=vocab_size)
+    return {"gpus": list(gpus), "scenario": scenario, "dtype": dtype, "tp": _parallel(tp, "tp"), "ep": ep, "pp": pp,
+            "context": context, "concurrency": concurrency, "select": csv(select), "ignore": csv(ignore),
+            "extend_select": csv(extend_select), "fail_on": fail_on, "input_format": input_format,
+            "vocab_size": vocab_size}
+
+
+def _write_atomic(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same directory (never a partial file)."""
+    import os
+    import tempfile
+
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".colint-", dir=directory)
     try:
-        results = check_paths(list(paths), opts)
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=False))
+@_settings_options
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+              help="Output format. [default: github when GITHUB_ACTIONS=true, else text]")
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
+              help="Write the report to this file instead of stdout.")
+@click.option("--statistics", is_flag=True, help="Print a count per rule instead of the findings.")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported (2 still means an error).")
+@click.option("--baseline", type=click.Path(dir_okay=False), default=None,
+              help="Report only findings not recorded in this baseline file.")
+@click.option("--write-baseline", type=click.Path(dir_okay=False), default=None,
+              help="Record every current finding in this baseline file, then exit 0.")
+def check(paths, gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore, extend_select, fail_on,
+          input_format, vocab_size, isolated, fmt, output, statistics, exit_zero, baseline, write_baseline) -> None:
+    """Lint the architecture in each PATH for the target GPU(s)."""
+    import os
+
+    from colint.checking import check_grouped, exit_code, summary
+    from colint.errors import ColintError
+
+    overrides = _cli_overrides(gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore,
+                               extend_select, fail_on, input_format, vocab_size)
+    if fmt is None:
+        fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+    if statistics and fmt not in ("text", "json"):
+        raise _fail("colint: error: --statistics prints text or json; drop --format " + fmt)
+    try:
+        results, groups = check_grouped(list(paths), overrides, isolated=isolated,
+                                        baseline_path=None if write_baseline else baseline)
     except ColintError as exc:
         raise _fail(f"colint: error: {exc.message}" if exc.path is None else exc.located())
+    if write_baseline:
+        from colint.suppression import render_baseline
+
+        text, n = render_baseline(results, write_baseline)
+        try:
+            _write_atomic(write_baseline, text)
+        except OSError as exc:
+            raise _fail(f"{write_baseline}: error: cannot write baseline: {exc.strerror or exc}")
+        click.echo(f"colint: recorded {n} finding{'s' if n != 1 else ''} in {write_baseline}", err=True)
+        failed = any(r.error is not None for r in results)
+        raise click.exceptions.Exit(EXIT_ERROR if failed else EXIT_CLEAN)
     summ = summary(results)
+    report = _render_report(fmt, results, summ, groups, statistics=statistics,
+                            colour=output is None and sys.stdout.isatty())
+    if output:
+        try:
+            _write_atomic(output, report + "\n")
+        except OSError as exc:
+            raise _fail(f"{output}: error: cannot write report: {exc.strerror or exc}")
+    else:
+        click.echo(report)
+    code = max((exit_code([r for r, g in zip(results, groups) if g is eff], eff.values["fail_on"])
+                for eff in {id(g): g for g in groups}.values()), default=EXIT_CLEAN)
+    if exit_zero and code == EXIT_FINDINGS:
+        code = EXIT_CLEAN
+    raise click.exceptions.Exit(code)
+
+
+def _render_report(fmt: str, results, summ: dict, groups, *, statistics: bool, colour: bool) -> str:
+    if statistics:
+        from colint.checking import statistics as stats
+
+        rows = stats(results)
+        if fmt == "json":
+            import json
+
+            return json.dumps(rows, indent=2)
+        return "\n".join(f"{r['count']:>5}  {r['code']}  {r['severity']:<7}  {r['name']}" for r in rows) \
+            or "no findings"
     if fmt == "json":
         from colint.reporters.json_report import render as render_json
 
-        click.echo(render_json(results, summ))
-    else:
-        from colint.reporters.text import render as render_text
+        return render_json(results, summ)
+    if fmt == "github":
+        from colint.reporters.github import render as render_github
 
-        ctx_line = "estimates: " + ", ".join(opts.gpus) + f", {opts.dtype or 'bf16'}, scenario {opts.scenario}"
-        click.echo(render_text(results, summ, colour=sys.stdout.isatty(), context_line=ctx_line))
-    raise click.exceptions.Exit(exit_code(results, fail_on))
+        return render_github(results, summ)
+    if fmt == "sarif":
+        from colint.reporters.sarif import render as render_sarif
+        from colint.rules import all_rules
+
+        return render_sarif(results, all_rules())
+    if fmt == "gitlab":
+        from colint.reporters.gitlab import render as render_gitlab
+
+        return render_gitlab(results)
+    from colint.reporters.text import render as render_text
+
+    contexts = []
+    for eff in {id(g): g for g in groups}.values():
+        v = eff.values
+        c = "estimates: " + ", ".join(v["gpus"]) + f", {v['dtype'] or 'bf16'}, scenario {v['scenario']}"
+        if c not in contexts:
+            contexts.append(c)
+    return render_text(results, summ, colour=colour, context_line="; ".join(contexts) or None)
+
+
+@cli.command("config")
+@click.argument("path", default=".", type=click.Path(allow_dash=False))
+@_settings_options
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def config_cmd(path, gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore, extend_select,
+               fail_on, input_format, vocab_size, isolated, fmt) -> None:
+    """Show the settings in force for PATH (a file or directory) and where each comes from."""
+    from colint.errors import ColintError
+    from colint.settings import find_config, render_effective, resolve
+
+    overrides = _cli_overrides(gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore,
+                               extend_select, fail_on, input_format, vocab_size)
+    try:
+        cfg = None if isolated else find_config(path)
+        eff = resolve(cfg, overrides)
+        if overrides["select"] or overrides["ignore"] or overrides["extend_select"]:
+            from colint.rules import select_rules
+
+            select_rules(eff.values["select"], eff.values["ignore"], eff.values["extend_select"])
+    except ColintError as exc:
+        raise _fail(f"colint: error: {exc.message}" if exc.path is None else exc.located())
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps({"path": path, "config": eff.config.label if eff.config else None,
+                               "settings": eff.as_dict()}, indent=2))
+    else:
+        click.echo(render_effective(eff, path))
 
 
 @cli.command("rules")

@@ -36,6 +36,7 @@ def all_rules() -> dict[str, Rule]:
             name = f"colint.rules.{mod}"
             if importlib.util.find_spec(name) is not None:
                 importlib.import_module(name)
+        importlib.import_module("colint.suppression")  # CL000 unused-suppression, emitted by the engine
         _loaded = True
     return dict(sorted(_REGISTRY.items()))
 
