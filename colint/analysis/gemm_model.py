@@ -52,7 +52,13 @@ OUT_BYTES: dict[str, float] = {"fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.
 # Block size of a format's scales along K (CL4xx reads these): elements per scale.
 SCALE_BLOCK: dict[str, int] = {"fp8_block": 128, "mxfp8": 32, "fp6": 32, "nvfp4": 16, "mxfp4": 32}
 DEFAULT_OUT = "bf16"
-SPLIT_K = (1, 2, 4, 8, 16)  # split-K factors a library uses when the grid is under one wave
+SPLIT_K = (1, 2, 4, 8, 16)
+# Extra HBM bytes per activation element for quantizing BF16 activations before the GEMM:
+# read BF16 (2 B) + write the quantized copy; per-tensor FP8 also reads once more for its amax.
+QUANT_PASS_BYTES: dict[str, float] = {"fp8": 2.0 + 2.0 + 1.0, "fp8_block": 2.0 + FORMATS["fp8_block"][1],
+                                      "int8": 2.0 + 1.0, "nvfp4": 2.0 + FORMATS["nvfp4"][1],
+                                      "mxfp4": 2.0 + FORMATS["mxfp4"][1], "mxfp8": 2.0 + FORMATS["mxfp8"][1],
+                                      "fp6": 2.0 + FORMATS["fp6"][1]}  # split-K factors a library uses when the grid is under one wave
 
 
 def check_format(profile, dtype: str) -> str:
@@ -139,74 +145,120 @@ def _bytes(m, n, k, dtype: str, out_dtype: str):
     return m * k * b_a + k * n * b_w, m * n * b_o
 
 
-def _tile_plans(profile):
-    """(tm, tn, sms) per candidate tile."""
-    return [(t.m, t.n, t.sms) for t in profile.tiles.candidates]
+class _Scalar:
+    """The numpy functions the model core uses, for plain Python numbers."""
+
+    maximum = staticmethod(max)
+    minimum = staticmethod(min)
+
+    @staticmethod
+    def where(cond, a, b):
+        return a if cond else b
+
+    @staticmethod
+    def any(cond) -> bool:
+        return bool(cond)
 
 
-def estimate(m: int, n: int, k: int, dtype: str, profile, out_dtype: str | None = None) -> GemmTime:
-    """Speed of light and the time model's estimate for one GEMM (pure Python)."""
+def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp) -> dict:
+    """The time model on scalars (xp=_Scalar) or numpy arrays (xp=numpy): one implementation."""
+    hw = FORMATS[dtype][0]
+    _, b_a, b_w = FORMATS[dtype]
+    peak = profile.peak_flops(hw)
+    bw = profile.memory_bytes_per_s
+    mf, nf, kf = m * 1.0, n * 1.0, k * 1.0
+    flops = 2.0 * mf * nf * kf
+    read_b = mf * kf * b_a + kf * nf * b_w
+    write_b = mf * nf * OUT_BYTES[out_dtype]
+    total_b = read_b + write_b
+    math_s, memory_s = flops / peak, total_b / bw
+    eta_c = model.compute_efficiency.get(dtype, model.compute_efficiency.get(hw, min(model.compute_efficiency.values())))
+    kt = profile.tiles.k_tile.get(hw, 64)
+    k_steps = -(-k // kt)
+    eta_k = kf / (k_steps * kt)
+    bw_eff = bw * model.memory_efficiency
+    # the format's quantized-linear path: fixed kernels + a pass over the activations
+    fixed_s = (model.kernel_floor_us + model.format_overhead_us.get(dtype, 0.0)) * 1e-6
+    fixed_s = fixed_s + mf * kf * QUANT_PASS_BYTES.get(dtype, 0.0) / bw_eff
+    max_split = model.max_split_k.get(dtype, SPLIT_K[-1])
+    best = None
+    for tile_m, tile_n, sms in [(t.m, t.n, t.sms) for t in profile.tiles.format_candidates.get(
+            hw, profile.tiles.candidates)]:
+        slots = max(1, profile.sm_count // sms)
+        tm_count, tn_count = -(-m // tile_m), -(-n // tile_n)
+        tiles = tm_count * tn_count
+        eta_tile = (mf * nf) / (tm_count * tile_m * tn_count * tile_n)
+        for split in SPLIT_K:
+            if split > max_split:
+                break
+            ok = True if split == 1 else (tiles * split <= slots) & (split <= k_steps)
+            if not xp.any(ok):
+                break
+            units = tiles * split
+            eta_wave = units / (-(-units // slots) * slots)
+            k_per = k_steps * kt / split
+            eta_fill = k_per / (k_per + model.k_fill_tiles * kt)
+            t_math = flops / (peak * eta_c * eta_tile * eta_wave * eta_k * eta_fill)
+            extra_b = 0.0 if split == 1 else 2.0 * split * mf * nf * 4.0  # FP32 partials out and back in
+            active_sms = xp.minimum(units, slots) * sms
+            eta_grid = xp.minimum(1.0, active_sms * model.per_sm_bandwidth_share / profile.sm_count)
+            t_mem = (total_b + extra_b) / (bw_eff * eta_grid)
+            hi = xp.maximum(t_math, t_mem)
+            lo = xp.minimum(t_math, t_mem)
+            t = hi * (1.0 + (lo / hi) ** model.overlap_p) ** (1.0 / model.overlap_p) + fixed_s
+            if split > 1:
+                t = t + model.kernel_floor_us * 1e-6  # the split-K reduction is a second kernel
+            cand = {"estimate_s": t, "t_math": t_math, "t_mem": t_mem, "tile_m": tile_m, "tile_n": tile_n,
+                    "tile_sms": sms, "split_k": split, "tile_efficiency": eta_tile, "wave_efficiency": eta_wave}
+            if best is None:
+                best = cand
+                continue
+            better = ok & (t < best["estimate_s"])
+            if xp.any(better):
+                for key, val in cand.items():
+                    best[key] = xp.where(better, val, best[key])
+    best.update(flops=flops, bytes=total_b, read_bytes=read_b, write_bytes=write_b, math_s=math_s,
+                memory_s=memory_s, read_s=read_b / bw, write_s=write_b / bw, sol_s=xp.maximum(math_s, memory_s),
+                arithmetic_intensity=flops / total_b, ridge=peak / bw, k_efficiency=eta_k, fixed_s=fixed_s)
+    return best
+
+
+def _check_out(out_dtype: str | None) -> str:
+    out_dtype = out_dtype or DEFAULT_OUT
+    if out_dtype not in OUT_BYTES:
+        raise ProfileError(f"unknown output format '{out_dtype}'; known: {', '.join(OUT_BYTES)}")
+    return out_dtype
+
+
+def estimate(m: int, n: int, k: int, dtype: str, profile, out_dtype: str | None = None, model=None) -> GemmTime:
+    """Speed of light and the time model's estimate for one GEMM (pure Python).
+
+    ``model`` overrides the architecture's TimeModel (calibration only)."""
     from colint.hardware_profiles import time_model
 
     if m <= 0 or n <= 0 or k <= 0:
         raise ProfileError(f"GEMM dimensions must be positive (got M={m}, N={n}, K={k})")
-    hw = check_format(profile, dtype)
-    out_dtype = out_dtype or DEFAULT_OUT
-    if out_dtype not in OUT_BYTES:
-        raise ProfileError(f"unknown output format '{out_dtype}'; known: {', '.join(OUT_BYTES)}")
-    tm_ = time_model(profile)
-    peak = profile.peak_flops(hw)
-    bw = profile.memory_bytes_per_s
-    flops = 2.0 * m * n * k
-    read_b, write_b = _bytes(m, n, k, dtype, out_dtype)
-    total_b = read_b + write_b
-    math_s, read_s, write_s = flops / peak, read_b / bw, write_b / bw
-    memory_s = read_s + write_s
-    sol_s = max(math_s, memory_s)
-    ridge = peak / bw
-
-    eta_c = tm_.compute_efficiency.get(hw, min(tm_.compute_efficiency.values()))
-    kt = profile.tiles.k_tile.get(hw, 64)
-    floor_s = tm_.kernel_floor_us * 1e-6
-    best = None
-    for tile_m, tile_n, sms in _tile_plans(profile):
-        slots = max(1, profile.sm_count // sms)
-        tiles = tile_count(m, n, tile_m, tile_n)
-        eta_tile = tile_efficiency(m, n, tile_m, tile_n)
-        k_steps = -(-k // kt)
-        eta_k = k / (k_steps * kt)
-        for split in SPLIT_K:
-            if split > 1 and (tiles * split > slots * 1 or split > k_steps):
-                break
-            units = tiles * split
-            eta_wave = wave_efficiency(units, slots)
-            k_per = k_steps * kt / split
-            eta_fill = k_per / (k_per + tm_.k_fill_tiles * kt)
-            t_math = flops / (peak * eta_c * eta_tile * eta_wave * eta_k * eta_fill)
-            extra_b = 0.0 if split == 1 else 2.0 * split * m * n * 4.0  # FP32 partials out and back in
-            active_sms = min(units, slots) * sms
-            eta_grid = min(1.0, active_sms * tm_.per_sm_bandwidth_share / profile.sm_count)
-            t_mem = (total_b + extra_b) / (bw * tm_.memory_efficiency * eta_grid)
-            t = max(t_math, t_mem) + floor_s
-            if best is None or t < best[0]:
-                best = (t, t_math, t_mem, tile_m, tile_n, sms, split, eta_tile, eta_k, eta_wave)
-    t, t_math, t_mem, tile_m, tile_n, sms, split, eta_tile, eta_k, eta_wave = best
-    if max(t_math, t_mem) < floor_s:
+    check_format(profile, dtype)
+    out_dtype = _check_out(out_dtype)
+    r = _core(int(m), int(n), int(k), dtype, profile, out_dtype, model or time_model(profile), _Scalar)
+    if max(r["t_math"], r["t_mem"]) < r["fixed_s"]:
         est_bound = "floor"
     else:
-        est_bound = "compute" if t_math >= t_mem else "memory"
+        est_bound = "compute" if r["t_math"] >= r["t_mem"] else "memory"
     _, b_a, b_w = FORMATS[dtype]
     return GemmTime(
-        m=m, n=n, k=k, dtype=dtype, out_dtype=out_dtype, flops=flops, bytes=total_b, read_bytes=read_b,
-        write_bytes=write_b, arithmetic_intensity=flops / total_b, ridge=ridge,
-        bound="compute" if math_s >= memory_s else "memory", math_s=math_s, memory_s=memory_s, read_s=read_s,
-        write_s=write_s, sol_s=sol_s, estimate_s=t, estimate_bound=est_bound, tile_m=tile_m, tile_n=tile_n,
-        tile_sms=sms, split_k=split, tile_efficiency=eta_tile, k_efficiency=eta_k, wave_efficiency=eta_wave,
-        m_star=m_star(n, k, b_a, b_w, OUT_BYTES[out_dtype], ridge),
+        m=m, n=n, k=k, dtype=dtype, out_dtype=out_dtype, flops=r["flops"], bytes=r["bytes"],
+        read_bytes=r["read_bytes"], write_bytes=r["write_bytes"], arithmetic_intensity=r["arithmetic_intensity"],
+        ridge=r["ridge"], bound="compute" if r["math_s"] >= r["memory_s"] else "memory", math_s=r["math_s"],
+        memory_s=r["memory_s"], read_s=r["read_s"], write_s=r["write_s"], sol_s=r["sol_s"],
+        estimate_s=r["estimate_s"], estimate_bound=est_bound, tile_m=r["tile_m"], tile_n=r["tile_n"],
+        tile_sms=r["tile_sms"], split_k=r["split_k"], tile_efficiency=r["tile_efficiency"],
+        k_efficiency=r["k_efficiency"], wave_efficiency=r["wave_efficiency"],
+        m_star=m_star(n, k, b_a, b_w, OUT_BYTES[out_dtype], r["ridge"]),
     )
 
 
-def estimate_arrays(m, n, k, dtype: str, profile, out_dtype: str | None = None) -> dict:
+def estimate_arrays(m, n, k, dtype: str, profile, out_dtype: str | None = None, model=None) -> dict:
     """The same model on numpy arrays of M, N, K (one format). Returns a dict of arrays:
     flops, bytes, arithmetic_intensity, ridge, math_s, memory_s, sol_s, estimate_s, bound
     (str array), tile_efficiency, wave_efficiency, k_efficiency, split_k, tile_m, tile_n."""
@@ -214,63 +266,15 @@ def estimate_arrays(m, n, k, dtype: str, profile, out_dtype: str | None = None) 
 
     from colint.hardware_profiles import time_model
 
-    hw = check_format(profile, dtype)
-    out_dtype = out_dtype or DEFAULT_OUT
-    if out_dtype not in OUT_BYTES:
-        raise ProfileError(f"unknown output format '{out_dtype}'; known: {', '.join(OUT_BYTES)}")
+    check_format(profile, dtype)
+    out_dtype = _check_out(out_dtype)
     m = np.asarray(m, dtype=np.int64)
     n = np.asarray(n, dtype=np.int64)
     k = np.asarray(k, dtype=np.int64)
-    tm_ = time_model(profile)
-    peak = profile.peak_flops(hw)
-    bw = profile.memory_bytes_per_s
-    mf, nf, kf = m.astype(float), n.astype(float), k.astype(float)
-    flops = 2.0 * mf * nf * kf
-    _, b_a, b_w = FORMATS[dtype]
-    read_b = mf * kf * b_a + kf * nf * b_w
-    write_b = mf * nf * OUT_BYTES[out_dtype]
-    total_b = read_b + write_b
-    math_s = flops / peak
-    memory_s = total_b / bw
-    sol_s = np.maximum(math_s, memory_s)
-    eta_c = tm_.compute_efficiency.get(hw, min(tm_.compute_efficiency.values()))
-    kt = profile.tiles.k_tile.get(hw, 64)
-    floor_s = tm_.kernel_floor_us * 1e-6
-    k_steps = -(-k // kt)
-    eta_k = kf / (k_steps * kt)
-    best_t = np.full(mf.shape, np.inf)
-    fields = {name: np.zeros(mf.shape) for name in ("tile_m", "tile_n", "split_k", "tile_efficiency",
-                                                    "wave_efficiency", "t_math", "t_mem")}
-    for tile_m, tile_n, sms in _tile_plans(profile):
-        slots = max(1, profile.sm_count // sms)
-        tm_count, tn_count = -(-m // tile_m), -(-n // tile_n)
-        tiles = tm_count * tn_count
-        eta_tile = (mf * nf) / (tm_count * tile_m * tn_count * tile_n)
-        for split in SPLIT_K:
-            ok = np.ones(mf.shape, dtype=bool) if split == 1 else (tiles * split <= slots) & (split <= k_steps)
-            if not ok.any():
-                break
-            units = tiles * split
-            eta_wave = units / (-(-units // slots) * slots)
-            k_per = k_steps * kt / split
-            eta_fill = k_per / (k_per + tm_.k_fill_tiles * kt)
-            t_math = flops / (peak * eta_c * eta_tile * eta_wave * eta_k * eta_fill)
-            extra_b = 0.0 if split == 1 else 2.0 * split * mf * nf * 4.0
-            active_sms = np.minimum(units, slots) * sms
-            eta_grid = np.minimum(1.0, active_sms * tm_.per_sm_bandwidth_share / profile.sm_count)
-            t_mem = (total_b + extra_b) / (bw * tm_.memory_efficiency * eta_grid)
-            t = np.maximum(t_math, t_mem) + floor_s
-            better = ok & (t < best_t)
-            best_t = np.where(better, t, best_t)
-            for name, val in (("tile_m", tile_m), ("tile_n", tile_n), ("split_k", split),
-                              ("tile_efficiency", eta_tile), ("wave_efficiency", eta_wave),
-                              ("t_math", t_math), ("t_mem", t_mem)):
-                fields[name] = np.where(better, val, fields[name])
-    return {
-        "flops": flops, "bytes": total_b, "arithmetic_intensity": flops / total_b,
-        "ridge": np.full(mf.shape, peak / bw), "math_s": math_s, "memory_s": memory_s, "sol_s": sol_s,
-        "estimate_s": best_t, "bound": np.where(math_s >= memory_s, "compute", "memory"),
-        "tile_efficiency": fields["tile_efficiency"], "wave_efficiency": fields["wave_efficiency"],
-        "k_efficiency": eta_k, "split_k": fields["split_k"].astype(int), "tile_m": fields["tile_m"].astype(int),
-        "tile_n": fields["tile_n"].astype(int),
-    }
+    if m.size and (m.min() <= 0 or n.min() <= 0 or k.min() <= 0):
+        raise ProfileError("GEMM dimensions must be positive")
+    r = _core(m, n, k, dtype, profile, out_dtype, model or time_model(profile), np)
+    shape = m.shape
+    out = {key: np.broadcast_to(np.asarray(v), shape) for key, v in r.items()}
+    out["bound"] = np.where(out["math_s"] >= out["memory_s"], "compute", "memory")
+    return out

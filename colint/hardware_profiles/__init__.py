@@ -78,14 +78,18 @@ def load_profile(name_or_path: str) -> Profile:
 
 @lru_cache(maxsize=1)
 def _architectures() -> dict[str, TimeModel]:
+    """Per-architecture constants merged over the ``common`` block."""
     from pydantic import ValidationError
 
     path = PROFILE_DIR / "_architectures.yaml"
     data = _read_yaml(path)
+    common = dict(data.pop("common", {}) or {})
     out = {}
     for arch, block in data.items():
+        merged = {**common, **(block or {})}
+        merged["sources"] = {**(common.get("sources") or {}), **((block or {}).get("sources") or {})}
         try:
-            out[arch] = TimeModel.model_validate(block)
+            out[arch] = TimeModel.model_validate(merged)
         except ValidationError as exc:
             raise ProfileError(f"{arch}: {exc.errors()[0]['msg']}", path=str(path)) from None
     return out

@@ -38,6 +38,8 @@ class Tiles(BaseModel):
     cga: Optional[Tile] = None  # the cluster (CGA) granularity, e.g. 512 on GB300
     # Tiles the kernel library picks from; the time model takes the fastest (an autotuner does).
     candidates: list[Tile]
+    # Formats whose kernels allow fewer tiles (Blackwell NVFP4/MXFP4: M 128 or 256 only).
+    format_candidates: dict[str, list[Tile]] = Field(default_factory=dict)
     k_tile: dict[str, int]  # K per mainloop stage, per format
     min_m_tile: int = 64  # the smallest M tile a kernel uses for skinny GEMMs (wgmma M=64)
 
@@ -49,20 +51,30 @@ class Tiles(BaseModel):
 
 
 class TimeModel(BaseModel):
-    """The few constants of the GEMM time model, shared by all GPUs of one architecture."""
+    """The few constants of the GEMM time model. ``compute_efficiency`` and ``kernel_floor_us``
+    belong to an architecture; the others are shared by all architectures (the ``common:`` block
+    of ``_architectures.yaml``) because they describe the kernels and libraries, not a chip."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     # Sustained fraction of the dense peak for a large, well-shaped GEMM, per format (MAMF ratios).
     compute_efficiency: dict[str, float]
+    # Fixed time of one GEMM kernel (launch, prologue, epilogue, tail), microseconds.
+    kernel_floor_us: float = Field(ge=0)
     # Per-tile pipeline fill: a tile's K loop runs as if K were K + k_fill_tiles * k_tile.
     k_fill_tiles: float = Field(ge=0)
     # Sustained fraction of the HBM bandwidth a streaming GEMM reaches.
     memory_efficiency: float = Field(gt=0, le=1)
-    # Fixed time of one GEMM kernel (launch, prologue, epilogue, tail), microseconds.
-    kernel_floor_us: float = Field(ge=0)
-    # Fraction of the HBM bandwidth one SM (or CU) can pull alone (limits skinny grids).
+    # Fraction of the HBM bandwidth one SM (or CU) can pull alone, in units of its fair share
+    # (BW / SMs): limits the bandwidth of grids with few CTAs.
     per_sm_bandwidth_share: float = Field(gt=0)
+    # Fixed time of a format's quantized-linear path beyond the GEMM kernel (activation
+    # quantization, amax, scale layout kernels), microseconds per call.
+    format_overhead_us: dict[str, float] = Field(default_factory=dict)
+    # Largest split-K factor the format's kernels use (absent: 16); 1 = no split-K.
+    max_split_k: dict[str, int] = Field(default_factory=dict)
+    # Imperfect overlap of math and memory: t = (t_math^p + t_mem^p)^(1/p); p -> inf is max().
+    overlap_p: float = Field(default=4.0, ge=1)
     sources: dict[str, str] = Field(default_factory=dict)
 
 

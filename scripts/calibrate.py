@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Error of colint's GEMM time model against measured kernel latencies.
+
+    .venv/bin/python scripts/calibrate.py                      # the shipped sample (tests/data/measured)
+    .venv/bin/python scripts/calibrate.py --data DIR_OR_CSV... # e.g. the full aiconfigurator files
+    .venv/bin/python scripts/calibrate.py --heldout            # fit the shared constants without one GPU
+    .venv/bin/python scripts/calibrate.py --efficiency         # measured best sustained rate per arch/format
+    .venv/bin/python scripts/calibrate.py --make-sample SRC_DIR  # rebuild the stratified sample
+
+For each GPU and format: median and 90th percentile of |log2(estimate / measured)| and the
+Spearman rank correlation, for the model's estimate and for the plain roofline
+max(FLOPs/peak, bytes/bandwidth). CSV columns: dtype, m, n, k, latency_ms; the first line
+(``# Measured GEMM latencies on NVIDIA H100 ...``) names the device; the file name picks the profile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+SAMPLE_DIR = ROOT / "tests" / "data" / "measured"
+# measured dtype -> colint format. SmoothQuant (W8A8) runs INT8 tensor cores; int8_wo/int4_wo are
+# weight-only (BF16 activations and math, 1 / 0.5 B weights).
+DTYPES = {"bfloat16": "bf16", "float16": "fp16", "fp8": "fp8", "fp8_block": "fp8_block", "nvfp4": "nvfp4",
+          "mxfp4": "mxfp4", "sq": "int8", "int8": "int8", "int8_wo": "int8_wo", "int4_wo": "int4_wo"}
+# file stem -> profile name
+GPUS = {"gemm_h100_sxm": "h100-sxm", "gemm_b200_sxm": "b200", "gemm_a100_sxm": "a100-sxm-80gb",
+        "gemm_h200_sxm": "h200", "gemm_gb200": "gb200", "gemm_b300": "b300", "gemm_gb300": "gb300",
+        "gemm_l40s": "l40s", "gemm_mi300x": "mi300x", "gemm_mi325x": "mi325x", "gemm_mi355x": "mi355x",
+        "gemm_h100_nvl": "h100-nvl", "gemm_rtx_pro_6000": "rtx-pro-6000"}
+TARGETS = {"median": 0.25, "p90": 0.8, "rho": 0.97}
+
+
+def profile_for(path: Path) -> str:
+    stem = path.stem.replace("-", "_")
+    if stem in GPUS:
+        return GPUS[stem]
+    from colint.hardware_profiles import list_profiles
+
+    for name in list_profiles():
+        if name.replace("-", "_") in stem:
+            return name
+    raise SystemExit(f"{path}: cannot tell which GPU profile this file is for (name it like gemm_h100_sxm.csv)")
+
+
+def read_csv(path: Path):
+    """(header comment, {dtype: (m, n, k, seconds)}) with numpy arrays."""
+    import numpy as np
+
+    header = ""
+    cols: dict[str, list] = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if line.startswith("#"):
+                header = header or line.strip()
+                continue
+            if line.startswith("dtype"):
+                continue
+            d, m, n, k, ms = line.rstrip("\n").split(",")[:5]
+            cols.setdefault(d, []).append((int(m), int(n), int(k), float(ms) * 1e-3))
+    out = {}
+    for d, rows in cols.items():
+        a = np.array(rows, dtype=float)
+        out[d] = (a[:, 0].astype(np.int64), a[:, 1].astype(np.int64), a[:, 2].astype(np.int64), a[:, 3])
+    return header, out
+
+
+def spearman(a, b) -> float:
+    import numpy as np
+
+    def ranks(x):
+        order = np.argsort(x, kind="mergesort")
+        r = np.empty(len(x))
+        r[order] = np.arange(len(x))
+        # average ties
+        xs = x[order]
+        i = 0
+        while i < len(xs):
+            j = i
+            while j + 1 < len(xs) and xs[j + 1] == xs[i]:
+                j += 1
+            if j > i:
+                r[order[i:j + 1]] = (i + j) / 2.0
+            i = j + 1
+        return r
+
+    return float(np.corrcoef(ranks(np.asarray(a)), ranks(np.asarray(b)))[0, 1])
+
+
+def errors(pred, meas) -> dict:
+    import numpy as np
+
+    e = np.abs(np.log2(pred / meas))
+    return {"median": float(np.median(e)), "p90": float(np.percentile(e, 90)), "rho": spearman(pred, meas),
+            "bias": float(np.median(np.log2(pred / meas)))}
+
+
+def files_from(args_data: list[str]) -> list[Path]:
+    paths: list[Path] = []
+    for d in args_data or [str(SAMPLE_DIR)]:
+        p = Path(d)
+        paths += sorted(p.glob("*.csv")) if p.is_dir() else [p]
+    return paths
+
+
+def evaluate(paths: list[Path], models: dict | None = None, skip_gpus: set[str] = frozenset()) -> list[dict]:
+    """One row per (GPU, format): n, the model's and the roofline's errors."""
+    from colint.analysis.gemm_model import estimate_arrays
+    from colint.hardware_profiles import load_profile
+
+    out = []
+    for path in paths:
+        gpu = profile_for(path)
+        if gpu in skip_gpus:
+            continue
+        profile = load_profile(gpu)
+        _, data = read_csv(path)
+        for dtype, (m, n, k, t) in sorted(data.items()):
+            fmt = DTYPES.get(dtype)
+            if fmt is None or not profile.has(__import__("colint.analysis.gemm_model", fromlist=["FORMATS"])
+                                              .FORMATS[fmt][0]):
+                continue
+            model = (models or {}).get(profile.architecture)
+            r = estimate_arrays(m, n, k, fmt, profile, model=model)
+            out.append({"gpu": gpu, "arch": profile.architecture, "dtype": dtype, "format": fmt, "rows": len(t),
+                        "model": errors(r["estimate_s"], t), "roofline": errors(r["sol_s"], t)})
+    return out
+
+
+def table(results: list[dict]) -> str:
+    lines = ["| GPU | dtype (format) | rows | model median | model p90 | model ρ | roofline median | "
+             "roofline p90 | roofline ρ |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in results:
+        mo, ro = r["model"], r["roofline"]
+        lines.append(f"| {r['gpu']} | {r['dtype']} ({r['format']}) | {r['rows']:,} | {mo['median']:.3f} | "
+                     f"{mo['p90']:.3f} | {mo['rho']:.4f} | {ro['median']:.3f} | {ro['p90']:.3f} | {ro['rho']:.4f} |")
+    return "\n".join(lines)
+
+
+def meets(r: dict) -> bool:
+    m = r["model"]
+    return m["median"] <= TARGETS["median"] and m["p90"] <= TARGETS["p90"] and m["rho"] >= TARGETS["rho"]
+
+
+# --------------------------------------------------------------------- fitting the shared constants
+SHARED = ("k_fill_tiles", "memory_efficiency", "per_sm_bandwidth_share", "overlap_p")
+
+
+def _models_with(base: dict, **shared) -> dict:
+    out = {}
+    for arch, tm in base.items():
+        upd = {k: v for k, v in shared.items() if k in SHARED}
+        if "format_overhead_us" in shared:
+            upd["format_overhead_us"] = shared["format_overhead_us"]
+        out[arch] = tm.model_copy(update=upd)
+    return out
+
+
+def objective(results: list[dict]) -> float:
+    return sum(r["model"]["median"] + 0.5 * r["model"]["p90"] for r in results) / max(len(results), 1)
+
+
+def fit_shared(paths: list[Path], skip_gpus: set[str]) -> dict:
+    """Coordinate search over the cross-architecture constants on the GPUs not skipped."""
+    from colint.hardware_profiles import _architectures
+
+    base = dict(_architectures())
+    any_tm = next(iter(base.values()))
+    cur = {k: getattr(any_tm, k) for k in SHARED}
+    grids = {"k_fill_tiles": [0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0],
+             "memory_efficiency": [0.7, 0.75, 0.8, 0.85, 0.9, 0.95],
+             "per_sm_bandwidth_share": [1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0],
+             "overlap_p": [1.5, 2.0, 3.0, 4.0, 6.0, 10.0]}
+    overhead = dict(any_tm.format_overhead_us)
+    cur["format_overhead_us"] = overhead
+    best = objective(evaluate(paths, _models_with(base, **cur), skip_gpus))
+    for _ in range(2):
+        for key, grid in grids.items():
+            for v in grid:
+                trial = {**cur, key: v}
+                score = objective(evaluate(paths, _models_with(base, **trial), skip_gpus))
+                if score < best - 1e-9:
+                    best, cur = score, trial
+        for fmt in list(overhead):
+            for v in (0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0):
+                trial_o = {**cur["format_overhead_us"], fmt: v}
+                trial = {**cur, "format_overhead_us": trial_o}
+                score = objective(evaluate(paths, _models_with(base, **trial), skip_gpus))
+                if score < best - 1e-9:
+                    best, cur = score, trial
+    return cur
+
+
+def make_sample(src: Path, per_gpu: int = 20000) -> None:
+    """Deterministic stratified sample: every (dtype, M) stratum, N/K spread evenly inside it."""
+    SAMPLE_DIR.mkdir(parents=True, exist_ok=True)
+    for path in sorted(src.glob("gemm_*.csv")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        header = [ln for ln in lines[:2] if ln.startswith(("#", "dtype"))]
+        rows = [ln for ln in lines if ln and not ln.startswith(("#", "dtype"))]
+        strata: dict[tuple, list[str]] = {}
+        for ln in rows:
+            d, m, n, k, _ = ln.split(",")
+            strata.setdefault((d, int(m)), []).append(ln)
+        quota = max(1, per_gpu // len(strata))
+        keep = []
+        for key in sorted(strata):
+            group = sorted(strata[key], key=lambda s: (int(s.split(",")[2]), int(s.split(",")[3])))
+            step = max(1, len(group) / quota)
+            picked = sorted({int(i * step) for i in range(min(quota, len(group)))})
+            keep += [group[i] for i in picked]
+        (SAMPLE_DIR / path.name).write_text("\n".join(header + keep) + "\n", encoding="utf-8")
+        print(f"{path.name}: {len(keep)} of {len(rows)} rows")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", nargs="*", default=None, help="CSV files or folders (default: the shipped sample)")
+    ap.add_argument("--heldout", action="store_true", help="fit the shared constants on all GPUs but one, report it")
+    ap.add_argument("--fit", action="store_true", help="fit the shared constants on all GPUs and print them")
+    ap.add_argument("--efficiency", action="store_true", help="best sustained rate / peak per GPU and format")
+    ap.add_argument("--make-sample", metavar="SRC_DIR", help="rebuild tests/data/measured from the full files")
+    args = ap.parse_args(argv)
+    if args.make_sample:
+        make_sample(Path(args.make_sample))
+        return 0
+    paths = files_from(args.data)
+    if args.efficiency:
+        return _efficiency(paths)
+    if args.fit:
+        print(fit_shared(paths, set()))
+        return 0
+    if args.heldout:
+        from colint.hardware_profiles import _architectures
+
+        gpus = [profile_for(p) for p in paths]
+        print("| held-out GPU | shared constants fitted on | dtype | model median | model p90 | model ρ |")
+        print("|---|---|---|---:|---:|---:|")
+        for gpu in gpus:
+            others = set(gpus) - {gpu}
+            shared = fit_shared(paths, {gpu})
+            models = _models_with(dict(_architectures()), **shared)
+            for r in evaluate([p for p in paths if profile_for(p) == gpu], models):
+                mo = r["model"]
+                print(f"| {gpu} | {', '.join(sorted(others))} ({shared}) | {r['dtype']} | {mo['median']:.3f} | "
+                      f"{mo['p90']:.3f} | {mo['rho']:.4f} |")
+        return 0
+    results = evaluate(paths)
+    print(table(results))
+    bad = [r for r in results if not meets(r)]
+    print(f"\ntargets: median <= {TARGETS['median']}, p90 <= {TARGETS['p90']}, rho >= {TARGETS['rho']}: "
+          + ("all met" if not bad else "missed for " + ", ".join(f"{r['gpu']}/{r['dtype']}" for r in bad)))
+    return 0 if not bad else 1
+
+
+def _efficiency(paths: list[Path]) -> int:
+    import numpy as np
+
+    from colint.analysis.gemm_model import FORMATS
+    from colint.hardware_profiles import load_profile
+
+    for path in paths:
+        gpu = profile_for(path)
+        p = load_profile(gpu)
+        _, data = read_csv(path)
+        for dtype, (m, n, k, t) in sorted(data.items()):
+            fmt = DTYPES.get(dtype)
+            if not fmt or not p.has(FORMATS[fmt][0]):
+                continue
+            rate = 2.0 * m * n * k / t / p.peak_flops(FORMATS[fmt][0])
+            print(f"{gpu:14s} {p.architecture:13s} {dtype:10s} max {rate.max():.3f}  p99 {np.percentile(rate, 99):.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
