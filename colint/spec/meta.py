@@ -161,8 +161,8 @@ def _llama(r: FormatReader, vocab_size: int | None, torchchat: bool) -> ModelSpe
                 conv = Mixer(kind="short_conv", conv_kernel=LFM2_CONV_KERNEL, d_inner=h)
                 layers.append(layer(conv, ffn, 2 * h + h * LFM2_CONV_KERNEL))
             else:
-                raise r.error(("layer_types",), f"layer_types[{i}] is {t!r}; expected full_attention, "
-                                                "sliding_attention or conv")
+                raise r.error(("layer_types", i), f"'{r.key_name(('layer_types', i))}' is {t!r}; expected "
+                                                  "full_attention, sliding_attention or conv")
         layers += [attn_layer] * (n_layers - len(layers))
 
     tie = _tied(r)
