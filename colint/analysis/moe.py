@@ -1,0 +1,55 @@
+"""MoE routing arithmetic (DESIGN.md §5 "MoE"; domain.md §1.8, §5.5).
+
+Pure functions, no rules. Uniform routing is assumed throughout (an estimate: real routers
+are skewed, and the busiest expert gates the step).
+
+* tokens per routed expert per step (grouped-GEMM M): ``C · k / E`` where C is the global
+  concurrency of the EP group (tokens per rank × ep);
+* the global concurrency (and the EP width at a per-rank concurrency) at which an expert GEMM
+  with compute-bound threshold M* stops being memory-bound: ``C* = M* · E / k``;
+* expected experts touched by B tokens in one step: ``E · (1 − (1 − k/E)^B)``;
+* experts held per GPU at an EP width: ``ceil(E / ep)`` (with redundant slots: ``(E + r) / ep``).
+
+Sources: NVIDIA co-design blog, Guideline 5 (GEMM-M = global concurrency × top-k / #experts);
+domain.md §10 (experts touched); DeepSeek-V3 report §3.4 and open-infra-index day 6
+(EP32/EP144 with 32 redundant experts).
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def tokens_per_expert(concurrency_per_rank: float, ep: int, top_k: int, num_experts: int) -> float:
+    """Mean rows of one routed expert's GEMM per step (uniform routing)."""
+    return concurrency_per_rank * ep * top_k / num_experts if num_experts else 0.0
+
+
+def concurrency_for_m(m_target: float, top_k: int, num_experts: int) -> float:
+    """Global concurrency (tokens per step over the EP group) at which experts see m_target rows."""
+    return m_target * num_experts / top_k if top_k else math.inf
+
+
+def ep_for_m(m_target: float, concurrency_per_rank: float, top_k: int, num_experts: int) -> int:
+    """Smallest EP width whose ranks, each with ``concurrency_per_rank`` tokens, give every
+    expert ``m_target`` rows (uniform routing)."""
+    if concurrency_per_rank <= 0 or not math.isfinite(m_target):
+        return 0
+    return max(1, math.ceil(concurrency_for_m(m_target, top_k, num_experts) / concurrency_per_rank - 1e-9))
+
+
+def experts_touched(tokens: float, top_k: int, num_experts: int) -> float:
+    """Expected distinct experts that receive at least one of ``tokens`` tokens."""
+    if not num_experts:
+        return 0.0
+    return num_experts * (1.0 - (1.0 - top_k / num_experts) ** tokens)
+
+
+def experts_per_gpu(num_experts: int, ep: int, redundant: int = 0) -> int:
+    """Expert slots on the busiest GPU at an EP width."""
+    return math.ceil((num_experts + redundant) / ep)
+
+
+def redundant_to_fill(num_experts: int, ep: int) -> int:
+    """Redundant expert copies that make E + r divisible by ep (DeepSeek EPLB style)."""
+    return (-num_experts) % ep

@@ -1,0 +1,158 @@
+"""Pipeline-stage partitioning of a per-layer cost vector (DESIGN.md §5 "Pipeline").
+
+Pure functions, no rules: the best contiguous split of ``costs`` (one number per decoder layer)
+into ``stages`` stages that minimizes the largest stage (exact dynamic program, O(p·n²) — n is
+a few hundred at most), with fixed extras on the first stage (embedding) and the last stage
+(LM head, MTP layers); its imbalance ``max/mean − 1``; and the Megatron pipeline bubble.
+
+Sources: Megatron-LM (Narayanan et al., SC'21, arXiv 2104.04473): bubble fraction (p−1)/m,
+interleaved (p−1)/(v·m); uneven splits via ``--decoder-first/last-pipeline-num-layers``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+
+@dataclass(frozen=True)
+class Partition:
+    sizes: tuple[int, ...]  # decoder layers per stage
+    sums: tuple[float, ...]  # stage cost (extras included)
+
+    @property
+    def max(self) -> float:
+        return max(self.sums)
+
+    @property
+    def mean(self) -> float:
+        return sum(self.sums) / len(self.sums)
+
+    @property
+    def imbalance(self) -> float:
+        """max/mean − 1: how much longer the slowest stage is than a perfect split."""
+        return imbalance(self.sums)
+
+    @property
+    def idle_share(self) -> float:
+        """1 − mean/max: share of pipeline time the other stages wait for the slowest."""
+        m = self.max
+        return 1.0 - self.mean / m if m > 0 else 0.0
+
+
+def imbalance(stage_sums: Sequence[float]) -> float:
+    mean = sum(stage_sums) / len(stage_sums) if stage_sums else 0.0
+    return max(stage_sums) / mean - 1.0 if mean > 0 else 0.0
+
+
+def bubble_fraction(stages: int, microbatches: int, virtual_stages: int = 1) -> float:
+    """Megatron's pipeline bubble (p−1)/(v·m) as a fraction of the ideal time."""
+    return (stages - 1) / (virtual_stages * microbatches)
+
+
+def stage_sums(costs: Sequence[float], sizes: Sequence[int], first_extra: float = 0.0,
+               last_extra: float = 0.0) -> tuple[float, ...]:
+    out, i = [], 0
+    for j, s in enumerate(sizes):
+        v = float(sum(costs[i:i + s]))
+        if j == 0:
+            v += first_extra
+        if j == len(sizes) - 1:
+            v += last_extra
+        out.append(v)
+        i += s
+    return tuple(out)
+
+
+def evaluate(costs: Sequence[float], sizes: Sequence[int], first_extra: float = 0.0,
+             last_extra: float = 0.0) -> Partition:
+    return Partition(tuple(sizes), stage_sums(costs, sizes, first_extra, last_extra))
+
+
+def even_sizes(n: int, stages: int) -> tuple[int, ...] | None:
+    """The plain n/p split (what Megatron does by default), None when p does not divide n."""
+    if stages <= 0 or n % stages:
+        return None
+    return (n // stages,) * stages
+
+
+def best_partition(costs: Sequence[float], stages: int, first_extra: float = 0.0, last_extra: float = 0.0,
+                   cap_costs: Sequence[float] | None = None, cap: float | None = None,
+                   cap_first_extra: float = 0.0, cap_last_extra: float = 0.0) -> Partition | None:
+    """The contiguous split of ``costs`` into ``stages`` non-empty stages that minimizes the
+    largest stage sum (extras included). With ``cap_costs``/``cap``, only splits whose stages
+    all stay within ``cap`` in the second cost vector are allowed (used to pick, among the
+    splits that are optimal in one cost, the best in another). None when no split exists."""
+    n = len(costs)
+    p = stages
+    if p < 1 or n < p:
+        return None
+    pre = [0.0]
+    for c in costs:
+        pre.append(pre[-1] + float(c))
+    cpre = None
+    if cap_costs is not None:
+        cpre = [0.0]
+        for c in cap_costs:
+            cpre.append(cpre[-1] + float(c))
+    tol = 1e-9
+
+    def seg(j: int, a: int, b: int) -> float:
+        v = pre[b] - pre[a]
+        if j == 0:
+            v += first_extra
+        if j == p - 1:
+            v += last_extra
+        return v
+
+    def ok(j: int, a: int, b: int) -> bool:
+        if cpre is None or cap is None:
+            return True
+        v = cpre[b] - cpre[a] + (cap_first_extra if j == 0 else 0.0) + (cap_last_extra if j == p - 1 else 0.0)
+        return v <= cap * (1 + tol) + tol
+
+    inf = float("inf")
+    # best[j][i]: min over splits of the first i layers into j+1 stages of the largest stage
+    best = [[inf] * (n + 1) for _ in range(p)]
+    arg = [[-1] * (n + 1) for _ in range(p)]
+    for i in range(1, n + 1):
+        if ok(0, 0, i):
+            best[0][i] = seg(0, 0, i)
+            arg[0][i] = 0
+    for j in range(1, p):
+        for i in range(j + 1, n + 1):
+            bv, ba = inf, -1
+            for a in range(j, i):
+                prev = best[j - 1][a]
+                if prev == inf or not ok(j, a, i):
+                    continue
+                v = max(prev, seg(j, a, i))
+                if ba == -1 or v < bv - tol * max(1.0, abs(bv)):
+                    bv, ba = v, a
+            best[j][i], arg[j][i] = bv, ba
+    if best[p - 1][n] == inf:
+        return None
+    sizes = []
+    i = n
+    for j in range(p - 1, -1, -1):
+        a = arg[j][i]
+        sizes.append(i - a)
+        i = a
+    sizes.reverse()
+    return evaluate(costs, sizes, first_extra, last_extra)
+
+
+def best_partition_two(costs: Sequence[float], second: Sequence[float], stages: int, first_extra: float = 0.0,
+                       last_extra: float = 0.0, second_first_extra: float = 0.0,
+                       second_last_extra: float = 0.0) -> Partition | None:
+    """Among the splits optimal in ``costs``, the one whose largest stage in ``second`` is
+    smallest (returned as a Partition in ``costs``; evaluate ``second`` with its sizes)."""
+    first = best_partition(costs, stages, first_extra, last_extra)
+    if first is None:
+        return None
+    # minimize the max of `second` subject to every stage of `costs` staying within the optimum
+    alt = best_partition(second, stages, second_first_extra, second_last_extra, cap_costs=costs, cap=first.max,
+                         cap_first_extra=first_extra, cap_last_extra=last_extra)
+    if alt is None:
+        return first
+    return evaluate(costs, alt.sizes, first_extra, last_extra)

@@ -1,0 +1,254 @@
+"""CL7xx attention/FFN decoupling (guideline 7): parallelize attention and FFN independently.
+
+Attention tensor parallelism scales only up to the number of KV heads (MLA: one latent KV
+head); beyond it every rank holds a copy of the KV cache. Query heads must split evenly over
+tp. At long context and low concurrency decode time is KV-cache reads, which sharding the KV
+along the sequence (KV / Helix parallelism) spreads over GPUs that TP cannot use.
+"""
+
+from __future__ import annotations
+
+import math
+
+from colint.rules._fixes import edit_key, param_delta
+from colint.rules.base import Context, RuleDoc, edit, fix, rule
+
+FAMILY = "decoupling"
+SOURCES_KV = (
+    "NVIDIA blog 'AI Model Co-Design', Guideline 7 (attention TP scales only up to the KV heads)",
+    "NVIDIA blog 'Co-designing AI model attention for fast interactive long-context inference' (keep TP <= KH)",
+    "Helix Parallelism, Bhatia et al., arXiv 2507.07120; TensorRT-LLM tech blog 22",
+)
+
+
+def _attn_kinds(spec):
+    """(kind, mixer) for layer kinds whose token mixer is softmax attention or MLA, in use."""
+    counts = spec.layer_counts()
+    return [(k, k.mixer) for k, n in zip(spec.layer_kinds, counts) if n and k.mixer.kind in ("attention", "mla")]
+
+
+def _kv_heads(mx) -> int:
+    return 1 if mx.kind == "mla" else max(1, mx.num_kv_heads)
+
+
+def _mb(x: float) -> str:
+    return f"{x / 1e6:,.1f} MB" if x < 1e9 else f"{x / 1e9:,.1f} GB"
+
+
+@rule("CL701", "kv-cache-replicated-by-tp", FAMILY, "warning",
+      "Attention tensor parallelism above the KV-head count replicates the KV cache.",
+      RuleDoc(
+          what="Under tp, each rank holds n_kv/tp KV heads; when tp exceeds the KV heads (MLA's latent cache "
+               "counts as one head) whole KV heads are copied onto tp/n_kv ranks each.",
+          why="Every copy costs HBM that would hold other sequences' context, and each rank streams the full "
+              "copy per decode step, so attention decode time stops falling with tp.",
+          example="DeepSeek-V3 (MLA) at tp=8: 70,272 B of KV per token on every GPU instead of 8,784 B.",
+          fix="Run attention data-parallel (or with tp <= KV heads) and give the FFN/experts their own tp/ep "
+              "(decoupled parallelism); shard the KV along the sequence (Helix); or raise the KV heads to tp.",
+          sources=SOURCES_KV),
+      options={"min_replication": (2, "report when a KV head is held by at least this many tp ranks")})
+def kv_cache_replicated(ctx: Context):
+    w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
+    tp = sc.tp
+    if tp <= 1:
+        return
+    rows = [a for a in w.attention["decode"] if a.mixer in ("attention", "mla") and a.kv_replication >= 1]
+    kinds = {k.name: mx for k, mx in _attn_kinds(spec)}
+    worst = None
+    for a in rows:
+        mx = kinds.get(a.kind)
+        if mx is None:
+            continue
+        n_kv = _kv_heads(mx)
+        if tp <= n_kv:
+            continue
+        rep = tp // n_kv if tp % n_kv == 0 else tp / n_kv
+        if worst is None or rep > worst[0]:
+            worst = (rep, mx, n_kv)
+    if worst is None or worst[0] < ctx.option("min_replication"):
+        return
+    rep, mx, n_kv = worst
+    kv_gpu = w.kv_bytes_per_token_per_gpu
+    kv_ideal = w.kv_bytes_per_token / tp
+    extra_tok = kv_gpu - kv_ideal
+    seqs, context = sc.decode_concurrency, sc.context
+    extra_scn = extra_tok * seqs * context
+    step = w.steps["decode"]
+    core = step.attention_core_s
+    # the replicated share of the KV reads could be spread over the tp ranks
+    saved_s = sum(a.estimate_s * a.layers * (1 - 1 / max(1.0, min(a.kv_replication, tp)))
+                  for a in w.attention["decode"] if a.kind in kinds and a.kv_replication > 1)
+    loss = 100.0 * saved_s / step.estimate_s if step.estimate_s else 0.0
+    mla = mx.kind == "mla"
+    what = ("MLA's latent KV cache (one KV head)" if mla else
+            "the single KV head (multi-query attention)" if n_kv == 1 else f"{n_kv} KV heads")
+    verb = f"is copied onto all {tp} tp ranks" if mla or n_kv == 1 else \
+        f"under tp={tp}: each KV head is copied onto {rep:g} ranks"
+    msg = (f"{what} {verb}: {kv_gpu:,.0f} B of KV cache per token on every GPU instead of {kv_ideal:,.0f} B"
+           if mla or n_kv == 1 else
+           f"{what} {verb}, {kv_gpu:,.0f} B of KV cache per token per GPU instead of {kv_ideal:,.0f} B")
+    details = [
+        f"est. {_mb(extra_scn)} of extra KV cache per GPU at {seqs} seq x {context} tokens; the replicated KV reads "
+        f"are est. {loss:.1f}% of the decode step ({w.label()})",
+        f"attention tp scales without copies only up to {n_kv}; decouple: attention data-parallel (or tp<={n_kv}) "
+        "with the FFN/experts on tp/ep, or KV (Helix) parallelism along the sequence",
+    ]
+    fixes = [fix(f"run attention with tp<={n_kv} (data-parallel attention) and keep tp={tp} / ep for the FFN",
+                 "display")]
+    if not mla and mx.num_heads % tp == 0 and tp <= mx.num_heads:
+        d = param_delta(spec, "num_kv_heads", tp, old=mx.num_kv_heads)
+        fixes.append(fix(f"use {tp} KV heads ({d.label()}, {tp / n_kv:g}x the KV cache per token)", "unsafe",
+                         edit(edit_key(spec, "num_kv_heads", "num_key_value_heads"), mx.num_kv_heads, tp)))
+    field = "kv_lora_rank" if mla and spec.sources.get("kv_lora_rank") else "num_kv_heads"
+    yield ctx.finding(
+        "warning", msg, field=field,
+        evidence={"tp": tp, "kv_heads": n_kv, "kv_replication": rep, "kv_bytes_per_token_per_gpu": round(kv_gpu),
+                  "kv_bytes_per_token_sharded": round(kv_ideal), "extra_kv_bytes_per_gpu": round(extra_scn),
+                  "decode_concurrency": seqs, "context_tokens": context,
+                  "replicated_kv_read_s": saved_s, "attention_core_s": core, "gpu": ctx.gpu},
+        loss_pct=loss, fixes=fixes, details=details)
+
+
+def _divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def _nearest_divisible(n: int, tp: int) -> list[int]:
+    below = n // tp * tp
+    out = [v for v in (below, below + tp) if v > 0 and v != n]
+    return out
+
+
+@rule("CL702", "heads-not-divisible-by-tp", FAMILY, "error",
+      "Attention heads must split evenly over the tensor-parallel ranks.",
+      RuleDoc(
+          what="Tensor parallelism gives each rank num_heads/tp query heads; KV heads are either split (n_kv "
+               "divisible by tp) or replicated (tp divisible by n_kv). Mamba/linear-attention heads split the same way.",
+          why="With a remainder the heads cannot be split: Megatron-LM, vLLM and TensorRT-LLM reject the "
+              "configuration at start-up.",
+          example="Falcon-7B: 71 query heads cannot be split over tp=2, 4 or 8.",
+          fix="Choose a head count divisible by the tp you deploy with (72 or 64 instead of 71), or a smaller tp.",
+          sources=("Megatron-LM: num_attention_heads must be divisible by tensor_model_parallel_size",
+                   "vLLM: total_num_heads % tensor_parallel_size == 0 (and KV heads divisible or replicable)")))
+def heads_not_divisible(ctx: Context):
+    spec, tp = ctx.spec, ctx.scenario.tp
+    if tp <= 1:
+        return
+    seen = set()
+    counts = spec.layer_counts()
+    for kind, n in zip(spec.layer_kinds, counts):
+        if not n:
+            continue
+        mx = kind.mixer
+        checks = []
+        if mx.kind in ("attention", "mla"):
+            checks.append(("num_heads", "query heads", mx.num_heads, "num_attention_heads"))
+            if mx.kind == "attention" and mx.num_kv_heads and mx.num_kv_heads % tp and tp % mx.num_kv_heads:
+                checks.append(("num_kv_heads", "KV heads", mx.num_kv_heads, "num_key_value_heads"))
+        elif mx.kind == "mamba" and mx.num_heads:
+            checks.append(("mamba_num_heads", "Mamba heads", mx.num_heads, "mamba_num_heads"))
+        elif mx.kind == "linear_attention":
+            if mx.num_v_heads:
+                checks.append(("linear_num_value_heads", "linear-attention value heads", mx.num_v_heads,
+                               "linear_num_value_heads"))
+            if mx.num_k_heads:
+                checks.append(("linear_num_key_heads", "linear-attention key heads", mx.num_k_heads,
+                               "linear_num_key_heads"))
+        for field, label, count, fallback in checks:
+            if not count or (field, count) in seen:
+                continue
+            if field == "num_kv_heads":
+                bad = True
+            else:
+                bad = count % tp != 0
+            if not bad:
+                continue
+            seen.add((field, count))
+            max_tp = max(d for d in _divisors(count) if d & (d - 1) == 0) if field != "num_kv_heads" else None
+            key = edit_key(spec, field, fallback)
+            fixes = []
+            if field == "num_heads" and mx.kind == "attention":
+                for v in _nearest_divisible(count, tp):
+                    if mx.num_kv_heads and v % mx.num_kv_heads:
+                        continue
+                    d = param_delta(spec, "num_heads", v, old=count)
+                    fixes.append(fix(f"use {v} query heads ({d.label()})", "unsafe", edit(key, count, v)))
+            if field == "num_kv_heads":
+                opts = [v for v in _divisors(mx.num_heads) if v % tp == 0 or tp % v == 0]
+                near = sorted(opts, key=lambda v: (abs(v - count), v))[:2]
+                for v in sorted(near):
+                    d = param_delta(spec, "num_kv_heads", v, old=count)
+                    fixes.append(fix(f"use {v} KV heads ({d.label()})", "unsafe", edit(key, count, v)))
+                msg = f"{count} KV heads can neither be split over nor replicated evenly on tp={tp}"
+            else:
+                msg = f"{count} {label} cannot be split over tp={tp} ({count / tp:.2f} per rank)"
+            if max_tp and max_tp > 1:
+                fixes.append(fix(f"deploy with tp<={max_tp} (the largest power of two dividing {count})", "display"))
+            elif max_tp == 1:
+                fixes.append(fix(f"run attention without tensor parallelism ({count} has no power-of-two divisor "
+                                 "above 1): data-parallel attention, tp/ep for the FFN", "display"))
+            yield ctx.finding(
+                "error", msg, field=field if spec.sources.get(field) else None,
+                key=None if spec.sources.get(field) else key,
+                evidence={"heads": count, "tp": tp, "max_power_of_two_tp": max_tp},
+                fixes=fixes)
+
+
+@rule("CL703", "kv-parallelism-pays", FAMILY, "info",
+      "At long context and low concurrency, KV-cache reads dominate decode: KV (Helix) parallelism pays.",
+      RuleDoc(
+          what="Compares the decode step's KV-cache read time with its weight read time at the scenario's "
+               "context and concurrency, and gives the context length where the two cross.",
+          why="Beyond the crossover TP cannot help (it is capped by the KV heads); sharding the KV along the "
+              "sequence over the same GPUs (Helix: KVP x TP_A for attention, TP/EP for the FFN) cuts the "
+              "dominant term.",
+          example="Llama-3.1-8B at 131,072 tokens, 16 sequences: KV reads are most of the step; the "
+                  "crossover is near 8k tokens at this concurrency.",
+          fix="Serve long contexts with KV parallelism (Helix), fewer KV bytes per token (fewer KV heads, MLA, "
+              "FP8 KV), or sliding-window/linear-attention layers.",
+          sources=SOURCES_KV[2:] + ("TensorRT-LLM: Helix for ISL > ~64K at low batch",)),
+      options={"max_concurrency": (64, "only for decode concurrencies up to this many sequences per replica "
+                                        "(at high batch, attention data parallelism already spreads the KV)"),
+               "min_kv_over_weights": (1.0, "report when KV reads take at least this multiple of the weight reads")})
+def kv_parallelism_pays(ctx: Context):
+    from colint.hardware_profiles import time_model
+
+    w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
+    seqs = sc.decode_concurrency
+    if seqs > ctx.option("max_concurrency"):
+        return
+    kinds = {k.name: mx for k, mx in _attn_kinds(spec)}
+    rows = [a for a in w.attention["decode"] if a.kind in kinds]
+    if not rows:
+        return
+    step = w.steps["decode"]
+    kv_s = sum(a.estimate_s * a.layers for a in rows)
+    weights_s = step.gemm_s
+    if not weights_s or kv_s < ctx.option("min_kv_over_weights") * weights_s:
+        return
+    # KV time as a function of context: full-attention layers grow with it, windows stop growing
+    eta = time_model(ctx.profile).memory_efficiency
+    bw = ctx.profile.memory_bytes_per_s * eta
+    grow = sum(a.bytes / a.attended_tokens * a.layers for a in rows
+               if a.attended_tokens and not kinds[a.kind].window) / bw
+    const = sum(a.bytes * a.layers for a in rows if kinds[a.kind].window) / bw
+    crossover = None
+    if grow > 0:
+        crossover = max(1, math.ceil((weights_s - const) / grow))
+    mx = min((mx for mx in kinds.values()), key=_kv_heads)
+    n_kv = _kv_heads(mx)
+    share = kv_s / step.estimate_s
+    msg = (f"at {sc.context:,}-token context and {seqs} seq, KV-cache reads are est. {share:.0%} of decode time "
+           f"({kv_s * 1e3:.2f} ms vs {weights_s * 1e3:.2f} ms of weight reads): KV (Helix) parallelism pays"
+           + (f" from ~{crossover:,} tokens" if crossover else ""))
+    details = [f"attention tp is capped at {n_kv} KV head{'s' if n_kv > 1 else ''} without copies; KV parallelism "
+               f"shards the sequence instead ({w.label()})"]
+    field = "kv_lora_rank" if mx.kind == "mla" and spec.sources.get("kv_lora_rank") else "num_kv_heads"
+    yield ctx.finding(
+        "info", msg, field=field,
+        evidence={"context_tokens": sc.context, "decode_concurrency": seqs, "kv_read_s": kv_s,
+                  "weight_read_s": weights_s, "decode_step_s": step.estimate_s, "kv_share": round(share, 4),
+                  "attention_share": round(step.attention_share, 4), "crossover_context_tokens": crossover,
+                  "kv_heads": n_kv, "gpu": ctx.gpu},
+        fixes=[fix("serve with KV parallelism (Helix: KVP x TP_A for attention, TP/EP for the FFN)", "display")],
+        details=details)
