@@ -1,5 +1,5 @@
 """Hugging Face adapters for MoE and hybrid families (colint/spec/hf/{mixtral,qwen2_moe,qwen3_moe,
-qwen3_next,deepseek,glm4_moe,dbrx,gpt_oss,jamba,nemotron_h,minimax_m2,llama4}.py).
+qwen3_next,deepseek,glm4_moe,dbrx,gpt_oss,jamba,nemotron_h,minimax,minimax_m2,llama4}.py).
 
 Where the numbers come from:
 - ``total``: transformers 5.24.0 + torch 2.13.0 (CPU wheel) building the config on the meta
@@ -354,6 +354,24 @@ UNSEEN = [
                                        num_attention_heads=16, num_key_value_heads=4, head_dim=128,
                                        intermediate_size=1024, num_local_experts=32, num_experts_per_tok=4,
                                        vocab_size=100000)),
+    ("minimax", 1_445_153_280, dict(model_type="minimax", hidden_size=1536, num_hidden_layers=8,
+                                    num_attention_heads=12, num_key_value_heads=4, head_dim=128,
+                                    intermediate_size=2048, num_local_experts=16, num_experts_per_tok=2,
+                                    vocab_size=50000,
+                                    layer_types=(["linear_attention"] * 3 + ["full_attention"]) * 2)),
+    # Remote-code attn_type_list is ignored by transformers: default alternating full / lightning layers.
+    ("minimax_attn_type_list", 185_101_312, dict(model_type="minimax", hidden_size=1024, num_hidden_layers=4,
+                                                 num_attention_heads=8, intermediate_size=2048,
+                                                 num_local_experts=4, num_experts_per_tok=2, vocab_size=32000,
+                                                 attn_type_list=[0, 0, 0, 1])),
+    # Wrapper: the oracle built Glm4vMoeTextModel from text_config plus an untied lm_head.
+    ("glm4v_moe", 193_661_952, dict(model_type="glm4v_moe", tie_word_embeddings=False,
+                                    text_config=dict(model_type="glm4v_moe_text", hidden_size=1024,
+                                                     num_hidden_layers=4, num_attention_heads=16,
+                                                     num_key_value_heads=2, head_dim=128, intermediate_size=4096,
+                                                     moe_intermediate_size=512, n_routed_experts=16,
+                                                     num_experts_per_tok=4, first_k_dense_replace=1,
+                                                     vocab_size=40000))),
     ("llama4_text", 717_957_120, dict(model_type="llama4_text", hidden_size=2048, num_hidden_layers=6,
                                       num_attention_heads=16, num_key_value_heads=4, head_dim=128,
                                       intermediate_size=1024, intermediate_size_mlp=4096, num_local_experts=8,
@@ -383,6 +401,11 @@ def test_unseen_layouts():
     assert by["jamba"].kind_of(0).mixer.dt_rank == 128  # "auto" = ceil(2048 / 16)
     assert moe_layers(by["llama4_text"]) == [1, 3, 5]
     assert [by["llama4_text"].kind_of(i).mixer.attention for i in range(3)] == ["chunked", "chunked", "full"]
+    assert [by["minimax"].kind_of(i).mixer.kind for i in range(4)] == ["linear_attention"] * 3 + ["attention"]
+    assert key_gemm(by["minimax"], "linear_attn.qkv_proj") == (1536, 3 * 12 * 128, 1, 1.0, 6)
+    assert key_gemm(by["minimax"], "linear_attn.output_gate") == (1536, 12 * 128, 1, 1.0, 6)
+    assert any("attn_type_list" in n for n in by["minimax_attn_type_list"].notes)
+    assert by["glm4v_moe"].layer_counts() == [1, 3] and gemm(by["glm4v_moe"], "attn.q_proj").bias
     assert [by["nemotron_h"].kind_of(i).name for i in range(5)] == ["mamba+none", "none+dense", "mamba+none",
                                                                      "attention/full+none", "none+moe"]
 

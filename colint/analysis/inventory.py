@@ -77,6 +77,12 @@ def _mixer_gemms(m: Mixer, h: int) -> list[tuple]:
     if m.kind == "linear_attention":  # Gated DeltaNet (Qwen3-Next / Qwen3.5)
         nk, nv = m.num_k_heads or 0, m.num_v_heads or 0
         dk, dv = m.k_head_dim or 0, m.v_head_dim or 0
+        if m.linear_variant == "lightning":  # MiniMax-01: one fused qkv, a sigmoid output gate, out_proj
+            return [
+                ("linear_attn.qkv_proj", h, nk * dk + 2 * nv * dv, False, "column", None, "hidden_size", None),
+                ("linear_attn.output_gate", h, nv * dv, False, "column", None, "hidden_size", None),
+                ("linear_attn.out_proj", nv * dv, h, False, "row", None, None, "hidden_size"),
+            ]
         if m.split_in_proj:  # Qwen3.5: in_proj_qkv, in_proj_z, in_proj_b, in_proj_a
             return [
                 ("linear_attn.in_proj_qkv", h, 2 * nk * dk + nv * dv, False, "column", None, "hidden_size", None),

@@ -69,6 +69,9 @@ class Mixer(BaseModel):
     # DeepSeek-V3.2 sparse-attention indexer (wq_b from the q latent, wk, weights_proj).
     index_num_heads: Optional[int] = None
     index_head_dim: Optional[int] = None
+    # linear_attention flavour: None = Gated DeltaNet; "lightning" = MiniMax-01 lightning attention
+    # (qkv_proj H -> 3·heads·head_dim, output_gate H -> heads·head_dim, out_proj; state heads·d·d).
+    linear_variant: Optional[str] = None
 
 
 class FFN(BaseModel):

@@ -42,10 +42,13 @@ FAMILIES: dict[str, str] = {
     "kimi_k2": "deepseek",
     "kimi_k25": "deepseek",
     "glm4_moe": "glm4_moe",
+    "glm4v_moe_text": "glm4_moe",
+    "glm4v_moe": "glm4_moe",
     "dbrx": "dbrx",
     "gpt_oss": "gpt_oss",
     "jamba": "jamba",
     "nemotron_h": "nemotron_h",
+    "minimax": "minimax",
     "minimax_m2": "minimax_m2",
     "llama4_text": "llama4",
     "llama4": "llama4",
@@ -81,6 +84,7 @@ WRAPPER_TEXT_TYPES: dict[str, str] = {
     "qwen3_5_moe": "qwen3_5_moe_text",
     "llama4": "llama4_text",
     "kimi_k25": "deepseek_v3",
+    "glm4v_moe": "glm4v_moe_text",
 }
 
 WRAPPER_KEYS = ("text_config", "llm_config", "language_config")

@@ -1,4 +1,6 @@
-"""GLM-4.5 / 4.6 / 4.7 MoE (``glm4_moe``).
+"""GLM-4.5 / 4.6 / 4.7 MoE (``glm4_moe``) and the GLM-4.5V language model (``glm4v_moe_text``, also
+reached through the ``glm4v_moe`` wrapper: the same layers, ``attention_bias`` default true, no q/k
+norms, vocab default 151424).
 
 transformers 5.24 ``modeling_glm4_moe.py``: GQA attention with ``attention_bias`` on q/k/v
 (never on o), head_dim from the file (else H / heads), optional per-head q/k RMSNorms
@@ -20,16 +22,17 @@ from colint.spec.model import FFN, Mixer, ModelSpec
 def build(r: HFReader) -> ModelSpec:
     h = r.int("hidden_size", "hidden_size", default=4096)
     n_layers = r.int("num_layers", "num_hidden_layers", default=46)
+    vision = r.model_type in ("glm4v_moe_text", "glm4v_moe")
     heads, kv, hd = attention_dims(r, h, heads_default=96, kv_default=8)
-    attn_bias = r.bool(None, "attention_bias", default=False)
-    qk_norm = r.bool(None, "use_qk_norm", default=False)
+    attn_bias = r.bool(None, "attention_bias", default=vision)
+    qk_norm = False if vision else r.bool(None, "use_qk_norm", default=False)
     inter = r.int("intermediate_size", "intermediate_size", default=10944)
     moe_inter = r.int("moe_intermediate_size", "moe_intermediate_size", default=1408)
     e = r.int("num_experts", "n_routed_experts", "num_local_experts", default=128)
     k = r.int("top_k", "num_experts_per_tok", default=8)
     n_shared = r.int("num_shared_experts", "n_shared_experts", default=1, minimum=0)
     first_k = r.int("first_k_dense_replace", "first_k_dense_replace", default=1, minimum=0)
-    vocab = r.int("vocab_size", "vocab_size", default=151552)
+    vocab = r.int("vocab_size", "vocab_size", default=151424 if vision else 151552)
     tie = tie_embeddings(r, False)
 
     mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=attn_bias)
@@ -40,7 +43,7 @@ def build(r: HFReader) -> ModelSpec:
     t = KindTable()
     for i in range(n_layers):
         t.add(layer(mixer, moe_ffn if i >= first_k else dense_ffn, other))
-    mtp = r.int("mtp_layers", "num_nextn_predict_layers", "num_mtp_layers", default=1, minimum=0)
+    mtp = r.int("mtp_layers", "num_nextn_predict_layers", "num_mtp_layers", default=0 if vision else 1, minimum=0)
     mtp_params = mtp * deepseek_style_mtp_params(layer(mixer, moe_ffn, other), h) if mtp else 0
     return r.spec(
         hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
