@@ -181,6 +181,7 @@ def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp) -> dict:
     fixed_s = (model.kernel_floor_us + model.format_overhead_us.get(dtype, 0.0)) * 1e-6
     fixed_s = fixed_s + mf * kf * QUANT_PASS_BYTES.get(dtype, 0.0) / bw_eff
     max_split = model.max_split_k.get(dtype, SPLIT_K[-1])
+    gemv_m = model.gemv_max_m.get(dtype, 0)
     best = None
     for tile_m, tile_n, sms in [(t.m, t.n, t.sms) for t in profile.tiles.format_candidates.get(
             hw, profile.tiles.candidates)]:
@@ -189,9 +190,11 @@ def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp) -> dict:
         tiles = tm_count * tn_count
         eta_tile = (mf * nf) / (tm_count * tile_m * tn_count * tile_n)
         for split in SPLIT_K:
-            if split > max_split:
+            if split > max_split and not xp.any(m <= gemv_m):
                 break
             ok = True if split == 1 else (tiles * split <= slots) & (split <= k_steps)
+            if split > max_split:
+                ok = ok & (m <= gemv_m)
             if not xp.any(ok):
                 break
             units = tiles * split

@@ -73,6 +73,8 @@ class TimeModel(BaseModel):
     format_overhead_us: dict[str, float] = Field(default_factory=dict)
     # Largest split-K factor the format's kernels use (absent: 16); 1 = no split-K.
     max_split_k: dict[str, int] = Field(default_factory=dict)
+    # Formats with a GEMV-style kernel for skinny M (M <= this) that splits K across the grid anyway.
+    gemv_max_m: dict[str, int] = Field(default_factory=dict)
     # Imperfect overlap of math and memory: t = (t_math^p + t_mem^p)^(1/p); p -> inf is max().
     overlap_p: float = Field(default=4.0, ge=1)
     sources: dict[str, str] = Field(default_factory=dict)
