@@ -1,0 +1,677 @@
+"""CL2xx alignment (guideline 2): GEMM dimensions per shard vs the tiles the kernels use.
+
+Every dimension is judged where the kernel sees it: per shard (column-parallel N/tp,
+row-parallel K/tp, routed experts whole under EP or split by tp under expert TP), in the
+scenario's format. Three levels (issue 4, DESIGN.md §6):
+
+* below the format's hard element multiple (16-byte rows: 8 BF16, 16 FP8, 32 FP4) → error;
+* not a multiple of 128 → warning with the estimated waste (info when the time model finds the
+  waste negligible on this workload: see the ``min_loss_pct`` option);
+* a multiple of 128 but not of the cooperative tile (256 on Blackwell's 2-SM UMMA) → info, only
+  where the time model finds a cost.
+
+One finding per spec field, listing the affected GEMMs in ``details``/``evidence``. Waste is an
+estimate of the GEMM time model: each affected GEMM is re-estimated with the dimension padded
+to the aligned value and charged for the part of its time that the padding does not buy
+(``_padding_loss_s``); the sum over the step is the step-time effect.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from colint.rules._fixes import aligned_neighbours, edit_key, param_delta, round_up, with_field
+from colint.rules.base import Context, RuleDoc, edit, fix, rule
+
+FAMILY = "alignment"
+TILE = 128  # the portable tile width (NVIDIA co-design blog guideline 2: "safe, portable floor")
+SOURCES = (
+    "NVIDIA co-design blog, guideline 2 and Fig. 5 (multiples of 128; 256/512 on clusterMMA/CGA)",
+    "NVIDIA Matrix Multiplication Background guide: tile and wave quantization, Tensor Core multiples",
+    "cuBLAS Tensor Core usage: 16-byte aligned leading dimensions (8 BF16, 16 FP8, 32 FP4 elements)",
+)
+
+
+# --------------------------------------------------------------------------- shared estimates
+@dataclass
+class Dim:
+    """One affected GEMM dimension: a workload row and which of its dims (n or k)."""
+
+    name: str  # GEMM name ("mlp.gate_up")
+    axis: str  # "n" | "k"
+    value: int  # per shard
+    rows: list = field(default_factory=list)  # WorkloadGemm rows (one per regime / kind)
+
+
+def _fixed_s(ctx: Context, row) -> float:
+    """The part of a GEMM estimate that does not depend on N (kernel floor, the format's
+    quantize pass); mirrors colint.analysis.gemm_model._core (estimate)."""
+    from colint.analysis.gemm_model import QUANT_PASS_BYTES
+    from colint.hardware_profiles import time_model
+
+    tm = time_model(ctx.profile)
+    bw = ctx.profile.memory_bytes_per_s * tm.memory_efficiency
+    fmt = row.dtype
+    return ((tm.kernel_floor_us + tm.format_overhead_us.get(fmt, 0.0)) * 1e-6
+            + row.m * row.k * QUANT_PASS_BYTES.get(fmt, 0.0) / bw)
+
+
+def _padding_loss_s(ctx: Context, row, axis: str, value: int, multiple: int) -> float:
+    """Estimated seconds per step that ``row`` loses because its ``axis`` dim (``value`` per shard)
+    is not a multiple of ``multiple``: the GEMM's time minus the time of the padded GEMM scaled
+    back to the real work, applied to the row's share of the step."""
+    from colint.analysis.gemm_model import estimate
+
+    n = value if axis == "n" else row.n
+    k = value if axis == "k" else row.k
+    n_up = round_up(n, multiple) if axis == "n" else n
+    k_up = round_up(k, multiple) if axis == "k" else k
+    if (n_up, k_up) == (n, k):
+        return 0.0
+    out = ctx.scenario.outputs
+    t = row.time.estimate_s if (n, k) == (row.n, row.k) else estimate(row.m, n, k, row.dtype, ctx.profile, out).estimate_s
+    t_up = estimate(row.m, n_up, k_up, row.dtype, ctx.profile, out).estimate_s
+    fixed = _fixed_s(ctx, row)
+    work = (n * k) / (n_up * k_up)
+    aligned_equiv = fixed + max(0.0, t_up - fixed) * work
+    share = max(0.0, (t - aligned_equiv) / t) if t > 0 else 0.0
+    return row.total_s * share
+
+
+def step_effect_pct(ctx: Context, dims: list[Dim], multiple: int) -> dict[str, float]:
+    """Estimated step-time effect (percent of the step) per regime of padding ``dims``."""
+    w = ctx.workload
+    out = {}
+    for regime in ("decode", "prefill"):
+        lost = sum(_padding_loss_s(ctx, r, d.axis, d.value, multiple) for d in dims for r in d.rows
+                   if r.regime == regime)
+        step = w.steps[regime].estimate_s
+        out[regime] = 100.0 * lost / step if step else 0.0
+    return out
+
+
+def _pad_waste(value: int, multiple: int) -> tuple[int, float]:
+    """(padded value, percent of the padded work that is wasted)."""
+    from colint.analysis.gemm_model import tile_efficiency
+
+    padded = round_up(value, multiple)
+    return padded, 100.0 * (1.0 - tile_efficiency(1, value, 1, multiple))
+
+
+def _dim_lines(ctx: Context, dims: list[Dim]) -> list[str]:
+    """One line per affected GEMM dim: N padded to the 128-wide (and cooperative) tiles, K padded
+    to the format's K step."""
+    from colint.analysis.gemm_model import FORMATS
+
+    coop = _coop(ctx)
+    lines = []
+    for d in dims:
+        if d.axis == "n":
+            padded, waste = _pad_waste(d.value, TILE)
+            line = f"{d.name} N={d.value} runs {padded} wide on 128-wide tiles ({waste:.1f}% of its work wasted)"
+            if coop is not None:
+                cp, cw = _pad_waste(d.value, coop.n)
+                line += f", {cp} on {coop.sms}-SM {coop.n}-wide tiles ({cw:.1f}%)"
+        else:
+            dtype = d.rows[0].dtype if d.rows else ctx.scenario.gemm_format
+            kt = ctx.profile.tiles.k_tile.get(FORMATS.get(dtype, (dtype,))[0], 64)
+            padded, waste = _pad_waste(d.value, kt)
+            line = (f"{d.name} K={d.value} pads to {padded} in {kt}-element K steps ({dtype}, {waste:.1f}%)" if waste
+                    else f"{d.name} K={d.value} is whole {kt}-element K steps ({dtype}): no K padding")
+        lines.append(line)
+    return lines
+
+
+def _hard_multiple(ctx: Context, dtype: str) -> int:
+    from colint.analysis.gemm_model import FORMATS
+
+    hw = FORMATS.get(dtype, (dtype,))[0]
+    return int(ctx.profile.alignment.get(hw, 8))
+
+
+def _coop(ctx: Context):
+    t = ctx.profile.tiles.cooperative
+    return t if t is not None and t.n > TILE else None
+
+
+# --------------------------------------------------------------------------- which field owns a dim
+def _blame(row, axis: str) -> str | None:
+    """The spec field that sets this GEMM dimension (None: not a design knob we report)."""
+    g = row.gemm
+    name = row.name
+    if name.startswith("mla.kv_a_proj") and axis == "n":
+        return "kv_lora_rank"
+    if name == "mla.kv_b_proj" and axis == "k":
+        return "kv_lora_rank"
+    if name in ("attn.qkv_proj", "attn.q_proj", "attn.k_proj", "attn.v_proj") and axis == "n":
+        return "num_heads"
+    if name in ("attn.o_proj", "mla.o_proj") and axis == "k":
+        return "num_heads"
+    if name in ("mla.q_b_proj", "mla.kv_b_proj", "mla.q_proj") and axis == "n":
+        return "num_heads"
+    if name.endswith("router") or name.endswith("shared_expert_gate"):
+        return None  # N = experts (or 1): a tiny replicated BF16 GEMM, not a tile question
+    f = g.n_field if axis == "n" else g.k_field
+    if name.startswith("moe.shared_experts"):
+        return "shared_expert_intermediate_size" if f == "shared_expert_intermediate_size" else f
+    if name.startswith(("mamba.", "linear_attn.", "conv.", "mla.indexer")) and f != "hidden_size":
+        return None
+    return f
+
+
+FFN_FIELDS = ("intermediate_size", "moe_intermediate_size", "shared_expert_intermediate_size")
+
+
+def _kind(ctx: Context, name: str):
+    return next((k for k in ctx.spec.layer_kinds if k.name == name), None)
+
+
+def _attention_shard(m, tp: int) -> tuple[int, int] | None:
+    """(fused q/k/v N, o_proj K) per rank for GQA/MHA attention, as engines shard it: query heads
+    split by tp, KV heads split by tp or, when tp exceeds them, one KV head replicated per rank.
+    None when the heads do not split evenly (CL7xx reports that)."""
+    q_heads, kv_heads, hd = m.num_heads, m.num_kv_heads or m.num_heads, m.head_dim
+    vd = m.v_head_dim or hd
+    if q_heads % tp:
+        return None
+    if kv_heads >= tp:
+        if kv_heads % tp:
+            return None
+        kv_rank = kv_heads // tp
+    elif tp % kv_heads:
+        return None
+    else:
+        kv_rank = 1
+    q = q_heads // tp * hd * (2 if m.gated_q else 1)
+    return q + kv_rank * (hd + vd), q_heads // tp * vd
+
+
+def _dim_value(ctx: Context, row, axis: str, f: str) -> int | None:
+    """The per-shard value of this dim as the kernel sees it (attention widths recomputed with KV
+    replication; None when not defined)."""
+    if f == "num_heads" and row.name in ("attn.qkv_proj", "attn.o_proj"):
+        k = _kind(ctx, row.kind)
+        if k is None or k.mixer.kind != "attention":
+            return None
+        shard = _attention_shard(k.mixer, ctx.scenario.tp)
+        if shard is None:
+            return None
+        return shard[0] if axis == "n" else shard[1]
+    if f == "num_heads" and ctx.spec.num_heads and ctx.scenario.tp > 1 and ctx.spec.num_heads % ctx.scenario.tp:
+        return None
+    return row.n if axis == "n" else row.k
+
+
+def _full_value(ctx: Context, row, axis: str, f: str) -> int | None:
+    """The whole-model value of the field this dim comes from (per layer kind: FFN widths vary in
+    Nemotron-NAS-style stacks)."""
+    if f in FFN_FIELDS:
+        g = row.gemm
+        v = g.n if axis == "n" else g.k
+        return v // 2 if axis == "n" and g.name.endswith("gate_up") else v
+    return _field_value(ctx, f)
+
+
+def _collect(ctx: Context) -> dict[tuple, list[Dim]]:
+    """(field, whole-model value) -> affected dims (per shard) over both regimes, GEMMs fused as
+    engines fuse them."""
+    out: dict[tuple, dict[tuple, Dim]] = {}
+    for regime in ("prefill", "decode"):
+        for row in ctx.workload.gemms[regime]:
+            if row.name == "lm_head":
+                continue  # CL202
+            for axis in ("n", "k"):
+                f = _blame(row, axis)
+                if f is None:
+                    continue
+                value = _dim_value(ctx, row, axis, f)
+                if value is None:
+                    continue
+                full = _full_value(ctx, row, axis, f) if f in FFN_FIELDS or f == "hidden_size" else None
+                key = (row.name, axis, value)
+                d = out.setdefault((f, full), {}).setdefault(key, Dim(row.name, axis, value))
+                d.rows.append(row)
+    return {f: list(v.values()) for f, v in out.items()}
+
+
+# --------------------------------------------------------------------------- the per-field unit
+def _tp_shard(ctx: Context, f: str) -> int:
+    """How many ways tensor parallelism splits this field's width (1: not split)."""
+    sc = ctx.scenario
+    if f in ("intermediate_size", "shared_expert_intermediate_size", "vocab_size"):
+        return sc.tp
+    if f == "moe_intermediate_size":
+        return sc.tp if sc.ep == 1 else 1  # expert TP splits H'_e; EP keeps experts whole
+    return 1
+
+
+def _field_value(ctx: Context, f: str) -> int | None:
+    s = ctx.spec
+    for k in s.layer_kinds:
+        if f == "moe_intermediate_size" and k.ffn.kind == "moe":
+            return k.ffn.expert_intermediate_size
+        if f == "shared_expert_intermediate_size" and k.ffn.kind == "moe" and k.ffn.shared_intermediate_size:
+            return k.ffn.num_shared_experts * k.ffn.shared_intermediate_size
+        if f == "kv_lora_rank" and k.mixer.kv_lora_rank:
+            return k.mixer.kv_lora_rank
+    v = getattr(s, f, None)
+    return v if isinstance(v, int) else None
+
+
+def _location_field(ctx: Context, f: str) -> str:
+    """Where to point: DeepSeek-style shared experts are n_shared x moe_intermediate_size."""
+    if f == "shared_expert_intermediate_size" and f not in ctx.spec.sources:
+        return "moe_intermediate_size"
+    return f
+
+
+LABELS = {"hidden_size": "hidden_size", "intermediate_size": "intermediate_size",
+          "moe_intermediate_size": "moe_intermediate_size (routed experts)",
+          "shared_expert_intermediate_size": "shared expert width"}
+
+
+def _dims_text(dims: list[Dim]) -> str:
+    seen = []
+    for d in dims:
+        t = f"{d.name} {d.axis.upper()}={d.value}"
+        if t not in seen:
+            seen.append(t)
+    return ", ".join(seen)
+
+
+def _unique(dims: list[Dim]) -> list[Dim]:
+    """One entry per (GEMM, axis, value): the same shape in several layer kinds is one line."""
+    out: dict[tuple, Dim] = {}
+    for d in dims:
+        key = (d.name, d.axis, d.value)
+        if key in out:
+            out[key].rows.extend(d.rows)
+        else:
+            out[key] = Dim(d.name, d.axis, d.value, list(d.rows))
+    return list(out.values())
+
+
+# --------------------------------------------------------------------------- CL201
+@rule("CL201", "dim-not-tile-aligned", FAMILY, "error",
+      "A weight-GEMM dimension per shard is not a multiple of the tile width (128) or of the format's hard "
+      "element multiple.",
+      RuleDoc(
+          what="Checks hidden_size, the dense FFN width, the routed and shared expert widths, the attention "
+               "projection widths (heads x head_dim) and MLA's latent width as the GEMM kernels see them on one GPU: "
+               "column-parallel N/tp, row-parallel K/tp, experts whole under EP or split by tp under expert TP. "
+               "Error below the format's hard multiple (16-byte rows: 8 BF16/FP16, 16 FP8/INT8, 32 FP4); warning "
+               "when not a multiple of 128 and the time model finds a measurable cost; info when a multiple of 128 "
+               "but not of the GPU's cooperative 256-wide tile and that costs time.",
+          why="GEMMs are computed in output tiles; a partial edge tile runs a full tile's work, so a width of "
+              "1376 runs as 1408 on 128-wide tiles and 1536 on 2-SM 256-wide tiles. Below the 16-byte multiple "
+              "cuBLAS/CUTLASS cannot use the aligned Tensor Core path at all (FP8 and FP4 kernels refuse it).",
+          example="intermediate_size 11008 at tp=8: 1376 per shard, not a multiple of 128 "
+                  "(fix: 10240 or 11264, multiples of 128 x 8)",
+          fix="Choose widths whose per-shard value is a multiple of 128 (256 on Blackwell) at the tp you deploy; "
+              "the fix offers the nearest such values on both sides with their parameter delta.",
+          sources=SOURCES),
+      options={"min_loss_pct": (0.25, "below this estimated step-time effect (percent, worst regime) a "
+                                      "non-multiple of 128 is info, not warning"),
+               "coop_min_loss_pct": (0.25, "report a multiple of 128 that is not a multiple of the cooperative "
+                                           "tile only when its estimated step-time effect reaches this percent")})
+def dim_not_tile_aligned(ctx: Context):
+    groups = _collect(ctx)
+    for (f, full), dims in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)):
+        dims = _unique(dims)
+        if f == "num_heads":
+            yield from _attention_widths(ctx, dims)
+            continue
+        if f == "kv_lora_rank":
+            yield from _mla_latent(ctx, dims)
+            continue
+        value = full if full is not None else _field_value(ctx, f)
+        if value is None:
+            continue
+        tp = _tp_shard(ctx, f)
+        per_shard = -(-value // tp)
+        yield from _judge(ctx, f, value, tp, per_shard, dims)
+
+
+def _shard_phrase(f: str, value: int, tp: int, per_shard: int, ctx: Context) -> str:
+    label = LABELS.get(f, f)
+    if tp > 1:
+        how = "expert tp" if f == "moe_intermediate_size" else "tp"
+        return f"{label} {value} is {per_shard} per shard at {how}={tp}"
+    return f"{label} {value}"
+
+
+def _evidence(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list[Dim]) -> dict:
+    return {"value": value, "tp": tp, "per_shard": per_shard, "gpu": ctx.gpu, "dtype": ctx.scenario.gemm_format,
+            "gemms": [{"gemm": d.name, "dim": d.axis, "per_shard": d.value} for d in dims]}
+
+
+def _judge(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list[Dim]):
+    spec, w = ctx.spec, ctx.workload
+    dtype = dims[0].rows[0].dtype if dims and dims[0].rows else ctx.scenario.gemm_format
+    hard = _hard_multiple(ctx, dtype)
+    loc = _location_field(ctx, f)
+    ev = _evidence(ctx, f, value, tp, per_shard, dims)
+    head = _shard_phrase(f, value, tp, per_shard, ctx)
+    mult_field = TILE * tp  # the whole-model multiple that keeps every shard 128-aligned
+    if value % tp:
+        yield ctx.finding(
+            "error", f"{LABELS.get(f, f)} {value} is not divisible by tp={tp}: the shards are unequal "
+                     f"(serving engines refuse it)", field=loc, evidence=ev,
+            fixes=_width_fixes(ctx, f, value, tp * hard, "unsafe"))
+        return
+    bad_hard = [d for d in dims if d.value % hard]
+    if bad_hard:
+        yield ctx.finding(
+            "error", f"{head}, not a multiple of {hard} ({dtype}'s 16-byte row alignment on {ctx.gpu})",
+            field=loc, evidence=ev,
+            details=[f"{_dims_text(bad_hard)}: the aligned Tensor Core path needs every dimension to be a multiple "
+                     f"of {hard} {dtype} elements; expect a slow fallback kernel or a refusal (FP8/FP4)",
+                     f"({w.label()})"],
+            fixes=_width_fixes(ctx, f, value, mult_field, "unsafe"))
+        return
+    bad = [d for d in dims if d.value % TILE]
+    if bad:
+        eff = step_effect_pct(ctx, bad, TILE)
+        loss = max(eff.values())
+        padded, waste = _pad_waste(per_shard, TILE)
+        sev = "warning" if loss >= ctx.option("min_loss_pct") else "info"
+        ev.update(padded_128=padded, waste_128_pct=round(waste, 2),
+                  est_decode_step_pct=round(eff["decode"], 2), est_prefill_step_pct=round(eff["prefill"], 2))
+        details = _dim_lines(ctx, bad) + [
+            f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({w.label()})"]
+        yield ctx.finding(sev, f"{head}, not a multiple of 128", field=loc, evidence=ev, loss_pct=loss,
+                          details=details, fixes=_width_fixes(ctx, f, value, mult_field, "unsafe"))
+        return
+    coop = _coop(ctx)
+    if coop is None:
+        return
+    bad_n = [d for d in dims if d.axis == "n" and d.value % coop.n]
+    if not bad_n:
+        return
+    eff = step_effect_pct(ctx, bad_n, coop.n)
+    loss = max(eff.values())
+    if loss < ctx.option("coop_min_loss_pct"):
+        return
+    cp, cw = _pad_waste(bad_n[0].value, coop.n)
+    ev.update(est_decode_step_pct=round(eff["decode"], 2), est_prefill_step_pct=round(eff["prefill"], 2))
+    yield ctx.finding(
+        "info", f"{head}: a multiple of 128 but not of {coop.n} ({ctx.gpu}'s {coop.sms}-SM cooperative tile)",
+        field=loc, evidence=ev, loss_pct=loss,
+        details=[f"{_dims_text(bad_n)} pads to {cp} on {coop.n}-wide tiles ({cw:.1f}%); est. "
+                 f"+{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({w.label()})"],
+        fixes=_width_fixes(ctx, f, value, coop.n * _tp_shard(ctx, f), "unsafe"))
+
+
+def _width_fixes(ctx: Context, f: str, value: int, multiple: int, safety: str):
+    """Nearest multiples on both sides, each with its parameter delta (FFN share for FFN widths)."""
+    spec = ctx.spec
+    below, above = aligned_neighbours(value, multiple)
+    key = edit_key(spec, _location_field(ctx, f))
+    fixes = []
+    scope = "ffn" if f in ("intermediate_size", "moe_intermediate_size", "shared_expert_intermediate_size") \
+        else "total"
+    for new in (above, below):
+        if new is None:
+            continue
+        if f == "hidden_size":
+            fx = _hidden_fix(ctx, value, new)
+            if fx:
+                fixes.append(fx)
+            continue
+        if f == "shared_expert_intermediate_size" and "shared_expert_intermediate_size" not in spec.sources:
+            continue  # DeepSeek-style: n_shared x moe_intermediate_size; the routed-expert fix covers it
+        try:
+            d = param_delta(spec, f, new, None)
+            label = f" ({d.label(scope)})"
+        except Exception:  # an adapter value with_field cannot rebuild: offer the edit without a delta
+            label = ""
+        fixes.append(fix(f"{key} {value} → {new}{label}", safety, edit(key, value, new)))
+    return fixes
+
+
+def _hidden_fix(ctx: Context, old: int, new: int):
+    """hidden_size → new; when head_dim is derived from H / heads, the head count follows."""
+    from colint.analysis.inventory import param_counts
+
+    spec = ctx.spec
+    key = edit_key(spec, "hidden_size")
+    hd_src = spec.sources.get("head_dim")
+    derived = spec.num_heads and (hd_src is None or hd_src.default) and spec.head_dim
+    changed = with_field(spec, "hidden_size", new)
+    edits = [edit(key, old, new)]
+    if derived:
+        if new % spec.head_dim:
+            return None
+        heads = new // spec.head_dim
+        changed = with_field(changed, "num_heads", heads, spec.num_heads)
+        edits.append(edit(edit_key(spec, "num_heads", "num_attention_heads"), spec.num_heads, heads))
+        kv = spec.num_kv_heads
+        if kv and heads % kv:
+            new_kv = math.gcd(heads, kv)
+            changed = with_field(changed, "num_kv_heads", new_kv, kv)
+            edits.append(edit(edit_key(spec, "num_kv_heads", "num_key_value_heads"), kv, new_kv))
+    before, after = param_counts(spec).total, param_counts(changed).total
+    pct = 100.0 * (after - before) / before if before else 0.0
+    title = " + ".join(f"{e.key} {e.old} → {e.new}" for e in edits) + f" ({pct:+.1f}% params)"
+    return fix(title, "unsafe", *edits)
+
+
+def _attention_widths(ctx: Context, dims: list[Dim]):
+    """q/k/v and o widths (heads x head_dim per shard)."""
+    spec, sc = ctx.spec, ctx.scenario
+    heads = spec.num_heads
+    if heads and sc.tp > 1 and heads % sc.tp:
+        return  # heads not divisible by tp: CL7xx reports it; widths per shard are not defined
+    hard = _hard_multiple(ctx, dims[0].rows[0].dtype)
+    bad_hard = [d for d in dims if d.value % hard]
+    bad = [d for d in dims if d.value % TILE]
+    if not bad:
+        return
+    eff = step_effect_pct(ctx, bad, TILE)
+    loss = max(eff.values())
+    hd = spec.head_dim
+    shard = f" per shard at tp={sc.tp}" if sc.tp > 1 else ""
+    ev = {"num_heads": heads, "num_kv_heads": spec.num_kv_heads, "head_dim": hd, "tp": sc.tp, "gpu": ctx.gpu,
+          "gemms": [{"gemm": d.name, "dim": d.axis, "per_shard": d.value} for d in dims],
+          "est_decode_step_pct": round(eff["decode"], 2), "est_prefill_step_pct": round(eff["prefill"], 2)}
+    if bad_hard:
+        sev, what = "error", f"not a multiple of {hard}"
+    else:
+        sev, what = ("warning" if loss >= ctx.option("min_loss_pct") else "info"), "not a multiple of 128"
+    details = _dim_lines(ctx, bad)
+    details.append(f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({ctx.workload.label()})")
+    yield ctx.finding(
+        sev, f"attention projection widths{shard} ({_dims_text(bad)}) are {what}: {heads} heads x head_dim {hd}",
+        field="num_heads", evidence=ev, loss_pct=loss, details=details,
+        fixes=[fix(f"use a head count whose q width{shard} is a multiple of 128 (heads x {hd})", "display")])
+
+
+def _mla_latent(ctx: Context, dims: list[Dim]):
+    """MLA: kv_a_proj N = kv_lora_rank + rope (576 in DeepSeek-V3) is the latent cache width, by design."""
+    spec = ctx.spec
+    mixer = next((k.mixer for k in spec.layer_kinds if k.mixer.kv_lora_rank), None)
+    if mixer is None:
+        return
+    bad = [d for d in dims if d.value % TILE]
+    if not bad:
+        return
+    eff = step_effect_pct(ctx, bad, TILE)
+    loss = max(eff.values())
+    rope = mixer.qk_rope_head_dim or 0
+    lat = mixer.kv_lora_rank
+    hard = _hard_multiple(ctx, bad[0].rows[0].dtype)
+    # by design: info whatever the estimate (changing it changes the cache format and FlashMLA's kernels)
+    sev = "error" if any(d.value % hard for d in bad) else "info"
+    details = _dim_lines(ctx, bad)
+    details.append(f"by design: the latent (kv_lora_rank {lat}) and the shared RoPE key ({rope}) are one projection "
+                   f"and one cached vector of {lat + rope} per token (FlashMLA is built for 512+64); the cost is the "
+                   f"padding of this one small GEMM: est. +{eff['decode']:.2f}% decode step, "
+                   f"+{eff['prefill']:.2f}% prefill step ({ctx.workload.label()})")
+    yield ctx.finding(
+        sev, f"MLA latent width kv_lora_rank {lat} + rope {rope} = {lat + rope} is not a multiple of 128 "
+             f"({_dims_text(bad)})",
+        field="kv_lora_rank", loss_pct=loss, details=details,
+        evidence={"kv_lora_rank": lat, "qk_rope_head_dim": rope, "gpu": ctx.gpu,
+                  "gemms": [{"gemm": d.name, "dim": d.axis, "per_shard": d.value} for d in bad],
+                  "est_decode_step_pct": round(eff["decode"], 3), "est_prefill_step_pct": round(eff["prefill"], 3)})
+
+
+# --------------------------------------------------------------------------- CL202
+@rule("CL202", "vocab-not-padded", FAMILY, "error",
+      "The LM head's N (vocab per shard) is not a multiple of 128 (or of the format's hard multiple).",
+      RuleDoc(
+          what="The LM head is a column-parallel GEMM of N = vocab_size / tp per GPU. Error below the format's hard "
+               "multiple (8 BF16, 16 FP8, 32 FP4); warning when not a multiple of 128 and the time model finds a "
+               "measurable cost, info otherwise.",
+          why="An odd vocabulary puts the largest single GEMM of small models on a misaligned kernel path: "
+              "nanoGPT got ~25% end-to-end from padding GPT-2's 50257 to 50304. Megatron pads to a multiple of "
+              "128 x tp by default for this reason.",
+          example="vocab_size 50257 (GPT-2): not a multiple of 8 → pad to 50304",
+          fix="Pad the vocabulary to a multiple of 128 x tp (Megatron's make-vocab-size-divisible-by; 64 also "
+              "common). Safe on a trained checkpoint: append zero rows to the embedding and the LM head; the "
+              "serving engine must mask the padded logits (vLLM/TRT-LLM keep the tokenizer's vocabulary as the "
+              "original size and drop them) so that sampling never picks a padded id.",
+          sources=("nanoGPT (A. Karpathy): 50257 → 50304, ~25% speedup",
+                   "Megatron-LM --make-vocab-size-divisible-by (default 128, times tp)",) + SOURCES),
+      options={"min_loss_pct": (0.25, "below this estimated step-time effect (percent, worst regime) a "
+                                      "non-multiple of 128 is info, not warning"),
+               "multiple": (128, "pad the vocabulary to a multiple of this times tp")})
+def vocab_not_padded(ctx: Context):
+    spec, w, sc = ctx.spec, ctx.workload, ctx.scenario
+    v = spec.vocab_size
+    rows = [r for reg in ("decode", "prefill") for r in w.gemms[reg] if r.name == "lm_head"]
+    if not v or not rows:
+        return
+    tp = sc.tp
+    per_shard = rows[0].n
+    hard = _hard_multiple(ctx, rows[0].dtype)
+    mult = int(ctx.option("multiple")) * tp
+    target = round_up(v, mult)
+    key = edit_key(spec, "vocab_size")
+    dims = [Dim("lm_head", "n", per_shard, rows)]
+    eff = step_effect_pct(ctx, dims, TILE)
+    loss = max(eff.values())
+    shard = f" is {per_shard} per shard at tp={tp}" if tp > 1 else ""
+    ev = {"vocab_size": v, "tp": tp, "per_shard": per_shard, "padded": target, "gpu": ctx.gpu,
+          "est_decode_step_pct": round(eff["decode"], 2), "est_prefill_step_pct": round(eff["prefill"], 2)}
+    if per_shard % hard:
+        sev, what = "error", f"not a multiple of {hard} ({rows[0].dtype}'s 16-byte row alignment)"
+    elif per_shard % TILE:
+        sev, what = ("warning" if loss >= ctx.option("min_loss_pct") else "info"), "not a multiple of 128"
+    else:
+        return
+    padded, waste = _pad_waste(per_shard, TILE)
+    delta = param_delta(spec, "vocab_size", target)
+    details = [f"LM head N={per_shard} runs {padded} wide on 128-wide tiles ({waste:.1f}% of its work wasted); "
+               f"est. +{eff['decode']:.2f}% decode step, +{eff['prefill']:.2f}% prefill step ({w.label()})",
+               f"padding to {target} (a multiple of {int(ctx.option('multiple'))} x tp={tp}) adds "
+               f"{delta.total:,} zero-initialised parameters; serve with the padded logits masked "
+               f"(tokenizer vocabulary {v})"]
+    yield ctx.finding(
+        sev, f"vocab_size {v}{shard}, {what}", field="vocab_size", key=key, evidence=ev, loss_pct=loss,
+        details=details,
+        fixes=[fix(f"{key} {v} → {target} (zero-padded rows in embedding and LM head; mask ids ≥ {v} when "
+                   f"sampling)", "safe", edit(key, v, target))])
+
+
+# --------------------------------------------------------------------------- CL203
+@rule("CL203", "head-dim-tile", FAMILY, "info",
+      "head_dim is not a multiple of 128: attention kernels pad the head dimension.",
+      RuleDoc(
+          what="head_dim is the K of QKᵀ and the N of PV inside the attention kernel. Kernels on Hopper and "
+               "Blackwell tile it 128 (or 64) wide; 64 still pays for a 128-wide tile in the kernels that only "
+               "have 128-wide head tiles; 96 pads to 128; 192 pads to 256 on 128-wide tiles (FlashAttention-3 and "
+               "FlashMLA ship dedicated 192/576 paths). Info: it depends on the kernels you deploy.",
+          why="The NVIDIA attention co-design post: 'Hsz = 64 still pays for a 128-wide tile, while Hsz >= 512 "
+              "pushes close to the TMEM capacity limit' → prefer 128 or 256. The cost is bounded by the attention "
+              "core's share of the step, which the estimate gives.",
+          example="head_dim 64 (GPT-2, Falcon-7B, Pythia): up to half of the attention core's tensor-core work is "
+                  "padding on 128-wide head tiles",
+          fix="Fewer, wider heads (head_dim 128) at the same q width; for a trained model, nothing to do but "
+              "choose kernels with a native 64/96/192 path.",
+          sources=("NVIDIA blog: Co-designing AI model attention for fast interactive long-context inference",
+                   "FlashAttention-3 supported head dims 64/96/128/192/256")),
+      options={"tile": (128, "head-dimension tile width of the attention kernels")})
+def head_dim_tile(ctx: Context):
+    spec, w = ctx.spec, ctx.workload
+    tile = int(ctx.option("tile"))
+    seen = set()
+    for k in spec.layer_kinds:
+        m = k.mixer
+        if m.kind != "attention" or not m.head_dim or m.head_dim in seen:
+            continue
+        seen.add(m.head_dim)
+        hd = m.head_dim
+        if hd % tile == 0:
+            continue
+        padded = round_up(hd, tile)
+        waste = 100.0 * (1 - hd / padded)
+        shares = {}
+        for regime in ("decode", "prefill"):
+            core = sum(a.estimate_s * a.layers for a in w.attention[regime] if a.mixer == "attention")
+            step = w.steps[regime].estimate_s
+            shares[regime] = 100.0 * core / step if step else 0.0
+        yield ctx.finding(
+            "info", f"head_dim {hd} is not a multiple of {tile}: attention kernels with {tile}-wide head tiles run "
+                    f"it as {padded} ({waste:.0f}% of their QKᵀ/PV tensor-core work is padding)",
+            field="head_dim", loss_pct=None,
+            evidence={"head_dim": hd, "padded": padded, "waste_pct": round(waste, 1), "gpu": ctx.gpu,
+                      "attention_core_decode_share_pct": round(shares["decode"], 1),
+                      "attention_core_prefill_share_pct": round(shares["prefill"], 1)},
+            details=[f"the attention core is est. {shares['prefill']:.0f}% of the prefill step and "
+                     f"{shares['decode']:.0f}% of the decode step ({w.label()}); the padding matters where the core "
+                     f"is compute-bound (prefill); decode attention reads the KV cache and is memory-bound"])
+
+
+# --------------------------------------------------------------------------- CL204
+@rule("CL204", "largest-aligned-tp", FAMILY, "info",
+      "With --tp auto: the largest power-of-two tp at which every tensor-parallel dimension stays a multiple of 128.",
+      RuleDoc(
+          what="For each width tensor parallelism splits (the dense FFN, expert widths under expert TP, shared "
+               "experts, query heads' projection width, the vocabulary), the largest power of two tp that keeps "
+               "width/tp a multiple of 128; the model's value is the minimum over those widths.",
+          why="Alignment must hold per shard (H'/tp, n_q·d_h/tp, V/tp): a model aligned at tp=1 can fall off "
+              "the tile grid at tp=8.",
+          example="intermediate_size 11008 = 86 x 128: tp=2 keeps 5504 = 43 x 128; tp=4 gives 2752 (21.5 x 128)",
+          fix="Choose widths with enough factors of two (a multiple of 128 x the tp you plan to deploy).",
+          sources=SOURCES),
+      options={"max_tp": (64, "largest tp considered")})
+def largest_aligned_tp(ctx: Context):
+    if not ctx.tp_auto:
+        return
+    spec = ctx.spec
+    widths: dict[str, int] = {}
+    if spec.intermediate_size and any(k.ffn.kind == "dense" for k in spec.layer_kinds):
+        widths["intermediate_size"] = spec.intermediate_size
+    for f in ("moe_intermediate_size", "shared_expert_intermediate_size"):
+        v = _field_value(ctx, f)
+        if v:
+            widths[f] = v
+    if spec.num_heads and spec.head_dim:
+        widths["num_heads"] = spec.num_heads * spec.head_dim
+    if spec.vocab_size:
+        widths["vocab_size"] = spec.vocab_size
+    best: dict[str, int] = {}
+    for f, v in widths.items():
+        tp = 0
+        t = 1
+        while t <= int(ctx.option("max_tp")):
+            ok = v % t == 0 and (v // t) % TILE == 0
+            if f == "num_heads":
+                ok = ok and spec.num_heads % t == 0
+            if not ok:
+                break
+            tp = t
+            t *= 2
+        best[f] = tp
+    if not best:
+        return
+    limit_field = min(best, key=lambda f: best[f])
+    tp = best[limit_field]
+    what = {"num_heads": "q projection width (heads x head_dim)"}.get(limit_field, limit_field)
+    msg = (f"largest power-of-two tp keeping every sharded width a multiple of 128: tp={tp} (limited by {what} "
+           f"{widths[limit_field]})" if tp else
+           f"no tp keeps every sharded width a multiple of 128: {what} {widths[limit_field]} is not one at tp=1")
+    yield ctx.finding("info", msg, field=_location_field(ctx, limit_field) if limit_field != "num_heads" else "num_heads",
+                      evidence={"largest_aligned_tp": tp, "per_width": best, "gpu": ctx.gpu})
