@@ -155,3 +155,39 @@ def edit_key(spec: ModelSpec, field: str, fallback: Optional[str] = None) -> str
     if src is not None:
         return src.key
     return spec.key_prefix + (fallback or field)
+
+
+def layer_pattern_for(pattern: list[int], n: int) -> list[int]:
+    """The layer pattern resized to ``n`` layers, keeping an irregular prefix (first-k dense) and
+    repeating the periodic rest (a hybrid's period): DeepSeek-V3 61 -> 60 drops one MoE layer."""
+    if n <= 0 or not pattern:
+        return []
+    L = len(pattern)
+    best = (0, L)
+    for f in range(0, max(1, L // 2) + 1):
+        rest = pattern[f:]
+        for p in range(1, len(rest) + 1):
+            if all(rest[i] == rest[i + p] for i in range(len(rest) - p)):
+                if p < best[1]:
+                    best = (f, p)
+                break
+        if best[1] == 1:
+            break
+    f, p = best
+    if n <= f:
+        return pattern[:n]
+    return pattern[:f] + [pattern[f + (i % p)] for i in range(n - f)]
+
+
+def with_num_layers(spec: ModelSpec, n: int) -> ModelSpec:
+    """A copy of ``spec`` with ``n`` layers (pattern resized by ``layer_pattern_for``)."""
+    return spec.model_copy(update={"num_layers": n, "layer_pattern": layer_pattern_for(spec.layer_pattern, n)})
+
+
+def param_delta_layers(spec: ModelSpec, n: int) -> float:
+    """Parameter change (% of the total) of resizing the stack to ``n`` layers."""
+    from colint.analysis.inventory import param_counts
+
+    before = param_counts(spec).total
+    after = param_counts(with_num_layers(spec, n)).total
+    return 100.0 * (after - before) / before if before else 0.0

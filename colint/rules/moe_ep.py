@@ -1,0 +1,236 @@
+"""CL5xx MoE expert parallelism (guideline 5): MoE layers sized for wide expert parallelism.
+
+Under uniform routing a routed expert's GEMM sees ``global concurrency x top-k / E`` rows per
+step (global = tokens per rank x ep). Below the M* where its GEMM turns compute-bound on the
+target, the expert layer is a weight read; widening EP raises M (more ranks' tokens meet the
+same experts) and spreads the weight reads. E should divide the EP sizes deployments use, and
+fine-grained experts should be spread by EP rather than cut by TP.
+"""
+
+from __future__ import annotations
+
+import math
+
+from colint.analysis.moe import (concurrency_for_m, ep_for_m, experts_per_gpu, experts_touched, redundant_to_fill,
+                                 tokens_per_expert)
+from colint.rules._fixes import edit_key, param_delta
+from colint.rules.base import Context, RuleDoc, edit, fix, rule
+
+FAMILY = "moe-ep"
+SOURCES = (
+    "NVIDIA blog 'AI Model Co-Design', Guideline 5: GEMM-M = global concurrency x top-k / #experts; widen EP",
+    "DeepSeek-V3 report §3.4 (EP32 prefill, EP320 decode, 'batch per expert usually within 256 tokens' -> "
+    "memory-bound); open-infra-index day 6 (EP144, 32 redundant experts)",
+    "TensorRT-LLM Wide-EP blog (EP64 on GB200 NVL72: 4 experts per GPU per layer)",
+)
+COMMON_EP = (8, 16, 32, 64, 72)
+
+
+def _moe_kinds(spec):
+    """One representative layer kind per distinct routed-expert shape, with its layer count."""
+    seen: dict = {}
+    for kind, n in zip(spec.layer_kinds, spec.layer_counts()):
+        f = kind.ffn
+        if not n or f.kind != "moe" or not f.num_experts or not f.top_k:
+            continue
+        key = (f.num_experts, f.top_k, f.expert_intermediate_size)
+        if key in seen:
+            seen[key] = (seen[key][0], seen[key][1] + n)
+        else:
+            seen[key] = (kind, n)
+    return list(seen.values())
+
+
+def _expert_rows(w, regime: str, kind_name: str):
+    return [r for r in w.gemms[regime] if r.kind == kind_name and r.parallel == "expert"]
+
+
+def _fmt_tokens(x: float) -> str:
+    return f"{x:,.0f}" if x >= 10 else f"{x:.2g}"
+
+
+@rule("CL501", "expert-gemm-memory-bound", FAMILY, "info",
+      "Routed-expert GEMMs see too few tokens to be compute-bound: the concurrency or EP width that fixes it.",
+      RuleDoc(
+          what="Tokens per routed expert per decode step = concurrency per rank x ep x top-k / E (uniform routing), "
+               "compared with M*, the M at which the expert GEMMs turn compute-bound on the target and format. "
+               "Reports the global concurrency C* = M* x E / top-k and the EP width that reaches it at the "
+               "scenario's concurrency per rank.",
+          why="Below M* each expert's weights are streamed for a handful of rows: the expert layers run at HBM "
+              "speed, not Tensor-Core speed. Per-GPU concurrency is capped by the KV cache, so widening EP is the "
+              "lever (more ranks' tokens meet each expert, fewer experts per GPU).",
+          example="DeepSeek-V3 (256 experts, top-8) at 256 seq per rank: 8 tokens per expert at ep=1; M* ~ 300 on "
+                  "B200 BF16 -> about 9,600 concurrent tokens, ep>=38.",
+          fix="Deploy with wide EP (and attention data parallelism); at design time, a smaller E/top-k ratio lowers "
+              "the concurrency needed.",
+          sources=SOURCES),
+      options={"common_ep": (COMMON_EP, "EP sizes deployments use (8 HGX ... 72 NVL72)")})
+def expert_gemm_memory_bound(ctx: Context):
+    w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
+    conc = sc.decode_concurrency
+    common = sorted(ctx.option("common_ep"))
+    for kind, n_layers in _moe_kinds(spec):
+        f = kind.ffn
+        e, k = f.num_experts, f.top_k
+        rows = _expert_rows(w, "decode", kind.name)
+        if not rows:
+            continue
+        m_star = max(r.time.m_star for r in rows)
+        m = tokens_per_expert(conc, sc.ep, k, e)
+        if not math.isfinite(m_star) or m >= m_star:
+            continue
+        c_star = concurrency_for_m(m_star, k, e)
+        ep_need = ep_for_m(m_star, conc, k, e)
+        ep_common = next((x for x in common if x >= ep_need), None)
+        pre_rows = _expert_rows(w, "prefill", kind.name)
+        m_pre = tokens_per_expert(sc.prefill_tokens, sc.ep, k, e)
+        pre_star = max((r.time.m_star for r in pre_rows), default=m_star)
+        touched = experts_touched(conc * sc.ep, k, e)
+        gpu_fmt = f"{ctx.gpu} {sc.gemm_format}"
+        msg = (f"routed experts get {_fmt_tokens(m)} token{'s' if m != 1 else ''} each per decode step "
+               f"({conc} seq x ep={sc.ep} x top-{k} / {e} experts), below M*~{m_star:.0f} where their GEMMs turn "
+               f"compute-bound on {gpu_fmt}")
+        details = [f"compute-bound needs ~{c_star:,.0f} concurrent tokens per EP group"]
+        max_ep = common[-1] if common else ep_need
+        if ep_need <= max_ep:
+            details[0] += (f": ep>={ep_need} at {conc} seq per rank"
+                           + (f" (ep={ep_common} of the common sizes)" if ep_common and ep_common != ep_need else ""))
+        else:
+            per_rank = math.ceil(c_star / max_ep)
+            details[0] += (f": at {conc} seq per rank no common EP width gets there; at ep={max_ep} it takes "
+                           f">={per_rank:,} seq per rank")
+        details.append(f"per step {touched:,.0f} of {e} experts are touched ({conc * sc.ep} tokens); "
+                       f"{experts_per_gpu(e, sc.ep)} experts per GPU at ep={sc.ep}; prefill gives {m_pre:,.0f} "
+                       f"tokens per expert ({'compute' if m_pre >= pre_star else 'memory'}-bound) ({w.label()})")
+        fixes = []
+        if ep_need <= max_ep and ep_need > sc.ep:
+            fixes.append(fix(f"deploy the experts with ep>={ep_common or ep_need} and data-parallel attention",
+                             "display"))
+        yield ctx.finding(
+            "info", msg, field="num_experts",
+            evidence={"num_experts": e, "top_k": k, "decode_concurrency": conc, "ep": sc.ep,
+                      "tokens_per_expert": round(m, 3), "m_star": round(m_star, 1),
+                      "global_concurrency_needed": round(c_star), "ep_needed": ep_need,
+                      "experts_touched_per_step": round(touched, 1), "experts_per_gpu": experts_per_gpu(e, sc.ep),
+                      "prefill_tokens_per_expert": round(m_pre, 1), "moe_layers": n_layers, "gpu": ctx.gpu},
+            fixes=fixes, details=details)
+
+
+@rule("CL502", "experts-not-divisible-by-ep", FAMILY, "warning",
+      "The routed experts do not divide evenly over the EP ranks.",
+      RuleDoc(
+          what="With --ep, each rank holds ceil(E/ep) expert slots; when ep does not divide E some ranks hold one "
+               "more expert (or, when ep > E, none). Without --ep: experts that divide none of the common EP sizes "
+               "(8, 16, 32, 64; 72 on NVL72 systems).",
+          why="The expert layer finishes when the busiest rank does; the others idle for the difference, and the "
+              "uneven weight footprint leaves less KV room on the busiest rank.",
+          example="256 experts at ep=72: 3.56 per GPU, the busiest GPUs hold 4 (DeepSeek fills 288 = 4 x 72 slots "
+                  "with 32 redundant experts).",
+          fix="Choose E divisible by the EP sizes you deploy (a power of two times 9 fits 72 and 8..64), or fill "
+              "the remainder with redundant experts (EPLB).",
+          sources=SOURCES),
+      options={"common_ep": ((8, 16, 32, 64), "EP sizes checked when --ep is not given"),
+               "nvl_domain": (72, "EP size of a rack-scale NVLink domain, checked on GPUs whose domain is that big")})
+def experts_not_divisible(ctx: Context):
+    w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
+    key = edit_key(spec, "num_experts", "num_experts")
+    for kind, n_layers in _moe_kinds(spec):
+        e = kind.ffn.num_experts
+        if sc.ep > 1:
+            ep = sc.ep
+            if e % ep == 0:
+                continue
+            slots = experts_per_gpu(e, ep)
+            mean = e / ep
+            idle = 1.0 - mean / slots
+            step = w.steps["decode"]
+            expert_s = sum(r.total_s for r in _expert_rows(w, "decode", kind.name))
+            loss = 100.0 * idle * expert_s / step.estimate_s if step.estimate_s else None
+            r = redundant_to_fill(e, ep)
+            if ep > e:
+                msg = f"ep={ep} exceeds the {e} routed experts: {ep - e} of the {ep} EP ranks hold no expert"
+            else:
+                msg = (f"{e} experts over ep={ep} is {mean:.2f} per GPU: the busiest GPUs hold {slots} "
+                       f"(est. {idle:.0%} of expert capacity idle)")
+            fixes = [fix(f"add {r} redundant expert copies (EPLB) to fill {e + r} = {slots} x {ep} slots", "display")]
+            lo, hi = e // ep * ep, (e // ep + 1) * ep
+            for v in (lo, hi):
+                if v > 0 and v != e:
+                    d = param_delta(spec, "num_experts", v, old=e)
+                    fixes.append(fix(f"use {v} experts ({d.label()})", "unsafe", edit(key, e, v)))
+            yield ctx.finding(
+                "warning", msg, field="num_experts",
+                evidence={"num_experts": e, "ep": ep, "experts_per_gpu_max": slots,
+                          "experts_per_gpu_mean": round(mean, 3), "idle_expert_share": round(idle, 4),
+                          "redundant_to_fill": r, "gpu": ctx.gpu},
+                loss_pct=loss, fixes=fixes,
+                details=[f"expert GEMMs are est. {expert_s * 1e3:.2f} ms of a {step.estimate_s * 1e3:.2f} ms decode "
+                         f"step ({w.label()})"])
+            continue
+        sizes = [x for x in ctx.option("common_ep") if x <= e]
+        dom = ctx.option("nvl_domain")
+        nvl = getattr(ctx.profile, "domain_size", 0) >= dom and e >= dom and e % dom != 0
+        bad = [x for x in sizes if e % x]
+        if (sizes and len(bad) == len(sizes)) or nvl:
+            check = bad if len(bad) == len(sizes) and sizes else []
+            if nvl:
+                check.append(dom)
+            parts = [f"ep={x}: {experts_per_gpu(e, x)} per GPU on the busiest ({e / x:.2f} mean; "
+                     f"{redundant_to_fill(e, x)} redundant experts fill it)" for x in check]
+            msg = (f"{e} experts divide none of the common EP sizes {', '.join(map(str, sizes))}" if len(check) > 1
+                   or not nvl else f"{e} experts do not divide the {dom}-GPU NVLink domain of {ctx.gpu}")
+            yield ctx.finding(
+                "info", msg, field="num_experts",
+                evidence={"num_experts": e, "ep_sizes": check,
+                          "experts_per_gpu_max": {str(x): experts_per_gpu(e, x) for x in check}, "gpu": ctx.gpu},
+                details=["; ".join(parts)],
+                fixes=[fix(f"use {v} experts ({param_delta(spec, 'num_experts', v, old=e).label()})", "unsafe",
+                           edit(key, e, v))
+                       for v in sorted({e // 8 * 8, (e // 8 + 1) * 8} - {0, e})] if check != [dom] else [])
+
+
+@rule("CL503", "fine-grained-experts-under-tp", FAMILY, "warning",
+      "Fine-grained experts cut by tensor parallelism become tiny GEMMs: spread them with EP instead.",
+      RuleDoc(
+          what="With tp>1 and no EP, each expert's FFN width H'_e is split over the tp ranks (gate/up N = 2H'_e/tp, "
+               "down K = H'_e/tp). Reports per-shard widths under one 128-wide tile (warning) or under "
+               "min_expert_shard_width (info), and the EP layout over the same GPUs.",
+          why="TP favours coarse experts; fine-grained experts under TP give GEMMs narrower than a tile, padding "
+              "every tile and multiplying tiny kernels, while EP keeps each expert whole on one GPU.",
+          example="Qwen3-30B-A3B (H'_e=768) at tp=8: 96 per shard, three quarters of a 128-wide tile.",
+          fix="Shard the experts by EP (ep = the tp group size) and keep TP for attention, or use wider experts.",
+          sources=("NVIDIA blog 'AI Model Co-Design', Guideline 7: TP favours coarse MoE, EP favours fine-grained "
+                   "MoE whose small H' would produce inefficiently small GEMMs under TP",)),
+      options={"min_expert_shard_width": (256, "report per-shard expert widths below this (2-SM tile width)"),
+               "tile_width": (128, "below one tile of this width the finding is a warning")})
+def fine_grained_under_tp(ctx: Context):
+    from colint.analysis.gemm_model import tile_efficiency
+
+    sc, spec = ctx.scenario, ctx.spec
+    tp = sc.tp
+    if tp <= 1 or sc.ep > 1:
+        return
+    tile = ctx.option("tile_width")
+    for kind, n_layers in _moe_kinds(spec):
+        f = kind.ffn
+        he = f.expert_intermediate_size
+        shard = he / tp
+        if shard >= ctx.option("min_expert_shard_width"):
+            continue
+        sev = "warning" if shard < tile else "info"
+        shard_i = math.ceil(shard)
+        eta_n = tile_efficiency(tile, 2 * shard_i, tile, tile)
+        k_tile = ctx.profile.tiles.k_tile.get(sc.gemm_format, 64) if hasattr(ctx.profile, "tiles") else 64
+        eta_k = shard_i / (math.ceil(shard_i / k_tile) * k_tile)
+        per_gpu = experts_per_gpu(f.num_experts, tp)
+        msg = (f"expert FFN width {he} is {shard:g} per shard at tp={tp}"
+               + (f", under one {tile}-wide tile" if shard < tile else "")
+               + f": spread the {f.num_experts} experts with ep={tp} instead ({per_gpu} whole experts per GPU)")
+        yield ctx.finding(
+            sev, msg, field="moe_intermediate_size",
+            evidence={"expert_intermediate_size": he, "tp": tp, "per_shard_width": shard,
+                      "gate_up_tile_efficiency": round(eta_n, 3), "down_k_tile_efficiency": round(eta_k, 3),
+                      "experts_per_gpu_at_ep": per_gpu, "gpu": ctx.gpu},
+            details=[f"per expert: gate/up N={2 * shard_i} fills {eta_n:.0%} of {tile}-wide tiles, down K={shard_i} "
+                     f"fills {eta_k:.0%} of the {k_tile}-deep K tile (estimate: {ctx.gpu}, {sc.gemm_format})"],
+            fixes=[fix(f"experts on ep={tp} (tp for attention only)", "display")])
