@@ -194,7 +194,7 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
         err = exc.errors()[0]
         loc = tuple(p for p in err["loc"] if isinstance(p, (str, int)))
         doc_loc = _doc_path(doc, loc)
-        raise raise_at(doc, doc_loc, f"{_dotted(loc)}: {err['msg']}") from None
+        raise raise_at(doc, doc_loc, err["msg"]) from None
     m = f.model
     r = FormatReader(doc, "colint", ("model",))
     h = m.hidden_size
@@ -336,9 +336,3 @@ def _mixer(r: FormatReader, m: Model, letter: str, heads: int, kv: int, head_dim
 def _doc_path(doc: Document, loc: tuple) -> tuple:
     """pydantic's loc uses field names; the document uses the same keys (schema_ is 'schema')."""
     return tuple("schema" if p == "schema_" else p for p in loc)
-
-
-def _dotted(loc: tuple) -> str:
-    from colint.loading.document import format_path
-
-    return format_path(_doc_path(None, loc)) or "<file>"
