@@ -53,6 +53,16 @@ def parse_json(text: str, path: str) -> Document:
     return doc
 
 
+def _forget_shadowed(doc: Document, path: tuple) -> None:
+    """A later duplicate key replaces the earlier value (json.loads keeps the last): drop what was
+    recorded inside the earlier one, so that positions and non-standard literals describe the value
+    that counts."""
+    n = len(path)
+    doc.nonstandard[:] = [(p, t) for p, t in doc.nonstandard if p[:n] != path]
+    for p in [p for p in doc.spans if len(p) > n and p[:n] == path]:
+        del doc.spans[p]
+
+
 def _record_positions(doc: Document) -> None:
     text = doc.text
     starts = _line_starts(text)
@@ -99,6 +109,7 @@ def _record_positions(doc: Document) -> None:
             seen = seen_per_obj[-1]
             if pending_key in seen:
                 doc.duplicate_keys.append((vpath,) + seen[pending_key])
+                _forget_shadowed(doc, vpath)
             seen[pending_key] = (line, col)
             spans[vpath] = Span(line, col, start, m.end())
         else:
