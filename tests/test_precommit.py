@@ -1,0 +1,92 @@
+"""The real pre-commit runs colint's hook from this repository's committed HEAD.
+
+pre-commit clones the repository at ``rev`` and pip-installs it into its own virtualenv, so this
+test exercises exactly what a model repository gets: .pre-commit-hooks.yaml, the console script and
+its dependencies. The first run installs colint (about a minute here, through pip's usual index and
+wheel cache); the second reuses that environment.
+
+The "misaligned" config is a consistency error (CL002: 12 KV heads do not divide 32 query heads)
+because the alignment rules (CL2xx, e.g. intermediate_size 11008 at tp=8) have not landed yet and
+``colint check`` without ``--select CL0`` needs the GPU analysis; switch the fixture to an alignment
+finding once they exist.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+BAD = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 4096,
+       "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
+       "num_key_value_heads": 12, "max_position_embeddings": 4096, "vocab_size": 32000}
+
+
+def _git(*args: str, cwd: Path) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _head_has_hook() -> str | None:
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        return None
+    try:
+        sha = _git("rev-parse", "HEAD", cwd=REPO)
+        _git("cat-file", "-e", f"{sha}:.pre-commit-hooks.yaml", cwd=REPO)
+    except subprocess.CalledProcessError:
+        return None
+    return sha
+
+
+def _run(cwd: Path, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_hook_fails_on_the_finding_and_passes_once_fixed(tmp_path):
+    sha = _head_has_hook()
+    if sha is None:
+        pytest.skip("needs a git checkout whose HEAD commit holds .pre-commit-hooks.yaml")
+    work = tmp_path / "model-repo"
+    (work / "models" / "tiny").mkdir(parents=True)
+    _git("init", "-q", cwd=work)
+    cfg = work / "models" / "tiny" / "config.json"
+    cfg.write_text(json.dumps(BAD, indent=2) + "\n")
+    (work / "notes.json").write_text('{"not": "a model"}\n')  # not matched by the hook's files pattern
+    (work / ".pre-commit-config.yaml").write_text(
+        "repos:\n"
+        f"  - repo: {json.dumps(str(REPO))}\n"
+        f"    rev: {sha}\n"
+        "    hooks:\n"
+        "      - id: colint\n"
+        "        args: [--select, CL0]\n")
+    _git("add", "-A", cwd=work)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PRE_COMMIT"))}
+    env["PRE_COMMIT_HOME"] = str(tmp_path / "pre-commit-home")
+    env["NO_COLOR"] = "1"
+
+    bad = _run(work, env)
+    out = bad.stdout + bad.stderr
+    assert bad.returncode == 1, out
+    assert "colint" in out and "Failed" in out, out
+    assert "models/tiny/config.json:10:3: CL002 error 12 KV heads do not divide 32 query heads" in out, out
+    assert "notes.json" not in out, out
+
+    cfg.write_text(json.dumps(dict(BAD, num_key_value_heads=8), indent=2) + "\n")
+    _git("add", "-A", cwd=work)
+    good = _run(work, env)
+    out = good.stdout + good.stderr
+    assert good.returncode == 0, out
+    assert "Passed" in out, out
+
+
+def test_manifest_is_valid():
+    rc = subprocess.run([sys.executable, "-m", "pre_commit", "validate-manifest", str(REPO / ".pre-commit-hooks.yaml")],
+                        capture_output=True, text=True)
+    assert rc.returncode == 0, rc.stdout + rc.stderr
