@@ -192,5 +192,5 @@ def test_integer_moe_layer_freq_and_bad_values():
                                  "by num_attention_heads 8 and kv_channels is not given")
     with pytest.raises(SpecError) as e:
         normalize(yaml_doc("model:\n  num_layers: 4\n  hidden_size: 64\n  num_attention_heads: 8\n"))
-    assert e.value.located() == ("cfg.yaml:1:1: error: model: learned_absolute position embeddings need "
+    assert e.value.located() == ("cfg.yaml:3:3: error: model.hidden_size: learned_absolute position embeddings need "
                                  "encoder_seq_length or max_position_embeddings (the rows of the position table)")

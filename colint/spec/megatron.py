@@ -41,7 +41,9 @@ _NEOX_MARKERS = ("pos_emb", "pos-emb", "rotary_pct", "rotary-pct", "gpt_j_residu
 _SECTIONS = ("model", "language_model")
 
 
-def _root(doc: Document) -> tuple | None:
+def _root(doc: Document, strict: bool = True) -> tuple | None:
+    """Where the model section is. ``strict`` (detection) refuses files with GPT-NeoX-only keys;
+    a forced ``--input-format megatron`` reads any top-level section with the three core keys."""
     data = doc.data
     if not isinstance(data, dict):
         return None
@@ -50,7 +52,7 @@ def _root(doc: Document) -> tuple | None:
         if isinstance(sub, dict) and "hidden_size" in sub and ("num_layers" in sub or "num_attention_heads" in sub):
             return (key,)
     if all(k in data for k in ("hidden_size", "num_layers", "num_attention_heads")) \
-            and not any(m in data for m in _NEOX_MARKERS) and "num_hidden_layers" not in data:
+            and not (strict and (any(m in data for m in _NEOX_MARKERS) or "num_hidden_layers" in data)):
         return ()
     return None
 
@@ -60,7 +62,7 @@ def detect(doc: Document) -> bool:
 
 
 def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
-    root = _root(doc)
+    root = _root(doc, strict=False)
     if root is None:
         sub = next((k for k in _SECTIONS if isinstance(doc.get((k,)), dict)), None)
         raise raise_at(doc, (sub,) if sub else (),
@@ -145,7 +147,7 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     positions = 0
     if pos_type == "learned_absolute":
         if r.first_present(("encoder_seq_length", "max_position_embeddings", "seq_length")) is None:
-            raise r.error("position_embedding_type" if r.has("position_embedding_type") else (),
+            raise r.error("position_embedding_type" if r.has("position_embedding_type") else "hidden_size",
                           "learned_absolute position embeddings need encoder_seq_length or "
                           "max_position_embeddings (the rows of the position table)")
         positions = r.req(None, "encoder_seq_length", "max_position_embeddings", "seq_length")
