@@ -350,6 +350,14 @@ UNSEEN = [
                                      moe_shared_expert_intermediate_size=2048, n_routed_experts=16,
                                      num_experts_per_tok=4, mlp_bias=True, use_bias=True, use_conv_bias=False,
                                      vocab_size=32000)),
+    # Latent MoE with mlp_bias: fc1/fc2_latent_proj carry biases (FFN.latent_bias).
+    ("nemotron_h_latent", 46_975_792, dict(model_type="nemotron_h", hidden_size=1024, hybrid_override_pattern="ME*E",
+                                           mamba_num_heads=16, mamba_head_dim=64, n_groups=2, ssm_state_size=64,
+                                           num_attention_heads=8, num_key_value_heads=2, head_dim=64,
+                                           moe_intermediate_size=512, moe_shared_expert_intermediate_size=1024,
+                                           moe_latent_size=256, n_routed_experts=8, num_experts_per_tok=2,
+                                           mlp_bias=True, vocab_size=16000, num_nextn_predict_layers=1,
+                                           mtp_hybrid_override_pattern="*E")),
     ("minimax_m2", 1_680_909_312, dict(model_type="minimax_m2", hidden_size=2048, num_hidden_layers=6,
                                        num_attention_heads=16, num_key_value_heads=4, head_dim=128,
                                        intermediate_size=1024, num_local_experts=32, num_experts_per_tok=4,
@@ -401,6 +409,12 @@ def test_unseen_layouts():
     assert by["jamba"].kind_of(0).mixer.dt_rank == 128  # "auto" = ceil(2048 / 16)
     assert moe_layers(by["llama4_text"]) == [1, 3, 5]
     assert [by["llama4_text"].kind_of(i).mixer.attention for i in range(3)] == ["chunked", "chunked", "full"]
+    lat = by["nemotron_h_latent"]
+    assert gemm(lat, "moe.fc1_latent_proj").bias and gemm(lat, "moe.fc2_latent_proj").bias
+    assert key_gemm(lat, "moe.experts.up_proj") == (256, 512, 8, 2 / 8, 2)
+    # MTP "*E": an attention block and a MoE block (each with its norm) + enorm, hnorm, eh_proj, final norm.
+    blocks = sum(kind_params(lat.kind_of(i), 1024)[0] for i in (1, 2))
+    assert (lat.mtp_layers, param_counts(lat).mtp) == (1, blocks + 3 * 1024 + 2 * 1024 * 1024)
     assert [by["minimax"].kind_of(i).mixer.kind for i in range(4)] == ["linear_attention"] * 3 + ["attention"]
     assert key_gemm(by["minimax"], "linear_attn.qkv_proj") == (1536, 3 * 12 * 128, 1, 1.0, 6)
     assert key_gemm(by["minimax"], "linear_attn.output_gate") == (1536, 12 * 128, 1, 1.0, 6)
