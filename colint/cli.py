@@ -32,8 +32,22 @@ def cli() -> None:
 @click.option("--input-format", default=None, help="Force the input format instead of detecting it.")
 @click.option("--vocab-size", type=click.IntRange(min=1), default=None,
               help="Vocabulary size for formats whose vocab comes from a tokenizer (Megatron/NeMo).")
-def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | None) -> None:
-    """Show the normalized spec, parameter counts and weight GEMMs of PATH."""
+@click.option("--gpu", default=None, help="Add the per-GEMM roofline table and step estimates for this GPU "
+              "profile (name or YAML path).")
+@click.option("--scenario", type=click.Choice(["throughput", "latency", "long-context"]), default="throughput",
+              show_default=True)
+@click.option("--dtype", default=None, help="GEMM format: bf16, fp16, fp8, fp8_block, nvfp4, mxfp4, int8, "
+              "int8_wo, int4_wo. [default: bf16]")
+@click.option("--tp", type=click.IntRange(min=1), default=None, help="Tensor-parallel size.")
+@click.option("--ep", type=click.IntRange(min=1), default=None, help="Expert-parallel size.")
+@click.option("--pp", type=click.IntRange(min=1), default=None, help="Pipeline-parallel size.")
+@click.option("--context", type=click.IntRange(min=1), default=None, help="Context length, tokens.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=None,
+              help="Concurrent decode sequences per replica.")
+def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | None, gpu: str | None, scenario: str,
+            dtype: str | None, tp: int | None, ep: int | None, pp: int | None, context: int | None,
+            concurrency: int | None) -> None:
+    """Show the normalized spec, parameter counts and weight GEMMs of PATH (with --gpu: estimates)."""
     import json
 
     from colint.errors import ColintError
@@ -46,12 +60,123 @@ def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | Non
     except ColintError as exc:
         raise _fail(exc.located(path))
     info = inspect_spec(spec, path)
+    if gpu is not None:
+        from colint.analysis.scenario import make_scenario
+        from colint.analysis.workload import analyse, summary
+        from colint.hardware_profiles import load_profile
+
+        try:
+            profile = load_profile(gpu)
+            sc = make_scenario(scenario, dtype=dtype, tp=tp, ep=ep, pp=pp, context=context,
+                               concurrency=concurrency, gpu=profile.name)
+            info["estimates"] = summary(analyse(spec, profile, sc))
+        except ColintError as exc:
+            raise _fail(f"colint: error: {exc.message}" if exc.path is None else exc.located())
     if fmt == "json":
         click.echo(json.dumps(info, indent=2))
     else:
         from colint.reporters.inspect_text import render
 
-        click.echo(render(info))
+        text = render(info)
+        if "estimates" in info:
+            from colint.reporters.estimates_text import render_estimates
+
+            text += "\n" + render_estimates(info["estimates"])
+        click.echo(text)
+
+
+GEMM_OUT_COLUMNS = ("sol_s", "estimate_s", "bound", "tile_efficiency", "wave_efficiency", "arithmetic_intensity",
+                    "math_s", "memory_s", "ridge")
+
+
+@cli.command("gemm")
+@click.argument("dims", nargs=-1, type=click.IntRange(min=1))
+@click.option("--gpu", default="b200", show_default=True, help="GPU profile name or YAML path.")
+@click.option("--dtype", default="bf16", show_default=True,
+              help="bf16, fp16, fp8, fp8_block, nvfp4, mxfp4, int8, int8_wo, int4_wo.")
+@click.option("--out-dtype", default=None, help="Output format (default bf16): bf16, fp16, fp8, fp32, nvfp4, ...")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--from-csv", "from_csv", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+              help="Read rows with columns dtype,m,n,k (others passed through); write them back as CSV with "
+                   "the estimates added.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="With --from-csv: output file.")
+def gemm_cmd(dims, gpu, dtype, out_dtype, fmt, from_csv, output) -> None:
+    """Speed of light and the time model's estimate for one GEMM: colint gemm M N K."""
+    from colint.errors import ColintError
+    from colint.hardware_profiles import load_profile
+
+    try:
+        profile = load_profile(gpu)
+    except ColintError as exc:
+        raise _fail(f"colint: error: {exc.message}" if exc.path is None else exc.located())
+    if from_csv is not None:
+        if dims:
+            raise _fail("colint: error: give either M N K or --from-csv, not both")
+        from colint.analysis.gemm_csv import estimate_csv
+
+        try:
+            text = estimate_csv(from_csv, profile, out_dtype=out_dtype)
+        except ColintError as exc:
+            raise _fail(exc.located())
+        if output:
+            try:
+                _write_atomic(output, text)
+            except OSError as exc:
+                raise _fail(f"{output}: error: cannot write: {exc.strerror or exc}")
+        else:
+            click.echo(text, nl=False)
+        return
+    if len(dims) != 3:
+        raise _fail("colint: error: colint gemm needs M N K (three positive integers) or --from-csv FILE")
+    from colint.analysis.gemm_model import estimate
+
+    try:
+        g = estimate(dims[0], dims[1], dims[2], dtype, profile, out_dtype)
+    except ColintError as exc:
+        raise _fail(f"colint: error: {exc.message}")
+    d = g.public()
+    if fmt == "json":
+        import json
+        import math
+
+        click.echo(json.dumps({k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in d.items()},
+                              indent=2))
+    else:
+        from colint.reporters.estimates_text import render_gemm
+
+        click.echo(render_gemm({**d, "m_star": None if g.m_star == float("inf") else g.m_star}, profile.name))
+
+
+@cli.command("profiles")
+@click.argument("name", required=False)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def profiles_cmd(name: str | None, fmt: str) -> None:
+    """List the GPU profiles, or show one (NAME or a YAML path) with its sources."""
+    import json
+
+    from colint.errors import ColintError
+    from colint.hardware_profiles import list_profiles, load_profile, time_model
+
+    try:
+        if name is None:
+            profiles = [load_profile(n) for n in list_profiles()]
+            if fmt == "json":
+                click.echo(json.dumps([p.model_dump(mode="json") for p in profiles], indent=2))
+            else:
+                from colint.reporters.estimates_text import render_profiles
+
+                click.echo(render_profiles(profiles))
+            return
+        p = load_profile(name)
+        tm = time_model(p)
+    except ColintError as exc:
+        raise _fail(f"colint: error: {exc.message}" if exc.path is None else exc.located())
+    if fmt == "json":
+        click.echo(json.dumps({**p.model_dump(mode="json"), "time_model": tm.model_dump(mode="json")}, indent=2))
+    else:
+        from colint.reporters.estimates_text import render_profile
+
+        click.echo(render_profile(p, tm))
 
 
 def _parallel(value: str | None, name: str):

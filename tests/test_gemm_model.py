@@ -81,3 +81,73 @@ def test_vectorized_path_matches_scalar():
             assert arr["tile_efficiency"][i] == pytest.approx(g.tile_efficiency, rel=1e-12)
             assert arr["wave_efficiency"][i] == pytest.approx(g.wave_efficiency, rel=1e-12)
             assert arr["bound"][i] == g.bound
+
+
+# ----------------------------------------------------------------------------- CLI
+import json  # noqa: E402
+
+from colint.cli import main  # noqa: E402
+
+
+def test_cli_gemm_json_keys(capsys):
+    assert main(["gemm", "2048", "8192", "512", "--gpu", "gb300", "--dtype", "nvfp4", "--out-dtype", "fp8",
+                 "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    for key in ("m", "n", "k", "dtype", "flops", "bytes", "arithmetic_intensity", "ridge", "bound", "math_s",
+                "memory_s", "sol_s", "estimate_s", "tile_efficiency", "wave_efficiency"):
+        assert key in d
+    assert (d["m"], d["n"], d["k"], d["dtype"], d["bound"]) == (2048, 8192, 512, "nvfp4", "memory")
+    assert d["math_s"] == pytest.approx(1.145e-6, rel=1e-3)
+
+
+def test_cli_gemm_errors_exit_2(capsys):
+    assert main(["gemm", "128", "128", "128", "--gpu", "h100-sxm", "--dtype", "nvfp4"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nvfp4 is not native on h100-sxm" in err
+    assert main(["gemm", "128", "128", "128", "--gpu", "x100"]) == 2
+    assert "unknown GPU 'x100'" in capsys.readouterr().err
+    assert main(["gemm", "128", "128"]) == 2
+
+
+def test_cli_gemm_from_csv(tmp_path, capsys):
+    src = tmp_path / "shapes.csv"
+    src.write_text("# my shapes\nname,dtype,m,n,k\nqkv,bf16,1,6144,4096\nffn,fp8,257,256,512\n")
+    assert main(["gemm", "--gpu", "h100-sxm", "--from-csv", str(src)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "# my shapes"
+    header = lines[1].split(",")
+    assert header[:5] == ["name", "dtype", "m", "n", "k"]
+    for col in ("sol_s", "estimate_s", "bound", "tile_efficiency", "wave_efficiency", "arithmetic_intensity"):
+        assert col in header
+    row = dict(zip(header, lines[2].split(",")))
+    assert row["name"] == "qkv" and row["bound"] == "memory"
+    g = estimate(1, 6144, 4096, "bf16", load_profile("h100-sxm"))
+    assert float(row["estimate_s"]) == pytest.approx(g.estimate_s, rel=1e-5)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("dtype,m,n,k\nbf16,1,2,3\nbf16,x,2,3\n")
+    assert main(["gemm", "--gpu", "h100-sxm", "--from-csv", str(bad)]) == 2
+    assert capsys.readouterr().err.strip() == f"{bad}:3: error: m: 'x' is not an integer"
+    bad.write_text("dtype,m,n,k\nnvfp4,1,2,3\n")
+    assert main(["gemm", "--gpu", "h100-sxm", "--from-csv", str(bad)]) == 2
+    assert "not native on h100-sxm" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------- measured accuracy (sample)
+def test_model_meets_accuracy_targets_on_measured_sample():
+    """Median |log2(est/meas)| <= 0.25, p90 <= 0.8, Spearman >= 0.97 per GPU and format, and the
+    model beats the plain roofline everywhere (tests/data/measured, see its README)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "calibrate.py"
+    spec = importlib.util.spec_from_file_location("calibrate", path)
+    cal = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cal)
+    results = cal.evaluate(cal.files_from([]))
+    assert {(r["gpu"], r["format"]) for r in results} >= {
+        ("h100-sxm", "bf16"), ("h100-sxm", "fp8"), ("h100-sxm", "fp8_block"), ("b200", "bf16"), ("b200", "fp8"),
+        ("b200", "fp8_block"), ("b200", "nvfp4"), ("a100-sxm-80gb", "bf16"), ("a100-sxm-80gb", "int8")}
+    for r in results:
+        m = r["model"]
+        assert m["median"] <= 0.25 and m["p90"] <= 0.8 and m["rho"] >= 0.97, r
+        assert m["median"] < r["roofline"]["median"] and m["p90"] < r["roofline"]["p90"], r

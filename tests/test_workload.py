@@ -69,3 +69,30 @@ def test_moe_expert_m_under_ep():
 def test_format_not_native_is_an_error():
     with pytest.raises(ProfileError):
         analyse(_spec("examples/llama-3.1-8b.json"), load_profile("h200"), make_scenario("throughput", dtype="nvfp4"))
+
+
+def test_shared_expert_fused_name():
+    w = analyse(_spec("tests/corpus/hf/deepseek__DeepSeek-V3.json"), load_profile("b200"), make_scenario("latency"))
+    names = {r.name for r in w.gemms["decode"]}
+    assert "moe.shared_experts.gate_up" in names and "mlp.gate_up" in names
+
+
+def test_cli_inspect_with_gpu(capsys):
+    import json
+
+    from colint.cli import main
+
+    assert main(["inspect", "examples/llama-3.1-8b.json", "--gpu", "h200", "--scenario", "latency", "--tp", "2",
+                 "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    est = out["estimates"]
+    assert est["gpu"] == "h200" and est["scenario"]["tp"] == 2 and est["scenario"]["decode_concurrency"] == 1
+    rows = {r["name"]: r for r in est["gemms"]["decode"]}
+    assert (rows["mlp.down_proj"]["m"], rows["mlp.down_proj"]["n"], rows["mlp.down_proj"]["k"]) == (1, 4096, 7168)
+    assert rows["mlp.down_proj"]["bound"] == "memory"
+    step = est["steps"]["decode"]
+    assert step["attention_share"] + step["ffn_share"] + step["other_share"] == pytest.approx(1.0)
+    assert main(["inspect", "examples/llama-3.1-8b.json"]) == 0
+    assert "estimate" not in capsys.readouterr().out  # no --gpu: no estimates
+    assert main(["inspect", "examples/llama-3.1-8b.json", "--gpu", "h200", "--dtype", "nvfp4"]) == 2
+    assert "nvfp4 is not native on h200" in capsys.readouterr().err

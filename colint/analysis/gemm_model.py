@@ -160,8 +160,12 @@ class _Scalar:
         return bool(cond)
 
 
-def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp) -> dict:
-    """The time model on scalars (xp=_Scalar) or numpy arrays (xp=numpy): one implementation."""
+def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp, standalone: bool = True) -> dict:
+    """The time model on scalars (xp=_Scalar) or numpy arrays (xp=numpy): one implementation.
+
+    ``standalone``: the GEMM is called as one op, as the measurements do, paying its format's
+    activation quantization (extra kernels and a pass over the activations). Inside a served model
+    that quantization is fused into the previous kernel (norm/activation epilogue): no extra cost."""
     hw = FORMATS[dtype][0]
     _, b_a, b_w = FORMATS[dtype]
     peak = profile.peak_flops(hw)
@@ -178,8 +182,10 @@ def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp) -> dict:
     eta_k = kf / (k_steps * kt)
     bw_eff = bw * model.memory_efficiency
     # the format's quantized-linear path: fixed kernels + a pass over the activations
-    fixed_s = (model.kernel_floor_us + model.format_overhead_us.get(dtype, 0.0)) * 1e-6
-    fixed_s = fixed_s + mf * kf * QUANT_PASS_BYTES.get(dtype, 0.0) / bw_eff
+    fixed_s = model.kernel_floor_us * 1e-6
+    if standalone:
+        fixed_s = fixed_s + model.format_overhead_us.get(dtype, 0.0) * 1e-6
+        fixed_s = fixed_s + mf * kf * QUANT_PASS_BYTES.get(dtype, 0.0) / bw_eff
     max_split = model.max_split_k.get(dtype, SPLIT_K[-1])
     gemv_m = model.gemv_max_m.get(dtype, 0)
     best = None
@@ -233,17 +239,19 @@ def _check_out(out_dtype: str | None) -> str:
     return out_dtype
 
 
-def estimate(m: int, n: int, k: int, dtype: str, profile, out_dtype: str | None = None, model=None) -> GemmTime:
+def estimate(m: int, n: int, k: int, dtype: str, profile, out_dtype: str | None = None, model=None,
+             standalone: bool = True) -> GemmTime:
     """Speed of light and the time model's estimate for one GEMM (pure Python).
 
-    ``model`` overrides the architecture's TimeModel (calibration only)."""
+    ``standalone=False``: the GEMM inside a served model, its activation quantization fused into the
+    previous kernel (see ``_core``). ``model`` overrides the architecture's TimeModel (calibration)."""
     from colint.hardware_profiles import time_model
 
     if m <= 0 or n <= 0 or k <= 0:
         raise ProfileError(f"GEMM dimensions must be positive (got M={m}, N={n}, K={k})")
     check_format(profile, dtype)
     out_dtype = _check_out(out_dtype)
-    r = _core(int(m), int(n), int(k), dtype, profile, out_dtype, model or time_model(profile), _Scalar)
+    r = _core(int(m), int(n), int(k), dtype, profile, out_dtype, model or time_model(profile), _Scalar, standalone)
     if max(r["t_math"], r["t_mem"]) < r["fixed_s"]:
         est_bound = "floor"
     else:
@@ -261,7 +269,8 @@ def estimate(m: int, n: int, k: int, dtype: str, profile, out_dtype: str | None 
     )
 
 
-def estimate_arrays(m, n, k, dtype: str, profile, out_dtype: str | None = None, model=None) -> dict:
+def estimate_arrays(m, n, k, dtype: str, profile, out_dtype: str | None = None, model=None,
+                    standalone: bool = True) -> dict:
     """The same model on numpy arrays of M, N, K (one format). Returns a dict of arrays:
     flops, bytes, arithmetic_intensity, ridge, math_s, memory_s, sol_s, estimate_s, bound
     (str array), tile_efficiency, wave_efficiency, k_efficiency, split_k, tile_m, tile_n."""
@@ -276,7 +285,7 @@ def estimate_arrays(m, n, k, dtype: str, profile, out_dtype: str | None = None, 
     k = np.asarray(k, dtype=np.int64)
     if m.size and (m.min() <= 0 or n.min() <= 0 or k.min() <= 0):
         raise ProfileError("GEMM dimensions must be positive")
-    r = _core(m, n, k, dtype, profile, out_dtype, model or time_model(profile), np)
+    r = _core(m, n, k, dtype, profile, out_dtype, model or time_model(profile), np, standalone)
     shape = m.shape
     out = {key: np.broadcast_to(np.asarray(v), shape) for key, v in r.items()}
     out["bound"] = np.where(out["math_s"] >= out["memory_s"], "compute", "memory")

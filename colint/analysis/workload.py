@@ -177,7 +177,7 @@ def _fuse(rows: list[Gemm]) -> list[tuple[str, tuple[str, ...], Gemm, int]]:
                 out[i] = (name, members + (g.name,), first, n + g.n)
                 continue
             groups[key] = len(out)
-            prefix = g.name.split(".")[0]
+            prefix = g.name.rsplit(".", 1)[0]
             name = f"{prefix}.qkv_proj" if g.group == "qkv" else f"{prefix}.gate_up"
             out.append((name, (g.name,), g, g.n))
         else:
@@ -243,10 +243,10 @@ def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str) -> list[Work
                 m = per_expert
             else:
                 m = m_tokens
-            t = estimate(m, n, k, dtype, profile, out_fmt)
+            t = estimate(m, n, k, dtype, profile, out_fmt, standalone=False)
             if inst > 1:
                 # a grouped GEMM: one kernel, every touched expert's tiles in one grid
-                grouped = estimate(m, int(round(n * inst)), k, dtype, profile, out_fmt)
+                grouped = estimate(m, int(round(n * inst)), k, dtype, profile, out_fmt, standalone=False)
                 layer_s = grouped.estimate_s
             else:
                 layer_s = t.estimate_s  # one GEMM (a GPU holding one expert waits for it when touched)
@@ -469,3 +469,39 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
         notes.append(f"tp={scenario.tp} exceeds the KV heads of some layers: their KV cache is replicated")
     return Workload(spec, profile, scenario, rows, attn, steps, layer_costs, emb, lm, kv_model, kv_gpu,
                     state_bytes_per_sequence(spec, scenario.kv_bytes_per_elem), launch_s, floor_s, notes)
+
+
+def summary(w: Workload) -> dict:
+    """The JSON-able view of a workload (``colint inspect --gpu ... --format json``: "estimates")."""
+    sc = w.scenario
+
+    def gemm_row(r: WorkloadGemm) -> dict:
+        t = r.time
+        return {"name": r.name, "kind": r.kind, "layers": r.layers, "m": r.m, "n": r.n, "k": r.k,
+                "instances": round(r.instances, 4), "dtype": r.dtype, "flops": t.flops, "bytes": t.bytes,
+                "arithmetic_intensity": t.arithmetic_intensity, "ridge": t.ridge, "bound": t.bound,
+                "m_star": None if math.isinf(t.m_star) else t.m_star, "sol_s": t.sol_s, "estimate_s": t.estimate_s,
+                "tile": [t.tile_m, t.tile_n], "tile_efficiency": t.tile_efficiency,
+                "wave_efficiency": t.wave_efficiency, "layer_estimate_s": r.layer_s, "total_estimate_s": r.total_s}
+
+    def step(s: Step) -> dict:
+        return {"tokens": s.tokens, "estimate_s": s.estimate_s, "sol_s": s.sol_s, "attention_s": s.attention_s,
+                "attention_core_s": s.attention_core_s, "ffn_s": s.ffn_s, "other_s": s.other_s, "comm_s": s.comm_s,
+                "attention_share": s.attention_share, "ffn_share": s.ffn_share, "other_share": s.other_share,
+                "kernels": s.kernels, "ftl_s": s.ftl_s, "tokens_per_s": s.tokens_per_s}
+
+    return {
+        "label": w.label(),
+        "gpu": w.profile.name,
+        "scenario": sc.model_dump(mode="json"),
+        "kv_cache_bytes_per_token": w.kv_bytes_per_token,
+        "kv_cache_bytes_per_token_per_gpu": w.kv_bytes_per_token_per_gpu,
+        "state_bytes_per_sequence": w.state_bytes_per_sequence,
+        "steps": {r: step(s) for r, s in w.steps.items()},
+        "gemms": {r: [gemm_row(g) for g in rows] for r, rows in w.gemms.items()},
+        "attention": {r: [{"kind": a.kind, "layers": a.layers, "mixer": a.mixer, "flops": a.flops, "bytes": a.bytes,
+                           "sol_s": a.sol_s, "estimate_s": a.estimate_s, "kv_replication": a.kv_replication,
+                           "attended_tokens": a.attended_tokens} for a in rows]
+                      for r, rows in w.attention.items()},
+        "notes": list(w.notes),
+    }

@@ -1,0 +1,106 @@
+"""Hardware profiles: schema, shipped data, user files, `colint profiles`."""
+
+import json
+
+import pytest
+
+from colint.cli import main
+from colint.errors import ProfileError, UsageError
+from colint.hardware_profiles import HW_FORMATS, list_profiles, load_profile, time_model
+
+NAMES = ["a100-sxm-80gb", "b200", "b300", "gb200", "gb300", "h100-nvl", "h100-sxm", "h200", "l40s", "mi300x",
+         "mi325x", "mi355x", "rtx-pro-6000"]
+
+
+def test_shipped_profile_names_are_stable():
+    assert list_profiles() == NAMES
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_profile_validates_and_sources_every_rate(name):
+    p = load_profile(name)
+    assert p.name == name
+    assert set(p.peak_tflops) <= set(HW_FORMATS)
+    for fmt in p.peak_tflops:
+        assert f"peak_tflops.{fmt}" in p.sources or "peak_tflops" in p.sources
+        assert fmt in p.alignment
+    for key in ("sm_count", "memory_tbps", "memory_gb", "tiles", "launch_overhead_us"):
+        assert key in p.sources
+    # every reference key cited in sources is defined
+    import re
+
+    cited = {w for v in p.sources.values() for w in re.findall(r"\b[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+\b", v)}
+    assert cited and cited <= set(p.references), cited - set(p.references)
+    assert time_model(p).compute_efficiency  # its architecture has time-model constants
+
+
+@pytest.mark.parametrize("name, fmt, tflops", [
+    ("a100-sxm-80gb", "bf16", 312), ("h100-sxm", "bf16", 989.4), ("h100-sxm", "fp8", 1978.9),
+    ("h100-nvl", "fp8", 1670.5), ("h200", "fp8", 1978.9), ("b200", "nvfp4", 9000), ("gb200", "bf16", 2500),
+    ("gb300", "nvfp4", 15000), ("l40s", "bf16", 362.05), ("rtx-pro-6000", "nvfp4", 2015),
+    ("mi300x", "bf16", 1307.4), ("mi355x", "mxfp4", 10066.3),
+])
+def test_dense_peaks_from_hardware_reference(name, fmt, tflops):
+    assert load_profile(name).peak_tflops[fmt] == tflops
+
+
+@pytest.mark.parametrize("name, absent", [
+    ("a100-sxm-80gb", "fp8"), ("h100-sxm", "nvfp4"), ("h200", "mxfp4"), ("l40s", "fp8_block"), ("mi300x", "fp8_block"),
+    ("mi300x", "mxfp4"), ("mi355x", "nvfp4"), ("gb300", "int8"),
+])
+def test_formats_a_chip_lacks_are_absent(name, absent):
+    assert not load_profile(name).has(absent)
+
+
+def test_tile_facts():
+    b = load_profile("gb300").tiles
+    assert (b.base.m, b.base.n) == (128, 128)
+    assert (b.cooperative.n, b.cooperative.sms, b.cga.n) == (256, 2, 512)
+    assert load_profile("h100-sxm").tiles.cooperative is None
+    assert load_profile("b200").alignment["nvfp4"] == 32
+    assert load_profile("h100-sxm").alignment["fp8"] == 16
+
+
+def test_unknown_name_is_a_usage_error():
+    with pytest.raises(UsageError, match="unknown GPU 'h900'"):
+        load_profile("h900")
+
+
+def test_user_profile_through_the_same_schema(tmp_path):
+    text = (load_profile("h100-sxm").model_dump_json())
+    data = json.loads(text)
+    data.update(name="my-h100", memory_tbps=4.0)
+    from ruamel.yaml import YAML
+
+    path = tmp_path / "my.yaml"
+    with open(path, "w") as fh:
+        YAML(typ="safe", pure=True).dump(data, fh)
+    p = load_profile(str(path))
+    assert (p.name, p.memory_tbps) == ("my-h100", 4.0)
+    assert p.ridge("bf16") == pytest.approx(989.4e12 / 4e12)
+
+
+def test_user_profile_errors_name_the_key(tmp_path):
+    path = tmp_path / "bad.yaml"
+    data = json.loads(load_profile("b200").model_dump_json())
+    data["peak_tflops"]["fp5"] = 100
+    from ruamel.yaml import YAML
+
+    with open(path, "w") as fh:
+        YAML(typ="safe", pure=True).dump(data, fh)
+    with pytest.raises(ProfileError, match="unknown format"):
+        load_profile(str(path))
+    path.write_text("name: x\nsm_count: [\n")
+    with pytest.raises(ProfileError, match="invalid YAML"):
+        load_profile(str(path))
+
+
+def test_cli_profiles_list_and_one(capsys):
+    assert main(["profiles"]) == 0
+    out = capsys.readouterr().out
+    assert all(n in out for n in NAMES)
+    assert main(["profiles", "gb300", "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["peak_tflops"]["nvfp4"] == 15000 and d["time_model"]["compute_efficiency"]["nvfp4"] > 0
+    assert main(["profiles", "nope"]) == 2
+    assert capsys.readouterr().err.startswith("colint: error: unknown GPU 'nope'")
