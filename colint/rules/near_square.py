@@ -1,0 +1,304 @@
+"""CL1xx near-square (guideline 1): weight GEMMs too thin to leave the memory-bound regime.
+
+For C[M,N] = A[M,K]·W[K,N] the arithmetic intensity 2MNK / (M·K·b_a + K·N·b_w + M·N·b_out)
+rises with the token count M towards the limit
+
+    I∞ = 2·N·K / (K·b_a + N·b_out)        (= (2/b)·NK/(N+K) when b_a = b_out = b)
+
+a harmonic-mean cap set by the smaller of N and K. When I∞ is at or below the ridge of the
+target format (dense peak / HBM bandwidth) the GEMM is memory-bound at every M: batching
+cannot help, only a wider K or N (or a different format) can. When I∞ is above the ridge the
+GEMM turns compute-bound at M* (``gemm_model.m_star``); a large square GEMM does so at about
+ridge·b_w/2, so a thin one whose M* is far above that, while the regime's M sits between the
+two, is memory-bound *because of its shape* at that M.
+
+Regimes: prefill (the scenario's tokens per forward) and decode at the scenario's concurrency.
+Decode at concurrency 1 never makes a CL102 finding: at M=1 everything is memory-bound, a fact
+of decoding, not of the design. Every number is an estimate of the roofline on the scenario's
+GPU and format; routers and other tiny replicated GEMMs below ``min_share_pct`` of the step are
+not reported.
+"""
+
+from __future__ import annotations
+
+import math
+
+from colint.rules.base import Context, RuleDoc, fix, rule
+
+FAMILY = "near-square"
+SOURCES = (
+    "NVIDIA co-design blog, guideline 1 and Table 2 (GB300 NVFP4 FFN-2, K=512, N=8192: memory-bound at every M)",
+    "NVIDIA Matrix Multiplication Background guide: arithmetic intensity and the ops:byte ridge",
+)
+
+
+def limit_intensity(n: int, k: int, dtype: str, out_dtype: str) -> float:
+    """I∞ = 2NK / (K·b_a + N·b_out), FLOP/B: the intensity as M → ∞ (weight bytes amortised away)."""
+    from colint.analysis.gemm_model import FORMATS, OUT_BYTES
+
+    _, b_a, _ = FORMATS[dtype]
+    return 2.0 * n * k / (k * b_a + n * OUT_BYTES[out_dtype])
+
+
+def square_m_star(dtype: str, ridge: float) -> float:
+    """M at which a very large square GEMM turns compute-bound: ridge·b_w/2 (the floor of M*)."""
+    from colint.analysis.gemm_model import FORMATS
+
+    return ridge * FORMATS[dtype][2] / 2.0
+
+
+def _shares(ctx: Context, row) -> float:
+    step = ctx.workload.steps[row.regime].estimate_s
+    return 100.0 * row.total_s / step if step else 0.0
+
+
+def _regime_m(ctx: Context, regime: str) -> int:
+    sc = ctx.scenario
+    return sc.decode_concurrency if regime == "decode" else sc.prefill_tokens
+
+
+def _thin_dim(row) -> str:
+    return f"K={row.k}" if row.k <= row.n else f"N={row.n}"
+
+
+def _field_of_thin(ctx: Context, row) -> str | None:
+    """The spec field that sets the thin side of this GEMM (the one to widen)."""
+    g = row.gemm
+    thin_k = row.k <= row.n
+    f = g.k_field if thin_k else g.n_field
+    if f is None and (row.name in ("attn.o_proj", "mla.o_proj") and thin_k
+                      or row.name in ("attn.qkv_proj", "mla.q_b_proj", "mla.kv_b_proj", "mla.q_proj") and not thin_k):
+        f = "num_heads"
+    if f is None and row.name.startswith("mla.kv_a"):
+        f = "kv_lora_rank"
+    if f is None and row.name.startswith("mla.kv_b") and thin_k:
+        f = "kv_lora_rank"
+    return f
+
+
+def _by_design_thin(row) -> bool:
+    """Routers (N = experts) and gates (N = 1): thin by construction, replicated, high precision."""
+    return (row.name.endswith(("router", "shared_expert_gate")) or row.name.startswith("mla.indexer.")
+            or row.name in ("mamba.x_proj", "mamba.dt_proj", "linear_attn.in_proj_ba", "linear_attn.in_proj_b",
+                            "linear_attn.in_proj_a"))
+
+
+def _thin_value(ctx: Context, f: str | None, row) -> str:
+    if f is None:
+        return _thin_dim(row)
+    kinds = ctx.spec.layer_kinds
+    v = getattr(ctx.spec, f, None)
+    if f == "moe_intermediate_size":
+        v = next((k.ffn.expert_intermediate_size for k in kinds if k.ffn.kind == "moe"), None)
+    elif f == "shared_expert_intermediate_size":
+        v = next((k.ffn.num_shared_experts * k.ffn.shared_intermediate_size for k in kinds
+                  if k.ffn.kind == "moe" and k.ffn.shared_intermediate_size), None)
+        f = "shared expert width"
+    elif f in ("kv_lora_rank", "q_lora_rank"):
+        v = next((getattr(k.mixer, f) for k in kinds if getattr(k.mixer, f, None)), None)
+    return f"{f} {v}" if isinstance(v, int) else f
+
+
+def _location(ctx: Context, f: str | None) -> str | None:
+    """DeepSeek-style shared experts are n_shared x moe_intermediate_size: point at the latter."""
+    if f == "shared_expert_intermediate_size" and f not in ctx.spec.sources:
+        return "moe_intermediate_size"
+    return f
+
+
+def _gemm_list(rows) -> str:
+    seen = []
+    for r in rows:
+        t = f"{r.name} (N={r.n}, K={r.k})"
+        if t not in seen:
+            seen.append(t)
+    return ", ".join(seen)
+
+
+@rule("CL101", "memory-bound-at-any-batch", FAMILY, "warning",
+      "A weight GEMM's limit intensity I∞ is at or below the ridge: it is memory-bound at every token count.",
+      RuleDoc(
+          what="For each weight GEMM per shard, I∞ = 2NK/(K·b_a + N·b_out) — the arithmetic intensity as the "
+               "token count M grows without bound — against the ridge (dense peak / bandwidth) of the target "
+               "format on the GPU. I∞ <= ridge means no batch size makes it compute-bound (M* = inf).",
+          why="The weight bytes amortise over M but the activation reads and output writes grow with M; their "
+              "ratio to the FLOPs is fixed by N and K. A thin GEMM therefore runs at bandwidth speed however much "
+              "work it gets, and lower precision (a higher ridge) makes it worse.",
+          example="GB300, NVFP4 in, FP8 out: FFN-2 with K = H'ₑ = 512, N = H = 8192 has I∞ = 989 FLOP/B < ridge "
+                  "1875 FLOP/B: memory-bound at M = 256, 2048 and 16384 (NVIDIA co-design blog, Table 2)",
+          fix="Widen the thin dimension (a larger expert width H'ₑ, fewer tensor-parallel ranks over it), or keep "
+              "that GEMM in a higher-precision format whose ridge is lower.",
+          sources=SOURCES),
+      options={"min_share_pct": (1.0, "report only GEMMs taking at least this percent of the decode or prefill "
+                                      "step (estimate)"),
+               "margin_pct": (10.0, "I∞ within this percent below the ridge is info ('on the ridge'), not warning")})
+def memory_bound_at_any_batch(ctx: Context):
+    w, sc = ctx.workload, ctx.scenario
+    groups: dict[str | None, list] = {}
+    for reg in ("prefill", "decode"):
+        for r in w.gemms[reg]:
+            if _by_design_thin(r) or not math.isinf(r.time.m_star):
+                continue
+            groups.setdefault(_field_of_thin(ctx, r), []).append(r)
+    for f, rows in sorted(groups.items(), key=lambda kv: kv[0] or ""):
+        shares = {reg: sum(_shares(ctx, r) for r in rows if r.regime == reg) for reg in ("decode", "prefill")}
+        if max(shares.values()) < ctx.option("min_share_pct"):
+            continue
+        prefill = [r for r in rows if r.regime == "prefill"] or rows
+        r0 = min(prefill, key=lambda r: limit_intensity(r.n, r.k, r.dtype, sc.outputs))
+        ridge = r0.time.ridge
+        i_inf = limit_intensity(r0.n, r0.k, r0.dtype, sc.outputs)
+        # within margin_pct below the ridge: balanced in the limit ("on the ridge"), advice rather than waste
+        on_ridge = i_inf >= ridge * (1.0 - ctx.option("margin_pct") / 100.0)
+        lines = []
+        for r in prefill:
+            i_r = limit_intensity(r.n, r.k, r.dtype, sc.outputs)
+            lines.append(f"{r.name} N={r.n}, K={r.k}: I∞ {i_r:.0f} FLOP/B; at prefill M={r.m}: intensity "
+                         f"{r.time.arithmetic_intensity:.0f} FLOP/B, math {r.time.math_s * 1e6:.2f} µs vs memory "
+                         f"{r.time.memory_s * 1e6:.2f} µs (read {r.time.read_s * 1e6:.2f}, write "
+                         f"{r.time.write_s * 1e6:.2f}) per instance")
+        lost_s = sum(max(0.0, r.total_s - r.time.math_s * max(r.instances, 1.0) * r.layers) for r in rows
+                     if r.regime == "prefill")
+        step = w.steps["prefill"].estimate_s
+        loss = 100.0 * lost_s / step if step else None
+        lines.append(f"est. {shares['prefill']:.1f}% of the prefill step, {shares['decode']:.1f}% of the decode step "
+                     f"({w.label()}, outputs {sc.outputs})")
+        tp = f" at tp={sc.tp}" if sc.tp > 1 and any(r.parallel in ("column", "row", "expert") for r in rows) else ""
+        names = sorted({r.name for r in rows})
+        verdict = "on the ridge even at unbounded M" if on_ridge else "memory-bound at every M"
+        yield ctx.finding(
+            "info" if on_ridge else "warning",
+            f"{_thin_value(ctx, f, r0)}{tp}: {', '.join(names)} {verdict} on {ctx.gpu} in "
+            f"{r0.dtype} (I∞ {i_inf:.0f} FLOP/B <= ridge {ridge:.0f} FLOP/B)",
+            field=_location(ctx, f), loss_pct=loss,
+            evidence={"gemms": [{"gemm": r.name, "n": r.n, "k": r.k,
+                                 "limit_intensity_flop_per_byte": round(limit_intensity(r.n, r.k, r.dtype, sc.outputs), 1)}
+                                for r in prefill],
+                      "dtype": r0.dtype, "out_dtype": sc.outputs, "limit_intensity_flop_per_byte": round(i_inf, 1),
+                      "ridge_flop_per_byte": round(ridge, 1), "m_star": None, "memory_bound_at_any_m": True,
+                      "gpu": ctx.gpu,
+                      "prefill_share_pct": round(shares["prefill"], 1), "decode_share_pct": round(shares["decode"], 1)},
+            details=lines,
+            fixes=[fix(f"widen {_thin_dim(r0)} of {r0.name} (I∞ reaches the ridge at about "
+                       f"{_needed_thin(r0.n, r0.k, r0.dtype, sc.outputs, ridge)}), shard it less, or keep these GEMMs "
+                       f"in a format with a lower ridge", "display")])
+
+
+def _needed_thin(n: int, k: int, dtype: str, out_dtype: str, ridge: float) -> str:
+    """The thin dimension at which I∞ would equal the ridge (the other held), or 'never'."""
+    lo, hi = 1, 1 << 20
+    thin_is_k = k <= n
+    other = n if thin_is_k else k
+
+    def ok(x: int) -> bool:
+        return limit_intensity(other if thin_is_k else x, x if thin_is_k else other, dtype, out_dtype) > ridge
+
+    if not ok(hi):
+        return "never at this width of the other side"
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return f"{'K' if thin_is_k else 'N'}={lo}"
+
+
+@rule("CL102", "memory-bound-by-shape", FAMILY, "warning",
+      "A weight GEMM is memory-bound in the throughput regime only because K or N is small.",
+      RuleDoc(
+          what="At the regime's M (prefill tokens; decode concurrency; tokens per expert for routed experts), a "
+               "large square GEMM would be compute-bound (M >= ridge·b_w/2) but this one is not: its M* — where "
+               "it turns compute-bound — lies above M because its limit intensity I∞ is close to the ridge.",
+          why="Memory-bound GEMMs run at bandwidth speed; the time above the math time is lost to the shape, "
+              "not to the batch. Guideline 1: favour near-square weight matrices; avoid a small projection or "
+              "reduction dimension.",
+          example="o_proj with K = 4096/16 = 256 per shard at tp=16 in FP8 on B200: M* far above the 256-token "
+                  "decode batch at which a square GEMM is already compute-bound",
+          fix="Widen the thin dimension or shard it less (lower tp for that GEMM); or raise M (more concurrency) "
+              "up to the M* quoted.",
+          sources=SOURCES),
+      options={"min_share_pct": (1.0, "report only GEMMs taking at least this percent of their regime's step "
+                                      "(estimate)")})
+def memory_bound_by_shape(ctx: Context):
+    w, sc = ctx.workload, ctx.scenario
+    for regime in ("prefill", "decode"):
+        groups: dict[str | None, list] = {}
+        for r in w.gemms[regime]:
+            t = r.time
+            if _by_design_thin(r) or math.isinf(t.m_star) or t.bound != "memory":
+                continue  # CL101 reports the hopeless ones; compute-bound ones are fine
+            m_sq = square_m_star(r.dtype, t.ridge)
+            if not (m_sq <= r.m < t.m_star):
+                continue  # below m_sq every GEMM is memory-bound at this M: the regime, not the shape
+            groups.setdefault(_field_of_thin(ctx, r), []).append(r)
+        step = w.steps[regime].estimate_s
+        for f, rows in sorted(groups.items(), key=lambda kv: kv[0] or ""):
+            share = sum(_shares(ctx, r) for r in rows)
+            if share < ctx.option("min_share_pct"):
+                continue
+            r0 = max(rows, key=lambda r: r.time.m_star)
+            t = r0.time
+            m_sq = square_m_star(r0.dtype, t.ridge)
+            lost = sum(max(0.0, r.total_s - r.time.math_s * max(r.instances, 1.0) * r.layers) for r in rows)
+            m_word = "tokens per expert" if r0.parallel == "expert" else ("sequences" if regime == "decode" else "tokens")
+            names = sorted({r.name for r in rows})
+            yield ctx.finding(
+                "warning", f"{_thin_value(ctx, f, r0)}: {', '.join(names)} memory-bound in {regime} at M={r0.m} "
+                           f"{m_word} on {ctx.gpu}; compute-bound only from M*={t.m_star:.0f} (a square GEMM from "
+                           f"{m_sq:.0f})",
+                field=_location(ctx, f), loss_pct=100.0 * lost / step if step else None,
+                evidence={"regime": regime, "m": r0.m, "dtype": r0.dtype, "ridge_flop_per_byte": round(t.ridge, 1),
+                          "square_m_star": round(m_sq, 1), "gpu": ctx.gpu, "step_share_pct": round(share, 1),
+                          "gemms": [{"gemm": r.name, "n": r.n, "k": r.k, "m": r.m,
+                                     "arithmetic_intensity_flop_per_byte": round(r.time.arithmetic_intensity, 1),
+                                     "limit_intensity_flop_per_byte": round(limit_intensity(r.n, r.k, r.dtype,
+                                                                                            sc.outputs), 1),
+                                     "m_star": round(r.time.m_star, 1)} for r in rows]},
+                details=[f"{r.name} N={r.n}, K={r.k}: intensity {r.time.arithmetic_intensity:.0f} FLOP/B at M={r.m} "
+                         f"vs ridge {r.time.ridge:.0f} FLOP/B, M*={r.time.m_star:.0f}" for r in rows]
+                + [f"est. {share:.1f}% of the {regime} step ({w.label()})"])
+
+
+@rule("CL103", "tiny-expert-width", FAMILY, "info",
+      "Routed experts are very narrow against the hidden size: their GEMMs are thin by construction.",
+      RuleDoc(
+          what="The ratio H'ₑ / H of the routed-expert width to the hidden size. Each expert's down projection "
+               "has K = H'ₑ and its gate/up projection N = 2H'ₑ; a ratio far below 1 makes them the thin GEMMs "
+               "guideline 1 warns about, whatever the batch.",
+          why="Fine-grained experts trade GEMM shape for routing flexibility. Below about 1/8 the expert GEMMs' "
+              "limit intensity falls towards the ridge of low-precision formats (NVIDIA's Table 2 example: "
+              "H'ₑ = 512 against H = 8192 stays memory-bound in NVFP4 on GB300 at every M).",
+          example="moe_intermediate_size 512, hidden_size 8192: H'ₑ/H = 1/16",
+          fix="Fewer, wider experts (same active parameters: halve top-k and double H'ₑ), or accept the cost and "
+              "deploy with EP so that experts are never split further by TP.",
+          sources=SOURCES),
+      options={"min_ratio": (0.125, "report when moe_intermediate_size / hidden_size is below this")})
+def tiny_expert_width(ctx: Context):
+    s = ctx.spec
+    seen = set()
+    for k in s.layer_kinds:
+        f = k.ffn
+        if f.kind != "moe" or not f.expert_intermediate_size:
+            continue
+        he = f.expert_intermediate_size
+        h = f.latent_size or s.hidden_size
+        if (he, h) in seen:
+            continue
+        seen.add((he, h))
+        ratio = he / h
+        if ratio >= ctx.option("min_ratio"):
+            continue
+        down = next((r for r in ctx.workload.gemms["prefill"] if r.parallel == "expert" and "down" in r.name), None)
+        ev = {"moe_intermediate_size": he, "hidden_size": h, "ratio": round(ratio, 4), "gpu": ctx.gpu}
+        details = []
+        if down is not None:
+            i_inf = limit_intensity(down.n, down.k, down.dtype, ctx.scenario.outputs)
+            ev.update(down_limit_intensity_flop_per_byte=round(i_inf, 1),
+                      ridge_flop_per_byte=round(down.time.ridge, 1))
+            details.append(f"expert down_proj K={down.k}, N={down.n}: I∞ {i_inf:.0f} FLOP/B vs ridge "
+                           f"{down.time.ridge:.0f} FLOP/B ({ctx.workload.label()})")
+        yield ctx.finding(
+            "info", f"moe_intermediate_size {he} is 1/{h / he:.0f} of {'latent' if f.latent_size else 'hidden'} "
+                    f"size {h}: expert GEMMs are thin by construction",
+            field="moe_intermediate_size", evidence=ev, details=details)
