@@ -146,7 +146,8 @@ def test_jamba_attention_every_8th_from_4_and_moe_on_odd_layers():
 
 def test_nemotron_h_pattern_round_trips():
     chars = {"mamba": "M", "attention": "*", "none": None}
-    for stem in ("nemotron-h__NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", "nemotron-h__NVIDIA-Nemotron-3-Super-120B-A12B-FP8"):
+    for stem in ("nemotron-h__NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+                 "nemotron-h__NVIDIA-Nemotron-3-Super-120B-A12B-FP8"):
         spec = spec_of(stem)
         with open(os.path.join(CORPUS, stem + ".json"), encoding="utf-8") as fh:
             pattern = json.load(fh)["hybrid_override_pattern"]
@@ -380,6 +381,72 @@ UNSEEN = [
                                                      moe_intermediate_size=512, n_routed_experts=16,
                                                      num_experts_per_tok=4, first_k_dense_replace=1,
                                                      vocab_size=40000))),
+    # Qwen3.5-MoE wrapper: text_config with layer_types and mtp_num_hidden_layers; vision tower not counted.
+    ("qwen3_5_moe_wrapper", 368_273_856,
+     {'model_type': 'qwen3_5_moe',
+      'architectures': ['Qwen3_5MoeForConditionalGeneration'],
+      'tie_word_embeddings': False,
+      'text_config': {'model_type': 'qwen3_5_moe_text',
+                      'hidden_size': 1024,
+                      'num_hidden_layers': 8,
+                      'layer_types': ['linear_attention', 'linear_attention', 'linear_attention',
+                                      'full_attention', 'linear_attention', 'linear_attention',
+                                      'linear_attention', 'full_attention'],
+                      'num_attention_heads': 8,
+                      'num_key_value_heads': 2,
+                      'head_dim': 128,
+                      'linear_num_key_heads': 8,
+                      'linear_num_value_heads': 16,
+                      'linear_key_head_dim': 128,
+                      'linear_value_head_dim': 128,
+                      'moe_intermediate_size': 256,
+                      'shared_expert_intermediate_size': 256,
+                      'num_experts': 32,
+                      'num_experts_per_tok': 4,
+                      'vocab_size': 50000,
+                      'mtp_num_hidden_layers': 1,
+                      'attn_output_gate': True}}),
+    # kimi_k25 wrapper: transformers builds its kimi_k2 text_config as deepseek_v3.
+    ("kimi_k25_wrapper", 103_916_416,
+     {'model_type': 'kimi_k25',
+      'architectures': ['KimiK25ForConditionalGeneration'],
+      'text_config': {'model_type': 'kimi_k2',
+                      'hidden_size': 1024,
+                      'num_hidden_layers': 3,
+                      'num_attention_heads': 8,
+                      'q_lora_rank': 384,
+                      'kv_lora_rank': 256,
+                      'qk_nope_head_dim': 64,
+                      'qk_rope_head_dim': 32,
+                      'v_head_dim': 64,
+                      'moe_intermediate_size': 256,
+                      'n_shared_experts': 1,
+                      'n_routed_experts': 16,
+                      'num_experts_per_tok': 4,
+                      'first_k_dense_replace': 1,
+                      'intermediate_size': 2048,
+                      'num_nextn_predict_layers': 0,
+                      'vocab_size': 32000,
+                      'n_group': 1,
+                      'topk_group': 1,
+                      'tie_word_embeddings': False}}),
+    # llama4 wrapper: explicit moe_layers and no_rope_layers, chunked attention off (null).
+    ("llama4_wrapper", 104_360_960,
+     {'model_type': 'llama4',
+      'text_config': {'model_type': 'llama4_text',
+                      'hidden_size': 1024,
+                      'num_hidden_layers': 4,
+                      'num_attention_heads': 8,
+                      'num_key_value_heads': 2,
+                      'head_dim': 128,
+                      'intermediate_size': 512,
+                      'intermediate_size_mlp': 2048,
+                      'num_local_experts': 4,
+                      'moe_layers': [0, 3],
+                      'no_rope_layers': [1, 0, 1, 0],
+                      'attention_chunk_size': None,
+                      'vocab_size': 32000,
+                      'attention_bias': True}}),
     ("llama4_text", 717_957_120, dict(model_type="llama4_text", hidden_size=2048, num_hidden_layers=6,
                                       num_attention_heads=16, num_key_value_heads=4, head_dim=128,
                                       intermediate_size=1024, intermediate_size_mlp=4096, num_local_experts=8,
@@ -409,6 +476,10 @@ def test_unseen_layouts():
     assert by["jamba"].kind_of(0).mixer.dt_rank == 128  # "auto" = ceil(2048 / 16)
     assert moe_layers(by["llama4_text"]) == [1, 3, 5]
     assert [by["llama4_text"].kind_of(i).mixer.attention for i in range(3)] == ["chunked", "chunked", "full"]
+    assert by["qwen3_5_moe_wrapper"].mtp_layers == 1 and by["qwen3_5_moe_wrapper"].key_prefix == "text_config."
+    assert moe_layers(by["llama4_wrapper"]) == [0, 3]
+    assert {by["llama4_wrapper"].kind_of(i).mixer.attention for i in range(4)} == {"full"}
+    assert by["kimi_k25_wrapper"].model_type == "kimi_k2"
     lat = by["nemotron_h_latent"]
     assert gemm(lat, "moe.fc1_latent_proj").bias and gemm(lat, "moe.fc2_latent_proj").bias
     assert key_gemm(lat, "moe.experts.up_proj") == (256, 512, 8, 2 / 8, 2)
