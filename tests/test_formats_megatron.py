@@ -194,3 +194,20 @@ def test_integer_moe_layer_freq_and_bad_values():
         normalize(yaml_doc("model:\n  num_layers: 4\n  hidden_size: 64\n  num_attention_heads: 8\n"))
     assert e.value.located() == ("cfg.yaml:3:3: error: model.hidden_size: learned_absolute position embeddings need "
                                  "encoder_seq_length or max_position_embeddings (the rows of the position table)")
+
+
+def test_megatron_core_mla_section():
+    # Megatron-core TransformerConfig keys for DeepSeek-V3-style MLA: the same shapes as the HF adapter.
+    doc = yaml_doc("model:\n  num_layers: 61\n  hidden_size: 7168\n  num_attention_heads: 128\n"
+                   "  multi_latent_attention: true\n  q_lora_rank: 1536\n  kv_lora_rank: 512\n  qk_head_dim: 128\n"
+                   "  qk_pos_emb_head_dim: 64\n  v_head_dim: 128\n  ffn_hidden_size: 18432\n  activation: swiglu\n"
+                   "  normalization: rmsnorm\n  bias: false\n  position_embedding_type: rope\n"
+                   "  share_embeddings_and_output_weights: false\n  num_moe_experts: 256\n  moe_router_topk: 8\n"
+                   "  moe_ffn_hidden_size: 2048\n  moe_shared_expert_intermediate_size: 2048\n"
+                   "  moe_layer_freq: '[0]*3+[1]*58'\n  make_vocab_size_divisible_by: 1280\n")
+    s = normalize(doc, vocab_size=129280)
+    hf_v3 = hf("deepseek__DeepSeek-V3")
+    assert s.vocab_size == 129280
+    assert param_counts(s).total == param_counts(hf_v3).total
+    assert {(g.name, g.k, g.n, g.layers, g.count) for g in gemms(s)} == \
+        {(g.name, g.k, g.n, g.layers, g.count) for g in gemms(hf_v3)}

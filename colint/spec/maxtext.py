@@ -55,8 +55,6 @@ def normalize(doc: Document) -> ModelSpec:
     if block not in KNOWN_BLOCKS:
         raise r.error("decoder_block", f"decoder_block {block!r} is not one colint knows "
                                        f"({', '.join(KNOWN_BLOCKS)})")
-    if block in ("gemma", "gemma2", "gemma3"):
-        r.defaults["mlp_activations"] = ["gelu", "linear"]
     h = r.req("hidden_size", "base_emb_dim")
     base_layers = r.req("num_layers", "base_num_decoder_layers")
     heads = r.req("num_heads", "base_num_query_heads")
@@ -64,10 +62,9 @@ def normalize(doc: Document) -> ModelSpec:
     head_dim = r.req("head_dim", "head_dim")
     mlp = r.req("intermediate_size", "base_mlp_dim")
     vocab = r.req("vocab_size", "vocab_size")
-    acts = r.list(None, "mlp_activations") or r.defaults.get("mlp_activations") or ["silu", "linear"]
+    acts = r.list(None, "mlp_activations") or ["silu", "linear"]  # base.yml default
     gated = len(acts) >= 2
-    tie = bool(r.bool("tie_word_embeddings", "logits_via_embedding", default=block in ("gemma", "gemma2",
-                                                                                          "gemma3")))
+    tie = bool(r.bool("tie_word_embeddings", "logits_via_embedding", default=False))  # base.yml default
     attn_bias = bool(r.bool(None, "attention_bias", default=False))
     mlp_bias = bool(r.bool(None, "mlp_bias", default=False))
     common = dict(vocab_size=vocab, tie_word_embeddings=tie, num_heads=heads, num_kv_heads=kv, head_dim=head_dim,

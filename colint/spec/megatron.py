@@ -23,8 +23,8 @@ padded as Megatron does (``_vocab_size_with_padding``: a multiple of
 from __future__ import annotations
 
 from colint.loading.document import Document
-from colint.spec.common import (FormatReader, attention, layer, megatron_padded_vocab, raise_at,
-                                safe_int_list_expr)
+from colint.spec.common import (FormatReader, attention, layer, megatron_padded_vocab, mla, mla_norm_params,
+                                raise_at, safe_int_list_expr)
 from colint.spec.model import FFN, ModelSpec
 
 ACCEPTS_VOCAB_SIZE = True  # normalize(doc, vocab_size=...) applies --vocab-size itself
@@ -136,6 +136,16 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
         r.record("sliding_window", "window_size")
     mixer = attention(heads, groups, head_dim, window=window, qkv_bias=qkv_bias, o_bias=linear_bias,
                       fused_qkv=True)
+    if r.bool(None, "multi_latent_attention", default=False):
+        # Megatron-core MLASelfAttention: q down/up (or one q projection), kv down to the latent + the
+        # shared RoPE key, kv up, linear_proj; RMSNorms on the q and kv latents.
+        q_lora = r.opt("q_lora_rank", "q_lora_rank")
+        mixer = mla(heads, q_lora_rank=q_lora, kv_lora_rank=r.req("kv_lora_rank", "kv_lora_rank", default=512),
+                    nope=r.req("qk_nope_head_dim", "qk_head_dim", default=128),
+                    rope=r.req("qk_rope_head_dim", "qk_pos_emb_head_dim", default=64),
+                    v_head_dim=r.req("v_head_dim", "v_head_dim", default=128))
+        other += mla_norm_params(mixer)
+        groups, head_dim = heads, mixer.head_dim
 
     dense = FFN(kind="dense", intermediate_size=ffn, gated=gated, bias=linear_bias)
     experts = r.opt("num_experts", "num_moe_experts", "num_experts")

@@ -33,7 +33,8 @@ def normalize(doc: Document) -> ModelSpec:
     h = r.req("hidden_size", "d_model")
     n_layers = r.req("num_layers", "n_layers")
     heads = r.req("num_heads", "n_heads")
-    kv = r.req("num_kv_heads", "n_kv_heads", default=heads)
+    kv = r.req("num_kv_heads", "n_kv_heads", default=1 if r.bool(None, "multi_query_attention", default=False)
+               else heads)
     if h % heads:
         raise r.error("n_heads", f"d_model {h} is not divisible by n_heads {heads}")
     head_dim = h // heads
