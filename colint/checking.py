@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from colint.errors import ColintError
+from colint.errors import ColintError, ProfileError
 from colint.findings import SEVERITY_ORDER, Finding, rank
 
 
@@ -89,7 +89,24 @@ def check_spec(spec, targets: list[Target], opts: CheckOptions, rules=None) -> l
     if per_gpu and targets:
         from colint.analysis.workload import analyse
     for t in targets if per_gpu else []:
-        workload = analyse(spec, t.profile, t.scenario)
+        try:
+            workload = analyse(spec, t.profile, t.scenario)
+        except ProfileError:
+            # the format is not native on this GPU: rules marked `without_workload` (CL401) report it as a
+            # finding located in the file; with none of them selected it stays a run error (exit 2)
+            fallback = [r for r in per_gpu if getattr(r.check, "without_workload", False)]
+            if not fallback:
+                raise
+            ctx = Context(spec=spec, gpu=t.gpu, profile=t.profile, scenario=t.scenario, options=opts.rule_options,
+                          tp_auto=opts.tp == "auto")
+            reported = []
+            for r in fallback:
+                ctx.current = r
+                reported.extend(r.check(ctx))
+            if not reported:  # some other profile problem: not a format the rules can explain
+                raise
+            findings.extend(reported)
+            continue
         ctx = Context(spec=spec, workload=workload, gpu=t.gpu, profile=t.profile, scenario=t.scenario,
                       options=opts.rule_options, tp_auto=opts.tp == "auto")
         for r in per_gpu:

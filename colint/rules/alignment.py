@@ -629,8 +629,9 @@ def head_dim_tile(ctx: Context):
       "With --tp auto: the largest power-of-two tp at which every tensor-parallel dimension stays a multiple of 128.",
       RuleDoc(
           what="For each width tensor parallelism splits (the dense FFN, expert widths under expert TP, shared "
-               "experts, query heads' projection width, the vocabulary), the largest power of two tp that keeps "
-               "width/tp a multiple of 128; the model's value is the minimum over those widths.",
+               "experts, query heads' projection width), the largest power of two tp that keeps width/tp a "
+               "multiple of 128; the model's value is the minimum over those widths. The vocabulary is reported "
+               "apart: engines pad it (CL202 fixes it safely).",
           why="Alignment must hold per shard (H'/tp, n_q·d_h/tp, V/tp): a model aligned at tp=1 can fall off "
               "the tile grid at tp=8.",
           example="intermediate_size 11008 = 86 x 128: tp=2 keeps 5504 = 43 x 128; tp=4 gives 2752 (21.5 x 128)",
@@ -650,8 +651,6 @@ def largest_aligned_tp(ctx: Context):
             widths[f] = v
     if spec.num_heads and spec.head_dim:
         widths["num_heads"] = spec.num_heads * spec.head_dim
-    if spec.vocab_size:
-        widths["vocab_size"] = spec.vocab_size
     best: dict[str, int] = {}
     for f, v in widths.items():
         tp = 0
@@ -667,6 +666,12 @@ def largest_aligned_tp(ctx: Context):
         best[f] = tp
     if not best:
         return
+    # the vocabulary is padded by engines (vLLM to 64, Megatron to 128 x tp): reported apart, not a limit
+    vocab_tp = None
+    if spec.vocab_size:
+        vocab_tp, t = 0, 1
+        while t <= int(ctx.option("max_tp")) and spec.vocab_size % t == 0 and (spec.vocab_size // t) % TILE == 0:
+            vocab_tp, t = t, t * 2
     limit_field = min(best, key=lambda f: best[f])
     tp = best[limit_field]
     what = {"num_heads": "q projection width (heads x head_dim)"}.get(limit_field, limit_field)
@@ -674,4 +679,7 @@ def largest_aligned_tp(ctx: Context):
            f"{widths[limit_field]})" if tp else
            f"no tp keeps every sharded width a multiple of 128: {what} {widths[limit_field]} is not one at tp=1")
     yield ctx.finding("info", msg, field=_location_field(ctx, limit_field) if limit_field != "num_heads" else "num_heads",
-                      evidence={"largest_aligned_tp": tp, "per_width": best, "gpu": ctx.gpu})
+                      evidence={"largest_aligned_tp": tp, "per_width": best, "vocab_largest_aligned_tp": vocab_tp,
+                                "gpu": ctx.gpu},
+                      details=[f"vocab_size {spec.vocab_size} stays a multiple of 128 per shard up to tp={vocab_tp}; pad it "
+                               f"(CL202) rather than limit tp"] if vocab_tp is not None and vocab_tp < tp else [])
