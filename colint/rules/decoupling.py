@@ -31,6 +31,16 @@ def _kv_heads(mx) -> int:
     return 1 if mx.kind == "mla" else max(1, mx.num_kv_heads)
 
 
+def _kv_field(spec, mx) -> str:
+    """The spec field a KV finding points at: the latent rank (MLA), the KV heads, else the heads."""
+    if mx.kind == "mla" and spec.sources.get("kv_lora_rank"):
+        return "kv_lora_rank"
+    src = spec.sources.get("num_kv_heads")
+    if src is not None and src.line is not None:
+        return "num_kv_heads"
+    return "num_heads" if spec.sources.get("num_heads") else "num_kv_heads"
+
+
 def _mb(x: float) -> str:
     return f"{x / 1e6:,.1f} MB" if x < 1e9 else f"{x / 1e9:,.1f} GB"
 
@@ -60,9 +70,9 @@ def kv_cache_replicated(ctx: Context):
         if mx is None:
             continue
         n_kv = _kv_heads(mx)
-        if tp <= n_kv:
-            continue
-        rep = tp // n_kv if tp % n_kv == 0 else tp / n_kv
+        if tp <= n_kv or tp % n_kv:
+            continue  # tp % n_kv != 0: the KV heads cannot be replicated evenly (CL702)
+        rep = tp // n_kv
         if worst is None or rep > worst[0]:
             worst = (rep, mx, n_kv)
     if worst is None or worst[0] < ctx.option("min_replication"):
@@ -99,9 +109,8 @@ def kv_cache_replicated(ctx: Context):
         d = param_delta(spec, "num_kv_heads", tp, old=mx.num_kv_heads)
         fixes.append(fix(f"use {tp} KV heads ({d.label()}, {tp / n_kv:g}x the KV cache per token)", "unsafe",
                          edit(edit_key(spec, "num_kv_heads", "num_key_value_heads"), mx.num_kv_heads, tp)))
-    field = "kv_lora_rank" if mla and spec.sources.get("kv_lora_rank") else "num_kv_heads"
     yield ctx.finding(
-        "warning", msg, field=field,
+        "warning", msg, field=_kv_field(spec, mx),
         evidence={"tp": tp, "kv_heads": n_kv, "kv_replication": rep, "kv_bytes_per_token_per_gpu": round(kv_gpu),
                   "kv_bytes_per_token_sharded": round(kv_ideal), "extra_kv_bytes_per_gpu": round(extra_scn),
                   "decode_concurrency": seqs, "context_tokens": context,
@@ -143,7 +152,8 @@ def heads_not_divisible(ctx: Context):
         checks = []
         if mx.kind in ("attention", "mla"):
             checks.append(("num_heads", "query heads", mx.num_heads, "num_attention_heads"))
-            if mx.kind == "attention" and mx.num_kv_heads and mx.num_kv_heads % tp and tp % mx.num_kv_heads:
+            if mx.kind == "attention" and mx.num_kv_heads and mx.num_kv_heads != mx.num_heads \
+                    and mx.num_kv_heads % tp and tp % mx.num_kv_heads:
                 checks.append(("num_kv_heads", "KV heads", mx.num_kv_heads, "num_key_value_heads"))
         elif mx.kind == "mamba" and mx.num_heads:
             checks.append(("mamba_num_heads", "Mamba heads", mx.num_heads, "mamba_num_heads"))
@@ -217,6 +227,8 @@ def kv_parallelism_pays(ctx: Context):
     seqs = sc.decode_concurrency
     if seqs > ctx.option("max_concurrency"):
         return
+    if spec.max_position_embeddings and sc.context > spec.max_position_embeddings:
+        return  # the model does not attend that far
     kinds = {k.name: mx for k, mx in _attn_kinds(spec)}
     rows = [a for a in w.attention["decode"] if a.kind in kinds]
     if not rows:
@@ -243,9 +255,8 @@ def kv_parallelism_pays(ctx: Context):
            + (f" from ~{crossover:,} tokens" if crossover else ""))
     details = [f"attention tp is capped at {n_kv} KV head{'s' if n_kv > 1 else ''} without copies; KV parallelism "
                f"shards the sequence instead ({w.label()})"]
-    field = "kv_lora_rank" if mx.kind == "mla" and spec.sources.get("kv_lora_rank") else "num_kv_heads"
     yield ctx.finding(
-        "info", msg, field=field,
+        "info", msg, field=_kv_field(spec, mx),
         evidence={"context_tokens": sc.context, "decode_concurrency": seqs, "kv_read_s": kv_s,
                   "weight_read_s": weights_s, "decode_step_s": step.estimate_s, "kv_share": round(share, 4),
                   "attention_share": round(step.attention_share, 4), "crossover_context_tokens": crossover,

@@ -75,42 +75,48 @@ def stack_costs(spec, w) -> StackCosts:
                       spec.mtp_layers)
 
 
-def period(pattern: list[int]) -> tuple[int, int]:
-    """(prefix, period): the shortest prefix after which the layer pattern repeats with the
-    shortest period (DeepSeek first-3-dense: (3, 1); Jamba: (0, 8); uniform: (0, 1))."""
+MAX_PERIOD = 8  # a repeating unit longer than this is not a "pattern" a stage split can follow
+
+
+def period(pattern: list[int]) -> tuple[int, int | None]:
+    """(prefix, period): the shortest prefix after which the layer pattern repeats with a period of
+    at most MAX_PERIOD layers (DeepSeek first-3-dense: (3, 1); Jamba: (0, 8); uniform: (0, 1));
+    (0, None) when no such pattern exists (Nemotron-H, Nemotron-NAS block lists)."""
     n = len(pattern)
-    best = (0, n)
     for f in range(0, max(1, n // 2) + 1):
         rest = pattern[f:]
-        for p in range(1, len(rest) + 1):
+        for p in range(1, min(MAX_PERIOD, len(rest)) + 1):
             if all(rest[i] == rest[i + p] for i in range(len(rest) - p)):
-                if p < best[1] or (p == best[1] and f < best[0]):
-                    best = (f, p)
-                break
-        if best[1] == 1:
-            break
-    return best
+                return f, p
+    return 0, None
 
 
-def irregularities(spec) -> list[str]:
-    """What makes the stack irregular, in words."""
-    out = []
-    counts = spec.layer_counts()
-    used = [(k, n) for k, n in zip(spec.layer_kinds, counts) if n]
+def irregularities(spec) -> dict[str, str]:
+    """What makes the stack irregular: tag -> words. Tags: prefix, period, irregular, noop, hybrid, mtp."""
+    out: dict[str, str] = {}
+    used = [k for k, n in zip(spec.layer_kinds, spec.layer_counts()) if n]
     prefix, per = period(spec.layer_pattern)
-    if prefix:
-        first = spec.kind_of(0)
-        out.append(f"first {prefix} layer{'s' if prefix > 1 else ''} {first.ffn.kind if first.ffn.kind != 'none' else first.name}")
-    if per > 1:
-        out.append(f"a {per}-layer pattern")
-    if any(k.mixer.kind == "none" or k.ffn.kind == "none" for k, _ in used):
-        out.append("no-op blocks")
-    mixers = {k.mixer.kind for k, _ in used}
-    if len(mixers - {"none"}) > 1:
-        out.append("hybrid " + "/".join(sorted(mixers - {"none"})))
+    if per is None:
+        out["irregular"] = f"an irregular sequence of {len(used)} layer kinds"
+    else:
+        if prefix:
+            first = spec.kind_of(0)
+            what = first.ffn.kind if first.ffn.kind not in ("none",) else first.mixer.kind
+            out["prefix"] = f"first {prefix} layer{'s' if prefix > 1 else ''} {what}"
+        if per > 1:
+            out["period"] = f"a {per}-layer pattern"
+    whole = [k for k in used if k.mixer.kind != "none" and k.ffn.kind != "none"]
+    if whole and any(k.mixer.kind == "none" or k.ffn.kind == "none" for k in used):
+        out["noop"] = "no-op blocks"
+    mixers = {k.mixer.kind for k in used} - {"none"}
+    if len(mixers) > 1:
+        out["hybrid"] = "hybrid " + "/".join(sorted(mixers))
     if spec.mtp_layers:
-        out.append(f"{spec.mtp_layers} MTP layer{'s' if spec.mtp_layers > 1 else ''}")
+        out["mtp"] = f"{spec.mtp_layers} MTP layer{'s' if spec.mtp_layers > 1 else ''}"
     return out
+
+
+STRUCTURAL = ("prefix", "irregular", "noop", "mtp")  # irregular parts no choice of pp makes regular
 
 
 def _pct(x: float) -> str:
@@ -210,7 +216,7 @@ def layers_not_divisible(ctx: Context):
     details = [f"best contiguous split {_sizes(p.sizes)}: est. {_pct(p.imbalance)} above the mean stage in prefill "
                f"FLOPs, {_pct(wp.imbalance)} in weight bytes per GPU ({w.label()})"]
     if irr:
-        details.append("stack: " + ", ".join(irr) + "; embedding on the first stage, LM head"
+        details.append("stack: " + ", ".join(irr.values()) + "; embedding on the first stage, LM head"
                        + (" and MTP" if spec.mtp_layers else "") + " on the last")
     fixes = [_layout_fix(p.sizes, spec.mtp_layers)]
     from colint.rules._fixes import param_delta_layers
@@ -260,8 +266,8 @@ def stage_imbalance(ctx: Context):
     details = []
     irr = irregularities(spec)
     if irr:
-        details.append("stack: " + ", ".join(irr) + f" ({w.label()})")
-    if per > 1 and per_stage % per:
+        details.append("stack: " + ", ".join(irr.values()) + f" ({w.label()})")
+    if per and per > 1 and per_stage % per:
         details.append(f"the {per}-layer pattern does not divide {per_stage} layers per stage: stages hold "
                        "different layer mixes")
     fixes = []
@@ -345,9 +351,10 @@ def weight_imbalance(ctx: Context):
 @rule("CL604", "irregular-stack-pipeline", FAMILY, "info",
       "Without --pp: an irregular layer stack that splits unevenly at common pipeline sizes.",
       RuleDoc(
-          what="When no pipeline size is given, an irregular stack (first-k dense layers, MTP layers, hybrid or "
-               "no-op patterns) is split at the common sizes (2, 4, 8) and reported when the best split still "
-               "idles stages. Regular stacks are not reported (give --pp to check one).",
+          what="When no pipeline size is given, a structurally irregular stack (first-k dense layers, MTP layers, "
+               "no-op blocks, a layer sequence with no short repeating unit) is split at the common sizes (2, 4, 8) "
+               "and reported when the best split still idles stages. Regular and periodic stacks are not reported "
+               "(give --pp to check one).",
           why="Guideline 6: irregular stacks should still split into balanced stages for pipeline (and chunked "
               "pipeline) parallelism.",
           example="DeepSeek-V3 (61 layers, 3 dense, 1 MTP): 16/15/15/15 at pp=4, 8/8/8/8/8/7/7/7-like at pp=8.",
@@ -359,7 +366,7 @@ def irregular_stack(ctx: Context):
     if sc.pp > 1:
         return
     irr = irregularities(spec)
-    if not irr:
+    if not any(t in irr for t in STRUCTURAL):
         return
     c = stack_costs(spec, w)
     warn = ctx.option("warn_idle_pct") / 100
@@ -373,7 +380,7 @@ def irregular_stack(ctx: Context):
     if not bad:
         return
     parts = ", ".join(f"pp={pp}: {_sizes(p.sizes)}, est. {_pct(p.idle_share)} idle" for pp, p in bad)
-    msg = (f"{spec.num_layers} layers ({', '.join(irr)}) split unevenly at "
+    msg = (f"{spec.num_layers} layers ({', '.join(irr.values())}) split unevenly at "
            + ", ".join(f"pp={pp}" for pp, _ in bad) + f": {parts}")
     yield ctx.finding("info", msg, field="num_layers",
                       evidence={"num_layers": spec.num_layers, "mtp_layers": spec.mtp_layers,

@@ -81,27 +81,32 @@ def expert_gemm_memory_bound(ctx: Context):
             continue
         c_star = concurrency_for_m(m_star, k, e)
         ep_need = ep_for_m(m_star, conc, k, e)
-        ep_common = next((x for x in common if x >= ep_need), None)
+        ep_common = next((x for x in common if x >= ep_need and x <= e), None)
         pre_rows = _expert_rows(w, "prefill", kind.name)
         m_pre = tokens_per_expert(sc.prefill_tokens, sc.ep, k, e)
         pre_star = max((r.time.m_star for r in pre_rows), default=m_star)
         touched = experts_touched(conc * sc.ep, k, e)
         gpu_fmt = f"{ctx.gpu} {sc.gemm_format}"
-        msg = (f"routed experts get {_fmt_tokens(m)} token{'s' if m != 1 else ''} each per decode step "
-               f"({conc} seq x ep={sc.ep} x top-{k} / {e} experts), below M*~{m_star:.0f} where their GEMMs turn "
-               f"compute-bound on {gpu_fmt}")
-        details = [f"compute-bound needs ~{c_star:,.0f} concurrent tokens per EP group"]
-        max_ep = common[-1] if common else ep_need
+        if m >= 1:
+            msg = (f"routed experts get {_fmt_tokens(m)} tokens each per decode step ({conc} seq x ep={sc.ep} x "
+                   f"top-{k} / {e} experts), below M*~{m_star:.0f} where their GEMMs turn compute-bound on {gpu_fmt}")
+        else:
+            msg = (f"at {conc} seq x ep={sc.ep} a decode step touches ~{touched:,.0f} of {e} routed experts with ~1 "
+                   f"token each; their GEMMs turn compute-bound only at M*~{m_star:.0f} on {gpu_fmt}")
+        # one GPU per expert at most: wider EP adds replicas, not rows per expert
+        max_ep = min(common[-1], e) if common else ep_need
+        details = [f"compute-bound needs ~{c_star:,.0f} concurrent tokens per EP group (uniform routing)"]
         if ep_need <= max_ep:
             details[0] += (f": ep>={ep_need} at {conc} seq per rank"
                            + (f" (ep={ep_common} of the common sizes)" if ep_common and ep_common != ep_need else ""))
         else:
             per_rank = math.ceil(c_star / max_ep)
-            details[0] += (f": at {conc} seq per rank no common EP width gets there; at ep={max_ep} it takes "
-                           f">={per_rank:,} seq per rank")
-        details.append(f"per step {touched:,.0f} of {e} experts are touched ({conc * sc.ep} tokens); "
-                       f"{experts_per_gpu(e, sc.ep)} experts per GPU at ep={sc.ep}; prefill gives {m_pre:,.0f} "
-                       f"tokens per expert ({'compute' if m_pre >= pre_star else 'memory'}-bound) ({w.label()})")
+            details[0] += (f": out of reach at {conc} seq per rank; at ep={max_ep} it takes >={per_rank:,} seq "
+                           "per rank")
+        details.append(f"{touched:,.0f} of {e} experts touched per step by {conc * sc.ep} token"
+                       f"{'s' if conc * sc.ep != 1 else ''}; {experts_per_gpu(e, sc.ep)} experts per GPU at "
+                       f"ep={sc.ep}; prefill gives {m_pre:,.0f} tokens per expert "
+                       f"({'compute' if m_pre >= pre_star else 'memory'}-bound) ({w.label()})")
         fixes = []
         if ep_need <= max_ep and ep_need > sc.ep:
             fixes.append(fix(f"deploy the experts with ep>={ep_common or ep_need} and data-parallel attention",
