@@ -1,0 +1,179 @@
+"""CL2xx alignment: per-shard dims vs tiles, vocab padding, head_dim, --tp auto (real engine)."""
+
+from __future__ import annotations
+
+import pytest
+
+from colint.checking import CheckOptions, build_targets, check_spec
+from colint.loading import load
+from colint.spec import normalize
+from tests.rules.helpers import LLAMA_8B, spec_of
+
+CORPUS = "tests/corpus"
+
+
+def run(spec_or_path, select, **opts):
+    spec = normalize(load(spec_or_path)) if isinstance(spec_or_path, str) else spec_or_path
+    options = CheckOptions(select=select, **opts)
+    return check_spec(spec, build_targets(options), options)
+
+
+def brief(findings):
+    return [(f.code, f.severity, f.key, f.line) for f in findings]
+
+
+def serious(findings):
+    return [f for f in findings if f.severity in ("error", "warning")]
+
+
+# --------------------------------------------------------------------------- CL201
+def test_llama2_7b_intermediate_at_tp8_matches_the_design_illustration():
+    (f,) = run(f"{CORPUS}/hf/llama2__Llama-2-7b-neuron-training.json", ["CL201"], tp=8)
+    assert brief([f]) == [("CL201", "warning", "intermediate_size", 10)]
+    assert f.message == "intermediate_size 11008 is 1376 per shard at tp=8, not a multiple of 128"
+    ev = f.evidence
+    assert (ev["per_shard"], ev["padded_128"], ev["waste_128_pct"]) == (1376, 1408, 2.27)
+    assert ev["gemms"] == [{"gemm": "mlp.gate_up", "dim": "n", "per_shard": 2752},
+                           {"gemm": "mlp.down_proj", "dim": "k", "per_shard": 1376}]
+    # the fused gate/up GEMM pads 2752 -> 2816 on 128 and on 2-SM 256-wide tiles; down_proj's K pads in 64-steps
+    assert f.details[0] == ("mlp.gate_up N=2752 runs 2816 wide on 128-wide tiles (2.3% of its work wasted), "
+                            "2816 on 2-SM 256-wide tiles (2.3%)")
+    assert f.details[1] == "mlp.down_proj K=1376 pads to 1408 in 64-element K steps (bf16, 2.3%)"
+    # prefill is compute-bound and pays for the padding; decode (256 sequences) is memory-bound and barely does
+    assert 0.25 <= ev["est_prefill_step_pct"] <= 2.0
+    assert ev["est_decode_step_pct"] < 0.1
+    assert f.impact.estimated_loss_pct == ev["est_prefill_step_pct"]
+    assert [(fx.safety, [(e.key, e.old, e.new) for e in fx.edits]) for fx in f.fixes] == [
+        ("unsafe", [("intermediate_size", 11008, 11264)]), ("unsafe", [("intermediate_size", 11008, 10240)])]
+    assert [fx.title for fx in f.fixes] == ["intermediate_size 11008 → 11264 (+2.3% FFN params)",
+                                            "intermediate_size 11008 → 10240 (-7.0% FFN params)"]
+
+
+def test_llama2_7b_is_aligned_at_tp1():
+    assert run(f"{CORPUS}/hf/llama2__Llama-2-7b-neuron-training.json", ["CL201"]) == []
+
+
+@pytest.mark.parametrize("tp", [1, 8])
+@pytest.mark.parametrize("name", ["llama3__Meta-Llama-3.1-8B", "llama3__Llama-3.3-70B-Instruct", "qwen3__Qwen3-8B"])
+def test_well_aligned_models_get_no_warning(name, tp):
+    assert serious(run(f"{CORPUS}/hf/{name}.json", ["CL2"], tp=tp)) == []
+
+
+def test_llama31_8b_vocab_at_tp8_is_reported_as_what_it_is():
+    (f,) = run(f"{CORPUS}/hf/llama3__Meta-Llama-3.1-8B.json", ["CL2"], tp=8)
+    # 128256 / 8 = 16032 = 125.25 x 128: a real but tiny cost (one GEMM, memory-bound in decode)
+    assert brief([f]) == [("CL202", "info", "vocab_size", 33)]
+    assert f.message == "vocab_size 128256 is 16032 per shard at tp=8, not a multiple of 128"
+    assert f.evidence["per_shard"] == 16032 and f.evidence["padded"] == 129024
+    assert f.evidence["est_decode_step_pct"] < 0.25 and f.evidence["est_prefill_step_pct"] < 0.25
+    assert [(fx.safety, [(e.key, e.old, e.new) for e in fx.edits]) for fx in f.fixes] == [
+        ("safe", [("vocab_size", 128256, 129024)])]
+
+
+def test_mobilellm_125m_hidden_576():
+    fs = run(f"{CORPUS}/hf/mobilellm__MobileLLM-125M.json", ["CL201"])
+    hidden = next(f for f in fs if f.key == "hidden_size")
+    assert (hidden.severity, hidden.line, hidden.message) == ("warning", 9, "hidden_size 576, not a multiple of 128")
+    assert (hidden.evidence["padded_128"], hidden.evidence["waste_128_pct"]) == (640, 10.0)
+    # head_dim is derived (576 / 9 = 64): the head count follows H, the KV heads become
+    # the nearest divisor (ties: the larger)
+    assert [[(e.key, e.old, e.new) for e in fx.edits] for fx in hidden.fixes] == [
+        [("hidden_size", 576, 640), ("num_attention_heads", 9, 10), ("num_key_value_heads", 3, 2)],
+        [("hidden_size", 576, 512), ("num_attention_heads", 9, 8), ("num_key_value_heads", 3, 4)]]
+    heads = next(f for f in fs if f.key == "num_attention_heads")
+    assert heads.message == ("attention projection widths (attn.qkv_proj N=960, attn.o_proj K=576) are not a multiple "
+                             "of 128: 9 heads x head_dim 64")
+
+
+def test_falcon_7b_hidden_4544_and_71_heads():
+    path = f"{CORPUS}/megatron/nemo-launcher__falcon_7b.yaml"
+    fs = run(path, ["CL201"])
+    assert brief(fs) == [("CL201", "warning", "model.hidden_size", 58),
+                         ("CL201", "info", "model.num_attention_heads", 60)]
+    assert fs[0].message == "hidden_size 4544, not a multiple of 128"
+    assert [[(e.key, e.old, e.new) for e in fx.edits] for fx in fs[0].fixes] == [
+        [("model.hidden_size", 4544, 4608), ("model.num_attention_heads", 71, 72)],
+        [("model.hidden_size", 4544, 4480), ("model.num_attention_heads", 71, 70)]]
+    assert fs[1].evidence["gemms"] == [{"gemm": "attn.qkv_proj", "dim": "n", "per_shard": 4672},
+                                       {"gemm": "attn.o_proj", "dim": "k", "per_shard": 4544}]
+    # at tp=8, 71 heads do not split: the widths per shard are undefined (CL7xx reports the head count)
+    fs8 = run(path, ["CL201"], tp=8)
+    assert [(f.key, f.evidence.get("per_shard")) for f in fs8] == [("model.ffn_hidden_size", 2272),
+                                                                   ("model.hidden_size", 4544)]
+
+
+def test_gqa_with_kv_replication_uses_the_real_per_rank_width():
+    # 32 q heads, 2 KV heads at tp=8: each rank holds 4 q heads and one replicated KV head: 512 + 2 x 128 = 768
+    cfg = dict(LLAMA_8B, num_key_value_heads=2)
+    assert [f for f in run(spec_of(cfg), ["CL201"], tp=8) if f.key == "num_attention_heads"] == []
+
+
+def test_hard_multiple_is_an_error_per_format():
+    cfg = dict(LLAMA_8B, intermediate_size=14344)  # 14344 = 8 x 1793: fine for BF16 rows, not for FP8 (16)
+    (bf,) = run(spec_of(cfg), ["CL201"])
+    assert bf.severity != "error" and bf.message == "intermediate_size 14344, not a multiple of 128"
+    (f8,) = run(spec_of(cfg), ["CL201"], dtype="fp8")
+    assert (f8.severity, f8.key) == ("error", "intermediate_size")
+    assert f8.message == "intermediate_size 14344, not a multiple of 16 (fp8's 16-byte row alignment on b200)"
+
+
+def test_cooperative_tile_info_only_where_the_gpu_has_one():
+    path = f"{CORPUS}/meta/executorch__Qwen2.5-0.5B.json"
+    fs = [f for f in run(path, ["CL201"]) if f.key == "dim"]
+    assert [(f.severity, f.message) for f in fs] == [
+        ("info", "hidden_size 896: a multiple of 128 but not of 256 (b200's 2-SM cooperative tile)")]
+    assert [f for f in run(path, ["CL201"], gpus=["h100-sxm"]) if f.key == "dim"] == []
+
+
+@pytest.mark.parametrize("tp", [1, 8])
+def test_mla_latent_576_is_info_by_design(tp):
+    fs = [f for f in run(f"{CORPUS}/hf/deepseek__DeepSeek-V3.json", ["CL201"], tp=tp) if f.key == "kv_lora_rank"]
+    assert [(f.severity, f.line, f.message) for f in fs] == [
+        ("info", 20, "MLA latent width kv_lora_rank 512 + rope 64 = 576 is not a multiple of 128 "
+                     "(mla.kv_a_proj_with_mqa N=576)")]
+    assert "by design" in fs[0].details[-1]
+    assert fs[0].evidence["est_prefill_step_pct"] < 0.5
+
+
+def test_expert_width_under_expert_tp_and_under_ep():
+    path = f"{CORPUS}/hf/qwen3-moe__Qwen3-30B-A3B.json"
+    (f,) = [f for f in run(path, ["CL201"], tp=8) if f.key == "moe_intermediate_size"]
+    assert (f.severity, f.message) == ("warning", "moe_intermediate_size (routed experts) 768 is 96 per shard at "
+                                                  "expert tp=8, not a multiple of 128")
+    # expert parallelism keeps each expert whole: 768 = 6 x 128
+    assert [f for f in run(path, ["CL201"], tp=8, ep=8) if f.key == "moe_intermediate_size"] == []
+
+
+# --------------------------------------------------------------------------- CL202
+def test_gpt2_vocab_50257_is_an_error_with_a_safe_pad():
+    (f,) = run(f"{CORPUS}/hf/gpt2__gpt2-medium-early-revision.json", ["CL202"])
+    assert brief([f]) == [("CL202", "error", "vocab_size", 17)]
+    assert f.message == "vocab_size 50257, not a multiple of 8 (bf16's 16-byte row alignment)"
+    assert f.impact.estimated_loss_pct is None
+    (fx,) = f.fixes
+    assert (fx.safety, [(e.key, e.old, e.new) for e in fx.edits]) == ("safe", [("vocab_size", 50257, 50304)])
+    assert "mask ids ≥ 50257" in fx.title
+
+
+def test_vocab_pad_multiple_follows_tp():
+    (f,) = run(f"{CORPUS}/hf/llama2__Llama-2-7b-neuron-training.json", ["CL202"], tp=8)
+    assert (f.evidence["per_shard"], f.evidence["padded"]) == (4000, 32768)  # 128 x 8 = 1024 | 32768
+
+
+# --------------------------------------------------------------------------- CL203
+def test_head_dim_64_is_info_and_128_is_clean():
+    (f,) = run(f"{CORPUS}/hf/llama3__Llama-3.2-1B-Instruct.json", ["CL203"])
+    assert (f.code, f.severity, f.key, f.line) == ("CL203", "info", "head_dim", 13)
+    assert f.message == ("head_dim 64 is not a multiple of 128: attention kernels with 128-wide head tiles run it as "
+                         "128 (50% of their QKᵀ/PV tensor-core work is padding)")
+    assert run(f"{CORPUS}/hf/llama3__Meta-Llama-3.1-8B.json", ["CL203"]) == []
+
+
+# --------------------------------------------------------------------------- CL204
+def test_tp_auto_reports_the_largest_aligned_power_of_two():
+    (f,) = run(f"{CORPUS}/hf/llama2__Llama-2-7b-neuron-training.json", ["CL204"], tp="auto")
+    assert f.message == ("largest power-of-two tp keeping every sharded width a multiple of 128: tp=2 (limited by "
+                         "intermediate_size 11008)")
+    (g,) = run(f"{CORPUS}/hf/llama3__Meta-Llama-3.1-8B.json", ["CL204"], tp="auto")
+    assert g.evidence["largest_aligned_tp"] == 16 and g.evidence["vocab_largest_aligned_tp"] == 2
+    assert run(f"{CORPUS}/hf/llama3__Meta-Llama-3.1-8B.json", ["CL204"], tp=8) == []
