@@ -100,11 +100,12 @@ def kv_cache_replicated(ctx: Context):
     details = [
         f"est. {_mb(extra_scn)} of extra KV cache per GPU at {seqs} seq x {context} tokens; the replicated KV reads "
         f"are est. {loss:.1f}% of the decode step ({w.label()})",
-        f"attention tp scales without copies only up to {n_kv}; decouple: attention data-parallel (or tp<={n_kv}) "
-        "with the FFN/experts on tp/ep, or KV (Helix) parallelism along the sequence",
+        f"attention tp scales without copies only up to {n_kv}; decouple: attention data-parallel"
+        + (f" (or tp<={n_kv})" if n_kv > 1 else "") + " with the FFN/experts on tp/ep, or KV (Helix) parallelism "
+        "along the sequence",
     ]
-    fixes = [fix(f"run attention with tp<={n_kv} (data-parallel attention) and keep tp={tp} / ep for the FFN",
-                 "display")]
+    fixes = [fix(("run attention data-parallel" if n_kv == 1 else f"run attention with tp<={n_kv} (data-parallel "
+                  "replicas)") + f" and keep tp={tp} / ep for the FFN", "display")]
     if not mla and mx.num_heads % tp == 0 and tp <= mx.num_heads:
         d = param_delta(spec, "num_kv_heads", tp, old=mx.num_kv_heads)
         fixes.append(fix(f"use {tp} KV heads ({d.label()}, {tp / n_kv:g}x the KV cache per token)", "unsafe",
