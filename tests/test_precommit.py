@@ -5,10 +5,10 @@ test exercises exactly what a model repository gets: .pre-commit-hooks.yaml, the
 its dependencies. The first run installs colint (about a minute here, through pip's usual index and
 wheel cache); the second reuses that environment.
 
-The "misaligned" config is a consistency error (CL002: 12 KV heads do not divide 32 query heads)
-because the alignment rules (CL2xx, e.g. intermediate_size 11008 at tp=8) have not landed yet and
-``colint check`` without ``--select CL0`` needs the GPU analysis; switch the fixture to an alignment
-finding once they exist.
+The misaligned config is Llama-2-7B's FFN at tp=8: intermediate_size 11008 is 1376 per shard, not a
+multiple of 128 (CL201 warning); the fix is 11264. tp comes from the throwaway repository's
+``[tool.colint]`` and ``--select CL2`` from the hook's ``args``, so both paths into ``colint check``
+are exercised (vocab 32000 at tp=8 stays a CL202 info, below the default ``fail-on = warning``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 BAD = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 4096,
        "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
-       "num_key_value_heads": 12, "max_position_embeddings": 4096, "vocab_size": 32000}
+       "num_key_value_heads": 8, "max_position_embeddings": 4096, "vocab_size": 32000}
 
 
 def _git(*args: str, cwd: Path) -> str:
@@ -65,7 +65,8 @@ def test_hook_fails_on_the_finding_and_passes_once_fixed(tmp_path):
         f"    rev: {sha}\n"
         "    hooks:\n"
         "      - id: colint\n"
-        "        args: [--select, CL0]\n")
+        "        args: [--select, CL2]\n")
+    (work / "pyproject.toml").write_text('[project]\nname = "tiny-model"\n\n[tool.colint]\ntp = 8\n')
     _git("add", "-A", cwd=work)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PRE_COMMIT"))}
     env["PRE_COMMIT_HOME"] = str(tmp_path / "pre-commit-home")
@@ -75,15 +76,16 @@ def test_hook_fails_on_the_finding_and_passes_once_fixed(tmp_path):
     out = bad.stdout + bad.stderr
     assert bad.returncode == 1, out
     assert "colint" in out and "Failed" in out, out
-    assert "models/tiny/config.json:10:3: CL002 error 12 KV heads do not divide 32 query heads" in out, out
+    assert "models/tiny/config.json:7:3: CL201 warning intermediate_size 11008 is 1376 per shard at tp=8, " \
+           "not a multiple of 128" in out, out
     assert "notes.json" not in out, out
 
-    cfg.write_text(json.dumps(dict(BAD, num_key_value_heads=8), indent=2) + "\n")
+    cfg.write_text(json.dumps(dict(BAD, intermediate_size=11264), indent=2) + "\n")
     _git("add", "-A", cwd=work)
     good = _run(work, env)
     out = good.stdout + good.stderr
     assert good.returncode == 0, out
-    assert "Passed" in out, out
+    assert "Passed" in out and "CL201" not in out, out
 
 
 def test_manifest_is_valid():
