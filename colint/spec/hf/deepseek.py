@@ -88,6 +88,9 @@ def build(r: HFReader) -> ModelSpec:
                   shared_bias=mlp_bias)
 
     mlp_types = str_list(r, "mlp_layer_types") if v32 else None
+    if mlp_types is not None:
+        r.per_layer_lists["mlp_layer_types"] = len(mlp_types)
+        r.record("mlp_layer_types", "mlp_layer_types")
     t = KindTable()
     for i in range(n_layers):
         if mlp_types is not None:

@@ -28,7 +28,7 @@ def build(r: HFReader) -> ModelSpec:
     inter = r.int("intermediate_size", "intermediate_size_mlp", default=16384)
     e = r.int("num_experts", "num_local_experts", default=16)
     k = r.int("top_k", "num_experts_per_tok", default=1)
-    step = r.int(None, "interleave_moe_layer_step", default=1)
+    step = r.int("interleave_moe_layer_step", "interleave_moe_layer_step", default=1)
     moe_layers = int_list(r, "moe_layers")
     if moe_layers is None:
         moe_layers = list(range(step - 1, n_layers, step))
