@@ -92,3 +92,36 @@ def test_manifest_is_valid():
     rc = subprocess.run([sys.executable, "-m", "pre_commit", "validate-manifest", str(REPO / ".pre-commit-hooks.yaml")],
                         capture_output=True, text=True)
     assert rc.returncode == 0, rc.stdout + rc.stderr
+
+
+def _yaml(path: Path):
+    from ruamel.yaml import YAML
+
+    return YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+
+
+def test_action_passes_inputs_through_env_only():
+    action = _yaml(REPO / "action.yml")
+    assert action["runs"]["using"] == "composite"
+    steps = action["runs"]["steps"]
+    for step in steps:
+        assert "${{" not in step.get("run", ""), step["name"]  # script injection: inputs go through env:
+    env = {k: v for step in steps for k, v in step.get("env", {}).items()}
+    for name in action["inputs"]:
+        assert f"${{{{ inputs.{name} }}}}" in env.values(), name
+
+
+def test_action_and_hook_lint_the_same_files():
+    import re
+
+    (hook,) = _yaml(REPO / ".pre-commit-hooks.yaml")
+    run = _yaml(REPO / "action.yml")["runs"]["steps"][1]["run"]
+    (pattern,) = re.findall(r"pattern='([^']+)'", run)
+    assert pattern == hook["files"]
+    files = re.compile(hook["files"])
+    for path in ("config.json", "models/llama/config.json", "arch/tiny.colint.yaml", "x.colint.yml",
+                 "conf/megatron_llama_config.yaml", "nemo_gpt.yml"):
+        assert files.search(path), path
+    for path in ("config.json.bak", "tokenizer_config.json", "colint.yaml", "conf/llama2_7b.yaml", "generation.json"):
+        assert not files.search(path), path
+    assert hook["require_serial"] is True and hook["language"] == "python" and hook["entry"] == "colint check"
