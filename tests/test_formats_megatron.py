@@ -142,7 +142,10 @@ def test_architectural_details():
     assert nemotron.layer_kinds[0].other_params == 2 * 2 * 6144  # layernorm1p: weight and bias
     chatglm = spec_of("chatglm3-6b")
     assert chatglm.layer_kinds[0].mixer.qkv_bias and not chatglm.layer_kinds[0].mixer.o_bias
-    assert spec_of("mistral_7b").sliding_window == 4096  # window_size: [4096, 0]
+    mistral = spec_of("mistral_7b")
+    assert mistral.sliding_window == 4096  # window_size: [4096, 0]
+    # Its mcore_customization_config (parallel_attention: true) is only read by NeMo's Falcon model.
+    assert mistral.layer_kinds[0].other_params == 2 * 4096
 
 
 def yaml_doc(text: str):

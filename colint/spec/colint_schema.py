@@ -23,9 +23,6 @@ exported as JSON Schema by ``colint schema`` and documented in docs/schema.md.
 from __future__ import annotations
 
 import re
-from typing import Literal, Optional, Union
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from colint.loading.document import Document
 from colint.spec.common import FormatReader, attention as attention_mixer, layer, mla as mla_mixer, raise_at
@@ -33,106 +30,12 @@ from colint.spec.model import FFN, Mixer, ModelSpec
 
 ACCEPTS_VOCAB_SIZE = True
 SCHEMA_ID = "colint/v1"
-Pos = Field(gt=0, le=1 << 40)
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class MLA(_Strict):
-    """Multi-head latent attention (DeepSeek-V2/V3)."""
-
-    q_lora_rank: int = Field(0, ge=0, description="Rank of the compressed query; 0 = plain q projection.")
-    kv_lora_rank: int = Field(512, gt=0, description="Rank of the compressed key/value latent (cached).")
-    qk_nope_head_dim: int = Field(128, gt=0, description="Per-head q/k dims without RoPE.")
-    qk_rope_head_dim: int = Field(64, gt=0, description="Per-head q/k dims with RoPE (shared key, cached).")
-    v_head_dim: int = Field(128, gt=0, description="Per-head value dims.")
-
-
-class Attention(_Strict):
-    heads: int = Field(gt=0, le=1 << 20, description="Query heads.")
-    kv_heads: Optional[int] = Field(None, gt=0, description="KV heads (GQA); default = heads.")
-    head_dim: Optional[int] = Field(None, gt=0, description="Per-head dims; default hidden_size // heads.")
-    kind: Literal["full", "sliding", "chunked", "mla"] = Field(
-        "full", description="What the letter A in the pattern means.")
-    window: Optional[int] = Field(None, gt=0, description="Sliding-window / chunk size in tokens (S layers).")
-    qkv_bias: bool = False
-    o_bias: bool = False
-    qk_norm: bool = Field(False, description="Per-head RMSNorm on q and k.")
-    mla: Optional[MLA] = Field(None, description="MLA ranks (kind: mla or X layers).")
-
-
-class DenseFFN(_Strict):
-    intermediate_size: int = Field(gt=0, le=1 << 40, description="FFN width H'.")
-    gated: bool = Field(True, description="SwiGLU/GeGLU: gate and up projections (N = 2H').")
-    bias: bool = False
-
-
-class MoE(_Strict):
-    experts: int = Field(gt=0, le=1 << 20, description="Routed experts E.")
-    top_k: int = Field(gt=0, description="Experts per token.")
-    intermediate_size: int = Field(gt=0, le=1 << 40, description="Width of one routed expert H'_e.")
-    shared_experts: int = Field(0, ge=0, description="Always-on shared experts.")
-    shared_intermediate_size: Optional[int] = Field(None, gt=0, description="Per shared expert; default = "
-                                                                            "intermediate_size.")
-    gated: bool = True
-    first_dense_layers: int = Field(0, ge=0, description="Leading layers that keep the dense FFN.")
-    every: int = Field(1, gt=0, description="MoE on every n-th layer after the dense ones (1 = all).")
-    router_bias: bool = False
-
-
-class Mamba(_Strict):
-    """Mamba-2 mixer for M layers."""
-
-    d_state: int = Field(128, gt=0)
-    d_conv: int = Field(4, gt=0)
-    expand: int = Field(2, gt=0, description="d_inner = expand × hidden_size.")
-    head_dim: int = Field(64, gt=0)
-    n_groups: int = Field(8, gt=0)
-
-
-class LinearAttention(_Strict):
-    """Gated DeltaNet mixer (Qwen3-Next style) for L layers."""
-
-    k_heads: int = Field(16, gt=0)
-    v_heads: int = Field(32, gt=0)
-    k_head_dim: int = Field(128, gt=0)
-    v_head_dim: int = Field(128, gt=0)
-    conv_kernel: int = Field(4, gt=0)
-
-
-class Model(_Strict):
-    name: Optional[str] = None
-    hidden_size: int = Field(gt=0, le=1 << 40, description="Model width H.")
-    layers: Optional[int] = Field(None, gt=0, le=1 << 20, description="Layer count; default = pattern length.")
-    vocab_size: Optional[int] = Field(None, gt=0, description="Vocabulary rows (omit if not decided yet).")
-    tie_embeddings: bool = False
-    max_position_embeddings: Optional[int] = Field(None, gt=0)
-    norm: Literal["rms", "layernorm"] = Field("rms", description="layernorm adds a bias to every norm.")
-    attention: Optional[Attention] = None
-    ffn: Optional[DenseFFN] = None
-    moe: Optional[MoE] = None
-    mamba: Optional[Mamba] = None
-    linear_attention: Optional[LinearAttention] = None
-    pattern: Optional[Union[str, list[str]]] = Field(
-        None, description='Layer letters, e.g. "[A,A,A,M]*12" or a list; default: A on every layer.')
-    mtp_layers: int = Field(0, ge=0, description="Multi-token-prediction layers (reported apart).")
-
-
-class ColintFile(_Strict):
-    """A colint design file."""
-
-    model_config = ConfigDict(extra="forbid", title="colint design file")
-
-    colint: Optional[Literal[1]] = Field(None, description="Marker: colint: 1 (or schema: colint/v1).")
-    schema_: Optional[Literal["colint/v1"]] = Field(None, alias="schema")
-    model: Model
 
 
 def json_schema() -> dict:
-    s = ColintFile.model_json_schema(by_alias=True)
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": SCHEMA_ID, **s}
+    from colint.spec.design_schema import json_schema as build
+
+    return build()
 
 
 def detect(doc: Document) -> bool:
@@ -188,6 +91,10 @@ def expand_pattern(text: str) -> list[str]:
 
 
 def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
+    from pydantic import ValidationError
+
+    from colint.spec.design_schema import ColintFile
+
     try:
         f = ColintFile.model_validate(doc.data)
     except ValidationError as exc:
@@ -308,12 +215,16 @@ def _mixer(r: FormatReader, m: Model, letter: str, heads: int, kv: int, head_dim
         return attention_mixer(heads, kv, head_dim, window=a.window, attn="sliding" if letter == "S" else "chunked",
                                qkv_bias=a.qkv_bias, o_bias=a.o_bias), qk
     if letter == "X":
+        from colint.spec.design_schema import MLA
+
         ml = a.mla or MLA()
         mx = mla_mixer(heads, q_lora_rank=ml.q_lora_rank or None, kv_lora_rank=ml.kv_lora_rank,
                        nope=ml.qk_nope_head_dim, rope=ml.qk_rope_head_dim, v_head_dim=ml.v_head_dim)
         r.record("kv_lora_rank", "attention.mla.kv_lora_rank", default=a.mla is None)
         return mx, ml.q_lora_rank + ml.kv_lora_rank
     if letter == "M":
+        from colint.spec.design_schema import Mamba
+
         mb = m.mamba or Mamba()
         d_inner = mb.expand * h
         if d_inner % mb.head_dim:
@@ -325,6 +236,8 @@ def _mixer(r: FormatReader, m: Model, letter: str, heads: int, kv: int, head_dim
                    conv_kernel=mb.d_conv, num_heads=nh)
         return mx, conv_dim * mb.d_conv + conv_dim + 3 * nh + d_inner  # conv w+b, dt_bias, A_log, D, norm
     if letter == "L":
+        from colint.spec.design_schema import LinearAttention
+
         la = m.linear_attention or LinearAttention()
         mx = Mixer(kind="linear_attention", num_k_heads=la.k_heads, num_v_heads=la.v_heads, k_head_dim=la.k_head_dim,
                    v_head_dim=la.v_head_dim, conv_kernel=la.conv_kernel)
