@@ -1,0 +1,118 @@
+"""CL5xx MoE expert parallelism: routing arithmetic and exact findings."""
+
+import math
+
+import pytest
+
+from colint.analysis.moe import (concurrency_for_m, ep_for_m, experts_per_gpu, experts_touched, redundant_to_fill,
+                                 tokens_per_expert)
+from colint.checking import CheckOptions, build_targets, check_spec
+from colint.loading import load
+from colint.spec import normalize
+from tests.rules.helpers import LLAMA_8B, spec_of
+
+DSV3 = "tests/corpus/hf/deepseek__DeepSeek-V3.json"
+MIXTRAL = "tests/corpus/hf/mixtral__Mixtral-8x7B-v0.1.json"
+QWEN3_30B = "tests/corpus/hf/qwen3-moe__Qwen3-30B-A3B.json"
+
+
+def run(spec, select, **kw):
+    opts = CheckOptions(select=select, **kw)
+    return check_spec(spec, build_targets(opts), opts)
+
+
+def corpus(path):
+    return normalize(load(path))
+
+
+def expert_m_star(spec, **kw):
+    from colint.analysis.workload import analyse
+
+    t = build_targets(CheckOptions(**kw))[0]
+    w = analyse(spec, t.profile, t.scenario)
+    return max(r.time.m_star for r in w.gemms["decode"] if r.parallel == "expert")
+
+
+# -- analysis.moe --------------------------------------------------------------------------------
+def test_routing_arithmetic():
+    assert tokens_per_expert(256, 1, 8, 256) == 8.0
+    assert tokens_per_expert(32, 320, 8, 256) == 320.0
+    assert concurrency_for_m(382, 8, 256) == 382 * 32  # domain.md §5.5: E/k = 32 for DeepSeek-R1
+    assert ep_for_m(382, 256, 8, 256) == math.ceil(382 * 32 / 256)
+    assert experts_touched(32, 8, 256) == pytest.approx(163.4, abs=0.1)  # domain.md §10: ~163 of 256
+    assert experts_per_gpu(256, 64) == 4  # Wide-EP blog: EP64 -> 4 experts per GPU per layer
+    assert experts_per_gpu(256, 32, redundant=32) == 9 and experts_per_gpu(256, 144, redundant=32) == 2  # day 6
+    assert redundant_to_fill(256, 72) == 32
+
+
+# -- CL501 ---------------------------------------------------------------------------------------
+def test_cl501_deepseek_v3_throughput():
+    spec = corpus(DSV3)
+    (f,) = run(spec, ["CL501"])
+    assert (f.code, f.severity, f.key, f.line) == ("CL501", "info", "n_routed_experts", 26)
+    ev = f.evidence
+    m_star = expert_m_star(spec)
+    assert ev["tokens_per_expert"] == 8.0  # 256 seq x top-8 / 256 experts
+    assert ev["m_star"] == pytest.approx(m_star, abs=0.05)
+    assert 250 < m_star < 450  # B200 BF16 ridge ~281 FLOP/B: M* a few hundred rows
+    assert ev["global_concurrency_needed"] == round(m_star * 256 / 8)
+    assert ev["ep_needed"] == math.ceil(m_star * 32 / 256)
+    assert f.fixes[0].title == "deploy the experts with ep>=64 and data-parallel attention"
+
+
+def test_cl501_at_concurrency_one_gives_the_concurrency_that_fixes_it():
+    (f,) = run(corpus(DSV3), ["CL501"], scenario="latency")
+    assert f.message.startswith("at 1 seq x ep=1 a decode step touches ~8 of 256 routed experts with ~1 token each")
+    assert "out of reach at 1 seq per rank; at ep=72 it takes >=" in f.details[0]
+    assert f.fixes == []
+
+
+def test_cl501_mixtral_and_scout_cap_ep_at_the_expert_count():
+    (f,) = run(corpus(MIXTRAL), ["CL501"])
+    assert (f.evidence["tokens_per_expert"], f.evidence["ep_needed"]) == (64.0, 5)
+    assert "ep>=5 at 256 seq per rank (ep=8 of the common sizes)" in f.details[0]
+    (g,) = run(corpus("tests/corpus/hf/llama4__Llama-4-Scout-17B-16E-Instruct.json"), ["CL501"], scenario="latency")
+    assert "at ep=16 it takes" in g.details[0]  # 16 experts: wider EP only replicates
+
+
+def test_cl501_silent_when_experts_are_compute_bound():
+    # Mixtral at 2048 seq per rank: 512 rows per expert, above M*
+    assert run(corpus(MIXTRAL), ["CL501"], concurrency=2048) == []
+
+
+# -- CL502 ---------------------------------------------------------------------------------------
+def test_cl502_uneven_ep_warning_with_redundant_fill():
+    (f,) = run(corpus(DSV3), ["CL502"], ep=72)
+    assert (f.severity, f.key) == ("warning", "n_routed_experts")
+    assert f.message == ("256 experts over ep=72 is 3.56 per GPU: the busiest GPUs hold 4 "
+                         "(est. 11% of expert capacity idle)")
+    assert (f.evidence["experts_per_gpu_max"], f.evidence["redundant_to_fill"]) == (4, 32)
+    assert [(e.old, e.new) for x in f.fixes if x.safety == "unsafe" for e in x.edits] == [(256, 216), (256, 288)]
+    assert run(corpus(DSV3), ["CL502"], ep=64) == []
+
+
+def test_cl502_without_ep_only_for_awkward_expert_counts():
+    (f,) = run(corpus("tests/corpus/hf/qwen2-moe__Qwen1.5-MoE-A2.7B-Wikihow-finetune.json"), ["CL502"])
+    assert (f.severity, f.message) == ("info", "60 experts divide none of the common EP sizes 8, 16, 32")
+    assert [e.new for x in f.fixes for e in x.edits] == [56, 64]
+    assert run(corpus(DSV3), ["CL502"]) == []  # 256 divides 8..64
+    # on an NVL72 rack the 72-GPU domain is checked too
+    (g,) = run(corpus(DSV3), ["CL502"], gpus=["gb200"])
+    assert g.message == "256 experts do not divide the 72-GPU NVLink domain of gb200"
+
+
+# -- CL503 ---------------------------------------------------------------------------------------
+def test_cl503_fine_grained_experts_under_tp():
+    (f,) = run(corpus(QWEN3_30B), ["CL503"], tp=8)
+    assert (f.severity, f.key, f.line) == ("warning", "moe_intermediate_size", 19)
+    assert f.message == ("expert FFN width 768 is 96 per shard at tp=8, under one 128-wide tile: spread the 128 "
+                         "experts with ep=8 instead (16 whole experts per GPU)")
+    assert f.evidence["gate_up_tile_efficiency"] == 0.75
+    assert run(corpus(QWEN3_30B), ["CL503"], tp=8, ep=8) == []  # experts already on EP
+    assert run(corpus(QWEN3_30B), ["CL503"], tp=2) == []  # 384 per shard
+    assert run(corpus(DSV3), ["CL503"], tp=8) == []  # 2048 / 8 = 256
+
+
+def test_dense_model_has_no_cl5_findings():
+    for kw in ({}, {"tp": 8}, {"ep": 8}):
+        assert run(spec_of(LLAMA_8B), ["CL5"], **kw) == []
