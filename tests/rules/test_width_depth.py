@@ -1,0 +1,90 @@
+"""CL3xx width vs depth: exact findings, the latency workload, the equal-parameter alternative."""
+
+import pytest
+
+from colint.analysis.inventory import param_counts
+from colint.checking import CheckOptions, build_targets, check_spec
+from colint.loading import load
+from colint.rules.width_depth import equivalent_layers, scaled_spec, wider_alternative
+from colint.spec import normalize
+from tests.rules.helpers import LLAMA_8B, spec_of
+
+# a 1.3B deep-narrow design: H=1536 over 48 layers (H/L 32)
+DEEP_NARROW = dict(LLAMA_8B, hidden_size=1536, num_hidden_layers=48, num_attention_heads=12, num_key_value_heads=4,
+                   intermediate_size=4096, vocab_size=32000)
+
+
+def run(spec, select, **kw):
+    opts = CheckOptions(select=select, **kw)
+    return check_spec(spec, build_targets(opts), opts)
+
+
+def corpus(path):
+    return normalize(load(path))
+
+
+def test_mobilellm_125m_is_advised_never_warned():
+    spec = corpus("tests/corpus/hf/mobilellm__MobileLLM-125M.json")
+    for kw in ({}, {"scenario": "latency"}, {"tp": 2}):
+        (f,) = run(spec, ["CL3"], **kw)
+        assert (f.code, f.severity, f.key, f.line) == ("CL301", "info", "num_hidden_layers", 15)
+    assert f.evidence["aspect_ratio"] == 19.2 and f.evidence["params"] < 1e9
+    assert "known good choice (MobileLLM)" in f.message
+    assert all(x.safety == "display" for x in f.fixes)
+
+
+def test_deep_narrow_fixture_with_equal_parameter_alternative():
+    spec = spec_of(DEEP_NARROW)
+    (f,) = run(spec, ["CL301"])
+    assert (f.severity, f.key, f.line) == ("info", "num_hidden_layers", 10)
+    ev = f.evidence
+    assert ev["aspect_ratio"] == 32.0 and ev["params"] > 1e9
+    assert ev["fixed_share"] >= 0.25
+    # the alternative keeps the parameters within 2% and widths on 128
+    assert abs(ev["alt_params"] - ev["params"]) / ev["params"] <= 0.02
+    assert ev["alt_hidden_size"] % 128 == 0 and ev["alt_num_layers"] < 48
+    assert ev["alt_itl_s"] < ev["itl_s"] and ev["alt_itl_gain"] == pytest.approx(1 - ev["alt_itl_s"] / ev["itl_s"],
+                                                                                 abs=1e-4)
+    (fx,) = f.fixes
+    assert fx.safety == "unsafe"
+    keys = {e.key: (e.old, e.new) for e in fx.edits}
+    assert keys["hidden_size"] == (1536, ev["alt_hidden_size"])
+    assert keys["num_hidden_layers"] == (48, ev["alt_num_layers"])
+
+
+def test_the_latency_workload_is_used_whatever_the_scenario():
+    spec = spec_of(DEEP_NARROW)
+    (a,) = run(spec, ["CL301"])
+    (b,) = run(spec, ["CL301"], scenario="latency")
+    (c,) = run(spec, ["CL301"], scenario="long-context")
+    assert a.evidence["itl_s"] == b.evidence["itl_s"] == c.evidence["itl_s"]
+
+
+def test_well_shaped_models_are_quiet():
+    for path in ("tests/corpus/hf/llama3__Meta-Llama-3.1-8B.json", "tests/corpus/hf/llama3__Llama-3.3-70B-Instruct.json",
+                 "tests/corpus/hf/qwen3__Qwen3-8B.json", "tests/corpus/hf/deepseek__DeepSeek-V3.json"):
+        assert run(corpus(path), ["CL3"]) == [], path
+        assert run(corpus(path), ["CL3"], scenario="latency") == [], path
+
+
+def test_hybrid_half_blocks_count_as_half_layers():
+    # Nemotron-H: 52 blocks that are each a Mamba, an attention or an MoE block = 26 layer equivalents
+    spec = corpus("tests/corpus/hf/nemotron-h__NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json")
+    assert equivalent_layers(spec) == 26.0
+    assert run(spec, ["CL3"]) == []
+
+
+def test_scaled_spec_and_alternative_search():
+    spec = spec_of(DEEP_NARROW)
+    wide = scaled_spec(spec, 2048, 27)
+    assert (wide.hidden_size, wide.num_layers, wide.num_heads, wide.num_kv_heads) == (2048, 27, 16, 4)
+    assert wide.intermediate_size == 5504  # 4096 x 2048/1536 = 5461 -> 43 x 128
+    alt, params = wider_alternative(spec, 30, 0.02)
+    assert abs(params - param_counts(spec).total) <= 0.02 * param_counts(spec).total
+    assert alt.num_layers in range(24, 48)
+
+
+def test_qwen3_30b_a3b_deep_narrow_moe():
+    (f,) = run(corpus("tests/corpus/hf/qwen3-moe__Qwen3-30B-A3B.json"), ["CL301"])
+    assert f.severity == "info" and f.evidence["aspect_ratio"] == 42.7
+    assert "moe_intermediate_size" in {e.key for x in f.fixes for e in x.edits}
