@@ -173,7 +173,9 @@ def scale_block_divisibility(ctx: Context):
                 checks.append(("n", bad_part, True))
         for axis, v, sharded in checks:
             if v % block:
-                bad.setdefault((_field(r, axis), axis), []).append((r, v, sharded))
+                items = bad.setdefault((_field(r, axis), axis), [])
+                if not any(x.name == r.name and xv == v for x, xv, _ in items):  # one entry per shape
+                    items.append((r, v, sharded))
     for (f, axis), items in sorted(bad.items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
         gemms = sorted({f"{r.name} {axis.upper()}={v}" for r, v, _ in items})
         v0 = items[0][1]
