@@ -213,3 +213,15 @@ def test_gpu_key_takes_a_string_or_a_list(tmp_path):
 def test_glob_matching(glob, rel, hit, tmp_path):
     assert glob_matches(glob, str(tmp_path / rel), str(tmp_path)) is hit
     assert glob_matches("a/**", str(tmp_path.parent / "a" / "x.json"), str(tmp_path)) is False  # outside the base
+
+
+def test_readme_configuration_example_is_valid(tmp_path):
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"## Configuration.*?```toml\n(.*?)```", readme, re.S).group(1)
+    (tmp_path / "pyproject.toml").write_text(block, encoding="utf-8")
+    eff = resolve(parse_config(str(tmp_path / "pyproject.toml")), {})
+    assert eff.values["gpus"] == ["b200", "h100-sxm"] and eff.values["tp"] == 8
+    assert eff.severity_overrides == {"CL202": "warning"}
+    assert eff.rule_options == {"CL201": {"min_loss_pct": 0.5}}
