@@ -88,3 +88,27 @@ def test_defaults_and_errors():
     with pytest.raises(SpecError) as e:
         normalize(load_text("base_emb_dim: 1024\nbase_num_decoder_layers: 4\ndecoder_block: mystery\n", "m.yml"))
     assert e.value.located().startswith("m.yml:3:1: error: decoder_block: decoder_block 'mystery' is not one")
+
+
+def test_mixtral_keys_count_like_hf_mixtral():
+    # The keys of MaxText's models/mixtral-8x7b.yml (not in the corpus; typed here as a fixture).
+    s = normalize(load_text(
+        "base_emb_dim: 4096\nbase_num_query_heads: 32\nbase_num_kv_heads: 8\nbase_mlp_dim: 14336\n"
+        "base_num_decoder_layers: 32\nhead_dim: 128\nmlp_activations: [\"silu\",\"linear\"]\nvocab_size: 32000\n"
+        "enable_dropout: false\nlogits_via_embedding: false\nnormalization_layer_epsilon: 1.0e-5\n"
+        "num_experts: 8\nnum_experts_per_tok: 2\nrope_max_timescale: 1_000_000\ndecoder_block: \"mistral\"\n",
+        "mixtral-8x7b.yml"))
+    hf = normalize(load("tests/corpus/hf/mixtral__Mixtral-8x7B-v0.1.json"))
+    assert (param_counts(s).total, param_counts(s).active_per_token) == \
+        (param_counts(hf).total, param_counts(hf).active_per_token) == (46_702_792_704, 12_879_925_248)
+    assert s.sources["moe_intermediate_size"].key == "base_mlp_dim"  # base_moe_mlp_dim -1: experts use base_mlp_dim
+
+
+def test_gemma3_block_repeats_five_local_one_global():
+    s = normalize(load_text("base_emb_dim: 1152\nbase_num_query_heads: 4\nbase_num_kv_heads: 1\n"
+                            "base_mlp_dim: 6912\nbase_num_decoder_layers: 26\nhead_dim: 256\nvocab_size: 262144\n"
+                            "decoder_block: gemma3\nsliding_window_size: 512\nlogits_via_embedding: true\n"
+                            "mlp_activations: [gelu, linear]\n", "g3.yml"))
+    assert [s.kind_of(i).mixer.attention for i in range(12)] == (["sliding"] * 5 + ["full"]) * 2
+    # = HF Gemma-3-1B (999,885,952): four norms and q/k norms per layer, tied embeddings.
+    assert param_counts(s).total == 999_885_952
