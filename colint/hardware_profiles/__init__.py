@@ -27,18 +27,37 @@ def list_profiles() -> list[str]:
 
 
 def _read_yaml(path: Path) -> dict:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
+    """A profile's mapping. libyaml (PyYAML's C loader, installed with pre-commit) when present:
+    about 100x faster than a pure-Python parse, which matters for `colint gemm` start-up."""
     try:
-        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ProfileError(f"cannot read profile: {exc.strerror or exc}", path=str(path)) from None
-    except YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ProfileError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", path=str(path),
-                           line=mark.line + 1 if mark else None,
-                           column=mark.column + 1 if mark else None) from None
+    try:
+        import yaml
+
+        loader = yaml.CSafeLoader
+    except (ImportError, AttributeError):
+        loader = None
+    if loader is not None:
+        try:
+            data = yaml.load(text, Loader=loader)  # noqa: S506 - CSafeLoader is the safe loader
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise ProfileError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", path=str(path),
+                               line=mark.line + 1 if mark else None,
+                               column=mark.column + 1 if mark else None) from None
+    else:
+        from ruamel.yaml import YAML
+        from ruamel.yaml.error import YAMLError
+
+        try:
+            data = YAML(typ="safe", pure=True).load(text)
+        except YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise ProfileError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", path=str(path),
+                               line=mark.line + 1 if mark else None,
+                               column=mark.column + 1 if mark else None) from None
     if not isinstance(data, dict):
         raise ProfileError("a profile must be a YAML mapping", path=str(path))
     return data
