@@ -82,7 +82,12 @@ def best_partition(costs: Sequence[float], stages: int, first_extra: float = 0.0
     """The contiguous split of ``costs`` into ``stages`` non-empty stages that minimizes the
     largest stage sum (extras included). With ``cap_costs``/``cap``, only splits whose stages
     all stay within ``cap`` in the second cost vector are allowed (used to pick, among the
-    splits that are optimal in one cost, the best in another). None when no split exists."""
+    splits that are optimal in one cost, the best in another). None when no split exists.
+
+    Exact dynamic program over prefixes. Costs are non-negative, so the best value of a prefix
+    split into j stages does not decrease with the prefix, and a stage's sum does not increase
+    as its start moves right: the best start of the last stage is at the crossing of the two,
+    found by bisection (O(p·n·log n))."""
     n = len(costs)
     p = stages
     if p < 1 or n < p:
@@ -91,11 +96,12 @@ def best_partition(costs: Sequence[float], stages: int, first_extra: float = 0.0
     for c in costs:
         pre.append(pre[-1] + float(c))
     cpre = None
-    if cap_costs is not None:
+    if cap_costs is not None and cap is not None:
         cpre = [0.0]
         for c in cap_costs:
             cpre.append(cpre[-1] + float(c))
     tol = 1e-9
+    limit = (cap * (1 + tol) + tol) if cap is not None else 0.0
 
     def seg(j: int, a: int, b: int) -> float:
         v = pre[b] - pre[a]
@@ -105,30 +111,47 @@ def best_partition(costs: Sequence[float], stages: int, first_extra: float = 0.0
             v += last_extra
         return v
 
-    def ok(j: int, a: int, b: int) -> bool:
-        if cpre is None or cap is None:
-            return True
-        v = cpre[b] - cpre[a] + (cap_first_extra if j == 0 else 0.0) + (cap_last_extra if j == p - 1 else 0.0)
-        return v <= cap * (1 + tol) + tol
+    def cseg(j: int, a: int, b: int) -> float:
+        assert cpre is not None
+        return cpre[b] - cpre[a] + (cap_first_extra if j == 0 else 0.0) + (cap_last_extra if j == p - 1 else 0.0)
 
     inf = float("inf")
     # best[j][i]: min over splits of the first i layers into j+1 stages of the largest stage
     best = [[inf] * (n + 1) for _ in range(p)]
     arg = [[-1] * (n + 1) for _ in range(p)]
-    for i in range(1, n + 1):
-        if ok(0, 0, i):
+    for i in range(1, n - (p - 1) + 1):
+        if cpre is None or cseg(0, 0, i) <= limit:
             best[0][i] = seg(0, 0, i)
             arg[0][i] = 0
     for j in range(1, p):
-        for i in range(j + 1, n + 1):
-            bv, ba = inf, -1
-            for a in range(j, i):
-                prev = best[j - 1][a]
-                if prev == inf or not ok(j, a, i):
+        ends = [n] if j == p - 1 else range(j + 1, n - (p - 1 - j) + 1)
+        prev = best[j - 1]
+        for i in ends:
+            lo, hi = j, i - 1
+            if cpre is not None:  # the stage (a, i] must fit the cap: a at least the smallest such start
+                l, h = lo, hi + 1
+                while l < h:
+                    m = (l + h) // 2
+                    if cseg(j, m, i) <= limit:
+                        h = m
+                    else:
+                        l = m + 1
+                lo = l
+                if lo > hi:
                     continue
-                v = max(prev, seg(j, a, i))
-                if ba == -1 or v < bv - tol * max(1.0, abs(bv)):
-                    bv, ba = v, a
+            l, h = lo, hi  # the first start where the prefix's best reaches the stage's sum
+            while l < h:
+                m = (l + h) // 2
+                if prev[m] >= seg(j, m, i):
+                    h = m
+                else:
+                    l = m + 1
+            bv, ba = inf, -1
+            for a in (l - 1, l):
+                if lo <= a <= hi and prev[a] < inf:
+                    v = max(prev[a], seg(j, a, i))
+                    if ba == -1 or v < bv - tol * max(1.0, abs(bv)):
+                        bv, ba = v, a
             best[j][i], arg[j][i] = bv, ba
     if best[p - 1][n] == inf:
         return None

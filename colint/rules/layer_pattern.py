@@ -57,6 +57,18 @@ class StackCosts:
     def weights_of(self, sizes) -> Partition:
         return evaluate(self.weights, sizes, self.first_weights, self.last_weights)
 
+    def resized(self, pattern: list[int], n: int) -> "StackCosts":
+        """The same stack at ``n`` layers: per-layer costs depend on the layer kind only, so the
+        cost vectors follow the resized pattern (first-k prefix and period kept)."""
+        from colint.rules._fixes import layer_pattern_for
+
+        by_kind: dict[int, tuple[float, float]] = {}
+        for k, f, w in zip(pattern, self.flops, self.weights):
+            by_kind.setdefault(k, (f, w))
+        new = layer_pattern_for(pattern, n)
+        return StackCosts([by_kind[k][0] for k in new], [by_kind[k][1] for k in new], self.first_flops,
+                          self.first_weights, self.last_flops, self.last_weights, self.mtp)
+
 
 def stack_costs(spec, w) -> StackCosts:
     """Per-layer prefill FLOPs and weight bytes per GPU; the embedding on the first stage, the LM head
@@ -140,15 +152,14 @@ def _layout_fix(sizes, mtp: int) -> object:
     return fix(title, "display")
 
 
-def _nearest_regular(ctx: Context, costs_fn, pp: int, warn: float) -> list[tuple[int, Partition]]:
+def _nearest_regular(ctx: Context, c: StackCosts, pp: int, warn: float) -> list[tuple[int, Partition]]:
     """The nearest layer count on each side of L whose best split (FLOPs) idles less than
     ``balanced_idle_pct``; failing that, the best one within 2·pp layers that idles less than ``warn``."""
     balanced = ctx.option("balanced_idle_pct") / 100
-    from colint.analysis.workload import analyse
-    from colint.rules._fixes import with_num_layers
-
     spec = ctx.spec
     L = spec.num_layers
+    if len(c.flops) != L:
+        return []
     out = []
     for direction in (-1, 1):
         cands = []
@@ -156,9 +167,8 @@ def _nearest_regular(ctx: Context, costs_fn, pp: int, warn: float) -> list[tuple
             n = L + direction * step
             if n < pp:
                 break
-            alt = with_num_layers(spec, n)
-            c = costs_fn(alt, analyse(alt, ctx.profile, ctx.scenario))
-            p = c.best(pp)
+            r = c.resized(spec.layer_pattern, n)
+            p = best_partition(r.flops, pp, r.first_flops, r.last_flops)  # idle share: FLOPs only
             if p is None:
                 continue
             if p.idle_share < balanced:
@@ -167,8 +177,9 @@ def _nearest_regular(ctx: Context, costs_fn, pp: int, warn: float) -> list[tuple
             if p.idle_share < warn:
                 cands.append((n, p))
         if cands:
-            out.append(min(cands, key=lambda t: (round(t[1].idle_share, 3), abs(t[0] - L))))
-    return sorted(out)
+            n, _ = min(cands, key=lambda t: (round(t[1].idle_share, 3), abs(t[0] - L)))
+            out.append((n, c.resized(spec.layer_pattern, n).best(pp)))
+    return sorted(out, key=lambda t: t[0])
 
 
 def _describe(c: StackCosts, p: Partition, pp: int) -> dict:
@@ -221,7 +232,7 @@ def layers_not_divisible(ctx: Context):
     fixes = [_layout_fix(p.sizes, spec.mtp_layers)]
     from colint.rules._fixes import param_delta_layers
 
-    regular = _nearest_regular(ctx, stack_costs, pp, warn)
+    regular = _nearest_regular(ctx, c, pp, warn)
     if regular:
         details.append("balanced layer counts: " + ", ".join(
             f"{n} ({_sizes(q.sizes)}, est. {_pct(q.idle_share)} idle)" for n, q in regular))

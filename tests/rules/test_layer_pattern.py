@@ -43,6 +43,29 @@ def test_tie_break_in_second_cost():
     assert evaluate(weights, p.sizes).sums == pytest.approx((0.2, 2.0))
 
 
+def test_dynamic_program_matches_brute_force():
+    import itertools
+    import random
+
+    rnd = random.Random(7)
+    for _ in range(200):
+        n, p = rnd.randint(2, 9), 0
+        p = rnd.randint(1, n)
+        f = [rnd.choice([0.0, 0.5, 1.0, 2.0, 3.0]) for _ in range(n)]
+        w = [rnd.choice([0.0, 1.0, 4.0, 9.0]) for _ in range(n)]
+        fe, le, we, wl = rnd.choice([0.0, 1.0]), rnd.choice([0.0, 2.0]), rnd.choice([0.0, 3.0]), 1.0
+        splits = []
+        for cuts in itertools.combinations(range(1, n), p - 1):
+            b = (0,) + cuts + (n,)
+            sizes = [b[i + 1] - b[i] for i in range(p)]
+            splits.append((evaluate(f, sizes, fe, le).max, evaluate(w, sizes, we, wl).max))
+        f_opt = min(x for x, _ in splits)
+        w_opt = min(y for x, y in splits if x <= f_opt + 1e-12)
+        got = best_partition_two(f, w, p, fe, le, we, wl)
+        assert got.max == pytest.approx(f_opt)
+        assert evaluate(w, got.sizes, we, wl).max == pytest.approx(w_opt)
+
+
 def test_imbalance_bubble_even():
     assert imbalance([16, 15, 15, 15]) == pytest.approx(16 / 15.25 - 1)
     assert bubble_fraction(4, 32) == pytest.approx(3 / 32)
