@@ -66,6 +66,10 @@ def _field_of_thin(ctx: Context, row) -> str | None:
     g = row.gemm
     thin_k = row.k <= row.n
     f = g.k_field if thin_k else g.n_field
+    if (f in ("hidden_size", None) and row.parallel == "expert") or row.name.startswith("moe.fc"):
+        latent = next((k.ffn.latent_size for k in ctx.spec.layer_kinds if k.ffn.latent_size), None)
+        if latent and (row.k if thin_k else row.n) == latent:
+            return "moe_latent_size"  # latent MoE (Nemotron-H): experts work in the latent width
     if f is None and (row.name in ("attn.o_proj", "mla.o_proj") and thin_k
                       or row.name in ("attn.qkv_proj", "mla.q_b_proj", "mla.kv_b_proj", "mla.q_proj") and not thin_k):
         f = "num_heads"
@@ -94,6 +98,8 @@ def _thin_value(ctx: Context, f: str | None, row) -> str:
         v = next((k.ffn.num_shared_experts * k.ffn.shared_intermediate_size for k in kinds
                   if k.ffn.kind == "moe" and k.ffn.shared_intermediate_size), None)
         f = "shared expert width"
+    elif f == "moe_latent_size":
+        v = next((k.ffn.latent_size for k in kinds if k.ffn.latent_size), None)
     elif f in ("kv_lora_rank", "q_lora_rank"):
         v = next((getattr(k.mixer, f) for k in kinds if getattr(k.mixer, f, None)), None)
     return f"{f} {v}" if isinstance(v, int) else f
