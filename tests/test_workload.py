@@ -96,3 +96,26 @@ def test_cli_inspect_with_gpu(capsys):
     assert "estimate" not in capsys.readouterr().out  # no --gpu: no estimates
     assert main(["inspect", "examples/llama-3.1-8b.json", "--gpu", "h200", "--dtype", "nvfp4"]) == 2
     assert "nvfp4 is not native on h200" in capsys.readouterr().err
+
+
+def test_llama_1b_decode_on_h100_matches_hazy_figures():
+    # Hazy Research "No Bubbles" (domain.md V23): Llama-3.2-1B BF16 on H100, batch 1: memory limit
+    # ~1350 forward passes/s (0.74 ms); real engines ~770/s (1.3 ms) with per-kernel stalls.
+    spec = _spec("tests/corpus/hf/llama3__Llama-3.2-1B-Instruct.json")
+    w = analyse(spec, load_profile("h100-sxm"), make_scenario("latency", context=1024))
+    step = w.steps["decode"]
+    assert 0.70e-3 < step.sol_s < 0.78e-3
+    assert 1.0e-3 < step.estimate_s < 1.8e-3
+
+
+def test_memory_footprint():
+    spec = _spec("tests/corpus/hf/deepseek__DeepSeek-V3.json")
+    w = analyse(spec, load_profile("b200"), make_scenario("throughput", dtype="fp8", ep=8))
+    # experts 654B FP8 / 8 = 82 GB + replicated attention, dense and shared layers (~15 GB FP8) + BF16
+    # embedding and FP8 LM head (~2.8 GB) ~ 100 GB; 256 seq x 8192 tok x 70,272 B = 147 GB of KV: too much
+    assert 95e9 < w.weight_bytes_per_gpu < 105e9
+    assert w.kv_cache_bytes_per_gpu == pytest.approx(256 * 8192 * 70_272)
+    assert not w.memory_fits and any("does not fit" in n for n in w.notes)
+    assert 0 < w.max_decode_concurrency < 256
+    small = analyse(_spec("examples/llama-3.1-8b.json"), load_profile("h200"), make_scenario("latency"))
+    assert small.memory_fits and small.max_decode_concurrency > 100

@@ -143,6 +143,16 @@ class Workload:
     launch_overhead_s: float  # per kernel, from the profile
     kernel_floor_s: float  # per GEMM kernel, from the time model
     notes: list[str] = field(default_factory=list)
+    # HBM footprint per GPU (estimates): weights of this GPU's pp stage and shards, and the KV cache
+    # of decode_concurrency sequences at `context` tokens (+ recurrent state).
+    weight_bytes_per_gpu: float = 0.0
+    kv_cache_bytes_per_gpu: float = 0.0
+    hbm_bytes: float = 0.0  # the profile's memory
+    max_decode_concurrency: int = 0  # sequences per GPU whose KV fits next to the weights (90 % of HBM)
+
+    @property
+    def memory_fits(self) -> bool:
+        return self.weight_bytes_per_gpu + self.kv_cache_bytes_per_gpu <= 0.9 * self.hbm_bytes
 
     def rows(self, regime: str) -> list[WorkloadGemm]:
         return self.gemms[regime]
@@ -452,11 +462,12 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
         if st:
             layer_costs.append(LayerCost(i, kind.name, *st))
     v = spec.vocab_size or 0
-    emb = LayerCost(-1, "embedding", v * h, v * h * b_act / 1.0 / scenario.tp, 0.0, 0.0, 0.0, 0.0)
+    emb = LayerCost(-1, "embedding", v * h, v * h * b_act / scenario.tp, 0.0, 0.0, 0.0, 0.0)
     head_rows = {r: next((row for row in rows[r] if row.kind == ""), None) for r in REGIMES}
     head_params = 0 if spec.tie_word_embeddings else v * h
     hr_p = head_rows["prefill"]
-    lm = LayerCost(spec.num_layers, "lm_head", head_params, (v * h * b_w) / scenario.tp, 0.0,
+    lm_bytes = 0.0 if spec.tie_word_embeddings else v * h * b_w / scenario.tp
+    lm = LayerCost(spec.num_layers, "lm_head", head_params, lm_bytes, 0.0,
                    hr_p.time.flops if hr_p else 0.0,
                    head_rows["decode"].layer_s if head_rows["decode"] else 0.0, hr_p.layer_s if hr_p else 0.0)
 
@@ -467,8 +478,20 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     notes = []
     if any(a.kv_replication > 1 for a in attn["decode"]):
         notes.append(f"tp={scenario.tp} exceeds the KV heads of some layers: their KV cache is replicated")
+    state_seq = state_bytes_per_sequence(spec, scenario.kv_bytes_per_elem)
+    pp = scenario.pp
+    weights_gpu = (sum(c.weight_bytes for c in layer_costs) + emb.weight_bytes + lm.weight_bytes) / pp
+    per_seq = (scenario.context * kv_gpu + state_seq / scenario.tp) / pp
+    kv_total = scenario.decode_concurrency * per_seq
+    hbm = profile.memory_gb * 1e9
+    room = 0.9 * hbm - weights_gpu
+    max_conc = int(room // per_seq) if per_seq > 0 and room > 0 else (0 if room <= 0 else 10**9)
+    if weights_gpu + kv_total > 0.9 * hbm:
+        notes.append(f"does not fit: {weights_gpu / 1e9:.1f} GB weights + {kv_total / 1e9:.1f} GB KV cache per GPU "
+                     f"> 90% of {profile.memory_gb:g} GB; at most {max(max_conc, 0)} sequences of {scenario.context} "
+                     "tokens fit")
     return Workload(spec, profile, scenario, rows, attn, steps, layer_costs, emb, lm, kv_model, kv_gpu,
-                    state_bytes_per_sequence(spec, scenario.kv_bytes_per_elem), launch_s, floor_s, notes)
+                    state_seq, launch_s, floor_s, notes, weights_gpu, kv_total, hbm, max_conc)
 
 
 def summary(w: Workload) -> dict:
@@ -497,6 +520,10 @@ def summary(w: Workload) -> dict:
         "kv_cache_bytes_per_token": w.kv_bytes_per_token,
         "kv_cache_bytes_per_token_per_gpu": w.kv_bytes_per_token_per_gpu,
         "state_bytes_per_sequence": w.state_bytes_per_sequence,
+        "weight_bytes_per_gpu": w.weight_bytes_per_gpu,
+        "kv_cache_bytes_per_gpu": w.kv_cache_bytes_per_gpu,
+        "memory_fits": w.memory_fits,
+        "max_decode_concurrency": w.max_decode_concurrency,
         "steps": {r: step(s) for r, s in w.steps.items()},
         "gemms": {r: [gemm_row(g) for g in rows] for r, rows in w.gemms.items()},
         "attention": {r: [{"kind": a.kind, "layers": a.layers, "mixer": a.mixer, "flops": a.flops, "bytes": a.bytes,
