@@ -214,3 +214,11 @@ def test_megatron_core_mla_section():
     assert param_counts(s).total == param_counts(hf_v3).total
     assert {(g.name, g.k, g.n, g.layers, g.count) for g in gemms(s)} == \
         {(g.name, g.k, g.n, g.layers, g.count) for g in gemms(hf_v3)}
+
+
+def test_vocab_from_the_command_line_has_no_file_key():
+    # The padded vocab is not a value in the file: no source may point a "vocab_size old → new" edit at
+    # make_vocab_size_divisible_by (whose value is the multiple, 128).
+    s = spec_of("llama2_70b", vocab_size=32000)
+    assert "vocab_size" not in s.sources
+    assert any("vocab 32000 (--vocab-size) padded to 32256" in n for n in s.notes)

@@ -207,11 +207,10 @@ def _vocab(r: FormatReader, given: int | None) -> int | None:
     div = r.req(None, "make_vocab_size_divisible_by", default=128)
     tp = r.req(None, "tensor_model_parallel_size", default=1)
     padded = megatron_padded_vocab(raw, div, tp)
-    if r.has("make_vocab_size_divisible_by"):
-        r.record("vocab_size", "make_vocab_size_divisible_by")
-    else:
-        r.record("vocab_size", "vocab_size" if r.has("vocab_size") else "make_vocab_size_divisible_by",
-                 default=not r.has("vocab_size"))
+    # No source points at make_vocab_size_divisible_by: its value is the multiple, not the vocab, so an
+    # edit "vocab_size old → new" must not land there. With the vocab from --vocab-size there is no key.
+    if r.has("vocab_size"):
+        r.record("vocab_size", "vocab_size")
     src = "vocab_size" if r.has("vocab_size") else "--vocab-size"
     if padded != raw:
         r.notes.append(f"vocab {raw} ({src}) padded to {padded}: a multiple of make_vocab_size_divisible_by {div}"

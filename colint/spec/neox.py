@@ -93,7 +93,6 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
         div = r.req(None, *_k("make-vocab-size-divisible-by"), default=128)
         mp = r.req(None, *_k("model-parallel-size"), default=1)
         vocab = megatron_padded_vocab(vocab_size, div, mp)
-        r.record("vocab_size", "make-vocab-size-divisible-by", default=not r.has("make-vocab-size-divisible-by"))
         r.notes.append(f"vocab {vocab_size} (--vocab-size) padded to {vocab}: a multiple of "
                        f"make-vocab-size-divisible-by {div} x model-parallel-size {mp}, as NeoX pads it")
     else:
