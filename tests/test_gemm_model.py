@@ -151,3 +151,18 @@ def test_model_meets_accuracy_targets_on_measured_sample():
         m = r["model"]
         assert m["median"] <= 0.25 and m["p90"] <= 0.8 and m["rho"] >= 0.97, r
         assert m["median"] < r["roofline"]["median"] and m["p90"] < r["roofline"]["p90"], r
+
+
+def test_gb300_nvfp4_k_sweep_matches_codesign_fig4():
+    # Co-design blog Fig. 4 (domain.md V2): M=8192, N=9728, NVFP4 on GB300 reaches 80 % of its
+    # sustained throughput at K ~ 3072 and saturates near K ~ 6144.
+    p = load_profile("gb300")
+
+    def rate(k):
+        g = estimate(8192, 9728, k, "nvfp4", p, standalone=False)
+        return g.flops / g.estimate_s
+
+    sustained = rate(32768)
+    assert 0.72 < rate(3072) / sustained < 0.88
+    assert rate(1536) / sustained < 0.72
+    assert rate(6144) / sustained > 0.88
