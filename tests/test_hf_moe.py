@@ -508,7 +508,6 @@ def test_wrapper_tie_comes_from_the_top_level():
 
 @pytest.mark.parametrize("cfg,key", [
     (dict(model_type="nemotron_h", hidden_size=64, hybrid_override_pattern="MX*"), "hybrid_override_pattern"),
-    (dict(model_type="jamba", hidden_size=64, attn_layer_period=4, attn_layer_offset=4), "attn_layer_offset"),
     (dict(model_type="deepseek_v32", hidden_size=64, q_lora_rank=None), "q_lora_rank"),
     (dict(model_type="qwen2_moe", hidden_size=64, mlp_only_layers=["3"]), "mlp_only_layers[0]"),
 ])
@@ -516,3 +515,15 @@ def test_bad_values_raise_located_errors(cfg, key):
     with pytest.raises(SpecError) as exc:
         spec_from(cfg)
     assert exc.value.key == key and exc.value.line is not None
+
+
+@pytest.mark.parametrize("cfg,words", [
+    (dict(model_type="jamba", hidden_size=64, num_attention_heads=4, attn_layer_period=4, attn_layer_offset=4),
+     "attn_layer_offset 4 >= attn_layer_period 4"),
+    (dict(model_type="dbrx", d_model=64, n_heads=4, tie_word_embeddings=True), "tie_word_embeddings"),
+    (dict(model_type="deepseek_v2", hidden_size=100, num_attention_heads=8, num_experts_per_tok=2),
+     "hidden_size 100 not divisible by num_attention_heads 8"),
+])
+def test_values_transformers_rejects_reach_cl008(cfg, words):
+    spec = spec_from(cfg)
+    assert len(spec.loader_rejects) == 1 and words in spec.loader_rejects[0]

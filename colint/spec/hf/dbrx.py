@@ -26,9 +26,7 @@ def build(r: HFReader) -> ModelSpec:
     k = r.int("top_k", "ffn_config.moe_top_k", default=1)
     vocab = r.int("vocab_size", "vocab_size", default=32000)
     tie = tie_embeddings(r, False)
-    notes = []
-    if tie:
-        notes.append("transformers' DbrxConfig rejects tie_word_embeddings=true")
+    rejects = ["DbrxConfig rejects tie_word_embeddings=true"] if tie else []
     if r.has("attn_config.clip_qkv"):
         r.float(None, "attn_config.clip_qkv")
     act = r.raw("ffn_config.ffn_act_fn")
@@ -44,5 +42,5 @@ def build(r: HFReader) -> ModelSpec:
         vocab_size=vocab, tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_seq_len"),
         num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=None,
-        hidden_act=act_name, extra_params=h, notes=notes,
+        hidden_act=act_name, extra_params=h, loader_rejects=rejects,
     )

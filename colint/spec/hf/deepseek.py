@@ -70,6 +70,9 @@ def build(r: HFReader) -> ModelSpec:
             notes.append(f"moe_layer_freq {freq} is ignored by transformers' deepseek_v2 (every layer from "
                          f"first_k_dense_replace on is MoE); DeepSeek's remote code makes only every {freq}th "
                          "layer MoE")
+    rejects = []
+    if v2 and h % heads:
+        rejects.append(f"DeepseekV2Config rejects hidden_size {h} not divisible by num_attention_heads {heads}")
     if v32 and q_lora is None:
         raise r.error("q_lora_rank", "deepseek_v32 needs 'q_lora_rank' (its indexer reads the q latent)")
 
@@ -107,5 +110,5 @@ def build(r: HFReader) -> ModelSpec:
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
         num_heads=heads, num_kv_heads=kv_heads, head_dim=nope + rope, intermediate_size=inter,
         hidden_act=r.str(None, "hidden_act", default="silu"), extra_params=h,
-        mtp_layers=mtp, mtp_params=mtp_params, notes=notes,
+        mtp_layers=mtp, mtp_params=mtp_params, notes=notes, loader_rejects=rejects,
     )

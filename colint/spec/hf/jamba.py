@@ -32,12 +32,13 @@ def build(r: HFReader) -> ModelSpec:
     attn_offset = r.int(None, "attn_layer_offset", default=4, minimum=0)
     exp_period = r.int(None, "expert_layer_period", default=2)
     exp_offset = r.int(None, "expert_layer_offset", default=1, minimum=0)
+    rejects = []  # JambaConfig.validate_architecture
     if attn_offset >= attn_period:
-        raise r.error("attn_layer_offset", f"'{r.key_name('attn_layer_offset')}' ({attn_offset}) must be smaller "
-                                           f"than attn_layer_period ({attn_period})")
+        rejects.append(f"JambaConfig rejects attn_layer_offset {attn_offset} >= attn_layer_period {attn_period} "
+                       "(no layer would be attention)")
     if exp_offset >= exp_period:
-        raise r.error("expert_layer_offset", f"'{r.key_name('expert_layer_offset')}' ({exp_offset}) must be "
-                                             f"smaller than expert_layer_period ({exp_period})")
+        rejects.append(f"JambaConfig rejects expert_layer_offset {exp_offset} >= expert_layer_period {exp_period} "
+                       "(no layer would be MoE)")
     d_state = r.int(None, "mamba_d_state", default=16)
     d_conv = r.int(None, "mamba_d_conv", default=4)
     expand = r.int(None, "mamba_expand", default=2)
@@ -70,5 +71,5 @@ def build(r: HFReader) -> ModelSpec:
         vocab_size=vocab, tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
         num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"), extra_params=h,
+        hidden_act=r.str(None, "hidden_act", default="silu"), extra_params=h, loader_rejects=rejects,
     )

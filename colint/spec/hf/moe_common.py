@@ -48,8 +48,9 @@ def attention_dims(r: HFReader, h: int, *, heads_default=None, kv_default=None,
     kv = r.int("num_kv_heads", "num_key_value_heads", default=heads if kv_default is None else kv_default)
     if r.has("head_dim"):
         hd = r.int("head_dim", "head_dim")
-    else:
-        hd = head_dim_default if head_dim_default is not None else h // heads
+    else:  # absent: the family default; explicit null: transformers falls back to H / heads
+        explicit_null = r.doc.has(r.path("head_dim"))
+        hd = head_dim_default if head_dim_default is not None and not explicit_null else h // heads
         r.record("head_dim", "head_dim", default=True)
     return heads, kv, hd
 
