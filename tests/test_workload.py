@@ -119,3 +119,21 @@ def test_memory_footprint():
     assert 0 < w.max_decode_concurrency < 256
     small = analyse(_spec("examples/llama-3.1-8b.json"), load_profile("h200"), make_scenario("latency"))
     assert small.memory_fits and small.max_decode_concurrency > 100
+
+
+def test_sliding_window_caps_kv_reads_and_footprint():
+    spec = _spec("tests/corpus/hf/gemma__gemma-3-27b.json")
+    w = analyse(spec, load_profile("h200"), make_scenario("long-context"))
+    by_kind = {a.kind: a for a in w.attention["decode"]}
+    sliding, full = by_kind["attention/sliding+dense"], by_kind["attention/full+dense"]
+    assert (sliding.attended_tokens, full.attended_tokens) == (1024, 131072)
+    assert sliding.bytes == 16 * 1024 * sliding.kv_bytes_per_token
+    assert w.kv_cache_bytes_per_gpu == pytest.approx(
+        16 * (52 * 1024 + 10 * 131072) * full.kv_bytes_per_token)
+
+
+def test_mamba_state_not_kv():
+    w = analyse(_spec("tests/corpus/hf/jamba__Jamba-v0.1.json"), load_profile("h200"), make_scenario("latency"))
+    mamba = [a for a in w.attention["decode"] if a.mixer == "mamba"]
+    assert mamba and all(a.kv_bytes_per_token == 0 and a.bytes > 0 for a in mamba)
+    assert w.kv_bytes_per_token == 4 * 4096 and w.state_bytes_per_sequence > 0

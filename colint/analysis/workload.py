@@ -146,7 +146,7 @@ class Workload:
     # HBM footprint per GPU (estimates): weights of this GPU's pp stage and shards, and the KV cache
     # of decode_concurrency sequences at `context` tokens (+ recurrent state).
     weight_bytes_per_gpu: float = 0.0
-    kv_cache_bytes_per_gpu: float = 0.0
+    kv_cache_bytes_per_gpu: float = 0.0  # sliding-window layers hold only their window
     hbm_bytes: float = 0.0  # the profile's memory
     max_decode_concurrency: int = 0  # sequences per GPU whose KV fits next to the weights (90 % of HBM)
 
@@ -336,6 +336,8 @@ def _attention(spec: ModelSpec, kind: LayerKind, n_layers: int, profile, sc: Sce
             state = mixer_state_bytes(mx, b_kv) / tp
             flops = 4.0 * q_tokens * state / b_kv
             bytes_ = 2.0 * n_seq * state
+    if mx.kind not in ("attention", "mla"):
+        attended = 0.0
     sol = max(flops / peak, bytes_ / bw) if (flops or bytes_) else 0.0
     est = 0.0
     if flops or bytes_:
@@ -481,7 +483,9 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     state_seq = state_bytes_per_sequence(spec, scenario.kv_bytes_per_elem)
     pp = scenario.pp
     weights_gpu = (sum(c.weight_bytes for c in layer_costs) + emb.weight_bytes + lm.weight_bytes) / pp
-    per_seq = (scenario.context * kv_gpu + state_seq / scenario.tp) / pp
+    # sliding/chunked layers keep only their window: decode's attended tokens per layer
+    per_seq = (sum(a.layers * a.kv_bytes_per_token * a.attended_tokens for a in attn["decode"])
+               + state_seq / scenario.tp) / pp
     kv_total = scenario.decode_concurrency * per_seq
     hbm = profile.memory_gb * 1e9
     room = 0.9 * hbm - weights_gpu
