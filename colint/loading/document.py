@@ -12,6 +12,25 @@ from typing import Any, Iterator
 
 Path = tuple  # tuple[str | int, ...]
 
+MAX_DEPTH = 64  # nesting levels of mappings/lists; real configs nest < 6 deep
+
+
+def describe_type(value: Any) -> str:
+    """A user-facing name for what a parser returned: 'a list', 'null', 'a string', ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
 
 def format_path(path: Path) -> str:
     out = ""

@@ -12,7 +12,7 @@ import json
 import re
 
 from colint.errors import LoadError
-from colint.loading.document import Document, Span
+from colint.loading.document import MAX_DEPTH, Document, Span, describe_type
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+')
 
@@ -42,15 +42,33 @@ def parse_json(text: str, path: str) -> Document:
     try:
         data = json.loads(text, parse_constant=on_constant)
     except json.JSONDecodeError as exc:
-        raise LoadError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno, column=exc.colno) from None
+        msg = f"invalid JSON: {exc.msg}"
+        if exc.pos >= len(text.rstrip()):  # truncated, or a bracket never closed
+            msg = f"invalid JSON: file ends before the document is complete ({exc.msg})"
+        raise LoadError(msg, path=path, line=exc.lineno, column=exc.colno) from None
     except RecursionError:
-        raise LoadError("invalid JSON: nesting too deep", path=path, line=1, column=1) from None
+        line, col = _too_deep(text)
+        raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=path, line=line, column=col) from None
     if not isinstance(data, dict):
-        raise LoadError(f"expected a JSON object at the top level, found {type(data).__name__}",
+        raise LoadError(f"expected a JSON object of model keys at the top level, found {describe_type(data)}",
                         path=path, line=1, column=1)
     doc = Document(path=path, text=text, syntax="json", data=data)
     _record_positions(doc)
     return doc
+
+
+def _too_deep(text: str) -> tuple[int | None, int | None]:
+    """Line and column of the first bracket that opens level MAX_DEPTH + 1 (strings skipped)."""
+    depth = 0
+    for m in _TOKEN.finditer(text):
+        c = m.group()[0]
+        if c in "{[":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return _position(_line_starts(text), m.start())
+        elif c in "}]":
+            depth -= 1
+    return None, None
 
 
 def _forget_shadowed(doc: Document, path: tuple) -> None:
@@ -117,6 +135,9 @@ def _record_positions(doc: Document) -> None:
             line, col = _position(starts, start)
             spans[vpath] = Span(line, col, start, m.end())
         after_colon = False
+        if c in "{[" and len(stack) >= MAX_DEPTH:
+            line, col = _position(starts, start)
+            raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=doc.path, line=line, column=col)
         if c == "{":
             stack.append(["obj", vpath, None])
             seen_per_obj.append({})

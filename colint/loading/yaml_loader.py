@@ -8,11 +8,12 @@ expanded with a node budget so that an alias bomb is refused instead of exhausti
 
 from __future__ import annotations
 
+import re
+
 from colint.errors import LoadError
-from colint.loading.document import Document, Span
+from colint.loading.document import MAX_DEPTH, Document, Span, describe_type
 
 MAX_NODES = 200_000  # plain values after alias expansion; real configs have < 5,000
-MAX_DEPTH = 64
 
 
 def _yaml():
@@ -26,6 +27,9 @@ def _yaml():
 def parse_yaml(text: str, path: str) -> Document:
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    deep = _too_deep(text) if "[" in text or "{" in text else None
+    if deep is not None:
+        raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=path, line=deep[0], column=deep[1])
     try:
         raw = _yaml().load(text)
     except MarkedYAMLError as exc:
@@ -41,19 +45,75 @@ def parse_yaml(text: str, path: str) -> Document:
     except YAMLError as exc:
         raise LoadError(f"invalid YAML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
                         path=path) from None
-    except RecursionError:
-        raise LoadError("invalid YAML: nesting too deep", path=path) from None
+    except RecursionError:  # block nesting (indentation) deeper than the composer's stack
+        raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=path, line=1, column=1) from None
     if raw is None:
         raise LoadError("empty file: expected a mapping of model keys", path=path, line=1, column=1)
     from ruamel.yaml.comments import CommentedMap
 
     if not isinstance(raw, CommentedMap):
-        raise LoadError(f"expected a mapping at the top level, found {type(raw).__name__}",
+        raise LoadError(f"expected a mapping of model keys at the top level, found {describe_type(raw)}",
                         path=path, line=1, column=1)
+    _refuse_alias_bomb(raw, path)
     doc = Document(path=path, text=text, syntax="yaml", data=None)
     budget = [MAX_NODES]
     doc.data = _plain(raw, (), doc, budget, 0)
     return doc
+
+
+# Quoted scalars, comments and flow brackets, for a nesting pre-scan in C speed (ruamel's scanner
+# is quadratic in the depth of flow brackets: 2,000 "[" took 10 s to end in a RecursionError).
+_FLOW_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|(?<![^\s\[{,:])\'[^\'\n]*\'|(?<!\S)#[^\n]*|[\[\]{}]')
+
+
+def _too_deep(text: str) -> tuple[int, int] | None:
+    """Line and column of the first flow bracket that opens level MAX_DEPTH + 1, or None. The
+    top-level block mapping of a config counts as level 1 (a flow ``{`` at the start is level 1)."""
+    depth = 0 if text.lstrip().startswith("{") else 1
+    for m in _FLOW_TOKEN.finditer(text):
+        c = m.group()[0]
+        if c in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = text.count("\n", 0, m.start()) + 1
+                return line, m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+        elif c in "]}":
+            depth -= 1
+    return None
+
+
+def _refuse_alias_bomb(raw, path: str) -> None:
+    """Count the values the document expands to, sharing the count of aliased nodes (the same
+    Python object), so an alias bomb is refused in time proportional to its text."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    sizes: dict[int, int] = {}
+
+    def size(node, depth: int) -> int:
+        if not isinstance(node, (CommentedMap, CommentedSeq)):
+            return 1
+        known = sizes.get(id(node))
+        if known is not None:
+            return known
+        if depth > MAX_DEPTH:  # deeper than any accepted document; _plain reports where
+            return 1
+        sizes[id(node)] = 1  # a recursive alias counts once while it is being measured
+        children = node.values() if isinstance(node, CommentedMap) else node
+        n = 1 + sum(size(v, depth + 1) for v in children)
+        sizes[id(node)] = n
+        return n
+
+    total = 1
+    for k, v in raw.items():
+        total += 1 + size(v, 1)
+        if total > MAX_NODES:
+            try:
+                line, col = raw.lc.key(k)
+                line, col = line + 1, col + 1
+            except (KeyError, TypeError, AttributeError):
+                line = col = None
+            raise LoadError(f"YAML expands to more than {MAX_NODES:,} values (alias bomb?)",
+                            path=path, line=line, column=col)
 
 
 def _dup_key_name(message: str) -> str | None:
@@ -71,7 +131,7 @@ def _plain(node, path: tuple, doc: Document, budget: list, depth: int):
         line, col = doc.location(path)
         raise LoadError(f"YAML expands to more than {MAX_NODES:,} values (alias bomb?)",
                         path=doc.path, line=line, column=col)
-    if depth > MAX_DEPTH:
+    if depth >= MAX_DEPTH and isinstance(node, (CommentedMap, CommentedSeq)):
         line, col = doc.location(path)
         raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=doc.path, line=line, column=col)
     if isinstance(node, CommentedMap):

@@ -17,6 +17,14 @@ from colint.spec.model import Source
 
 MISSING = object()
 MAX_DIM = 1 << 40  # no real dimension comes near 10^12; larger values are typos or overflows
+# Counts that size per-layer lists and loops get tighter limits, so that a typo cannot make the
+# analysis allocate or iterate for minutes. The deepest published transformer has 1,000 layers
+# (DeepNet, arXiv 2203.00555); the most experts, 1,048,576 (PEER, arXiv 2407.04153).
+MAX_LAYERS = 100_000
+MAX_COUNT = 1 << 20
+FIELD_MAXIMUM = {"num_layers": MAX_LAYERS, "mtp_layers": MAX_LAYERS, "first_k_dense_replace": MAX_LAYERS,
+                 "decoder_sparse_step": MAX_LAYERS, "num_heads": MAX_COUNT, "num_kv_heads": MAX_COUNT,
+                 "num_experts": MAX_COUNT, "top_k": MAX_COUNT, "num_shared_experts": MAX_COUNT}
 
 
 class Reader:
@@ -74,15 +82,32 @@ class Reader:
         return self.doc.unresolved.get(self.path(key))
 
     # -- typed reads ---------------------------------------------------------------------------
+    def _null_key(self, keys: tuple) -> str | None:
+        """The first of ``keys`` (or its alias) written in the file as an explicit null."""
+        for k in keys:
+            for cand in (self.aliases.get(k, k), k):
+                if self.doc.has(self.path(cand)) and self.doc.get(self.path(cand)) is None:
+                    return cand
+        return None
+
     def int(self, field: str | None, *keys: str, default: Any = MISSING, minimum: int = 1,
-            maximum: int = MAX_DIM, allow_none: bool = False) -> Any:
-        """Read a positive integer (or ``minimum``-bounded) from the first present key."""
+            maximum: int | None = None, allow_none: bool = False) -> Any:
+        """Read a positive integer (or ``minimum``-bounded) from the first present key.
+
+        An explicit null counts as absent only when the caller says what absent means
+        (``default=``, as transformers does for num_key_value_heads); otherwise it is an error,
+        as in transformers' typed configs, instead of silently taking the family default."""
+        if maximum is None:
+            maximum = FIELD_MAXIMUM.get(field or "", MAX_DIM)
         k = self.first_present(keys)
         if k is None:
             unresolved = next((self._unresolved(x) for x in keys if self._unresolved(x)), None)
             if unresolved is not None:
                 raise self.error(keys[0], f"interpolation {unresolved} cannot be resolved offline; "
                                           "give the value")
+            null = self._null_key(keys) if default is MISSING and not allow_none else None
+            if null is not None:
+                raise self.error(null, f"'{self.key_name(null)}' must be an integer, got null")
             if default is MISSING:
                 d = self.defaults.get(keys[0], MISSING)
                 if d is MISSING:
