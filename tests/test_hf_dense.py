@@ -53,7 +53,7 @@ def test_dense_corpus_file_inspects_with_exact_params(stem, capsys):
 def test_dense_list_covers_every_dense_corpus_file():
     from colint.spec.hf import FAMILIES
 
-    dense_modules = {"llama", "gemma", "phi", "gpt2", "opt", "bloom", "falcon", "olmo", "minicpm3", "nemotron_nas"}
+    dense_modules = {"llama", "gemma", "gemma4", "phi", "gpt2", "opt", "bloom", "falcon", "olmo", "minicpm3", "nemotron_nas"}
     stems = []
     for p in sorted(glob.glob(os.path.join(CORPUS, "*.json"))):
         spec = normalize(load(p))
@@ -127,6 +127,31 @@ VARIANTS = {
                   "num_attention_heads": 40, "num_key_value_heads": 40, "q_lora_rank": 768, "kv_lora_rank": 256,
                   "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "v_head_dim": 64, "vocab_size": 73448},
                  376_054_272),
+    # Gemma-4 text (per-layer head_dim/KV heads, KV sharing, per-layer embeddings, MoE beside the MLP)
+    "gemma4_text": ({"model_type": "gemma4_text", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 7,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1000,
+        "hidden_size_per_layer_input": 0, "global_head_dim": 128}, 15_076_992),
+    "gemma4_text_per_layer_embeddings": ({"model_type": "gemma4_text", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 7,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1000}, 492_315_520),
+    "gemma4_text_kv_shared_double_wide": ({"model_type": "gemma4_text", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 8,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1000,
+        "hidden_size_per_layer_input": 32, "vocab_size_per_layer_input": 500, "num_kv_shared_layers": 3,
+        "use_double_wide_mlp": True, "layer_types": ["sliding_attention", "full_attention", "sliding_attention",
+        "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+        "global_head_dim": 96}, 21_764_640),
+    "gemma4_text_moe_k_eq_v": ({"model_type": "gemma4_text", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 7,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1000,
+        "enable_moe_block": True, "num_experts": 8, "top_k_experts": 2, "moe_intermediate_size": 256,
+        "attention_k_eq_v": True, "num_global_key_value_heads": 1, "hidden_size_per_layer_input": 0,
+        "attention_bias": True}, 40_298_680),
+    "gemma4_text_per_layer_config": ({"model_type": "gemma4_text", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 4,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1000,
+        "hidden_size_per_layer_input": 0, "per_layer_config": {"1": {"head_dim": 192, "num_key_value_heads": 1},
+        "3": {"head_dim": 192, "num_key_value_heads": 1}}, "layer_types": ["sliding_attention", "full_attention",
+        "sliding_attention", "full_attention"]}, 9_565_696),
+    "gemma4_wrapper": ({"model_type": "gemma4", "text_config": {"model_type": "gemma4_text", "hidden_size": 512,
+        "intermediate_size": 1024, "num_hidden_layers": 7, "num_attention_heads": 4, "num_key_value_heads": 2,
+        "head_dim": 64, "vocab_size": 1000, "hidden_size_per_layer_input": 0}, "tie_word_embeddings": False}, 20_309_120),
 }
 
 
@@ -206,6 +231,17 @@ def test_phi_lm_head_has_bias():
     spec = _spec_of({"model_type": "phi", "hidden_size": 64, "intermediate_size": 256, "num_hidden_layers": 1,
                      "num_attention_heads": 4, "vocab_size": 100})
     assert spec.extra_params == 2 * 64 + 100  # final LayerNorm weight+bias and the LM head bias
+
+
+def test_gemma4_kv_shared_and_k_eq_v_layers_drop_projections():
+    spec = _spec_of(VARIANTS["gemma4_text_kv_shared_double_wide"][0])
+    last = [g.name for g in gemms(spec, merge=False) if g.kind == spec.kind_of(7).name]
+    assert "attn.k_proj" not in last and "attn.v_proj" not in last
+    assert spec.kind_of(7).ffn.intermediate_size == 2 * 1024  # use_double_wide_mlp on KV-sharing layers
+    spec = _spec_of(VARIANTS["gemma4_text_moe_k_eq_v"][0])
+    full = spec.kind_of(5)
+    assert (full.mixer.head_dim, full.mixer.num_kv_heads, full.mixer.v_from_k) == (512, 1, True)
+    assert full.ffn.kind == "moe" and full.ffn.num_shared_experts == 1
 
 
 # -- nemotron-nas (DeciLM: remote code, no transformers class) ------------------------------------

@@ -43,7 +43,11 @@ def _mixer_gemms(m: Mixer, h: int) -> list[tuple]:
         kv = m.num_kv_heads * m.head_dim
         v = m.num_kv_heads * (m.v_head_dim or m.head_dim)
         o_in = m.num_heads * (m.v_head_dim or m.head_dim)
-        if m.fused_qkv:
+        if m.kv_shared or m.v_from_k:  # Gemma-4: q only, or q and k
+            out = [("attn.q_proj", h, q, m.qkv_bias, "column", "qkv", "hidden_size", None)]
+            if not m.kv_shared:
+                out.append(("attn.k_proj", h, kv, m.qkv_bias, "column", "qkv", "hidden_size", None))
+        elif m.fused_qkv:
             out = [("attn.qkv_proj", h, q + kv + v, m.qkv_bias, "column", "qkv", "hidden_size", None)]
         else:
             out = [

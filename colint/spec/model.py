@@ -64,6 +64,10 @@ class Mixer(BaseModel):
     out_bias: bool = False
     # Qwen3-Next / Qwen3.5 gated attention: q_proj also emits a per-channel output gate (N doubles).
     gated_q: bool = False
+    # Gemma-4: a KV-sharing layer has no k/v projections (it reuses an earlier layer's cache);
+    # attention_k_eq_v full layers have no v projection (values are the keys).
+    kv_shared: bool = False
+    v_from_k: bool = False
     # Gated DeltaNet input projections as separate GEMMs qkv / z / b / a (Qwen3.5) instead of qkvz / ba.
     split_in_proj: bool = False
     # DeepSeek-V3.2 sparse-attention indexer (wq_b from the q latent, wk, weights_proj).

@@ -59,6 +59,7 @@ FAMILIES: dict[str, str] = {
     "gemma": "gemma",
     "gemma2": "gemma",
     "gemma3_text": "gemma",
+    "gemma4_text": "gemma4",
     "phi": "phi",
     "phi3": "phi",
     "gpt2": "gpt2",
