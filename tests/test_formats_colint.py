@@ -61,7 +61,8 @@ def test_hybrid_pattern_layers_and_sources():
         {"attention/full+dense": 1, "mamba+dense": 1, "mamba+moe": 35, "attention/full+moe": 11}
     m = s.kind_of(1).mixer
     assert (m.d_inner, m.num_heads, m.d_state, m.n_groups) == (8192, 128, 128, 8)
-    assert s.sources["num_layers"].key == "model.pattern"
+    src = s.sources["num_layers"]  # from the pattern; the key a fix would add is layers, never the pattern text
+    assert (src.key, src.default) == ("model.layers", True)
 
 
 def test_errors_are_located():

@@ -93,3 +93,36 @@ def test_hf_config_is_not_taken_for_meta_and_llava_params_is_not_hf():
                                         "  num_attention_heads: 4\n  position_embedding_type: rope\n", "n.yaml")
     assert detect_format(nemo_with_model_section) == "megatron"
     assert normalize(nemo_with_model_section).key_prefix == "model."
+
+
+def _spec_value(spec, field):
+    direct = {"hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim", "intermediate_size", "vocab_size",
+              "tie_word_embeddings", "max_position_embeddings", "sliding_window", "position_embeddings",
+              "mtp_layers"}
+    if field in direct:
+        return getattr(spec, field)
+    moe = next((k.ffn for k in spec.layer_kinds if k.ffn.kind == "moe"), None)
+    mix = next((k.mixer for k in spec.layer_kinds if k.mixer.kind == "mla"), None)
+    table = {"num_experts": moe and moe.num_experts, "top_k": moe and moe.top_k,
+             "moe_intermediate_size": moe and moe.expert_intermediate_size,
+             "shared_expert_intermediate_size": moe and moe.shared_intermediate_size,  # per shared expert
+             "num_shared_experts": moe and moe.num_shared_experts,
+             "first_k_dense": next((i for i in range(spec.num_layers) if spec.kind_of(i).ffn.kind == "moe"), None),
+             "q_lora_rank": mix and (mix.q_lora_rank or 0), "kv_lora_rank": mix and mix.kv_lora_rank,
+             "qk_nope_head_dim": mix and mix.qk_nope_head_dim, "qk_rope_head_dim": mix and mix.qk_rope_head_dim,
+             "v_head_dim": mix and mix.v_head_dim}
+    return table.get(field, KeyError)
+
+
+@pytest.mark.parametrize("path", NON_HF + ["examples/design.colint.yaml"], ids=os.path.basename)
+def test_every_located_source_holds_the_spec_value(path):
+    # A fix edits sources[field].key from the spec's value to a new one: the key must hold that value.
+    from colint.fixing import parse_key
+
+    doc = load(path)
+    spec = normalize(doc, vocab_size=32000)
+    for field, src in spec.sources.items():
+        want = _spec_value(spec, field)
+        if src.default or want is KeyError:
+            continue
+        assert doc.get(parse_key(src.key)) == want, (field, src.key)

@@ -109,7 +109,7 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
 
     tokens = _pattern(r, m)
     n_layers = m.layers or len(tokens)
-    r.record("num_layers", "layers" if m.layers else "pattern", default=not (m.layers or m.pattern))
+    r.record("num_layers", "layers", default=m.layers is None)  # never the pattern: its value is text
     if m.pattern is not None and m.layers is not None and len(tokens) != m.layers:
         raise r.error("pattern", f"pattern describes {len(tokens)} layers but layers is {m.layers}")
     if m.pattern is None:

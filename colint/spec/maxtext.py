@@ -91,8 +91,8 @@ def normalize(doc: Document) -> ModelSpec:
         if shared:
             r.record("shared_expert_intermediate_size", "base_moe_mlp_dim")
         moe = FFN(kind="moe", gated=gated, num_experts=experts, top_k=r.req("top_k", "num_experts_per_tok"),
-                  expert_intermediate_size=moe_dim, expert_gated=gated, num_shared_experts=1 if shared else 0,
-                  shared_intermediate_size=shared * moe_dim, shared_gated=gated,
+                  expert_intermediate_size=moe_dim, expert_gated=gated, num_shared_experts=shared,
+                  shared_intermediate_size=moe_dim if shared else 0, shared_gated=gated,
                   router_bias=bool(r.bool(None, "routed_bias", default=False)))
     first_dense = r.req("first_k_dense", "first_num_dense_layers", minimum=0) if moe else 0
 
@@ -128,6 +128,7 @@ def _gemma2(r: FormatReader, h, pairs, heads, kv, head_dim, mlp, gated, common) 
     r.notes.append(f"decoder_block gemma2: base_num_decoder_layers {pairs} counts (local, global) pairs "
                    f"-> {2 * pairs} layers")
     common["sliding_window"] = window
+    r.sources.pop("num_layers", None)  # base_num_decoder_layers holds the pair count, not the layer count
     return r.spec(hidden_size=h, num_layers=2 * pairs, layers=[local, glob] * pairs, extra_params=h, **common)
 
 
@@ -159,8 +160,8 @@ def _qwen3_next(r: FormatReader, h, n_layers, heads, kv, head_dim, mlp, gated, c
         moe_dim = mlp
     shared = r.req(None, "shared_experts", minimum=0)
     ffn = FFN(kind="moe", gated=gated, num_experts=experts, top_k=r.req("top_k", "num_experts_per_tok"),
-              expert_intermediate_size=moe_dim, num_shared_experts=1 if shared else 0,
-              shared_intermediate_size=shared * moe_dim, shared_expert_gate=bool(shared))
+              expert_intermediate_size=moe_dim, num_shared_experts=shared,
+              shared_intermediate_size=moe_dim if shared else 0, shared_expert_gate=bool(shared))
     layers = [layer(full, ffn, 2 * head_dim + 2 * h) if (i + 1) % cycle == 0 else layer(lin, ffn, lin_other + 2 * h)
               for i in range(n_layers)]
     r.notes.append(f"every {cycle}th layer is full attention, the others Gated DeltaNet")

@@ -133,7 +133,7 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     ws = r.raw("window_size")
     if isinstance(ws, list) and ws and isinstance(ws[0], int) and not isinstance(ws[0], bool) and ws[0] > 0:
         window = ws[0]
-        r.record("sliding_window", "window_size")
+        r.record("sliding_window", ("window_size", 0))
     mixer = attention(heads, groups, head_dim, window=window, qkv_bias=qkv_bias, o_bias=linear_bias,
                       fused_qkv=True)
     if r.bool(None, "multi_latent_attention", default=False):
@@ -189,7 +189,7 @@ def _tied(r: FormatReader) -> bool:
     if r.has("share_embeddings_and_output_weights"):
         return bool(r.bool("tie_word_embeddings", "share_embeddings_and_output_weights"))
     if r.has("untie_embeddings_and_output_weights"):
-        return not r.bool("tie_word_embeddings", "untie_embeddings_and_output_weights")
+        return not r.bool(None, "untie_embeddings_and_output_weights")  # inverse: not a tie source
     r.record("tie_word_embeddings", "share_embeddings_and_output_weights", default=True)
     return True  # Megatron's default: the output layer reuses the word embeddings
 

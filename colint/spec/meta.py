@@ -114,9 +114,8 @@ def _llama(r: FormatReader, vocab_size: int | None, torchchat: bool) -> ModelSpe
         multiple_of = r.req(None, "multiple_of", default=256)
         mult = positive_float(r, "ffn_dim_multiplier")
         inter = llama_ffn_hidden(h, multiple_of, mult)
-        # The keys a user edits to change it: ffn_dim_multiplier when present, else multiple_of.
-        r.record("intermediate_size", "ffn_dim_multiplier" if mult is not None else "multiple_of",
-                 default=not (r.has("ffn_dim_multiplier") or r.has("multiple_of")))
+        # Derived: no key holds the width; hidden_dim is the key that would (torchchat, ExecuTorch).
+        r.record("intermediate_size", "hidden_dim", default=True)
         r.notes.append(f"FFN width {inter} derived as Meta's FeedForward does: 4*dim -> int(2h/3)"
                        + (f" -> int({mult:g}*h)" if mult is not None else "") + f" -> multiple of {multiple_of}")
 

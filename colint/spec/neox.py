@@ -52,8 +52,7 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     if h % heads:
         raise r.error(_present(r, "num-attention-heads"),
                       f"hidden-size {h} is not divisible by num-attention-heads {heads}")
-    head_dim = h // heads
-    r.record("head_dim", "num-attention-heads")
+    head_dim = h // heads  # derived: no key holds it
 
     act = r.name(*_k("activation"), default="gelu")
     gated = act in GATED
@@ -86,7 +85,7 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     positions = 0
     if pos == "learned":
         positions = r.req(None, *_k("max-position-embeddings"))
-    tie = not r.bool("tie_word_embeddings", *_k("no-weight-tying"), default=False)
+    tie = not r.bool(None, *_k("no-weight-tying"), default=False)  # inverse: not a tie source
 
     vocab = None
     if vocab_size is not None:

@@ -37,16 +37,15 @@ def normalize(doc: Document) -> ModelSpec:
                else heads)
     if h % heads:
         raise r.error("n_heads", f"d_model {h} is not divisible by n_heads {heads}")
-    head_dim = h // heads
-    r.record("head_dim", "n_heads")
+    head_dim = h // heads  # derived: no key holds it
 
     act = r.name("activation_type", default="swiglu")
     gated = act == "swiglu"
     if r.has("mlp_hidden_size"):
-        hidden = r.req("intermediate_size", "mlp_hidden_size")
+        # The key holds the FFN width only without SwiGLU (which halves it): a source only then.
+        hidden = r.req(None if gated else "intermediate_size", "mlp_hidden_size")
     else:
         hidden = r.req(None, "mlp_ratio", default=4) * h
-        r.record("intermediate_size", "mlp_ratio", default=not r.has("mlp_ratio"))
     inter = hidden // 2 if gated else hidden
     if gated:
         r.notes.append(f"SwiGLU halves ff_proj's {hidden} outputs: gated width {inter}")
@@ -68,7 +67,8 @@ def normalize(doc: Document) -> ModelSpec:
         ffn = FFN(kind="moe", gated=gated, num_experts=r.req("num_experts", "moe_num_experts"),
                   top_k=r.req("top_k", "moe_top_k", default=2), expert_intermediate_size=inter, expert_gated=gated,
                   expert_bias=False)
-        r.sources["moe_intermediate_size"] = r.sources["intermediate_size"]
+        if "intermediate_size" in r.sources:
+            r.sources["moe_intermediate_size"] = r.sources["intermediate_size"]
     else:
         ffn = FFN(kind="dense", intermediate_size=inter, gated=gated, bias=bias)
 
