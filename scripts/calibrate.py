@@ -29,7 +29,8 @@ DTYPES = {"bfloat16": "bf16", "float16": "fp16", "fp8": "fp8", "fp8_block": "fp8
           "mxfp4": "mxfp4", "sq": "int8", "int8": "int8", "int8_wo": "int8_wo", "int4_wo": "int4_wo"}
 # file stem -> profile name
 GPUS = {"gemm_h100_sxm": "h100-sxm", "gemm_b200_sxm": "b200", "gemm_a100_sxm": "a100-sxm-80gb",
-        "gemm_h200_sxm": "h200", "gemm_gb200": "gb200", "gemm_b300": "b300", "gemm_gb300": "gb300",
+        "gemm_h200_sxm": "h200", "gemm_gb200": "gb200", "gemm_gb200_sxm": "gb200", "gemm_b300": "b300",
+        "gemm_b300_sxm": "b300", "gemm_gb300": "gb300", "gemm_gb300_sxm": "gb300", "gemm_l40s_pcie": "l40s",
         "gemm_l40s": "l40s", "gemm_mi300x": "mi300x", "gemm_mi325x": "mi325x", "gemm_mi355x": "mi355x",
         "gemm_h100_nvl": "h100-nvl", "gemm_rtx_pro_6000": "rtx-pro-6000"}
 TARGETS = {"median": 0.25, "p90": 0.8, "rho": 0.97}
@@ -76,6 +77,13 @@ def read_csv(path: Path):
     return header, out
 
 
+def to_format(dtype: str) -> str | None:
+    from colint.analysis.gemm_model import FORMATS, canonical
+
+    fmt = DTYPES.get(dtype) or canonical(dtype)
+    return fmt if fmt in FORMATS else None
+
+
 def spearman(a, b) -> float:
     import numpy as np
 
@@ -116,7 +124,7 @@ def files_from(args_data: list[str]) -> list[Path]:
 
 def evaluate(paths: list[Path], models: dict | None = None, skip_gpus: set[str] = frozenset()) -> list[dict]:
     """One row per (GPU, format): n, the model's and the roofline's errors."""
-    from colint.analysis.gemm_model import estimate_arrays
+    from colint.analysis.gemm_model import FORMATS, estimate_arrays
     from colint.hardware_profiles import load_profile
 
     out = []
@@ -127,9 +135,10 @@ def evaluate(paths: list[Path], models: dict | None = None, skip_gpus: set[str] 
         profile = load_profile(gpu)
         _, data = read_csv(path)
         for dtype, (m, n, k, t) in sorted(data.items()):
-            fmt = DTYPES.get(dtype)
-            if fmt is None or not profile.has(__import__("colint.analysis.gemm_model", fromlist=["FORMATS"])
-                                              .FORMATS[fmt][0]):
+            fmt = to_format(dtype)
+            if fmt is None or not profile.has(FORMATS[fmt][0]):
+                print(f"{path.name}: skipped {len(t)} '{dtype}' rows (not a format colint models on {gpu})",
+                      file=sys.stderr)
                 continue
             model = (models or {}).get(profile.architecture)
             r = estimate_arrays(m, n, k, fmt, profile, model=model)
@@ -313,7 +322,7 @@ def _efficiency(paths: list[Path]) -> int:
         p = load_profile(gpu)
         _, data = read_csv(path)
         for dtype, (m, n, k, t) in sorted(data.items()):
-            fmt = DTYPES.get(dtype)
+            fmt = to_format(dtype)
             if not fmt or not p.has(FORMATS[fmt][0]):
                 continue
             rate = 2.0 * m * n * k / t / p.peak_flops(FORMATS[fmt][0])

@@ -13,14 +13,11 @@ import csv
 import io
 import sys
 
-from colint.analysis.gemm_model import FORMATS, estimate_arrays
+from colint.analysis.gemm_model import ALIASES, FORMATS, estimate_arrays
 from colint.errors import ProfileError, UsageError
 
 OUT_COLUMNS = ("sol_s", "estimate_s", "bound", "tile_efficiency", "wave_efficiency", "arithmetic_intensity",
                "math_s", "memory_s", "ridge")
-# dtype spellings seen in measurement files -> colint formats
-ALIASES = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float8": "fp8", "e4m3": "fp8", "sq": "int8",
-           "w8a8": "int8", "fp4": "nvfp4", "float32": "tf32"}
 
 
 def _read(path: str) -> tuple[list[str], list[str], list[list[str]], int]:

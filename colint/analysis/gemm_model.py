@@ -61,6 +61,18 @@ QUANT_PASS_BYTES: dict[str, float] = {"fp8": 2.0 + 2.0 + 1.0, "fp8_block": 2.0 +
                                       "fp6": 2.0 + FORMATS["fp6"][1]}  # split-K factors a library uses when the grid is under one wave
 
 
+# Other spellings of the formats (measurement files, frameworks) -> colint's names.
+ALIASES: dict[str, str] = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float8": "fp8", "e4m3": "fp8",
+                           "fp8_e4m3": "fp8", "sq": "int8", "w8a8": "int8", "w8a16": "int8_wo", "w4a16": "int4_wo",
+                           "float32": "tf32"}
+
+
+def canonical(dtype: str) -> str:
+    """colint's name of a format spelled ``bfloat16``, ``sq``, ``w4a16``, ..."""
+    d = dtype.strip().lower()
+    return ALIASES.get(d, d)
+
+
 def check_format(profile, dtype: str) -> str:
     """The hardware format ``dtype`` runs on; ProfileError when unknown or not native."""
     if dtype not in FORMATS:
@@ -233,7 +245,7 @@ def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp, standalone: b
 
 
 def _check_out(out_dtype: str | None) -> str:
-    out_dtype = out_dtype or DEFAULT_OUT
+    out_dtype = canonical(out_dtype) if out_dtype else DEFAULT_OUT
     if out_dtype not in OUT_BYTES:
         raise ProfileError(f"unknown output format '{out_dtype}'; known: {', '.join(OUT_BYTES)}")
     return out_dtype
@@ -249,6 +261,7 @@ def estimate(m: int, n: int, k: int, dtype: str, profile, out_dtype: str | None 
 
     if m <= 0 or n <= 0 or k <= 0:
         raise ProfileError(f"GEMM dimensions must be positive (got M={m}, N={n}, K={k})")
+    dtype = canonical(dtype)
     check_format(profile, dtype)
     out_dtype = _check_out(out_dtype)
     r = _core(int(m), int(n), int(k), dtype, profile, out_dtype, model or time_model(profile), _Scalar, standalone)
@@ -278,6 +291,7 @@ def estimate_arrays(m, n, k, dtype: str, profile, out_dtype: str | None = None, 
 
     from colint.hardware_profiles import time_model
 
+    dtype = canonical(dtype)
     check_format(profile, dtype)
     out_dtype = _check_out(out_dtype)
     m = np.asarray(m, dtype=np.int64)
