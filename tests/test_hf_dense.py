@@ -210,6 +210,25 @@ def test_mistral3_wrapper_reads_ministral3_text_config():
     assert (spec.model_type, spec.key_prefix, spec.tie_word_embeddings) == ("ministral3", "text_config.", False)
 
 
+def test_llava_wrapper_without_text_model_type_is_llama():
+    # Expected total from scripts/gen_golden.py (the language model built from text_config; the
+    # wrapper's tie_word_embeddings applies).
+    cfg = {"model_type": "llava", "architectures": ["LlavaForConditionalGeneration"],
+           "text_config": {"hidden_size": 1024, "intermediate_size": 2816, "num_hidden_layers": 3,
+                           "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 32064},
+           "vision_config": {"model_type": "clip_vision_model"}, "tie_word_embeddings": False}
+    spec = _spec_of(cfg)
+    assert (spec.model_type, spec.key_prefix) == ("llama", "text_config.")
+    assert param_counts(spec).total == 99_490_816
+
+
+def test_qwen2_5_vl_nested_text_config():
+    cfg = {"model_type": "qwen2_5_vl", "text_config": {
+        "model_type": "qwen2_5_vl_text", "hidden_size": 1024, "intermediate_size": 2816, "num_hidden_layers": 3,
+        "num_attention_heads": 16, "num_key_value_heads": 2, "vocab_size": 151936, "tie_word_embeddings": True}}
+    assert param_counts(_spec_of(cfg)).total == 188_623_616  # scripts/gen_golden.py
+
+
 def test_qwen2_5_vl_flat_layout_is_qwen2():
     spec = _spec("qwen2.5-vl__Qwen2.5-VL-7B-Instruct")
     m = spec.layer_kinds[0].mixer
