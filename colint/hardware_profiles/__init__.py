@@ -72,7 +72,7 @@ def _validate(data: dict, path: Path) -> Profile:
         err = exc.errors()[0]
         loc = ".".join(str(x) for x in err["loc"])
         msg = err["msg"].removeprefix("Value error, ")
-        raise ProfileError(f"{loc + ': ' if loc else ''}{msg}", path=str(path), key=loc or None) from None
+        raise ProfileError(msg, path=str(path), key=loc or None) from None
 
 
 @lru_cache(maxsize=64)
