@@ -71,6 +71,7 @@ def test_alias_direction_gpt2():
     assert (r.sources["hidden_size"].key, r.sources["hidden_size"].line) == ("n_embd", 2)
     assert r.int("num_layers", "num_hidden_layers") == 12  # n_layer absent: the class default
     assert r.sources["num_layers"].default
+    assert r.sources["num_layers"].key == "n_layer"  # the key a gpt2 user would add
 
 
 def test_table_is_shipped_as_package_data():

@@ -45,6 +45,12 @@ class HFReader(Reader):
         self.notes: list[str] = []
         self.per_layer_lists: dict[str, int] = {}
 
+    def record(self, field: str, key, default: bool = False) -> None:
+        # A value that is absent is reported under the key this family spells (gpt2: n_layer).
+        if default and isinstance(key, str):
+            key = self.aliases.get(key, key)
+        super().record(field, key, default)
+
     @property
     def key_prefix(self) -> str:
         return "".join(f"{p}." for p in self.prefix)

@@ -31,7 +31,7 @@ def _unsupported(doc: Document, prefix: tuple, model_type: str, why: str = "") -
 
 
 def _transformers():
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ["HF_HUB_OFFLINE"] = "1"  # never download, whatever the user's environment says
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
     import warnings
