@@ -527,3 +527,25 @@ def test_bad_values_raise_located_errors(cfg, key):
 def test_values_transformers_rejects_reach_cl008(cfg, words):
     spec = spec_from(cfg)
     assert len(spec.loader_rejects) == 1 and words in spec.loader_rejects[0]
+
+
+@pytest.mark.parametrize("cfg,key", [
+    (dict(model_type="gpt_oss", hidden_size=64, num_attention_heads=4, num_experts_per_tok=4, experts_per_token=2),
+     "experts_per_token"),
+    (dict(model_type="deepseek_v2", hidden_size=64, num_attention_heads=4, num_experts_per_tok=2, moe_layer_freq=2),
+     "moe_layer_freq"),
+    (dict(model_type="minimax_m2", hidden_size=64, num_attention_heads=4, shared_intermediate_size=512),
+     "shared_intermediate_size"),
+    (dict(model_type="nemotron_h", hidden_size=64, hybrid_override_pattern="M*E", n_shared_experts=2),
+     "n_shared_experts"),
+])
+def test_keys_transformers_ignores_are_key_issues(cfg, key):
+    spec = spec_from(cfg)
+    assert [(i.kind, i.source.key) for i in spec.key_issues] == [("ignored", key)]
+    assert spec.key_issues[0].source.line is not None
+
+
+def test_official_configs_raise_no_ignored_key_issue():
+    for stem in ("gpt-oss__gpt-oss-20b", "deepseek__DeepSeek-V3", "minimax__MiniMax-M2.5",
+                 "nemotron-h__NVIDIA-Nemotron-3-Super-120B-A12B-FP8"):
+        assert [i for i in spec_of(stem).key_issues if i.kind == "ignored"] == []

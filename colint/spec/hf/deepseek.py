@@ -22,7 +22,9 @@ transformers 5.24 (``modeling_deepseek_v2.py`` / ``_v3.py`` / ``_v32.py``):
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, deepseek_style_mtp_params, layer, str_list, tie_embeddings
+from colint.spec.hf.moe_common import (
+    KindTable, deepseek_style_mtp_params, ignored_key, layer, str_list, tie_embeddings,
+)
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 _V3 = dict(vocab=129280, hidden=7168, inter=18432, moe=2048, layers=61, heads=128, shared=1, e=256, k=8,
@@ -63,13 +65,12 @@ def build(r: HFReader) -> ModelSpec:
     first_k = r.int("first_k_dense_replace", "first_k_dense_replace", default=d["first_k"], minimum=0)
     vocab = r.int("vocab_size", "vocab_size", default=d["vocab"])
     tie = tie_embeddings(r, False)
-    notes = []
+    notes, issues = [], []
     if v2:
         freq = r.int(None, "moe_layer_freq", default=1)
         if freq != 1:
-            notes.append(f"moe_layer_freq {freq} is ignored by transformers' deepseek_v2 (every layer from "
-                         f"first_k_dense_replace on is MoE); DeepSeek's remote code makes only every {freq}th "
-                         "layer MoE")
+            issues.append(ignored_key(r, "moe_layer_freq", f"transformers' deepseek_v2 makes every layer from "
+                                      f"first_k_dense_replace on MoE; DeepSeek's remote code only every {freq}th"))
     rejects = []
     if v2 and h % heads:
         rejects.append(f"DeepseekV2Config rejects hidden_size {h} not divisible by num_attention_heads {heads}")
@@ -110,5 +111,5 @@ def build(r: HFReader) -> ModelSpec:
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
         num_heads=heads, num_kv_heads=kv_heads, head_dim=nope + rope, intermediate_size=inter,
         hidden_act=r.str(None, "hidden_act", default="silu"), extra_params=h,
-        mtp_layers=mtp, mtp_params=mtp_params, notes=notes, loader_rejects=rejects,
+        mtp_layers=mtp, mtp_params=mtp_params, notes=notes, loader_rejects=rejects, key_issues=issues,
     )

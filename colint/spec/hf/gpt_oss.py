@@ -13,7 +13,9 @@ that key is absent (transformers ignores it). Two RMSNorms (H) per layer and a f
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, attention_dims, layer, nullable_int, tie_embeddings
+from colint.spec.hf.moe_common import (
+    KindTable, attention_dims, ignored_key, layer, nullable_int, tie_embeddings,
+)
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 
@@ -24,12 +26,11 @@ def build(r: HFReader) -> ModelSpec:
     bias = r.bool(None, "attention_bias", default=True)
     inter = r.int("moe_intermediate_size", "intermediate_size", default=2880)
     e = r.int("num_experts", "num_local_experts", "num_experts", default=128)
-    notes = []
+    notes, issues = [], []
     if r.has("num_experts_per_tok"):
         k = r.int("top_k", "num_experts_per_tok")
         if r.has("experts_per_token") and r.raw("experts_per_token") != k:
-            notes.append(f"experts_per_token {r.raw('experts_per_token')!r} differs from num_experts_per_tok {k}; "
-                         "transformers uses num_experts_per_tok")
+            issues.append(ignored_key(r, "experts_per_token", f"transformers routes to num_experts_per_tok = {k}"))
     else:
         k = r.int("top_k", "experts_per_token", default=4)
     vocab = r.int("vocab_size", "vocab_size", default=201088)
@@ -52,5 +53,5 @@ def build(r: HFReader) -> ModelSpec:
         vocab_size=vocab, tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
         num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=None,
-        hidden_act=r.str(None, "hidden_act", default="silu"), sliding_window=window, extra_params=h, notes=notes,
+        hidden_act=r.str(None, "hidden_act", default="silu"), sliding_window=window, extra_params=h, notes=notes, key_issues=issues,
     )

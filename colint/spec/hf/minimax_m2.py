@@ -14,7 +14,9 @@ DeepSeek-V3's MTP module).
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, attention_dims, deepseek_style_mtp_params, layer, tie_embeddings
+from colint.spec.hf.moe_common import (
+    KindTable, attention_dims, deepseek_style_mtp_params, ignored_key, layer, tie_embeddings,
+)
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 
@@ -35,7 +37,9 @@ def build(r: HFReader) -> ModelSpec:
     for _ in range(n_layers):
         t.add(kind)
     mtp = 0
-    notes = []
+    notes, issues = [], []
+    if (r.opt_int(None, "shared_intermediate_size") or 0) > 0:
+        issues.append(ignored_key(r, "shared_intermediate_size", "transformers' minimax_m2 builds no shared expert"))
     if r.bool(None, "use_mtp", default=bool(r.raw("num_mtp_modules"))):
         modules = r.int(None, "num_mtp_modules", default=1, minimum=0)
         per = r.int(None, "mtp_transformer_layers", default=1, minimum=0)
@@ -51,4 +55,5 @@ def build(r: HFReader) -> ModelSpec:
         num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=None,
         hidden_act=r.str(None, "hidden_act", default="silu"), extra_params=h,
         mtp_layers=mtp, mtp_params=mtp * deepseek_style_mtp_params(kind, h), notes=notes,
+        key_issues=issues,
     )

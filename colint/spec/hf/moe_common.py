@@ -115,3 +115,10 @@ def nullable_int(r: HFReader, field: str | None, key: str, default: int | None) 
     if default is None and not r.has(key):
         return None
     return r.int(field, key, default=default)
+
+
+def ignored_key(r: HFReader, key: str, detail: str):
+    """A KeyIssue for a key in the file that transformers' modelling code does not use (CL007)."""
+    from colint.spec.model import KeyIssue
+
+    return KeyIssue(kind="ignored", source=r.located(key), detail=detail)

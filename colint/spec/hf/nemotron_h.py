@@ -27,7 +27,7 @@ hnorm + eh_proj (2H -> H) + final norm (an estimate after DeepSeek-V3's MTP modu
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, layer, str_list, tie_embeddings
+from colint.spec.hf.moe_common import KindTable, ignored_key, layer, str_list, tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 _CHARS = {"M": "linear_attention", "E": "moe", "*": "full_attention", "-": "mlp"}
@@ -87,6 +87,10 @@ def build(r: HFReader) -> ModelSpec:
     moe_inter = r.int("moe_intermediate_size", "moe_intermediate_size", default=7688)
     shared = r.int("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size", default=7688)
     latent = r.opt_int("moe_latent_size", "moe_latent_size", minimum=1)
+    issues = []
+    if r.opt_int(None, "n_shared_experts") not in (None, 1):
+        issues.append(ignored_key(r, "n_shared_experts", "transformers builds exactly one shared expert of "
+                                  "moe_shared_expert_intermediate_size"))
     vocab = r.int("vocab_size", "vocab_size", default=131072)
     tie = tie_embeddings(r, False)
 
@@ -128,5 +132,5 @@ def build(r: HFReader) -> ModelSpec:
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
         num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter,
         hidden_act=r.str(None, "mlp_hidden_act", default="relu2"), extra_params=h,
-        mtp_layers=mtp, mtp_params=mtp_params, notes=notes,
+        mtp_layers=mtp, mtp_params=mtp_params, notes=notes, key_issues=issues,
     )
