@@ -20,81 +20,80 @@ OUT_COLUMNS = ("sol_s", "estimate_s", "bound", "tile_efficiency", "wave_efficien
                "math_s", "memory_s", "ridge")
 
 
-def _read(path: str) -> tuple[list[str], list[str], list[list[str]], int]:
-    """(comment lines, header, rows, line number of the header)."""
+def _read(path: str) -> tuple[list[str], str, list[str], int]:
+    """(comment lines, header line, data lines, line number of the header)."""
     try:
         fh = sys.stdin if path == "-" else open(path, newline="", encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot read: {exc.strerror or exc}", path=path) from None
     with fh:
-        text = fh.read()
+        lines = fh.read().splitlines()
     comments: list[str] = []
-    lines = text.splitlines()
     i = 0
     while i < len(lines) and (lines[i].startswith("#") or not lines[i].strip()):
         if lines[i].strip():
             comments.append(lines[i])
         i += 1
-    reader = csv.reader(io.StringIO("\n".join(lines[i:])))
-    header = next(reader, None)
-    if header is None:
+    if i >= len(lines):
         raise UsageError("no header row (need columns dtype,m,n,k)", path=path, line=i + 1)
-    return comments, [h.strip() for h in header], list(reader), i + 1
+    data = [ln for ln in lines[i + 1:] if ln.strip()]
+    return comments, lines[i], data, i + 1
 
 
 def estimate_csv(path: str, profile, out_dtype: str | None = None) -> str:
+    """The input CSV with the model's columns appended (each input line kept verbatim)."""
     import numpy as np
 
-    comments, header, rows, header_line = _read(path)
+    comments, header_line, lines, header_line_no = _read(path)
+    header = [h.strip() for h in next(csv.reader([header_line]))]
     lower = [h.lower() for h in header]
     idx = {}
     for col in ("dtype", "m", "n", "k"):
         if col not in lower:
-            raise UsageError(f"missing column '{col}' (need dtype,m,n,k)", path=path, line=header_line, key=col)
+            raise UsageError(f"missing column '{col}' (need dtype,m,n,k)", path=path, line=header_line_no, key=col)
         idx[col] = lower.index(col)
     width = len(header)
+    rows = list(csv.reader(lines))
+    short = next((r for r, row in enumerate(rows) if len(row) < width), None)
+    if short is not None:
+        raise UsageError(f"expected {width} columns, found {len(rows[short])}", path=path,
+                         line=header_line_no + 1 + short)
     dims = np.zeros((len(rows), 3), dtype=np.int64)
-    dtypes: list[str] = []
-    for r, row in enumerate(rows):
-        line = header_line + 1 + r
-        if len(row) < width:
-            raise UsageError(f"expected {width} columns, found {len(row)}", path=path, line=line)
-        d = row[idx["dtype"]].strip().lower()
-        d = ALIASES.get(d, d)
-        if d not in FORMATS:
-            raise UsageError(f"unknown dtype '{row[idx['dtype']]}'; known: {', '.join(FORMATS)}", path=path,
-                             line=line, key="dtype")
-        dtypes.append(d)
-        for j, col in enumerate(("m", "n", "k")):
-            try:
-                v = int(row[idx[col]])
-            except ValueError:
-                raise UsageError(f"'{row[idx[col]]}' is not an integer", path=path, line=line, key=col) from None
-            if v < 1:
-                raise UsageError(f"must be a positive integer (got {v})", path=path, line=line, key=col)
-            dims[r, j] = v
-    dt = np.array(dtypes)
-    results: dict[str, np.ndarray] = {c: np.empty(len(rows), dtype=object) for c in OUT_COLUMNS}
-    for d in sorted(set(dtypes)):
+    for j, col in enumerate(("m", "n", "k")):
+        values = [row[idx[col]] for row in rows]
+        try:
+            dims[:, j] = np.array(values, dtype=np.int64) if values else 0
+        except (ValueError, OverflowError):
+            bad = next(r for r, v in enumerate(values) if not v.strip().lstrip("+").isdigit())
+            raise UsageError(f"'{values[bad]}' is not an integer", path=path, line=header_line_no + 1 + bad,
+                             key=col) from None
+        if values and dims[:, j].min() < 1:
+            bad = int(np.argmin(dims[:, j]))
+            raise UsageError(f"must be a positive integer (got {dims[bad, j]})", path=path,
+                             line=header_line_no + 1 + bad, key=col)
+    raw = [row[idx["dtype"]] for row in rows]
+    names = {d: ALIASES.get(d.strip().lower(), d.strip().lower()) for d in set(raw)}
+    for d, fmt in names.items():
+        if fmt not in FORMATS:
+            bad = raw.index(d)
+            raise UsageError(f"unknown dtype '{d}'; known: {', '.join(FORMATS)}", path=path,
+                             line=header_line_no + 1 + bad, key="dtype")
+    dt = np.array([names[d] for d in raw]) if raw else np.array([], dtype=str)
+    text_cols = {c: np.empty(len(rows), dtype=object) for c in OUT_COLUMNS}
+    for d in sorted(set(names.values())):
         sel = np.nonzero(dt == d)[0]
+        if not len(sel):
+            continue
         try:
             out = estimate_arrays(dims[sel, 0], dims[sel, 1], dims[sel, 2], d, profile, out_dtype)
         except ProfileError as exc:
-            raise UsageError(exc.message, path=path, line=header_line + 1 + int(sel[0]), key="dtype") from None
+            raise UsageError(exc.message, path=path, line=header_line_no + 1 + int(sel[0]), key="dtype") from None
         for c in OUT_COLUMNS:
-            results[c][sel] = out[c]
+            text_cols[c][sel] = out[c].astype(str) if c == "bound" else np.char.mod("%.6g", out[c])
     buf = io.StringIO()
     for c in comments:
         buf.write(c + "\n")
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header + list(OUT_COLUMNS))
-    cols = [results[c] for c in OUT_COLUMNS]
-    fmt_cols = []
-    for c, name in zip(cols, OUT_COLUMNS):
-        if name == "bound":
-            fmt_cols.append([str(x) for x in c])
-        else:
-            fmt_cols.append([f"{float(x):.6g}" for x in c])
-    for r, row in enumerate(rows):
-        w.writerow(row[:width] + [fc[r] for fc in fmt_cols])
+    buf.write(header_line + "," + ",".join(OUT_COLUMNS) + "\n")
+    extra = zip(*(text_cols[c] for c in OUT_COLUMNS))
+    buf.write("".join(f"{line},{','.join(e)}\n" for line, e in zip(lines, extra)))
     return buf.getvalue()
