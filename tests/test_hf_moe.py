@@ -359,6 +359,16 @@ UNSEEN = [
                                            moe_latent_size=256, n_routed_experts=8, num_experts_per_tok=2,
                                            mlp_bias=True, vocab_size=16000, num_nextn_predict_layers=1,
                                            mtp_hybrid_override_pattern="*E")),
+    # layers_block_type list with legacy names; mamba_* aliases win over n_groups/conv_kernel/use_conv_bias;
+    # num_hidden_layers (7) is ignored: the list has 4 layers.
+    ("nemotron_h_list", 13_447_704, dict(model_type="nemotron_h", hidden_size=512,
+                                         layers_block_type=["mamba", "mlp", "attention", "moe"], mamba_num_heads=8,
+                                         mamba_head_dim=64, n_groups=2, ssm_state_size=32, num_attention_heads=8,
+                                         num_key_value_heads=2, head_dim=64, intermediate_size=1024,
+                                         moe_intermediate_size=256, moe_shared_expert_intermediate_size=512,
+                                         n_routed_experts=8, num_experts_per_tok=2, vocab_size=8000,
+                                         num_hidden_layers=7, mamba_n_groups=4, mamba_d_conv=2,
+                                         mamba_conv_bias=False)),
     ("minimax_m2", 1_680_909_312, dict(model_type="minimax_m2", hidden_size=2048, num_hidden_layers=6,
                                        num_attention_heads=16, num_key_value_heads=4, head_dim=128,
                                        intermediate_size=1024, num_local_experts=32, num_experts_per_tok=4,
@@ -480,6 +490,9 @@ def test_unseen_layouts():
     assert moe_layers(by["llama4_wrapper"]) == [0, 3]
     assert {by["llama4_wrapper"].kind_of(i).mixer.attention for i in range(4)} == {"full"}
     assert by["kimi_k25_wrapper"].model_type == "kimi_k2"
+    nl = by["nemotron_h_list"]
+    assert nl.num_layers == 4 and any("num_hidden_layers 7" in n for n in nl.notes)
+    assert (nl.kind_of(0).mixer.n_groups, nl.kind_of(0).mixer.conv_kernel) == (4, 2)
     lat = by["nemotron_h_latent"]
     assert gemm(lat, "moe.fc1_latent_proj").bias and gemm(lat, "moe.fc2_latent_proj").bias
     assert key_gemm(lat, "moe.experts.up_proj") == (256, 512, 8, 2 / 8, 2)
