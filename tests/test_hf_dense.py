@@ -299,7 +299,7 @@ def test_nemotron_nas_corpus_file():
 
 def test_nemotron_nas_linear_and_no_op_sublayers():
     blocks = [
-        {"attention": {"n_heads_in_group": 4}, "ffn": {"ffn_mult": 1.0}},
+        {"attention": {"n_heads_in_group": 4, "window_length": 4096}, "ffn": {"ffn_mult": 1.0}},
         {"attention": {"replace_with_linear": True}, "ffn": {"no_op": True}},
         {"attention": {"no_op": True}, "ffn": {"replace_with_linear": True}},
     ]
@@ -307,6 +307,7 @@ def test_nemotron_nas_linear_and_no_op_sublayers():
                      "num_attention_heads": 8, "vocab_size": 1000, "block_configs": blocks})
     kinds = [(spec.kind_of(i).mixer.kind, spec.kind_of(i).ffn.kind) for i in range(3)]
     assert kinds == [("attention", "dense"), ("linear", "none"), ("none", "linear")]
+    assert (spec.kind_of(0).mixer.attention, spec.kind_of(0).mixer.window) == ("sliding", 4096)
     h, inter = 256, ffn_mult_to_intermediate_size(1.0, 256)
     layer0 = 2 * h * h + 2 * h * (2 * 32) + 3 * h * inter + 2 * h
     assert param_counts(spec).total == 2 * 1000 * h + h + layer0 + (h * h + h) + (h * h + h)

@@ -3,7 +3,8 @@
 Each layer's shape comes from ``block_configs[i]``:
 - ``attention``: ``no_op`` → no attention and no ``input_layernorm``; ``replace_with_linear``
   → one H x H Linear without bias (Mixer kind ``linear``); else Llama attention with
-  ``num_attention_heads // n_heads_in_group`` KV heads (``attention_bias``).
+  ``num_attention_heads // n_heads_in_group`` KV heads (``attention_bias``); a
+  ``window_length`` makes it sliding-window attention (same weights).
 - ``ffn``: ``no_op`` → no MLP and no ``post_attention_layernorm``; ``replace_with_linear`` → one
   H x H Linear (FFN kind ``linear``); else a gated MLP (``mlp_bias``) whose width is
   ``_ffn_mult_to_intermediate_size(ffn_mult, H)`` = ``int(2 * ffn_mult * H / 3)`` rounded up to
@@ -65,7 +66,9 @@ def build(r: HFReader) -> ModelSpec:
                 raise b.error("attention.n_heads_in_group",
                               f"n_heads_in_group {group} does not divide num_attention_heads {heads}")
             kv_seen.append(heads // group)
-            mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=heads // group, head_dim=hd,
+            window = b.opt_int(f"layers[{i}].window", "attention.window_length", minimum=1)
+            mixer = Mixer(kind="attention", attention="sliding" if window else "full", window=window,
+                          num_heads=heads, num_kv_heads=heads // group, head_dim=hd,
                           qkv_bias=attn_bias, o_bias=attn_bias)
             norms += h
         if f_noop:
@@ -82,7 +85,8 @@ def build(r: HFReader) -> ModelSpec:
             norms += h
         key = (mixer, ffn)
         if key not in index:
-            a_name = {"none": "no-op", "linear": "linear"}.get(mixer.kind, f"attention/full(kv={mixer.num_kv_heads})")
+            a_name = {"none": "no-op", "linear": "linear"}.get(mixer.kind,
+                                                               f"attention/{mixer.attention}(kv={mixer.num_kv_heads})")
             f_name = {"none": "no-op", "linear": "linear"}.get(ffn.kind, f"dense({ffn.intermediate_size})")
             index[key] = len(kinds)
             kinds.append(LayerKind(name=f"{a_name}+{f_name}", mixer=mixer, ffn=ffn, other_params=norms))
