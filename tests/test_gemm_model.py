@@ -66,6 +66,31 @@ def test_m_star_and_bound_flip():
     assert estimate(math.ceil(m_star) + 1, 2048, 7168, "fp8", p).bound == "compute"
 
 
+def test_vectorized_path_matches_scalar_on_every_profile_and_format():
+    import random
+
+    import numpy as np
+
+    from colint.analysis.gemm_model import FORMATS
+    from colint.hardware_profiles import list_profiles
+
+    rnd = random.Random(7)
+    shapes = [(rnd.choice([1, 3, 64, 257, 4096, 20000]), rnd.choice([32, 576, 4097, 65536]),
+               rnd.choice([16, 512, 7168, 65536])) for _ in range(12)]
+    m, n, k = (np.array(c) for c in zip(*shapes))
+    for name in list_profiles():
+        p = load_profile(name)
+        for fmt, (hw, _, _) in FORMATS.items():
+            if not p.has(hw):
+                continue
+            for standalone in (True, False):
+                arr = estimate_arrays(m, n, k, fmt, p, standalone=standalone)
+                for i, (a, b, c) in enumerate(shapes):
+                    g = estimate(a, b, c, fmt, p, standalone=standalone)
+                    assert arr["estimate_s"][i] == pytest.approx(g.estimate_s, rel=1e-12), (name, fmt, a, b, c)
+                    assert g.estimate_s >= g.sol_s > 0  # no estimate beats the speed of light
+
+
 def test_vectorized_path_matches_scalar():
     import numpy as np
 
