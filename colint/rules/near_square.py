@@ -214,8 +214,10 @@ def _needed_thin(n: int, k: int, dtype: str, out_dtype: str, ridge: float) -> st
       "A weight GEMM is memory-bound in the throughput regime only because K or N is small.",
       RuleDoc(
           what="At the regime's M (prefill tokens; decode concurrency; tokens per expert for routed experts), a "
-               "large square GEMM would be compute-bound (M >= ridge·b_w/2) but this one is not: its M* — where "
-               "it turns compute-bound — lies above M because its limit intensity I∞ is close to the ridge.",
+               "large square GEMM would be clearly compute-bound (M >= 2 x ridge·b_w/2) but this one is not: its M* "
+               "— where it turns compute-bound — lies above M (and above 1.5 x a square GEMM's) because its limit "
+               "intensity I∞ is close to the ridge. Decode at low concurrency never qualifies: at M near 1 every "
+               "GEMM is memory-bound.",
           why="Memory-bound GEMMs run at bandwidth speed; the time above the math time is lost to the shape, "
               "not to the batch. Guideline 1: favour near-square weight matrices; avoid a small projection or "
               "reduction dimension.",
@@ -225,7 +227,11 @@ def _needed_thin(n: int, k: int, dtype: str, out_dtype: str, ridge: float) -> st
               "up to the M* quoted.",
           sources=SOURCES),
       options={"min_share_pct": (1.0, "report only GEMMs taking at least this percent of their regime's step "
-                                      "(estimate)")})
+                                      "(estimate)"),
+               "min_m_ratio": (2.0, "report only where the regime's M is at least this multiple of a large square "
+                                    "GEMM's M* (a square GEMM is clearly compute-bound there)"),
+               "min_m_star_ratio": (1.5, "report only GEMMs whose M* is at least this multiple of a large square "
+                                         "GEMM's (ridge·b_w/2): the shape, not the batch, keeps them memory-bound")})
 def memory_bound_by_shape(ctx: Context):
     w, sc = ctx.workload, ctx.scenario
     for regime in ("prefill", "decode"):
@@ -235,8 +241,10 @@ def memory_bound_by_shape(ctx: Context):
             if _by_design_thin(r) or math.isinf(t.m_star) or t.bound != "memory":
                 continue  # CL101 reports the hopeless ones; compute-bound ones are fine
             m_sq = square_m_star(r.dtype, t.ridge)
-            if not (m_sq <= r.m < t.m_star):
-                continue  # below m_sq every GEMM is memory-bound at this M: the regime, not the shape
+            if not (ctx.option("min_m_ratio") * m_sq <= r.m < t.m_star):
+                continue  # near or below m_sq any GEMM is (nearly) memory-bound at this M: the regime, not the shape
+            if t.m_star < ctx.option("min_m_star_ratio") * m_sq:
+                continue  # M* barely above a square GEMM's: the batch sits on the ridge, the shape is not thin
             groups.setdefault(_field_of_thin(ctx, r), []).append(r)
         step = w.steps[regime].estimate_s
         for f, rows in sorted(groups.items(), key=lambda kv: kv[0] or ""):

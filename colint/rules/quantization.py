@@ -79,7 +79,8 @@ def format_not_native(ctx: Context):
             fixes=[fix(f"use --dtype {alt}", "display") for alt in _alternatives(p, fmt)])
         return
     ck = _checkpoint_format(ctx.spec)
-    if ck and not p.has(_hw(ck)):
+    # block-scaled FP8 runs on the FP8 Tensor Cores with the scales applied around them (DeepGEMM, AITER, CUTLASS)
+    if ck and not p.has(_hw(ck)) and not (ck == "fp8_block" and p.has("fp8")):
         src = ctx.spec.sources.get("quantization_config")
         yield ctx.finding(
             "info", f"the checkpoint's quantization_config is {ck}, not native on {p.name} ({p.architecture}): "

@@ -86,12 +86,17 @@ def test_deepseek_v3_experts_under_tp8_are_memory_bound_forever():
 
 
 def test_memory_bound_by_shape_in_prefill():
-    (f,) = run(f"{CORPUS}/hf/qwen3-moe__Qwen3-30B-A3B.json", ["CL102"])
-    assert (f.severity, f.key, f.line) == ("warning", "moe_intermediate_size", 19)
-    assert f.evidence["regime"] == "prefill" and f.evidence["m"] == 512  # 8192 · 8 / 128 tokens per expert
+    (f,) = run(f"{CORPUS}/hf/mobilellm__MobileLLM-125M.json", ["CL102"])
+    assert (f.severity, f.key, f.line) == ("warning", "num_attention_heads", 14)
+    assert f.evidence["regime"] == "prefill" and f.evidence["m"] == 8192
     (g,) = f.evidence["gemms"]
-    assert (g["gemm"], g["n"], g["k"]) == ("moe.experts.down_proj", 2048, 768)
-    assert f.evidence["square_m_star"] <= 512 < g["m_star"]
+    assert (g["gemm"], g["n"], g["k"]) == ("attn.o_proj", 576, 576)  # I∞ 288 FLOP/B, just above B200's 281
+    assert g["m_star"] > 8192 >= 2 * f.evidence["square_m_star"]
+
+
+def test_expert_batch_near_a_square_gemms_m_star_is_not_a_shape_finding():
+    # Qwen3-30B-A3B prefill: 512 tokens per expert, M* 567 vs 281 for a square GEMM: the batch, not the shape
+    assert run(f"{CORPUS}/hf/qwen3-moe__Qwen3-30B-A3B.json", ["CL102"]) == []
 
 
 def test_decode_at_concurrency_one_is_never_a_shape_finding():
