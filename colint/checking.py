@@ -127,9 +127,25 @@ def check_file(path: str, targets: list[Target], opts: CheckOptions, rules=None)
     if rules is None:
         rules = select_rules(opts.select, opts.ignore, opts.extend_select)
 
-    result = FileResult(path=path)
     try:
         doc = load(path)
+    except ColintError as exc:
+        if exc.path is None:
+            exc.path = path
+        return FileResult(path=path, error=exc)
+    return check_document(path, doc, targets, opts, rules)
+
+
+def check_document(path: str, doc, targets: list[Target], opts: CheckOptions, rules=None) -> FileResult:
+    """Check an already-loaded Document (``--fix`` re-checks its edited text this way)."""
+    from colint.rules import select_rules
+    from colint.spec import normalize
+    from colint.suppression import apply_suppressions
+
+    if rules is None:
+        rules = select_rules(opts.select, opts.ignore, opts.extend_select)
+    result = FileResult(path=path)
+    try:
         spec = normalize(doc, input_format=opts.input_format, vocab_size=opts.vocab_size)
     except ColintError as exc:
         if exc.path is None:
@@ -219,3 +235,58 @@ def statistics(results: list[FileResult]) -> list[dict]:
             if SEVERITY_ORDER[f.severity] < SEVERITY_ORDER[row["severity"]]:
                 row["severity"] = f.severity
     return sorted(counts.values(), key=lambda row: (-row["count"], row["code"]))
+
+
+def _badness(findings: list[Finding]) -> tuple[int, int, int]:
+    return (sum(f.severity == "error" for f in findings), sum(f.severity == "warning" for f in findings),
+            sum(f.severity == "info" for f in findings))
+
+
+def fix_grouped(results: list[FileResult], groups: list, *, unsafe: bool = False,
+                max_rounds: int = 25) -> list[tuple[str, str, str]]:
+    """Apply fixes (``safe`` ones; with ``unsafe`` also architecture-changing ones) one at a time, in
+    rank order. A fix is kept only if the re-checked result is strictly better — fewer errors, then
+    fewer warnings, then fewer infos — so a fix never trades one finding for a worse one, the loop
+    always ends, and a second run finds nothing left to fix. Returns ``(path, original_text,
+    fixed_text)`` for every file that changed; writes nothing."""
+    from colint.fixing import fixed_text
+    from colint.loading import load_text
+    from colint.rules import select_rules
+
+    allowed = {"safe", "unsafe"} if unsafe else {"safe"}
+    changed = []
+    cache: dict[int, tuple] = {}
+    for r, eff in zip(results, groups):
+        if r.error is not None or r.doc is None:
+            continue
+        if id(eff) not in cache:
+            opts = eff.check_options(None)
+            rules = select_rules(opts.select, opts.ignore, opts.extend_select)
+            targets = build_targets(opts) if any(x.needs_workload for x in rules) else []
+            cache[id(eff)] = (opts, rules, targets)
+        opts, rules, targets = cache[id(eff)]
+        doc, findings = r.doc, r.findings
+        tried: set[str] = set()
+        for _ in range(max_rounds):
+            accepted = False
+            for fx in (x for f in findings for x in f.fixes if x.safety in allowed and x.edits):
+                key = repr([(e.key, e.new) for e in fx.edits]) + doc.text
+                if key in tried:
+                    continue
+                tried.add(key)
+                try:
+                    text = fixed_text(doc, [fx])
+                except (ColintError, ValueError):
+                    continue
+                if text == doc.text:
+                    continue
+                new_doc = load_text(text, r.path, syntax=doc.syntax)
+                again = check_document(r.path, new_doc, targets, opts, rules)
+                if again.error is None and _badness(again.findings) < _badness(findings):
+                    doc, findings, accepted = new_doc, again.findings, True
+                    break
+            if not accepted:
+                break
+        if doc.text != r.doc.text:
+            changed.append((r.path, r.doc.text, doc.text))
+    return changed

@@ -271,8 +271,14 @@ def _write_atomic(path: str, text: str) -> None:
               help="Report only findings not recorded in this baseline file.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False), default=None,
               help="Record every current finding in this baseline file, then exit 0.")
+@click.option("--fix", "apply_fix", is_flag=True,
+              help="Apply the first safe fix of each finding in place (function-preserving: padding).")
+@click.option("--unsafe-fixes", is_flag=True,
+              help="With --fix/--diff, also apply architecture-changing fixes (fine for a design, not a checkpoint).")
+@click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
 def check(paths, gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore, extend_select, fail_on,
-          input_format, vocab_size, isolated, fmt, output, statistics, exit_zero, baseline, write_baseline) -> None:
+          input_format, vocab_size, isolated, fmt, output, statistics, exit_zero, baseline, write_baseline,
+          apply_fix, unsafe_fixes, show_diff) -> None:
     """Lint the architecture in each PATH for the target GPU(s)."""
     import os
 
@@ -301,6 +307,29 @@ def check(paths, gpus, scenario, dtype, tp, ep, pp, context, concurrency, select
         click.echo(f"colint: recorded {n} finding{'s' if n != 1 else ''} in {write_baseline}", err=True)
         failed = any(r.error is not None for r in results)
         raise click.exceptions.Exit(EXIT_ERROR if failed else EXIT_CLEAN)
+    if apply_fix or show_diff or unsafe_fixes:
+        from colint.checking import fix_grouped
+        from colint.fixing import unified_diff, write_atomic
+
+        try:
+            changed = fix_grouped(results, groups, unsafe=unsafe_fixes)
+        except (ColintError, ValueError) as exc:
+            raise _fail(f"colint: error: a fix could not be applied: {getattr(exc, 'message', exc)}")
+        if show_diff:
+            text = "".join(unified_diff(p, old, new) for p, old, new in changed)
+            if text:
+                click.echo(text, nl=False)
+            if any(r.error is not None for r in results):
+                raise click.exceptions.Exit(EXIT_ERROR)
+            raise click.exceptions.Exit(EXIT_FINDINGS if changed and not exit_zero else EXIT_CLEAN)
+        for p, _old, new in changed:
+            try:
+                write_atomic(p, new)
+            except OSError as exc:
+                raise _fail(f"{p}: error: cannot write fixed file: {exc.strerror or exc}")
+        if changed:
+            click.echo(f"colint: fixed {len(changed)} file{'s' if len(changed) != 1 else ''}", err=True)
+            results, groups = check_grouped(list(paths), overrides, isolated=isolated, baseline_path=baseline)
     summ = summary(results)
     report = _render_report(fmt, results, summ, groups, statistics=statistics,
                             colour=output is None and sys.stdout.isatty())

@@ -193,8 +193,9 @@ def fixed_text(doc: Document, fixes: list[Fix]) -> str:
 
 
 def unified_diff(path: str, old: str, new: str) -> str:
+    a, b = (path, path) if os.path.isabs(path) else (f"a/{path}", f"b/{path}")
     return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        fromfile=f"a/{path}", tofile=f"b/{path}"))
+                                        fromfile=a, tofile=b))
 
 
 def write_atomic(path: str, text: str) -> None:
