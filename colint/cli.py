@@ -240,22 +240,9 @@ def _cli_overrides(gpus, scenario, dtype, tp, ep, pp, context, concurrency, sele
 
 
 def _write_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory (never a partial file)."""
-    import os
-    import tempfile
+    from colint.fileio import write_atomic
 
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".colint-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomic(path, text)
 
 
 @cli.command()
@@ -454,8 +441,6 @@ def rule_cmd(code: str) -> None:
 def schema_cmd(output: str | None) -> None:
     """Print the JSON Schema of colint's own design-file format (docs/schema.md)."""
     import json
-    import os
-    import tempfile
 
     from colint.spec.colint_schema import json_schema
 
@@ -463,12 +448,8 @@ def schema_cmd(output: str | None) -> None:
     if output is None:
         click.echo(text, nl=False)
         return
-    directory = os.path.dirname(os.path.abspath(output))
-    try:  # write a temporary file next to the target and rename it: never a partial file
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".colint-schema-")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, output)
+    try:  # never a partial file
+        _write_atomic(output, text)
     except OSError as exc:
         raise _fail(f"{output}: error: cannot write: {exc.strerror or exc}")
 

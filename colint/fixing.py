@@ -15,11 +15,11 @@ import difflib
 import json
 import os
 import re
-import tempfile
 from typing import Any, Iterable
 
 from colint.errors import ColintError
 from colint.findings import Edit, Finding, Fix
+from colint.fileio import write_atomic  # noqa: F401  (re-exported: the fixer's writer)
 from colint.loading import Document, load_text
 
 _PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
@@ -196,23 +196,3 @@ def unified_diff(path: str, old: str, new: str) -> str:
     a, b = (path, path) if os.path.isabs(path) else (f"a/{path}", f"b/{path}")
     return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
                                         fromfile=a, tofile=b))
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Replace ``path`` with ``text`` atomically, keeping its permission bits."""
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = os.stat(path).st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(prefix=".colint-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
