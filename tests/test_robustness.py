@@ -89,7 +89,9 @@ _CUT = _LLAMA_TEXT.index('"intermediate_size"') + 5  # inside the key string
 MALFORMED = [
     ("truncated.json", _LLAMA_TEXT[:_CUT], _loc(_LLAMA_TEXT, "intermediate_size"),
      "invalid JSON: Unterminated string starting at"),
-    ("unclosed.json", _LLAMA_TEXT.rstrip()[:-1], (_LLAMA_TEXT.rstrip().count("\n") + 1, 1),
+    # "file ends" points just after the last character, not at the empty line after the last newline
+    ("unclosed.json", _LLAMA_TEXT.rstrip()[:-1], (_LLAMA_TEXT.rstrip().count("\n"),
+                                                  len('  "vocab_size": 128256') + 1),
      "invalid JSON: file ends before the document is complete (Expecting ',' delimiter)"),
     ("missing-colon.json", '{\n  "hidden_size" 4096\n}\n', (2, 17), "invalid JSON: Expecting ':' delimiter"),
     ("empty.json", "", (1, 1), "empty file: expected a mapping of model keys"),
@@ -104,7 +106,7 @@ MALFORMED = [
     ("scalar.yaml", "just text\n", (1, 1), "expected a mapping of model keys at the top level, found a string"),
     ("tab.yaml", "model_type: llama\n\thidden_size: 3\n", (2, 1),
      "invalid YAML: found character '\\t' that cannot start any token"),
-    ("unclosed.yaml", "hidden_size: 4096\nnum_hidden_layers: [1, 2\n", (3, 1),
+    ("unclosed.yaml", "hidden_size: 4096\nnum_hidden_layers: [1, 2\n", (2, 25),
      "invalid YAML: expected ',' or ']', but got '<stream end>'"),
     ("duplicate.yaml", "model_type: llama\nhidden_size: 4096\nhidden_size: 8192\n", (3, 1),
      "invalid YAML: duplicate key 'hidden_size' (YAML forbids it; readers disagree on which value wins)"),

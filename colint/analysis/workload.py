@@ -247,7 +247,8 @@ def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str) -> list[Work
                 e = g.count
                 topk = round(g.m_per_token * e)
                 t_global = m_tokens * sc.ep
-                touched = 1.0 - (1.0 - topk / e) ** t_global  # share of experts with >= 1 token
+                # share of experts with >= 1 token; top-k > E (reported by CL003) must not overflow here
+                touched = 1.0 - (1.0 - min(1.0, topk / e)) ** t_global
                 per_expert = max(1, math.ceil(t_global * topk / e / max(touched, 1e-12)))
                 inst = inst * touched
                 m = per_expert

@@ -15,6 +15,18 @@ Path = tuple  # tuple[str | int, ...]
 MAX_DEPTH = 64  # nesting levels of mappings/lists; real configs nest < 6 deep
 
 
+def clamp_to_content(text: str, line: int | None, column: int | None) -> tuple[int | None, int | None]:
+    """A parser's end-of-file position moved back to just after the last non-blank character, so
+    that "the file ends here" points at a line that exists (not the empty one after the last newline)."""
+    end = len(text.rstrip())
+    if line is None or end == 0:
+        return line, column
+    end_line = text.count("\n", 0, end) + 1
+    if (line, column or 1) <= (end_line, end - text.rfind("\n", 0, end)):
+        return line, column
+    return end_line, end - text.rfind("\n", 0, end)
+
+
 def describe_type(value: Any) -> str:
     """A user-facing name for what a parser returned: 'a list', 'null', 'a string', ..."""
     if value is None:

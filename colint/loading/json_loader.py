@@ -12,7 +12,7 @@ import json
 import re
 
 from colint.errors import LoadError
-from colint.loading.document import MAX_DEPTH, Document, Span, describe_type
+from colint.loading.document import MAX_DEPTH, Document, Span, clamp_to_content, describe_type
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+')
 
@@ -43,9 +43,11 @@ def parse_json(text: str, path: str) -> Document:
         data = json.loads(text, parse_constant=on_constant)
     except json.JSONDecodeError as exc:
         msg = f"invalid JSON: {exc.msg}"
+        line, col = exc.lineno, exc.colno
         if exc.pos >= len(text.rstrip()):  # truncated, or a bracket never closed
             msg = f"invalid JSON: file ends before the document is complete ({exc.msg})"
-        raise LoadError(msg, path=path, line=exc.lineno, column=exc.colno) from None
+            line, col = clamp_to_content(text, line, col)
+        raise LoadError(msg, path=path, line=line, column=col) from None
     except RecursionError:
         line, col = _too_deep(text)
         raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=path, line=line, column=col) from None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from colint.errors import LoadError
-from colint.loading.document import MAX_DEPTH, Document, Span, describe_type
+from colint.loading.document import MAX_DEPTH, Document, Span, clamp_to_content, describe_type
 
 MAX_NODES = 200_000  # plain values after alias expansion; real configs have < 5,000
 
@@ -36,6 +36,7 @@ def parse_yaml(text: str, path: str) -> Document:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         col = mark.column + 1 if mark is not None else None
+        line, col = clamp_to_content(text, line, col)  # '<stream end>' sits after the last newline
         problem = (exc.problem or exc.context or "invalid YAML").strip()
         if "duplicate key" in str(exc).lower():
             key = _dup_key_name(str(exc))
