@@ -379,8 +379,14 @@ def _judge(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list
                   est_decode_step_pct=round(eff["decode"], 2), est_prefill_step_pct=round(eff["prefill"], 2))
         details = _dim_lines(ctx, bad) + [
             f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({w.label()})"]
+        fixes = _width_fixes(ctx, f, value, mult_field, "unsafe")
+        if f == "moe_intermediate_size" and tp > 1:
+            details.append("expert parallelism keeps each expert whole: "
+                           f"{value} is {'a' if value % TILE == 0 else 'not a'} multiple of 128 unsplit")
+            if value % TILE == 0:
+                fixes.insert(0, fix(f"deploy the experts with EP (--ep) instead of expert tp={tp}", "display"))
         yield ctx.finding(sev, f"{head}, not a multiple of 128", field=loc, evidence=ev, loss_pct=loss,
-                          details=details, fixes=_width_fixes(ctx, f, value, mult_field, "unsafe"))
+                          details=details, fixes=fixes)
         return
     coop = _coop(ctx)
     if coop is None:
@@ -573,7 +579,9 @@ def vocab_not_padded(ctx: Context):
     details = [first,
                f"padding to {target} (a multiple of {int(ctx.option('multiple'))} x tp={tp}) adds "
                f"{delta.total:,} zero-initialised parameters; serve with the padded logits masked "
-               f"(tokenizer vocabulary {v})"]
+               f"(tokenizer vocabulary {v})",
+               "vLLM pads its LM head to a multiple of 64 itself and Megatron to 128 x tp; Hugging Face transformers "
+               "and training code that read vocab_size run the GEMM at this width"]
     yield ctx.finding(
         sev, f"vocab_size {v}{shard}, {what}", field="vocab_size", key=key, evidence=ev, loss_pct=loss,
         details=details,
