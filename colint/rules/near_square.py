@@ -221,8 +221,8 @@ def _needed_thin(n: int, k: int, dtype: str, out_dtype: str, ridge: float) -> st
           why="Memory-bound GEMMs run at bandwidth speed; the time above the math time is lost to the shape, "
               "not to the batch. Guideline 1: favour near-square weight matrices; avoid a small projection or "
               "reduction dimension.",
-          example="o_proj with K = 4096/16 = 256 per shard at tp=16 in FP8 on B200: M* far above the 256-token "
-                  "decode batch at which a square GEMM is already compute-bound",
+          example="MobileLLM-125M's o_proj (N = K = 576, BF16) on B200: memory-bound at 8192 prefill tokens, "
+                  "compute-bound only from M* = 12000 (a large square GEMM from 281)",
           fix="Widen the thin dimension or shard it less (lower tp for that GEMM); or raise M (more concurrency) "
               "up to the M* quoted.",
           sources=SOURCES),
