@@ -133,7 +133,8 @@ def _nearest_divisible(n: int, tp: int) -> list[int]:
       "Attention heads must split evenly over the tensor-parallel ranks.",
       RuleDoc(
           what="Tensor parallelism gives each rank num_heads/tp query heads; KV heads are either split (n_kv "
-               "divisible by tp) or replicated (tp divisible by n_kv). Mamba/linear-attention heads split the same way.",
+               "divisible by tp) or replicated (tp divisible by n_kv). Mamba/linear-attention heads split the "
+               "same way.",
           why="With a remainder the heads cannot be split: Megatron-LM, vLLM and TensorRT-LLM reject the "
               "configuration at start-up.",
           example="Falcon-7B: 71 query heads cannot be split over tp=2, 4 or 8.",
@@ -189,7 +190,8 @@ def heads_not_divisible(ctx: Context):
                 near = sorted(opts, key=lambda v: (abs(v - count), v))[:2]
                 for v in sorted(near):
                     d = param_delta(spec, "num_kv_heads", v, old=count)
-                    fixes.append(fix(f"use {v} KV heads ({d.label()})", "unsafe", edit(key, count, v)))
+                    fixes.append(fix(f"use {v} KV head{'s' if v > 1 else ''} ({d.label()})", "unsafe",
+                                     edit(key, count, v)))
                 msg = f"{count} KV heads can neither be split over nor replicated evenly on tp={tp}"
             else:
                 msg = f"{count} {label} cannot be split over tp={tp} ({count / tp:.2f} per rank)"

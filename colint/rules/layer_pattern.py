@@ -29,7 +29,8 @@ OPTIONS = {
     "warn_idle_pct": (2.0, "warn when the best split still leaves this share (%) of pipeline time idle in FLOPs"),
     "weight_excess_hbm_pct": (5.0, "report when the heaviest stage holds this share (%) of the GPU's memory more "
                                    "weight bytes than the mean stage"),
-    "balanced_idle_pct": (0.5, "a layer count counts as balanced (for the suggested layouts) below this idle share (%)"),
+    "balanced_idle_pct": (0.5, "a layer count counts as balanced (for the suggested layouts) below this idle "
+                               "share (%)"),
     "common_pp": ((2, 4, 8), "pipeline sizes to check when --pp is not given (irregular stacks only)"),
 }
 
@@ -139,16 +140,26 @@ def _sizes(sizes) -> str:
     return "/".join(str(s) for s in sizes)
 
 
+def megatron_layout(sizes, mtp: int) -> str:
+    """Megatron-Core --pipeline-model-parallel-layout for these stage sizes: E embedding, t decoder
+    layer, m MTP layer, L loss; stages split by '|', 't*3' repeats, commas cosmetic."""
+    stages = []
+    for j, n in enumerate(sizes):
+        parts = (["E"] if j == 0 else []) + ([f"t*{n}" if n > 1 else "t"] if n else [])
+        if j == len(sizes) - 1:
+            parts += ["m"] * mtp + ["L"]
+        stages.append(",".join(parts))
+    return "|".join(stages)
+
+
 def _layout_fix(sizes, mtp: int) -> object:
     sizes = list(sizes)
     mid = sizes[1:-1]
+    title = f"uneven stages {_sizes(sizes)}: Megatron --pipeline-model-parallel-layout \"{megatron_layout(sizes, mtp)}\""
     if len(sizes) >= 2 and (not mid or all(m == mid[0] for m in mid)):
-        title = (f"uneven stages {_sizes(sizes)}: Megatron --decoder-first-pipeline-num-layers {sizes[0]} "
-                 f"--decoder-last-pipeline-num-layers {sizes[-1]}")
-    else:
-        title = f"uneven stages {_sizes(sizes)} (Megatron --pipeline-model-parallel-layout; vLLM VLLM_PP_LAYER_PARTITION)"
-    if mtp:
-        title += f"; MTP layer{'s' if mtp > 1 else ''} and LM head on the last stage"
+        title += (f" (or --decoder-first-pipeline-num-layers {sizes[0]} --decoder-last-pipeline-num-layers "
+                  f"{sizes[-1]})")
+    title += f"; vLLM VLLM_PP_LAYER_PARTITION={','.join(map(str, sizes))}"
     return fix(title, "display")
 
 

@@ -2,7 +2,8 @@
 
 import pytest
 
-from colint.analysis.pipeline import best_partition, best_partition_two, bubble_fraction, evaluate, even_sizes, imbalance
+from colint.analysis.pipeline import (best_partition, best_partition_two, bubble_fraction, evaluate, even_sizes,
+                                     imbalance)
 from colint.checking import CheckOptions, build_targets, check_spec
 from colint.loading import load
 from colint.rules._fixes import layer_pattern_for, with_num_layers
@@ -99,6 +100,9 @@ def test_cl601_deepseek_v3_61_layers(pp, sizes, regular):
     assert ev["weight_bytes_imbalance_pct"] == pytest.approx(7.89, abs=0.01)
     assert ev["mtp_layers"] == 1
     assert f.fixes[0].safety == "display"
+    lay = "|".join(["E,t*%d" % sizes[0]] + ["t*%d" % n for n in sizes[1:-1]] + ["t*%d,m,L" % sizes[-1]])
+    assert f'--pipeline-model-parallel-layout "{lay}"' in f.fixes[0].title
+    assert "VLLM_PP_LAYER_PARTITION=" + ",".join(map(str, sizes)) in f.fixes[0].title
     assert [(x.edits[0].new, x.safety) for x in f.fixes[1:]] == [(n, "unsafe") for n, _ in regular]
     assert [x.title.split("stages ")[1].rstrip(")") for x in f.fixes[1:]] == [s for _, s in regular]
 

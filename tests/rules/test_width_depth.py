@@ -61,8 +61,9 @@ def test_the_latency_workload_is_used_whatever_the_scenario():
 
 
 def test_well_shaped_models_are_quiet():
-    for path in ("tests/corpus/hf/llama3__Meta-Llama-3.1-8B.json", "tests/corpus/hf/llama3__Llama-3.3-70B-Instruct.json",
-                 "tests/corpus/hf/qwen3__Qwen3-8B.json", "tests/corpus/hf/deepseek__DeepSeek-V3.json"):
+    for name in ("llama3__Meta-Llama-3.1-8B", "llama3__Llama-3.3-70B-Instruct", "qwen3__Qwen3-8B",
+                 "deepseek__DeepSeek-V3"):
+        path = f"tests/corpus/hf/{name}.json"
         assert run(corpus(path), ["CL3"]) == [], path
         assert run(corpus(path), ["CL3"], scenario="latency") == [], path
 
