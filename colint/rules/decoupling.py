@@ -216,7 +216,7 @@ def heads_not_divisible(ctx: Context):
               "sequence over the same GPUs (Helix: KVP x TP_A for attention, TP/EP for the FFN) cuts the "
               "dominant term.",
           example="Llama-3.1-8B at 131,072 tokens, 16 sequences: KV reads are most of the step; the "
-                  "crossover is near 8k tokens at this concurrency.",
+                  "crossover is near 9k tokens at this concurrency.",
           fix="Serve long contexts with KV parallelism (Helix), fewer KV bytes per token (fewer KV heads, MLA, "
               "FP8 KV), or sliding-window/linear-attention layers.",
           sources=SOURCES_KV[2:] + ("TensorRT-LLM: Helix for ISL > ~64K at low batch",)),

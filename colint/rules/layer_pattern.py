@@ -25,7 +25,7 @@ SOURCES = (
     "num-layers, --account-for-embedding-in-pipeline-split, --pipeline-model-parallel-layout",
     "DeepSeek-V3 (arXiv 2412.19437): 61 layers, first 3 dense, 1 MTP layer; Megatron layout Et*3|(tt|)*29,m|L",
 )
-OPTIONS = {
+_OPTIONS = {
     "warn_idle_pct": (2.0, "warn when the best split still leaves this share (%) of pipeline time idle in FLOPs"),
     "weight_excess_hbm_pct": (5.0, "report when the heaviest stage holds this share (%) of the GPU's memory more "
                                    "weight bytes than the mean stage"),
@@ -33,6 +33,10 @@ OPTIONS = {
                                "share (%)"),
     "common_pp": ((2, 4, 8), "pipeline sizes to check when --pp is not given (irregular stacks only)"),
 }
+
+
+def _opts(*names: str) -> dict:
+    return {n: _OPTIONS[n] for n in names}
 
 
 @dataclass
@@ -209,11 +213,12 @@ def _describe(c: StackCosts, p: Partition, pp: int) -> dict:
                "evenly.",
           why="Every stage waits for the slowest one: the idle share is lost throughput on every GPU of the "
               "pipeline, on top of the (p-1)/m bubble. Megatron-LM also refuses an uneven split unless told how.",
-          example="DeepSeek-V3: 61 layers (3 dense) + 1 MTP layer at pp=4 — best split 16/15/15/15.",
+          example="DeepSeek-V3: 61 layers (3 dense) + 1 MTP layer at pp=4: best split 16/15/16/14 (MTP and LM head on "
+                  "the last stage), est. 3% of pipeline time idle; 59 or 63 layers split evenly.",
           fix="Pick a layer count that divides (counting MTP layers on the last stage), or state the uneven split "
               "explicitly (--decoder-first/last-pipeline-num-layers).",
           sources=SOURCES),
-      options=OPTIONS)
+      options=_opts("warn_idle_pct", "balanced_idle_pct"))
 def layers_not_divisible(ctx: Context):
     spec, sc, w = ctx.spec, ctx.scenario, ctx.workload
     pp = sc.pp
@@ -268,7 +273,7 @@ def layers_not_divisible(ctx: Context):
           example="A 52-layer hybrid with attention every 8th layer at pp=4: stages hold 1 or 2 attention layers.",
           fix="Make the pattern period divide the layers per stage, or give the split explicitly.",
           sources=SOURCES),
-      options=OPTIONS)
+      options=_opts("warn_idle_pct"))
 def stage_imbalance(ctx: Context):
     spec, sc, w = ctx.spec, ctx.scenario, ctx.workload
     pp = sc.pp
@@ -317,7 +322,7 @@ def stage_imbalance(ctx: Context):
           fix="Move layers off the heavy stages (Megatron --account-for-embedding-in-pipeline-split / "
               "--account-for-loss-in-pipeline-split, or explicit first/last stage sizes).",
           sources=SOURCES),
-      options=OPTIONS)
+      options=_opts("warn_idle_pct", "weight_excess_hbm_pct"))
 def weight_imbalance(ctx: Context):
     spec, sc, w = ctx.spec, ctx.scenario, ctx.workload
     pp = sc.pp
@@ -379,10 +384,10 @@ def weight_imbalance(ctx: Context):
                "(give --pp to check one).",
           why="Guideline 6: irregular stacks should still split into balanced stages for pipeline (and chunked "
               "pipeline) parallelism.",
-          example="DeepSeek-V3 (61 layers, 3 dense, 1 MTP): 16/15/15/15 at pp=4, 8/8/8/8/8/7/7/7-like at pp=8.",
+          example="DeepSeek-V3 (61 layers, 3 dense, 1 MTP): 16/15/16/14 at pp=4, 8/7/8/8/8/8/8/6 at pp=8.",
           fix="Choose a layer count that splits evenly with its irregular parts, or check with --pp.",
           sources=SOURCES),
-      options=OPTIONS)
+      options=_opts("warn_idle_pct", "common_pp"))
 def irregular_stack(ctx: Context):
     spec, sc, w = ctx.spec, ctx.scenario, ctx.workload
     if sc.pp > 1:

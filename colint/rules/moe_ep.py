@@ -59,8 +59,8 @@ def _fmt_tokens(x: float) -> str:
           why="Below M* each expert's weights are streamed for a handful of rows: the expert layers run at HBM "
               "speed, not Tensor-Core speed. Per-GPU concurrency is capped by the KV cache, so widening EP is the "
               "lever (more ranks' tokens meet each expert, fewer experts per GPU).",
-          example="DeepSeek-V3 (256 experts, top-8) at 256 seq per rank: 8 tokens per expert at ep=1; M* ~ 300 on "
-                  "B200 BF16 -> about 9,600 concurrent tokens, ep>=38.",
+          example="DeepSeek-V3 (256 experts, top-8) at 256 seq per rank: 8 tokens per expert at ep=1; M* ~ 340 on "
+                  "B200 BF16 -> about 10,900 concurrent tokens, ep>=43.",
           fix="Deploy with wide EP (and attention data parallelism); at design time, a smaller E/top-k ratio lowers "
               "the concurrency needed.",
           sources=SOURCES),

@@ -162,3 +162,8 @@ def test_cl604_without_pp_reports_irregular_stacks_only():
     # periodic hybrids and regular stacks are not reported without --pp
     assert run(corpus("tests/corpus/hf/gpt-oss__gpt-oss-20b.json"), ["CL604"]) == []
     assert run(corpus("tests/corpus/hf/llama3__Meta-Llama-3.1-8B.json"), ["CL604"]) == []
+
+
+def test_cl601_threshold_is_an_option():
+    (f,) = run(corpus(DSV3), ["CL601"], pp=4, rule_options={"CL601": {"warn_idle_pct": 5.0}})
+    assert f.severity == "info"  # 3.1% idle is below a 5% threshold
