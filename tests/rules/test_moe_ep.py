@@ -116,3 +116,12 @@ def test_cl503_fine_grained_experts_under_tp():
 def test_dense_model_has_no_cl5_findings():
     for kw in ({}, {"tp": 8}, {"ep": 8}):
         assert run(spec_of(LLAMA_8B), ["CL5"], **kw) == []
+
+
+def test_cl501_qwen3_30b_a3b_throughput():
+    spec = corpus(QWEN3_30B)
+    (f,) = run(spec, ["CL501"])
+    m_star = expert_m_star(spec)
+    assert (f.key, f.evidence["tokens_per_expert"]) == ("num_experts", 16.0)  # 256 x 8 / 128
+    assert f.evidence["ep_needed"] == math.ceil(m_star * 128 / 8 / 256)
+    assert f.evidence["prefill_tokens_per_expert"] == 512.0
