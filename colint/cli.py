@@ -454,6 +454,101 @@ def schema_cmd(output: str | None) -> None:
         raise _fail(f"{output}: error: cannot write: {exc.strerror or exc}")
 
 
+def _file_options(path: str, overrides: dict, isolated: bool):
+    """CheckOptions in force for ``path`` (its nearest [tool.colint] / .colint.toml, then the flags)."""
+    import os
+
+    from colint.settings import find_config, resolve
+
+    cfg = None if isolated else find_config(os.path.dirname(os.path.abspath(path)))
+    return resolve(cfg, overrides).check_options()
+
+
+@cli.command("suggest")
+@click.argument("path", type=click.Path(dir_okay=False, allow_dash=False))
+@_settings_options
+@click.option("--budget-pct", type=click.FloatRange(min=0), default=2.0, show_default=True,
+              help="Largest change of the total parameter count, in % of the original.")
+@click.option("--objective", type=click.Choice(["throughput", "latency"]), default="throughput", show_default=True,
+              help="throughput: prefill and decode step time weigh the same; latency: decode weighs 3x.")
+@click.option("--top", type=click.IntRange(min=1, max=50), default=5, show_default=True,
+              help="How many verified variants to print.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def suggest_cmd(path, gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore, extend_select,
+                fail_on, input_format, vocab_size, isolated, budget_pct, objective, top, fmt) -> None:
+    """Variants of the design within a parameter budget that pass every rule, ranked by estimated speed.
+
+    Exit 0 when at least one variant passes, 1 when none does, 2 on an error."""
+    from colint.errors import ColintError
+    from colint.suggest import render_text, suggest
+
+    overrides = _cli_overrides(gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore,
+                               extend_select, fail_on, input_format, vocab_size)
+    try:
+        result = suggest(path, _file_options(path, overrides, isolated), budget_pct=budget_pct,
+                         objective=objective, top=top)
+    except ColintError as exc:
+        raise _fail(f"colint: error: {exc.message}" if exc.path is None else exc.located())
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps(result.public(), indent=2))
+    else:
+        click.echo(render_text(result))
+    raise click.exceptions.Exit(EXIT_CLEAN if result.candidates else EXIT_FINDINGS)
+
+
+@cli.command("report")
+@click.argument("path", type=click.Path(dir_okay=False, allow_dash=False))
+@_settings_options
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="report.html (every chart and the findings), or x.png / x.svg (one chart).")
+@click.option("--chart", type=click.Choice(["roofline", "time", "pipeline"]), default=None,
+              help="The chart a .png/.svg output holds. [default: roofline]")
+def report_cmd(path, gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore, extend_select,
+               fail_on, input_format, vocab_size, isolated, output, chart) -> None:
+    """Charts of the design on a GPU: roofline of every GEMM, step-time breakdown, pipeline balance."""
+    import importlib.util
+    import os
+
+    ext = os.path.splitext(output)[1].lower()
+    if ext not in (".html", ".htm", ".png", ".svg"):
+        raise _fail(f"colint: error: -o {output}: write a .html report or a .png/.svg chart")
+    if chart is not None and ext in (".html", ".htm"):
+        raise _fail("colint: error: --chart picks the chart of a .png/.svg output; the HTML report holds all")
+    if importlib.util.find_spec("matplotlib") is None:
+        raise _fail("colint: error: `colint report` needs matplotlib: pip install 'colint[report]'")
+    from colint.analysis.workload import analyse
+    from colint.checking import build_targets, check_file
+    from colint.errors import ColintError
+    from colint.report import report_data, write_bytes_atomic
+
+    overrides = _cli_overrides(gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore,
+                               extend_select, fail_on, input_format, vocab_size)
+    try:
+        opts = _file_options(path, overrides, isolated)
+        targets = build_targets(opts)[:1]
+        result = check_file(path, targets, opts)
+        if result.error is not None:
+            raise result.error
+        workload = analyse(result.spec, targets[0].profile, targets[0].scenario)
+    except ColintError as exc:
+        raise _fail(f"colint: error: {exc.message}" if exc.path is None else exc.located())
+    data = report_data(path, result.spec, workload, result.findings)
+    try:
+        from colint.reporters.report_html import render_chart, render_html
+    except ImportError as exc:
+        raise _fail(f"colint: error: `colint report` needs matplotlib ({exc}): pip install 'colint[report]'")
+    try:
+        if ext in (".png", ".svg"):
+            write_bytes_atomic(output, render_chart(data, chart or "roofline", ext[1:]))
+        else:
+            _write_atomic(output, render_html(data))
+    except OSError as exc:
+        raise _fail(f"{output}: error: cannot write: {exc.strerror or exc}")
+    click.echo(f"colint: wrote {output}", err=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         rv = cli.main(args=argv, prog_name="colint", standalone_mode=False)
