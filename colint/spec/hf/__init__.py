@@ -71,6 +71,11 @@ FAMILIES: dict[str, str] = {
     "olmo3": "olmo",
     "minicpm3": "minicpm3",
     "nemotron-nas": "nemotron_nas",
+    # families that differ from Llama in a few traits (colint/spec/hf/decoder.py, tests/test_hf_more.py)
+    **{mt: "decoder" for mt in (
+        "granite", "smollm3", "arcee", "seed_oss", "cohere", "cohere2", "starcoder2", "gpt_neox", "gptj",
+        "stablelm", "glm", "glm4", "exaone4", "ernie4_5", "hunyuan_v1_dense", "apertus",
+        "olmoe", "phimoe", "granitemoe", "granitemoeshared", "ernie4_5_moe", "hunyuan_v1_moe", "dots1")},
 }
 
 # Multimodal wrapper model_type -> the text model_type when text_config has none (transformers' default).
