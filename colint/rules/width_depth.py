@@ -164,7 +164,9 @@ def wider_alternative(spec, target_layers: int, tol: float):
                                          "latency-scenario decode step (models of 1B parameters and more)"),
                "small_model_params": (1.0e9, "below this many parameters deep-and-thin is a known good choice "
                                              "(MobileLLM): advise only"),
-               "param_tolerance": (0.02, "the alternative keeps the parameter count within this fraction")})
+               "param_tolerance": (0.02, "the alternative keeps the parameter count within this fraction"),
+               "min_itl_gain": (0.05, "models of 1B parameters and more: report only when the equal-parameter "
+                                      "alternative cuts the estimated ITL by at least this fraction")})
 def deep_narrow_stack(ctx: Context):
     from colint.analysis.inventory import param_counts
     from colint.analysis.workload import analyse
@@ -199,6 +201,8 @@ def deep_narrow_stack(ctx: Context):
         alt_w = analyse(alt_spec, ctx.profile, w.scenario)
         alt_itl = alt_w.steps["decode"].estimate_s
         gain = 1.0 - alt_itl / step.estimate_s
+        if not small and gain < ctx.option("min_itl_gain"):
+            return
         d_pct = 100.0 * (alt_params - params) / params
         desc = (f"H={alt_spec.hidden_size} x {alt_spec.num_layers} layers"
                 + (f", intermediate {alt_spec.intermediate_size}" if alt_spec.intermediate_size else ""))
