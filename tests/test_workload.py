@@ -137,3 +137,16 @@ def test_mamba_state_not_kv():
     mamba = [a for a in w.attention["decode"] if a.mixer == "mamba"]
     assert mamba and all(a.kv_bytes_per_token == 0 and a.bytes > 0 for a in mamba)
     assert w.kv_bytes_per_token == 4 * 4096 and w.state_bytes_per_sequence > 0
+
+
+def test_expert_all_to_all_matches_deepseek_isca_figure():
+    # DeepSeek ISCA'25 §2.3.2 (domain.md V15): 32 tokens/device, FP8 dispatch + BF16 combine, H~7K,
+    # 9 experts per token over 900 GB/s NVLink (NVL72): 6.72 us per layer step (their 9 = 8 routed + 1
+    # shared; colint sends only the 8 routed, and only the (ep-1)/ep that leave the GPU).
+    from colint.analysis.workload import COLLECTIVE_LATENCY_S, expert_all_to_all_s
+
+    sc = make_scenario("latency", dtype="fp8", ep=72, concurrency=32)
+    t = expert_all_to_all_s(32, 8, 7168, sc, 900e9) - 2 * COLLECTIVE_LATENCY_S
+    assert t == pytest.approx(6.72e-6 * (8 / 9) * (7168 / 7000) * (71 / 72), rel=0.02)
+    w = analyse(_spec("tests/corpus/hf/deepseek__DeepSeek-V3.json"), load_profile("gb200"), sc)
+    assert w.steps["decode"].comm_s == pytest.approx(58 * expert_all_to_all_s(32, 8, 7168, sc, 900e9))

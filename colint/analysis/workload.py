@@ -346,6 +346,15 @@ def _attention(spec: ModelSpec, kind: LayerKind, n_layers: int, profile, sc: Sce
     return AttentionCost(kind.name, regime, n_layers, mx.kind, flops, bytes_, sol, est, kv_gpu, replication, attended)
 
 
+def expert_all_to_all_s(tokens: int, top_k: int, hidden: int, sc: Scenario, link_bytes_per_s: float) -> float:
+    """EP dispatch + combine of one MoE layer (DeepSeek ISCA'25 form, domain.md §10):
+    (b_dispatch + b_combine)·T·k·H·(ep−1)/ep / link bandwidth, + two collective latencies.
+    Dispatch travels in the GEMM format (FP8 or narrower: 1 B; else 2 B), combine in BF16."""
+    b_dispatch = 1.0 if FORMATS.get(sc.gemm_format, ("bf16", 2.0, 2.0))[1] <= 1.1 else 2.0
+    vol = (b_dispatch + 2.0) * tokens * top_k * hidden * (sc.ep - 1) / sc.ep
+    return vol / link_bytes_per_s + 2 * COLLECTIVE_LATENCY_S
+
+
 def _kernels_per_layer(kind: LayerKind, gemm_rows: int, tp: int) -> tuple[int, int]:
     """(non-GEMM kernels, collectives) per layer: norms, rope/attention, activation, MoE routing."""
     other = 2  # two norms (residual add fused)
@@ -409,6 +418,9 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
             if n_coll:
                 vol = 2.0 * tokens * h * b_act * (scenario.tp - 1) / scenario.tp
                 coll_s = n_coll * (vol / link_bytes_per_s + COLLECTIVE_LATENCY_S)
+            if kind.ffn.kind == "moe" and scenario.ep > 1:
+                coll_s += expert_all_to_all_s(tokens, kind.ffn.top_k, h, scenario, link_bytes_per_s)
+                n_coll += 2
             layer_s = kt["attention"] + kt["ffn"] + core_s + elem_s + coll_s
             per_kind_s[regime][kind.name] = layer_s
             gemm_s += n * (kt["attention"] + kt["ffn"])
