@@ -337,12 +337,14 @@ def test_unknown_model_type_is_a_clear_error(tmp_path, capsys):
 
 def test_fallback_reads_a_standard_decoder_through_transformers(tmp_path):
     pytest.importorskip("transformers")
-    cfg = {"model_type": "cohere", "hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 4,
+    # vaultgemma: a family without an adapter (cohere, used here before, has one in decoder.py now)
+    cfg = {"model_type": "vaultgemma", "hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 4,
            "num_attention_heads": 8, "vocab_size": 32000}
-    spec = _spec_of(cfg, str(tmp_path / "cohere.json"))
-    assert (spec.model_type, spec.hidden_size, spec.num_layers, spec.intermediate_size) == ("cohere", 1024, 4, 4096)
+    spec = _spec_of(cfg, str(tmp_path / "vaultgemma.json"))
+    assert (spec.model_type, spec.hidden_size, spec.num_layers, spec.intermediate_size) == ("vaultgemma", 1024, 4,
+                                                                                              4096)
     assert "read through transformers' generic config; parameter counts approximate" in spec.notes
-    assert spec.tie_word_embeddings  # CohereConfig's default, not Llama's
+    assert spec.tie_word_embeddings  # VaultGemmaConfig's default, not Llama's
 
 
 def test_fallback_refuses_a_non_decoder():

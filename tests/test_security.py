@@ -159,7 +159,7 @@ def test_no_socket_is_ever_opened(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(socket, "getaddrinfo", no_network)
     unknown = tmp_path / "config.json"
     # a model type transformers knows but colint has no adapter for: the fallback imports transformers
-    unknown.write_text(json.dumps({"model_type": "stablelm", "hidden_size": 256, "num_hidden_layers": 2,
+    unknown.write_text(json.dumps({"model_type": "helium", "hidden_size": 256, "num_hidden_layers": 2,
                                    "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 1024,
                                    "vocab_size": 1000}), encoding="utf-8")
     for args in _NETWORK_CASES + [["check", str(unknown)], ["inspect", str(unknown)]]:

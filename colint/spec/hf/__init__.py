@@ -76,6 +76,8 @@ FAMILIES: dict[str, str] = {
         "granite", "smollm3", "arcee", "seed_oss", "cohere", "cohere2", "starcoder2", "gpt_neox", "gptj",
         "stablelm", "glm", "glm4", "exaone4", "ernie4_5", "hunyuan_v1_dense", "apertus",
         "olmoe", "phimoe", "granitemoe", "granitemoeshared", "ernie4_5_moe", "hunyuan_v1_moe", "dots1")},
+    "qwen3_omni_moe": "qwen3_moe",  # the thinker's language model (NESTED_WRAPPER_KEYS)
+    "qwen3_omni_moe_text": "qwen3_moe",
 }
 
 # Multimodal wrapper model_type -> the text model_type when text_config has none (transformers' default).
@@ -91,6 +93,7 @@ WRAPPER_TEXT_TYPES: dict[str, str] = {
     "llama4": "llama4_text",
     "kimi_k25": "deepseek_v3",
     "glm4v_moe": "glm4v_moe_text",
+    "qwen3_omni_moe": "qwen3_omni_moe_text",  # under thinker_config.text_config
 }
 
 WRAPPER_KEYS = ("text_config", "llm_config", "language_config")
@@ -126,18 +129,31 @@ def detect(doc: Document) -> bool:
     return any(isinstance(data.get(w), dict) for w in WRAPPER_KEYS)
 
 
+# Wrappers whose language model sits one level deeper (Qwen3-Omni: thinker_config.text_config).
+NESTED_WRAPPER_KEYS = ("thinker_config",)
+
+
 def _text_root(doc: Document) -> tuple[tuple, str | None]:
     """The mapping that holds the language model and its model_type."""
     data = doc.data
+    for outer in NESTED_WRAPPER_KEYS:
+        if isinstance(data.get(outer), dict):
+            found = _wrapped(data, data[outer], (outer,))
+            if found is not None:
+                return found
+    return _wrapped(data, data, ()) or ((), data.get("model_type"))
+
+
+def _wrapped(data: dict, holder: dict, prefix: tuple) -> tuple[tuple, str | None] | None:
     for w in WRAPPER_KEYS:
-        sub = data.get(w)
+        sub = holder.get(w)
         if isinstance(sub, dict) and any(k in sub for k in ("hidden_size", "num_hidden_layers", "model_type",
                                                               "d_model", "n_embd")):
             mt = sub.get("model_type")
             if mt is None and isinstance(data.get("model_type"), str):
                 mt = WRAPPER_TEXT_TYPES.get(data["model_type"])
-            return (w,), mt
-    return (), data.get("model_type")
+            return prefix + (w,), mt
+    return None
 
 
 def resolve_model_type(doc: Document, prefix: tuple, model_type) -> str:

@@ -86,22 +86,28 @@ def deepseek_style_mtp_params(kind: LayerKind, h: int) -> int:
     return kind_params(kind, h)[0] + 2 * h + 2 * h * h + h
 
 
-def tie_embeddings(r: HFReader, default: bool) -> bool:
-    """``tie_word_embeddings``: the text config's, else (multimodal wrapper) the wrapper's
-    top-level key, else the family default."""
-    if r.has("tie_word_embeddings") or not r.prefix or not r.doc.has(("tie_word_embeddings",)):
+def tie_embeddings(r: HFReader, default: bool, wrapper_decides: bool = False) -> bool:
+    """``tie_word_embeddings``: the text config's, else (multimodal wrapper) the wrapper's key
+    one level up (the top level; Qwen3-Omni's ``thinker_config``), else the family default.
+    ``wrapper_decides``: only the wrapper's key counts (Qwen3-Omni's thinker ignores its text config's)."""
+    outer = r.prefix[:-1] + ("tie_word_embeddings",)
+    if wrapper_decides and r.prefix and not r.doc.has(outer):
+        return default
+    if (r.has("tie_word_embeddings") and not wrapper_decides) or not r.prefix or not r.doc.has(outer):
         return r.bool("tie_word_embeddings", "tie_word_embeddings", default=default)
-    v = r.doc.get(("tie_word_embeddings",))
+    v = r.doc.get(outer)
+    from colint.loading.document import format_path
+
     if not isinstance(v, bool):
-        line, col = r.doc.location(("tie_word_embeddings",))
+        line, col = r.doc.location(outer)
         from colint.errors import SpecError
 
-        raise SpecError(f"'tie_word_embeddings' must be true or false, got {v!r}", path=r.doc.path, line=line,
-                        column=col, key="tie_word_embeddings")
-    line, col = r.doc.location(("tie_word_embeddings",))
+        raise SpecError(f"'{format_path(outer)}' must be true or false, got {v!r}", path=r.doc.path, line=line,
+                        column=col, key=format_path(outer))
+    line, col = r.doc.location(outer)
     from colint.spec.model import Source
 
-    r.sources["tie_word_embeddings"] = Source(key="tie_word_embeddings", line=line, column=col)
+    r.sources["tie_word_embeddings"] = Source(key=format_path(outer), line=line, column=col)
     return v
 
 

@@ -10,6 +10,8 @@ qwen2_moe adds a gated shared expert (``shared_expert_intermediate_size``) and i
 ``shared_expert_gate`` (H -> 1, no bias); q/k/v carry a bias (``qkv_bias``, default true), o not.
 qwen3_moe / qwen3_vl_moe: ``attention_bias`` on q/k/v/o and per-head q/k RMSNorms (head_dim
 each). ``norm_topk_prob`` changes routing weights, not shapes. Two RMSNorms (H) per layer.
+Qwen3-Omni's thinker language model (``qwen3_omni_moe_text`` under ``thinker_config.text_config``)
+is built like qwen3_moe; only ``thinker_config.tie_word_embeddings`` ties its LM head.
 """
 
 from __future__ import annotations
@@ -26,12 +28,15 @@ _DEFAULTS = {
                       vocab=151936, tie=False),
     "qwen3_vl_moe_text": dict(hidden=2048, layers=24, heads=16, kv=16, inter=5632, moe=1408, shared=0, k=4, e=60,
                               vocab=151936, tie=True),
+    # Qwen3-Omni's thinker language model (thinker_config.text_config); its thinker_config ties (default false)
+    "qwen3_omni_moe_text": dict(hidden=2048, layers=28, heads=28, kv=4, inter=18944, moe=768, shared=0, k=8,
+                                e=128, vocab=3584, tie=False),
 }
+_WRAPPERS = {"qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_omni_moe": "qwen3_omni_moe_text"}
 
 
 def build(r: HFReader) -> ModelSpec:
-    mt = r.model_type if r.model_type in _DEFAULTS else (
-        "qwen3_vl_moe_text" if r.model_type == "qwen3_vl_moe" else "qwen3_moe")
+    mt = r.model_type if r.model_type in _DEFAULTS else _WRAPPERS.get(r.model_type, "qwen3_moe")
     d = _DEFAULTS[mt]
     qwen2 = mt == "qwen2_moe"
     h = r.int("hidden_size", "hidden_size", default=d["hidden"])
@@ -44,7 +49,7 @@ def build(r: HFReader) -> ModelSpec:
     step = r.int("decoder_sparse_step", "decoder_sparse_step", default=1)
     mlp_only = set(int_list(r, "mlp_only_layers") or [])
     vocab = r.int("vocab_size", "vocab_size", default=d["vocab"])
-    tie = tie_embeddings(r, d["tie"])
+    tie = tie_embeddings(r, d["tie"], wrapper_decides=mt == "qwen3_omni_moe_text")
     if qwen2:
         shared = r.int("shared_expert_intermediate_size", "shared_expert_intermediate_size", default=d["shared"],
                        minimum=0)
