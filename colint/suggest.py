@@ -37,6 +37,7 @@ OBJECTIVES = ("throughput", "latency")
 DEFAULT_BUDGET_PCT = 2.0
 DEFAULT_TOP = 5
 MAX_VERIFY = 64  # finalists checked for real (each a load + normalize + check, ~10-30 ms)
+INTERP_CHUNK = 8192  # points per interpolation block (bounds memory: chunk x probes floats)
 GIVE_UP_AFTER = 16  # ... fewer when every one of them keeps a warning of the original's
 TILE = 128  # the tile width every rule aligns to (alignment rules: multiple of 128 per shard)
 H_STEPS = 3  # grid points on each side of the original
@@ -320,19 +321,33 @@ class SearchModel:
         self.row_info = {f"g|{r.kind}|{r.name}": r for r in analyse(spec, profile, scenario).gemms["decode"]}
 
     def interpolate(self, points, columns: Optional[list[str]] = None):
-        """(len(points) x len(columns)) interpolated quantities; ``points`` is an int array (N x axes)."""
+        """(len(points) x len(columns)) interpolated quantities; ``points`` is an int array (N x axes).
+
+        The tensor-product Lagrange weights of a chunk of points (chunk x probes) times the probe table."""
         import numpy as np
 
         idx = [self.col[c] for c in (columns or self.keys)]
-        vals = self.values[..., idx]
-        out = None
-        # contract one axis at a time: vals[n0, n1, ..., q] -> per point
-        w0 = _lagrange(points[:, 0], self.nodes[0])  # N x n0
-        out = np.einsum("pi,i...->p...", w0, vals)  # N x n1 x ... x q
-        for j in range(1, len(self.axes)):
-            wj = _lagrange(points[:, j], self.nodes[j])
-            out = np.einsum("pi,pi...->p...", wj, out)
+        table = self.values[..., idx].reshape(-1, len(idx))  # probes (C order over the axes) x quantities
+        out = np.empty((points.shape[0], len(idx)))
+        for lo in range(0, points.shape[0], INTERP_CHUNK):
+            chunk = points[lo:lo + INTERP_CHUNK]
+            w = np.ones((chunk.shape[0], 1))
+            for j in range(len(self.axes)):
+                wj = _lagrange(chunk[:, j], self.nodes[j])
+                w = (w[:, :, None] * wj[:, None, :]).reshape(chunk.shape[0], -1)
+            out[lo:lo + INTERP_CHUNK] = w @ table
         return out
+
+    def interpolate_grid(self, columns: list[str]):
+        """The quantities at every point of the full candidate grid (all axis values, meshgrid "ij"
+        order, flattened): one small contraction per axis instead of per-point weights."""
+        import numpy as np
+
+        g = self.values[..., [self.col[c] for c in columns]]
+        for j, a in enumerate(self.axes):
+            w = _lagrange(a.values, self.nodes[j])  # len(values) x len(nodes)
+            g = np.moveaxis(np.tensordot(w, g, axes=([1], [j])), 0, j)
+        return g.reshape(-1, len(columns))
 
     def estimate(self, points) -> dict[str, Any]:
         """Vectorized decode / prefill step estimates (s) and params for grid points (N x axes)."""
@@ -430,9 +445,13 @@ def _estimate_unique(m, n, k, dtype, profile, out_dtype):
 
     from colint.analysis.gemm_model import estimate_arrays
 
-    stacked = np.stack([m, n, k], axis=1)
-    uniq, inverse = np.unique(stacked, axis=0, return_inverse=True)
-    r = estimate_arrays(uniq[:, 0], uniq[:, 1], uniq[:, 2], dtype, profile, out_dtype, standalone=False)
+    (um, im), (un, inn), (uk, ik) = (np.unique(a, return_inverse=True) for a in (m, n, k))
+    key = (im.astype(np.int64) * un.size + inn) * uk.size + ik  # one integer per (M, N, K): a fast 1-D unique
+    ukey, inverse = np.unique(key, return_inverse=True)
+    k_i = ukey % uk.size
+    n_i = (ukey // uk.size) % un.size
+    m_i = ukey // (uk.size * un.size)
+    r = estimate_arrays(um[m_i], un[n_i], uk[k_i], dtype, profile, out_dtype, standalone=False)
     return np.asarray(r["estimate_s"], dtype=np.float64)[inverse.reshape(-1)]
 
 
@@ -507,14 +526,12 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
     axes = model.axes
     grids = np.meshgrid(*[np.asarray(a.values, dtype=np.int64) for a in axes], indexing="ij")
     points = np.stack([g.reshape(-1) for g in grids], axis=1)
-    points = points[_feasible(points, axes, tie, spec, target.scenario)]
+    params = np.rint(model.interpolate_grid(["params"])[:, 0]).astype(np.int64)
     orig_pt = np.array([a.original for a in axes])
-    points = points[~np.all(points == orig_pt, axis=1)]
-    result.searched = int(points.shape[0])
-    params = np.rint(model.interpolate(points, ["params"])[:, 0]).astype(np.int64)
+    mask = _feasible(points, axes, tie, spec, target.scenario) & ~np.all(points == orig_pt, axis=1)
+    result.searched = int(mask.sum())
     limit = base_params * budget_pct / 100.0
-    keep = np.abs(params - base_params) <= limit
-    points = points[keep]
+    points = points[mask & (np.abs(params - base_params) <= limit)]
     result.within_budget = int(points.shape[0])
     if not points.shape[0]:
         result.seconds = time.perf_counter() - t0
@@ -643,18 +660,18 @@ def render_text(r: SuggestResult) -> str:
                      + (" (the original's warnings may not depend on the searched dimensions)" if f["warning"]
                         else ""))
         return "\n".join(lines)
-    rows = [("#", "edits", "params", "Δparams", "prefill tok/s", "Δ", "decode step", "Δ", "Δscore")]
+    rows = [("#", "params", "Δparams", "prefill tok/s", "Δ", "decode step", "Δ", "Δscore", "edits")]
     for i, c in enumerate(r.candidates, 1):
         ce = c.estimates
         edits = ", ".join(f"{k} {o['values'].get(k, '?')}→{v}" for k, v in c.edits.items())
-        rows.append((str(i), edits, _fmt_params(c.params_total), f"{c.params_delta_pct:+.2f}%",
+        rows.append((str(i), _fmt_params(c.params_total), f"{c.params_delta_pct:+.2f}%",
                      f"{ce['prefill_tokens_per_s']:,.0f}", f"{ce.get('prefill_tokens_per_s_delta_pct', 0):+.2f}%",
                      f"{ce['decode_step_s'] * 1e3:.2f} ms", f"{ce.get('decode_step_s_delta_pct', 0):+.2f}%",
-                     f"{ce['score_delta_pct']:+.2f}%"))
+                     f"{ce['score_delta_pct']:+.2f}%", edits))
     widths = [max(len(row[j]) for row in rows) for j in range(len(rows[0]))]
     lines.append("")
     for row in rows:
-        lines.append("  ".join(cell.ljust(widths[j]) if j == 1 else cell.rjust(widths[j])
+        lines.append("  ".join(cell.ljust(widths[j]) if j == len(row) - 1 else cell.rjust(widths[j])
                                for j, cell in enumerate(row)).rstrip())
     lines.append("estimates: step times from colint's GEMM time model, not measurements")
     return "\n".join(lines)

@@ -46,8 +46,9 @@ def _roofline(ax, d: dict) -> None:
         ridge = group[0]["ridge"]
         ax.plot([ridge, x_hi], [peak, peak], lw=1.6 if main else 0.8, ls="-" if main else "--",
                 color="black" if main else "grey")
+        ax.plot([x_lo, ridge], [peak, peak], lw=0.6, ls=":", color="lightgrey")  # guide to the label
         names = "/".join(r["format"] for r in group)
-        ax.annotate(f"{names} {peak:,.0f} TF/s, ridge {ridge:.0f}", (x_hi, peak), ha="right",
+        ax.annotate(f"{names} {peak:,.0f} TF/s, ridge {ridge:.0f} FLOP/B", (x_lo * 1.15, peak), ha="left",
                     va="bottom", fontsize=7, color="black" if main else "dimgrey")
     for regime, (marker, colour) in REGIME_STYLE.items():
         sel = [p for p in pts if p["regime"] == regime]
