@@ -15,6 +15,7 @@ import pytest
 
 from colint.analysis.inventory import gemms, param_counts
 from colint.cli import main
+from colint.errors import SpecError
 from colint.loading import load_text
 from colint.spec import normalize
 
@@ -174,6 +175,53 @@ VARIANTS = {
         'n_routed_experts': 32, 'n_shared_experts': 1, 'num_experts_per_tok': 4, 'first_k_dense_replace': 1,
         'vocab_size': 152064, 'tie_word_embeddings': True},
         256_747_008),
+    # hybrids: LFM2 short convolutions; Bamba and Granite-4.0-H Mamba-2 layers (legacy "mamba" names too)
+    'lfm2_defaults': ({'model_type': 'lfm2'},
+        2_705_497_600),
+    'lfm2': ({'model_type': 'lfm2', 'hidden_size': 1024, 'intermediate_size': 6656, 'num_hidden_layers': 6,
+        'num_attention_heads': 16, 'num_key_value_heads': 8, 'vocab_size': 65536, 'conv_L_cache': 3,
+        'block_ffn_dim_multiplier': 1.0, 'block_multiple_of': 256, 'layer_types': ['conv', 'conv',
+        'full_attention', 'conv', 'full_attention', 'conv']},
+        175_138_048),
+    'lfm2_no_adjust_conv_bias': ({'model_type': 'lfm2', 'hidden_size': 512, 'block_ff_dim': 2000, 'block_auto_adjust_ff_dim': False,
+        'num_hidden_layers': 3, 'num_attention_heads': 8, 'num_key_value_heads': 2, 'vocab_size': 1000,
+        'conv_bias': True, 'full_attn_idxs': [1], 'tie_embedding': False},
+        13_004_416),
+    'bamba_defaults': ({'model_type': 'bamba'},
+        9_992_765_440),
+    'bamba': ({'model_type': 'bamba', 'hidden_size': 1024, 'intermediate_size': 3072, 'num_hidden_layers': 4,
+        'num_attention_heads': 16, 'num_key_value_heads': 4, 'vocab_size': 128000, 'attn_layer_indices': [1, 3],
+        'mamba_n_heads': 32, 'mamba_d_state': 128, 'mamba_n_groups': 2, 'mamba_d_conv': 4, 'mamba_expand': 2,
+        'mamba_proj_bias': True, 'mamba_conv_bias': False, 'tie_word_embeddings': True},
+        187_805_952),
+    'granitemoehybrid_defaults': ({'model_type': 'granitemoehybrid'},
+        38_601_064_448),
+    'granitemoehybrid': ({'model_type': 'granitemoehybrid', 'hidden_size': 1536, 'intermediate_size': 512, 'shared_intermediate_size':
+        1024, 'num_hidden_layers': 4, 'num_attention_heads': 12, 'num_key_value_heads': 4, 'num_local_experts':
+        32, 'num_experts_per_tok': 8, 'vocab_size': 100352, 'layer_types': ['linear_attention',
+        'full_attention', 'linear_attention', 'linear_attention'], 'mamba_n_heads': 48, 'mamba_d_state': 128,
+        'mamba_d_head': 64, 'mamba_expand': 2, 'tie_word_embeddings': True},
+        525_434_544),
+    'granitemoehybrid_dense': ({'model_type': 'granitemoehybrid', 'hidden_size': 2048, 'intermediate_size': 8192, 'shared_intermediate_size':
+        8192, 'num_hidden_layers': 3, 'num_attention_heads': 16, 'num_key_value_heads': 4, 'num_local_experts':
+        0, 'num_experts_per_tok': 0, 'vocab_size': 100352, 'layer_types': ['linear_attention', 'full_attention',
+        'linear_attention'], 'mamba_n_heads': 64, 'mamba_d_state': 128, 'mamba_n_groups': 1, 'mamba_d_head': 64,
+        'attention_bias': True},
+        624_236_416),
+    'gmh_legacy': ({'model_type': 'granitemoehybrid', 'hidden_size': 1024, 'intermediate_size': 512, 'shared_intermediate_size':
+        1024, 'num_hidden_layers': 2, 'num_attention_heads': 16, 'num_local_experts': 4, 'num_experts_per_tok':
+        2, 'vocab_size': 1000, 'layer_types': ['mamba', 'attention'], 'mamba_n_heads': 32, 'mamba_d_state': 64},
+        31_598_304),
+    'gmh_lbt': ({'model_type': 'granitemoehybrid', 'hidden_size': 1024, 'intermediate_size': 512, 'shared_intermediate_size':
+        1024, 'num_hidden_layers': 2, 'num_attention_heads': 16, 'num_local_experts': 4, 'num_experts_per_tok':
+        2, 'vocab_size': 1000, 'layers_block_type': ['linear_attention', 'full_attention'], 'mamba_n_heads': 32,
+        'mamba_d_state': 64},
+        31_598_304),
+    'gmh_new': ({'model_type': 'granitemoehybrid', 'hidden_size': 1024, 'intermediate_size': 512, 'shared_intermediate_size':
+        1024, 'num_hidden_layers': 2, 'num_attention_heads': 16, 'num_local_experts': 4, 'num_experts_per_tok':
+        2, 'vocab_size': 1000, 'layer_types': ['linear_attention', 'full_attention'], 'mamba_n_heads': 32,
+        'mamba_d_state': 64},
+        31_598_304),
 }
 
 
@@ -198,7 +246,7 @@ def test_inspect_and_check_exit_codes(name, tmp_path, capsys):
 def test_every_decoder_family_has_a_defaults_and_a_sized_variant():
     from colint.spec.hf import FAMILIES
 
-    for mt in (m for m, mod in FAMILIES.items() if mod == "decoder"):
+    for mt in (m for m, mod in FAMILIES.items() if mod in ("decoder", "lfm2", "hybrid")):
         mine = [cfg for cfg, _ in VARIANTS.values() if cfg["model_type"] == mt]
         assert len(mine) >= 2, mt
         assert any("hidden_size" in c or "n_embd" in c for c in mine), mt
@@ -309,3 +357,26 @@ def test_qwen3_omni_keys_keep_the_nested_prefix(tmp_path, capsys):
     assert main(["inspect", str(path), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["params"]["total"] == OMNI["sized"][1]
     assert main(["check", str(path)]) in (0, 1)
+
+
+def test_lfm2_conv_layers_and_adjusted_ffn_width():
+    spec = spec_from(VARIANTS["lfm2"][0])
+    assert [spec.kind_of(i).mixer.kind for i in range(6)] == ["short_conv", "short_conv", "attention", "short_conv",
+                                                               "attention", "short_conv"]
+    assert spec.intermediate_size == 4608  # int(2/3 * 6656) = 4437, rounded up to a multiple of 256
+    assert "intermediate_size" not in spec.sources  # the file's 6656 is not the width a fix would edit
+    assert _gemm(spec, "conv.in_proj").n == 3 * 1024
+    with pytest.raises(SpecError) as exc:
+        spec_from({"model_type": "lfm2", "hidden_size": 512, "block_ffn_dim_multiplier": None})
+    assert exc.value.key == "block_ffn_dim_multiplier"
+
+
+def test_hybrid_mamba_layers():
+    bamba = spec_from(VARIANTS["bamba"][0])  # attn_layer_indices [1, 3]
+    assert [bamba.kind_of(i).mixer.kind for i in range(4)] == ["mamba", "attention"] * 2
+    g = _gemm(bamba, "mamba.in_proj")  # 2 d_inner + 2 groups d_state + heads
+    assert (g.k, g.n, g.bias) == (1024, 2 * 2048 + 2 * 2 * 128 + 32, True)
+    dense = spec_from(VARIANTS["granitemoehybrid_dense"][0])  # no experts: the shared MLP is the FFN
+    assert {k.ffn.kind for k in dense.layer_kinds} == {"dense"} and dense.layer_kinds[0].ffn.intermediate_size == 8192
+    moe = spec_from(VARIANTS["granitemoehybrid"][0]).layer_kinds[0].ffn
+    assert (moe.kind, moe.num_experts, moe.num_shared_experts, moe.shared_intermediate_size) == ("moe", 32, 1, 1024)

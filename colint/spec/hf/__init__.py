@@ -76,6 +76,9 @@ FAMILIES: dict[str, str] = {
         "granite", "smollm3", "arcee", "seed_oss", "cohere", "cohere2", "starcoder2", "gpt_neox", "gptj",
         "stablelm", "glm", "glm4", "exaone4", "ernie4_5", "hunyuan_v1_dense", "apertus",
         "olmoe", "phimoe", "granitemoe", "granitemoeshared", "ernie4_5_moe", "hunyuan_v1_moe", "dots1")},
+    "lfm2": "lfm2",
+    "bamba": "hybrid",
+    "granitemoehybrid": "hybrid",
     "qwen3_omni_moe": "qwen3_moe",  # the thinker's language model (NESTED_WRAPPER_KEYS)
     "qwen3_omni_moe_text": "qwen3_moe",
 }
