@@ -8,6 +8,8 @@ imported only when a file needs them, so that start-up stays fast.
 
 from __future__ import annotations
 
+import functools
+
 from colint.errors import FormatNotRecognized
 from colint.loading.document import Document
 from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec, Quantization, Source
@@ -34,9 +36,15 @@ def _module(fmt: str):
 
 
 def available_formats() -> list[str]:
+    return list(_available(tuple(FORMATS.items())))
+
+
+@functools.lru_cache(maxsize=4)
+def _available(items: tuple) -> tuple:
+    # find_spec walks sys.path each time: once per process, not once per checked file
     import importlib.util
 
-    return [f for f, mod in FORMATS.items() if importlib.util.find_spec(mod) is not None]
+    return tuple(f for f, mod in items if importlib.util.find_spec(mod) is not None)
 
 
 def detect_format(doc: Document) -> str:
