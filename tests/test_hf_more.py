@@ -222,6 +222,13 @@ VARIANTS = {
         2, 'vocab_size': 1000, 'layer_types': ['linear_attention', 'full_attention'], 'mamba_n_heads': 32,
         'mamba_d_state': 64},
         31_598_304),
+    # plain Mamba-2 (Codestral Mamba): the same block under Mamba2Config's key names
+    'mamba2_defaults': ({'model_type': 'mamba2'},
+        7_285_403_648),
+    'mamba2': ({'model_type': 'mamba2', 'hidden_size': 1024, 'num_hidden_layers': 3, 'num_heads': 32, 'head_dim': 64,
+        'n_groups': 2, 'state_size': 64, 'conv_kernel': 4, 'expand': 2, 'use_bias': True, 'use_conv_bias':
+        False, 'vocab_size': 50280, 'tie_word_embeddings': True},
+        71_300_224),
 }
 
 
@@ -380,3 +387,10 @@ def test_hybrid_mamba_layers():
     assert {k.ffn.kind for k in dense.layer_kinds} == {"dense"} and dense.layer_kinds[0].ffn.intermediate_size == 8192
     moe = spec_from(VARIANTS["granitemoehybrid"][0]).layer_kinds[0].ffn
     assert (moe.kind, moe.num_experts, moe.num_shared_experts, moe.shared_intermediate_size) == ("moe", 32, 1, 1024)
+
+
+def test_mamba2_has_no_attention_and_no_kv_cache():
+    spec = spec_from(VARIANTS["mamba2"][0])
+    assert {(k.mixer.kind, k.ffn.kind) for k in spec.layer_kinds} == {("mamba", "none")}
+    g = _gemm(spec, "mamba.in_proj")  # 2 d_inner + 2 n_groups state_size + num_heads
+    assert (g.k, g.n, g.bias) == (1024, 2 * 2048 + 2 * 2 * 64 + 32, True)

@@ -79,6 +79,7 @@ FAMILIES: dict[str, str] = {
     "lfm2": "lfm2",
     "bamba": "hybrid",
     "granitemoehybrid": "hybrid",
+    "mamba2": "hybrid",
     "qwen3_omni_moe": "qwen3_moe",  # the thinker's language model (NESTED_WRAPPER_KEYS)
     "qwen3_omni_moe_text": "qwen3_moe",
 }

@@ -1,4 +1,5 @@
-"""Mamba-2 / attention hybrids: Bamba (``bamba``) and Granite-4.0-H (``granitemoehybrid``).
+"""Mamba-2 / attention hybrids: Bamba (``bamba``) and Granite-4.0-H (``granitemoehybrid``); plain
+Mamba-2 (``mamba2``) with the same Mamba-2 block under its own key names.
 
 transformers 5.24 ``modeling_bamba.py`` / ``modeling_granitemoehybrid.py``: a layer's mixer is a
 Mamba-2 block where its type is ``linear_attention`` (Bamba: every layer not in
@@ -25,15 +26,22 @@ _DEFAULTS = {
 }
 
 
-def mamba2(r: HFReader, h: int) -> tuple[Mixer, int]:
+# Mamba-2 block keys and their class defaults: the hybrids' mamba_* keys, and Mamba2Config's own.
+HYBRID_MAMBA_KEYS = dict(heads=("mamba_n_heads", 128), groups=("mamba_n_groups", 1), d_state=("mamba_d_state", 256),
+                         taps=("mamba_d_conv", 4), expand=("mamba_expand", 2), proj_bias=("mamba_proj_bias", False),
+                         conv_bias=("mamba_conv_bias", True))
+MAMBA2_KEYS = dict(heads=("num_heads", 128), groups=("n_groups", 8), d_state=("state_size", 128),
+                   taps=("conv_kernel", 4), expand=("expand", 2), proj_bias=("use_bias", False),
+                   conv_bias=("use_conv_bias", True))
+
+
+def mamba2(r: HFReader, h: int, keys: dict = HYBRID_MAMBA_KEYS) -> tuple[Mixer, int]:
     """(the Mamba-2 mixer, its parameters outside the GEMMs)."""
-    heads = r.int(None, "mamba_n_heads", default=128)
-    groups = r.int(None, "mamba_n_groups", default=1)
-    d_state = r.int(None, "mamba_d_state", default=256)
-    taps = r.int(None, "mamba_d_conv", default=4)
-    d_inner = r.int(None, "mamba_expand", default=2) * h
-    proj_bias = r.bool(None, "mamba_proj_bias", default=False)
-    conv_bias = r.bool(None, "mamba_conv_bias", default=True)
+    heads, groups, d_state, taps, expand = (r.int(None, keys[f][0], default=keys[f][1])
+                                            for f in ("heads", "groups", "d_state", "taps", "expand"))
+    d_inner = expand * h
+    proj_bias = r.bool(None, keys["proj_bias"][0], default=keys["proj_bias"][1])
+    conv_bias = r.bool(None, keys["conv_bias"][0], default=keys["conv_bias"][1])
     conv_dim = d_inner + 2 * groups * d_state
     mixer = Mixer(kind="mamba", mamba_version=2, num_heads=heads, d_inner=d_inner, d_state=d_state, n_groups=groups,
                   conv_kernel=taps, in_bias=proj_bias, out_bias=proj_bias)
@@ -53,7 +61,24 @@ def _mamba_layers(r: HFReader, n_layers: int) -> list[bool]:
     return [i >= len(types) or types[i] in ("linear_attention", "mamba") for i in range(n_layers)]
 
 
+def build_mamba2(r: HFReader) -> ModelSpec:
+    """Mamba-2 (``mamba2``, Codestral Mamba): every layer one RMSNorm (H) and a Mamba-2 block, no FFN;
+    ``norm_f`` (H) at the end; LM head untied by default."""
+    h = r.int("hidden_size", "hidden_size", default=4096)
+    n_layers = r.int("num_layers", "num_hidden_layers", default=64)
+    mixer, params = mamba2(r, h, MAMBA2_KEYS)
+    t = KindTable()
+    for _ in range(n_layers):
+        t.add(layer(mixer, FFN(kind="none"), h + params))
+    return r.spec(hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
+                  vocab_size=r.int("vocab_size", "vocab_size", default=32768),
+                  tie_word_embeddings=tie_embeddings(r, False), hidden_act=r.str(None, "hidden_act", default="silu"),
+                  extra_params=h)
+
+
 def build(r: HFReader) -> ModelSpec:
+    if r.model_type == "mamba2":
+        return build_mamba2(r)
     d = _DEFAULTS[r.model_type]
     h = r.int("hidden_size", "hidden_size", default=d["hidden"])
     n_layers = r.int("num_layers", "num_hidden_layers", default=d["layers"])
