@@ -394,3 +394,17 @@ def test_mamba2_has_no_attention_and_no_kv_cache():
     assert {(k.mixer.kind, k.ffn.kind) for k in spec.layer_kinds} == {("mamba", "none")}
     g = _gemm(spec, "mamba.in_proj")  # 2 d_inner + 2 n_groups state_size + num_heads
     assert (g.k, g.n, g.bias) == (1024, 2 * 2048 + 2 * 2 * 64 + 32, True)
+
+
+def test_hunyuan_moe_topk_per_layer_list():
+    # oracle total (transformers 5.24 reads moe_topk[layer_idx]): 267,352,832
+    cfg = {"model_type": "hunyuan_v1_moe", "hidden_size": 1024, "intermediate_size": 768, "num_hidden_layers": 3,
+           "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 16,
+           "moe_topk": [2, 4, 4], "vocab_size": 128167, "tie_word_embeddings": True}
+    spec = spec_from(cfg)
+    assert param_counts(spec).total == 267_352_832
+    assert [spec.kind_of(i).ffn.top_k for i in range(3)] == [2, 4, 4]
+    assert spec.per_layer_lists["moe_topk"] == 3
+    with pytest.raises(SpecError) as exc:
+        spec_from({**cfg, "moe_topk": [2, "4", 4]})
+    assert exc.value.key == "moe_topk[1]"

@@ -27,7 +27,7 @@ from colint.spec.hf.base import HFReader
 from colint.spec.hf.moe_common import KindTable, attention_dims, layer, nullable_int, str_list, tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
-Flag = "bool | str"  # a fixed value, or the config key that holds it
+Flag = bool | str  # a fixed value, or the config key that holds it
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,6 @@ class Traits:
     kv_default: int | None = None  # the config class's num_key_value_heads default (None: = heads)
     head_dim_default: int | None = None  # the config class's head_dim default (None: H / heads)
     inter_default_mult: int | None = None  # gptj: n_inner null -> 4H
-    extra_final: int = 1  # final norms of width H (lfm2-style embedding norms would add one)
     windows: str = "none"  # none | all (sliding_window on every layer) | types (layer_types / pattern)
     window_pattern_key: str | None = None  # cohere2/exaone4 sliding_window_pattern when layer_types absent
     window_gate_key: str | None = None  # smollm3 use_sliding_window
@@ -139,10 +138,23 @@ def _sparse_layers(r: HFReader, t: Traits, n_layers: int) -> list[bool]:
     return [False] * n_layers
 
 
+def _top_k(r: HFReader, t: Traits, n_layers: int = 1) -> list[int]:
+    """Experts per token of each layer: one integer, or (HunYuan ``moe_topk``) a list, one per layer."""
+    key = t.top_k_keys[0]
+    v = r.doc.get(r.path(key)) if r.has(key) else None
+    if not isinstance(v, list):
+        return [r.int("top_k", *t.top_k_keys)] * n_layers
+    r.per_layer_lists[key] = len(v)
+    for i, x in enumerate(v):
+        if isinstance(x, bool) or not isinstance(x, int) or x < 1:
+            raise r.error((key, i), f"'{r.key_name((key, i))}' must be a positive integer")
+    return [v[i] if i < len(v) else v[-1] for i in range(n_layers)] if v else [1] * n_layers
+
+
 def _moe_ffn(r: HFReader, t: Traits, h: int, inter: int) -> tuple[FFN, int]:
     """(the sparse FFN, its parameters outside the GEMMs)."""
     e = r.int("num_experts", *t.experts_keys)
-    k = r.int("top_k", *t.top_k_keys)
+    k = _top_k(r, t)[0]
     width = inter if t.expert_width == "intermediate_size" else r.int(
         "moe_intermediate_size", t.expert_width)
     if t.expert_width == "intermediate_size":
@@ -200,6 +212,7 @@ def build(r: HFReader) -> ModelSpec:
     dense = FFN(kind="dense", intermediate_size=inter, gated=t.gated, bias=mlp_bias)
     sparse = _sparse_layers(r, t, n_layers)
     moe_ffn, router_params = _moe_ffn(r, t, h, inter) if any(sparse) else (None, 0)
+    top_ks = _top_k(r, t, n_layers) if any(sparse) else []
     table = KindTable()
     for i in range(n_layers):
         sw = types[i] == "sliding_attention" and bool(window)
@@ -207,10 +220,11 @@ def build(r: HFReader) -> ModelSpec:
                       num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=qkv_bias, o_bias=o_bias,
                       fused_qkv=t.fused_qkv)
         if sparse[i]:
-            table.add(layer(mixer, moe_ffn, other + router_params))
+            ffn = moe_ffn if top_ks[i] == moe_ffn.top_k else moe_ffn.model_copy(update={"top_k": top_ks[i]})
+            table.add(layer(mixer, ffn, other + router_params))
         else:
             table.add(layer(mixer, dense, other))
-    extra = t.extra_final * norm_w + (vocab if _flag(r, t.lm_head_bias) else 0)  # a bias is never tied
+    extra = norm_w + (vocab if _flag(r, t.lm_head_bias) else 0)  # a bias is never tied
     return r.spec(
         hidden_size=h, num_layers=n_layers, kinds=table.kinds, pattern=table.pattern,
         vocab_size=vocab, tie_word_embeddings=tie,
