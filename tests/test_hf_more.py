@@ -229,6 +229,50 @@ VARIANTS = {
         'n_groups': 2, 'state_size': 64, 'conv_kernel': 4, 'expand': 2, 'use_bias': True, 'use_conv_bias':
         False, 'vocab_size': 50280, 'tie_word_embeddings': True},
         71_300_224),
+    # with the keys published checkpoints carry (Pythia-1B 1,011,781,632 and OLMoE-1B-7B 6.92B, as published;
+    # remote-code leftovers such as LFM2's block_dim/conv_dim and Granite-4.0-H's legacy "mamba" layer names)
+    'pythia-1b': ({'architectures': ['GPTNeoXForCausalLM'], 'bos_token_id': 0, 'eos_token_id': 0, 'hidden_act': 'gelu',
+        'hidden_size': 2048, 'initializer_range': 0.02, 'intermediate_size': 8192, 'layer_norm_eps': 1e-05,
+        'max_position_embeddings': 2048, 'model_type': 'gpt_neox', 'num_attention_heads': 8,
+        'num_hidden_layers': 16, 'rotary_emb_base': 10000, 'rotary_pct': 0.25, 'tie_word_embeddings': False,
+        'torch_dtype': 'float16', 'transformers_version': '4.24.0', 'use_cache': True, 'use_parallel_residual':
+        True, 'vocab_size': 50304},
+        1_011_781_632),
+    'command-r': ({'architectures': ['CohereForCausalLM'], 'attention_bias': False, 'hidden_act': 'silu', 'hidden_size': 8192,
+        'intermediate_size': 22528, 'layer_norm_eps': 1e-05, 'logit_scale': 0.0625, 'max_position_embeddings':
+        8192, 'model_type': 'cohere', 'num_attention_heads': 64, 'num_hidden_layers': 40, 'num_key_value_heads':
+        64, 'rope_theta': 8000000.0, 'torch_dtype': 'float16', 'use_cache': True, 'use_qk_norm': False,
+        'vocab_size': 256000, 'bos_token_id': 5, 'eos_token_id': 255001, 'pad_token_id': 0},
+        34_980_831_232),
+    'olmoe-1b-7b': ({'architectures': ['OlmoeForCausalLM'], 'attention_bias': False, 'clip_qkv': None, 'hidden_act': 'silu',
+        'hidden_size': 2048, 'intermediate_size': 1024, 'max_position_embeddings': 4096, 'model_type': 'olmoe',
+        'norm_topk_prob': False, 'num_attention_heads': 16, 'num_experts': 64, 'num_experts_per_tok': 8,
+        'num_hidden_layers': 16, 'num_key_value_heads': 16, 'output_router_logits': False, 'pad_token_id': 1,
+        'eos_token_id': 50279, 'rms_norm_eps': 1e-05, 'rope_theta': 10000.0, 'router_aux_loss_coef': 0.01,
+        'tie_word_embeddings': False, 'torch_dtype': 'bfloat16', 'vocab_size': 50304},
+        6_919_161_856),
+    'granite-4.0-h-like': ({'architectures': ['GraniteMoeHybridForCausalLM'], 'model_type': 'granitemoehybrid', 'hidden_size': 1536,
+        'intermediate_size': 512, 'shared_intermediate_size': 1024, 'num_hidden_layers': 8,
+        'num_attention_heads': 12, 'num_key_value_heads': 4, 'num_local_experts': 64, 'num_experts_per_tok': 6,
+        'vocab_size': 100352, 'layer_types': ['mamba', 'mamba', 'mamba', 'attention', 'mamba', 'mamba', 'mamba',
+        'attention'], 'mamba_n_heads': 48, 'mamba_d_head': 64, 'mamba_d_state': 128, 'mamba_n_groups': 1,
+        'mamba_d_conv': 4, 'mamba_expand': 2, 'mamba_chunk_size': 256, 'mamba_conv_bias': True,
+        'mamba_proj_bias': False, 'position_embedding_type': 'nope', 'tie_word_embeddings': True,
+        'attention_multiplier': 0.0078125, 'embedding_multiplier': 12, 'logits_scaling': 6,
+        'residual_multiplier': 0.22, 'rope_theta': 10000, 'normalization_function': 'rmsnorm', 'init_method':
+        'mup', 'rms_norm_eps': 1e-05, 'output_router_logits': False, 'router_aux_loss_coef': 0.0,
+        'max_position_embeddings': 131072},
+        1_501_099_872),
+    'lfm2-like': ({'architectures': ['Lfm2ForCausalLM'], 'block_auto_adjust_ff_dim': True, 'block_dim': 2048, 'block_ff_dim':
+        12288, 'block_ffn_dim_multiplier': 1.0, 'block_mlp_init_scale': 1.0, 'block_multiple_of': 256,
+        'block_norm_eps': 1e-05, 'block_out_init_scale': 1.0, 'block_use_swiglu': True, 'block_use_xavier_init':
+        True, 'conv_L_cache': 3, 'conv_bias': False, 'conv_dim': 2048, 'conv_dim_out': 2048,
+        'conv_use_xavier_init': True, 'eos_token_id': 7, 'hidden_size': 2048, 'initializer_range': 0.02,
+        'max_position_embeddings': 128000, 'model_type': 'lfm2', 'norm_eps': 1e-05, 'num_attention_heads': 32,
+        'num_heads': 32, 'num_hidden_layers': 16, 'num_key_value_heads': 8, 'pad_token_id': 0, 'rope_theta':
+        1000000.0, 'torch_dtype': 'bfloat16', 'use_cache': True, 'use_pos_enc': True, 'vocab_size': 65536,
+        'full_attn_idxs': [2, 5, 8, 10, 12, 14], 'tie_embedding': True},
+        1_170_340_608),
 }
 
 
