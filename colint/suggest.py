@@ -174,8 +174,9 @@ def _axes(spec, doc, scenario, pad_vocab: bool = False) -> tuple[list[Axis], Opt
         if kv_key:
             nkv = spec.num_kv_heads
             top = max(spec.num_heads * 2, nkv)
-            vals = {nkv} | {1 << i for i in range(0, 12) if tp <= (1 << i) <= top and (1 << i) >= nkv // 4
-                            and (1 << i) <= nkv * 4}
+            # at least tp KV heads (fewer replicate the KV cache: CL701), so KV bytes per GPU stay linear
+            lo = min(tp, nkv)
+            vals = {nkv} | {1 << i for i in range(0, 12) if max(lo, nkv // 4) <= (1 << i) <= min(top, nkv * 4)}
             axes.append(Axis("num_kv_heads", kv_key, nkv, sorted(vals)))
     if dense:
         i_key = _file_key(spec, doc, "intermediate_size")

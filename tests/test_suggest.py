@@ -86,6 +86,30 @@ def test_every_candidate_passes_check_within_budget(llama_suggestions, tmp_path,
         assert json.loads(out)["params"]["total"] == c["params_total"]
 
 
+PYTHIA_YAML = os.path.join(ROOT, "tests", "corpus", "megatron", "gpt-neox__pythia-1.4b.yaml")
+
+
+@pytest.mark.parametrize("path, settings", [(DEEPSEEK, ["--ep", "8"]), (PYTHIA_YAML, [])],
+                         ids=["deepseek-v3-ep8", "pythia-yaml"])
+def test_other_formats_pass_check(path, settings, tmp_path, capsys):
+    """An MLA + MoE config and a GPT-NeoX YAML (edits spliced into YAML with its own dashed keys)."""
+    code, out, _ = _run(capsys, ["suggest", path, "--gpu", "b200", *settings, "--top", "2", "--format", "json",
+                                 "--isolated"])
+    assert code == 0
+    data = json.loads(out)
+    base = data["original"]["params_total"]
+    assert data["candidates"]
+    for i, c in enumerate(data["candidates"]):
+        assert set(c["edits"]) <= set(data["original"]["values"])
+        assert abs(c["params_total"] - base) <= 0.02 * base
+        dest = _apply(path, c["edits"], str(tmp_path / f"v{i}{os.path.splitext(path)[1]}"))
+        code, out, _ = _run(capsys, ["check", dest, "--gpu", "b200", *settings, "--format", "json", "--isolated"])
+        summary = json.loads(out)["summary"]
+        assert (summary["errors"], summary["warnings"], code) == (0, 0, 0), (c["edits"], out)
+        code, out, _ = _run(capsys, ["inspect", dest, "--format", "json"])
+        assert json.loads(out)["params"]["total"] == c["params_total"]
+
+
 def test_budget_and_objective(tmp_path, capsys):
     code, out, _ = _run(capsys, ["suggest", LLAMA2, "--gpu", "b200", "--tp", "8", "--budget-pct", "0.5",
                                  "--objective", "latency", "--top", "3", "--format", "json", "--isolated"])
