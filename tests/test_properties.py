@@ -115,11 +115,17 @@ def corrupted_text(draw) -> str:
     return text[:i] + draw(st.text(max_size=8)) + text[j:]
 
 
-_DIR = tempfile.mkdtemp(prefix="colint-properties-")
+_DIRS: list[str] = []
+
+
+def _workdir() -> str:
+    if not _DIRS:
+        _DIRS.append(tempfile.mkdtemp(prefix="colint-properties-"))
+    return _DIRS[0]
 
 
 def _check_contract(text: str, suffix: str) -> None:
-    path = os.path.join(_DIR, "config" + suffix)
+    path = os.path.join(_workdir(), "config" + suffix)
     with open(path, "w", encoding="utf-8", errors="surrogatepass") as fh:
         fh.write(text)
     n_lines = max(1, text.count("\n") + (0 if text.endswith("\n") else 1))
@@ -182,4 +188,6 @@ def _cleanup():
     yield
     import shutil
 
-    shutil.rmtree(_DIR, ignore_errors=True)
+    for d in _DIRS:
+        shutil.rmtree(d, ignore_errors=True)
+    _DIRS.clear()
