@@ -3,8 +3,9 @@
 ``FAMILIES`` maps a ``model_type`` to the module that builds its ModelSpec; each module
 exports ``build(r: HFReader) -> ModelSpec``. A multimodal wrapper (``text_config``,
 ``llm_config``, ``language_config``) is linted through its language model, with key paths
-that keep the wrapper's prefix (Qwen3-Omni's sits one level deeper: ``thinker_config.text_config``). A file without ``model_type`` (2019 GPT-2) is recognised
-by its ``architectures`` entry or its key names.
+that keep the wrapper's prefix (Qwen3-Omni's sits one level deeper: ``thinker_config.text_config``).
+A file without ``model_type`` (2019 GPT-2) is recognised by its ``architectures`` entry or its
+key names.
 """
 
 from __future__ import annotations
