@@ -6,8 +6,8 @@ For every input ``colint check --format json`` must: return (never raise), exit 
 the code matching its report, print valid JSON, and place every finding and error on a line
 that exists in the file (column >= 1), or on no line for keys that are not in the file.
 
-The ``--fix`` properties (output still parses, fixing is a fixed point) are not here: ``colint
-check`` has no ``--fix`` yet.
+``colint check --fix`` (safe fixes, or with ``--unsafe-fixes``) must leave a file that still
+parses, write nothing else, and be a fixed point: a second ``--fix`` changes nothing.
 """
 
 from __future__ import annotations
@@ -170,6 +170,37 @@ def test_broken_values_and_deleted_keys(config, suffix):
 @given(text=corrupted_text(), suffix=st.sampled_from([".json", ".yaml"]))
 def test_truncated_and_corrupted_text(text, suffix):
     _check_contract(text, suffix)
+
+
+def _quiet_main(*args: str) -> tuple[int, str]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        rc = main(list(args))
+    return rc, out.getvalue()
+
+
+@settings(COMMON, max_examples=40)
+@given(config=perturbed_configs(), suffix=st.sampled_from([".json", ".yaml"]), unsafe=st.booleans())
+def test_fix_output_parses_and_is_a_fixed_point(config, suffix, unsafe):
+    from colint.loading import load
+
+    workdir = _workdir()
+    for name in os.listdir(workdir):
+        os.remove(os.path.join(workdir, name))
+    path = os.path.join(workdir, "config" + suffix)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(config, indent=2) + "\n")
+    flags = ["--fix"] + (["--unsafe-fixes"] if unsafe else [])
+    rc, out = _quiet_main("check", path, *flags)
+    assert rc in (0, 1, 2) and "internal error" not in out and "Traceback" not in out, out
+    assert os.listdir(workdir) == ["config" + suffix]  # nothing written beside the linted file
+    with open(path, encoding="utf-8") as fh:
+        fixed = fh.read()
+    load(path)  # still parses (raises LoadError otherwise)
+    rc, out = _quiet_main("check", path, *flags)
+    assert "internal error" not in out, out
+    with open(path, encoding="utf-8") as fh:
+        assert fh.read() == fixed  # a fixed point
 
 
 def test_every_corpus_config_meets_the_contract():
