@@ -192,3 +192,22 @@ def test_check_and_inspect_write_nothing(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(builtins, "open", real_open)
     assert writes == []
     assert {p: (os.stat(p).st_mtime_ns, os.stat(p).st_size) for p in os.listdir(tmp_path)} == before
+
+
+def test_fix_writes_only_the_linted_file(tmp_path, capsys, monkeypatch):
+    with open(LLAMA, encoding="utf-8") as fh:
+        fixable = fh.read().replace('"vocab_size": 128256', '"vocab_size": 128250')  # safe fix: pad to 128256
+    target, bystander = tmp_path / "config.json", tmp_path / "other.json"
+    target.write_text(fixable, encoding="utf-8")
+    bystander.write_text(fixable, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    replaced = []
+    real_replace = os.replace
+    monkeypatch.setattr(os, "replace", lambda src, dst: replaced.append(os.path.abspath(dst)) or
+                        real_replace(src, dst))
+    rc, _ = _run(capsys, "check", "--fix", str(target))
+    assert rc in (0, 1)
+    assert replaced == [str(target)]
+    assert sorted(os.listdir(tmp_path)) == ["config.json", "other.json"]  # no temp file left behind
+    assert '"vocab_size": 128256' in target.read_text(encoding="utf-8")
+    assert bystander.read_text(encoding="utf-8") == fixable
