@@ -22,7 +22,8 @@ from colint.cli import main
 HERE = os.path.dirname(os.path.abspath(__file__))
 LLAMA = os.path.join(HERE, "corpus", "hf", "llama3__Meta-Llama-3.1-8B.json")
 MIXTRAL = os.path.join(HERE, "corpus", "hf", "mixtral__Mixtral-8x7B-v0.1.json")
-COLINT = os.path.join(os.path.dirname(sys.executable), "colint")
+_SCRIPT = os.path.join(os.path.dirname(sys.executable), "colint")
+COLINT = [_SCRIPT] if os.path.exists(_SCRIPT) else [sys.executable, "-m", "colint"]  # the console script
 
 
 def _base(path: str = LLAMA) -> dict:
@@ -375,7 +376,7 @@ def test_one_bad_file_does_not_stop_the_others(tmp_path, capsys):
 def test_console_script_never_prints_a_traceback(tmp_path, name, content, args):
     path = _write(tmp_path, name, content)
     env = {k: v for k, v in os.environ.items() if not k.startswith("COLINT")}
-    proc = subprocess.run([COLINT, *args, path], capture_output=True, text=True, timeout=60, env=env)
+    proc = subprocess.run([*COLINT, *args, path], capture_output=True, text=True, timeout=60, env=env)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr + proc.stdout and "internal error" not in proc.stderr + proc.stdout
     located = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.startswith(path)]
