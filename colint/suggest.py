@@ -54,6 +54,7 @@ class Axis:
     original: int
     values: list[int]  # candidate values, the original among them
     degree: int = 1  # polynomial degree of the searched quantities in this dimension
+    step: int = 1  # the grid: probe nodes are multiples of it (an off-grid original is never a node)
 
 
 @dataclass
@@ -159,31 +160,32 @@ def _axes(spec, doc, scenario, pad_vocab: bool = False) -> tuple[list[Axis], Opt
             else:
                 step = _lcm(TILE, spec.head_dim * tp)
                 vals = [v for v in _grid(h, step, H_STEPS, lo=step) if v % spec.head_dim == 0]
-                axes.append(Axis("hidden_size", h_key, h, vals, degree=2))
+                axes.append(Axis("hidden_size", h_key, h, vals, degree=2, step=step))
                 tie = (heads_key, h_key, spec.head_dim)
         else:
-            axes.append(Axis("hidden_size", h_key, h, _grid(h, 2 * TILE, H_STEPS, lo=2 * TILE), degree=2))
+            axes.append(Axis("hidden_size", h_key, h, _grid(h, 2 * TILE, H_STEPS, lo=2 * TILE), degree=2,
+                             step=2 * TILE))
     if heads_key and not tie:
         nh = spec.num_heads
         base = 8 if nh >= 32 else (4 if nh >= 8 else 1)
         step = _lcm(base, tp)
         vals = [v for v in _grid(nh, step, HEAD_STEPS, lo=step) if v % tp == 0]
-        axes.append(Axis("num_heads", heads_key, nh, vals))
+        axes.append(Axis("num_heads", heads_key, nh, vals, step=step))
     if "attention" in mixers:
         kv_key = _file_key(spec, doc, "num_kv_heads")
         if kv_key:
             nkv = spec.num_kv_heads
             top = max(spec.num_heads * 2, nkv)
             # at least tp KV heads (fewer replicate the KV cache: CL701), so KV bytes per GPU stay linear
-            lo = min(tp, nkv)
-            vals = {nkv} | {1 << i for i in range(0, 12) if max(lo, nkv // 4) <= (1 << i) <= min(top, nkv * 4)}
-            axes.append(Axis("num_kv_heads", kv_key, nkv, sorted(vals)))
+            vals = ({nkv} if nkv >= tp else set()) | \
+                {1 << i for i in range(0, 12) if max(tp, nkv // 4) <= (1 << i) <= min(top, max(nkv * 4, tp))}
+            axes.append(Axis("num_kv_heads", kv_key, nkv, sorted(vals), step=tp))
     if dense:
         i_key = _file_key(spec, doc, "intermediate_size")
         if i_key and spec.intermediate_size:
             step = TILE * tp
             axes.append(Axis("intermediate_size", i_key, spec.intermediate_size,
-                             _grid(spec.intermediate_size, step, FFN_STEPS, lo=step)))
+                             _grid(spec.intermediate_size, step, FFN_STEPS, lo=step), step=step))
     if moe:
         f = moe[0]
         e_key = _file_key(spec, doc, "num_experts")
@@ -192,12 +194,12 @@ def _axes(spec, doc, scenario, pad_vocab: bool = False) -> tuple[list[Axis], Opt
             step = max(8, ep, 1 << max(0, (e // 4).bit_length() - 1))
             step = _lcm(step, ep)
             vals = [v for v in _grid(e, step, EXPERT_STEPS, lo=step) if v > f.top_k and v % ep == 0]
-            axes.append(Axis("num_experts", e_key, e, vals))
+            axes.append(Axis("num_experts", e_key, e, vals, step=step))
         ie_key = _file_key(spec, doc, "moe_intermediate_size")
         if ie_key and doc.get(_parse(ie_key)) == f.expert_intermediate_size and f.expert_intermediate_size:
             step = TILE * (tp if ep == 1 else 1)
             axes.append(Axis("moe_intermediate_size", ie_key, f.expert_intermediate_size,
-                             _grid(f.expert_intermediate_size, step, FFN_STEPS, lo=step)))
+                             _grid(f.expert_intermediate_size, step, FFN_STEPS, lo=step), step=step))
     v_key = _file_key(spec, doc, "vocab_size")
     v_step = TILE * tp
     if pad_vocab and v_key and spec.vocab_size and spec.vocab_size % v_step:
@@ -205,15 +207,18 @@ def _axes(spec, doc, scenario, pad_vocab: bool = False) -> tuple[list[Axis], Opt
         # zero-padding it asks for goes into every variant (safe on a trained checkpoint), so that an
         # unaligned vocabulary does not reject them all
         padded = -(-spec.vocab_size // v_step) * v_step
-        axes.append(Axis("vocab_size", v_key, spec.vocab_size, [spec.vocab_size, padded]))
+        axes.append(Axis("vocab_size", v_key, spec.vocab_size, [spec.vocab_size, padded]))  # both are nodes
     l_key = _file_key(spec, doc, "num_layers")
-    if l_key and not spec.per_layer_lists:
+    prefix, period = _pattern_period(spec.layer_pattern)
+    if l_key and not spec.per_layer_lists and period > max(4, spec.num_layers // 4):
+        notes.append("num_layers kept: the layer pattern does not repeat")
+    elif l_key and not spec.per_layer_lists:
         n = spec.num_layers
-        first = spec.num_layers - sum(1 for i in spec.layer_pattern if spec.layer_kinds[i].ffn.kind == "moe") \
-            if moe and dense else 0
-        step = pp if pp > 1 else 1
-        vals = [v for v in _grid(n, step, LAYER_STEPS, lo=max(1, first + 1)) if v % step == 0 or v == n]
-        axes.append(Axis("num_layers", l_key, n, vals))
+        # whole periods of the layer pattern (interleaved MoE / global-attention layers), on pp
+        vals = sorted({n} | {v for v in (n + i * period for i in range(-LAYER_STEPS * pp, LAYER_STEPS * pp + 1))
+                             if v > prefix + period and v % pp == 0})
+        near = sorted(vals, key=lambda v: (abs(v - n), v))[:2 * LAYER_STEPS + 1]
+        axes.append(Axis("num_layers", l_key, n, sorted(near), step=pp))
     elif l_key:
         notes.append("num_layers kept: the file lists per-layer values")
     axes = [a for a in axes if len(a.values) > 1]
@@ -283,8 +288,21 @@ def _lagrange(values, nodes):
     return w
 
 
+def _pattern_period(pattern: list[int]) -> tuple[int, int]:
+    """(prefix, period): the layer pattern repeats with ``period`` after ``prefix`` leading layers
+    (DeepSeek's first dense layers: (3, 1); Llama-4's MoE every 2nd and global attention every 4th
+    layer: (0, 4)). Layer counts per kind are linear in L only along L ≡ L₀ (mod period)."""
+    n = len(pattern)
+    for period in range(1, min(n, 16) + 1):
+        for prefix in range(0, min(n - period, 8) + 1):
+            if all(pattern[i] == pattern[i - period] for i in range(prefix + period, n)):
+                return prefix, period
+    return 0, n
+
+
 def _nodes(a: Axis) -> list[int]:
-    vals = a.values
+    on_grid = [v for v in a.values if v % a.step == 0]
+    vals = on_grid if len(on_grid) >= min(a.degree + 1, len(a.values)) else a.values
     n = min(a.degree + 1, len(vals))
     if n == len(vals):
         return list(vals)
@@ -622,7 +640,7 @@ def _feasible(points, axes, tie, spec, scenario):
         ok &= points[:, col["vocab_size"]] == max(axes[col["vocab_size"]].values)
     if "num_kv_heads" in col:
         kv = points[:, col["num_kv_heads"]]
-        ok &= (kv <= heads) & (heads % np.maximum(kv, 1) == 0) & (kv >= min(tp, spec.num_kv_heads or tp))
+        ok &= (kv <= heads) & (heads % np.maximum(kv, 1) == 0)
     if tp > 1 and ("num_heads" in col or tie):
         ok &= heads % tp == 0
     if "num_heads" in col and not tie:
