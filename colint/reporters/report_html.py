@@ -145,10 +145,11 @@ def render_html(data: dict) -> str:
     rows = []
     for f in data["findings"]:
         loc = f"{f['key'] or ''}" + (f":{f['line']}" if f.get("line") else "")
+        fixes = "<br>".join(f"{e(x['safety'])}: {e(x['title'])}" for x in f.get("fixes", []))
         rows.append(f"<tr class=\"{e(f['severity'])}\"><td>{e(f['severity'])}</td><td>{e(f['code'])}</td>"
-                    f"<td><code>{e(loc)}</code></td><td>{e(f['message'])}</td></tr>")
-    findings = ("<table><tr><th>severity</th><th>code</th><th>key</th><th>message</th></tr>" + "".join(rows)
-                + "</table>") if rows else "<p>No findings.</p>"
+                    f"<td><code>{e(loc)}</code></td><td>{e(f['message'])}</td><td>{fixes}</td></tr>")
+    findings = ("<table><tr><th>severity</th><th>code</th><th>key</th><th>message</th><th>fixes</th></tr>"
+                + "".join(rows) + "</table>") if rows else "<p>No findings.</p>"
     notes = "".join(f"<li>{e(n)}</li>" for n in data["notes"])
     summary = (f"<p>{e(data['model_type'] or data['format'])} · {data['params_total']:,} parameters "
                f"({data['params_active']:,} active per token) · {data['layers']} layers · H={data['hidden_size']}</p>"
