@@ -239,7 +239,7 @@ def _cli_overrides(gpus, scenario, dtype, tp, ep, pp, context, concurrency, sele
             "vocab_size": vocab_size}
 
 
-def _write_atomic(path: str, text: str) -> None:
+def _write_atomic(path: str, text: str | bytes) -> None:
     from colint.fileio import write_atomic
 
     write_atomic(path, text)
@@ -521,7 +521,7 @@ def report_cmd(path, gpus, scenario, dtype, tp, ep, pp, context, concurrency, se
     from colint.analysis.workload import analyse
     from colint.checking import build_targets, check_file
     from colint.errors import ColintError
-    from colint.report import report_data, write_bytes_atomic
+    from colint.report import report_data
 
     overrides = _cli_overrides(gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore,
                                extend_select, fail_on, input_format, vocab_size)
@@ -541,7 +541,7 @@ def report_cmd(path, gpus, scenario, dtype, tp, ep, pp, context, concurrency, se
         raise _fail(f"colint: error: `colint report` needs matplotlib ({exc}): pip install 'colint[report]'")
     try:
         if ext in (".png", ".svg"):
-            write_bytes_atomic(output, render_chart(data, chart or "roofline", ext[1:]))
+            _write_atomic(output, render_chart(data, chart or "roofline", ext[1:]))
         else:
             _write_atomic(output, render_html(data))
     except OSError as exc:

@@ -6,8 +6,8 @@ import os
 import tempfile
 
 
-def write_atomic(path: str, text: str) -> None:
-    """Replace ``path`` with ``text`` through a temporary file in the same directory and
+def write_atomic(path: str, text: str | bytes) -> None:
+    """Replace ``path`` with ``text`` (str or bytes) through a temporary file in the same directory and
     ``os.replace``: readers see the old file or the new one, never a partial one. An existing
     file keeps its permission bits; a new one gets the usual umask-derived mode."""
     directory = os.path.dirname(os.path.abspath(path))
@@ -19,7 +19,8 @@ def write_atomic(path: str, text: str) -> None:
         mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(prefix=".colint-", suffix=".tmp", dir=directory)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+        with (os.fdopen(fd, "wb") if isinstance(text, bytes)
+              else os.fdopen(fd, "w", encoding="utf-8", newline="")) as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())

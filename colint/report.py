@@ -102,25 +102,3 @@ def report_data(path: str, spec, w, findings) -> dict[str, Any]:
         "roofline": roofline(w), "time": time_breakdown(w), "pipeline": pipeline_balance(w),
         "findings": [f.public() for f in findings],
     }
-
-
-def write_bytes_atomic(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same directory (never a partial file)."""
-    import os
-    import tempfile
-
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".colint-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
