@@ -381,10 +381,10 @@ def _judge(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list
             f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({w.label()})"]
         fixes = _width_fixes(ctx, f, value, mult_field, "unsafe")
         if f == "moe_intermediate_size" and tp > 1:
-            details.append("expert parallelism keeps each expert whole: "
-                           f"{value} is {'a' if value % TILE == 0 else 'not a'} multiple of 128 unsplit")
             if value % TILE == 0:
-                fixes.insert(0, fix(f"deploy the experts with EP (--ep) instead of expert tp={tp}", "display"))
+                return  # aligned unsplit: only the expert-TP split breaks it, CL503 owns that (fix: EP)
+            details.append(f"expert parallelism keeps each expert whole, but {value} is not a multiple of 128 "
+                           "unsplit either")
         yield ctx.finding(sev, f"{head}, not a multiple of 128", field=loc, evidence=ev, loss_pct=loss,
                           details=details, fixes=fixes)
         return

@@ -195,11 +195,14 @@ def experts_not_divisible(ctx: Context):
 
 
 @rule("CL503", "fine-grained-experts-under-tp", FAMILY, "warning",
-      "Fine-grained experts cut by tensor parallelism become tiny GEMMs: spread them with EP instead.",
+      "Experts cut by tensor parallelism become tiny or misaligned GEMMs: spread them with EP instead.",
       RuleDoc(
           what="With tp>1 and no EP, each expert's FFN width H'_e is split over the tp ranks (gate/up N = 2H'_e/tp, "
-               "down K = H'_e/tp). Reports per-shard widths under one 128-wide tile (warning) or under "
-               "min_expert_shard_width (info), and the EP layout over the same GPUs.",
+               "down K = H'_e/tp). Reports per-shard widths under one 128-wide tile (warning), widths that are "
+               "multiples of 128 whole but not per shard (warning when the time model finds a measurable cost, "
+               "info otherwise), and aligned per-shard widths under min_expert_shard_width (info), with the EP "
+               "layout over the same GPUs. CL201 leaves expert widths that only the split misaligns to this rule; "
+               "a width that is not a multiple of 128 even unsplit stays CL201's.",
           why="TP favours coarse experts; fine-grained experts under TP give GEMMs narrower than a tile, padding "
               "every tile and multiplying tiny kernels, while EP keeps each expert whole on one GPU.",
           example="Qwen3-30B-A3B (H'_e=768) at tp=8: 96 per shard, three quarters of a 128-wide tile.",
@@ -207,11 +210,14 @@ def experts_not_divisible(ctx: Context):
           sources=("NVIDIA blog 'AI Model Co-Design', Guideline 7: TP favours coarse MoE, EP favours fine-grained "
                    "MoE whose small H' would produce inefficiently small GEMMs under TP",)),
       options={"min_expert_shard_width": (256, "report per-shard expert widths below this (2-SM tile width)"),
-               "tile_width": (128, "below one tile of this width the finding is a warning")})
+               "tile_width": (128, "below one tile of this width the finding is a warning"),
+               "min_loss_pct": (0.25, "a split that misaligns a 128-multiple width is a warning from this estimated "
+                                      "step-time effect (percent, worst regime), info below")})
 def fine_grained_under_tp(ctx: Context):
     from colint.analysis.gemm_model import tile_efficiency
+    from colint.rules.alignment import Dim, step_effect_pct
 
-    sc, spec = ctx.scenario, ctx.spec
+    sc, spec, w = ctx.scenario, ctx.spec, ctx.workload
     tp = sc.tp
     if tp <= 1 or sc.ep > 1:
         return
@@ -220,22 +226,41 @@ def fine_grained_under_tp(ctx: Context):
         f = kind.ffn
         he = f.expert_intermediate_size
         shard = he / tp
-        if shard >= ctx.option("min_expert_shard_width"):
+        sub_tile = shard < tile
+        split_misaligned = he % tile == 0 and (he % tp != 0 or (he // tp) % tile != 0)
+        if shard >= ctx.option("min_expert_shard_width") and not split_misaligned:
             continue
-        sev = "warning" if shard < tile else "info"
+        dims = [Dim(r.name, "k" if "down" in r.name else "n", r.k if "down" in r.name else r.n, [r])
+                for reg in ("decode", "prefill") for r in _expert_rows(w, reg, kind.name)]
+        eff = step_effect_pct(ctx, dims, tile) if split_misaligned else {"decode": 0.0, "prefill": 0.0}
+        loss = max(eff.values())
+        if sub_tile or (split_misaligned and loss >= ctx.option("min_loss_pct")):
+            sev = "warning"
+        else:
+            sev = "info"
         shard_i = math.ceil(shard)
         eta_n = tile_efficiency(tile, 2 * shard_i, tile, tile)
         k_tile = ctx.profile.tiles.k_tile.get(sc.gemm_format, 64) if hasattr(ctx.profile, "tiles") else 64
         eta_k = shard_i / (math.ceil(shard_i / k_tile) * k_tile)
         per_gpu = experts_per_gpu(f.num_experts, tp)
-        msg = (f"expert FFN width {he} is {shard:g} per shard at tp={tp}"
-               + (f", under one {tile}-wide tile" if shard < tile else "")
-               + f": spread the {f.num_experts} experts with ep={tp} instead ({per_gpu} whole experts per GPU)")
+        if sub_tile:
+            what = f", under one {tile}-wide tile"
+        elif split_misaligned:
+            what = f", not a multiple of {tile} (the whole {he} is)"
+        else:
+            what = ""
+        msg = (f"expert FFN width {he} is {shard:g} per shard at tp={tp}{what}: spread the {f.num_experts} "
+               f"experts with ep={tp} instead ({per_gpu} whole experts per GPU)")
+        details = [f"per expert: gate/up N={2 * shard_i} fills {eta_n:.0%} of {tile}-wide tiles, down K={shard_i} "
+                   f"fills {eta_k:.0%} of the {k_tile}-deep K tile (estimate: {ctx.gpu}, {sc.gemm_format})"]
+        if split_misaligned:
+            details.append(f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step from the "
+                           f"padding ({w.label()})")
         yield ctx.finding(
-            sev, msg, field="moe_intermediate_size",
+            sev, msg, field="moe_intermediate_size", loss_pct=loss if split_misaligned else None,
             evidence={"expert_intermediate_size": he, "tp": tp, "per_shard_width": shard,
                       "gate_up_tile_efficiency": round(eta_n, 3), "down_k_tile_efficiency": round(eta_k, 3),
-                      "experts_per_gpu_at_ep": per_gpu, "gpu": ctx.gpu},
-            details=[f"per expert: gate/up N={2 * shard_i} fills {eta_n:.0%} of {tile}-wide tiles, down K={shard_i} "
-                     f"fills {eta_k:.0%} of the {k_tile}-deep K tile (estimate: {ctx.gpu}, {sc.gemm_format})"],
+                      "experts_per_gpu_at_ep": per_gpu, "gpu": ctx.gpu,
+                      "est_decode_step_pct": round(eff["decode"], 2), "est_prefill_step_pct": round(eff["prefill"], 2)},
+            details=details,
             fixes=[fix(f"experts on ep={tp} (tp for attention only)", "display")])

@@ -137,11 +137,24 @@ def test_mla_latent_576_is_info_by_design(tp):
 
 def test_expert_width_under_expert_tp_and_under_ep():
     path = f"{CORPUS}/hf/qwen3-moe__Qwen3-30B-A3B.json"
-    (f,) = [f for f in run(path, ["CL201"], tp=8) if f.key == "moe_intermediate_size"]
-    assert (f.severity, f.message) == ("warning", "moe_intermediate_size (routed experts) 768 is 96 per shard at "
-                                                  "expert tp=8, not a multiple of 128")
+    # 768 = 6 x 128 whole: only the expert-TP split misaligns it, which CL503 owns (one finding per problem)
+    assert [f for f in run(path, ["CL201"], tp=8) if f.key == "moe_intermediate_size"] == []
+    (g,) = [f for f in run(path, ["CL201", "CL503"], tp=8) if f.key == "moe_intermediate_size"]
+    assert (g.code, g.severity) == ("CL503", "warning")
     # expert parallelism keeps each expert whole: 768 = 6 x 128
-    assert [f for f in run(path, ["CL201"], tp=8, ep=8) if f.key == "moe_intermediate_size"] == []
+    assert [f for f in run(path, ["CL201", "CL503"], tp=8, ep=8) if f.key == "moe_intermediate_size"] == []
+
+
+def test_expert_width_misaligned_unsplit_stays_cl201():
+    # gpt-oss-120b: 2880 = 22.5 x 128 even unsplit; EP does not fix it, so CL201 keeps it (and CL503 is silent:
+    # 360 per shard is above a tile and the whole width is not a 128-multiple the split broke)
+    path = f"{CORPUS}/hf/gpt-oss__gpt-oss-120b.json"
+    fs = [f for f in run(path, ["CL201", "CL503"], tp=8) if f.key == "intermediate_size"]
+    assert brief(fs) == [("CL201", "warning", "intermediate_size", 14)]
+    assert fs[0].message == ("moe_intermediate_size (routed experts) 2880 is 360 per shard at expert tp=8, "
+                             "not a multiple of 128")
+    assert "expert parallelism keeps each expert whole, but 2880 is not a multiple of 128 unsplit either" \
+        in fs[0].details
 
 
 # --------------------------------------------------------------------------- CL202

@@ -113,6 +113,27 @@ def test_cl503_fine_grained_experts_under_tp():
     assert run(corpus(DSV3), ["CL503"], tp=8) == []  # 2048 / 8 = 256
 
 
+QWEN3_CODER = "tests/corpus/hf/qwen3-moe__Qwen3-Coder-480B-A35B-Instruct.json"
+
+
+def test_cl503_owns_experts_misaligned_only_by_the_split():
+    # Qwen3-Coder-480B: 2560 = 20 x 128 whole, 320 per shard at tp=8 (2.5 tiles): above one tile, but the
+    # split is what misaligns it -> CL503 (CL201 defers), a warning with the padding estimate
+    (f,) = run(corpus(QWEN3_CODER), ["CL201", "CL503"], tp=8)
+    assert (f.code, f.severity, f.key, f.line) == ("CL503", "warning", "moe_intermediate_size", 17)
+    assert f.message == ("expert FFN width 2560 is 320 per shard at tp=8, not a multiple of 128 (the whole 2560 is): "
+                         "spread the 160 experts with ep=8 instead (20 whole experts per GPU)")
+    assert f.evidence["per_shard_width"] == 320 and f.evidence["est_prefill_step_pct"] > 0.25
+    assert f.impact.estimated_loss_pct == pytest.approx(max(f.evidence["est_decode_step_pct"],
+                                                            f.evidence["est_prefill_step_pct"]), abs=0.01)
+    # below min_loss_pct the split is info, not warning
+    opts = {"CL503": {"min_loss_pct": 100.0}}
+    (g,) = run(corpus(QWEN3_CODER), ["CL503"], tp=8, rule_options=opts)
+    assert g.severity == "info"
+    # tp=4: 640 per shard = 5 x 128, aligned and above min_expert_shard_width -> nothing
+    assert run(corpus(QWEN3_CODER), ["CL201", "CL503"], tp=4) == []
+
+
 def test_dense_model_has_no_cl5_findings():
     for kw in ({}, {"tp": 8}, {"ep": 8}):
         assert run(spec_of(LLAMA_8B), ["CL5"], **kw) == []
