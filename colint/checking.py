@@ -112,6 +112,12 @@ def check_spec(spec, targets: list[Target], opts: CheckOptions, rules=None) -> l
         for r in per_gpu:
             ctx.current = r
             findings.extend(r.check(ctx))
+    if len(targets) > 1:
+        # a finding made gpu_specific=False (it depends on the spec and the parallel layout alone) is the same on
+        # every GPU: report it once
+        seen: set = set()
+        findings = [f for f in findings if f.gpu is not None
+                    or (k := (f.code, f.key, f.message)) not in seen and not seen.add(k)]
     if opts.severity_overrides:
         findings = [f.model_copy(update={"severity": opts.severity_overrides[f.code]})
                     if f.code in opts.severity_overrides else f for f in findings]

@@ -204,7 +204,7 @@ def heads_not_divisible(ctx: Context):
                 "error", msg, field=field if spec.sources.get(field) else None,
                 key=None if spec.sources.get(field) else key,
                 evidence={"heads": count, "tp": tp, "max_power_of_two_tp": max_tp},
-                fixes=fixes)
+                fixes=fixes, gpu_specific=False)  # heads vs tp: the same on every GPU, reported once
 
 
 @rule("CL703", "kv-parallelism-pays", FAMILY, "info",

@@ -242,7 +242,8 @@ def quantization_config_mismatch(ctx: Context):
             yield ctx.finding(
                 "error", f"weight_block_size {q.weight_block_size} does not divide the shards at tp={sc.tp}: {gemms}",
                 field=f if f in spec.sources else None, key=None if f in spec.sources else f"{qkey}.weight_block_size",
-                evidence={"weight_block_size": list(q.weight_block_size), "tp": sc.tp, "gpu": ctx.gpu,
+                gpu_specific=False,  # blocks vs shards depend on the spec and tp alone: reported once
+                evidence={"weight_block_size": list(q.weight_block_size), "tp": sc.tp,
                           "gemms": [{"gemm": r.name, "dim": a, "per_shard": v, "block": b} for r, a, v, b in items]},
                 details=[f"each shard would hold a partial {bn}x{bk} scale block; vLLM refuses to load it"]
                 + (["deploy the experts with expert parallelism (--ep), which keeps each expert whole"] if experts
@@ -257,7 +258,7 @@ def quantization_config_mismatch(ctx: Context):
             gemms = ", ".join(sorted({f"{r.name} K={r.k}" for r in bad_g}))
             yield ctx.finding(
                 "error", f"group_size {g} does not divide K per shard{f' at tp={sc.tp}' if sc.tp > 1 else ''}: {gemms}",
-                key=f"{qkey}.group_size", evidence={"group_size": g, "tp": sc.tp, "gpu": ctx.gpu,
+                key=f"{qkey}.group_size", gpu_specific=False, evidence={"group_size": g, "tp": sc.tp,
                                                     "gemms": [{"gemm": r.name, "k": r.k} for r in bad_g]},
                 details=["a quantization group must not straddle two shards (row-parallel layers split K)"])
     total_layers = spec.num_layers + spec.mtp_layers

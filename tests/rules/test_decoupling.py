@@ -92,3 +92,12 @@ def test_cl703_silent_at_high_batch_short_context_and_beyond_max_positions():
 def test_well_aligned_llama_has_no_cl7_warnings():
     for kw in ({}, {"tp": 8}, {"tp": 4}):
         assert run(spec_of(LLAMA_8B), ["CL7"], **kw) == []
+
+
+def test_cl702_once_with_several_gpus():
+    # 71 heads vs tp=8 is arithmetic on the spec: one finding without a GPU, not one per --gpu
+    spec = normalize(load("tests/corpus/megatron/nemo-launcher__falcon_7b.yaml"))
+    opts = CheckOptions(select=["CL702"], tp=8, gpus=["b200", "h100-sxm", "l40s"])
+    (f,) = check_spec(spec, build_targets(opts), opts)
+    assert (f.severity, f.key, f.line, f.gpu) == ("error", "model.num_attention_heads", 60, None)
+    assert f.message == "71 query heads cannot be split over tp=8 (8.88 per rank)"

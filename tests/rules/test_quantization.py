@@ -139,3 +139,14 @@ def test_no_share_finding_for_large_models_or_bf16():
 def test_llama31_8b_has_no_cl4_warning_or_error(tp):
     for dtype in (None, "fp8", "nvfp4"):
         assert [f for f in run(LLAMA31, ["CL4"], dtype=dtype, tp=tp) if f.severity != "info"] == []
+
+
+def test_spec_only_findings_appear_once_with_several_gpus():
+    # the ignore-list entry, the group size and the weight blocks depend on the spec and tp alone: once, no GPU
+    fs = run(GPTQ, ["CL403"], tp=8, gpus=["b200", "h100-sxm"])
+    assert [(f.severity, f.key, f.gpu) for f in fs] == [
+        ("error", "quantization_config.group_size", None),
+        ("warning", "quantization_config.modules_to_not_convert[1]", None)]
+    (f,) = run(f"{CORPUS}/hf/minimax__MiniMax-M2.5.json", ["CL403"], tp=8, gpus=["b200", "h100-sxm", "mi300x"])
+    assert (f.severity, f.key, f.gpu) == ("error", "intermediate_size", None)
+    assert "gpu" not in f.evidence
