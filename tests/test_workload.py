@@ -150,3 +150,37 @@ def test_expert_all_to_all_matches_deepseek_isca_figure():
     assert t == pytest.approx(6.72e-6 * (8 / 9) * (7168 / 7000) * (71 / 72), rel=0.02)
     w = analyse(_spec("tests/corpus/hf/deepseek__DeepSeek-V3.json"), load_profile("gb200"), sc)
     assert w.steps["decode"].comm_s == pytest.approx(58 * expert_all_to_all_s(32, 8, 7168, sc, 900e9))
+
+
+# -- Gemma-4 KV sharing (kv_shared) and K=V full layers (v_from_k) --------------------------------
+GEMMA4_SHARED = {"model_type": "gemma4_text", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 8,
+                 "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "global_head_dim": 96,
+                 "vocab_size": 1000, "hidden_size_per_layer_input": 0, "num_kv_shared_layers": 3,
+                 "sliding_window": 128, "attention_k_eq_v": True, "num_global_key_value_heads": 1,
+                 "layer_types": ["sliding_attention", "full_attention"] * 4}
+
+
+def test_gemma4_kv_sharing_stores_nothing_and_k_eq_v_stores_k_only():
+    import json
+
+    from colint.analysis.kv_cache import kv_cache_bytes_per_token
+    from colint.loading import load_text
+
+    spec = normalize(load_text(json.dumps(GEMMA4_SHARED), "g4.json"), "hf")
+    # layers 0..4 store (S F S F S), 5..7 reuse (F S F). Sliding: 2 KV heads x (64 K + 64 V) x 2 B = 512 B;
+    # full with attention_k_eq_v: 1 KV head x 96 (K only) x 2 B = 192 B; KV-sharing layers: 0 B.
+    assert kv_cache_bytes_per_token(spec, 2.0) == 3 * 512 + 2 * 192 == 1920
+    w = analyse(spec, load_profile("h200"), make_scenario("latency", context=8192))
+    assert w.kv_bytes_per_token == 1920 and w.kv_bytes_per_token_per_gpu == 1920
+    by_kind = {a.kind: a for a in w.attention["decode"]}
+    assert {k: a.kv_bytes_per_token for k, a in by_kind.items()} == {
+        "attention/sliding+dense": 512, "attention/full+dense": 192,
+        "attention/full(kv-shared)+dense": 0, "attention/sliding(kv-shared)+dense": 0}
+    # a KV-sharing layer still reads its producer's cache each step: layer 6 reads layer 4's sliding
+    # window (128 tokens x 512 B), layers 5 and 7 read layer 3's K-only full cache (8192 x 192 B)
+    assert by_kind["attention/sliding(kv-shared)+dense"].bytes == 128 * 512
+    assert by_kind["attention/full(kv-shared)+dense"].bytes == 8192 * 192
+    assert by_kind["attention/full+dense"].bytes == 8192 * 192
+    # footprint of one sequence: 3 sliding layers x 128 tokens x 512 B + 2 full layers x 8192 x 192 B
+    assert w.kv_cache_bytes_per_gpu == 3 * 128 * 512 + 2 * 8192 * 192 == 3_342_336
+

@@ -3,20 +3,60 @@
 Per layer and token: attention stores K and V, ``n_kv·(d_k + d_v)·b`` bytes; MLA stores the
 compressed latent and the shared RoPE key, ``(kv_lora_rank + rope_dim)·b``; linear attention
 and Mamba layers keep a fixed-size state instead (reported by :func:`state_bytes`).
+Gemma-4 (transformers ``Gemma4TextAttention``): an ``attention_k_eq_v`` layer (``v_from_k``)
+stores K only (its values are its keys); a KV-sharing layer (``kv_shared``) stores nothing: it
+attends over the cache of the last earlier non-sharing layer of the same attention type
+(``Gemma4TextConfig.kv_sharing_modes``), so it still *reads* that layer's K/V every step
+(:func:`mixer_kv_read_bytes_per_token`, :func:`kv_sources`).
 Checks (tests): DeepSeek-V3 70,272 B/token and Llama-3.1-405B 516,096 B/token in BF16.
 """
 
 from __future__ import annotations
 
+from typing import Optional
+
 from colint.spec.model import Mixer, ModelSpec
 
 
 def mixer_kv_bytes_per_token(m: Mixer, bytes_per_elem: float) -> float:
+    """KV-cache bytes this mixer STORES per token (0 for a KV-sharing layer)."""
     if m.kind == "attention":
-        return m.num_kv_heads * (m.head_dim + (m.v_head_dim or m.head_dim)) * bytes_per_elem
+        if m.kv_shared:
+            return 0.0
+        v = 0 if m.v_from_k else (m.v_head_dim or m.head_dim)
+        return m.num_kv_heads * (m.head_dim + v) * bytes_per_elem
     if m.kind == "mla":
         return ((m.kv_lora_rank or 0) + (m.qk_rope_head_dim or 0)) * bytes_per_elem
     return 0.0
+
+
+def mixer_kv_read_bytes_per_token(m: Mixer, bytes_per_elem: float, source: Optional[Mixer] = None) -> float:
+    """KV-cache bytes the attention core READS per cached token: what it stores, or, for a
+    KV-sharing layer, what its ``source`` layer stores (the layer's own shapes, as if it stored
+    K and V, when the source is unknown)."""
+    if m.kind == "attention" and m.kv_shared:
+        src = source if source is not None and not source.kv_shared else m.model_copy(update={"kv_shared": False})
+        return mixer_kv_bytes_per_token(src, bytes_per_elem)
+    return mixer_kv_bytes_per_token(m, bytes_per_elem)
+
+
+def kv_sources(spec: ModelSpec) -> dict[int, Mixer]:
+    """Layer-kind index of each KV-sharing attention kind -> the mixer whose cache it reads: the
+    last layer before the kind's first layer that stores K/V with the same attention type and
+    window (Gemma-4's producer of that ``layer_type``)."""
+    out: dict[int, Mixer] = {}
+    last: dict[tuple, Mixer] = {}
+    for ki in spec.layer_pattern:
+        m = spec.layer_kinds[ki].mixer
+        if m.kind != "attention":
+            continue
+        key = (m.attention, m.window)
+        if m.kv_shared:
+            if ki not in out and key in last:
+                out[ki] = last[key]
+        else:
+            last[key] = m
+    return out
 
 
 def mixer_state_bytes(m: Mixer, bytes_per_elem: float) -> float:
@@ -33,6 +73,7 @@ def mixer_state_bytes(m: Mixer, bytes_per_elem: float) -> float:
 
 
 def kv_cache_bytes_per_token(spec: ModelSpec, bytes_per_elem: float = 2.0) -> int:
+    """KV-cache bytes stored per token by the whole model (KV-sharing layers add nothing)."""
     counts = spec.layer_counts()
     total = 0.0
     for kind, n in zip(spec.layer_kinds, counts):

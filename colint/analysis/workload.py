@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from colint.analysis.gemm_model import FORMATS, GemmTime, check_format, estimate
 from colint.analysis.inventory import Gemm, gemms, kind_gemms
-from colint.analysis.kv_cache import mixer_kv_bytes_per_token, mixer_state_bytes
+from colint.analysis.kv_cache import (kv_sources, mixer_kv_bytes_per_token, mixer_kv_read_bytes_per_token,
+                                      mixer_state_bytes)
 from colint.analysis.scenario import Scenario
 from colint.spec.model import LayerKind, Mixer, ModelSpec
 
@@ -75,7 +76,7 @@ class AttentionCost:
     bytes: float  # KV-cache / state bytes read (+ written) per layer per step
     sol_s: float
     estimate_s: float  # per layer per step
-    kv_bytes_per_token: float  # per layer, this GPU's shard, scenario KV format
+    kv_bytes_per_token: float  # STORED per layer per token, this GPU's shard, scenario KV format (0: KV-sharing)
     kv_replication: int  # TP ranks holding the same KV (tp > KV heads; MLA: every rank)
     attended_tokens: float  # mean keys per query (sliding windows cap it)
 
@@ -274,7 +275,10 @@ def _attended(s: int, window: int | None) -> float:
     return (w * (w + 1) / 2.0 + (s - w) * w) / s
 
 
-def _attention(spec: ModelSpec, kind: LayerKind, n_layers: int, profile, sc: Scenario, regime: str) -> AttentionCost:
+def _attention(spec: ModelSpec, kind: LayerKind, n_layers: int, profile, sc: Scenario, regime: str,
+               source: Mixer | None = None) -> AttentionCost:
+    """The core of ``kind``'s mixer. ``source``: for a KV-sharing layer (Gemma-4), the mixer whose
+    cache it reads (it stores nothing, but reads that cache like any attention layer)."""
     from colint.hardware_profiles import time_model
 
     mx: Mixer = kind.mixer
@@ -284,20 +288,22 @@ def _attention(spec: ModelSpec, kind: LayerKind, n_layers: int, profile, sc: Sce
     eta_c = tmod.compute_efficiency.get(ATTN_FORMAT, 0.7)
     bw = profile.memory_bytes_per_s
     tp = sc.tp
-    kv_layer = mixer_kv_bytes_per_token(mx, b_kv)
+    kv_layer = mixer_kv_bytes_per_token(mx, b_kv)  # stored (0 for a KV-sharing layer)
+    kv_read_layer = mixer_kv_read_bytes_per_token(mx, b_kv, source)  # read per cached token
     replication = 1
     heads_q = mx.num_heads
     if mx.kind == "attention":
         shard = min(tp, max(1, mx.num_kv_heads))
         replication = max(1, tp // max(1, mx.num_kv_heads)) if tp > mx.num_kv_heads else 1
         kv_gpu = kv_layer / shard
+        kv_read_gpu = kv_read_layer / shard
         q_per_gpu = _ceil_div(heads_q, tp)
     elif mx.kind == "mla":
         replication = tp
-        kv_gpu = kv_layer
+        kv_gpu = kv_read_gpu = kv_layer
         q_per_gpu = _ceil_div(heads_q, tp)
     else:
-        kv_gpu = 0.0
+        kv_gpu = kv_read_gpu = 0.0
         q_per_gpu = 0
     window = mx.window if mx.attention in ("sliding", "chunked") else None
     flops = bytes_ = 0.0
@@ -309,7 +315,7 @@ def _attention(spec: ModelSpec, kind: LayerKind, n_layers: int, profile, sc: Sce
         if mx.kind == "attention":
             d_v = mx.v_head_dim or mx.head_dim
             flops = 2.0 * b * attended * q_per_gpu * (mx.head_dim + d_v)
-            bytes_ = b * attended * kv_gpu
+            bytes_ = b * attended * kv_read_gpu
         elif mx.kind == "mla":
             lat = (mx.kv_lora_rank or 0) + (mx.qk_rope_head_dim or 0)
             flops = 2.0 * b * attended * q_per_gpu * (lat + (mx.kv_lora_rank or 0))  # absorbed MLA
@@ -327,7 +333,8 @@ def _attention(spec: ModelSpec, kind: LayerKind, n_layers: int, profile, sc: Sce
         if mx.kind == "attention":
             d_v = mx.v_head_dim or mx.head_dim
             flops = 2.0 * q_tokens * attended * q_per_gpu * (mx.head_dim + d_v)
-            bytes_ = q_tokens * kv_gpu * 2 + (chunks - 1) / max(chunks, 1) * n_seq * ctx / 2 * kv_gpu
+            # write this chunk's K/V (none on a KV-sharing layer), read it and the earlier chunks' cache
+            bytes_ = q_tokens * (kv_gpu + kv_read_gpu) + (chunks - 1) / max(chunks, 1) * n_seq * ctx / 2 * kv_read_gpu
         elif mx.kind == "mla":
             nope, rope = mx.qk_nope_head_dim or 0, mx.qk_rope_head_dim or 0
             d_v = mx.v_head_dim or nope
@@ -385,10 +392,11 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
 
     rows = {r: _gemm_rows(spec, profile, scenario, r) for r in REGIMES}
     attn: dict[str, list[AttentionCost]] = {r: [] for r in REGIMES}
+    sources = kv_sources(spec)
     for r in REGIMES:
-        for kind, n in zip(spec.layer_kinds, counts):
+        for ki, (kind, n) in enumerate(zip(spec.layer_kinds, counts)):
             if n and kind.mixer.kind not in ("none", "linear"):
-                attn[r].append(_attention(spec, kind, n, profile, scenario, r))
+                attn[r].append(_attention(spec, kind, n, profile, scenario, r, sources.get(ki)))
 
     # per-kind per-regime sums
     def kind_time(regime: str, kind_name: str) -> dict[str, float]:
