@@ -568,6 +568,9 @@ def vocab_not_padded(ctx: Context):
     else:
         return
     padded, waste = _pad_waste(per_shard, TILE)
+    if spec.vocab_padding:
+        yield from _megatron_vocab(ctx, v, tp, per_shard, sev, what, loss, ev, eff, waste, padded)
+        return
     delta = param_delta(spec, "vocab_size", target)
     if sev == "error":
         loss = None  # the unaligned fallback path is not priced by the tile model
@@ -587,6 +590,42 @@ def vocab_not_padded(ctx: Context):
         details=details,
         fixes=[fix(f"{key} {v} → {target} (zero-padded rows in embedding and LM head; mask ids ≥ {v} when "
                    f"sampling)", "safe", edit(key, v, target))])
+
+
+def _megatron_vocab(ctx: Context, v: int, tp: int, per_shard: int, sev: str, what: str, loss, ev: dict,
+                    eff: dict, waste: float, padded: int):
+    """Megatron/NeMo/NeoX: the vocab comes from the tokenizer (--vocab-size) and the file pads it to a multiple of
+    make_vocab_size_divisible_by x the file's tp. The fix edits that divisor (the key the format reads): the
+    smallest multiple of the old one whose padding keeps every shard at this tp a multiple of ``multiple``."""
+    import math
+
+    spec, w = ctx.spec, ctx.workload
+    div, file_tp = spec.vocab_padding
+    need = int(ctx.option("multiple")) * tp
+    new_div = math.lcm(div, need // math.gcd(need, file_tp))
+    new_vocab = round_up(v, new_div * file_tp)
+    key = edit_key(spec, "vocab_divisible_by", "make_vocab_size_divisible_by")
+    src = spec.sources.get("vocab_divisible_by")
+    src_present = src is not None and not src.default
+    delta = param_delta(spec, "vocab_size", new_vocab)
+    if sev == "error":
+        loss = None
+        first = f"LM head N={per_shard} is off the 16-byte aligned Tensor Core path ({w.label()})"
+    else:
+        first = (f"LM head N={per_shard} runs {padded} wide on 128-wide tiles ({waste:.1f}% of its work wasted); "
+                 f"est. +{eff['decode']:.2f}% decode step, +{eff['prefill']:.2f}% prefill step ({w.label()})")
+    details = [first,
+               f"the vocab is padded as the file says: a multiple of {key} {div} x tp {file_tp} = {div * file_tp}; "
+               f"{key} {new_div} pads it to {new_vocab} ({new_vocab // tp} per shard at tp={tp}, "
+               f"{delta.total:+,} parameters)"]
+    ev.update(vocab_divisible_by=div, padding_tp=file_tp, new_vocab_divisible_by=new_div, padded=new_vocab)
+    yield ctx.finding(
+        sev, f"padded vocab {v} ({key} {div} x tp {file_tp}) is {per_shard} per shard at tp={tp}, {what}",
+        field="vocab_divisible_by", key=key, evidence=ev, loss_pct=loss, details=details,
+        # an absent key (the format's default) is shown, not inserted: adding a key would rewrite a commented YAML
+        fixes=[fix(f"{key} {div} → {new_div} (vocab pads to {new_vocab}; zero-padded rows, masked logits)"
+                   + ("" if src_present else f"; {key} is not in the file (default {div}): add it"),
+                   "safe" if src_present else "display", edit(key, div, new_div))])
 
 
 # --------------------------------------------------------------------------- CL203

@@ -172,7 +172,7 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     return r.spec(
         hidden_size=h, num_layers=n_layers, layers=layers, model_type=_model_type(doc, r),
         vocab_size=vocab, tie_word_embeddings=tie, max_position_embeddings=max_pos, position_embeddings=positions,
-        num_heads=heads, num_kv_heads=groups, head_dim=head_dim, intermediate_size=ffn, hidden_act=act,
+        vocab_padding=getattr(r, "vocab_padding", None), num_heads=heads, num_kv_heads=groups, head_dim=head_dim, intermediate_size=ffn, hidden_act=act,
         sliding_window=window, mtp_layers=mtp, extra_params=norm_w,
     )
 
@@ -207,6 +207,8 @@ def _vocab(r: FormatReader, given: int | None) -> int | None:
     div = r.req(None, "make_vocab_size_divisible_by", default=128)
     tp = r.req(None, "tensor_model_parallel_size", default=1)
     padded = megatron_padded_vocab(raw, div, tp)
+    r.vocab_padding = (div, tp)  # CL202 fixes the divisor, the key this format reads, not a vocab key
+    r.record("vocab_divisible_by", "make_vocab_size_divisible_by")
     # No source points at make_vocab_size_divisible_by: its value is the multiple, not the vocab, so an
     # edit "vocab_size old → new" must not land there. With the vocab from --vocab-size there is no key.
     if r.has("vocab_size"):

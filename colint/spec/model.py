@@ -141,6 +141,9 @@ class ModelSpec(BaseModel):
     hidden_size: int
     num_layers: int
     vocab_size: Optional[int] = None  # None: not in the file (tokenizer-defined)
+    # Megatron/NeMo/NeoX: (make_vocab_size_divisible_by, tp) the vocab was padded with (to a multiple of
+    # their product); sources["vocab_divisible_by"] locates the divisor's key. None: the file states the vocab.
+    vocab_padding: Optional[tuple[int, int]] = None
     tie_word_embeddings: bool = False
     max_position_embeddings: Optional[int] = None
     position_embeddings: int = 0  # learned absolute positions (GPT-2, OPT): rows of the table

@@ -92,6 +92,8 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
         div = r.req(None, *_k("make-vocab-size-divisible-by"), default=128)
         mp = r.req(None, *_k("model-parallel-size"), default=1)
         vocab = megatron_padded_vocab(vocab_size, div, mp)
+        r.vocab_padding = (div, mp)  # CL202 fixes the divisor, the key this format reads
+        r.record("vocab_divisible_by", _present(r, "make-vocab-size-divisible-by"))
         r.notes.append(f"vocab {vocab_size} (--vocab-size) padded to {vocab}: a multiple of "
                        f"make-vocab-size-divisible-by {div} x model-parallel-size {mp}, as NeoX pads it")
     else:
@@ -99,7 +101,7 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
                        "exclude the embedding and output layer (pass --vocab-size)")
     return r.spec(
         hidden_size=h, num_layers=n_layers, layers=[layer(mixer, ffn, 2 * norm_w)] * n_layers,
-        model_type="gpt-neox", vocab_size=vocab, tie_word_embeddings=tie,
+        model_type="gpt-neox", vocab_size=vocab, tie_word_embeddings=tie, vocab_padding=getattr(r, "vocab_padding", None),
         max_position_embeddings=r.opt("max_position_embeddings", *_k("max-position-embeddings")),
         position_embeddings=positions, num_heads=heads, num_kv_heads=kv, head_dim=head_dim,
         intermediate_size=inter, hidden_act=act, extra_params=norm_w,

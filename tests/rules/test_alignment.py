@@ -190,3 +190,30 @@ def test_tp_auto_reports_the_largest_aligned_power_of_two():
     (g,) = run(f"{CORPUS}/hf/llama3__Meta-Llama-3.1-8B.json", ["CL204"], tp="auto")
     assert g.evidence["largest_aligned_tp"] == 16 and g.evidence["vocab_largest_aligned_tp"] == 2
     assert run(f"{CORPUS}/hf/llama3__Meta-Llama-3.1-8B.json", ["CL204"], tp=8) == []
+
+
+def test_megatron_vocab_fix_edits_the_divisor_the_format_reads():
+    # NeMo: the vocab comes from --vocab-size and the file only has make_vocab_size_divisible_by (128 x tp 1);
+    # at tp=8 the fix is that divisor 128 -> 1024 (32000 pads to 32768, 4096 per shard), located at its line
+    spec = normalize(load(f"{CORPUS}/megatron/nemo-launcher__llama2_7b.yaml"), vocab_size=32000)
+    (f,) = run(spec, ["CL202"], tp=8)
+    assert brief([f]) == [("CL202", "info", "model.make_vocab_size_divisible_by", 79)]
+    assert f.message == ("padded vocab 32000 (model.make_vocab_size_divisible_by 128 x tp 1) is 4000 per shard at "
+                         "tp=8, not a multiple of 128")
+    (fx,) = f.fixes
+    assert (fx.safety, [(e.key, e.old, e.new) for e in fx.edits]) == (
+        "safe", [("model.make_vocab_size_divisible_by", 128, 1024)])
+    assert (f.evidence["padded"], f.evidence["new_vocab_divisible_by"]) == (32768, 1024)
+    assert run(spec, ["CL202"], tp=1) == []  # 32000 = 250 x 128
+
+
+def test_neox_vocab_fix_counts_the_files_tp_and_does_not_insert_an_absent_key():
+    # Pythia-6.9B: model-parallel-size 2 pads 50277 to 50432 (x256); at tp=8 6304 per shard -> divisor 512 (x2 =
+    # 1024 = 128 x 8) pads to 51200. The key is absent (default 128): shown, not spliced into the commented file
+    spec = normalize(load(f"{CORPUS}/megatron/gpt-neox__pythia-6.9b.yaml"), vocab_size=50277)
+    (f,) = run(spec, ["CL202"], tp=8)
+    assert (f.key, f.line, f.evidence["per_shard"], f.evidence["padded"]) == (
+        "make-vocab-size-divisible-by", None, 6304, 51200)
+    (fx,) = f.fixes
+    assert (fx.safety, [(e.key, e.old, e.new) for e in fx.edits]) == (
+        "display", [("make-vocab-size-divisible-by", 128, 512)])
