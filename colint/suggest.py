@@ -404,9 +404,9 @@ class SearchModel:
                     count = np.rint(get(r + "|count"))
                     topk = np.rint(get(r + "|topk"))
                     inst = np.ceil(count / sc.ep) if sc.ep > 1 else count
-                    t_global = m_tokens * sc.ep
+                    t_global = m_tokens * sc.attention_dp_groups  # as workload._gemm_rows
                     touched = 1.0 - (1.0 - topk / count) ** t_global
-                    m = np.maximum(1, np.ceil(t_global * topk / count / np.maximum(touched, 1e-12)))
+                    m = np.maximum(1, np.ceil(np.round(t_global * topk / count / np.maximum(touched, 1e-12), 6)))
                     inst = inst * touched
                     grouped_n = np.rint(n * inst).astype(np.int64)
                     jobs.append((info.dtype, m.astype(np.int64), n, k, layers, np.where(inst > 1, grouped_n, n)))

@@ -184,3 +184,47 @@ def test_gemma4_kv_sharing_stores_nothing_and_k_eq_v_stores_k_only():
     # footprint of one sequence: 3 sliding layers x 128 tokens x 512 B + 2 full layers x 8192 x 192 B
     assert w.kv_cache_bytes_per_gpu == 3 * 128 * 512 + 2 * 8192 * 192 == 3_342_336
 
+
+# -- experts under tp > 1 with ep: sequences per attention-DP group, ep // tp groups per EP domain ------
+@pytest.mark.parametrize("tp, ep, groups", [(1, 8, 8), (8, 8, 1), (2, 8, 4), (8, 64, 8), (8, 1, 1), (8, 4, 1)])
+def test_attention_dp_groups(tp, ep, groups):
+    assert make_scenario("throughput", tp=tp, ep=ep).attention_dp_groups == groups
+
+
+def test_moe_helpers_take_tp():
+    import math
+
+    from colint.analysis.moe import ep_for_m, tokens_per_expert
+
+    assert tokens_per_expert(256, 8, 8, 256, tp=8) == 8.0  # one TP8 group: 256 x 8 / 256
+    assert tokens_per_expert(256, 8, 8, 256) == 64.0  # eight TP1 groups
+    assert ep_for_m(382, 256, 8, 256, tp=4) == 4 * math.ceil(382 * 32 / 256)  # 48 groups of 4 GPUs
+
+
+def test_expert_tokens_under_tp_and_ep():
+    from colint.analysis.workload import COLLECTIVE_LATENCY_S, expert_all_to_all_s
+
+    spec = _spec("tests/corpus/hf/deepseek__DeepSeek-V3.json")
+    prof = load_profile("b200")
+
+    def experts(tp, ep, regime="decode"):
+        w = analyse(spec, prof, make_scenario("throughput", dtype="fp8", tp=tp, ep=ep))
+        return w, [r for r in w.gemms[regime] if r.parallel == "expert" and r.name.endswith("gate_up")][0]
+
+    # tp=8, ep=8: ONE attention group of 256 sequences -> 256 x 8 / 256 = 8 tokens per expert on average;
+    # 1 - (31/32)^256 of the 32 local experts are touched, each by 8 / 0.9997 -> 9 rows (ceil)
+    w, r = experts(8, 8)
+    touched = 1 - (31 / 32) ** 256
+    assert r.m == 9 and r.instances == pytest.approx(32 * touched)
+    assert experts(8, 8, "prefill")[1].m == 8192 * 8 // 256  # 256, not 8x that
+    assert experts(2, 8)[1].m == 32  # four TP2 groups: 1024 x 8 / 256
+    assert experts(1, 8)[1].m == 64  # eight TP1 groups (unchanged)
+    assert experts(8, 64)[1].m == 64 and experts(8, 64)[1].instances == pytest.approx(4.0)  # 8 groups, 4 experts/GPU
+    # comm: TP all-reduce (2 per layer, 61 layers) + all-to-all of 256 / 8 = 32 tokens per GPU (58 MoE layers)
+    link = prof.interconnect_gbps * 1e9 / 2
+    sc = w.scenario
+    allreduce = 2 * (2.0 * 256 * 7168 * 2.0 * 7 / 8 / link + COLLECTIVE_LATENCY_S)
+    assert w.steps["decode"].comm_s == pytest.approx(61 * allreduce + 58 * expert_all_to_all_s(32, 8, 7168, sc, link))
+    # pipeline cost vector: one TP8 group's experts spread over its 8 GPUs by EP or by expert TP do the
+    # same FLOPs per GPU per prefill step (before: ep=8 counted 8 groups' tokens)
+    assert w.layer_costs[3].prefill_flops == pytest.approx(experts(8, 1)[0].layer_costs[3].prefill_flops)

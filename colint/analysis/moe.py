@@ -4,7 +4,8 @@ Pure functions, no rules. Uniform routing is assumed throughout (an estimate: re
 are skewed, and the busiest expert gates the step).
 
 * tokens per routed expert per step (grouped-GEMM M): ``C · k / E`` where C is the global
-  concurrency of the EP group (tokens per rank × ep);
+  concurrency of the EP domain: tokens per attention data-parallel group × the groups in the
+  domain, ``max(1, ep // tp)`` (:func:`attention_dp_groups`);
 * the global concurrency (and the EP width at a per-rank concurrency) at which an expert GEMM
   with compute-bound threshold M* stops being memory-bound: ``C* = M* · E / k``;
 * expected experts touched by B tokens in one step: ``E · (1 − (1 − k/E)^B)``;
@@ -20,9 +21,24 @@ from __future__ import annotations
 import math
 
 
-def tokens_per_expert(concurrency_per_rank: float, ep: int, top_k: int, num_experts: int) -> float:
-    """Mean rows of one routed expert's GEMM per step (uniform routing)."""
-    return concurrency_per_rank * ep * top_k / num_experts if num_experts else 0.0
+def attention_dp_groups(ep: int, tp: int = 1) -> int:
+    """Attention data-parallel groups whose tokens meet in one EP domain of ``ep`` GPUs.
+
+    Serving engines run attention (and dense layers) tensor-parallel over ``tp`` GPUs and
+    data-parallel across groups, and spread the routed experts over all GPUs of the groups:
+    vLLM ``--enable-expert-parallel`` gives EP = DP × TP; SGLang ``--enable-dp-attention`` splits
+    its ``--tp`` GPUs into ``--dp`` attention groups of tp/dp GPUs under one EP of all of them;
+    TensorRT-LLM ``enable_attention_dp`` makes every rank its own group (attention TP 1), without
+    it the whole TP group is one group. So an EP domain holds ``ep / tp`` groups (at least one;
+    each GPU of a group sees the group's tokens, not its own)."""
+    return max(1, ep // max(1, tp))
+
+
+def tokens_per_expert(concurrency_per_rank: float, ep: int, top_k: int, num_experts: int, tp: int = 1) -> float:
+    """Mean rows of one routed expert's GEMM per step (uniform routing); ``concurrency_per_rank``
+    is the tokens of one attention data-parallel group (a rank when ``tp`` = 1)."""
+    groups = attention_dp_groups(ep, tp)
+    return concurrency_per_rank * groups * top_k / num_experts if num_experts else 0.0
 
 
 def concurrency_for_m(m_target: float, top_k: int, num_experts: int) -> float:
@@ -30,12 +46,13 @@ def concurrency_for_m(m_target: float, top_k: int, num_experts: int) -> float:
     return m_target * num_experts / top_k if top_k else math.inf
 
 
-def ep_for_m(m_target: float, concurrency_per_rank: float, top_k: int, num_experts: int) -> int:
-    """Smallest EP width whose ranks, each with ``concurrency_per_rank`` tokens, give every
-    expert ``m_target`` rows (uniform routing)."""
+def ep_for_m(m_target: float, concurrency_per_rank: float, top_k: int, num_experts: int, tp: int = 1) -> int:
+    """Smallest EP width whose attention groups (``tp`` GPUs each, ``concurrency_per_rank``
+    tokens each) give every expert ``m_target`` rows (uniform routing): groups needed × tp."""
     if concurrency_per_rank <= 0 or not math.isfinite(m_target):
         return 0
-    return max(1, math.ceil(concurrency_for_m(m_target, top_k, num_experts) / concurrency_per_rank - 1e-9))
+    groups = max(1, math.ceil(concurrency_for_m(m_target, top_k, num_experts) / concurrency_per_rank - 1e-9))
+    return groups * max(1, tp)
 
 
 def experts_touched(tokens: float, top_k: int, num_experts: int) -> float:

@@ -4,10 +4,13 @@ Regimes:
 
 * **prefill** — ``prefill_tokens`` tokens per forward on one model replica (default 8192),
   prompts of ``context`` tokens (chunked by ``prefill_tokens`` when longer).
-* **decode** — ``decode_concurrency`` sequences in flight per replica (an attention data-parallel
-  rank), each one token per step, with ``context`` tokens of KV cache each. Under expert
-  parallelism the ``ep`` ranks each bring their own sequences, so one routed expert sees
-  ``decode_concurrency · ep · top_k / E`` tokens per step (uniform routing).
+* **decode** — ``decode_concurrency`` sequences in flight per attention data-parallel group
+  (one replica of attention: ``tp`` GPUs that all see these sequences), each one token per step,
+  with ``context`` tokens of KV cache each. Under expert parallelism an EP domain of ``ep`` GPUs
+  holds ``attention_dp_groups = max(1, ep // tp)`` such groups (vLLM EP = DP × TP; SGLang
+  dp-attention; TensorRT-LLM attention DP: colint.analysis.moe.attention_dp_groups), so one routed
+  expert sees ``decode_concurrency · attention_dp_groups · top_k / E`` tokens per step (uniform
+  routing); ``prefill_tokens`` likewise.
 
 Parallelism shards the weight GEMMs: ``tp`` splits N of column-parallel and K of row-parallel
 layers, ``ep`` spreads routed experts, ``pp`` splits the layers into stages.
@@ -47,7 +50,7 @@ class Scenario(BaseModel):
     pp: int = Field(default=1, ge=1)
     dp: int = Field(default=1, ge=1)
     prefill_tokens: int = Field(default=8192, ge=1)  # tokens per forward per replica
-    decode_concurrency: int = Field(default=256, ge=1)  # sequences per replica (attention-DP rank)
+    decode_concurrency: int = Field(default=256, ge=1)  # sequences per attention-DP group (tp GPUs)
     context: int = Field(default=8192, ge=1)  # tokens of context per sequence
     gpu: Optional[str] = None  # profile name, for labels only
 
@@ -61,6 +64,14 @@ class Scenario(BaseModel):
         if self.activations in ("bf16", "fp16") and self.weights in ("int4", "int4_wo"):
             return "int4_wo"
         return self.weights
+
+    @property
+    def attention_dp_groups(self) -> int:
+        """Attention data-parallel groups (of ``tp`` GPUs, each with its own ``decode_concurrency``
+        sequences / ``prefill_tokens``) whose tokens meet in one EP domain: max(1, ep // tp)."""
+        from colint.analysis.moe import attention_dp_groups
+
+        return attention_dp_groups(self.ep, self.tp)
 
     @property
     def kv_bytes_per_elem(self) -> float:

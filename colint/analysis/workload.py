@@ -247,10 +247,11 @@ def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str) -> list[Work
             if g.parallel == "expert" and g.count:
                 e = g.count
                 topk = round(g.m_per_token * e)
-                t_global = m_tokens * sc.ep
+                t_global = m_tokens * sc.attention_dp_groups  # tokens of the EP domain's attention groups
                 # share of experts with >= 1 token; top-k > E (reported by CL003) must not overflow here
                 touched = 1.0 - (1.0 - min(1.0, topk / e)) ** t_global
-                per_expert = max(1, math.ceil(t_global * topk / e / max(touched, 1e-12)))
+                # mean rows of a touched expert; round() drops float noise (32.00000000000024 is 32)
+                per_expert = max(1, math.ceil(round(t_global * topk / e / max(touched, 1e-12), 6)))
                 inst = inst * touched
                 m = per_expert
             else:
@@ -353,8 +354,10 @@ def _attention(spec: ModelSpec, kind: LayerKind, n_layers: int, profile, sc: Sce
     return AttentionCost(kind.name, regime, n_layers, mx.kind, flops, bytes_, sol, est, kv_gpu, replication, attended)
 
 
-def expert_all_to_all_s(tokens: int, top_k: int, hidden: int, sc: Scenario, link_bytes_per_s: float) -> float:
-    """EP dispatch + combine of one MoE layer (DeepSeek ISCA'25 form, domain.md §10):
+def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, link_bytes_per_s: float) -> float:
+    """EP dispatch + combine of one MoE layer for ``tokens`` dispatched by one GPU (analyse passes
+    its attention group's tokens / tp: the group's ranks split them, as DeepSeek's TP+SP attention
+    and SGLang's DeepEP path do; an estimate) (DeepSeek ISCA'25 form, domain.md §10):
     (b_dispatch + b_combine)·T·k·H·(ep−1)/ep / link bandwidth, + two collective latencies.
     Dispatch travels in the GEMM format (FP8 or narrower: 1 B; else 2 B), combine in BF16."""
     b_dispatch = 1.0 if FORMATS.get(sc.gemm_format, ("bf16", 2.0, 2.0))[1] <= 1.1 else 2.0
@@ -427,7 +430,8 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
                 vol = 2.0 * tokens * h * b_act * (scenario.tp - 1) / scenario.tp
                 coll_s = n_coll * (vol / link_bytes_per_s + COLLECTIVE_LATENCY_S)
             if kind.ffn.kind == "moe" and scenario.ep > 1:
-                coll_s += expert_all_to_all_s(tokens, kind.ffn.top_k, h, scenario, link_bytes_per_s)
+                # each GPU dispatches its share of its attention group's tokens (split over tp ranks)
+                coll_s += expert_all_to_all_s(tokens / scenario.tp, kind.ffn.top_k, h, scenario, link_bytes_per_s)
                 n_coll += 2
             layer_s = kt["attention"] + kt["ffn"] + core_s + elem_s + coll_s
             per_kind_s[regime][kind.name] = layer_s
@@ -471,7 +475,8 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
             params += g.weight_params
             wbytes += nn * kk * inst * (2.0 if g.name.endswith("router") else b_w)
             if g.parallel == "expert":
-                pflops += 2.0 * scenario.prefill_tokens * scenario.ep * g.m_per_token * nn * kk * inst
+                pflops += (2.0 * scenario.prefill_tokens * scenario.attention_dp_groups * g.m_per_token
+                           * nn * kk * inst)
             else:
                 pflops += 2.0 * scenario.prefill_tokens * nn * kk
         core = next((a for a in attn["prefill"] if a.kind == kind.name), None)
