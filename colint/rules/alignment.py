@@ -665,16 +665,21 @@ def head_dim_tile(ctx: Context):
             core = sum(a.estimate_s * a.layers for a in w.attention[regime] if a.mixer == "attention")
             step = w.steps[regime].estimate_s
             shares[regime] = 100.0 * core / step if step else 0.0
+        # a derived head_dim (hidden_size / heads: no key, no line) points at the head count that sets it
+        hd_src, heads_src = spec.sources.get("head_dim"), spec.sources.get("num_heads")
+        derived = (hd_src is None or hd_src.line is None) and heads_src is not None and heads_src.line is not None
         yield ctx.finding(
             "info", f"head_dim {hd} is not a multiple of {tile}: attention kernels with {tile}-wide head tiles run "
                     f"it as {padded} ({waste:.0f}% of their QKᵀ/PV tensor-core work is padding)",
-            field="head_dim", loss_pct=None,
+            field="num_heads" if derived else "head_dim", loss_pct=None,
             evidence={"head_dim": hd, "padded": padded, "waste_pct": round(waste, 1), "gpu": ctx.gpu,
+                      "head_dim_derived": derived,
                       "attention_core_decode_share_pct": round(shares["decode"], 1),
                       "attention_core_prefill_share_pct": round(shares["prefill"], 1)},
             details=[f"the attention core is est. {shares['prefill']:.0f}% of the prefill step and "
                      f"{shares['decode']:.0f}% of the decode step ({w.label()}); the padding matters where the core "
-                     f"is compute-bound (prefill); decode attention reads the KV cache and is memory-bound"])
+                     f"is compute-bound (prefill); decode attention reads the KV cache and is memory-bound"]
+            + ([f"head_dim is not in the file: {spec.hidden_size} / {spec.num_heads} heads"] if derived else []))
 
 
 # --------------------------------------------------------------------------- CL204

@@ -217,3 +217,11 @@ def test_neox_vocab_fix_counts_the_files_tp_and_does_not_insert_an_absent_key():
     (fx,) = f.fixes
     assert (fx.safety, [(e.key, e.old, e.new) for e in fx.edits]) == (
         "display", [("make-vocab-size-divisible-by", 128, 512)])
+
+
+def test_derived_head_dim_points_at_the_head_count():
+    # GPT-2 has no head_dim key (1024 / 16 = 64): CL203 points at n_head, which sets it, with its line
+    (f,) = run(f"{CORPUS}/hf/gpt2__gpt2-medium-early-revision.json", ["CL203"])
+    assert (f.severity, f.key, f.line) == ("info", "n_head", 11)
+    assert f.evidence["head_dim_derived"] is True
+    assert f.details[-1] == "head_dim is not in the file: 1024 / 16 heads"
