@@ -3,9 +3,10 @@
 JSON: each edited value is spliced at its recorded position (colint.loading's JSON reader
 keeps value offsets), so key order, indentation and every other byte stay as they were; a
 key the file lacks is inserted after the last member of its mapping, indented like its
-siblings. YAML: plain scalars are spliced at the position ruamel.yaml reports for the
-value (comments and formatting untouched); anything else (a new key, a flow collection)
-goes through ruamel.yaml's round trip, which preserves comments and key order.
+siblings. YAML: scalar values are spliced the same way, at the offsets the YAML loader records
+(comments and formatting untouched); anything a splice cannot express (a new key, a value
+whose extent the loader left unknown, a mapping or list) goes through ruamel.yaml's round
+trip, which preserves comments and key order.
 Writes are atomic: a temporary file in the same directory, then ``os.replace``.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import math
 import os
 import re
 from typing import Any, Iterable
@@ -103,63 +105,67 @@ def _json_insert(doc: Document, parent: tuple, group: list[Edit]) -> tuple[int, 
     return start, start, new
 
 
-def _yaml_value_offsets(text: str):
-    """Map key path → (start, end) offsets of plain scalar values, from ruamel's positions."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
-    data = YAML(typ="rt", pure=True).load(text)
-    starts = [0]
-    for i, ch in enumerate(text):
-        if ch == "\n":
-            starts.append(i + 1)
-    out: dict[tuple, tuple[int, int]] = {}
-
-    def scalar_end(line: int, col: int) -> int:
-        begin = starts[line] + col
-        eol = text.find("\n", begin)
-        eol = len(text) if eol < 0 else eol
-        seg = text[begin:eol]
-        m = re.search(r"\s+#", seg)
-        if m:
-            seg = seg[: m.start()]
-        return begin + len(seg.rstrip())
-
-    def rec(node, path):
-        if isinstance(node, CommentedMap):
-            for k, v in node.items():
-                if isinstance(v, (CommentedMap, CommentedSeq)):
-                    rec(v, path + (k,))
-                    continue
-                try:
-                    line, col = node.lc.value(k)
-                except (KeyError, TypeError):
-                    continue
-                out[path + (k,)] = (starts[line] + col, scalar_end(line, col))
-
-    rec(data, ())
-    return out
+# A string written without quotes: starts with a letter or "_", no YAML indicator inside, and not a
+# word that YAML 1.1 readers (PyYAML, OmegaConf) resolve to a boolean or null.
+_YAML_PLAIN_STR = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-./]*$")
+_YAML11_WORDS = frozenset(("y", "n", "yes", "no", "on", "off", "true", "false", "null"))
 
 
-_PLAIN_SCALAR = re.compile(r"^[-+]?[\d_.eE+]+$|^(true|false|null|~)$|^[A-Za-z_][\w.\-]*$")
+def yaml_literal(value: Any) -> str | None:
+    """``value`` as a one-line YAML scalar that reads back as the same value in block and flow
+    context; None for a mapping or list (those go through the round trip)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return ".nan"
+        if math.isinf(value):
+            return ".inf" if value > 0 else "-.inf"
+        return repr(value)
+    if isinstance(value, str):
+        if _YAML_PLAIN_STR.match(value) and value.lower() not in _YAML11_WORDS:
+            return value
+        return json.dumps(value)  # a JSON string is a valid YAML double-quoted scalar (ASCII: no odd line breaks)
+    return None
+
+
+def yaml_splice(doc: Document, edit: Edit) -> tuple[int, int, str] | None:
+    """(start, end, new text) replacing ``edit``'s value in a YAML document, from the value span the
+    loader recorded; None when the value's extent is unknown (block scalar, collection, anchor,
+    multi-line, missing key) or the new value is a collection."""
+    span = doc.span(parse_key(edit.key))
+    if span is None or span.value_start is None or span.value_end is None:
+        return None
+    new = yaml_literal(edit.new)
+    return None if new is None else (span.value_start, span.value_end, new)
+
+
+def _splice(text: str, splices: list[tuple[int, int, str]]) -> str:
+    parts = []
+    at = 0
+    for start, end, new in sorted(splices):
+        parts += [text[at:start], new]
+        at = end
+    parts.append(text[at:])
+    return "".join(parts)
 
 
 def _apply_yaml(doc: Document, edits: list[Edit]) -> str:
-    text = doc.text
-    offsets = _yaml_value_offsets(text)
+    """Splice every value whose span the loader recorded; the rest (a new key, a value whose
+    extent is unknown, a collection) goes through ruamel's round trip of the spliced text."""
     splices = []
     rest = []
     for e in edits:
-        path = parse_key(e.key)
-        span = offsets.get(path)
-        if span is not None and _PLAIN_SCALAR.match(text[span[0]:span[1]] or "x") and \
-                isinstance(e.new, (int, float, bool)) and not isinstance(e.new, str):
-            new = "true" if e.new is True else "false" if e.new is False else repr(e.new)
-            splices.append((span[0], span[1], new))
-        else:
+        s = yaml_splice(doc, e)
+        if s is None:
             rest.append(e)
-    for start, end, new in sorted(splices, reverse=True):
-        text = text[:start] + new + text[end:]
+        else:
+            splices.append(s)
+    text = _splice(doc.text, splices)
     if rest:
         text = _yaml_round_trip(text, rest)
     return text

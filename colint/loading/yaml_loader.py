@@ -58,8 +58,86 @@ def parse_yaml(text: str, path: str) -> Document:
     _refuse_alias_bomb(raw, path)
     doc = Document(path=path, text=text, syntax="yaml", data=None)
     budget = [MAX_NODES]
-    doc.data = _plain(raw, (), doc, budget, 0)
+    values = _ValueSpans(text)
+    doc.data = _plain(raw, (), doc, budget, 0, values if values.usable else None, False)
     return doc
+
+
+# Characters ruamel counts as line breaks besides "\n" (its columns restart after them): with any of
+# them in the text, line/column → offset would need ruamel's own line table, so no value spans.
+_OTHER_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
+_PLAIN_END_BLOCK = re.compile(r"[ \t]#|\r?$", re.M)  # a plain scalar ends before " #" or the end of line
+_PLAIN_END_FLOW = re.compile(r"[ \t]#|[,\]}]|\r?$", re.M)  # ... and in a flow collection before , ] }
+_DOUBLE_QUOTED = re.compile(r'"(?:[^"\\\n]|\\.)*"')  # on one line
+_SINGLE_QUOTED = re.compile(r"'(?:[^'\n]|'')*'")
+_NULLS = frozenset(("null", "Null", "NULL", "~"))
+
+
+class _ValueSpans:
+    """Offsets of scalar values from ruamel's (line, column) marks. A value gets offsets only when
+    its text is certain: a plain scalar on one line (ends before `` #``, the end of the line, or in
+    a flow collection before ``,``/``]``/``}``), or a quoted scalar that closes on its line; never
+    a block scalar (``|``/``>``), a tagged, anchored or aliased node, an empty value or a
+    collection (their value_start/value_end stay None)."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.usable = _OTHER_BREAKS.search(text) is None
+        if self.usable:
+            starts = [0]
+            find = text.find
+            i = find("\n")
+            while i != -1:
+                starts.append(i + 1)
+                i = find("\n", i + 1)
+            self.starts = starts
+
+    def scalar(self, line: int, column: int, value, after: int, flow: bool) -> tuple[int | None, int | None]:
+        """(value_start, value_end) of the scalar ``value`` whose mark is 0-based (line, column), or
+        (None, None) when unsure. The mark must lie after offset ``after`` (its key): an alias's mark
+        is its anchor's, elsewhere in the file."""
+        if line >= len(self.starts):
+            return None, None
+        start = self.starts[line] + column
+        text = self.text
+        if start <= after or start >= len(text):
+            return None, None
+        c = text[start]
+        if c == '"' or c == "'":
+            m = (_DOUBLE_QUOTED if c == '"' else _SINGLE_QUOTED).match(text, start)
+            if m is None or not isinstance(value, str):
+                return None, None
+            inner = m.group()[1:-1]
+            if c == "'":
+                ok = inner.replace("''", "'") == value
+            else:  # escapes: the JSON subset of YAML's; any other one leaves the span unknown
+                ok = inner == value if "\\" not in inner else _json_string(m.group()) == value
+            return (start, m.end()) if ok else (None, None)
+        if c in "&*!|>[]{},#%@`\n\r":  # anchor, alias, tag, block scalar, collection, comment, empty
+            return None, None
+        m = (_PLAIN_END_FLOW if flow else _PLAIN_END_BLOCK).search(text, start)
+        end = m.start() if m else len(text)
+        while end > start and text[end - 1] in " \t":
+            end -= 1
+        if end == start:
+            return None, None
+        seg = text[start:end]
+        if isinstance(value, str):
+            ok = seg == value  # a multi-line plain scalar is longer than its first line
+        elif value is None:
+            ok = seg in _NULLS  # an empty value's mark is the next token's
+        else:  # numbers and booleans are one token (a folded multi-line scalar would be a string)
+            ok = " " not in seg and "\t" not in seg
+        return (start, end) if ok else (None, None)
+
+
+def _json_string(quoted: str):
+    import json
+
+    try:
+        return json.loads(quoted)
+    except ValueError:
+        return None
 
 
 # Quoted scalars, comments and flow brackets, for a nesting pre-scan in C speed (ruamel's scanner
@@ -124,7 +202,10 @@ def _dup_key_name(message: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _plain(node, path: tuple, doc: Document, budget: list, depth: int):
+def _plain(node, path: tuple, doc: Document, budget: list, depth: int, values: "_ValueSpans | None" = None,
+           flow: bool = False):
+    """Plain data of ``node``; records the position of each key (and, through ``values``, the
+    offsets of each scalar value) in ``doc.spans``. ``flow``: inside a flow collection."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     budget[0] -= 1
@@ -136,27 +217,38 @@ def _plain(node, path: tuple, doc: Document, budget: list, depth: int):
         line, col = doc.location(path)
         raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=doc.path, line=line, column=col)
     if isinstance(node, CommentedMap):
+        flow = flow or bool(node.fa.flow_style())
         out = {}
         for k, v in node.items():
             key = k if isinstance(k, (str, int)) else str(k)
             sub = path + (key,)
             try:
                 kl, kc = node.lc.key(k)
-                doc.spans[sub] = Span(kl + 1, kc + 1)
+                span = doc.spans[sub] = Span(kl + 1, kc + 1)
             except (KeyError, TypeError, AttributeError):
-                pass
-            out[key] = _plain(v, sub, doc, budget, depth + 1)
+                span = None
+            if span is not None and values is not None and not isinstance(v, (CommentedMap, CommentedSeq)):
+                try:
+                    vl, vc = node.lc.value(k)
+                except (KeyError, TypeError, AttributeError):
+                    pass
+                else:
+                    span.value_start, span.value_end = values.scalar(vl, vc, v, values.starts[kl] + kc, flow)
+            out[key] = _plain(v, sub, doc, budget, depth + 1, values, flow)
         return out
     if isinstance(node, CommentedSeq):
+        flow = flow or bool(node.fa.flow_style())
         out_list = []
         for i, v in enumerate(node):
             sub = path + (i,)
             try:
                 il, ic = node.lc.item(i)
-                doc.spans[sub] = Span(il + 1, ic + 1)
+                span = doc.spans[sub] = Span(il + 1, ic + 1)
             except (KeyError, TypeError, AttributeError, IndexError):
-                pass
-            out_list.append(_plain(v, sub, doc, budget, depth + 1))
+                span = None
+            if span is not None and values is not None and not isinstance(v, (CommentedMap, CommentedSeq)):
+                span.value_start, span.value_end = values.scalar(il, ic, v, -1, flow)
+            out_list.append(_plain(v, sub, doc, budget, depth + 1, values, flow))
         return out_list
     return _scalar(node)
 

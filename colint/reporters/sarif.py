@@ -4,8 +4,9 @@ One run; ``tool.driver.rules`` lists every registered rule (id, name, short/full
 help, helpUri when the rule's doc cites a URL, default level, family tag). Results point at the
 key of the finding with a path relative to the working directory (``uriBaseId: %SRCROOT%``;
 files outside it get an absolute ``file://`` URI). A fix becomes a SARIF ``fix`` when every one
-of its edits can be located in the file (the value's span is known): ``deletedRegion`` = the
-old value, ``insertedContent`` = the new one. Files that could not be checked are
+of its edits can be located in the file (the loader recorded the value's span, in JSON and
+YAML alike): ``deletedRegion`` = the old value, ``insertedContent`` = the new one (in YAML the
+scalar ``colint --fix`` splices there). Files that could not be checked are
 ``toolExecutionNotifications``. Severity: error → ``error``, warning → ``warning``, info → ``note``.
 """
 
@@ -82,8 +83,9 @@ def _offset_to_line_col(text: str, offset: int) -> tuple[int, int]:
     return line, offset - start + 1
 
 
-def _value_regions(doc) -> dict[str, dict]:
-    """Dotted key → SARIF region of its value (where the loader recorded the value's span)."""
+def _value_regions(doc, keys=None) -> dict[str, dict]:
+    """Dotted key → SARIF region of its value (where the loader recorded the value's span), for
+    ``keys`` only when given (a big YAML file has thousands of spans; fixes name a few)."""
     if doc is None:
         return {}
     from colint.loading.document import format_path
@@ -92,27 +94,38 @@ def _value_regions(doc) -> dict[str, dict]:
     for p, span in doc.spans.items():
         if span.value_start is None or span.value_end is None:
             continue
+        if keys is not None and format_path(p) not in keys:
+            continue
         sl, sc = _offset_to_line_col(doc.text, span.value_start)
         el, ec = _offset_to_line_col(doc.text, span.value_end)
         out[format_path(p)] = {"startLine": sl, "startColumn": sc, "endLine": el, "endColumn": ec}
     return out
 
 
-def _inserted(value) -> str:
+def _inserted(value, syntax: str = "json") -> Optional[str]:
+    """The new value's text: JSON, or the YAML scalar colint.fixing splices (None for a YAML
+    mapping or list, which only the round trip writes)."""
+    if syntax == "yaml":
+        from colint.fixing import yaml_literal
+
+        return yaml_literal(value)
     return json.dumps(value, ensure_ascii=False)
 
 
-def _fixes(f, regions: dict, location: dict) -> list[dict]:
+def _fixes(f, regions: dict, location: dict, syntax: str = "json") -> list[dict]:
     out = []
     for fx in f.fixes:
         if not fx.edits or any(e.key not in regions for e in fx.edits):
+            continue
+        texts = [_inserted(e.new, syntax) for e in fx.edits]
+        if any(t is None for t in texts):
             continue
         out.append({
             "description": {"text": f"{fx.title} ({fx.safety})"},
             "artifactChanges": [{
                 "artifactLocation": dict(location),
-                "replacements": [{"deletedRegion": dict(regions[e.key]), "insertedContent": {"text": _inserted(e.new)}}
-                                 for e in fx.edits],
+                "replacements": [{"deletedRegion": dict(regions[e.key]), "insertedContent": {"text": t}}
+                                 for e, t in zip(fx.edits, texts)],
             }],
         })
     return out
@@ -138,7 +151,7 @@ def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
             notifications.append({"level": "error", "message": {"text": f"file not checked: {msg}"},
                                   "locations": [{"physicalLocation": phys}]})
             continue
-        regions = _value_regions(r.doc)
+        regions = _value_regions(r.doc, {e.key for f in r.findings for fx in f.fixes for e in fx.edits})
         for f in r.findings:
             region = {"startLine": f.line or 1}  # GitHub rejects a result without a region: a file-level finding sits on line 1
             if f.line and f.column:
@@ -151,7 +164,7 @@ def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
                 "message": {"text": _message(f)},
                 "locations": [{"physicalLocation": {"artifactLocation": dict(loc), "region": region}}],
             })
-            fixes = _fixes(f, regions, loc)
+            fixes = _fixes(f, regions, loc, getattr(r.doc, "syntax", "json"))
             if fixes:
                 res["fixes"] = fixes
             props = {"key": f.key, "severity": f.severity}
