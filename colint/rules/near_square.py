@@ -172,6 +172,15 @@ def memory_bound_at_any_batch(ctx: Context):
         tp = f" at tp={sc.tp}" if sc.tp > 1 and any(r.parallel in ("column", "row", "expert") for r in rows) else ""
         names = sorted({r.name for r in rows})
         verdict = "on the ridge even at unbounded M" if on_ridge else "memory-bound at every M"
+        fixes = [fix(f"widen {_thin_dim(r0)} of {r0.name} (I∞ reaches the ridge at about "
+                     f"{_needed_thin(r0.n, r0.k, r0.dtype, sc.outputs, ridge)}), shard it less, or keep these GEMMs "
+                     f"in a format with a lower ridge", "display")]
+        whole = _whole_expert(ctx, r0)
+        if whole is not None and whole[2] > ridge:
+            # expert TP made it thin: EP over the same GPUs keeps each expert whole (the actionable fix first)
+            fixes.insert(0, fix(f"deploy the experts with ep={sc.tp} instead of expert tp={sc.tp}: a whole expert's "
+                                f"{r0.name} has N={whole[0]}, K={whole[1]}, I∞ {whole[2]:.0f} FLOP/B above the "
+                                f"ridge {ridge:.0f}", "display"))
         yield ctx.finding(
             "info" if on_ridge else "warning",
             f"{_thin_value(ctx, f, r0)}{tp}: {', '.join(names)} {verdict} on {ctx.gpu} in "
@@ -184,10 +193,16 @@ def memory_bound_at_any_batch(ctx: Context):
                       "ridge_flop_per_byte": round(ridge, 1), "m_star": None, "memory_bound_at_any_m": True,
                       "gpu": ctx.gpu,
                       "prefill_share_pct": round(shares["prefill"], 1), "decode_share_pct": round(shares["decode"], 1)},
-            details=lines,
-            fixes=[fix(f"widen {_thin_dim(r0)} of {r0.name} (I∞ reaches the ridge at about "
-                       f"{_needed_thin(r0.n, r0.k, r0.dtype, sc.outputs, ridge)}), shard it less, or keep these GEMMs "
-                       f"in a format with a lower ridge", "display")])
+            details=lines, fixes=fixes)
+
+
+def _whole_expert(ctx: Context, row) -> tuple[int, int, float] | None:
+    """(N, K, I∞) of a routed-expert GEMM unsplit, when expert TP (tp>1, no EP) split it; else None."""
+    sc = ctx.scenario
+    if row.parallel != "expert" or sc.ep > 1 or sc.tp <= 1:
+        return None
+    n, k = (row.n, row.k * sc.tp) if "down" in row.name else (row.n * sc.tp, row.k)
+    return n, k, limit_intensity(n, k, row.dtype, sc.outputs)
 
 
 def _needed_thin(n: int, k: int, dtype: str, out_dtype: str, ridge: float) -> str:

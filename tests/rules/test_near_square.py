@@ -120,3 +120,14 @@ def test_near_ridge_limit_is_info():
     assert [(f.severity, f.message) for f in fs] == [
         ("info", "num_heads 8: attn.o_proj on the ridge even at unbounded M on b200 in bf16 "
                  "(I∞ 256 FLOP/B <= ridge 281 FLOP/B)")]
+
+
+def test_experts_thinned_by_expert_tp_get_the_ep_fix_first():
+    # Qwen3-30B-A3B at tp=8: down_proj K = 768 / 8 = 96 (I∞ 92 FLOP/B); a whole expert (K=768) has I∞ 559 FLOP/B,
+    # above B200's BF16 ridge, so EP over the same 8 GPUs is the first fix
+    (f,) = [f for f in run(f"{CORPUS}/hf/qwen3-moe__Qwen3-30B-A3B.json", ["CL101"], tp=8)
+            if f.key == "moe_intermediate_size"]
+    assert f.severity == "warning"
+    assert f.fixes[0].title == ("deploy the experts with ep=8 instead of expert tp=8: a whole expert's "
+                                "moe.experts.down_proj has N=2048, K=768, I∞ 559 FLOP/B above the ridge 281")
+    assert f.fixes[0].safety == "display" and f.fixes[1].title.startswith("widen K=96 of moe.experts.down_proj")
