@@ -1,5 +1,5 @@
 """YAML fixes splice values at the offsets the loader records: byte-exact on every Megatron-family
-corpus file, and the same replacements in SARIF."""
+corpus file, the same replacements in SARIF, and the in-memory edited Document of `colint suggest`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from colint.cli import main
 from colint.findings import Edit
-from colint.fixing import apply_edits, yaml_literal
+from colint.fixing import apply_edits, edited_document, yaml_literal
 from colint.loading import load, load_text
 from colint.loading.document import format_path
 
@@ -29,7 +29,7 @@ def _literal_ints(doc) -> list[tuple[tuple, int, int]]:
     lines = doc.text.split("\n")
     out = []
     for path, value in doc.walk():
-        if not isinstance(value, int) or isinstance(value, bool) or "${" in _raw(doc, path):
+        if not isinstance(value, int) or isinstance(value, bool) or path in doc.interpolations:
             continue
         if not (len(path) == 1 or path[-2] == "model"):
             continue
@@ -37,11 +37,6 @@ def _literal_ints(doc) -> list[tuple[tuple, int, int]]:
         if _expected_line(lines[line], path[-1], value, value + 1) is not None:
             out.append((path, value, line))
     return out
-
-
-def _raw(doc, path) -> str:
-    s = doc.span(path)
-    return doc.text[s.value_start:s.value_end] if s.value_start is not None else ""
 
 
 def _expected_line(line: str, key: str, old: int, new: int) -> str | None:
@@ -68,6 +63,38 @@ def test_every_integer_is_rewritten_in_place_and_back(name):
         assert again.get(p) == v + 1
     back = apply_edits(again, [Edit(key=format_path(p), old=v + 1, new=v) for p, v, _ in ints])
     assert back == doc.text
+
+
+@pytest.mark.parametrize("name", YAMLS)
+def test_edited_document_is_what_parsing_the_edited_text_gives(name):
+    """The probes of `colint suggest` are built in memory; they must equal a fresh load, spans and
+    re-resolved interpolations included (NeMo derives sizes from ${...} of the edited keys)."""
+    doc = load(str(CORPUS / name))
+    edits = [Edit(key=format_path(p), old=v, new=v * 10 + 7) for p, v, _ in _literal_ints(doc)]
+    built = edited_document(doc, edits)
+    parsed = load_text(apply_edits(doc, edits), name)
+    assert built is not None
+    assert (built.text, built.data, built.spans, built.unresolved, built.interpolations, built.notes) == \
+        (parsed.text, parsed.data, parsed.spans, parsed.unresolved, parsed.interpolations, parsed.notes)
+    assert doc.data == load(str(CORPUS / name)).data  # the original is left as it was
+
+
+def test_edited_document_shifts_columns_on_the_edited_line_and_re_resolves():
+    text = "m: {a: 1, b: 22, c: 3}\nffn: ${multiply:4, ${m.b}}\n"
+    doc = load_text(text, "x.yaml")
+    built = edited_document(doc, [Edit(key="m.a", old=1, new=1000)])
+    assert built.text == "m: {a: 1000, b: 22, c: 3}\nffn: ${multiply:4, ${m.b}}\n"
+    assert built.spans == load_text(built.text, "x.yaml").spans
+    built = edited_document(doc, [Edit(key="m.b", old=22, new=5)])
+    assert built.data == {"m": {"a": 1, "b": 5, "c": 3}, "ffn": 20}
+
+
+def test_edited_document_declines_what_it_cannot_build():
+    doc = load_text("a: 1\nb: |\n  x\nc: [1]\n", "x.yaml")
+    assert edited_document(doc, [Edit(key="b", new=2)]) is None  # block scalar: no span
+    assert edited_document(doc, [Edit(key="z", new=2)]) is None  # a new key
+    assert edited_document(doc, [Edit(key="a", new="s")]) is None  # not an integer
+    assert edited_document(load_text('{"a": 1}', "x.json"), [Edit(key="a", new=2)]) is None
 
 
 def test_splice_and_round_trip_together():

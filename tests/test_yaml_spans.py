@@ -79,9 +79,10 @@ def test_other_line_breaks_leave_every_value_span_unknown():
     assert all(s.value_start is None and s.value_end is None for s in doc.spans.values())
 
 
-def test_interpolations_keep_their_span():
+def test_interpolations_keep_their_span_and_text():
     text = "model:\n  hidden: 64\n  ffn: ${multiply:4, ${.hidden}}  # derived\n"
     doc = load_text(text, "m.yaml")
     s = doc.span(("model", "ffn"))
     assert doc.data["model"]["ffn"] == 256
     assert text[s.value_start:s.value_end] == "${multiply:4, ${.hidden}}"
+    assert doc.interpolations == {("model", "ffn"): "${multiply:4, ${.hidden}}"}

@@ -75,6 +75,7 @@ class Document:
     nonstandard: list[tuple[Path, str]] = field(default_factory=list)  # e.g. bare Infinity/NaN in JSON
     notes: list[str] = field(default_factory=list)  # BOM stripped, interpolations resolved, ...
     unresolved: dict[Path, str] = field(default_factory=dict)  # values with ${...} that could not be resolved
+    interpolations: dict[Path, str] = field(default_factory=dict)  # every ${...} value's text, before resolving
 
     def get(self, path: Path, default: Any = None) -> Any:
         node = self.data

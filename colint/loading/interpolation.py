@@ -6,6 +6,8 @@ registers for model sizes (``multiply``, ``divide``, ``add``, ``subtract``, ``in
 default, a key that does not exist, a cycle — stays unresolved: the value becomes ``None``
 and ``Document.unresolved`` records the original text, so that an adapter that needs the
 value can say exactly which key and which interpolation it could not read.
+``Document.interpolations`` keeps the text of every interpolation (resolved or not), so that an
+edited copy of the document can be resolved again without parsing the file.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ def has_interpolation(value) -> bool:
 
 def resolve_document(doc: Document) -> None:
     targets = [(p, v) for p, v in doc.walk() if has_interpolation(v)]
+    doc.interpolations = dict(targets)
     if not targets:
         return
     resolved = 0
