@@ -272,7 +272,7 @@ def _probe_quantities(spec, workload, param_total: int) -> dict[str, float]:
         q[p + "topk"] = round(row.gemm.m_per_token * row.gemm.count)
     for regime in ("decode", "prefill"):
         for a in workload.attention[regime]:
-            p = f"a|{regime}|{a.kind}|"
+            p = f"a|{regime}|{a.kind}|{a.mixer}|"  # a kind with a parallel mixer has two cores
             q[p + "flops"], q[p + "bytes"], q[p + "layers"] = a.flops, a.bytes, a.layers
         s = workload.steps[regime]
         q[f"r|{regime}"] = s.estimate_s - s.gemm_s - s.attention_core_s

@@ -179,6 +179,13 @@ def kind_gemms(kind: LayerKind, h: int, layers: int) -> list[Gemm]:
     for t in _mixer_gemms(kind.mixer, h):
         name, k, n, bias, par, group, kf, nf = t
         gemms.append(Gemm(name, k, n, layers, 1, 1.0, bias, par, group, kf, nf, kind.name))
+    if kind.parallel_mixer is not None:  # Falcon-H1: a second mixer beside the first (attn.* and mamba.*)
+        taken = {g.name for g in gemms}
+        for t in _mixer_gemms(kind.parallel_mixer, h):
+            name, k, n, bias, par, group, kf, nf = t
+            if name in taken:  # two mixers of one kind: keep the second's GEMMs apart (and unfused)
+                name, group = f"{name.split('.', 1)[0]}.parallel.{name.split('.', 1)[1]}", None
+            gemms.append(Gemm(name, k, n, layers, 1, 1.0, bias, par, group, kf, nf, kind.name))
     for t in _ffn_gemms(kind.ffn, h):
         name, k, n, bias, par, group, kf, nf, count, mpt = t
         gemms.append(Gemm(name, k, n, layers, count, mpt, bias, par, group, kf, nf, kind.name))

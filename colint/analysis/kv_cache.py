@@ -8,6 +8,7 @@ stores K only (its values are its keys); a KV-sharing layer (``kv_shared``) stor
 attends over the cache of the last earlier non-sharing layer of the same attention type
 (``Gemma4TextConfig.kv_sharing_modes``), so it still *reads* that layer's K/V every step
 (:func:`mixer_kv_read_bytes_per_token`, :func:`kv_sources`).
+A layer with a ``parallel_mixer`` (Falcon-H1: attention beside Mamba-2) counts both mixers.
 Checks (tests): DeepSeek-V3 70,272 B/token and Llama-3.1-405B 516,096 B/token in BF16.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from colint.spec.model import Mixer, ModelSpec
+from colint.spec.model import LayerKind, Mixer, ModelSpec
 
 
 def mixer_kv_bytes_per_token(m: Mixer, bytes_per_elem: float) -> float:
@@ -38,6 +39,11 @@ def mixer_kv_read_bytes_per_token(m: Mixer, bytes_per_elem: float, source: Optio
         src = source if source is not None and not source.kv_shared else m.model_copy(update={"kv_shared": False})
         return mixer_kv_bytes_per_token(src, bytes_per_elem)
     return mixer_kv_bytes_per_token(m, bytes_per_elem)
+
+
+def kind_mixers(kind: LayerKind) -> list[Mixer]:
+    """The token mixers of a layer kind: its mixer and, when it has one, the parallel mixer."""
+    return [kind.mixer] if kind.parallel_mixer is None else [kind.mixer, kind.parallel_mixer]
 
 
 def kv_sources(spec: ModelSpec) -> dict[int, Mixer]:
@@ -77,11 +83,11 @@ def kv_cache_bytes_per_token(spec: ModelSpec, bytes_per_elem: float = 2.0) -> in
     counts = spec.layer_counts()
     total = 0.0
     for kind, n in zip(spec.layer_kinds, counts):
-        total += n * mixer_kv_bytes_per_token(kind.mixer, bytes_per_elem)
+        total += n * sum(mixer_kv_bytes_per_token(m, bytes_per_elem) for m in kind_mixers(kind))
     return int(round(total))
 
 
 def state_bytes_per_sequence(spec: ModelSpec, bytes_per_elem: float = 2.0) -> int:
     counts = spec.layer_counts()
-    return int(round(sum(n * mixer_state_bytes(k.mixer, bytes_per_elem)
+    return int(round(sum(n * sum(mixer_state_bytes(m, bytes_per_elem) for m in kind_mixers(k))
                          for k, n in zip(spec.layer_kinds, counts))))

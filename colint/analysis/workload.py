@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from colint.analysis.gemm_model import FORMATS, GemmTime, check_format, estimate
 from colint.analysis.inventory import Gemm, gemms, kind_gemms
-from colint.analysis.kv_cache import (kv_sources, mixer_kv_bytes_per_token, mixer_kv_read_bytes_per_token,
+from colint.analysis.kv_cache import (kind_mixers, kv_sources, mixer_kv_bytes_per_token, mixer_kv_read_bytes_per_token,
                                       mixer_state_bytes)
 from colint.analysis.scenario import Scenario
 from colint.spec.model import LayerKind, Mixer, ModelSpec
@@ -277,12 +277,13 @@ def _attended(s: int, window: int | None) -> float:
 
 
 def _attention(spec: ModelSpec, kind: LayerKind, n_layers: int, profile, sc: Scenario, regime: str,
-               source: Mixer | None = None) -> AttentionCost:
-    """The core of ``kind``'s mixer. ``source``: for a KV-sharing layer (Gemma-4), the mixer whose
-    cache it reads (it stores nothing, but reads that cache like any attention layer)."""
+               source: Mixer | None = None, mixer: Mixer | None = None) -> AttentionCost:
+    """The core of ``kind``'s mixer (or of ``mixer``: its parallel mixer). ``source``: for a
+    KV-sharing layer (Gemma-4), the mixer whose cache it reads (it stores nothing, but reads that
+    cache like any attention layer)."""
     from colint.hardware_profiles import time_model
 
-    mx: Mixer = kind.mixer
+    mx: Mixer = mixer if mixer is not None else kind.mixer
     tmod = time_model(profile)
     b_kv = sc.kv_bytes_per_elem
     peak = profile.peak_flops(ATTN_FORMAT if profile.has(ATTN_FORMAT) else next(iter(profile.peak_tflops)))
@@ -368,8 +369,9 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, li
 def _kernels_per_layer(kind: LayerKind, gemm_rows: int, tp: int) -> tuple[int, int]:
     """(non-GEMM kernels, collectives) per layer: norms, rope/attention, activation, MoE routing."""
     other = 2  # two norms (residual add fused)
-    if kind.mixer.kind in ("attention", "mla", "linear_attention", "mamba"):
-        other += 2  # rope/conv + attention/scan core
+    for mx in kind_mixers(kind):  # Falcon-H1: attention and Mamba-2 side by side
+        if mx.kind in ("attention", "mla", "linear_attention", "mamba"):
+            other += 2  # rope/conv + attention/scan core
     if kind.ffn.kind == "dense":
         other += 1  # activation (SiLU·mul)
     elif kind.ffn.kind == "moe":
@@ -398,8 +400,10 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     sources = kv_sources(spec)
     for r in REGIMES:
         for ki, (kind, n) in enumerate(zip(spec.layer_kinds, counts)):
-            if n and kind.mixer.kind not in ("none", "linear"):
-                attn[r].append(_attention(spec, kind, n, profile, scenario, r, sources.get(ki)))
+            for j, mx in enumerate(kind_mixers(kind) if n else []):
+                if mx.kind not in ("none", "linear"):  # a parallel mixer adds its own core (same kind name)
+                    attn[r].append(_attention(spec, kind, n, profile, scenario, r,
+                                              sources.get(ki) if j == 0 else None, mx))
 
     # per-kind per-regime sums
     def kind_time(regime: str, kind_name: str) -> dict[str, float]:
@@ -420,8 +424,8 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
             if not n:
                 continue
             kt = kind_time(regime, kind.name)
-            core = next((a for a in attn[regime] if a.kind == kind.name), None)
-            core_s = core.estimate_s if core else 0.0
+            cores = [a for a in attn[regime] if a.kind == kind.name]  # two with a parallel mixer: a sum
+            core_s = sum(a.estimate_s for a in cores)
             n_other, n_coll = _kernels_per_layer(kind, 0, scenario.tp)
             act_bytes = ELEMENTWISE_PASSES * tokens * h * b_act
             elem_s = act_bytes / (bw * tmod.memory_efficiency) + n_other * launch_s
@@ -442,9 +446,9 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
             other += n * (elem_s + coll_s)
             comm += n * coll_s
             launches += n * n_other * launch_s
-            sol += n * (kt["gemm_sol"] + (core.sol_s if core else 0.0) + act_bytes / bw)
+            sol += n * (kt["gemm_sol"] + sum(a.sol_s for a in cores) + act_bytes / bw)
             n_gemm_kernels = sum(1 for row in rows[regime] if row.kind == kind.name)
-            kernels += n * (n_other + n_coll + n_gemm_kernels + (1 if core else 0))
+            kernels += n * (n_other + n_coll + n_gemm_kernels + len(cores))
         for row in rows[regime]:
             if row.kind == "":
                 gemm_s += row.layer_s
@@ -479,9 +483,8 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
                            * nn * kk * inst)
             else:
                 pflops += 2.0 * scenario.prefill_tokens * nn * kk
-        core = next((a for a in attn["prefill"] if a.kind == kind.name), None)
-        pflops += core.flops if core else 0.0
-        kv_tok = next((a.kv_bytes_per_token for a in attn["decode"] if a.kind == kind.name), 0.0)
+        pflops += sum(a.flops for a in attn["prefill"] if a.kind == kind.name)
+        kv_tok = sum(a.kv_bytes_per_token for a in attn["decode"] if a.kind == kind.name)
         kind_stats[kind.name] = (int(params + kind.other_params), wbytes, kv_tok, pflops,
                                  per_kind_s["decode"].get(kind.name, 0.0), per_kind_s["prefill"].get(kind.name, 0.0))
     for i in range(spec.num_layers):

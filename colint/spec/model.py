@@ -110,6 +110,9 @@ class LayerKind(BaseModel):
     mixer: Mixer
     ffn: FFN
     other_params: int = 0  # parameters outside the weight GEMMs: norms, convs, state vectors, sinks
+    # A second token mixer run beside `mixer` on the same input, outputs summed (Falcon-H1: attention
+    # and Mamba-2 in every layer). The layer costs both; `mixer` stays the one rules edit (attention).
+    parallel_mixer: Optional[Mixer] = None
 
 
 class Quantization(BaseModel):

@@ -81,6 +81,7 @@ FAMILIES: dict[str, str] = {
     "bamba": "hybrid",
     "granitemoehybrid": "hybrid",
     "mamba2": "hybrid",
+    "falcon_h1": "falcon_h1",  # attention and Mamba-2 in parallel in every layer (LayerKind.parallel_mixer)
     "qwen3_omni_moe": "qwen3_moe",  # the thinker's language model (NESTED_WRAPPER_KEYS)
     "qwen3_omni_moe_text": "qwen3_moe",
 }
