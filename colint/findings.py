@@ -60,5 +60,16 @@ class Finding(BaseModel):
 
 
 def rank(findings: list[Finding]) -> list[Finding]:
-    """Severity first (error > warning > info), then estimated loss, then position."""
-    return sorted(findings, key=Finding.sort_key)
+    """Severity first (error > warning > info), then estimated loss, then position. With several GPUs the
+    same finding (severity, code, key) on each reads as one block where its costliest instance ranks, the
+    GPUs in the order they came in (the --gpu order)."""
+    ordered = sorted(findings, key=Finding.sort_key)
+    gpu_pos: dict = {}
+    for f in findings:
+        gpu_pos.setdefault(f.gpu, len(gpu_pos))
+    if len(gpu_pos) <= 1:
+        return ordered
+    first: dict = {}
+    for i, f in enumerate(ordered):
+        first.setdefault((f.severity, f.code, f.key), i)
+    return sorted(ordered, key=lambda f: (first[(f.severity, f.code, f.key)], gpu_pos[f.gpu]))

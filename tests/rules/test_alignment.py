@@ -225,3 +225,14 @@ def test_derived_head_dim_points_at_the_head_count():
     assert (f.severity, f.key, f.line) == ("info", "n_head", 11)
     assert f.evidence["head_dim_derived"] is True
     assert f.details[-1] == "head_dim is not in the file: 1024 / 16 heads"
+
+
+def test_several_gpus_read_as_one_block_per_finding_in_gpu_order():
+    # the same finding on each GPU is adjacent, in the --gpu order, whatever each GPU's estimated loss
+    fs = run(f"{CORPUS}/megatron/nemo-launcher__falcon_7b.yaml", ["CL201"], tp=8, gpus=["mi300x", "b200", "h100-sxm"])
+    assert [(f.key, f.severity, f.gpu) for f in fs] == [
+        ("model.ffn_hidden_size", "warning", "mi300x"), ("model.ffn_hidden_size", "warning", "b200"),
+        ("model.ffn_hidden_size", "warning", "h100-sxm"),
+        ("model.hidden_size", "warning", "b200"), ("model.hidden_size", "warning", "h100-sxm"),
+        ("model.hidden_size", "info", "mi300x")]
+    assert all(f.message.endswith("not a multiple of 128") for f in fs)
