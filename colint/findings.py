@@ -67,8 +67,8 @@ def rank(findings: list[Finding]) -> list[Finding]:
     gpu_pos: dict = {}
     for f in findings:
         gpu_pos.setdefault(f.gpu, len(gpu_pos))
-    if len(gpu_pos) <= 1:
-        return ordered
+    if sum(g is not None for g in gpu_pos) <= 1:
+        return ordered  # one GPU (spec-only findings have none): the plain ranking
     first: dict = {}
     for i, f in enumerate(ordered):
         first.setdefault((f.severity, f.code, f.key), i)
