@@ -86,3 +86,18 @@ def test_interpolations_keep_their_span_and_text():
     assert doc.data["model"]["ffn"] == 256
     assert text[s.value_start:s.value_end] == "${multiply:4, ${.hidden}}"
     assert doc.interpolations == {("model", "ffn"): "${multiply:4, ${.hidden}}"}
+
+
+@pytest.mark.parametrize("brackets, refused", [(63, False), (64, True)])
+def test_the_nesting_pre_scan_runs_whenever_the_limit_can_be_passed(brackets, refused):
+    """The pre-scan is skipped below MAX_DEPTH brackets (64 levels need 63 flow brackets under the
+    top-level mapping); at the limit, the 65th level is still refused where it opens."""
+    from colint.errors import LoadError
+
+    text = "model_type: llama\nx: " + "[" * brackets + "1" + "]" * brackets + "\n"
+    if not refused:
+        assert load_text(text, "m.yaml").span(("x",) + (0,) * brackets).value_end is not None
+        return
+    with pytest.raises(LoadError) as exc:
+        load_text(text, "m.yaml")
+    assert (exc.value.line, exc.value.column, exc.value.message) == (2, 4 + 63, "nesting deeper than 64 levels")  # the 64th "["

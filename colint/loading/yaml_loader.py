@@ -27,7 +27,8 @@ def _yaml():
 def parse_yaml(text: str, path: str) -> Document:
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-    deep = _too_deep(text) if "[" in text or "{" in text else None
+    # nesting deeper than MAX_DEPTH needs at least MAX_DEPTH flow brackets: count them in C first
+    deep = _too_deep(text) if text.count("[") + text.count("{") >= MAX_DEPTH else None
     if deep is not None:
         raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=path, line=deep[0], column=deep[1])
     try:
@@ -66,8 +67,7 @@ def parse_yaml(text: str, path: str) -> Document:
 # Characters ruamel counts as line breaks besides "\n" (its columns restart after them): with any of
 # them in the text, line/column → offset would need ruamel's own line table, so no value spans.
 _OTHER_BREAKS = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
-_PLAIN_END_BLOCK = re.compile(r"[ \t]#|\r?$", re.M)  # a plain scalar ends before " #" or the end of line
-_PLAIN_END_FLOW = re.compile(r"[ \t]#|[,\]}]|\r?$", re.M)  # ... and in a flow collection before , ] }
+_FLOW_END = re.compile(r"[ \t]#|[,\]}]")  # in a flow collection a plain scalar also ends before , ] }
 _DOUBLE_QUOTED = re.compile(r'"(?:[^"\\\n]|\\.)*"')  # on one line
 _SINGLE_QUOTED = re.compile(r"'(?:[^'\n]|'')*'")
 _NULLS = frozenset(("null", "Null", "NULL", "~"))
@@ -115,9 +115,19 @@ class _ValueSpans:
             return (start, m.end()) if ok else (None, None)
         if c in "&*!|>[]{},#%@`\n\r":  # anchor, alias, tag, block scalar, collection, comment, empty
             return None, None
-        m = (_PLAIN_END_FLOW if flow else _PLAIN_END_BLOCK).search(text, start)
-        end = m.start() if m else len(text)
-        while end > start and text[end - 1] in " \t":
+        end = text.find("\n", start)  # a plain scalar ends before " #" or the end of its line
+        if end < 0:
+            end = len(text)
+        if flow:
+            m = _FLOW_END.search(text, start, end)
+            if m is not None:
+                end = m.start()
+        else:
+            for stop in (" #", "\t#"):
+                at = text.find(stop, start, end)
+                if at >= 0:
+                    end = at
+        while end > start and text[end - 1] in " \t\r":
             end -= 1
         if end == start:
             return None, None
