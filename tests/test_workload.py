@@ -228,3 +228,13 @@ def test_expert_tokens_under_tp_and_ep():
     # pipeline cost vector: one TP8 group's experts spread over its 8 GPUs by EP or by expert TP do the
     # same FLOPs per GPU per prefill step (before: ep=8 counted 8 groups' tokens)
     assert w.layer_costs[3].prefill_flops == pytest.approx(experts(8, 1)[0].layer_costs[3].prefill_flops)
+
+
+def test_lm_head_prefill_cost_is_last_token_per_sequence():
+    # inference prefill: logits only for each sequence's last token. 8192 tokens of 1024-token prompts =
+    # 8 sequences; tp=2 shards the 128,256-row head
+    spec = _spec("examples/llama-3.1-8b.json")
+    w = analyse(spec, load_profile("h200"), make_scenario("throughput", tp=2, context=1024))
+    assert w.lm_head_cost.prefill_flops == 2 * 8 * 4096 * 64_128
+    assert w.lm_head_all_tokens_prefill_flops == 2 * 8192 * 4096 * 64_128  # training / prompt log-probs
+    assert [r.m for r in w.gemms["prefill"] if r.name == "lm_head"] == [8]

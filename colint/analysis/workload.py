@@ -115,14 +115,21 @@ class Step:
 
 @dataclass(frozen=True)
 class LayerCost:
-    """Cost of one layer (index i) for pipeline partitioning; embedding/LM head are separate."""
+    """Cost of one layer (index i) for pipeline partitioning; embedding/LM head are separate.
+
+    The costs are those of INFERENCE: ``prefill_flops``/``prefill_s`` are one forward of
+    ``prefill_tokens`` (no backward pass). For the LM head (``Workload.lm_head_cost``, index
+    num_layers) that forward computes logits only for each sequence's LAST token (what a serving
+    prefill needs), so its ``prefill_flops`` = 2·sequences·H·V/tp, not 2·prefill_tokens·H·V/tp:
+    a training step (or prompt log-probs) computes every token's logits and needs
+    ``Workload.lm_head_all_tokens_prefill_flops`` instead (x3 with the backward pass)."""
 
     index: int
     kind: str
     params: int
     weight_bytes: float  # per GPU shard, scenario formats
     kv_bytes_per_token: float  # per GPU shard
-    prefill_flops: float  # per prefill step
+    prefill_flops: float  # per prefill step (inference forward; LM head: last token of each sequence only)
     decode_s: float  # estimate per decode step
     prefill_s: float  # estimate per prefill step
 
@@ -157,6 +164,13 @@ class Workload:
 
     def rows(self, regime: str) -> list[WorkloadGemm]:
         return self.gemms[regime]
+
+    @property
+    def lm_head_all_tokens_prefill_flops(self) -> float:
+        """LM-head forward FLOPs per prefill step per GPU when EVERY token gets logits (training, prompt
+        log-probs): 2·prefill_tokens·H·⌈V/tp⌉. ``lm_head_cost.prefill_flops`` counts last tokens only."""
+        v = self.spec.vocab_size or 0
+        return 2.0 * self.scenario.prefill_tokens * self.spec.hidden_size * _ceil_div(v, self.scenario.tp)
 
     def label(self) -> str:
         return f"estimate: {self.profile.name}, {self.scenario.label()}"
