@@ -381,3 +381,19 @@ def test_console_script_never_prints_a_traceback(tmp_path, name, content, args):
     assert "Traceback" not in proc.stderr + proc.stdout and "internal error" not in proc.stderr + proc.stdout
     located = [ln for ln in (proc.stdout + proc.stderr).splitlines() if ln.startswith(path)]
     assert len(located) == 1 and re.match(re.escape(path) + r":\d+:\d+: error: ", located[0]), located
+
+
+def test_very_deep_irregular_stack_is_checked_not_hung(tmp_path):
+    """3,000 layers in an irregular sliding/full pattern: the rules' pattern-period search was O(L^3)
+    (minutes); a hang fails here through the subprocess timeout instead of stalling CI."""
+    import random
+
+    rng = random.Random(7)
+    cfg = {"model_type": "mistral", "architectures": ["MistralForCausalLM"], "hidden_size": 256,
+           "intermediate_size": 1024, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 64,
+           "num_hidden_layers": 3000, "vocab_size": 32000, "sliding_window": 4096,
+           "layer_types": [rng.choice(["sliding_attention", "full_attention"]) for _ in range(3000)]}
+    path = _write(tmp_path, "config.json", json.dumps(cfg))
+    proc = subprocess.run([*COLINT, "check", path], capture_output=True, text=True, timeout=60)
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    assert "internal error" not in proc.stdout + proc.stderr

@@ -124,7 +124,9 @@ def wider_alternative(spec, target_layers: int, tol: float):
 
     total = param_counts(spec).total
     L, H = spec.num_layers, spec.hidden_size
-    order = sorted(range(max(1, L // 2), L), key=lambda n: abs(n - target_layers))
+    # the 64 depths nearest the target (all of them up to L = 129): a typo'd 7,000-layer config must not
+    # make this search build thousands of scaled specs
+    order = sorted(range(max(1, L // 2), L), key=lambda n: abs(n - target_layers))[:64]
     for n in order:
         guess = H * math.sqrt(L / n)
         best = None
