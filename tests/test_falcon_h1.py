@@ -115,6 +115,25 @@ def test_suggest_probe_keys_keep_both_cores():
     assert {k.rsplit("|", 2)[1] for k in keys} == {"attention", "mamba"}
 
 
+def test_suggest_search_model_matches_analysis(tmp_path):
+    """suggest's interpolated search model gives the same parameters and step estimates as
+    param_counts + analyse on every verified Falcon-H1 variant (both cores of a layer included)."""
+    from colint.checking import CheckOptions
+    from colint.suggest import suggest
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "falcon_h1", "hidden_size": 2048, "num_hidden_layers": 8,
+                                "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 128,
+                                "intermediate_size": 6144, "vocab_size": 65536, "mamba_d_ssm": 2048,
+                                "mamba_n_heads": 32}, indent=1))
+    r = suggest(str(path), CheckOptions(gpus=["b200"], tp=2), top=3)
+    assert r.candidates
+    for c in r.candidates:
+        assert c.search_params_total == c.params_total
+        assert c.search_steps_s[0] == pytest.approx(c.estimates["prefill_step_s"], rel=1e-9)
+        assert c.search_steps_s[1] == pytest.approx(c.estimates["decode_step_s"], rel=1e-9)
+
+
 def test_cli_check_and_inspect(tmp_path, capsys):
     from colint.cli import main
 

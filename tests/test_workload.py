@@ -238,3 +238,23 @@ def test_lm_head_prefill_cost_is_last_token_per_sequence():
     assert w.lm_head_cost.prefill_flops == 2 * 8 * 4096 * 64_128
     assert w.lm_head_all_tokens_prefill_flops == 2 * 8192 * 4096 * 64_128  # training / prompt log-probs
     assert [r.m for r in w.gemms["prefill"] if r.name == "lm_head"] == [8]
+
+
+@pytest.mark.parametrize("tp", [2, 8])
+def test_suggest_search_model_mirrors_expert_tokens_under_tp_and_ep(tp):
+    """colint suggest's vectorized step model mirrors _gemm_rows' expert M (attention-DP groups, not ep)."""
+    import numpy as np
+
+    from colint.checking import CheckOptions, build_targets
+    from colint.loading import load
+    from colint.suggest import SearchModel, _axes
+
+    doc = load("examples/deepseek-v3.json")
+    spec = normalize(doc)
+    target = build_targets(CheckOptions(gpus=["b200"], tp=tp, ep=8))[0]
+    axes, tie, _ = _axes(spec, doc, target.scenario)
+    est = SearchModel(axes, tie, doc, spec, target.profile, target.scenario, None, None).estimate(
+        np.array([[a.original for a in axes]]))
+    w = analyse(spec, target.profile, target.scenario)
+    assert est["decode_s"][0] == pytest.approx(w.steps["decode"].estimate_s, rel=1e-9)
+    assert est["prefill_s"][0] == pytest.approx(w.steps["prefill"].estimate_s, rel=1e-9)
