@@ -159,9 +159,28 @@ def check_document(path: str, doc, targets: list[Target], opts: CheckOptions, ru
         result.error = exc
         return result
     result.format, result.model_type, result.spec, result.doc = spec.format, spec.model_type, spec, doc
-    findings = check_spec(spec, targets, opts, rules)
+    findings = _locate_keys(doc, check_spec(spec, targets, opts, rules))
     result.findings, result.suppressed = apply_suppressions(path, doc, findings, {r.code for r in rules}, opts)
     return result
+
+
+def _locate_keys(doc, findings: list[Finding]) -> list[Finding]:
+    """A finding that names a key present in the file but has no line (a key the spec does not record as a
+    source: quantization_config entries, ...) gets the key's line from the Document."""
+    from colint.fixing import parse_key
+
+    out = []
+    for f in findings:
+        if f.line is None and f.key:
+            try:
+                path = parse_key(f.key)
+            except Exception:  # a key text the parser does not know: leave it unlocated
+                path = None
+            if path and doc.has(path):
+                line, column = doc.location(path)
+                f = f.model_copy(update={"line": line, "column": column})
+        out.append(f)
+    return out
 
 
 def check_paths(paths: list[str], opts: CheckOptions) -> list[FileResult]:

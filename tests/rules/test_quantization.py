@@ -150,3 +150,12 @@ def test_spec_only_findings_appear_once_with_several_gpus():
     (f,) = run(f"{CORPUS}/hf/minimax__MiniMax-M2.5.json", ["CL403"], tp=8, gpus=["b200", "h100-sxm", "mi300x"])
     assert (f.severity, f.key, f.gpu) == ("error", "intermediate_size", None)
     assert "gpu" not in f.evidence
+
+
+def test_keys_outside_the_spec_sources_get_their_line_from_the_file():
+    # quantization_config is not a spec source: the engine locates the named key in the Document
+    (res,) = check_paths([GPTQ], CheckOptions(select=["CL403"], tp=8))
+    assert [(f.key, f.line, f.column) for f in res.findings] == [
+        ("quantization_config.group_size", 14, 5), ("quantization_config.modules_to_not_convert[1]", 15, 43)]
+    (res,) = check_paths([f"{CORPUS}/hf/gpt-oss__gpt-oss-20b.json"], CheckOptions(select=["CL401"], gpus=["h100-sxm"]))
+    assert [(f.code, f.key, f.line) for f in res.findings] == [("CL401", "quantization_config", 50)]
