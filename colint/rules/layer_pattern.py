@@ -407,7 +407,8 @@ def irregular_stack(ctx: Context):
     if not bad:
         return
     parts = ", ".join(f"pp={pp}: {_sizes(p.sizes)}, est. {_pct(p.idle_share)} idle" for pp, p in bad)
-    msg = (f"{spec.num_layers} layers ({', '.join(irr.values())}) split unevenly at "
+    # "the best split still idles" rather than "split unevenly": an equal layer count (13/13/13/13) can be uneven work
+    msg = (f"{spec.num_layers} layers ({', '.join(irr.values())}): the best contiguous split still idles stages at "
            + ", ".join(f"pp={pp}" for pp, _ in bad) + f": {parts}")
     yield ctx.finding("info", msg, field="num_layers",
                       evidence={"num_layers": spec.num_layers, "mtp_layers": spec.mtp_layers,

@@ -157,7 +157,8 @@ def test_cl603_first_k_dense_weight_imbalance():
 def test_cl604_without_pp_reports_irregular_stacks_only():
     (f,) = run(corpus(DSV3), ["CL604"])
     assert f.severity == "info"
-    assert f.message.startswith("61 layers (first 3 layers dense, 1 MTP layer) split unevenly at pp=4, pp=8")
+    assert f.message.startswith("61 layers (first 3 layers dense, 1 MTP layer): the best contiguous split still idles "
+                                "stages at pp=4, pp=8")
     assert f.evidence["splits"]["4"]["stage_layers"] == [16, 15, 16, 14]
     # periodic hybrids and regular stacks are not reported without --pp
     assert run(corpus("tests/corpus/hf/gpt-oss__gpt-oss-20b.json"), ["CL604"]) == []
@@ -167,3 +168,13 @@ def test_cl604_without_pp_reports_irregular_stacks_only():
 def test_cl601_threshold_is_an_option():
     (f,) = run(corpus(DSV3), ["CL601"], pp=4, rule_options={"CL601": {"warn_idle_pct": 5.0}})
     assert f.severity == "info"  # 3.1% idle is below a 5% threshold
+
+
+def test_cl604_equal_layer_counts_are_not_called_uneven():
+    # Nemotron-3-Nano: 52 hybrid layers split 13/13/13/13 at pp=4 still idle stages (Mamba, attention and MoE layers
+    # cost differently); the message must not say "split unevenly" over an even layer count
+    (f,) = run(corpus("tests/corpus/hf/nemotron-h__NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json"), ["CL604"])
+    assert f.evidence["splits"]["4"]["stage_layers"] == [13, 13, 13, 13]
+    assert "unevenly" not in f.message
+    assert f.message.startswith("52 layers (an irregular sequence of 3 layer kinds, hybrid attention/mamba): the best "
+                                "contiguous split still idles stages at pp=4, pp=8: pp=4: 13/13/13/13, est. ")
