@@ -76,35 +76,38 @@ def expert_gemm_memory_bound(ctx: Context):
         if not rows:
             continue
         m_star = max(r.time.m_star for r in rows)
-        m = tokens_per_expert(conc, sc.ep, k, e)
+        groups = sc.attention_dp_groups  # attention-DP groups of tp GPUs meeting in one EP domain
+        m = tokens_per_expert(conc, sc.ep, k, e, tp=sc.tp)
         if not math.isfinite(m_star) or m >= m_star:
             continue
         c_star = concurrency_for_m(m_star, k, e)
-        ep_need = ep_for_m(m_star, conc, k, e)
+        ep_need = ep_for_m(m_star, conc, k, e, tp=sc.tp)
         ep_common = next((x for x in common if x >= ep_need and x <= e), None)
         pre_rows = _expert_rows(w, "prefill", kind.name)
-        m_pre = tokens_per_expert(sc.prefill_tokens, sc.ep, k, e)
+        m_pre = tokens_per_expert(sc.prefill_tokens, sc.ep, k, e, tp=sc.tp)
         pre_star = max((r.time.m_star for r in pre_rows), default=m_star)
-        touched = experts_touched(conc * sc.ep, k, e)
+        touched = experts_touched(conc * groups, k, e)
         gpu_fmt = f"{ctx.gpu} {sc.gemm_format}"
+        spread = f"ep={sc.ep}" if sc.tp == 1 else f"{groups} attention-DP group{'s' if groups != 1 else ''} of tp={sc.tp}"
         if m >= 1:
-            msg = (f"routed experts get {_fmt_tokens(m)} tokens each per decode step ({conc} seq x ep={sc.ep} x "
+            msg = (f"routed experts get {_fmt_tokens(m)} tokens each per decode step ({conc} seq x {spread} x "
                    f"top-{k} / {e} experts), below M*~{m_star:.0f} where their GEMMs turn compute-bound on {gpu_fmt}")
         else:
-            msg = (f"at {conc} seq x ep={sc.ep} a decode step touches ~{touched:,.0f} of {e} routed experts with ~1 "
+            msg = (f"at {conc} seq x {spread} a decode step touches ~{touched:,.0f} of {e} routed experts with ~1 "
                    f"token each; their GEMMs turn compute-bound only at M*~{m_star:.0f} on {gpu_fmt}")
         # one GPU per expert at most: wider EP adds replicas, not rows per expert
         max_ep = min(common[-1], e) if common else ep_need
+        unit = "rank" if sc.tp == 1 else f"attention group of tp={sc.tp}"
         details = [f"compute-bound needs ~{c_star:,.0f} concurrent tokens per EP group (uniform routing)"]
         if ep_need <= max_ep:
-            details[0] += (f": ep>={ep_need} at {conc} seq per rank"
+            details[0] += (f": ep>={ep_need} at {conc} seq per {unit}"
                            + (f" (ep={ep_common} of the common sizes)" if ep_common and ep_common != ep_need else ""))
         else:
-            per_rank = math.ceil(c_star / max_ep)
-            details[0] += (f": out of reach at {conc} seq per rank; at ep={max_ep} it takes >={per_rank:,} seq "
-                           "per rank")
-        details.append(f"{touched:,.0f} of {e} experts touched per step by {conc * sc.ep} token"
-                       f"{'s' if conc * sc.ep != 1 else ''}; {experts_per_gpu(e, sc.ep)} experts per GPU at "
+            per_group = math.ceil(c_star / max(1, max_ep // max(1, sc.tp)))
+            details[0] += (f": out of reach at {conc} seq per {unit}; at ep={max_ep} it takes >={per_group:,} seq "
+                           f"per {unit}")
+        details.append(f"{touched:,.0f} of {e} experts touched per step by {conc * groups} token"
+                       f"{'s' if conc * groups != 1 else ''}; {experts_per_gpu(e, sc.ep)} experts per GPU at "
                        f"ep={sc.ep}; prefill gives {m_pre:,.0f} tokens per expert "
                        f"({'compute' if m_pre >= pre_star else 'memory'}-bound) ({w.label()})")
         fixes = []

@@ -312,7 +312,7 @@ def high_precision_share(ctx: Context):
         active = p
         if g.parallel == "expert" and g.count:
             # experts touched by one decode step of the scenario's batch (uniform routing)
-            tokens = sc.decode_concurrency * sc.ep
+            tokens = sc.decode_concurrency * sc.attention_dp_groups  # tokens meeting in one EP domain
             active = p * (1.0 - (1.0 - g.m_per_token) ** tokens)
         hp_reason = None
         if g.name == "lm_head":

@@ -60,6 +60,20 @@ def test_cl501_deepseek_v3_throughput():
     assert f.fixes[0].title == "deploy the experts with ep>=64 and data-parallel attention"
 
 
+def test_cl501_under_tp_counts_attention_groups_not_ranks():
+    """tp=8, ep=8: one attention-DP group of 8 GPUs shares its 256 sequences, so experts see 8 rows,
+    not 64; widening EP adds groups of tp GPUs (analysis.moe.attention_dp_groups)."""
+    spec = corpus(DSV3)
+    (f,) = run(spec, ["CL501"], tp=8, ep=8)
+    m_star = expert_m_star(spec, tp=8, ep=8)
+    assert f.evidence["tokens_per_expert"] == 8.0
+    assert f.evidence["experts_touched_per_step"] == pytest.approx(experts_touched(256, 8, 256), abs=0.1)
+    assert f.message.startswith("routed experts get 8 tokens each per decode step (256 seq x 1 attention-DP group "
+                                "of tp=8 x top-8 / 256 experts)")
+    need = math.ceil(m_star * 256 / 8 / 9)  # ep=72 holds 9 groups of tp=8
+    assert f.details[0].endswith(f"at ep=72 it takes >={need:,} seq per attention group of tp=8")
+
+
 def test_cl501_at_concurrency_one_gives_the_concurrency_that_fixes_it():
     (f,) = run(corpus(DSV3), ["CL501"], scenario="latency")
     assert f.message.startswith("at 1 seq x ep=1 a decode step touches ~8 of 256 routed experts with ~1 token each")
