@@ -4,29 +4,31 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from colint.records import Record
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
-class Edit(BaseModel):
+class Edit(Record):
     key: str  # dotted key path in the file
     old: Any = None
     new: Any = None
 
 
-class Fix(BaseModel):
+class Fix(Record):
     title: str
     safety: Literal["safe", "unsafe", "display"]
     edits: list[Edit] = Field(default_factory=list)
 
 
-class Impact(BaseModel):
+class Impact(Record):
     estimated_loss_pct: Optional[float] = None
 
 
-class Finding(BaseModel):
+class Finding(Record):
     code: str  # "CL201"
     name: str  # kebab-case rule name
     rule: str  # family: "alignment", "near-square", ...

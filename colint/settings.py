@@ -66,7 +66,7 @@ DEFAULTS: dict[str, Any] = {
 class FileSettings(BaseModel):
     """What one config file may say (every field optional; unknown keys are errors)."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=False)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=False, defer_build=True)
 
     gpu: Optional[Union[str, list[str]]] = None
     gpus: Optional[list[str]] = None

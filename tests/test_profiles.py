@@ -34,6 +34,35 @@ def test_every_profile_validates_and_sources_every_rate(name):
     assert time_model(p).compute_efficiency  # its architecture has time-model constants
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_shipped_profile_passes_the_full_schema_and_the_trusted_build_equals_it(name):
+    """load_profile builds shipped profiles without validation (start-up, issue 7): this is the
+    validation. The validated value must equal the trusted one, types included (repr: 2250 vs 2250.0)."""
+    from colint.hardware_profiles import PROFILE_DIR, Profile, _read_yaml
+
+    validated = Profile.model_validate(_read_yaml(PROFILE_DIR / f"{name}.yaml"))
+    assert repr(load_profile(name)) == repr(validated)
+    assert isinstance(load_profile(name).tiles.candidates[0], type(validated.tiles.base))
+
+
+def test_shipped_architectures_pass_the_full_schema_and_equal_the_trusted_build():
+    from colint.hardware_profiles import _architectures
+
+    validated, trusted = _architectures(validate=True), _architectures()
+    assert set(trusted) == {"ampere", "ada", "hopper", "blackwell-dc", "blackwell-rtx", "cdna3", "cdna4"}
+    assert {a: repr(t) for a, t in trusted.items()} == {a: repr(v) for a, v in validated.items()}
+
+
+def test_a_user_profile_is_validated_even_at_a_shipped_name_path(tmp_path):
+    """A path is user input: the full schema applies (its model validator too)."""
+    data = json.loads(load_profile("b200").model_dump_json())
+    data["sources"] = {}
+    path = tmp_path / "b200.yaml"
+    path.write_text(json.dumps(data))  # JSON is YAML
+    with pytest.raises(ProfileError, match="sources: no source for"):
+        load_profile(str(path))
+
+
 @pytest.mark.parametrize("name, fmt, tflops", [
     ("a100-sxm-80gb", "bf16", 312), ("h100-sxm", "bf16", 989.4), ("h100-sxm", "fp8", 1978.9),
     ("h100-nvl", "fp8", 1670.5), ("h200", "fp8", 1978.9), ("b200", "nvfp4", 9000), ("gb200", "bf16", 2500),

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from colint.errors import UsageError
+from colint.records import Record
 
 KV_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8": 1.0, "int8": 1.0, "nvfp4": 0.5625, "mxfp4": 0.53125,
             "int4": 0.5}
@@ -37,7 +38,7 @@ PRESETS: dict[str, dict] = {
 }
 
 
-class Scenario(BaseModel):
+class Scenario(Record):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = "throughput"  # the preset it started from

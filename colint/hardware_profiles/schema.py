@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
+
+from colint.records import Record
 
 Architecture = Literal["ampere", "ada", "hopper", "blackwell-dc", "blackwell-rtx", "cdna3", "cdna4"]
 
@@ -20,7 +22,7 @@ Architecture = Literal["ampere", "ada", "hopper", "blackwell-dc", "blackwell-rtx
 HW_FORMATS = ("tf32", "bf16", "fp16", "fp8", "fp8_block", "int8", "fp6", "mxfp8", "nvfp4", "mxfp4")
 
 
-class Tile(BaseModel):
+class Tile(Record):
     """An output tile one CTA (``sms`` = 1) or a cooperative CTA pair / cluster computes."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -30,7 +32,7 @@ class Tile(BaseModel):
     sms: int = Field(default=1, gt=0)  # SMs that work on one tile together (Blackwell 2-SM UMMA: 2)
 
 
-class Tiles(BaseModel):
+class Tiles(Record):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     base: Tile  # the portable CTA tile (128x128 on Hopper/Blackwell)
@@ -50,7 +52,7 @@ class Tiles(BaseModel):
         return self
 
 
-class TimeModel(BaseModel):
+class TimeModel(Record):
     """The few constants of the GEMM time model. ``compute_efficiency`` and ``kernel_floor_us``
     belong to an architecture; the others are shared by all architectures (the ``common:`` block
     of ``_architectures.yaml``) because they describe the kernels and libraries, not a chip."""
@@ -80,7 +82,7 @@ class TimeModel(BaseModel):
     sources: dict[str, str] = Field(default_factory=dict)
 
 
-class Profile(BaseModel):
+class Profile(Record):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str  # the stable id used by --gpu (e.g. "b200")

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
+
+from colint.records import Record
 
 PositiveInt = int  # bounds are enforced by the adapters' readers, which know the key to blame
 
 
-class Source(BaseModel):
+class Source(Record):
     model_config = ConfigDict(frozen=True)
 
     key: str  # dotted key path in the file, e.g. "text_config.intermediate_size"
@@ -29,7 +31,7 @@ class Source(BaseModel):
     default: bool = False  # the value was not in the file: a default or a derived value
 
 
-class Mixer(BaseModel):
+class Mixer(Record):
     """The token mixer of a layer."""
 
     model_config = ConfigDict(frozen=True)
@@ -78,7 +80,7 @@ class Mixer(BaseModel):
     linear_variant: Optional[str] = None
 
 
-class FFN(BaseModel):
+class FFN(Record):
     """The channel mixer of a layer."""
 
     model_config = ConfigDict(frozen=True)
@@ -103,7 +105,7 @@ class FFN(BaseModel):
     latent_bias: bool = False  # bias on the latent down/up projections (Nemotron-H mlp_bias)
 
 
-class LayerKind(BaseModel):
+class LayerKind(Record):
     model_config = ConfigDict(frozen=True)
 
     name: str  # e.g. "attention/full+dense", "mamba+moe"
@@ -115,7 +117,7 @@ class LayerKind(BaseModel):
     parallel_mixer: Optional[Mixer] = None
 
 
-class Quantization(BaseModel):
+class Quantization(Record):
     quant_method: Optional[str] = None
     fmt: Optional[str] = None  # e.g. "e4m3", "mxfp4", "nvfp4"
     weight_block_size: Optional[list[int]] = None
@@ -124,7 +126,7 @@ class Quantization(BaseModel):
     raw: dict = Field(default_factory=dict)
 
 
-class KeyIssue(BaseModel):
+class KeyIssue(Record):
     """Something about a key that a consistency rule reports (found while loading/normalizing)."""
 
     model_config = ConfigDict(frozen=True)
@@ -135,7 +137,7 @@ class KeyIssue(BaseModel):
     suggestion: Optional[str] = None  # e.g. the key the user probably meant
 
 
-class ModelSpec(BaseModel):
+class ModelSpec(Record):
     format: str  # "hf", "megatron", "colint", "maxtext", "gpt-neox", "olmo", "meta"
     model_type: Optional[str] = None
     architecture: Optional[str] = None
