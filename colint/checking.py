@@ -167,11 +167,11 @@ def check_document(path: str, doc, targets: list[Target], opts: CheckOptions, ru
 def _locate_keys(doc, findings: list[Finding]) -> list[Finding]:
     """A finding that names a key present in the file but has no line (a key the spec does not record as a
     source: quantization_config entries, ...) gets the key's line from the Document."""
-    from colint.fixing import parse_key
-
     out = []
     for f in findings:
         if f.line is None and f.key:
+            from colint.fixing import parse_key  # here: colint.fixing (difflib, tempfile) only when needed
+
             try:
                 path = parse_key(f.key)
             except Exception:  # a key text the parser does not know: leave it unlocated

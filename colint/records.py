@@ -43,7 +43,10 @@ def _plan(cls: type) -> tuple:
     for name, f in cls.__pydantic_fields__.items():
         if f.alias is not None or f.validation_alias is not None:
             raise TypeError(f"{cls.__name__}.{name}: a Record field may not have an alias")
-        factory, takes_data = f.default_factory, bool(getattr(f, "default_factory_takes_validated_data", False))
+        factory = f.default_factory
+        # a class (list, dict, a Record) takes no data; asking pydantic parses a signature (ms of start-up)
+        takes_data = factory is not None and not isinstance(factory, type) and bool(
+            getattr(f, "default_factory_takes_validated_data", False))
         default = _REQUIRED if f.is_required() else f.default
         if factory is None and isinstance(default, (list, dict, set, bytearray)):
             factory = partial(copy.deepcopy, default)  # pydantic copies a mutable default too
