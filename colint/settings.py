@@ -46,11 +46,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from colint.errors import UsageError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 Severity = Literal["error", "warning", "info"]
 FailOn = Literal["error", "warning", "info", "never"]
 Scenario = Literal["throughput", "latency", "long-context"]
@@ -235,6 +230,10 @@ def parse_config(path: str) -> Optional[ConfigFile]:
     except OSError as exc:
         raise UsageError(f"cannot read config: {exc.strerror or exc}", path=path) from None
     text = raw_bytes.decode("utf-8", errors="replace")
+    if sys.version_info >= (3, 11):  # imported here: a run without a config file needs no TOML parser
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

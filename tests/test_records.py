@@ -143,7 +143,7 @@ while todo:
         seen[s.__qualname__] = s.__pydantic_complete__
         todo.append(s)
 seen["FileSettings"] = FileSettings.__pydantic_complete__
-heavy = [m for m in ("numpy", "transformers", "torch", "matplotlib", "rich") if m in sys.modules]
+heavy = [m for m in ("numpy", "transformers", "torch", "matplotlib", "rich", "yaml", "ruamel.yaml") if m in sys.modules]
 print(json.dumps({"codes": codes, "complete": seen, "heavy": heavy}))
 """
 
