@@ -251,20 +251,47 @@ def _check_out(out_dtype: str | None) -> str:
     return out_dtype
 
 
+# Memo of estimate(): a check analyses the same shapes many times (each regime, the rules' padded and
+# latency re-analyses, files of one family), and a GemmTime is immutable. Keyed on the arguments (with
+# their types: 8 and 8.0 give GemmTimes that print differently) and on the identity of the profile and
+# time model, which the entry holds so the ids stay theirs (both are frozen). Cleared when full.
+_MEMO: dict[tuple, tuple[object, object, GemmTime]] = {}
+_MEMO_MAX = 1 << 15
+
+
+def clear_memo() -> None:
+    """Forget memoized estimates (a caller that mutates a profile in place must call it)."""
+    _MEMO.clear()
+
+
 def estimate(m: int, n: int, k: int, dtype: str, profile, out_dtype: str | None = None, model=None,
              standalone: bool = True) -> GemmTime:
-    """Speed of light and the time model's estimate for one GEMM (pure Python).
+    """Speed of light and the time model's estimate for one GEMM (pure Python; memoized).
 
     ``standalone=False``: the GEMM inside a served model, its activation quantization fused into the
     previous kernel (see ``_core``). ``model`` overrides the architecture's TimeModel (calibration)."""
     from colint.hardware_profiles import time_model
 
+    if model is None:
+        model = time_model(profile)
+    key = (m, type(m), n, type(n), k, type(k), dtype, out_dtype, standalone, id(profile), id(model))
+    hit = _MEMO.get(key)
+    if hit is not None and hit[0] is profile and hit[1] is model:
+        return hit[2]
+    t = _estimate(m, n, k, dtype, profile, out_dtype, model, standalone)
+    if len(_MEMO) >= _MEMO_MAX:
+        _MEMO.clear()
+    _MEMO[key] = (profile, model, t)
+    return t
+
+
+def _estimate(m, n, k, dtype: str, profile, out_dtype: str | None, model, standalone: bool) -> GemmTime:
     if m <= 0 or n <= 0 or k <= 0:
         raise ProfileError(f"GEMM dimensions must be positive (got M={m}, N={n}, K={k})")
     dtype = canonical(dtype)
     check_format(profile, dtype)
     out_dtype = _check_out(out_dtype)
-    r = _core(int(m), int(n), int(k), dtype, profile, out_dtype, model or time_model(profile), _Scalar, standalone)
+    r = _core(int(m), int(n), int(k), dtype, profile, out_dtype, model, _Scalar, standalone)
     if max(r["t_math"], r["t_mem"]) < r["fixed_s"]:
         est_bound = "floor"
     else:
