@@ -12,6 +12,7 @@ interleaved (p−1)/(v·m); uneven splits via ``--decoder-first/last-pipeline-nu
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Sequence
 
 
@@ -87,7 +88,27 @@ def best_partition(costs: Sequence[float], stages: int, first_extra: float = 0.0
     Exact dynamic program over prefixes. Costs are non-negative, so the best value of a prefix
     split into j stages does not decrease with the prefix, and a stage's sum does not increase
     as its start moves right: the best start of the last stage is at the crossing of the two,
-    found by bisection (O(p·n·log n))."""
+    found by bisection (O(p·n·log n)). Memoized on the arguments (with the cost types): rules ask
+    for the same split of the same vector (CL60x at several pp, files of one family)."""
+    cap_key = None if cap_costs is None or cap is None else (tuple(cap_costs), tuple(map(type, cap_costs)))
+    return _best_partition_memo(tuple(costs), tuple(map(type, costs)), stages, first_extra, last_extra, cap_key,
+                                cap, cap_first_extra, cap_last_extra)
+
+
+@lru_cache(maxsize=1024)
+def _best_partition_memo(costs: tuple, _types: tuple, stages: int, first_extra: float, last_extra: float,
+                         cap_key: tuple | None, cap: float | None, cap_first_extra: float,
+                         cap_last_extra: float) -> Partition | None:
+    return _best_partition(costs, stages, first_extra, last_extra, None if cap_key is None else cap_key[0], cap,
+                           cap_first_extra, cap_last_extra)
+
+
+def _best_partition(costs: Sequence[float], stages: int, first_extra: float, last_extra: float,
+                    cap_costs: Sequence[float] | None, cap: float | None, cap_first_extra: float,
+                    cap_last_extra: float) -> Partition | None:
+    """best_partition's dynamic program. A stage's sum is ``pre[b] - pre[a]``, plus ``first_extra`` on
+    stage 0, plus ``last_extra`` on stage p-1 (in that order: the float sums are the documented ones);
+    the loops inline it (this runs ~10^5 steps per stack)."""
     n = len(costs)
     p = stages
     if p < 1 or n < p:
@@ -124,15 +145,20 @@ def best_partition(costs: Sequence[float], stages: int, first_extra: float = 0.0
             best[0][i] = seg(0, 0, i)
             arg[0][i] = 0
     for j in range(1, p):
-        ends = [n] if j == p - 1 else range(j + 1, n - (p - 1 - j) + 1)
+        # stage j >= 1: seg(j, a, i) = pre[i] - pre[a] (+ last_extra on the last stage); cseg alike
+        last = j == p - 1
+        ends = [n] if last else range(j + 1, n - (p - 1 - j) + 1)
         prev = best[j - 1]
+        best_j, arg_j = best[j], arg[j]
         for i in ends:
+            pi = pre[i]
             lo, hi = j, i - 1
             if cpre is not None:  # the stage (a, i] must fit the cap: a at least the smallest such start
+                ci, c_last = cpre[i], (cap_last_extra if last else 0.0)
                 l, h = lo, hi + 1
                 while l < h:
                     m = (l + h) // 2
-                    if cseg(j, m, i) <= limit:
+                    if ci - cpre[m] + 0.0 + c_last <= limit:
                         h = m
                     else:
                         l = m + 1
@@ -140,19 +166,29 @@ def best_partition(costs: Sequence[float], stages: int, first_extra: float = 0.0
                 if lo > hi:
                     continue
             l, h = lo, hi  # the first start where the prefix's best reaches the stage's sum
-            while l < h:
-                m = (l + h) // 2
-                if prev[m] >= seg(j, m, i):
-                    h = m
-                else:
-                    l = m + 1
+            if last:
+                while l < h:
+                    m = (l + h) // 2
+                    if prev[m] >= pi - pre[m] + last_extra:
+                        h = m
+                    else:
+                        l = m + 1
+            else:
+                while l < h:
+                    m = (l + h) // 2
+                    if prev[m] >= pi - pre[m]:
+                        h = m
+                    else:
+                        l = m + 1
             bv, ba = inf, -1
             for a in (l - 1, l):
                 if lo <= a <= hi and prev[a] < inf:
-                    v = max(prev[a], seg(j, a, i))
+                    sv = pi - pre[a] + last_extra if last else pi - pre[a]
+                    pv = prev[a]
+                    v = sv if sv > pv else pv  # max(prev[a], seg), as max() picks
                     if ba == -1 or v < bv - tol * max(1.0, abs(bv)):
                         bv, ba = v, a
-            best[j][i], arg[j][i] = bv, ba
+            best_j[i], arg_j[i] = bv, ba
     if best[p - 1][n] == inf:
         return None
     sizes = []
