@@ -17,6 +17,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HF = os.path.join(ROOT, "tests", "corpus", "hf")
 
 
+@pytest.fixture(autouse=True)
+def _trusting(monkeypatch):
+    """These tests build values validation would change on purpose: not under COLINT_CHECK_RECORDS=1."""
+    monkeypatch.setattr(records, "_CHECK", False)
+
+
 class Point(Record):
     model_config = ConfigDict(frozen=True)
 
