@@ -237,20 +237,29 @@ def _prefill_shape(sc: Scenario) -> tuple[int, int, int]:
     return s, max(1, sc.prefill_tokens // s), _ceil_div(sc.context, sc.prefill_tokens)
 
 
-def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str) -> list[WorkloadGemm]:
+def _gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list]]:
+    """(kind name, its GEMMs, layers, the fused groups) per used layer kind, then the LM head (kind "");
+    the same for every regime and scenario, so analyse builds it once."""
+    entries: list[tuple[str, list[Gemm], int, list]] = []
+    for kind, n_layers in zip(spec.layer_kinds, spec.layer_counts()):
+        if n_layers:
+            kg = kind_gemms(kind, spec.hidden_size, n_layers)
+            entries.append((kind.name, kg, n_layers, _fuse(kg)))
+    if spec.vocab_size:
+        head = [g for g in gemms(spec, merge=False) if g.name == "lm_head"]
+        entries.append(("", head, 1, _fuse(head)))
+    return entries
+
+
+def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None) -> list[WorkloadGemm]:
     fmt = sc.gemm_format
     out_fmt = sc.outputs
     tokens = _tokens(sc, regime)
     rows: list[WorkloadGemm] = []
-    entries: list[tuple[str, list[Gemm], int]] = []
-    for kind, n_layers in zip(spec.layer_kinds, spec.layer_counts()):
-        if n_layers:
-            entries.append((kind.name, kind_gemms(kind, spec.hidden_size, n_layers), n_layers))
-    if spec.vocab_size:
-        head = [g for g in gemms(spec, merge=False) if g.name == "lm_head"]
-        entries.append(("", head, 1))
-    for kind_name, kgemms, n_layers in entries:
-        for name, members, g, n_total in _fuse(kgemms):
+    if entries is None:
+        entries = _gemm_entries(spec)
+    for kind_name, _kgemms, n_layers, fused in entries:
+        for name, members, g, n_total in fused:
             n, k, inst = _shard(g, n_total, sc)
             if n <= 0 or k <= 0:
                 continue
@@ -409,7 +418,8 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     h = spec.hidden_size
     link_bytes_per_s = max(profile.interconnect_gbps, 1.0) * 1e9 / 2  # one direction
 
-    rows = {r: _gemm_rows(spec, profile, scenario, r) for r in REGIMES}
+    entries = _gemm_entries(spec)
+    rows = {r: _gemm_rows(spec, profile, scenario, r, entries) for r in REGIMES}
     attn: dict[str, list[AttentionCost]] = {r: [] for r in REGIMES}
     sources = kv_sources(spec)
     for r in REGIMES:
@@ -484,11 +494,12 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     b_w = FORMATS[scenario.gemm_format][2]
     layer_costs: list[LayerCost] = []
     kind_stats: dict[str, tuple] = {}
+    used_gemms = iter([e[1] for e in entries[:sum(1 for n in counts if n)]])  # the used kinds', in order
     for kind, n in zip(spec.layer_kinds, counts):
         if not n:
             continue
         params = wbytes = pflops = 0.0
-        for g in kind_gemms(kind, h, 1):
+        for g in next(used_gemms):  # kind_gemms(kind, h, n): what follows reads no layer count
             nn, kk, inst = _shard(g, g.n, scenario)
             params += g.weight_params
             wbytes += nn * kk * inst * (2.0 if g.name.endswith("router") else b_w)
