@@ -53,6 +53,17 @@ class StackCosts:
         return best_partition_two(self.flops, self.weights, pp, self.first_flops, self.last_flops,
                                   self.first_weights, self.last_weights)
 
+    def may_idle(self, pp: int, share: float) -> bool:
+        """False when ``best(pp)`` surely idles less than ``share`` (or is None), from the FLOPs-optimal split
+        alone: ``best`` only re-picks among splits whose largest FLOPs stage stays within that optimum
+        (best_partition's tolerance, 1e-9), so its idle share cannot exceed this bound (margins 1e-6).
+        Spares the weight-balanced second search for a split no finding reports."""
+        first = best_partition(self.flops, pp, self.first_flops, self.last_flops)
+        if first is None:
+            return False
+        hi = first.max * (1 + 1e-6) + 1e-6
+        return 1.0 - first.mean * (1 - 1e-6) / hi >= share
+
     def best_weights(self, pp: int) -> Partition | None:
         return best_partition(self.weights, pp, self.first_weights, self.last_weights)
 
@@ -399,7 +410,7 @@ def irregular_stack(ctx: Context):
     warn = ctx.option("warn_idle_pct") / 100
     bad = []
     for pp in ctx.option("common_pp"):
-        if spec.num_layers < pp:
+        if spec.num_layers < pp or not c.may_idle(pp, warn):
             continue
         p = c.best(pp)
         if p is not None and p.idle_share >= warn:
