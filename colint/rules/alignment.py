@@ -370,6 +370,8 @@ def _judge(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list
             fixes=_width_fixes(ctx, f, value, mult_field, "unsafe"))
         return
     bad = [d for d in dims if d.value % TILE]
+    if bad and f == "moe_intermediate_size" and tp > 1 and value % TILE == 0:
+        return  # aligned unsplit: only the expert-TP split breaks it, CL503 owns that (fix: EP)
     if bad:
         eff = step_effect_pct(ctx, bad, TILE)
         loss = max(eff.values())
@@ -380,9 +382,7 @@ def _judge(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list
         details = _dim_lines(ctx, bad) + [
             f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({w.label()})"]
         fixes = _width_fixes(ctx, f, value, mult_field, "unsafe")
-        if f == "moe_intermediate_size" and tp > 1:
-            if value % TILE == 0:
-                return  # aligned unsplit: only the expert-TP split breaks it, CL503 owns that (fix: EP)
+        if f == "moe_intermediate_size" and tp > 1:  # (aligned unsplit returned above)
             details.append(f"expert parallelism keeps each expert whole, but {value} is not a multiple of 128 "
                            "unsplit either")
         yield ctx.finding(sev, f"{head}, not a multiple of 128", field=loc, evidence=ev, loss_pct=loss,
