@@ -1,0 +1,83 @@
+"""The analysis' memos (issue 7 speed) return what a fresh computation returns, and never another
+input's answer: estimate() keys on argument types and on the profile object, best_partition() on
+the cost values and their types; CL604's cheap bound never hides a split that idles."""
+
+import random
+
+import pytest
+
+from colint.analysis import gemm_model, pipeline
+from colint.analysis.scenario import make_scenario
+from colint.analysis.workload import _gemm_rows, analyse
+from colint.hardware_profiles import load_profile, time_model
+from colint.loading import load
+from colint.rules.layer_pattern import StackCosts
+from colint.spec import normalize
+
+
+def test_estimate_memo_equals_a_fresh_estimate():
+    p = load_profile("b200")
+    gemm_model.clear_memo()
+    first = gemm_model.estimate(256, 28672, 4096, "bf16", p, standalone=False)
+    again = gemm_model.estimate(256, 28672, 4096, "bf16", p, standalone=False)
+    assert again is first
+    fresh = gemm_model._estimate(256, 28672, 4096, "bf16", p, None, time_model(p), False)
+    assert fresh == first
+    # standalone pays the quantize pass of FP8: a different key, a different answer
+    assert gemm_model.estimate(256, 28672, 4096, "fp8", p).estimate_s != \
+        gemm_model.estimate(256, 28672, 4096, "fp8", p, standalone=False).estimate_s
+
+
+def test_estimate_memo_keys_on_argument_types():
+    p = load_profile("h100-sxm")
+    as_int = gemm_model.estimate(8, 4096, 4096, "bf16", p)
+    as_float = gemm_model.estimate(8.0, 4096, 4096, "bf16", p)
+    assert type(as_int.m) is int and type(as_float.m) is float  # GemmTime keeps what it was given
+    assert as_float.estimate_s == as_int.estimate_s
+
+
+def test_estimate_memo_keys_on_the_profile_object():
+    p = load_profile("b200")
+    slow = p.model_copy(update={"memory_tbps": p.memory_tbps / 4})  # same name, other numbers
+    a = gemm_model.estimate(1, 8192, 8192, "bf16", p)
+    b = gemm_model.estimate(1, 8192, 8192, "bf16", slow)
+    assert b.memory_s == pytest.approx(4 * a.memory_s)
+    assert gemm_model.estimate(1, 8192, 8192, "bf16", p) is a
+
+
+@pytest.mark.parametrize("path", ["tests/corpus/hf/deepseek__DeepSeek-V3.json",
+                                  "tests/corpus/hf/nemotron-nas__Llama-3_3-Nemotron-Super-49B-v1.json",
+                                  "tests/corpus/hf/qwen3-next__Qwen3-Next-80B-A3B-Thinking.json"])
+def test_analyse_rows_equal_the_per_regime_build(path):
+    spec = normalize(load(path))
+    p, sc = load_profile("b200"), make_scenario("throughput", tp=8)
+    w = analyse(spec, p, sc)
+    for regime in ("decode", "prefill"):
+        assert w.gemms[regime] == _gemm_rows(spec, p, sc, regime)
+
+
+def test_best_partition_memo_keys_on_cost_types():
+    ints = [3, 1, 4, 1, 5, 9, 2, 6]
+    floats = [float(c) for c in ints]
+    a = pipeline.best_partition(ints, 3, 1, 2)
+    b = pipeline.best_partition(floats, 3, 1.0, 2.0)
+    assert a.sizes == b.sizes and a.sums == b.sums
+    assert pipeline.best_partition(tuple(floats), 3, 1.0, 2.0) == b  # a list and a tuple are one vector
+    pipeline._best_partition_memo.cache_clear()
+    assert pipeline.best_partition(floats, 3, 1.0, 2.0) == b
+
+
+def test_cl604_bound_never_hides_an_idle_split():
+    rnd = random.Random(3)
+    for _ in range(400):
+        n = rnd.randint(2, 64)
+        kinds = [rnd.choice([1e12, 3e12, 2.9e12, 0.0]) for _ in range(3)]
+        c = StackCosts([rnd.choice(kinds) for _ in range(n)], [rnd.random() * 1e9 for _ in range(n)],
+                       rnd.choice([0.0, 1e11]), 1e9, rnd.choice([0.0, 2e12]), 2e9, 0)
+        for pp in (2, 4, 8):
+            p = c.best(pp) if n >= pp else None
+            if p is None:
+                continue
+            for share in (p.idle_share, p.idle_share - 1e-12, 0.02):
+                if not c.may_idle(pp, share):
+                    assert p.idle_share < share
