@@ -200,13 +200,21 @@ def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp, standalone: b
         fixed_s = fixed_s + mf * kf * QUANT_PASS_BYTES.get(dtype, 0.0) / bw_eff
     max_split = model.max_split_k.get(dtype, SPLIT_K[-1])
     gemv_m = model.gemv_max_m.get(dtype, 0)
+    # loop invariants, hoisted as the same operations in the same order (the floats do not change)
+    floor_s = model.kernel_floor_us * 1e-6
+    fill = model.k_fill_tiles * kt
+    share, sm_count = model.per_sm_bandwidth_share, profile.sm_count
+    p_exp = model.overlap_p
+    inv_p = 1.0 / p_exp
+    peak_c = peak * eta_c
     best = None
     for tile_m, tile_n, sms in [(t.m, t.n, t.sms) for t in profile.tiles.format_candidates.get(
             hw, profile.tiles.candidates)]:
-        slots = max(1, profile.sm_count // sms)
+        slots = max(1, sm_count // sms)
         tm_count, tn_count = -(-m // tile_m), -(-n // tile_n)
         tiles = tm_count * tn_count
         eta_tile = (mf * nf) / (tm_count * tile_m * tn_count * tile_n)
+        peak_ct = peak_c * eta_tile
         for split in SPLIT_K:
             if split > max_split and not xp.any(m <= gemv_m):
                 break
@@ -218,26 +226,28 @@ def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp, standalone: b
             units = tiles * split
             eta_wave = units / (-(-units // slots) * slots)
             k_per = k_steps * kt / split
-            eta_fill = k_per / (k_per + model.k_fill_tiles * kt)
-            t_math = flops / (peak * eta_c * eta_tile * eta_wave * eta_k * eta_fill)
+            eta_fill = k_per / (k_per + fill)
+            t_math = flops / (peak_ct * eta_wave * eta_k * eta_fill)
             extra_b = 0.0 if split == 1 else 2.0 * split * mf * nf * 4.0  # FP32 partials out and back in
             active_sms = xp.minimum(units, slots) * sms
-            eta_grid = xp.minimum(1.0, active_sms * model.per_sm_bandwidth_share / profile.sm_count)
+            eta_grid = xp.minimum(1.0, active_sms * share / sm_count)
             t_mem = (total_b + extra_b) / (bw_eff * eta_grid)
             hi = xp.maximum(t_math, t_mem)
             lo = xp.minimum(t_math, t_mem)
-            t = hi * (1.0 + (lo / hi) ** model.overlap_p) ** (1.0 / model.overlap_p) + fixed_s
+            t = hi * (1.0 + (lo / hi) ** p_exp) ** inv_p + fixed_s
             if split > 1:
-                t = t + model.kernel_floor_us * 1e-6  # the split-K reduction is a second kernel
+                t = t + floor_s  # the split-K reduction is a second kernel
+            if best is not None:
+                better = ok & (t < best["estimate_s"])
+                if not xp.any(better):
+                    continue
             cand = {"estimate_s": t, "t_math": t_math, "t_mem": t_mem, "tile_m": tile_m, "tile_n": tile_n,
                     "tile_sms": sms, "split_k": split, "tile_efficiency": eta_tile, "wave_efficiency": eta_wave}
             if best is None:
                 best = cand
                 continue
-            better = ok & (t < best["estimate_s"])
-            if xp.any(better):
-                for key, val in cand.items():
-                    best[key] = xp.where(better, val, best[key])
+            for key, val in cand.items():
+                best[key] = xp.where(better, val, best[key])
     best.update(flops=flops, bytes=total_b, read_bytes=read_b, write_bytes=write_b, math_s=math_s,
                 memory_s=memory_s, read_s=read_b / bw, write_s=write_b / bw, sol_s=xp.maximum(math_s, memory_s),
                 arithmetic_intensity=flops / total_b, ridge=peak / bw, k_efficiency=eta_k, fixed_s=fixed_s)
