@@ -81,3 +81,27 @@ def test_cl604_bound_never_hides_an_idle_split():
             for share in (p.idle_share, p.idle_share - 1e-12, 0.02):
                 if not c.may_idle(pp, share):
                     assert p.idle_share < share
+
+
+def test_cl301_width_search_counts_params_exactly():
+    """CL301 counts each scaled width once and moves between depths by per-kind parameter counts: the
+    figure must equal param_counts of the scaled spec built at that depth."""
+    import glob
+
+    from colint.analysis.inventory import param_counts
+    from colint.rules.width_depth import _r128, _ScaledParams, scaled_spec
+
+    checked = 0
+    for path in sorted(glob.glob("tests/corpus/hf/*.json"))[::3] + ["tests/corpus/hf/deepseek__DeepSeek-V3.json",
+                                                                    "tests/corpus/hf/qwen3-next__Qwen3-Next-80B-A3B-Thinking.json"]:
+        spec = normalize(load(path))
+        L, H = spec.num_layers, spec.hidden_size
+        if L < 4:
+            continue
+        params = _ScaledParams(spec)
+        for n in (L - 1, max(1, L // 2), L - 3, L - 1):
+            for h in (_r128(H * 1.1), _r128(H * 1.3)):
+                p, _ = params.at(h, n)
+                assert p == param_counts(scaled_spec(spec, h, n)).total, (path, h, n)
+                checked += 1
+    assert checked > 50

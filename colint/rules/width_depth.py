@@ -124,6 +124,7 @@ def wider_alternative(spec, target_layers: int, tol: float):
 
     total = param_counts(spec).total
     L, H = spec.num_layers, spec.hidden_size
+    params = _ScaledParams(spec)
     # the 64 depths nearest the target (all of them up to L = 129): a typo'd 7,000-layer config must not
     # make this search build thousands of scaled specs
     order = sorted(range(max(1, L // 2), L), key=lambda n: abs(n - target_layers))[:64]
@@ -133,17 +134,50 @@ def wider_alternative(spec, target_layers: int, tol: float):
         for h in {_r128(guess) + d * ALIGN for d in range(-3, 4)}:
             if h <= H:
                 continue
-            alt = scaled_spec(spec, h, n)
-            p = param_counts(alt).total
+            p, kv_kept = params.at(h, n)
             err = abs(p - total) / total
-            kv_kept = all(a.mixer.num_kv_heads == b.mixer.num_kv_heads
-                          for a, b in zip(spec.layer_kinds, alt.layer_kinds))
             score = (not kv_kept, err)
             if err <= tol and (best is None or score < best[2]):
-                best = (alt, p, score)
+                best = (h, p, score)
         if best:
-            return best[0], best[1]
+            return scaled_spec(spec, best[0], n), best[1]
     return None
+
+
+class _ScaledParams:
+    """``param_counts(scaled_spec(spec, h, n)).total`` and whether the KV heads are kept, for the search.
+    A scaled spec's layer kinds (and embedding, LM head, extras) depend on the width h alone; the depth
+    only changes how many layers each kind has. So each width is built and counted once, and another
+    depth adds (count change) x (that kind's parameters, inventory.kind_params): integer sums, the exact
+    figure param_counts gives (tests/test_memo.py checks it)."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.widths: dict[int, tuple] = {}  # h -> (params, layer counts, kinds, kind params, kv kept)
+
+    def at(self, h: int, n: int) -> tuple[int, bool]:
+        from colint.analysis.inventory import kind_params, param_counts
+
+        got = self.widths.get(h)
+        if got is None:
+            alt = scaled_spec(self.spec, h, n)
+            kv_kept = all(a.mixer.num_kv_heads == b.mixer.num_kv_heads
+                          for a, b in zip(self.spec.layer_kinds, alt.layer_kinds))
+            got = (param_counts(alt).total, n, alt.layer_counts(), alt.layer_kinds, {}, kv_kept)
+            self.widths[h] = got
+        p0, n0, counts0, kinds, kind_total, kv_kept = got
+        if n == n0:
+            return p0, kv_kept
+        counts = [0] * len(kinds)
+        for i in layer_pattern_for(self.spec.layer_pattern, n):
+            counts[i] += 1
+        p = p0
+        for i, (c, c0) in enumerate(zip(counts, counts0)):
+            if c != c0:
+                if i not in kind_total:
+                    kind_total[i] = kind_params(kinds[i], h)[0]
+                p += (c - c0) * kind_total[i]
+        return p, kv_kept
 
 
 @rule("CL301", "deep-narrow-stack", FAMILY, "info",
