@@ -7,7 +7,7 @@ import json
 import os
 
 from colint.loading.document import Document
-from colint.spec.model import LayerKind, ModelSpec, Quantization
+from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec, Quantization
 from colint.spec.reader import Reader
 
 _DEFAULTS_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "hf_defaults.json")
@@ -128,3 +128,23 @@ class HFReader(Reader):
             per_layer_lists={**self.per_layer_lists, **fields.pop("per_layer_lists", {})},
             **fields,
         )
+
+
+def sliding_full_kinds(n_layers: int, types: list[str] | None, window: int | None, ffn: FFN, other_params: int,
+                       **attention) -> tuple[list[LayerKind], list[int]]:
+    """Layer kinds and pattern of a stack whose attention layers are ``sliding_attention`` or full, as
+    ``layer_types`` says (missing entries and sliding layers without a window are full attention).
+    ``attention`` holds the Mixer fields shared by both kinds (heads, KV heads, head_dim, biases)."""
+    kinds: list[LayerKind] = []
+    index: dict[str, int] = {}
+    pattern = []
+    for i in range(n_layers):
+        t = types[i] if types and i < len(types) else "full_attention"
+        attn = "sliding" if t == "sliding_attention" and window else "full"
+        if attn not in index:
+            index[attn] = len(kinds)
+            kinds.append(LayerKind(name=f"attention/{attn}+dense", mixer=Mixer(
+                kind="attention", attention=attn, window=window if attn == "sliding" else None, **attention),
+                ffn=ffn, other_params=other_params))
+        pattern.append(index[attn])
+    return kinds, pattern

@@ -12,8 +12,8 @@ sliding, Gemma-3 every layer but each ``sliding_window_pattern``-th, default 6).
 
 from __future__ import annotations
 
-from colint.spec.hf.base import HFReader
-from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec
+from colint.spec.hf.base import HFReader, sliding_full_kinds
+from colint.spec.model import FFN, ModelSpec
 
 
 def _default_types(mt: str, r: HFReader, n_layers: int) -> list[str] | None:
@@ -45,18 +45,8 @@ def build(r: HFReader) -> ModelSpec:
         window = r.opt_int("sliding_window", "sliding_window")
         types = r.layer_types(n_layers) or _default_types(mt, r, n_layers)
     ffn = FFN(kind="dense", intermediate_size=inter, gated=True)
-    kinds: list[LayerKind] = []
-    index: dict[str, int] = {}
-    pattern = []
-    for i in range(n_layers):
-        t = types[i] if types and i < len(types) else "full_attention"
-        attn = "sliding" if t == "sliding_attention" and window else "full"
-        if attn not in index:
-            index[attn] = len(kinds)
-            kinds.append(LayerKind(name=f"attention/{attn}+dense", mixer=Mixer(
-                kind="attention", attention=attn, window=window if attn == "sliding" else None, num_heads=heads,
-                num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias), ffn=ffn, other_params=other))
-        pattern.append(index[attn])
+    kinds, pattern = sliding_full_kinds(n_layers, types, window, ffn, other, num_heads=heads, num_kv_heads=kv,
+                                        head_dim=hd, qkv_bias=bias, o_bias=bias)
     return r.spec(
         hidden_size=h, num_layers=n_layers, kinds=kinds, pattern=pattern, vocab_size=vocab,
         tie_word_embeddings=tie, max_position_embeddings=r.opt_int("max_position_embeddings",

@@ -8,8 +8,8 @@ kv_heads x head_dim); final RMSNorm. OLMo-3 adds ``layer_types`` with sliding wi
 
 from __future__ import annotations
 
-from colint.spec.hf.base import HFReader
-from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec
+from colint.spec.hf.base import HFReader, sliding_full_kinds
+from colint.spec.model import FFN, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
@@ -28,18 +28,8 @@ def build(r: HFReader) -> ModelSpec:
     window = r.opt_int("sliding_window", "sliding_window") if mt == "olmo3" else None
     types = r.layer_types(n_layers) if mt == "olmo3" else None
     ffn = FFN(kind="dense", intermediate_size=inter, gated=True)
-    kinds: list[LayerKind] = []
-    index: dict[str, int] = {}
-    pattern = []
-    for i in range(n_layers):
-        t = types[i] if types and i < len(types) else "full_attention"
-        attn = "sliding" if t == "sliding_attention" and window else "full"
-        if attn not in index:
-            index[attn] = len(kinds)
-            kinds.append(LayerKind(name=f"attention/{attn}+dense", mixer=Mixer(
-                kind="attention", attention=attn, window=window if attn == "sliding" else None, num_heads=heads,
-                num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias), ffn=ffn, other_params=other))
-        pattern.append(index[attn])
+    kinds, pattern = sliding_full_kinds(n_layers, types, window, ffn, other, num_heads=heads, num_kv_heads=kv,
+                                        head_dim=hd, qkv_bias=bias, o_bias=bias)
     return r.spec(
         hidden_size=h, num_layers=n_layers, kinds=kinds, pattern=pattern, vocab_size=vocab,
         tie_word_embeddings=tie, max_position_embeddings=r.opt_int("max_position_embeddings",
