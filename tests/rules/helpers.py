@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from colint.loading import load_text
+from colint.checking import CheckOptions, build_targets, check_spec
+from colint.loading import load, load_text
 from colint.rules import Context, select_rules
 from colint.spec import normalize
 
@@ -12,6 +13,18 @@ from colint.spec import normalize
 def spec_of(config: dict | str, name: str = "config.json"):
     text = config if isinstance(config, str) else json.dumps(config, indent=2)
     return normalize(load_text(text, name))
+
+
+def corpus(path: str):
+    """The normalized spec of a config file (a corpus or fixture path)."""
+    return normalize(load(path))
+
+
+def run(spec_or_path, select: list[str], **opts):
+    """Findings of the ``select``ed rules through the check engine (a spec, or a path to load)."""
+    spec = corpus(spec_or_path) if isinstance(spec_or_path, str) else spec_or_path
+    options = CheckOptions(select=select, **opts)
+    return check_spec(spec, build_targets(options), options)
 
 
 def run_spec_rules(config, select: list[str], name: str = "config.json"):

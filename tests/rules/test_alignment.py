@@ -4,18 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from colint.checking import CheckOptions, build_targets, check_spec
 from colint.loading import load
 from colint.spec import normalize
-from tests.rules.helpers import LLAMA_8B, spec_of
+from tests.rules.helpers import LLAMA_8B, run, spec_of
 
 CORPUS = "tests/corpus"
-
-
-def run(spec_or_path, select, **opts):
-    spec = normalize(load(spec_or_path)) if isinstance(spec_or_path, str) else spec_or_path
-    options = CheckOptions(select=select, **opts)
-    return check_spec(spec, build_targets(options), options)
 
 
 def brief(findings):

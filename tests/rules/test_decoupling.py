@@ -2,21 +2,9 @@
 
 import pytest
 
-from colint.checking import CheckOptions, build_targets, check_spec
-from colint.loading import load
-from colint.spec import normalize
-from tests.rules.helpers import LLAMA_8B, spec_of
+from tests.rules.helpers import LLAMA_8B, corpus, run, spec_of
 
 FALCON_7B = "tests/corpus/megatron/nemo-launcher__falcon_7b.yaml"
-
-
-def run(spec, select, **kw):
-    opts = CheckOptions(select=select, **kw)
-    return check_spec(spec, build_targets(opts), opts)
-
-
-def corpus(path):
-    return normalize(load(path))
 
 
 def test_cl701_mla_under_tp8_replicates_kv_8x():
@@ -96,8 +84,6 @@ def test_well_aligned_llama_has_no_cl7_warnings():
 
 def test_cl702_once_with_several_gpus():
     # 71 heads vs tp=8 is arithmetic on the spec: one finding without a GPU, not one per --gpu
-    spec = normalize(load("tests/corpus/megatron/nemo-launcher__falcon_7b.yaml"))
-    opts = CheckOptions(select=["CL702"], tp=8, gpus=["b200", "h100-sxm", "l40s"])
-    (f,) = check_spec(spec, build_targets(opts), opts)
+    (f,) = run(corpus(FALCON_7B), ["CL702"], tp=8, gpus=["b200", "h100-sxm", "l40s"])
     assert (f.severity, f.key, f.line, f.gpu) == ("error", "model.num_attention_heads", 60, None)
     assert f.message == "71 query heads cannot be split over tp=8 (8.88 per rank)"

@@ -4,23 +4,10 @@ import pytest
 
 from colint.analysis.pipeline import (best_partition, best_partition_two, bubble_fraction, evaluate, even_sizes,
                                      imbalance)
-from colint.checking import CheckOptions, build_targets, check_spec
-from colint.loading import load
 from colint.rules._fixes import layer_pattern_for, with_num_layers
-from tests.rules.helpers import LLAMA_8B, spec_of
+from tests.rules.helpers import LLAMA_8B, corpus, run, spec_of
 
 DSV3 = "tests/corpus/hf/deepseek__DeepSeek-V3.json"
-
-
-def run(spec, select, **kw):
-    opts = CheckOptions(select=select, **kw)
-    return check_spec(spec, build_targets(opts), opts)
-
-
-def corpus(path):
-    from colint.spec import normalize
-
-    return normalize(load(path))
 
 
 # -- analysis.pipeline ---------------------------------------------------------------------------

@@ -6,23 +6,12 @@ import pytest
 
 from colint.analysis.moe import (concurrency_for_m, ep_for_m, experts_per_gpu, experts_touched, redundant_to_fill,
                                  tokens_per_expert)
-from colint.checking import CheckOptions, build_targets, check_spec
-from colint.loading import load
-from colint.spec import normalize
-from tests.rules.helpers import LLAMA_8B, spec_of
+from colint.checking import CheckOptions, build_targets
+from tests.rules.helpers import LLAMA_8B, corpus, run, spec_of
 
 DSV3 = "tests/corpus/hf/deepseek__DeepSeek-V3.json"
 MIXTRAL = "tests/corpus/hf/mixtral__Mixtral-8x7B-v0.1.json"
 QWEN3_30B = "tests/corpus/hf/qwen3-moe__Qwen3-30B-A3B.json"
-
-
-def run(spec, select, **kw):
-    opts = CheckOptions(select=select, **kw)
-    return check_spec(spec, build_targets(opts), opts)
-
-
-def corpus(path):
-    return normalize(load(path))
 
 
 def expert_m_star(spec, **kw):

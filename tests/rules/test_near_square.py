@@ -8,19 +8,13 @@ import pytest
 
 from colint.analysis.scenario import make_scenario
 from colint.analysis.workload import analyse
-from colint.checking import CheckOptions, Target, build_targets, check_spec
+from colint.checking import CheckOptions, Target, check_spec
 from colint.hardware_profiles import load_profile
-from colint.loading import load
 from colint.rules.near_square import limit_intensity, square_m_star
-from colint.spec import normalize
+from tests.rules.helpers import corpus, run
 
 CORPUS = "tests/corpus"
 THIN_MOE = "tests/rules/fixtures/moe_thin_experts.json"  # H = 8192, moe_intermediate_size = 512, 256 experts, top-8
-
-
-def run(path, select, **opts):
-    options = CheckOptions(select=select, **opts)
-    return check_spec(normalize(load(path)), build_targets(options), options)
 
 
 def blog_target(ep: int) -> Target:
@@ -32,7 +26,7 @@ def blog_target(ep: int) -> Target:
 @pytest.mark.parametrize("ep, m, math_us, read_us, write_us", [
     (1, 256, 0.14, 0.30, 0.26), (8, 2048, 1.15, 0.37, 2.10), (64, 16384, 9.16, 0.89, 16.8)])
 def test_blog_table2_ffn2_is_memory_bound_at_every_m(ep, m, math_us, read_us, write_us):
-    spec = normalize(load(THIN_MOE))
+    spec = corpus(THIN_MOE)
     t = blog_target(ep)
     row = next(r for r in analyse(spec, t.profile, t.scenario).gemms["prefill"] if r.name == "moe.experts.down_proj")
     assert (row.m, row.n, row.k) == (m, 8192, 512)
@@ -62,7 +56,7 @@ def test_limit_intensity_formula():
 
 def test_tiny_expert_width_is_info():
     t = blog_target(1)
-    (f,) = check_spec(normalize(load(THIN_MOE)), [t], CheckOptions(select=["CL103"]))
+    (f,) = check_spec(corpus(THIN_MOE), [t], CheckOptions(select=["CL103"]))
     assert (f.code, f.severity, f.key, f.line) == ("CL103", "info", "moe_intermediate_size", 6)
     assert f.message == "moe_intermediate_size 512 is 1/16 of hidden size 8192: expert GEMMs are thin by construction"
     assert f.evidence["ratio"] == 0.0625
@@ -110,7 +104,7 @@ def test_decode_at_concurrency_one_is_never_a_shape_finding():
 
 
 def test_routers_are_not_reported():
-    fs = check_spec(normalize(load(THIN_MOE)), [blog_target(8)], CheckOptions(select=["CL1"]))
+    fs = check_spec(corpus(THIN_MOE), [blog_target(8)], CheckOptions(select=["CL1"]))
     assert not any("router" in f.message for f in fs)
 
 

@@ -4,19 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from colint.checking import CheckOptions, build_targets, check_paths, check_spec, exit_code
+from colint.checking import CheckOptions, check_paths, exit_code
 from colint.errors import ProfileError
-from colint.loading import load
-from colint.spec import normalize
+from tests.rules.helpers import run
 
 CORPUS = "tests/corpus"
 LLAMA31 = f"{CORPUS}/hf/llama3__Meta-Llama-3.1-8B.json"
 GPTQ = "tests/rules/fixtures/llama_gptq_bad_ignore.json"  # Llama-2-7B shape, GPTQ group 128, bad ignore entry
-
-
-def run(path, select, **opts):
-    options = CheckOptions(select=select, **opts)
-    return check_spec(normalize(load(path)), build_targets(options), options)
 
 
 def brief(findings):

@@ -3,24 +3,12 @@
 import pytest
 
 from colint.analysis.inventory import param_counts
-from colint.checking import CheckOptions, build_targets, check_spec
-from colint.loading import load
 from colint.rules.width_depth import equivalent_layers, scaled_spec, wider_alternative
-from colint.spec import normalize
-from tests.rules.helpers import LLAMA_8B, spec_of
+from tests.rules.helpers import LLAMA_8B, corpus, run, spec_of
 
 # a 1.3B deep-narrow design: H=1536 over 48 layers (H/L 32)
 DEEP_NARROW = dict(LLAMA_8B, hidden_size=1536, num_hidden_layers=48, num_attention_heads=12, num_key_value_heads=4,
                    intermediate_size=4096, vocab_size=32000)
-
-
-def run(spec, select, **kw):
-    opts = CheckOptions(select=select, **kw)
-    return check_spec(spec, build_targets(opts), opts)
-
-
-def corpus(path):
-    return normalize(load(path))
 
 
 def test_mobilellm_125m_is_advised_never_warned():
