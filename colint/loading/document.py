@@ -7,6 +7,7 @@ Paths are tuples of keys and list indices, e.g. ``("text_config", "hidden_size")
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -15,16 +16,33 @@ Path = tuple  # tuple[str | int, ...]
 MAX_DEPTH = 64  # nesting levels of mappings/lists; real configs nest < 6 deep
 
 
+def line_starts(text: str) -> list[int]:
+    """Offset of the first character of every line ("\n" ends a line), for :func:`line_column`."""
+    starts = [0]
+    find = text.find
+    i = find("\n")
+    while i != -1:
+        starts.append(i + 1)
+        i = find("\n", i + 1)
+    return starts
+
+
+def line_column(starts: list[int], offset: int) -> tuple[int, int]:
+    """1-based (line, column) of the 0-based ``offset``, given the text's :func:`line_starts`."""
+    line = bisect.bisect_right(starts, offset)
+    return line, offset - starts[line - 1] + 1
+
+
 def clamp_to_content(text: str, line: int | None, column: int | None) -> tuple[int | None, int | None]:
     """A parser's end-of-file position moved back to just after the last non-blank character, so
     that "the file ends here" points at a line that exists (not the empty one after the last newline)."""
     end = len(text.rstrip())
     if line is None or end == 0:
         return line, column
-    end_line = text.count("\n", 0, end) + 1
-    if (line, column or 1) <= (end_line, end - text.rfind("\n", 0, end)):
+    end_line, end_column = line_column(line_starts(text), end)
+    if (line, column or 1) <= (end_line, end_column):
         return line, column
-    return end_line, end - text.rfind("\n", 0, end)
+    return end_line, end_column
 
 
 def describe_type(value: Any) -> str:

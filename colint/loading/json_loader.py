@@ -7,29 +7,14 @@ regex pass over the tokens, so no second parser has to agree with the first on v
 
 from __future__ import annotations
 
-import bisect
 import json
 import re
 
 from colint.errors import LoadError
-from colint.loading.document import MAX_DEPTH, Document, Span, clamp_to_content, describe_type
+from colint.loading.document import (MAX_DEPTH, Document, Span, clamp_to_content, describe_type, line_column,
+                                     line_starts)
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+')
-
-
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    find = text.find
-    i = find("\n")
-    while i != -1:
-        starts.append(i + 1)
-        i = find("\n", i + 1)
-    return starts
-
-
-def _position(starts: list[int], offset: int) -> tuple[int, int]:
-    line = bisect.bisect_right(starts, offset)
-    return line, offset - starts[line - 1] + 1
 
 
 def parse_json(text: str, path: str) -> Document:
@@ -67,7 +52,7 @@ def _too_deep(text: str) -> tuple[int | None, int | None]:
         if c in "{[":
             depth += 1
             if depth > MAX_DEPTH:
-                return _position(_line_starts(text), m.start())
+                return line_column(line_starts(text), m.start())
         elif c in "}]":
             depth -= 1
     return None, None
@@ -85,7 +70,7 @@ def _forget_shadowed(doc: Document, path: tuple) -> None:
 
 def _record_positions(doc: Document) -> None:
     text = doc.text
-    starts = _line_starts(text)
+    starts = line_starts(text)
     spans = doc.spans
     # frame: [kind, path, key_or_index, key_offset, expecting_key]
     stack: list[list] = []
@@ -125,7 +110,7 @@ def _record_positions(doc: Document) -> None:
             vpath: tuple = ()
         elif top[0] == "obj":
             vpath = top[1] + (pending_key,)
-            line, col = _position(starts, pending_key_off)
+            line, col = line_column(starts, pending_key_off)
             seen = seen_per_obj[-1]
             if pending_key in seen:
                 doc.duplicate_keys.append((vpath,) + seen[pending_key])
@@ -134,11 +119,11 @@ def _record_positions(doc: Document) -> None:
             spans[vpath] = Span(line, col, start, m.end())
         else:
             vpath = top[1] + (top[2],)
-            line, col = _position(starts, start)
+            line, col = line_column(starts, start)
             spans[vpath] = Span(line, col, start, m.end())
         after_colon = False
         if c in "{[" and len(stack) >= MAX_DEPTH:
-            line, col = _position(starts, start)
+            line, col = line_column(starts, start)
             raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=doc.path, line=line, column=col)
         if c == "{":
             stack.append(["obj", vpath, None])

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 from colint.errors import LoadError
-from colint.loading.document import MAX_DEPTH, Document, Span, clamp_to_content, describe_type
+from colint.loading.document import (MAX_DEPTH, Document, Span, clamp_to_content, describe_type, line_column,
+                                     line_starts)
 
 MAX_NODES = 200_000  # plain values after alias expansion; real configs have < 5,000
 
@@ -84,13 +85,7 @@ class _ValueSpans:
         self.text = text
         self.usable = _OTHER_BREAKS.search(text) is None
         if self.usable:
-            starts = [0]
-            find = text.find
-            i = find("\n")
-            while i != -1:
-                starts.append(i + 1)
-                i = find("\n", i + 1)
-            self.starts = starts
+            self.starts = line_starts(text)
 
     def scalar(self, line: int, column: int, value, after: int, flow: bool) -> tuple[int | None, int | None]:
         """(value_start, value_end) of the scalar ``value`` whose mark is 0-based (line, column), or
@@ -164,8 +159,7 @@ def _too_deep(text: str) -> tuple[int, int] | None:
         if c in "[{":
             depth += 1
             if depth > MAX_DEPTH:
-                line = text.count("\n", 0, m.start()) + 1
-                return line, m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+                return line_column(line_starts(text), m.start())
         elif c in "]}":
             depth -= 1
     return None

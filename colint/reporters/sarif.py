@@ -77,27 +77,24 @@ def rule_descriptor(r) -> dict:
     return d
 
 
-def _offset_to_line_col(text: str, offset: int) -> tuple[int, int]:
-    line = text.count("\n", 0, offset) + 1
-    start = text.rfind("\n", 0, offset) + 1
-    return line, offset - start + 1
-
-
 def _value_regions(doc, keys=None) -> dict[str, dict]:
     """Dotted key → SARIF region of its value (where the loader recorded the value's span), for
     ``keys`` only when given (a big YAML file has thousands of spans; fixes name a few)."""
     if doc is None:
         return {}
-    from colint.loading.document import format_path
+    from colint.loading.document import format_path, line_column, line_starts
 
     out = {}
+    starts = None
     for p, span in doc.spans.items():
         if span.value_start is None or span.value_end is None:
             continue
         if keys is not None and format_path(p) not in keys:
             continue
-        sl, sc = _offset_to_line_col(doc.text, span.value_start)
-        el, ec = _offset_to_line_col(doc.text, span.value_end)
+        if starts is None:
+            starts = line_starts(doc.text)
+        sl, sc = line_column(starts, span.value_start)
+        el, ec = line_column(starts, span.value_end)
         out[format_path(p)] = {"startLine": sl, "startColumn": sc, "endLine": el, "endColumn": ec}
     return out
 
