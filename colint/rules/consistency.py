@@ -5,6 +5,7 @@ These rules depend on the spec alone (no GPU): they run once per file.
 
 from __future__ import annotations
 
+from colint.rules._fixes import edit_key
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
 
 FAMILY = "consistency"
@@ -34,8 +35,7 @@ def head_dim_not_integral(ctx: Context):
         fixes = []
         if new_heads:
             fixes.append(fix(f"use {new_heads} heads of head_dim {hd}", "unsafe",
-                             edit(ctx.source("num_heads").key if ctx.source("num_heads") else "num_attention_heads",
-                                  s.num_heads, new_heads)))
+                             edit(edit_key(s, "num_heads", "num_attention_heads"), s.num_heads, new_heads)))
         yield ctx.finding(
             "error", f"hidden_size {s.hidden_size} is not divisible by {s.num_heads} attention heads and no "
                      f"head_dim is given (head_dim would be {s.hidden_size / s.num_heads:.2f})",
@@ -64,8 +64,7 @@ def kv_heads_not_divisor(ctx: Context):
             divisors = [d for d in range(1, m.num_heads + 1) if m.num_heads % d == 0]
             below = max((d for d in divisors if d <= m.num_kv_heads), default=1)
             above = min((d for d in divisors if d >= m.num_kv_heads), default=m.num_heads)
-            src = ctx.source("num_kv_heads")
-            key_name = src.key if src else "num_key_value_heads"
+            key_name = edit_key(ctx.spec, "num_kv_heads", "num_key_value_heads")
             yield ctx.finding(
                 "error", f"{m.num_kv_heads} KV heads do not divide {m.num_heads} query heads",
                 field="num_kv_heads", evidence={"num_heads": m.num_heads, "num_kv_heads": m.num_kv_heads},
@@ -113,8 +112,8 @@ def layer_list_length(ctx: Context):
                 "error", f"{name} has {length} entries for {s.num_layers} layers", field=name,
                 evidence={"entries": length, "num_layers": s.num_layers},
                 fixes=[fix(f"set the layer count to {length}", "unsafe",
-                           edit(ctx.source("num_layers").key if ctx.source("num_layers") else "num_hidden_layers",
-                                s.num_layers, length))] if src else [])
+                           edit(edit_key(s, "num_layers", "num_hidden_layers"), s.num_layers, length))]
+                if src else [])
 
 
 @rule("CL005", "duplicate-key", FAMILY, "warning",
@@ -166,8 +165,7 @@ def unknown_key(ctx: Context):
             msg = f"'{issue.source.key}' is {'not read' if issue.kind == 'unknown' else 'ignored'} by this " \
                   f"model family" + (f"; did you mean '{issue.suggestion}'?" if issue.suggestion else "") + \
                   (f" ({issue.detail})" if issue.detail else "")
-            fixes = []
-            yield ctx.finding("warning", msg, source=issue.source, fixes=fixes)
+            yield ctx.finding("warning", msg, source=issue.source)
 
 
 @rule("CL008", "loader-rejects", FAMILY, "error",
