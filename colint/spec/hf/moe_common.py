@@ -76,14 +76,19 @@ def str_list(r: HFReader, key: str) -> list[str] | None:
     return list(v)
 
 
-def deepseek_style_mtp_params(kind: LayerKind, h: int) -> int:
+def mtp_module_params(layer_params: int, h: int) -> int:
     """Parameters of one DeepSeek-V3 style multi-token-prediction module, which transformers
-    does not build: its decoder layer plus enorm and hnorm (H each), eh_proj (2H -> H, no bias)
-    and the shared head's final norm (H). The embedding and LM head are shared with the main
-    model and not counted (DeepSeek-V3 technical report, §2.2; the checkpoint's layer 61)."""
+    does not build: its decoder layer(s) (``layer_params``) plus enorm and hnorm (H each), eh_proj
+    (2H -> H, no bias) and the shared head's final norm (H). The embedding and LM head are shared
+    with the main model and not counted (DeepSeek-V3 technical report, §2.2; the checkpoint's layer 61)."""
+    return layer_params + 2 * h + 2 * h * h + h
+
+
+def deepseek_style_mtp_params(kind: LayerKind, h: int) -> int:
+    """:func:`mtp_module_params` of an MTP module whose decoder layer is ``kind``."""
     from colint.analysis.inventory import kind_params
 
-    return kind_params(kind, h)[0] + 2 * h + 2 * h * h + h
+    return mtp_module_params(kind_params(kind, h)[0], h)
 
 
 def tie_embeddings(r: HFReader, default: bool, wrapper_decides: bool = False) -> bool:

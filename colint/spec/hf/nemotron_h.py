@@ -27,7 +27,7 @@ hnorm + eh_proj (2H -> H) + final norm (an estimate after DeepSeek-V3's MTP modu
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, ignored_key, layer, str_list, tie_embeddings
+from colint.spec.hf.moe_common import KindTable, ignored_key, layer, mtp_module_params, str_list, tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 _CHARS = {"M": "linear_attention", "E": "moe", "*": "full_attention", "-": "mlp"}
@@ -121,7 +121,7 @@ def build(r: HFReader) -> ModelSpec:
 
         mtp_types, _ = _types(r, ("mtp_layers_block_type",), "mtp_hybrid_override_pattern",
                               ["full_attention", "moe"])
-        per_layer = sum(kind_params(blocks[x], h)[0] for x in mtp_types) + 2 * h + 2 * h * h + h
+        per_layer = mtp_module_params(sum(kind_params(blocks[x], h)[0] for x in mtp_types), h)
         mtp_params = mtp * per_layer
         notes.append(f"MTP: {mtp} layer(s) of pattern "
                      + "".join({v: c for c, v in _CHARS.items()}[x] for x in mtp_types)
