@@ -7,8 +7,9 @@ transformers would fill it even when no generated defaults table is installed.
 
 from __future__ import annotations
 
+from colint.spec.common import layer  # noqa: F401  (the adapters import it from here)
 from colint.spec.hf.base import HFReader
-from colint.spec.model import FFN, LayerKind, Mixer
+from colint.spec.model import LayerKind
 
 
 class KindTable:
@@ -25,18 +26,6 @@ class KindTable:
             idx = self._index[kind] = len(self.kinds)
             self.kinds.append(kind)
         self.pattern.append(idx)
-
-
-def kind_name(mixer: Mixer, ffn: FFN) -> str:
-    if mixer.kind == "attention":
-        m = f"attention/{mixer.attention}"
-    else:
-        m = mixer.kind
-    return f"{m}+{ffn.kind}"
-
-
-def layer(mixer: Mixer, ffn: FFN, other_params: int) -> LayerKind:
-    return LayerKind(name=kind_name(mixer, ffn), mixer=mixer, ffn=ffn, other_params=other_params)
 
 
 def attention_dims(r: HFReader, h: int, *, heads_default=None, kv_default=None,
