@@ -84,9 +84,7 @@ def with_field(spec: ModelSpec, field: str, new: Any, old: Any = None) -> ModelS
     update: dict = {}
     if hasattr(spec, field) and field not in top:
         update[field] = new
-    if field == "hidden_size":
-        # per-kind widths stay; head_dim derived from H / heads follows H when it was derived
-        pass
+    # hidden_size: per-kind widths stay; head_dim derived from H / heads follows H when it was derived
     kinds = [LayerKind(name=k.name, mixer=_mixer(k.mixer, field, old, new), ffn=_ffn(k.ffn, field, old, new),
                        other_params=_other_params(k, spec, field, old, new)) for k in spec.layer_kinds]
     update["layer_kinds"] = kinds
@@ -204,10 +202,15 @@ def with_num_layers(spec: ModelSpec, n: int) -> ModelSpec:
     return spec.model_copy(update={"num_layers": n, "layer_pattern": layer_pattern_for(spec.layer_pattern, n)})
 
 
-def param_delta_layers(spec: ModelSpec, n: int) -> float:
-    """Parameter change (% of the total) of resizing the stack to ``n`` layers."""
+def param_pct_change(spec: ModelSpec, changed: ModelSpec) -> float:
+    """Parameter change (% of ``spec``'s total) from ``spec`` to ``changed`` (exact, via param_counts)."""
     from colint.analysis.inventory import param_counts
 
     before = param_counts(spec).total
-    after = param_counts(with_num_layers(spec, n)).total
+    after = param_counts(changed).total
     return 100.0 * (after - before) / before if before else 0.0
+
+
+def param_delta_layers(spec: ModelSpec, n: int) -> float:
+    """Parameter change (% of the total) of resizing the stack to ``n`` layers."""
+    return param_pct_change(spec, with_num_layers(spec, n))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from colint.rules._fixes import aligned_neighbours, edit_key, param_delta, round_up, with_field
+from colint.rules._fixes import aligned_neighbours, edit_key, param_delta, param_pct_change, round_up, with_field
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
 
 FAMILY = "alignment"
@@ -437,8 +437,6 @@ def _width_fixes(ctx: Context, f: str, value: int, multiple: int, safety: str):
 
 def _hidden_fix(ctx: Context, old: int, new: int):
     """hidden_size → new; when head_dim is derived from H / heads, the head count follows."""
-    from colint.analysis.inventory import param_counts
-
     spec = ctx.spec
     key = edit_key(spec, "hidden_size")
     hd_src = spec.sources.get("head_dim")
@@ -457,8 +455,7 @@ def _hidden_fix(ctx: Context, old: int, new: int):
             new_kv = min((d for d in range(1, heads + 1) if heads % d == 0), key=lambda d: (abs(d - kv), -d))
             changed = with_field(changed, "num_kv_heads", new_kv, kv)
             edits.append(edit(edit_key(spec, "num_kv_heads", "num_key_value_heads"), kv, new_kv))
-    before, after = param_counts(spec).total, param_counts(changed).total
-    pct = 100.0 * (after - before) / before if before else 0.0
+    pct = param_pct_change(spec, changed)
     title = " + ".join(f"{e.key} {e.old} → {e.new}" for e in edits) + f" ({pct:+.1f}% params)"
     return fix(title, "unsafe", *edits)
 

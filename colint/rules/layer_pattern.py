@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from colint.analysis.pipeline import Partition, best_partition, best_partition_two, evaluate, even_sizes
-from colint.rules._fixes import edit_key
+from colint.rules._fixes import edit_key, param_delta_layers
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
 
 FAMILY = "layer-pattern"
@@ -257,8 +257,6 @@ def layers_not_divisible(ctx: Context):
         details.append("stack: " + ", ".join(irr.values()) + "; embedding on the first stage, LM head"
                        + (" and MTP" if spec.mtp_layers else "") + " on the last")
     fixes = [_layout_fix(p.sizes, spec.mtp_layers)]
-    from colint.rules._fixes import param_delta_layers
-
     regular = _nearest_regular(ctx, c, pp, warn)
     if regular:
         details.append("balanced layer counts: " + ", ".join(
