@@ -14,20 +14,13 @@ when it disagrees with the layer types used.
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, attention_dims, layer, tie_embeddings
+from colint.spec.hf.mixtral import attention_mixer, read_config
+from colint.spec.hf.moe_common import KindTable, layer
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
-    h = r.int("hidden_size", "hidden_size", default=4096)
-    n_layers = r.int("num_layers", "num_hidden_layers", default=32)
-    heads, kv, hd = attention_dims(r, h, heads_default=32, kv_default=8)
-    inter = r.int("moe_intermediate_size", "intermediate_size", default=14336)
-    e = r.int("num_experts", "num_local_experts", "num_experts", default=8)
-    k = r.int("top_k", "num_experts_per_tok", default=2)
-    vocab = r.int("vocab_size", "vocab_size", default=32000)
-    tie = tie_embeddings(r, False)
-    window = r.opt_int("sliding_window", "sliding_window") or None
+    h, n_layers, heads, kv, hd, inter, e, k, vocab, tie, window = read_config(r)
     types = r.layer_types(n_layers)
     if types is None:
         types = ["full_attention" if (i + 1) % 2 else "linear_attention" for i in range(n_layers)]
@@ -38,8 +31,7 @@ def build(r: HFReader) -> ModelSpec:
         notes.append("attn_type_list (remote code) differs from the layer types transformers builds "
                      "(layer_types, default alternating); colint follows transformers")
 
-    full = Mixer(kind="attention", attention="sliding" if window else "full", window=window, num_heads=heads,
-                 num_kv_heads=kv, head_dim=hd)
+    full = attention_mixer(heads, kv, hd, window)
     lightning = Mixer(kind="linear_attention", linear_variant="lightning", num_heads=heads, num_k_heads=heads,
                       num_v_heads=heads, k_head_dim=hd, v_head_dim=hd)
     ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter)

@@ -13,7 +13,9 @@ from colint.spec.hf.moe_common import KindTable, attention_dims, layer, tie_embe
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 
-def build(r: HFReader) -> ModelSpec:
+def read_config(r: HFReader) -> tuple:
+    """(H, layers, heads, KV heads, head_dim, expert intermediate, experts, top-k, vocab, tie, window):
+    the MixtralConfig keys with its defaults; MiniMaxConfig (minimax.py) has the same ones."""
     h = r.int("hidden_size", "hidden_size", default=4096)
     n_layers = r.int("num_layers", "num_hidden_layers", default=32)
     heads, kv, hd = attention_dims(r, h, heads_default=32, kv_default=8)
@@ -23,9 +25,18 @@ def build(r: HFReader) -> ModelSpec:
     vocab = r.int("vocab_size", "vocab_size", default=32000)
     tie = tie_embeddings(r, False)
     window = r.opt_int("sliding_window", "sliding_window") or None
+    return h, n_layers, heads, kv, hd, inter, e, k, vocab, tie, window
 
-    mixer = Mixer(kind="attention", attention="sliding" if window else "full", window=window,
-                  num_heads=heads, num_kv_heads=kv, head_dim=hd)
+
+def attention_mixer(heads: int, kv: int, hd: int, window: int | None) -> Mixer:
+    """Softmax attention, sliding when ``sliding_window`` is set."""
+    return Mixer(kind="attention", attention="sliding" if window else "full", window=window,
+                 num_heads=heads, num_kv_heads=kv, head_dim=hd)
+
+
+def build(r: HFReader) -> ModelSpec:
+    h, n_layers, heads, kv, hd, inter, e, k, vocab, tie, window = read_config(r)
+    mixer = attention_mixer(heads, kv, hd, window)
     ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter)
     t = KindTable()
     for _ in range(n_layers):
