@@ -49,8 +49,9 @@ def test_blog_table2_ffn2_is_memory_bound_at_every_m(ep, m, math_us, read_us, wr
 def test_limit_intensity_formula():
     # (2/b)·NK/(N+K) with b_a = b_out: BF16 square 8192 -> 8192/2 = 4096... = 2·8192²/(8192·2 + 8192·2)
     assert limit_intensity(8192, 8192, "bf16", "bf16") == pytest.approx(4096.0)
-    # the blog's own derivation with b = 0.5 (no scale bytes): H'=512, H=8192 -> 1928 FLOP/B
-    assert 2 / 0.5 * 8192 * 512 / (8192 + 512) == pytest.approx(1927.5, abs=0.1)
+    # the blog's FFN-2 (N = H = 8192, K = H'ₑ = 512), NVFP4 in (0.5625 B with scales), FP8 out: K pairs with the
+    # input bytes and N with the output bytes, 2·8192·512 / (512·0.5625 + 8192·1) = 989 FLOP/B (N, K swapped: 1638)
+    assert limit_intensity(8192, 512, "nvfp4", "fp8") == pytest.approx(2 * 8192 * 512 / (512 * 0.5625 + 8192))
     assert square_m_star("bf16", 281.25) == pytest.approx(281.25)
 
 
