@@ -21,6 +21,7 @@ transformers 5.24 (``modeling_deepseek_v2.py`` / ``_v3.py`` / ``_v32.py``):
 
 from __future__ import annotations
 
+from colint.spec.common import mla_norm_params
 from colint.spec.hf.base import HFReader
 from colint.spec.hf.moe_common import (
     KindTable, deepseek_style_mtp_params, ignored_key, layer, str_list, tie_embeddings,
@@ -85,7 +86,7 @@ def build(r: HFReader) -> ModelSpec:
                   qkv_bias=attn_bias, o_bias=attn_bias, q_lora_rank=q_lora, kv_lora_rank=kv_lora,
                   qk_nope_head_dim=nope, qk_rope_head_dim=rope,
                   index_num_heads=index_heads, index_head_dim=index_dim)
-    other = 2 * h + (q_lora or 0) + kv_lora + (2 * index_dim if index_dim else 0)
+    other = 2 * h + mla_norm_params(mixer) + (2 * index_dim if index_dim else 0)
     dense_ffn = FFN(kind="dense", intermediate_size=inter, bias=mlp_bias)
     moe_ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=moe_inter,
                   num_shared_experts=n_shared, shared_intermediate_size=moe_inter if n_shared else 0,

@@ -9,6 +9,7 @@ q_lora_rank; ``kv_a_proj_with_mqa`` (H -> kv_lora_rank + rope, ``attention_bias`
 
 from __future__ import annotations
 
+from colint.spec.common import mla_norm_params
 from colint.spec.hf.base import HFReader
 from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec
 
@@ -32,7 +33,7 @@ def build(r: HFReader) -> ModelSpec:
                   qkv_bias=bias, o_bias=bias, q_lora_rank=q_lora, kv_lora_rank=kv_lora, qk_nope_head_dim=nope,
                   qk_rope_head_dim=rope)
     ffn = FFN(kind="dense", intermediate_size=inter, gated=True, bias=mlp_bias)
-    other = 2 * h + (q_lora or 0) + kv_lora
+    other = 2 * h + mla_norm_params(mixer)
     kind = LayerKind(name="mla+dense", mixer=mixer, ffn=ffn, other_params=other)
     return r.spec(
         hidden_size=h, num_layers=n_layers, kinds=[kind], pattern=[0] * n_layers, vocab_size=vocab,
