@@ -20,6 +20,11 @@ def _fail(message: str) -> "click.exceptions.Exit":
     return click.exceptions.Exit(EXIT_ERROR)
 
 
+def _fail_with(exc) -> "click.exceptions.Exit":
+    """_fail for a ColintError: located when it names a file, else ``colint: error: message``."""
+    return _fail(f"colint: error: {exc.message}" if exc.path is None else exc.located())
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="colint")
 def cli() -> None:
@@ -71,7 +76,7 @@ def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | Non
                                concurrency=concurrency, gpu=profile.name)
             info["estimates"] = summary(analyse(spec, profile, sc))
         except ColintError as exc:
-            raise _fail(f"colint: error: {exc.message}" if exc.path is None else exc.located())
+            raise _fail_with(exc)
     if fmt == "json":
         click.echo(json.dumps(info, indent=2))
     else:
@@ -108,7 +113,7 @@ def gemm_cmd(dims, gpu, dtype, out_dtype, fmt, from_csv, output) -> None:
     try:
         profile = load_profile(gpu)
     except ColintError as exc:
-        raise _fail(f"colint: error: {exc.message}" if exc.path is None else exc.located())
+        raise _fail_with(exc)
     if from_csv is not None:
         if dims:
             raise _fail("colint: error: give either M N K or --from-csv, not both")
@@ -170,7 +175,7 @@ def profiles_cmd(name: str | None, fmt: str) -> None:
         p = load_profile(name)
         tm = time_model(p)
     except ColintError as exc:
-        raise _fail(f"colint: error: {exc.message}" if exc.path is None else exc.located())
+        raise _fail_with(exc)
     if fmt == "json":
         click.echo(json.dumps({**p.model_dump(mode="json"), "time_model": tm.model_dump(mode="json")}, indent=2))
     else:
@@ -282,7 +287,7 @@ def check(paths, gpus, scenario, dtype, tp, ep, pp, context, concurrency, select
         results, groups = check_grouped(list(paths), overrides, isolated=isolated,
                                         baseline_path=None if write_baseline else baseline)
     except ColintError as exc:
-        raise _fail(f"colint: error: {exc.message}" if exc.path is None else exc.located())
+        raise _fail_with(exc)
     if write_baseline:
         from colint.suppression import render_baseline
 
@@ -296,7 +301,7 @@ def check(paths, gpus, scenario, dtype, tp, ep, pp, context, concurrency, select
         raise click.exceptions.Exit(EXIT_ERROR if failed else EXIT_CLEAN)
     if apply_fix or show_diff or unsafe_fixes:
         from colint.checking import fix_grouped
-        from colint.fixing import unified_diff, write_atomic
+        from colint.fixing import unified_diff
 
         try:
             changed = fix_grouped(results, groups, unsafe=unsafe_fixes)
@@ -311,7 +316,7 @@ def check(paths, gpus, scenario, dtype, tp, ep, pp, context, concurrency, select
             raise click.exceptions.Exit(EXIT_FINDINGS if changed and not exit_zero else EXIT_CLEAN)
         for p, _old, new in changed:
             try:
-                write_atomic(p, new)
+                _write_atomic(p, new)
             except OSError as exc:
                 raise _fail(f"{p}: error: cannot write fixed file: {exc.strerror or exc}")
         if changed:
@@ -393,7 +398,7 @@ def config_cmd(path, gpus, scenario, dtype, tp, ep, pp, context, concurrency, se
 
             select_rules(eff.values["select"], eff.values["ignore"], eff.values["extend_select"])
     except ColintError as exc:
-        raise _fail(f"colint: error: {exc.message}" if exc.path is None else exc.located())
+        raise _fail_with(exc)
     if fmt == "json":
         import json
 
@@ -488,7 +493,7 @@ def suggest_cmd(path, gpus, scenario, dtype, tp, ep, pp, context, concurrency, s
         result = suggest(path, _file_options(path, overrides, isolated), budget_pct=budget_pct,
                          objective=objective, top=top)
     except ColintError as exc:
-        raise _fail(f"colint: error: {exc.message}" if exc.path is None else exc.located())
+        raise _fail_with(exc)
     if fmt == "json":
         import json
 
@@ -533,7 +538,7 @@ def report_cmd(path, gpus, scenario, dtype, tp, ep, pp, context, concurrency, se
             raise result.error
         workload = analyse(result.spec, targets[0].profile, targets[0].scenario)
     except ColintError as exc:
-        raise _fail(f"colint: error: {exc.message}" if exc.path is None else exc.located())
+        raise _fail_with(exc)
     data = report_data(path, result.spec, workload, result.findings)
     try:
         from colint.reporters.report_html import render_chart, render_html

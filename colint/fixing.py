@@ -8,7 +8,7 @@ siblings. YAML: scalar values are spliced the same way, at the offsets the YAML 
 whose extent the loader left unknown, a mapping or list) goes through ruamel.yaml's round
 trip, which preserves comments and key order. ``edited_document`` builds the Document of an
 edited YAML file in memory, without parsing it again (``colint suggest``'s probes).
-Writes are atomic: a temporary file in the same directory, then ``os.replace``.
+The fixed text is written by colint.fileio.write_atomic (a temporary file, then ``os.replace``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from typing import Any, Iterable
 
 from colint.errors import ColintError
 from colint.findings import Edit, Finding, Fix
-from colint.fileio import write_atomic  # noqa: F401  (re-exported: the fixer's writer)
 from colint.loading import Document, load_text
 
 _PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")

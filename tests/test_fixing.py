@@ -5,7 +5,8 @@ import os
 import pytest
 
 from colint.findings import Edit, Finding, Fix
-from colint.fixing import apply_edits, choose_fixes, fixed_text, parse_key, unified_diff, write_atomic
+from colint.fileio import write_atomic
+from colint.fixing import apply_edits, choose_fixes, fixed_text, parse_key, unified_diff
 from colint.loading import load, load_text
 
 
