@@ -24,6 +24,7 @@ SOURCES = (
     "TensorRT-LLM Wide-EP blog (EP64 on GB200 NVL72: 4 experts per GPU per layer)",
 )
 COMMON_EP = (8, 16, 32, 64, 72)
+EXPERT_FIX_MULTIPLE = 8  # CL502's fixes offer expert counts that fill one 8-GPU HGX node (the smallest EP)
 
 
 def _moe_kinds(spec):
@@ -187,6 +188,7 @@ def experts_not_divisible(ctx: Context):
                      f"{redundant_to_fill(e, x)} redundant experts fill it)" for x in check]
             msg = (f"{e} experts divide none of the common EP sizes {', '.join(map(str, sizes))}" if len(check) > 1
                    or not nvl else f"{e} experts do not divide the {dom}-GPU NVLink domain of {ctx.gpu}")
+            lo = e // EXPERT_FIX_MULTIPLE * EXPERT_FIX_MULTIPLE
             yield ctx.finding(
                 "info", msg, field="num_experts",
                 evidence={"num_experts": e, "ep_sizes": check,
@@ -194,7 +196,7 @@ def experts_not_divisible(ctx: Context):
                 details=["; ".join(parts)],
                 fixes=[fix(f"use {v} experts ({param_delta(spec, 'num_experts', v, old=e).label()})", "unsafe",
                            edit(key, e, v))
-                       for v in sorted({e // 8 * 8, (e // 8 + 1) * 8} - {0, e})] if check != [dom] else [])
+                       for v in sorted({lo, lo + EXPERT_FIX_MULTIPLE} - {0, e})] if check != [dom] else [])
 
 
 @rule("CL503", "fine-grained-experts-under-tp", FAMILY, "warning",
