@@ -87,14 +87,19 @@ class HFReader(Reader):
             raw=q,
         )
 
-    def attention_dims(self, hidden: int) -> tuple[int, int, int]:
-        """(num_heads, num_kv_heads, head_dim) with transformers' defaults: kv heads = heads,
-        head_dim = hidden // heads when absent (or null)."""
-        heads = self.int("num_heads", "num_attention_heads")
-        kv = self.int("num_kv_heads", "num_key_value_heads", default=heads)
-        hd = self.int("head_dim", "head_dim", default=None) if self.has("head_dim") else None
-        if hd is None:
-            hd = hidden // heads
+    def attention_dims(self, hidden: int, *, heads_default=None, kv_default=None,
+                       head_dim_default=None) -> tuple[int, int, int]:
+        """(num_heads, num_kv_heads, head_dim) with transformers' defaults. ``heads_default=None``: the
+        key is required; ``kv_default=None`` means "equal to heads"; ``head_dim_default=None`` means
+        hidden // heads (transformers' ``getattr`` fallback), as does an explicit null head_dim."""
+        heads = self.int("num_heads", "num_attention_heads",
+                         **({} if heads_default is None else {"default": heads_default}))
+        kv = self.int("num_kv_heads", "num_key_value_heads", default=heads if kv_default is None else kv_default)
+        if self.has("head_dim"):
+            hd = self.int("head_dim", "head_dim")
+        else:  # absent: the family default; explicit null: transformers falls back to H / heads
+            explicit_null = self.doc.has(self.path("head_dim"))
+            hd = head_dim_default if head_dim_default is not None and not explicit_null else hidden // heads
             self.record("head_dim", "head_dim", default=True)
         return heads, kv, hd
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, attention_dims, layer, nullable_int, str_list, tie_embeddings
+from colint.spec.hf.moe_common import KindTable, layer, nullable_int, str_list, tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 Flag = bool | str  # a fixed value, or the config key that holds it
@@ -183,7 +183,7 @@ def build(r: HFReader) -> ModelSpec:
     h = r.int("hidden_size", "hidden_size")
     n_layers = r.int("num_layers", "num_hidden_layers")
     if t.head_dim_key:
-        heads, kv, hd = attention_dims(r, h, kv_default=t.kv_default, head_dim_default=t.head_dim_default)
+        heads, kv, hd = r.attention_dims(h, kv_default=t.kv_default, head_dim_default=t.head_dim_default)
     else:
         heads = r.int("num_heads", "num_attention_heads")
         kv = r.int("num_kv_heads", "num_key_value_heads", default=t.kv_default) if t.kv_default else heads

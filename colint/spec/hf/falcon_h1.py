@@ -22,7 +22,7 @@ In the ModelSpec a layer's ``mixer`` is the attention (what the head/KV rules ed
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, attention_dims, tie_embeddings
+from colint.spec.hf.moe_common import KindTable, tie_embeddings
 from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec
 
 # FalconH1Config class defaults (transformers 5.24)
@@ -62,7 +62,7 @@ def _mamba(r: HFReader, h: int, rejects: list[str]) -> tuple[Mixer, int]:
 def build(r: HFReader) -> ModelSpec:
     h = r.int("hidden_size", "hidden_size", default=_D["hidden"])
     n_layers = r.int("num_layers", "num_hidden_layers", default=_D["layers"])
-    heads, kv, hd = attention_dims(r, h, heads_default=_D["heads"], kv_default=_D["kv"])
+    heads, kv, hd = r.attention_dims(h, heads_default=_D["heads"], kv_default=_D["kv"])
     if r.doc.has(r.path("num_key_value_heads")) and r.raw("num_key_value_heads") is None:
         kv = heads  # FalconH1Config.__post_init__: None -> num_attention_heads
     inter = r.int("intermediate_size", "intermediate_size", default=_D["inter"])

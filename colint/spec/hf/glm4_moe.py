@@ -15,7 +15,7 @@ reported apart, sized like DeepSeek-V3's MTP module.
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, attention_dims, deepseek_style_mtp_params, layer, tie_embeddings
+from colint.spec.hf.moe_common import KindTable, deepseek_style_mtp_params, layer, tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 
@@ -23,7 +23,7 @@ def build(r: HFReader) -> ModelSpec:
     h = r.int("hidden_size", "hidden_size", default=4096)
     n_layers = r.int("num_layers", "num_hidden_layers", default=46)
     vision = r.model_type in ("glm4v_moe_text", "glm4v_moe")
-    heads, kv, hd = attention_dims(r, h, heads_default=96, kv_default=8)
+    heads, kv, hd = r.attention_dims(h, heads_default=96, kv_default=8)
     attn_bias = r.bool(None, "attention_bias", default=vision)
     qk_norm = False if vision else r.bool(None, "use_qk_norm", default=False)
     inter = r.int("intermediate_size", "intermediate_size", default=10944)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
 from colint.spec.hf.moe_common import (
-    KindTable, attention_dims, ignored_key, layer, nullable_int, tie_embeddings,
+    KindTable, ignored_key, layer, nullable_int, tie_embeddings,
 )
 from colint.spec.model import FFN, Mixer, ModelSpec
 
@@ -22,7 +22,7 @@ from colint.spec.model import FFN, Mixer, ModelSpec
 def build(r: HFReader) -> ModelSpec:
     h = r.int("hidden_size", "hidden_size", default=2880)
     n_layers = r.int("num_layers", "num_hidden_layers", default=36)
-    heads, kv, hd = attention_dims(r, h, heads_default=64, kv_default=8, head_dim_default=64)
+    heads, kv, hd = r.attention_dims(h, heads_default=64, kv_default=8, head_dim_default=64)
     bias = r.bool(None, "attention_bias", default=True)
     inter = r.int("moe_intermediate_size", "intermediate_size", default=2880)
     e = r.int("num_experts", "num_local_experts", "num_experts", default=128)

@@ -17,7 +17,7 @@ Bamba's FFN: a gated MLP (``mlp_bias``). Granite's: a router ``[E, H]`` and fuse
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, attention_dims, int_list, layer, str_list, tie_embeddings
+from colint.spec.hf.moe_common import KindTable, int_list, layer, str_list, tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 _DEFAULTS = {
@@ -82,7 +82,7 @@ def build(r: HFReader) -> ModelSpec:
     d = _DEFAULTS[r.model_type]
     h = r.int("hidden_size", "hidden_size", default=d["hidden"])
     n_layers = r.int("num_layers", "num_hidden_layers", default=d["layers"])
-    heads, kv, hd = attention_dims(r, h, heads_default=d["heads"], kv_default=d["kv"])
+    heads, kv, hd = r.attention_dims(h, heads_default=d["heads"], kv_default=d["kv"])
     inter = r.int("intermediate_size", "intermediate_size", default=d["inter"])
     vocab = r.int("vocab_size", "vocab_size", default=d["vocab"])
     tie = tie_embeddings(r, False)

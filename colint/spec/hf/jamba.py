@@ -17,14 +17,14 @@ from __future__ import annotations
 import math
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, attention_dims, layer, tie_embeddings
+from colint.spec.hf.moe_common import KindTable, layer, tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
     h = r.int("hidden_size", "hidden_size", default=4096)
     n_layers = r.int("num_layers", "num_hidden_layers", default=32)
-    heads, kv, hd = attention_dims(r, h, heads_default=32, kv_default=8)
+    heads, kv, hd = r.attention_dims(h, heads_default=32, kv_default=8)
     inter = r.int("intermediate_size", "intermediate_size", default=14336)
     e = r.int("num_experts", "num_experts", "num_local_experts", default=16)
     k = r.int("top_k", "num_experts_per_tok", default=2)

@@ -13,7 +13,7 @@ LM head tied by default (alias ``tie_embedding``).
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, attention_dims, int_list, layer, str_list
+from colint.spec.hf.moe_common import KindTable, int_list, layer, str_list
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 
@@ -32,7 +32,7 @@ def ffn_width(r: HFReader) -> int:
 def build(r: HFReader) -> ModelSpec:
     h = r.int("hidden_size", "hidden_size", default=2560)
     n_layers = r.int("num_layers", "num_hidden_layers", default=32)
-    heads, kv, hd = attention_dims(r, h, heads_default=32, kv_default=8)
+    heads, kv, hd = r.attention_dims(h, heads_default=32, kv_default=8)
     inter = ffn_width(r)
     vocab = r.int("vocab_size", "vocab_size", default=65536)
     tie = r.bool("tie_word_embeddings", "tie_word_embeddings", "tie_embedding", default=True)

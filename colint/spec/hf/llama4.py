@@ -15,14 +15,14 @@ RMSNorms (H) per layer and a final one. The vision tower of the wrapper is not c
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, attention_dims, int_list, layer, nullable_int, tie_embeddings
+from colint.spec.hf.moe_common import KindTable, int_list, layer, nullable_int, tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
     h = r.int("hidden_size", "hidden_size", default=5120)
     n_layers = r.int("num_layers", "num_hidden_layers", default=48)
-    heads, kv, hd = attention_dims(r, h, heads_default=40, kv_default=8, head_dim_default=128)
+    heads, kv, hd = r.attention_dims(h, heads_default=40, kv_default=8, head_dim_default=128)
     bias = r.bool(None, "attention_bias", default=False)
     moe_inter = r.int("moe_intermediate_size", "intermediate_size", default=8192)
     inter = r.int("intermediate_size", "intermediate_size_mlp", default=16384)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
 from colint.spec.hf.moe_common import (
-    KindTable, attention_dims, deepseek_style_mtp_params, ignored_key, layer, tie_embeddings,
+    KindTable, deepseek_style_mtp_params, ignored_key, layer, tie_embeddings,
 )
 from colint.spec.model import FFN, Mixer, ModelSpec
 
@@ -23,7 +23,7 @@ from colint.spec.model import FFN, Mixer, ModelSpec
 def build(r: HFReader) -> ModelSpec:
     h = r.int("hidden_size", "hidden_size", default=3072)
     n_layers = r.int("num_layers", "num_hidden_layers", default=62)
-    heads, kv, hd = attention_dims(r, h, heads_default=48, kv_default=8, head_dim_default=128)
+    heads, kv, hd = r.attention_dims(h, heads_default=48, kv_default=8, head_dim_default=128)
     inter = r.int("moe_intermediate_size", "intermediate_size", default=1536)
     e = r.int("num_experts", "num_local_experts", "num_experts", default=256)
     k = r.int("top_k", "num_experts_per_tok", default=8)

@@ -9,7 +9,7 @@ final one. Sliding-window layers (``sliding_window``) change attention cost, not
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, attention_dims, layer, tie_embeddings
+from colint.spec.hf.moe_common import KindTable, layer, tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 
@@ -18,7 +18,7 @@ def read_config(r: HFReader) -> tuple:
     the MixtralConfig keys with its defaults; MiniMaxConfig (minimax.py) has the same ones."""
     h = r.int("hidden_size", "hidden_size", default=4096)
     n_layers = r.int("num_layers", "num_hidden_layers", default=32)
-    heads, kv, hd = attention_dims(r, h, heads_default=32, kv_default=8)
+    heads, kv, hd = r.attention_dims(h, heads_default=32, kv_default=8)
     inter = r.int("moe_intermediate_size", "intermediate_size", default=14336)
     e = r.int("num_experts", "num_local_experts", "num_experts", default=8)
     k = r.int("top_k", "num_experts_per_tok", default=2)

@@ -28,22 +28,6 @@ class KindTable:
         self.pattern.append(idx)
 
 
-def attention_dims(r: HFReader, h: int, *, heads_default=None, kv_default=None,
-                   head_dim_default=None) -> tuple[int, int, int]:
-    """(heads, kv heads, head dim). ``kv_default=None`` means "equal to heads";
-    ``head_dim_default=None`` means hidden // heads (transformers' ``getattr`` fallback)."""
-    heads = r.int("num_heads", "num_attention_heads",
-                  **({} if heads_default is None else {"default": heads_default}))
-    kv = r.int("num_kv_heads", "num_key_value_heads", default=heads if kv_default is None else kv_default)
-    if r.has("head_dim"):
-        hd = r.int("head_dim", "head_dim")
-    else:  # absent: the family default; explicit null: transformers falls back to H / heads
-        explicit_null = r.doc.has(r.path("head_dim"))
-        hd = head_dim_default if head_dim_default is not None and not explicit_null else h // heads
-        r.record("head_dim", "head_dim", default=True)
-    return heads, kv, hd
-
-
 def int_list(r: HFReader, key: str, num_layers: int | None = None) -> list[int] | None:
     """A list of layer indices (``mlp_only_layers``, ``moe_layers``)."""
     v = r.list(None, key)

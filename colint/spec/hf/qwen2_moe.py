@@ -17,7 +17,7 @@ is built like qwen3_moe; only ``thinker_config.tie_word_embeddings`` ties its LM
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, attention_dims, int_list, layer, tie_embeddings
+from colint.spec.hf.moe_common import KindTable, int_list, layer, tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 # transformers 5.24 dataclass defaults per model_type
@@ -41,7 +41,7 @@ def build(r: HFReader) -> ModelSpec:
     qwen2 = mt == "qwen2_moe"
     h = r.int("hidden_size", "hidden_size", default=d["hidden"])
     n_layers = r.int("num_layers", "num_hidden_layers", default=d["layers"])
-    heads, kv, hd = attention_dims(r, h, heads_default=d["heads"], kv_default=d["kv"])
+    heads, kv, hd = r.attention_dims(h, heads_default=d["heads"], kv_default=d["kv"])
     inter = r.int("intermediate_size", "intermediate_size", default=d["inter"])
     moe_inter = r.int("moe_intermediate_size", "moe_intermediate_size", default=d["moe"])
     e = r.int("num_experts", "num_experts", "num_local_experts", default=d["e"], minimum=0)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
 from colint.spec.hf.moe_common import (
-    KindTable, attention_dims, deepseek_style_mtp_params, int_list, layer, tie_embeddings,
+    KindTable, deepseek_style_mtp_params, int_list, layer, tie_embeddings,
 )
 from colint.spec.model import FFN, Mixer, ModelSpec
 
@@ -47,7 +47,7 @@ def build(r: HFReader) -> ModelSpec:
     d = _DEFAULTS[mt]
     h = r.int("hidden_size", "hidden_size", default=d["hidden"])
     n_layers = r.int("num_layers", "num_hidden_layers", default=d["layers"])
-    heads, kv, hd = attention_dims(r, h, heads_default=d["heads"], kv_default=d["kv"], head_dim_default=256)
+    heads, kv, hd = r.attention_dims(h, heads_default=d["heads"], kv_default=d["kv"], head_dim_default=256)
     attn_bias = r.bool(None, "attention_bias", default=False)
     vocab = r.int("vocab_size", "vocab_size", default=d["vocab"])
     tie = tie_embeddings(r, False)
