@@ -377,9 +377,7 @@ class SearchModel:
         """Vectorized decode / prefill step estimates (s) and params for grid points (N x axes)."""
         import numpy as np
 
-        from colint.analysis.gemm_model import estimate_arrays
-        from colint.analysis.workload import ATTN_FORMAT, _prefill_shape
-        from colint.hardware_profiles import time_model
+        from colint.analysis.workload import _prefill_shape, attention_roof
 
         sc, profile = self.scenario, self.profile
         q = self.interpolate(points)
@@ -389,10 +387,7 @@ class SearchModel:
             return q[:, col[name]]
 
         n_pts = points.shape[0]
-        tm = time_model(profile)
-        peak = profile.peak_flops(ATTN_FORMAT if profile.has(ATTN_FORMAT) else next(iter(profile.peak_tflops)))
-        eta_c = tm.compute_efficiency.get(ATTN_FORMAT, 0.7)
-        bw = profile.memory_bytes_per_s
+        roof = attention_roof(profile)
         out = {"params": np.rint(get("params")).astype(np.int64)}
         for regime in ("decode", "prefill"):
             tokens = sc.decode_concurrency if regime == "decode" else sc.prefill_tokens
@@ -431,7 +426,7 @@ class SearchModel:
                 if not a.startswith(f"a|{regime}|"):
                     continue
                 fl, by, layers = get(a + "|flops"), get(a + "|bytes"), np.rint(get(a + "|layers"))
-                est = np.maximum(fl / (peak * eta_c), by / (bw * tm.memory_efficiency)) + tm.kernel_floor_us * 1e-6
+                est = roof.estimate_s(fl, by, maximum=np.maximum)
                 total += np.where((fl > 0) | (by > 0), est, 0.0) * layers
             total += get(f"r|{regime}")
             out[regime + "_s"] = total

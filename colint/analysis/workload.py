@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from colint.analysis.gemm_model import FORMATS, GemmTime, check_format, estimate
 from colint.analysis.inventory import Gemm, gemms, kind_gemms
@@ -25,6 +26,7 @@ ROUTER_FORMAT = "bf16"  # routers stay in high precision (domain.md crib: NVFP4 
 ATTN_FORMAT = "bf16"  # attention core math (FlashAttention/FlashMLA BF16 path)
 ELEMENTWISE_PASSES = 6  # norm, residual, activation, rope...: activation-sized HBM passes per layer (estimate)
 COLLECTIVE_LATENCY_S = 5e-6  # one all-reduce's fixed latency inside an NVLink domain (estimate)
+ATTN_EFFICIENCY_FALLBACK = 0.7  # attention core's share of peak FLOP/s when the time model has no bf16 entry (estimate)
 
 
 @dataclass(frozen=True)
@@ -291,6 +293,32 @@ def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None
     return rows
 
 
+class AttentionRoof(NamedTuple):
+    """The roofs an attention (or recurrent-state) core runs under on one profile; analyse's
+    _attention and the vectorized search of colint.suggest both price cores with it."""
+
+    peak_flops_per_s: float  # the ATTN_FORMAT peak (or the profile's first format's)
+    compute_efficiency: float
+    memory_bytes_per_s: float
+    memory_efficiency: float
+    kernel_floor_s: float
+
+    def estimate_s(self, flops, bytes_, maximum=max):
+        """A core's ESTIMATED time (s): the slower of its derated compute and memory times plus one
+        kernel floor. ``maximum=numpy.maximum`` prices arrays with the same float operations."""
+        return maximum(flops / (self.peak_flops_per_s * self.compute_efficiency),
+                       bytes_ / (self.memory_bytes_per_s * self.memory_efficiency)) + self.kernel_floor_s
+
+
+def attention_roof(profile) -> AttentionRoof:
+    from colint.hardware_profiles import time_model
+
+    tmod = time_model(profile)
+    peak = profile.peak_flops(ATTN_FORMAT if profile.has(ATTN_FORMAT) else next(iter(profile.peak_tflops)))
+    return AttentionRoof(peak, tmod.compute_efficiency.get(ATTN_FORMAT, ATTN_EFFICIENCY_FALLBACK),
+                         profile.memory_bytes_per_s, tmod.memory_efficiency, tmod.kernel_floor_us * 1e-6)
+
+
 def _attended(s: int, window: int | None) -> float:
     """Mean keys per query over a causal sequence of s tokens with an optional window."""
     if not window or window >= s:
@@ -304,14 +332,9 @@ def _attention(spec: ModelSpec, kind: LayerKind, n_layers: int, profile, sc: Sce
     """The core of ``kind``'s mixer (or of ``mixer``: its parallel mixer). ``source``: for a
     KV-sharing layer (Gemma-4), the mixer whose cache it reads (it stores nothing, but reads that
     cache like any attention layer)."""
-    from colint.hardware_profiles import time_model
-
     mx: Mixer = mixer if mixer is not None else kind.mixer
-    tmod = time_model(profile)
+    roof = attention_roof(profile)
     b_kv = sc.kv_bytes_per_elem
-    peak = profile.peak_flops(ATTN_FORMAT if profile.has(ATTN_FORMAT) else next(iter(profile.peak_tflops)))
-    eta_c = tmod.compute_efficiency.get(ATTN_FORMAT, 0.7)
-    bw = profile.memory_bytes_per_s
     tp = sc.tp
     kv_layer = mixer_kv_bytes_per_token(mx, b_kv)  # stored (0 for a KV-sharing layer)
     kv_read_layer = mixer_kv_read_bytes_per_token(mx, b_kv, source)  # read per cached token
@@ -371,10 +394,8 @@ def _attention(spec: ModelSpec, kind: LayerKind, n_layers: int, profile, sc: Sce
             bytes_ = 2.0 * n_seq * state
     if mx.kind not in ("attention", "mla"):
         attended = 0.0
-    sol = max(flops / peak, bytes_ / bw) if (flops or bytes_) else 0.0
-    est = 0.0
-    if flops or bytes_:
-        est = max(flops / (peak * eta_c), bytes_ / (bw * tmod.memory_efficiency)) + tmod.kernel_floor_us * 1e-6
+    sol = max(flops / roof.peak_flops_per_s, bytes_ / roof.memory_bytes_per_s) if (flops or bytes_) else 0.0
+    est = roof.estimate_s(flops, bytes_) if (flops or bytes_) else 0.0
     return AttentionCost(kind.name, regime, n_layers, mx.kind, flops, bytes_, sol, est, kv_gpu, replication, attended)
 
 
