@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from colint.analysis.inventory import kind_params
 from colint.spec.hf.base import HFReader
+from colint.spec.hf.moe_common import mtp_module_params
 from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec
 
 QWEN2_LIKE = {"qwen2", "mimo", "qwen2_vl", "qwen2_vl_text", "qwen2_5_vl", "qwen2_5_vl_text"}
@@ -80,7 +81,7 @@ def build(r: HFReader) -> ModelSpec:
     notes = []
     if mtp and mt == "mimo":
         layer_total, _ = kind_params(kinds[0], h)
-        mtp_params = mtp * (layer_total + 3 * norm + 2 * h * h)
+        mtp_params = mtp * mtp_module_params(layer_total, h)  # enorm, hnorm, final norm (H each) + eh_proj
         notes.append(f"{mtp} MTP layer(s) not built by transformers: {mtp_params:,} parameters (estimate from "
                      "MiMo's MTP layer structure), outside params.total")
     return r.spec(
