@@ -33,7 +33,6 @@ class CheckOptions:
     # (config dir, glob, codes): findings of those codes are dropped for files matching the glob
     per_file_ignores: list[tuple[str, str, frozenset]] = field(default_factory=list)
     baseline: Any = None  # colint.suppression.Baseline: accepted findings, reported no more
-    inline_suppressions: bool = True  # honour `# colint: ignore[...]` comments in YAML
 
 
 @dataclass
@@ -127,8 +126,6 @@ def check_spec(spec, targets: list[Target], opts: CheckOptions, rules=None) -> l
 def check_file(path: str, targets: list[Target], opts: CheckOptions, rules=None) -> FileResult:
     from colint.loading import load
     from colint.rules import select_rules
-    from colint.spec import normalize
-    from colint.suppression import apply_suppressions
 
     if rules is None:
         rules = select_rules(opts.select, opts.ignore, opts.extend_select)
@@ -211,8 +208,7 @@ def exit_code(results: list[FileResult], fail_on: str) -> int:
     threshold = FAIL_LEVELS[fail_on]
     if threshold < 0:
         return 0
-    order = {"error": 0, "warning": 1, "info": 2}
-    return 1 if any(order[f.severity] <= threshold for r in results for f in r.findings) else 0
+    return 1 if any(SEVERITY_ORDER[f.severity] <= threshold for r in results for f in r.findings) else 0
 
 
 def check_grouped(paths: list[str], cli_overrides: dict, *, isolated: bool = False,

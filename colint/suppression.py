@@ -207,7 +207,8 @@ def _unused(message: str, line, column, **evidence: Any) -> Finding:
                    message=message, line=line, column=column, evidence=evidence)
 
 
-def apply_suppressions(path: str, doc, findings: list[Finding], ran_codes: set[str], opts) -> tuple[list[Finding], int]:
+def apply_suppressions(path: str, doc, findings: list[Finding], ran_codes: set[str],
+                       opts) -> tuple[list[Finding], int]:
     """Drop suppressed findings; add CL000 for suppressions that suppress nothing.
 
     Order: YAML comments, then the baseline, then per-file-ignores (which also apply to CL000).
@@ -220,7 +221,7 @@ def apply_suppressions(path: str, doc, findings: list[Finding], ran_codes: set[s
     report_unused = UNUSED_CODE in ran_codes
     known = set(all_rules())
 
-    if doc is not None and doc.syntax == "yaml" and getattr(opts, "inline_suppressions", True):
+    if doc is not None and doc.syntax == "yaml":
         directives = parse_directives(doc.text)
         if directives:
             remaining = []
@@ -249,7 +250,7 @@ def apply_suppressions(path: str, doc, findings: list[Finding], ran_codes: set[s
                             extra.append(_unused(f"unused suppression: no {c} finding {scope}", d.line, d.column,
                                                  code=c))
 
-    baseline = getattr(opts, "baseline", None)
+    baseline = opts.baseline
     if baseline is not None:
         kept = [f for f in kept if not baseline.suppresses(path, f)]
         if report_unused:
@@ -261,7 +262,7 @@ def apply_suppressions(path: str, doc, findings: list[Finding], ran_codes: set[s
                                          "(rewrite the baseline with --write-baseline)", line, col, code=code))
 
     kept += extra
-    pfi = getattr(opts, "per_file_ignores", None)
+    pfi = opts.per_file_ignores
     if pfi:
         from colint.settings import per_file_ignored_codes
 
