@@ -36,6 +36,13 @@ def list_profiles() -> list[str]:
     return sorted(p.stem for p in PROFILE_DIR.glob("*.yaml") if not p.name.startswith("_"))
 
 
+def _yaml_error(exc: Exception, path: Path) -> ProfileError:
+    """A PyYAML or ruamel.yaml parse error as a located ProfileError (both carry problem_mark)."""
+    mark = getattr(exc, "problem_mark", None)
+    return ProfileError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", path=str(path),
+                        line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None)
+
+
 def _read_yaml(path: Path) -> dict:
     """A profile's mapping. libyaml (PyYAML's C loader, installed with pre-commit) when present:
     about 100x faster than a pure-Python parse, which matters for `colint gemm` start-up."""
@@ -53,10 +60,7 @@ def _read_yaml(path: Path) -> dict:
         try:
             data = yaml.load(text, Loader=loader)  # noqa: S506 - CSafeLoader is the safe loader
         except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise ProfileError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", path=str(path),
-                               line=mark.line + 1 if mark else None,
-                               column=mark.column + 1 if mark else None) from None
+            raise _yaml_error(exc, path) from None
     else:
         from ruamel.yaml import YAML
         from ruamel.yaml.error import YAMLError
@@ -64,10 +68,7 @@ def _read_yaml(path: Path) -> dict:
         try:
             data = YAML(typ="safe", pure=True).load(text)
         except YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise ProfileError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", path=str(path),
-                               line=mark.line + 1 if mark else None,
-                               column=mark.column + 1 if mark else None) from None
+            raise _yaml_error(exc, path) from None
     if not isinstance(data, dict):
         raise ProfileError("a profile must be a YAML mapping", path=str(path))
     return data
