@@ -43,8 +43,7 @@ def render_gemm(d: dict, gpu: str) -> str:
 
 def render_profiles(profiles: list) -> str:
     lines = [f"{'name':<14} {'architecture':<14} {'SMs':>4}  {'bf16':>6} {'fp8':>6} {'nvfp4':>6} {'mxfp4':>6}"
-             f"  {'HBM TB/s':>8}  {'GB':>5}  display name", ""]
-    lines.pop()
+             f"  {'HBM TB/s':>8}  {'GB':>5}  display name"]
     for p in profiles:
         pk = p.peak_tflops
 
