@@ -52,13 +52,13 @@ OUT_BYTES: dict[str, float] = {"fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.
 # Block size of a format's scales along K (CL4xx reads these): elements per scale.
 SCALE_BLOCK: dict[str, int] = {"fp8_block": 128, "mxfp8": 32, "fp6": 32, "nvfp4": 16, "mxfp4": 32}
 DEFAULT_OUT = "bf16"
-SPLIT_K = (1, 2, 4, 8, 16)
+SPLIT_K = (1, 2, 4, 8, 16)  # split-K factors a library uses when the grid is under one wave
 # Extra HBM bytes per activation element for quantizing BF16 activations before the GEMM:
 # read BF16 (2 B) + write the quantized copy; per-tensor FP8 also reads once more for its amax.
 QUANT_PASS_BYTES: dict[str, float] = {"fp8": 2.0 + 2.0 + 1.0, "fp8_block": 2.0 + FORMATS["fp8_block"][1],
                                       "int8": 2.0 + 1.0, "nvfp4": 2.0 + FORMATS["nvfp4"][1],
                                       "mxfp4": 2.0 + FORMATS["mxfp4"][1], "mxfp8": 2.0 + FORMATS["mxfp8"][1],
-                                      "fp6": 2.0 + FORMATS["fp6"][1]}  # split-K factors a library uses when the grid is under one wave
+                                      "fp6": 2.0 + FORMATS["fp6"][1]}
 
 
 # Other spellings of the formats (measurement files, frameworks) -> colint's names.

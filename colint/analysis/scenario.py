@@ -25,8 +25,10 @@ from pydantic import ConfigDict, Field
 from colint.errors import UsageError
 from colint.records import Record
 
-KV_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8": 1.0, "int8": 1.0, "nvfp4": 0.5625, "mxfp4": 0.53125,
-            "int4": 0.5}
+# KV-cache bytes per element, block scales included: NVFP4 0.5 + 1/16 (an FP8 scale per 16),
+# MXFP4 0.5 + 1/32 (an E8M0 scale per 32) as colint.analysis.gemm_model.FORMATS (DESIGN.md §5).
+KV_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8": 1.0, "int8": 1.0, "nvfp4": 0.5 + 1 / 16,
+            "mxfp4": 0.5 + 1 / 32, "int4": 0.5}
 
 PRESETS: dict[str, dict] = {
     # many sequences, short-to-medium context: tokens/s per GPU
