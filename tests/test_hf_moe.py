@@ -530,11 +530,13 @@ def test_bad_values_raise_located_errors(cfg, key):
     assert exc.value.key == key and exc.value.line is not None
 
 
-def test_deepseek_v2_without_top_k_is_a_missing_key_error():
-    # DeepseekV2Config's num_experts_per_tok defaults to None; it used to reach the FLOP model as None
+@pytest.mark.parametrize("model_type,key", [("deepseek_v2", "num_experts_per_tok"), ("dots1", "n_routed_experts")])
+def test_a_none_class_default_is_a_missing_key_error(model_type, key):
+    # transformers' class default is None (kept in the generated defaults table); it used to reach the
+    # FLOP model as None and end in an internal TypeError
     with pytest.raises(SpecError) as exc:
-        spec_from(dict(model_type="deepseek_v2", hidden_size=64, num_attention_heads=4))
-    assert exc.value.key == "num_experts_per_tok" and "missing key 'num_experts_per_tok'" in str(exc.value)
+        spec_from(dict(model_type=model_type, hidden_size=64, num_attention_heads=4))
+    assert exc.value.key == key and f"missing key '{key}'" in str(exc.value)
 
 
 @pytest.mark.parametrize("cfg,words", [

@@ -110,7 +110,7 @@ class Reader:
                 raise self.error(null, f"'{self.key_name(null)}' must be an integer, got null")
             if default is MISSING:
                 d = self.defaults.get(keys[0], MISSING)
-                if d is MISSING:
+                if d is MISSING or d is None:  # a table default of None (DeepseekV2Config's top-k) is no integer
                     raise self.error(keys[0] if not self.prefix else (), f"missing key '{keys[0]}'"
                                      if not self.prefix else f"missing key '{self.key_name(keys[0])}'")
                 default = d

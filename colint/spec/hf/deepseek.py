@@ -62,8 +62,6 @@ def build(r: HFReader) -> ModelSpec:
     moe_inter = r.int("moe_intermediate_size", "moe_intermediate_size", default=d["moe"])
     e = r.int("num_experts", "n_routed_experts", "num_local_experts", "num_experts", default=d["e"])
     k = r.int("top_k", "num_experts_per_tok", **({} if d["k"] is None else {"default": d["k"]}))
-    if k is None:  # DeepseekV2Config's default is None (the generated defaults table holds it): no top-k
-        raise r.error("num_experts_per_tok", "missing key 'num_experts_per_tok' (DeepseekV2Config has no default)")
     n_shared = r.int("num_shared_experts", "n_shared_experts", default=d["shared"], minimum=0)
     first_k = r.int("first_k_dense_replace", "first_k_dense_replace", default=d["first_k"], minimum=0)
     vocab = r.int("vocab_size", "vocab_size", default=d["vocab"])
