@@ -15,6 +15,10 @@ class ColintError(Exception):
         self.column = column
         self.key = key
 
+    def message_with_key(self) -> str:
+        """The message, prefixed with ``key: `` unless it already contains the key (the reporters' form)."""
+        return self.message if not self.key or self.key in self.message else f"{self.key}: {self.message}"
+
     def located(self, path: str | None = None) -> str:
         """Render as ``path:line:col: error: message`` (line/col 1-based, omitted when unknown)."""
         where = path or self.path or "<input>"

@@ -10,6 +10,7 @@ Severity: error → ``error``, warning → ``warning``, info → ``notice``. Git
 from __future__ import annotations
 
 from colint.reporters.sarif import display_path
+from colint.reporters.text import fix_line
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
 PER_STEP_LIMIT = 10  # annotations of one level GitHub displays per step (actions/toolkit docs/problem-matchers.md)
@@ -36,9 +37,7 @@ def command(level: str, message: str, **props) -> str:
 def _body(f) -> str:
     lines = [f"{f.code} {f.message}" + (f" [{f.gpu}]" if f.gpu else "")]
     lines += [f"  {d}" for d in f.details]
-    for fx in f.fixes:
-        edits = ", ".join(f"{e.key} {e.old} → {e.new}" for e in fx.edits)
-        lines.append(f"  fix ({fx.safety}): {fx.title}" + (f" [{edits}]" if edits and edits not in fx.title else ""))
+    lines += [f"  {fix_line(fx)}" for fx in f.fixes]
     return "\n".join(lines)
 
 
@@ -50,7 +49,7 @@ def render(results, summary: dict, *, cwd: str | None = None) -> str:
         if r.error is not None:
             e = r.error
             counts["error"] += 1
-            msg = e.message if not e.key or e.key in e.message else f"{e.key}: {e.message}"
+            msg = e.message_with_key()
             out.append(command("error", f"error: {msg}", file=path, line=e.line, col=e.column,
                                title="colint: file not checked"))
             continue

@@ -29,7 +29,7 @@ def build(results, *, cwd: Optional[str] = None) -> list[dict]:
         path = display_path(r.path, cwd)
         if r.error is not None:
             e = r.error
-            msg = e.message if not e.key or e.key in e.message else f"{e.key}: {e.message}"
+            msg = e.message_with_key()
             out.append({"description": f"file not checked: {msg}", "check_name": "colint-error",
                         "fingerprint": _fingerprint(path, "colint-error"), "severity": "blocker",
                         "location": {"path": path, "lines": {"begin": e.line or 1}}})

@@ -12,8 +12,7 @@ def render(results, summary: dict) -> str:
     for r in results:
         err = None
         if r.error is not None:
-            err = {"message": r.error.message if not r.error.key or r.error.key in r.error.message
-                   else f"{r.error.key}: {r.error.message}", "line": r.error.line, "column": r.error.column}
+            err = {"message": r.error.message_with_key(), "line": r.error.line, "column": r.error.column}
         files.append({"path": r.path, "format": r.format, "model_type": r.model_type, "error": err,
                       "findings": [f.public() for f in r.findings]})
     return json.dumps({"version": __version__, "files": files, "summary": summary}, indent=2,

@@ -141,7 +141,7 @@ def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
         loc = artifact_location(r.path, cwd)
         if r.error is not None:
             e = r.error
-            msg = e.message if not e.key or e.key in e.message else f"{e.key}: {e.message}"
+            msg = e.message_with_key()
             phys = {"artifactLocation": dict(loc)}
             if e.line:
                 phys["region"] = {"startLine": e.line, **({"startColumn": e.column} if e.column else {})}

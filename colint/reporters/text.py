@@ -9,8 +9,10 @@ from __future__ import annotations
 _COLOURS = {"error": "red", "warning": "yellow", "info": "cyan"}
 
 
-def _fmt_value(v) -> str:
-    return str(v)
+def fix_line(fx) -> str:
+    """``fix (safety): title [key old → new, ...]`` (the edits left out when the title already says them)."""
+    edits = ", ".join(f"{e.key} {e.old} → {e.new}" for e in fx.edits)
+    return f"fix ({fx.safety}): {fx.title}" + (f" [{edits}]" if edits and edits not in fx.title else "")
 
 
 def render(results, summary: dict, *, colour: bool = False, context_line: str | None = None) -> str:
@@ -28,15 +30,13 @@ def render(results, summary: dict, *, colour: bool = False, context_line: str | 
             where = r.path
             if f.line is not None:
                 where += f":{f.line}:{f.column or 1}"
-            gpu = f" [{f.gpu}]" if f.gpu and f.gpu != "" else ""
+            gpu = f" [{f.gpu}]" if f.gpu else ""
             out.append(f"{style(where, bold=True)}: {style(f.code, bold=True)} "
                        f"{style(f.severity, fg=_COLOURS[f.severity])} {f.message}{gpu}")
             for d in f.details:
                 out.append(f"    {d}")
             for fx in f.fixes:
-                edits = ", ".join(f"{e.key} {_fmt_value(e.old)} → {_fmt_value(e.new)}" for e in fx.edits)
-                out.append(f"    fix ({fx.safety}): {fx.title}" + (f" [{edits}]" if edits and edits not in fx.title
-                                                                     else ""))
+                out.append(f"    {fix_line(fx)}")
     n = summary["errors"] + summary["warnings"] + summary["infos"]
     line = (f"{n} finding{'s' if n != 1 else ''}: {summary['errors']} error{'s' if summary['errors'] != 1 else ''}, "
             f"{summary['warnings']} warning{'s' if summary['warnings'] != 1 else ''}, "
