@@ -34,9 +34,7 @@ def build(r: HFReader) -> ModelSpec:
     hd = r.int("head_dim", "head_dim")  # class default 256 when absent
     inter = r.int("intermediate_size", "intermediate_size")
     vocab = r.int("vocab_size", "vocab_size")
-    tie = r.bool("tie_word_embeddings", "tie_word_embeddings")
-    if not r.has("tie_word_embeddings") and r.prefix and r.doc.has(("tie_word_embeddings",)):
-        tie = r.doc.get(("tie_word_embeddings",)) is True
+    tie = r.wrapper_tie(r.bool("tie_word_embeddings", "tie_word_embeddings"))
     bias = r.bool(None, "attention_bias", default=False)
     if mt == "gemma":
         other, window, types = 2 * h, None, None

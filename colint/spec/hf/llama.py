@@ -33,9 +33,8 @@ def build(r: HFReader) -> ModelSpec:
     heads, kv, hd = r.attention_dims(h)
     inter = r.int("intermediate_size", "intermediate_size")
     vocab = r.int("vocab_size", "vocab_size")
-    tie = r.bool("tie_word_embeddings", "tie_word_embeddings", default=r.defaults.get("tie_word_embeddings", False))
-    if not r.has("tie_word_embeddings") and r.prefix and r.doc.has(("tie_word_embeddings",)):
-        tie = r.doc.get(("tie_word_embeddings",)) is True  # the wrapper's value applies to its language model
+    tie = r.wrapper_tie(r.bool("tie_word_embeddings", "tie_word_embeddings",
+                               default=r.defaults.get("tie_word_embeddings", False)))
     if mt in QWEN2_LIKE:
         qkv_bias, o_bias = True, False
     else:
