@@ -11,7 +11,7 @@ top ``moe_top_k``. Two LayerNorms without bias (H each) per layer and a final on
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, layer, tie_embeddings
+from colint.spec.hf.moe_common import layer, tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 
@@ -34,11 +34,8 @@ def build(r: HFReader) -> ModelSpec:
 
     mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, fused_qkv=True)
     ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter)
-    t = KindTable()
-    for _ in range(n_layers):
-        t.add(layer(mixer, ffn, 2 * h))
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
+        hidden_size=h, num_layers=n_layers, kinds=[layer(mixer, ffn, 2 * h)], pattern=[0] * n_layers,
         vocab_size=vocab, tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_seq_len"),
         num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=None,

@@ -9,7 +9,7 @@ final one. Sliding-window layers (``sliding_window``) change attention cost, not
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, layer, tie_embeddings
+from colint.spec.hf.moe_common import layer, tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 
@@ -38,11 +38,8 @@ def build(r: HFReader) -> ModelSpec:
     h, n_layers, heads, kv, hd, inter, e, k, vocab, tie, window = read_config(r)
     mixer = attention_mixer(heads, kv, hd, window)
     ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter)
-    t = KindTable()
-    for _ in range(n_layers):
-        t.add(layer(mixer, ffn, 2 * h))
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
+        hidden_size=h, num_layers=n_layers, kinds=[layer(mixer, ffn, 2 * h)], pattern=[0] * n_layers,
         vocab_size=vocab, tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
         num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter,
