@@ -37,6 +37,16 @@ def round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
 
 
+def divisors(n: int) -> list[int]:
+    """The divisors of ``n`` in increasing order (1 and n included)."""
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def nearest_divisor(n: int, target: int) -> int:
+    """The divisor of ``n`` nearest ``target`` (ties: the larger): a head count's KV heads after a resize."""
+    return min(divisors(n), key=lambda d: (abs(d - target), -d))
+
+
 def _mixer(m: Mixer, field: str, old: Any, new: Any) -> Mixer:
     upd: dict = {}
     if field == "num_heads" and m.num_heads == old:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from colint.rules._fixes import aligned_neighbours, edit_key, param_delta, param_pct_change, round_up, with_field
+from colint.rules._fixes import (aligned_neighbours, edit_key, nearest_divisor, param_delta, param_pct_change, round_up,
+                                 with_field)
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
 
 FAMILY = "alignment"
@@ -451,8 +452,7 @@ def _hidden_fix(ctx: Context, old: int, new: int):
         edits.append(edit(edit_key(spec, "num_heads", "num_attention_heads"), spec.num_heads, heads))
         kv = spec.num_kv_heads
         if kv and heads % kv:
-            # the divisor of the new head count nearest the old KV head count (ties: the larger)
-            new_kv = min((d for d in range(1, heads + 1) if heads % d == 0), key=lambda d: (abs(d - kv), -d))
+            new_kv = nearest_divisor(heads, kv)  # nearest the old KV head count (ties: the larger)
             changed = with_field(changed, "num_kv_heads", new_kv, kv)
             edits.append(edit(edit_key(spec, "num_kv_heads", "num_key_value_heads"), kv, new_kv))
     pct = param_pct_change(spec, changed)

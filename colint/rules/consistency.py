@@ -5,7 +5,7 @@ These rules depend on the spec alone (no GPU): they run once per file.
 
 from __future__ import annotations
 
-from colint.rules._fixes import edit_key
+from colint.rules._fixes import divisors, edit_key
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
 
 FAMILY = "consistency"
@@ -61,9 +61,9 @@ def kv_heads_not_divisor(ctx: Context):
             continue
         seen.add(key)
         if m.num_kv_heads > m.num_heads or m.num_heads % m.num_kv_heads:
-            divisors = [d for d in range(1, m.num_heads + 1) if m.num_heads % d == 0]
-            below = max((d for d in divisors if d <= m.num_kv_heads), default=1)
-            above = min((d for d in divisors if d >= m.num_kv_heads), default=m.num_heads)
+            divs = divisors(m.num_heads)
+            below = max((d for d in divs if d <= m.num_kv_heads), default=1)
+            above = min((d for d in divs if d >= m.num_kv_heads), default=m.num_heads)
             key_name = edit_key(ctx.spec, "num_kv_heads", "num_key_value_heads")
             yield ctx.finding(
                 "error", f"{m.num_kv_heads} KV heads do not divide {m.num_heads} query heads",

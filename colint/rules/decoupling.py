@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from colint.rules._fixes import edit_key, param_delta
+from colint.rules._fixes import divisors, edit_key, param_delta
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
 
 FAMILY = "decoupling"
@@ -119,10 +119,6 @@ def kv_cache_replicated(ctx: Context):
         loss_pct=loss, fixes=fixes, details=details)
 
 
-def _divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
-
-
 def _nearest_divisible(n: int, tp: int) -> list[int]:
     below = n // tp * tp
     out = [v for v in (below, below + tp) if v > 0 and v != n]
@@ -176,7 +172,7 @@ def heads_not_divisible(ctx: Context):
             if not bad:
                 continue
             seen.add((field, count))
-            max_tp = max(d for d in _divisors(count) if d & (d - 1) == 0) if field != "num_kv_heads" else None
+            max_tp = max(d for d in divisors(count) if d & (d - 1) == 0) if field != "num_kv_heads" else None
             key = edit_key(spec, field, fallback)
             fixes = []
             if field == "num_heads" and mx.kind == "attention":
@@ -186,7 +182,7 @@ def heads_not_divisible(ctx: Context):
                     d = param_delta(spec, "num_heads", v, old=count)
                     fixes.append(fix(f"use {v} query heads ({d.label()})", "unsafe", edit(key, count, v)))
             if field == "num_kv_heads":
-                opts = [v for v in _divisors(mx.num_heads) if v % tp == 0 or tp % v == 0]
+                opts = [v for v in divisors(mx.num_heads) if v % tp == 0 or tp % v == 0]
                 near = sorted(opts, key=lambda v: (abs(v - count), v))[:2]
                 for v in sorted(near):
                     d = param_delta(spec, "num_kv_heads", v, old=count)

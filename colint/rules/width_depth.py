@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from colint.rules._fixes import edit_key, layer_pattern_for
+from colint.rules._fixes import edit_key, layer_pattern_for, nearest_divisor
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
 
 FAMILY = "width-depth"
@@ -64,11 +64,6 @@ def _r128(x: float) -> int:
     return max(ALIGN, int(round(x / ALIGN)) * ALIGN)
 
 
-def _nearest_divisor(n: int, target: int) -> int:
-    divs = [d for d in range(1, n + 1) if n % d == 0]
-    return min(divs, key=lambda d: (abs(d - target), -d))
-
-
 def scaled_spec(spec, hidden: int, layers: int):
     """The same design at width ``hidden`` and depth ``layers``: every width scales with H (FFN and
     expert widths rounded to 128; attention keeps its head_dim, so heads = H/head_dim, KV heads the
@@ -82,7 +77,7 @@ def scaled_spec(spec, hidden: int, layers: int):
             kv = m.num_kv_heads or m.num_heads
             if m.num_heads * m.head_dim == spec.hidden_size and hidden % m.head_dim == 0:
                 heads = hidden // m.head_dim  # head count tied to H: keep head_dim
-                kv = _nearest_divisor(heads, kv)
+                kv = nearest_divisor(heads, kv)
             else:  # head count free: scale it, keep the KV heads and whole groups
                 heads = max(kv, int(round(m.num_heads * r / kv)) * kv)
             mu = {"num_heads": heads, "num_kv_heads": kv}
