@@ -201,8 +201,20 @@ def _parallel(value: str | None, name: str):
 FORMATS = ["text", "json", "github", "sarif", "gitlab"]
 
 
+_SETTINGS_PARAMS = ("gpus", "scenario", "dtype", "tp", "ep", "pp", "context", "concurrency", "select", "ignore",
+                    "extend_select", "fail_on", "input_format", "vocab_size")
+
+
 def _settings_options(fn):
-    """Options that a project's [tool.colint] can also set (CLI flags override the file)."""
+    """Options that a project's [tool.colint] can also set (CLI flags override the file). The command
+    receives them as ``overrides`` (the dict settings.resolve takes) and ``isolated``."""
+    import functools
+
+    @functools.wraps(fn)
+    def with_overrides(**kw):
+        overrides = _cli_overrides(**{name: kw.pop(name) for name in _SETTINGS_PARAMS})
+        return fn(overrides=overrides, **kw)
+
     opts = [
         click.option("--gpu", "gpus", multiple=True, help="Target GPU profile name or YAML path; repeat to lint "
                      "for a fleet. [default: b200]"),
@@ -229,8 +241,8 @@ def _settings_options(fn):
         click.option("--isolated", is_flag=True, help="Ignore pyproject.toml / .colint.toml files."),
     ]
     for o in reversed(opts):
-        fn = o(fn)
-    return fn
+        with_overrides = o(with_overrides)
+    return with_overrides
 
 
 def _cli_overrides(gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore, extend_select, fail_on,
@@ -268,17 +280,14 @@ def _write_atomic(path: str, text: str | bytes) -> None:
 @click.option("--unsafe-fixes", is_flag=True,
               help="With --fix/--diff, also apply architecture-changing fixes (fine for a design, not a checkpoint).")
 @click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
-def check(paths, gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore, extend_select, fail_on,
-          input_format, vocab_size, isolated, fmt, output, statistics, exit_zero, baseline, write_baseline,
-          apply_fix, unsafe_fixes, show_diff) -> None:
+def check(paths, overrides, isolated, fmt, output, statistics, exit_zero, baseline, write_baseline, apply_fix,
+          unsafe_fixes, show_diff) -> None:
     """Lint the architecture in each PATH for the target GPU(s)."""
     import os
 
     from colint.checking import check_grouped, exit_code, summary
     from colint.errors import ColintError
 
-    overrides = _cli_overrides(gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore,
-                               extend_select, fail_on, input_format, vocab_size)
     if fmt is None:
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     if statistics and fmt not in ("text", "json"):
@@ -382,14 +391,11 @@ def _render_report(fmt: str, results, summ: dict, groups, *, statistics: bool, c
 @click.argument("path", default=".", type=click.Path(allow_dash=False))
 @_settings_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def config_cmd(path, gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore, extend_select,
-               fail_on, input_format, vocab_size, isolated, fmt) -> None:
+def config_cmd(path, overrides, isolated, fmt) -> None:
     """Show the settings in force for PATH (a file or directory) and where each comes from."""
     from colint.errors import ColintError
     from colint.settings import find_config, render_effective, resolve
 
-    overrides = _cli_overrides(gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore,
-                               extend_select, fail_on, input_format, vocab_size)
     try:
         cfg = None if isolated else find_config(path)
         eff = resolve(cfg, overrides)
@@ -479,16 +485,13 @@ def _file_options(path: str, overrides: dict, isolated: bool):
 @click.option("--top", type=click.IntRange(min=1, max=50), default=5, show_default=True,
               help="How many verified variants to print.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def suggest_cmd(path, gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore, extend_select,
-                fail_on, input_format, vocab_size, isolated, budget_pct, objective, top, fmt) -> None:
+def suggest_cmd(path, overrides, isolated, budget_pct, objective, top, fmt) -> None:
     """Variants of the design within a parameter budget that pass every rule, ranked by estimated speed.
 
     Exit 0 when at least one variant passes, 1 when none does, 2 on an error."""
     from colint.errors import ColintError
     from colint.suggest import render_text, suggest
 
-    overrides = _cli_overrides(gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore,
-                               extend_select, fail_on, input_format, vocab_size)
     try:
         result = suggest(path, _file_options(path, overrides, isolated), budget_pct=budget_pct,
                          objective=objective, top=top)
@@ -510,8 +513,7 @@ def suggest_cmd(path, gpus, scenario, dtype, tp, ep, pp, context, concurrency, s
               help="report.html (every chart and the findings), or x.png / x.svg (one chart).")
 @click.option("--chart", type=click.Choice(["roofline", "time", "pipeline"]), default=None,
               help="The chart a .png/.svg output holds. [default: roofline]")
-def report_cmd(path, gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore, extend_select,
-               fail_on, input_format, vocab_size, isolated, output, chart) -> None:
+def report_cmd(path, overrides, isolated, output, chart) -> None:
     """Charts of the design on a GPU: roofline of every GEMM, step-time breakdown, pipeline balance."""
     import importlib.util
     import os
@@ -528,8 +530,6 @@ def report_cmd(path, gpus, scenario, dtype, tp, ep, pp, context, concurrency, se
     from colint.errors import ColintError
     from colint.report import report_data
 
-    overrides = _cli_overrides(gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore,
-                               extend_select, fail_on, input_format, vocab_size)
     try:
         opts = _file_options(path, overrides, isolated)
         targets = build_targets(opts)[:1]
