@@ -45,8 +45,8 @@ from typing import Any, Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from colint.errors import UsageError
+from colint.findings import Severity
 
-Severity = Literal["error", "warning", "info"]
 FailOn = Literal["error", "warning", "info", "never"]
 Scenario = Literal["throughput", "latency", "long-context"]
 
