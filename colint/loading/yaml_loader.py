@@ -200,8 +200,6 @@ def _refuse_alias_bomb(raw, path: str) -> None:
 
 
 def _dup_key_name(message: str) -> str | None:
-    import re
-
     m = re.search(r'found duplicate key "([^"]*)"', message)
     return m.group(1) if m else None
 
