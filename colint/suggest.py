@@ -377,7 +377,7 @@ class SearchModel:
         """Vectorized decode / prefill step estimates (s) and params for grid points (N x axes)."""
         import numpy as np
 
-        from colint.analysis.workload import _prefill_shape, attention_roof
+        from colint.analysis.workload import _prefill_shape, attention_roof, routed_expert_rows
 
         sc, profile = self.scenario, self.profile
         q = self.interpolate(points)
@@ -405,11 +405,17 @@ class SearchModel:
                     topk = np.rint(get(r + "|topk"))
                     inst = np.ceil(count / sc.ep) if sc.ep > 1 else count
                     t_global = m_tokens * sc.attention_dp_groups  # as workload._gemm_rows
-                    touched = 1.0 - (1.0 - topk / count) ** t_global
-                    m = np.maximum(1, np.ceil(np.round(t_global * topk / count / np.maximum(touched, 1e-12), 6)))
+                    # workload's formula once per distinct (top-k, experts) pair: a table indexed by
+                    # top-k x (max experts + 1) + experts (a few thousand entries), read at every point
+                    base = int(count.max()) + 1
+                    key = topk.astype(np.int64) * base + count.astype(np.int64)
+                    touched_at, m_at = np.zeros(int(key.max()) + 1), np.zeros(int(key.max()) + 1, dtype=np.int64)
+                    for p in np.flatnonzero(np.bincount(key)).tolist():
+                        touched_at[p], m_at[p] = routed_expert_rows(t_global, *divmod(p, base))
+                    touched, m = touched_at[key], m_at[key]
                     inst = inst * touched
                     grouped_n = np.rint(n * inst).astype(np.int64)
-                    jobs.append((info.dtype, m.astype(np.int64), n, k, layers, np.where(inst > 1, grouped_n, n)))
+                    jobs.append((info.dtype, m, n, k, layers, np.where(inst > 1, grouped_n, n)))
                 else:
                     m = np.full(n_pts, m_tokens, dtype=np.int64)
                     jobs.append((info.dtype, m, n, k, layers, n))

@@ -239,6 +239,16 @@ def _prefill_shape(sc: Scenario) -> tuple[int, int, int]:
     return s, max(1, sc.prefill_tokens // s), _ceil_div(sc.context, sc.prefill_tokens)
 
 
+def routed_expert_rows(t_global: int, topk: int, experts: int) -> tuple[float, int]:
+    """(share of the ``experts`` that get >= 1 of ``t_global`` tokens' top-``topk`` picks, mean rows of
+    a touched expert's GEMM) under uniform routing (an estimate); suggest's search prices its
+    grid points with it too."""
+    # top-k > E (reported by CL003) must not overflow here
+    touched = 1.0 - (1.0 - min(1.0, topk / experts)) ** t_global
+    # round() drops float noise (32.00000000000024 is 32)
+    return touched, max(1, math.ceil(round(t_global * topk / experts / max(touched, 1e-12), 6)))
+
+
 def _gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list]]:
     """(kind name, its GEMMs, layers, the fused groups) per used layer kind, then the LM head (kind "");
     the same for every regime and scenario, so analyse builds it once."""
@@ -270,15 +280,9 @@ def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None
             if g.name == "lm_head" and regime == "prefill":
                 m_tokens = _prefill_shape(sc)[1]  # logits only for each sequence's last token
             if g.parallel == "expert" and g.count:
-                e = g.count
-                topk = round(g.m_per_token * e)
                 t_global = m_tokens * sc.attention_dp_groups  # tokens of the EP domain's attention groups
-                # share of experts with >= 1 token; top-k > E (reported by CL003) must not overflow here
-                touched = 1.0 - (1.0 - min(1.0, topk / e)) ** t_global
-                # mean rows of a touched expert; round() drops float noise (32.00000000000024 is 32)
-                per_expert = max(1, math.ceil(round(t_global * topk / e / max(touched, 1e-12), 6)))
+                touched, m = routed_expert_rows(t_global, round(g.m_per_token * g.count), g.count)
                 inst = inst * touched
-                m = per_expert
             else:
                 m = m_tokens
             t = estimate(m, n, k, dtype, profile, out_fmt, standalone=False)
