@@ -23,10 +23,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 SAMPLE_DIR = ROOT / "tests" / "data" / "measured"
-# measured dtype -> colint format. SmoothQuant (W8A8) runs INT8 tensor cores; int8_wo/int4_wo are
-# weight-only (BF16 activations and math, 1 / 0.5 B weights).
-DTYPES = {"bfloat16": "bf16", "float16": "fp16", "fp8": "fp8", "fp8_block": "fp8_block", "nvfp4": "nvfp4",
-          "mxfp4": "mxfp4", "sq": "int8", "int8": "int8", "int8_wo": "int8_wo", "int4_wo": "int4_wo"}
 # file stem -> profile name
 GPUS = {"gemm_h100_sxm": "h100-sxm", "gemm_b200_sxm": "b200", "gemm_a100_sxm": "a100-sxm-80gb",
         "gemm_h200_sxm": "h200", "gemm_gb200": "gb200", "gemm_gb200_sxm": "gb200", "gemm_b300": "b300",
@@ -78,9 +74,11 @@ def read_csv(path: Path):
 
 
 def to_format(dtype: str) -> str | None:
+    """The colint format of a measured dtype (gemm_model.canonical: ``bfloat16`` -> bf16, SmoothQuant
+    ``sq`` -> int8, ...), or None when colint has no such format."""
     from colint.analysis.gemm_model import FORMATS, canonical
 
-    fmt = DTYPES.get(dtype) or canonical(dtype)
+    fmt = canonical(dtype)
     return fmt if fmt in FORMATS else None
 
 
@@ -286,7 +284,7 @@ def _heldout(paths: list[Path]) -> int:
         train_formats = set()
         for p2 in paths:
             if profile_for(p2) != gpu:
-                train_formats |= {DTYPES.get(d) for d in read_csv(p2)[1]}
+                train_formats |= {to_format(d) for d in read_csv(p2)[1]}
         arch = __import__("colint.hardware_profiles", fromlist=["load_profile"]).load_profile(gpu).architecture
         prior = {f: (0.0 if FORMATS[f][0] == "bf16" else PUBLISHED_LAUNCH_US)
                  for f in base[arch].format_overhead_us if f not in train_formats}
