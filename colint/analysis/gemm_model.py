@@ -151,12 +151,6 @@ def m_star(n: int, k: int, b_a: float, b_w: float, b_out: float, ridge: float) -
     return ridge * k * n * b_w / denom
 
 
-def _bytes(m, n, k, dtype: str, out_dtype: str):
-    _, b_a, b_w = FORMATS[dtype]
-    b_o = OUT_BYTES[out_dtype]
-    return m * k * b_a + k * n * b_w, m * n * b_o
-
-
 class _Scalar:
     """The numpy functions the model core uses, for plain Python numbers."""
 

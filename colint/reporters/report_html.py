@@ -11,7 +11,6 @@ import html
 import io
 from typing import Any
 
-CHARTS = ("roofline", "time", "pipeline")
 FIG_SIZE_IN = (8.0, 5.0)
 DPI = 110
 REGIME_STYLE = {"prefill": ("o", "#1f77b4"), "decode": ("^", "#d62728")}
