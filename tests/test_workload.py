@@ -258,3 +258,13 @@ def test_suggest_search_model_mirrors_expert_tokens_under_tp_and_ep(tp):
     w = analyse(spec, target.profile, target.scenario)
     assert est["decode_s"][0] == pytest.approx(w.steps["decode"].estimate_s, rel=1e-9)
     assert est["prefill_s"][0] == pytest.approx(w.steps["prefill"].estimate_s, rel=1e-9)
+
+
+def test_routed_expert_rows_uniform_routing_and_top_k_above_experts():
+    from colint.analysis.workload import routed_expert_rows
+
+    # 256 tokens x top-8 over 256 experts: 1 - (1 - 1/32)^256 of them touched, 2048 rows over those
+    touched, rows = routed_expert_rows(256, 8, 256)
+    assert touched == 1.0 - (1.0 - 8 / 256) ** 256 and rows == 9  # ceil(2048 / (256 * 0.99970...)) = ceil(8.002)
+    assert routed_expert_rows(1, 1, 64) == (1.0 / 64, 1)  # one token touches one expert, one row
+    assert routed_expert_rows(4, 8, 4) == (1.0, 8)  # top-k > E (CL003) clamps: every expert, 4 x 8 / 4 rows
