@@ -19,10 +19,10 @@ import json
 import math
 import os
 import re
-from typing import Any, Iterable
+from typing import Any
 
 from colint.errors import ColintError
-from colint.findings import Edit, Finding, Fix
+from colint.findings import Edit, Fix
 from colint.loading import Document, load_text
 
 _PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
@@ -34,24 +34,6 @@ def parse_key(key: str) -> tuple:
     for name, index in _PATH_PART.findall(key):
         out.append(int(index) if index else name)
     return tuple(out)
-
-
-def choose_fixes(findings: Iterable[Finding], unsafe: bool = False) -> list[Fix]:
-    """The first applicable fix of each finding: ``safe`` ones, plus ``unsafe`` ones when asked.
-    Fixes whose edits touch a key an earlier (higher-ranked) fix already edits are skipped."""
-    allowed = {"safe", "unsafe"} if unsafe else {"safe"}
-    chosen: list[Fix] = []
-    taken: set[str] = set()
-    for f in findings:
-        fx = next((x for x in f.fixes if x.safety in allowed and x.edits), None)
-        if fx is None:
-            continue
-        keys = {e.key for e in fx.edits}
-        if keys & taken:
-            continue
-        taken |= keys
-        chosen.append(fx)
-    return chosen
 
 
 def _json_literal(value: Any) -> str:

@@ -4,9 +4,9 @@ import os
 
 import pytest
 
-from colint.findings import Edit, Finding, Fix
+from colint.findings import Edit, Fix
 from colint.fileio import write_atomic
-from colint.fixing import apply_edits, choose_fixes, fixed_text, parse_key, unified_diff
+from colint.fixing import apply_edits, fixed_text, parse_key, unified_diff
 from colint.loading import load, load_text
 
 
@@ -36,17 +36,6 @@ def test_yaml_splice_keeps_comments_and_literals():
     doc = load_text(text, "m.yaml")
     new = apply_edits(doc, [Edit(key="model.ffn_hidden_size", old=11008, new=11264)])
     assert new == text.replace("11008", "11264")
-
-
-def test_choose_fixes_safe_only_then_unsafe_and_no_key_conflicts():
-    safe = Fix(title="pad vocab", safety="safe", edits=[Edit(key="vocab_size", old=1, new=2)])
-    unsafe = Fix(title="resize", safety="unsafe", edits=[Edit(key="intermediate_size", old=3, new=4)])
-    clash = Fix(title="other vocab", safety="safe", edits=[Edit(key="vocab_size", old=1, new=9)])
-    f1 = Finding(code="CL201", name="a", rule="alignment", severity="warning", message="m", fixes=[safe])
-    f2 = Finding(code="CL202", name="b", rule="alignment", severity="warning", message="m", fixes=[unsafe])
-    f3 = Finding(code="CL203", name="c", rule="alignment", severity="info", message="m", fixes=[clash])
-    assert choose_fixes([f1, f2, f3]) == [safe]
-    assert choose_fixes([f1, f2, f3], unsafe=True) == [safe, unsafe]
 
 
 def test_write_atomic_replaces_and_keeps_mode(tmp_path):
