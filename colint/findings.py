@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional
 
-from pydantic import Field
-
-from colint.records import Record
+from colint.records import Record, field
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -21,7 +19,7 @@ class Edit(Record):
 class Fix(Record):
     title: str
     safety: Literal["safe", "unsafe", "display"]
-    edits: list[Edit] = Field(default_factory=list)
+    edits: list[Edit] = field(default_factory=list)
 
 
 class Impact(Record):
@@ -38,10 +36,10 @@ class Finding(Record):
     line: Optional[int] = None
     column: Optional[int] = None
     gpu: Optional[str] = None
-    impact: Impact = Field(default_factory=Impact)
-    evidence: dict[str, Any] = Field(default_factory=dict)  # numbers with units in their names
-    fixes: list[Fix] = Field(default_factory=list)
-    details: list[str] = Field(default_factory=list)  # extra lines for the text reporter
+    impact: Impact = field(default_factory=Impact)
+    evidence: dict[str, Any] = field(default_factory=dict)  # numbers with units in their names
+    fixes: list[Fix] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)  # extra lines for the text reporter
 
     def sort_key(self) -> tuple:
         loss = self.impact.estimated_loss_pct

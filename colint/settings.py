@@ -38,14 +38,14 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from functools import lru_cache
 from typing import Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
 from colint.errors import UsageError
 from colint.findings import Severity
+from colint.records import Record, field
 
 FailOn = Literal["error", "warning", "info", "never"]
 Scenario = Literal["throughput", "latency", "long-context"]
@@ -58,41 +58,39 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-class FileSettings(BaseModel):
-    """What one config file may say (every field optional; unknown keys are errors)."""
+def _tp_positive(v: Any) -> Any:
+    if isinstance(v, int) and v < 1:
+        raise ValueError("must be at least 1 or 'auto'")
+    return v
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, strict=False, defer_build=True)
+
+class FileSettings(Record, extra="forbid"):
+    """What one config file may say (every field optional; unknown keys are errors). Validated by
+    ``model_validate``: keys as written (kebab-case aliases) or as field names."""
 
     gpu: Optional[Union[str, list[str]]] = None
     gpus: Optional[list[str]] = None
     scenario: Optional[Scenario] = None
     dtype: Optional[str] = None
-    tp: Optional[Union[int, Literal["auto"]]] = None
-    ep: Optional[int] = Field(None, ge=1)
-    pp: Optional[int] = Field(None, ge=1)
-    context: Optional[int] = Field(None, ge=1)
-    concurrency: Optional[int] = Field(None, ge=1)
+    tp: Optional[Union[int, Literal["auto"]]] = field(None, check=_tp_positive)
+    ep: Optional[int] = field(None, ge=1)
+    pp: Optional[int] = field(None, ge=1)
+    context: Optional[int] = field(None, ge=1)
+    concurrency: Optional[int] = field(None, ge=1)
     select: Optional[list[str]] = None
     ignore: Optional[list[str]] = None
-    extend_select: Optional[list[str]] = Field(None, alias="extend-select")
-    per_file_ignores: Optional[dict[str, list[str]]] = Field(None, alias="per-file-ignores")
+    extend_select: Optional[list[str]] = field(None, alias="extend-select")
+    per_file_ignores: Optional[dict[str, list[str]]] = field(None, alias="per-file-ignores")
     severity: Optional[dict[str, Severity]] = None
     rules: Optional[dict[str, dict[str, Any]]] = None
-    fail_on: Optional[FailOn] = Field(None, alias="fail-on")
+    fail_on: Optional[FailOn] = field(None, alias="fail-on")
     baseline: Optional[str] = None
-    input_format: Optional[str] = Field(None, alias="input-format")
-    vocab_size: Optional[int] = Field(None, alias="vocab-size", ge=1)
-
-    @field_validator("tp")
-    @classmethod
-    def _tp_positive(cls, v):
-        if isinstance(v, int) and v < 1:
-            raise ValueError("must be at least 1 or 'auto'")
-        return v
+    input_format: Optional[str] = field(None, alias="input-format")
+    vocab_size: Optional[int] = field(None, alias="vocab-size", ge=1)
 
 
 # TOML key (as written) for each field, for messages and `colint config`
-KEY_NAMES = {name: (f.alias or name) for name, f in FileSettings.model_fields.items()}
+KEY_NAMES = {name: (f.alias or name) for name, f in FileSettings.__record_fields__.items()}
 
 
 @dataclass
@@ -251,7 +249,9 @@ def parse_config(path: str) -> Optional[ConfigFile]:
         table = data
     try:
         settings = FileSettings.model_validate(table)
-    except ValidationError as exc:
+    except ValueError as exc:  # pydantic's ValidationError (imported only when validation needs pydantic)
+        if not hasattr(exc, "errors"):
+            raise
         e = exc.errors()[0]
         loc = [str(p) for p in e["loc"]]
         key = loc[0] if loc else ""
@@ -331,9 +331,9 @@ class Effective:
     values: dict[str, Any]
     sources: dict[str, str]  # field -> "default" | config label | "command line" | "config + command line"
     config: Optional[ConfigFile] = None
-    per_file_ignores: list[tuple[str, str, frozenset]] = field(default_factory=list)
-    rule_options: dict[str, dict] = field(default_factory=dict)
-    severity_overrides: dict[str, str] = field(default_factory=dict)
+    per_file_ignores: list[tuple[str, str, frozenset]] = dc_field(default_factory=list)
+    rule_options: dict[str, dict] = dc_field(default_factory=dict)
+    severity_overrides: dict[str, str] = dc_field(default_factory=dict)
 
     def check_options(self, baseline=None):
         from colint.checking import CheckOptions

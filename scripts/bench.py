@@ -33,9 +33,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HF_CORPUS = os.path.join(ROOT, "tests", "corpus", "hf")
 DEFAULT_CONFIG = os.path.join(HF_CORPUS, "llama3__Meta-Llama-3.1-8B.json")
 BASELINE_CODE = "import pydantic, click, ruamel.yaml"
-# What any start-up that builds a pydantic model pays: `import pydantic` alone is lazy.
-# (colint's console script disables pydantic's plugin scan; so does the reference)
-FLOOR_CODE = "import os; os.environ['PYDANTIC_DISABLE_PLUGINS'] = '__all__'; " + BASELINE_CODE + "\nfrom pydantic import BaseModel\nclass A(BaseModel):\n    x: int = 0\nA()"
+# A model repository's settings, validated on every run (colint.settings)
+PROJECT_SETTINGS = ('[tool.colint]\ngpus = ["b200", "h100-sxm"]\ntp = 8\nextend-select = ["CL2"]\n'
+                    'fail-on = "error"\n[tool.colint.severity]\nCL201 = "error"\n')
 HEAVY = ("transformers", "torch", "numpy", "matplotlib", "rich", "scipy", "pandas", "huggingface_hub")
 TARGET_RATIO, TARGET_1000_S, TARGET_ANALYSIS_MS = 1.5, 3.0, 5.0
 
@@ -188,21 +188,26 @@ def main() -> int:
           f"load average {load1:.1f} at start; interpreter {os.path.relpath(PYTHON, ROOT)}")
     print()
 
+    project = tempfile.mkdtemp(prefix="colint-bench-project-")
+    with open(os.path.join(project, "pyproject.toml"), "w") as fh:
+        fh.write(PROJECT_SETTINGS)
+    in_project = shutil.copy(os.path.join(ROOT, config), project)
     cmds = {
         "python": [PYTHON, "-c", "pass"],
         "baseline": [PYTHON, "-c", BASELINE_CODE],
-        "floor": [PYTHON, "-c", FLOOR_CODE],
         "check": [COLINT, "check", config],
+        "check_project": [COLINT, "check", in_project],
         "inspect": [COLINT, "inspect", config],
         "check_cl0": [COLINT, "check", "--select", "CL0", config],
     }
     t, cpu = _interleaved(cmds, runs)
+    shutil.rmtree(project, ignore_errors=True)
     med = {k: statistics.median(v) for k, v in t.items()}
     cmed = {k: statistics.median(v) for k, v in cpu.items()}
     ratio = med["check"] / med["baseline"]
     labels = {"python": "python -c pass", "baseline": f'baseline: python -c "{BASELINE_CODE}"',
-              "floor": "baseline + one pydantic model class (reference)",
-              "check": "colint check", "check_cl0": "colint check --select CL0 (no GPU analysis)",
+              "check": "colint check",
+              "check_project": "colint check, [tool.colint] with 2 GPUs and tp=8", "check_cl0": "colint check --select CL0 (no GPU analysis)",
               "inspect": "colint inspect"}
     print("start-up, one config (" + os.path.basename(config) + "): wall median (IQR) | CPU median, "
           "ratio to the baseline")
@@ -251,6 +256,9 @@ def main() -> int:
     print(f"  top-level imports, cumulative (total {sum(r[1] for r in roots) / 1e3:,.0f} ms):")
     for self_us, cum_us, name in sorted(roots, key=lambda r: -r[1])[:8]:
         print(f"    {cum_us:>8,}  {name.strip()}")
+    pydantic = sorted(top_level & {"pydantic", "pydantic_core", "annotated_types"})
+    print(f"  pydantic on the check path: {', '.join(pydantic) if pydantic else 'not imported'} (colint's Records "
+          "are plain classes; pydantic is imported to validate input that needs coercion or has an error)")
     heavy = sorted(set(HEAVY) & top_level)
     print(f"  heavy modules on the check path: {', '.join(heavy) if heavy else 'none'} "
           f"(looked for: {', '.join(HEAVY)})")

@@ -22,13 +22,13 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from colint.hardware_profiles import PROFILE_DIR, SHIPPED_INDEX, _read_yaml, _sha256  # noqa: E402
+from colint.hardware_profiles import PROFILE_DIR, SHIPPED_INDEX, _fingerprint, _read_yaml  # noqa: E402
 
 
 def build() -> str:
     files = {}
     for path in sorted(PROFILE_DIR.glob("*.yaml")):
-        files[path.name] = {"sha256": _sha256(path.read_bytes()), "data": _read_yaml(path)}
+        files[path.name] = {"fingerprint": _fingerprint(path.read_bytes()), "data": _read_yaml(path)}
     index = {"_generated_by": "scripts/gen_profiles_json.py from the *.yaml files here (the source)",
              "files": files}
     return json.dumps(index, indent=1, ensure_ascii=False) + "\n"

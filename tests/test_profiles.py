@@ -66,14 +66,14 @@ def test_a_user_profile_is_validated_even_at_a_shipped_name_path(tmp_path):
 def test_shipped_json_index_holds_every_yaml_file_as_parsed():
     """colint reads shipped profiles from _shipped.json (no YAML parser at start-up); it must be current:
     regenerate with scripts/gen_profiles_json.py after editing a profile."""
-    from colint.hardware_profiles import PROFILE_DIR, _read_yaml, _sha256, _shipped_index
+    from colint.hardware_profiles import PROFILE_DIR, _fingerprint, _read_yaml, _shipped_index
 
     index = _shipped_index()
     names = sorted(p.name for p in PROFILE_DIR.glob("*.yaml"))
     assert sorted(index) == names
     for name in names:
         path = PROFILE_DIR / name
-        assert index[name]["sha256"] == _sha256(path.read_bytes()), f"{name}: run scripts/gen_profiles_json.py"
+        assert index[name]["fingerprint"] == _fingerprint(path.read_bytes()), f"{name}: run scripts/gen_profiles_json.py"
         parsed = _read_yaml(path)
         assert index[name]["data"] == parsed and list(index[name]["data"]) == list(parsed), name
 
@@ -81,12 +81,12 @@ def test_shipped_json_index_holds_every_yaml_file_as_parsed():
 def test_a_yaml_edited_after_the_index_is_read_from_the_yaml(monkeypatch):
     import colint.hardware_profiles as hp
 
-    stale = {name: {"sha256": "0" * 64, "data": {**entry["data"], "display_name": "stale"}}
+    stale = {name: {"fingerprint": "0:00000000", "data": {**entry["data"], "display_name": "stale"}}
              for name, entry in hp._shipped_index().items()}
     monkeypatch.setattr(hp, "_shipped_index", lambda: stale)
     assert hp._read_shipped(hp.PROFILE_DIR / "b200.yaml") == hp._read_yaml(hp.PROFILE_DIR / "b200.yaml")
     fresh = {**stale, "b200.yaml": {**stale["b200.yaml"],
-                                    "sha256": hp._sha256((hp.PROFILE_DIR / "b200.yaml").read_bytes())}}
+                                    "fingerprint": hp._fingerprint((hp.PROFILE_DIR / "b200.yaml").read_bytes())}}
     monkeypatch.setattr(hp, "_shipped_index", lambda: fresh)
     assert hp._read_shipped(hp.PROFILE_DIR / "b200.yaml")["display_name"] == "stale"  # the index is used
 

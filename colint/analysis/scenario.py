@@ -20,10 +20,8 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import ConfigDict, Field
-
 from colint.errors import UsageError
-from colint.records import Record
+from colint.records import Record, field
 
 # KV-cache bytes per element, block scales included: NVFP4 0.5 + 1/16 (an FP8 scale per 16),
 # MXFP4 0.5 + 1/32 (an E8M0 scale per 32) as colint.analysis.gemm_model.FORMATS (DESIGN.md §5).
@@ -40,21 +38,19 @@ PRESETS: dict[str, dict] = {
 }
 
 
-class Scenario(Record):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class Scenario(Record, frozen=True, extra="forbid"):
     name: str = "throughput"  # the preset it started from
     weights: str = "bf16"  # GEMM weight format (bf16, fp8, fp8_block, nvfp4, mxfp4, int8, int8_wo/int4_wo = weight-only)
     activations: str = "bf16"
     outputs: str = "bf16"  # GEMM output format
     kv_cache: str = "bf16"
-    tp: int = Field(default=1, ge=1)
-    ep: int = Field(default=1, ge=1)
-    pp: int = Field(default=1, ge=1)
-    dp: int = Field(default=1, ge=1)
-    prefill_tokens: int = Field(default=8192, ge=1)  # tokens per forward per replica
-    decode_concurrency: int = Field(default=256, ge=1)  # sequences per attention-DP group (tp GPUs)
-    context: int = Field(default=8192, ge=1)  # tokens of context per sequence
+    tp: int = field(default=1, ge=1)
+    ep: int = field(default=1, ge=1)
+    pp: int = field(default=1, ge=1)
+    dp: int = field(default=1, ge=1)
+    prefill_tokens: int = field(default=8192, ge=1)  # tokens per forward per replica
+    decode_concurrency: int = field(default=256, ge=1)  # sequences per attention-DP group (tp GPUs)
+    context: int = field(default=8192, ge=1)  # tokens of context per sequence
     gpu: Optional[str] = None  # profile name, for labels only
 
     @property

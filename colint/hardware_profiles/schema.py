@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import ConfigDict, Field, model_validator
-
-from colint.records import Record
+from colint.records import Record, field
 
 Architecture = Literal["ampere", "ada", "hopper", "blackwell-dc", "blackwell-rtx", "cdna3", "cdna4"]
 
@@ -22,92 +20,81 @@ Architecture = Literal["ampere", "ada", "hopper", "blackwell-dc", "blackwell-rtx
 HW_FORMATS = ("tf32", "bf16", "fp16", "fp8", "fp8_block", "int8", "fp6", "mxfp8", "nvfp4", "mxfp4")
 
 
-class Tile(Record):
+class Tile(Record, frozen=True, extra="forbid"):
     """An output tile one CTA (``sms`` = 1) or a cooperative CTA pair / cluster computes."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    m: int = Field(gt=0)
-    n: int = Field(gt=0)
-    sms: int = Field(default=1, gt=0)  # SMs that work on one tile together (Blackwell 2-SM UMMA: 2)
+    m: int = field(gt=0)
+    n: int = field(gt=0)
+    sms: int = field(default=1, gt=0)  # SMs that work on one tile together (Blackwell 2-SM UMMA: 2)
 
 
-class Tiles(Record):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class Tiles(Record, frozen=True, extra="forbid"):
     base: Tile  # the portable CTA tile (128x128 on Hopper/Blackwell)
     cooperative: Optional[Tile] = None  # e.g. Blackwell's 2-SM 256-wide tile
     cga: Optional[Tile] = None  # the cluster (CGA) granularity, e.g. 512 on GB300
     # Tiles the kernel library picks from; the time model takes the fastest (an autotuner does).
     candidates: list[Tile]
     # Formats whose kernels allow fewer tiles (Blackwell NVFP4/MXFP4: M 128 or 256 only).
-    format_candidates: dict[str, list[Tile]] = Field(default_factory=dict)
+    format_candidates: dict[str, list[Tile]] = field(default_factory=dict)
     k_tile: dict[str, int]  # K per mainloop stage, per format
     min_m_tile: int = 64  # the smallest M tile a kernel uses for skinny GEMMs (wgmma M=64)
 
-    @model_validator(mode="after")
-    def _has_candidates(self) -> "Tiles":
+    def _invariants(self) -> None:
         if not self.candidates:
             raise ValueError("tiles.candidates must list at least one tile")
-        return self
 
 
-class TimeModel(Record):
+class TimeModel(Record, frozen=True, extra="forbid"):
     """The few constants of the GEMM time model. ``compute_efficiency`` and ``kernel_floor_us``
     belong to an architecture; the others are shared by all architectures (the ``common:`` block
     of ``_architectures.yaml``) because they describe the kernels and libraries, not a chip."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
     # Sustained fraction of the dense peak for a large, well-shaped GEMM, per format (MAMF ratios).
     compute_efficiency: dict[str, float]
     # Fixed time of one GEMM kernel (launch, prologue, epilogue, tail), microseconds.
-    kernel_floor_us: float = Field(ge=0)
+    kernel_floor_us: float = field(ge=0)
     # Per-tile pipeline fill: a tile's K loop runs as if K were K + k_fill_tiles * k_tile.
-    k_fill_tiles: float = Field(ge=0)
+    k_fill_tiles: float = field(ge=0)
     # Sustained fraction of the HBM bandwidth a streaming GEMM reaches.
-    memory_efficiency: float = Field(gt=0, le=1)
+    memory_efficiency: float = field(gt=0, le=1)
     # Fraction of the HBM bandwidth one SM (or CU) can pull alone, in units of its fair share
     # (BW / SMs): limits the bandwidth of grids with few CTAs.
-    per_sm_bandwidth_share: float = Field(gt=0)
+    per_sm_bandwidth_share: float = field(gt=0)
     # Fixed time of a format's quantized-linear path beyond the GEMM kernel (activation
     # quantization, amax, scale layout kernels), microseconds per call.
-    format_overhead_us: dict[str, float] = Field(default_factory=dict)
+    format_overhead_us: dict[str, float] = field(default_factory=dict)
     # Largest split-K factor the format's kernels use (absent: 16); 1 = no split-K.
-    max_split_k: dict[str, int] = Field(default_factory=dict)
+    max_split_k: dict[str, int] = field(default_factory=dict)
     # Formats with a GEMV-style kernel for skinny M (M <= this) that splits K across the grid anyway.
-    gemv_max_m: dict[str, int] = Field(default_factory=dict)
+    gemv_max_m: dict[str, int] = field(default_factory=dict)
     # Imperfect overlap of math and memory: t = (t_math^p + t_mem^p)^(1/p); p -> inf is max().
-    overlap_p: float = Field(default=4.0, ge=1)
-    sources: dict[str, str] = Field(default_factory=dict)
+    overlap_p: float = field(default=4.0, ge=1)
+    sources: dict[str, str] = field(default_factory=dict)
 
 
-class Profile(Record):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
+class Profile(Record, frozen=True, extra="forbid"):
     name: str  # the stable id used by --gpu (e.g. "b200")
     display_name: str
     vendor: Literal["nvidia", "amd"]
     architecture: Architecture
     compute_capability: Optional[str] = None  # NVIDIA sm_XY / AMD gfx target
-    sm_count: int = Field(gt=0)  # SMs (NVIDIA) or CUs (AMD)
-    clock_mhz: Optional[float] = Field(default=None, gt=0)
+    sm_count: int = field(gt=0)  # SMs (NVIDIA) or CUs (AMD)
+    clock_mhz: Optional[float] = field(default=None, gt=0)
     peak_tflops: dict[str, float]  # DENSE TFLOP/s (TOPS for int8) per native format
-    memory_gb: float = Field(gt=0)
-    memory_tbps: float = Field(gt=0)
-    l2_mb: Optional[float] = Field(default=None, gt=0)
-    interconnect_gbps: float = Field(ge=0)  # scale-up bandwidth per GPU, bidirectional aggregate
-    domain_size: int = Field(ge=1)  # GPUs in one scale-up domain (8 HGX, 72 NVL72)
+    memory_gb: float = field(gt=0)
+    memory_tbps: float = field(gt=0)
+    l2_mb: Optional[float] = field(default=None, gt=0)
+    interconnect_gbps: float = field(ge=0)  # scale-up bandwidth per GPU, bidirectional aggregate
+    domain_size: int = field(ge=1)  # GPUs in one scale-up domain (8 HGX, 72 NVL72)
     tiles: Tiles
     alignment: dict[str, int]  # hard element multiple of a contiguous dim, per format
-    launch_overhead_us: float = Field(ge=0)  # per-kernel launch cost seen by a decode step
+    launch_overhead_us: float = field(ge=0)  # per-kernel launch cost seen by a decode step
     time_model: Optional[TimeModel] = None  # only for an architecture colint does not know
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     sources: dict[str, str]  # field path -> reference key (or "computed: formula")
-    references: dict[str, str] = Field(default_factory=dict)  # reference key -> citation
+    references: dict[str, str] = field(default_factory=dict)  # reference key -> citation
 
-    @model_validator(mode="after")
-    def _check(self) -> "Profile":
+    def _invariants(self) -> None:
         unknown = sorted(set(self.peak_tflops) - set(HW_FORMATS))
         if unknown:
             raise ValueError(f"peak_tflops: unknown format(s) {', '.join(unknown)}; known: {', '.join(HW_FORMATS)}")
@@ -121,7 +108,6 @@ class Profile(Record):
         for fmt in self.peak_tflops:
             if not any(k in (f"peak_tflops.{fmt}", "peak_tflops") for k in self.sources):
                 raise ValueError(f"sources: no source for peak_tflops.{fmt}")
-        return self
 
     # -- helpers -----------------------------------------------------------------------------
     def has(self, fmt: str) -> bool:

@@ -15,26 +15,20 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
-from pydantic import ConfigDict, Field
-
-from colint.records import Record
+from colint.records import Record, field
 
 PositiveInt = int  # bounds are enforced by the adapters' readers, which know the key to blame
 
 
-class Source(Record):
-    model_config = ConfigDict(frozen=True)
-
+class Source(Record, frozen=True):
     key: str  # dotted key path in the file, e.g. "text_config.intermediate_size"
     line: Optional[int] = None
     column: Optional[int] = None
     default: bool = False  # the value was not in the file: a default or a derived value
 
 
-class Mixer(Record):
+class Mixer(Record, frozen=True):
     """The token mixer of a layer."""
-
-    model_config = ConfigDict(frozen=True)
 
     kind: Literal["attention", "mla", "linear_attention", "mamba", "linear", "short_conv", "none"]
     # attention / mla
@@ -80,10 +74,8 @@ class Mixer(Record):
     linear_variant: Optional[str] = None
 
 
-class FFN(Record):
+class FFN(Record, frozen=True):
     """The channel mixer of a layer."""
-
-    model_config = ConfigDict(frozen=True)
 
     kind: Literal["dense", "moe", "linear", "none"]
     intermediate_size: int = 0  # dense FFN width H'
@@ -105,9 +97,7 @@ class FFN(Record):
     latent_bias: bool = False  # bias on the latent down/up projections (Nemotron-H mlp_bias)
 
 
-class LayerKind(Record):
-    model_config = ConfigDict(frozen=True)
-
+class LayerKind(Record, frozen=True):
     name: str  # e.g. "attention/full+dense", "mamba+moe"
     mixer: Mixer
     ffn: FFN
@@ -122,14 +112,12 @@ class Quantization(Record):
     fmt: Optional[str] = None  # e.g. "e4m3", "mxfp4", "nvfp4"
     weight_block_size: Optional[list[int]] = None
     group_size: Optional[int] = None
-    modules_to_not_convert: list[str] = Field(default_factory=list)
-    raw: dict = Field(default_factory=dict)
+    modules_to_not_convert: list[str] = field(default_factory=list)
+    raw: dict = field(default_factory=dict)
 
 
-class KeyIssue(Record):
+class KeyIssue(Record, frozen=True):
     """Something about a key that a consistency rule reports (found while loading/normalizing)."""
-
-    model_config = ConfigDict(frozen=True)
 
     kind: Literal["duplicate", "nonstandard", "unknown", "ignored", "invalid"]
     source: Source
@@ -173,14 +161,14 @@ class ModelSpec(Record):
     quantization: Optional[Quantization] = None
     sliding_window: Optional[int] = None
 
-    notes: list[str] = Field(default_factory=list)
-    sources: dict[str, Source] = Field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    sources: dict[str, Source] = field(default_factory=dict)
     # Per-layer lists declared in the file and their lengths ({"layer_types": 17}), for CL0xx.
-    per_layer_lists: dict[str, int] = Field(default_factory=dict)
-    key_issues: list[KeyIssue] = Field(default_factory=list)
+    per_layer_lists: dict[str, int] = field(default_factory=dict)
+    key_issues: list[KeyIssue] = field(default_factory=list)
     # Values the family's loader (transformers) rejects or silently ignores, e.g.
     # {"hidden_size % num_attention_heads": "LlamaConfig rejects ..."}; filled by adapters.
-    loader_rejects: list[str] = Field(default_factory=list)
+    loader_rejects: list[str] = field(default_factory=list)
 
     # -- helpers ---------------------------------------------------------------------------
     def source(self, field: str) -> Optional[Source]:
