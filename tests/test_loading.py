@@ -64,6 +64,15 @@ def test_duplicate_json_key_forgets_what_the_shadowed_value_held():
     assert doc.duplicate_keys == [(("rope",), 2, 3)]
 
 
+def test_escaped_json_keys_are_located_under_their_decoded_names():
+    """Positions key a value by its decoded name, as json.loads does: \\u escapes and \\" in keys."""
+    doc = load_text('{\n  "\\u0068idden_size": 4096,\n  "a\\"b": {"x\\\\y": 1},\n  "hidden_size": 8}', "e.json")
+    assert doc.data == {"hidden_size": 8, 'a"b': {"x\\y": 1}}
+    assert doc.duplicate_keys == [(("hidden_size",), 2, 3)]  # the escaped spelling is the same key
+    assert doc.location(("hidden_size",)) == (4, 3)
+    assert doc.location(('a"b', "x\\y")) == (3, 12)
+
+
 def test_duplicate_nested_json_key():
     doc = load_text('{"text_config": {\n  "vocab_size": 1,\n  "vocab_size": 2}}', "d.json")
     assert doc.get(("text_config", "vocab_size")) == 2

@@ -102,7 +102,8 @@ def _record_positions(doc: Document) -> None:
             continue
         if top is not None and top[0] == "obj" and not after_colon:
             if c == '"':
-                pending_key = json.loads(tok)
+                # a key without escapes is its text; json.loads only for the rare escaped one
+                pending_key = tok[1:-1] if "\\" not in tok else json.loads(tok)
                 pending_key_off = start
             continue
         # A value: compute its path.
