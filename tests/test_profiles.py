@@ -6,7 +6,7 @@ import pytest
 
 from colint.cli import main
 from colint.errors import ProfileError, UsageError
-from colint.hardware_profiles import HW_FORMATS, list_profiles, load_profile, time_model
+from colint.hardware_profiles import HW_FORMATS, PROFILE_DIR, list_profiles, load_profile, time_model
 
 NAMES = ["a100-sxm-80gb", "b200", "b300", "gb200", "gb300", "h100-nvl", "h100-sxm", "h200", "l40s", "mi300x",
          "mi325x", "mi355x", "rtx-pro-6000"]
@@ -59,8 +59,9 @@ def test_a_user_profile_is_validated_even_at_a_shipped_name_path(tmp_path):
     data["sources"] = {}
     path = tmp_path / "b200.yaml"
     path.write_text(json.dumps(data))  # JSON is YAML
-    with pytest.raises(ProfileError, match="sources: no source for"):
+    with pytest.raises(ProfileError, match="no source for") as exc:
         load_profile(str(path))
+    assert exc.value.key == "sources" and exc.value.line == 1  # JSON on one line: the key's line
 
 
 def test_shipped_json_index_holds_every_yaml_file_as_parsed():
@@ -145,8 +146,18 @@ def test_user_profile_errors_name_the_key(tmp_path):
 
     with open(path, "w") as fh:
         YAML(typ="safe", pure=True).dump(data, fh)
-    with pytest.raises(ProfileError, match="unknown format"):
+    with pytest.raises(ProfileError, match="unknown format") as exc:
         load_profile(str(path))
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if t.startswith("peak_tflops:"))
+    assert exc.value.located() == (f"{path}:{line}:1: error: peak_tflops: unknown format(s) fp5; known: "
+                                   "tf32, bf16, fp16, fp8, fp8_block, int8, fp6, mxfp8, nvfp4, mxfp4")
+    text = (PROFILE_DIR / "h200.yaml").read_text()
+    assert text.count("  base: {m: 128, n: 128, sms: 1}\n") == 1
+    path.write_text(text.replace("  base: {m: 128, n: 128, sms: 1}\n", "  base: {m: 128, n: -1, sms: 1}\n"))
+    with pytest.raises(ProfileError) as exc:
+        load_profile(str(path))
+    line = text.splitlines().index("  base: {m: 128, n: 128, sms: 1}") + 1
+    assert exc.value.located() == f"{path}:{line}:18: error: tiles.base.n: Input should be greater than 0"
     path.write_text("name: x\nsm_count: [\n")
     with pytest.raises(ProfileError, match="invalid YAML"):
         load_profile(str(path))

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
+from typing import Optional
 
 from colint.errors import ProfileError, UsageError
 from colint.hardware_profiles.schema import HW_FORMATS, Profile, Tile, Tiles, TimeModel
@@ -109,9 +111,28 @@ def _validate(data: dict, path: Path) -> Profile:
         if not hasattr(exc, "errors"):
             raise
         err = exc.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"])
+        loc = tuple(err["loc"])
         msg = err["msg"].removeprefix("Value error, ")
-        raise ProfileError(msg, path=str(path), key=loc or None) from None
+        if not loc:  # a cross-field check (Profile._invariants) names its key first: "sources: no source for ..."
+            lead = re.match(r"([A-Za-z_][\w.]*): ", msg)
+            if lead:
+                loc = tuple(int(p) if p.isdigit() else p for p in lead.group(1).split("."))
+                msg = msg[lead.end():]
+        line, column = _key_location(path, loc)
+        raise ProfileError(msg, path=str(path), key=".".join(str(x) for x in loc) or None, line=line,
+                           column=column) from None
+
+
+def _key_location(path: Path, loc: tuple) -> tuple[Optional[int], Optional[int]]:
+    """Line and column of the key at ``loc`` (or its nearest stated ancestor) in a profile file, read
+    again with colint's located loader — only to explain an error."""
+    from colint.errors import ColintError
+    from colint.loading import load
+
+    try:
+        return load(str(path)).location(loc) if loc else (None, None)
+    except ColintError:
+        return None, None
 
 
 @lru_cache(maxsize=64)
