@@ -103,13 +103,6 @@ class HFReader(Reader):
             self.record("head_dim", "head_dim", default=True)
         return heads, kv, hd
 
-    def wrapper_tie(self, tie: bool) -> bool:
-        """``tie``, unless this is a wrapped language model (``text_config``) without its own
-        ``tie_word_embeddings`` and the top level has one: then that one applies (true only if ``true``)."""
-        if not self.has("tie_word_embeddings") and self.prefix and self.doc.has(("tie_word_embeddings",)):
-            return self.doc.get(("tie_word_embeddings",)) is True
-        return tie
-
     def layer_types(self, num_layers: int) -> list[str] | None:
         lt = self.list("layer_types", "layer_types")
         if lt is None:

@@ -13,6 +13,7 @@ one (``input_layernorm``); the new architecture has two (``ln_attn``, ``ln_mlp``
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec
 
 
@@ -34,7 +35,7 @@ def build(r: HFReader) -> ModelSpec:
         kv = heads
     ffn_width = r.opt_int("intermediate_size", "ffn_hidden_size", minimum=1) or 4 * h
     vocab = r.int("vocab_size", "vocab_size")
-    tie = r.bool("tie_word_embeddings", "tie_word_embeddings")
+    tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
     alibi = r.bool(None, "alibi", default=False)
     if not parallel:
         norms = 2

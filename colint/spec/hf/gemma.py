@@ -13,6 +13,7 @@ sliding, Gemma-3 every layer but each ``sliding_window_pattern``-th, default 6).
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader, sliding_full_kinds
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, ModelSpec
 
 
@@ -34,7 +35,7 @@ def build(r: HFReader) -> ModelSpec:
     hd = r.int("head_dim", "head_dim")  # class default 256 when absent
     inter = r.int("intermediate_size", "intermediate_size")
     vocab = r.int("vocab_size", "vocab_size")
-    tie = r.wrapper_tie(r.bool("tie_word_embeddings", "tie_word_embeddings"))
+    tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
     bias = r.bool(None, "attention_bias", default=False)
     if mt == "gemma":
         other, window, types = 2 * h, None, None

@@ -23,6 +23,7 @@ Final RMSNorm; LM head tied by default.
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec
 
 DEFAULT_GLOBAL_HEAD_DIM = 512  # Gemma4TextConfig.__post_init__: kwargs.pop("global_head_dim", 512)
@@ -58,7 +59,7 @@ def build(r: HFReader) -> ModelSpec:
     hd = r.int("head_dim", "head_dim")
     inter = r.int("intermediate_size", "intermediate_size")
     vocab = r.int("vocab_size", "vocab_size")
-    tie = r.wrapper_tie(r.bool("tie_word_embeddings", "tie_word_embeddings"))
+    tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
     bias = r.bool(None, "attention_bias", default=False)
     window = r.opt_int("sliding_window", "sliding_window")
     k_eq_v = r.bool(None, "attention_k_eq_v", default=False)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
 from colint.spec.hf.moe_common import KindTable, int_list, layer, str_list
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 
@@ -35,7 +36,7 @@ def build(r: HFReader) -> ModelSpec:
     heads, kv, hd = r.attention_dims(h, heads_default=32, kv_default=8)
     inter = ffn_width(r)
     vocab = r.int("vocab_size", "vocab_size", default=65536)
-    tie = r.bool("tie_word_embeddings", "tie_word_embeddings", "tie_embedding", default=True)
+    tie = tie_embeddings(r, True, "tie_embedding")
     conv_bias = r.bool(None, "conv_bias", default=False)
     taps = r.int(None, "conv_L_cache", default=3)
     types = str_list(r, "layer_types") if r.has("layer_types") else None

@@ -19,6 +19,7 @@ from __future__ import annotations
 from colint.analysis.inventory import kind_params
 from colint.spec.hf.base import HFReader
 from colint.spec.hf.moe_common import mtp_module_params
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec
 
 QWEN2_LIKE = {"qwen2", "mimo", "qwen2_vl", "qwen2_vl_text", "qwen2_5_vl", "qwen2_5_vl_text"}
@@ -33,8 +34,7 @@ def build(r: HFReader) -> ModelSpec:
     heads, kv, hd = r.attention_dims(h)
     inter = r.int("intermediate_size", "intermediate_size")
     vocab = r.int("vocab_size", "vocab_size")
-    tie = r.wrapper_tie(r.bool("tie_word_embeddings", "tie_word_embeddings",
-                               default=r.defaults.get("tie_word_embeddings", False)))
+    tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
     if mt in QWEN2_LIKE:
         qkv_bias, o_bias = True, False
     else:

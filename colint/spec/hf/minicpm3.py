@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from colint.spec.common import mla_norm_params
 from colint.spec.hf.base import HFReader
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec
 
 
@@ -26,7 +27,7 @@ def build(r: HFReader) -> ModelSpec:
     v_dim = r.int("v_head_dim", "v_head_dim")
     inter = r.int("intermediate_size", "intermediate_size")
     vocab = r.int("vocab_size", "vocab_size")
-    tie = r.bool("tie_word_embeddings", "tie_word_embeddings")
+    tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
     bias = r.bool(None, "attention_bias", default=False)
     mlp_bias = r.bool(None, "mlp_bias", default=False)
     mixer = Mixer(kind="mla", num_heads=heads, num_kv_heads=kv_heads, head_dim=nope + rope, v_head_dim=v_dim,

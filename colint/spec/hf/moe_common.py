@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from colint.spec.common import layer  # noqa: F401  (the adapters import it from here)
 from colint.spec.hf.base import HFReader
+from colint.spec.hf.tie import tie_embeddings  # noqa: F401  (the adapters import it from here)
 from colint.spec.model import LayerKind
 
 
@@ -62,31 +63,6 @@ def deepseek_style_mtp_params(kind: LayerKind, h: int) -> int:
     from colint.analysis.inventory import kind_params
 
     return mtp_module_params(kind_params(kind, h)[0], h)
-
-
-def tie_embeddings(r: HFReader, default: bool, wrapper_decides: bool = False) -> bool:
-    """``tie_word_embeddings``: the text config's, else (multimodal wrapper) the wrapper's key
-    one level up (the top level; Qwen3-Omni's ``thinker_config``), else the family default.
-    ``wrapper_decides``: only the wrapper's key counts (Qwen3-Omni's thinker ignores its text config's)."""
-    outer = r.prefix[:-1] + ("tie_word_embeddings",)
-    if wrapper_decides and r.prefix and not r.doc.has(outer):
-        return default
-    if (r.has("tie_word_embeddings") and not wrapper_decides) or not r.prefix or not r.doc.has(outer):
-        return r.bool("tie_word_embeddings", "tie_word_embeddings", default=default)
-    v = r.doc.get(outer)
-    from colint.loading.document import format_path
-
-    if not isinstance(v, bool):
-        line, col = r.doc.location(outer)
-        from colint.errors import SpecError
-
-        raise SpecError(f"'{format_path(outer)}' must be true or false, got {v!r}", path=r.doc.path, line=line,
-                        column=col, key=format_path(outer))
-    line, col = r.doc.location(outer)
-    from colint.spec.model import Source
-
-    r.sources["tie_word_embeddings"] = Source(key=format_path(outer), line=line, column=col)
-    return v
 
 
 def nullable_int(r: HFReader, field: str | None, key: str, default: int | None) -> int | None:

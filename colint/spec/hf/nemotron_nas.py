@@ -16,6 +16,7 @@ DeciLM class, so there is no meta-device oracle; the tests check the count again
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec
 
 FFN_MULTIPLE = 256  # DeciLM's _find_multiple(intermediate_size, 256)
@@ -33,7 +34,7 @@ def build(r: HFReader) -> ModelSpec:
     heads = r.int("num_heads", "num_attention_heads")
     hd = r.int("head_dim", "head_dim", default=h // heads)
     vocab = r.int("vocab_size", "vocab_size")
-    tie = r.bool("tie_word_embeddings", "tie_word_embeddings", default=False)
+    tie = tie_embeddings(r, False)
     attn_bias = r.bool(None, "attention_bias", default=False)
     mlp_bias = r.bool(None, "mlp_bias", default=False)
     blocks = r.list("block_configs", "block_configs")

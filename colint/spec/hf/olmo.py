@@ -9,6 +9,7 @@ kv_heads x head_dim); final RMSNorm. OLMo-3 adds ``layer_types`` with sliding wi
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader, sliding_full_kinds
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, ModelSpec
 
 
@@ -19,7 +20,7 @@ def build(r: HFReader) -> ModelSpec:
     heads, kv, hd = r.attention_dims(h)
     inter = r.int("intermediate_size", "intermediate_size")
     vocab = r.int("vocab_size", "vocab_size")
-    tie = r.bool("tie_word_embeddings", "tie_word_embeddings")
+    tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
     bias = r.bool(None, "attention_bias", default=False)
     if mt == "olmo":
         other, extra = 0, 0

@@ -12,6 +12,7 @@ LayerNorms (weight+bias when ``layer_norm_elementwise_affine``); a final LayerNo
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec
 
 POSITION_OFFSET = 2  # OPTLearnedPositionalEmbedding.offset in transformers' modeling_opt.py
@@ -26,7 +27,7 @@ def build(r: HFReader) -> ModelSpec:
     hd = h // heads
     ffn_dim = r.int("intermediate_size", "ffn_dim")
     vocab = r.int("vocab_size", "vocab_size")
-    tie = r.bool("tie_word_embeddings", "tie_word_embeddings")
+    tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
     proj = r.int(None, "word_embed_proj_dim", default=h)
     positions = r.int("max_position_embeddings", "max_position_embeddings")
     bias = r.bool(None, "enable_bias", default=True)

@@ -11,6 +11,7 @@ biases, two RMSNorms per layer, final RMSNorm.
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec
 
 
@@ -21,7 +22,7 @@ def build(r: HFReader) -> ModelSpec:
     heads, kv, hd = r.attention_dims(h)
     inter = r.int("intermediate_size", "intermediate_size")
     vocab = r.int("vocab_size", "vocab_size")
-    tie = r.bool("tie_word_embeddings", "tie_word_embeddings")
+    tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
     window = r.opt_int("sliding_window", "sliding_window") if phi3 else None
     if phi3:
         mixer = Mixer(kind="attention", attention="sliding" if window else "full", window=window, num_heads=heads,

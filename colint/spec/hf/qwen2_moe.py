@@ -49,7 +49,7 @@ def build(r: HFReader) -> ModelSpec:
     step = r.int("decoder_sparse_step", "decoder_sparse_step", default=1)
     mlp_only = set(int_list(r, "mlp_only_layers") or [])
     vocab = r.int("vocab_size", "vocab_size", default=d["vocab"])
-    tie = tie_embeddings(r, d["tie"], wrapper_decides=mt == "qwen3_omni_moe_text")
+    tie = tie_embeddings(r, d["tie"])
     if qwen2:
         shared = r.int("shared_expert_intermediate_size", "shared_expert_intermediate_size", default=d["shared"],
                        minimum=0)
