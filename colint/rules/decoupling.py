@@ -251,7 +251,7 @@ def kv_parallelism_pays(ctx: Context):
     share = kv_s / step.estimate_s
     msg = (f"at {sc.context:,}-token context and {seqs} seq, KV-cache reads are est. {share:.0%} of decode time "
            f"({kv_s * 1e3:.2f} ms vs {weights_s * 1e3:.2f} ms of weight reads): KV (Helix) parallelism pays"
-           + (f" from ~{crossover:,} tokens" if crossover else ""))
+           + (f" from est. {crossover:,} tokens" if crossover else ""))
     details = [f"attention tp is capped at {n_kv} KV head{'s' if n_kv > 1 else ''} without copies; KV parallelism "
                f"shards the sequence instead ({w.label()})"]
     yield ctx.finding(

@@ -90,16 +90,20 @@ def expert_gemm_memory_bound(ctx: Context):
         touched = experts_touched(conc * groups, k, e)
         gpu_fmt = f"{ctx.gpu} {sc.gemm_format}"
         spread = f"ep={sc.ep}" if sc.tp == 1 else f"{groups} attention-DP group{'s' if groups != 1 else ''} of tp={sc.tp}"
+        # tokens per expert, experts touched and M* are estimates (uniform routing, the roofline): each says so
         if m >= 1:
-            msg = (f"routed experts get {_fmt_tokens(m)} tokens each per decode step ({conc} seq x {spread} x "
-                   f"top-{k} / {e} experts), below M*~{m_star:.0f} where their GEMMs turn compute-bound on {gpu_fmt}")
+            msg = (f"routed experts get est. {_fmt_tokens(m)} tokens each per decode step ({conc} seq x {spread} x "
+                   f"top-{k} / {e} experts), below est. M*={m_star:.0f} where their GEMMs turn compute-bound on "
+                   f"{gpu_fmt}")
         else:
-            msg = (f"at {conc} seq x {spread} a decode step touches ~{touched:,.0f} of {e} routed experts with ~1 "
-                   f"token each; their GEMMs turn compute-bound only at M*~{m_star:.0f} on {gpu_fmt}")
+            per_touched = conc * groups * k / touched if touched else 0.0
+            msg = (f"at {conc} seq x {spread} a decode step touches est. {touched:,.0f} of {e} routed experts "
+                   f"({per_touched:.1f} tokens each); their GEMMs turn compute-bound only from est. M*={m_star:.0f} "
+                   f"on {gpu_fmt}")
         # one GPU per expert at most: wider EP adds replicas, not rows per expert
         max_ep = min(common[-1], e) if common else ep_need
         unit = "rank" if sc.tp == 1 else f"attention group of tp={sc.tp}"
-        details = [f"compute-bound needs ~{c_star:,.0f} concurrent tokens per EP group (uniform routing)"]
+        details = [f"compute-bound needs est. {c_star:,.0f} concurrent tokens per EP group (uniform routing)"]
         if ep_need <= max_ep:
             details[0] += (f": ep>={ep_need} at {conc} seq per {unit}"
                            + (f" (ep={ep_common} of the common sizes)" if ep_common and ep_common != ep_need else ""))
@@ -107,9 +111,9 @@ def expert_gemm_memory_bound(ctx: Context):
             per_group = math.ceil(c_star / max(1, max_ep // max(1, sc.tp)))
             details[0] += (f": out of reach at {conc} seq per {unit}; at ep={max_ep} it takes >={per_group:,} seq "
                            f"per {unit}")
-        details.append(f"{touched:,.0f} of {e} experts touched per step by {conc * groups} token"
+        details.append(f"est. {touched:,.0f} of {e} experts touched per step by {conc * groups} token"
                        f"{'s' if conc * groups != 1 else ''}; {experts_per_gpu(e, sc.ep)} experts per GPU at "
-                       f"ep={sc.ep}; prefill gives {m_pre:,.0f} tokens per expert "
+                       f"ep={sc.ep}; prefill gives est. {m_pre:,.0f} tokens per expert "
                        f"({'compute' if m_pre >= pre_star else 'memory'}-bound) ({w.label()})")
         fixes = []
         if ep_need <= max_ep and ep_need > sc.ep:

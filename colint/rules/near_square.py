@@ -121,6 +121,11 @@ def _gemm_list(rows) -> str:
     return ", ".join(seen)
 
 
+def _m_text(row) -> str:
+    """A GEMM row's M; a routed expert's rows assume uniform routing, so they read as an estimate."""
+    return f"est. M={row.m}" if row.parallel == "expert" else f"M={row.m}"
+
+
 @rule("CL101", "memory-bound-at-any-batch", FAMILY, "warning",
       "A weight GEMM's limit intensity I∞ is at or below the ridge: it is memory-bound at every token count.",
       RuleDoc(
@@ -159,8 +164,8 @@ def memory_bound_at_any_batch(ctx: Context):
         lines = []
         for r in prefill:
             i_r = limit_intensity(r.n, r.k, r.dtype, sc.outputs)
-            lines.append(f"{r.name} N={r.n}, K={r.k}: I∞ {i_r:.0f} FLOP/B; at prefill M={r.m}: intensity "
-                         f"{r.time.arithmetic_intensity:.0f} FLOP/B, math {r.time.math_s * 1e6:.2f} µs vs memory "
+            lines.append(f"{r.name} N={r.n}, K={r.k}: I∞ {i_r:.0f} FLOP/B; at prefill {_m_text(r)}: intensity "
+                         f"{r.time.arithmetic_intensity:.0f} FLOP/B, est. math {r.time.math_s * 1e6:.2f} µs vs memory "
                          f"{r.time.memory_s * 1e6:.2f} µs (read {r.time.read_s * 1e6:.2f}, write "
                          f"{r.time.write_s * 1e6:.2f}) per instance")
         lost_s = sum(max(0.0, r.total_s - r.time.math_s * max(r.instances, 1.0) * r.layers) for r in rows
@@ -273,9 +278,9 @@ def memory_bound_by_shape(ctx: Context):
             m_word = "tokens per expert" if r0.parallel == "expert" else ("sequences" if regime == "decode" else "tokens")
             names = sorted({r.name for r in rows})
             yield ctx.finding(
-                "warning", f"{_thin_value(ctx, f, r0)}: {', '.join(names)} memory-bound in {regime} at M={r0.m} "
-                           f"{m_word} on {ctx.gpu}; compute-bound only from M*={t.m_star:.0f} (a square GEMM from "
-                           f"{m_sq:.0f})",
+                "warning", f"{_thin_value(ctx, f, r0)}: {', '.join(names)} memory-bound in {regime} at "
+                           f"{_m_text(r0)} {m_word} on {ctx.gpu}; compute-bound only from "
+                           f"est. M*={t.m_star:.0f} ({m_sq:.0f} for a square GEMM)",
                 field=_location(ctx, f), loss_pct=100.0 * lost / step if step else None,
                 evidence={"regime": regime, "m": r0.m, "dtype": r0.dtype, "ridge_flop_per_byte": round(t.ridge, 1),
                           "square_m_star": round(m_sq, 1), "gpu": ctx.gpu, "step_share_pct": round(share, 1),
@@ -284,8 +289,8 @@ def memory_bound_by_shape(ctx: Context):
                                      "limit_intensity_flop_per_byte": round(limit_intensity(r.n, r.k, r.dtype,
                                                                                             sc.outputs), 1),
                                      "m_star": round(r.time.m_star, 1)} for r in rows]},
-                details=[f"{r.name} N={r.n}, K={r.k}: intensity {r.time.arithmetic_intensity:.0f} FLOP/B at M={r.m} "
-                         f"vs ridge {r.time.ridge:.0f} FLOP/B, M*={r.time.m_star:.0f}" for r in rows]
+                details=[f"{r.name} N={r.n}, K={r.k}: intensity {r.time.arithmetic_intensity:.0f} FLOP/B at {_m_text(r)} "
+                         f"vs ridge {r.time.ridge:.0f} FLOP/B, est. M*={r.time.m_star:.0f}" for r in rows]
                 + [f"est. {share:.1f}% of the {regime} step ({w.label()})"])
 
 

@@ -57,15 +57,24 @@ def test_cl501_under_tp_counts_attention_groups_not_ranks():
     m_star = expert_m_star(spec, tp=8, ep=8)
     assert f.evidence["tokens_per_expert"] == 8.0
     assert f.evidence["experts_touched_per_step"] == pytest.approx(experts_touched(256, 8, 256), abs=0.1)
-    assert f.message.startswith("routed experts get 8 tokens each per decode step (256 seq x 1 attention-DP group "
-                                "of tp=8 x top-8 / 256 experts)")
+    assert f.message == ("routed experts get est. 8 tokens each per decode step (256 seq x 1 attention-DP group "
+                         f"of tp=8 x top-8 / 256 experts), below est. M*={m_star:.0f} where their GEMMs turn "
+                         "compute-bound on b200 bf16")
     need = math.ceil(m_star * 256 / 8 / 9)  # ep=72 holds 9 groups of tp=8
     assert f.details[0].endswith(f"at ep=72 it takes >={need:,} seq per attention group of tp=8")
 
 
 def test_cl501_at_concurrency_one_gives_the_concurrency_that_fixes_it():
-    (f,) = run(corpus(DSV3), ["CL501"], scenario="latency")
-    assert f.message.startswith("at 1 seq x ep=1 a decode step touches ~8 of 256 routed experts with ~1 token each")
+    spec = corpus(DSV3)
+    (f,) = run(spec, ["CL501"], scenario="latency")
+    m_star = expert_m_star(spec, scenario="latency")
+    # one token's top-8 picks touch 8 experts, one token each; every routing figure reads as an estimate
+    assert f.message == ("at 1 seq x ep=1 a decode step touches est. 8 of 256 routed experts (1.0 tokens each); "
+                         f"their GEMMs turn compute-bound only from est. M*={m_star:.0f} on b200 bf16")
+    assert f.details[0].startswith(f"compute-bound needs est. {round(m_star * 32):,} concurrent tokens per EP group "
+                                   "(uniform routing): ")
+    assert f.details[1].startswith("est. 8 of 256 experts touched per step by 1 token; 256 experts per GPU at ep=1; "
+                                   "prefill gives est. 256 tokens per expert (memory-bound) (estimate: b200, ")
     assert "out of reach at 1 seq per rank; at ep=72 it takes >=" in f.details[0]
     assert f.fixes == []
 

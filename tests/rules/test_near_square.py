@@ -90,6 +90,20 @@ def test_memory_bound_by_shape_in_prefill():
     (g,) = f.evidence["gemms"]
     assert (g["gemm"], g["n"], g["k"]) == ("attn.o_proj", 576, 576)  # I∞ 288 FLOP/B, just above B200's 281
     assert g["m_star"] > 8192 >= 2 * f.evidence["square_m_star"]
+    # M* comes from the roofline: it reads as an estimate; the prefill M is the scenario's, exact
+    assert f.message == ("num_heads 9: attn.o_proj memory-bound in prefill at M=8192 tokens on b200; compute-bound "
+                         f"only from est. M*={g['m_star']:.0f} ({f.evidence['square_m_star']:.0f} for a square GEMM)")
+    assert f.details[0].endswith(f"at M=8192 vs ridge 281 FLOP/B, est. M*={g['m_star']:.0f}")
+
+
+def test_memory_bound_by_shape_rows_per_expert_read_as_an_estimate():
+    # gpt-oss-20b at tp=8 (no EP): prefill gives 8192 x top-4 / 32 = 1024 rows per expert under uniform routing
+    (f,) = run(f"{CORPUS}/hf/gpt-oss__gpt-oss-20b.json", ["CL102"], tp=8)
+    g = f.evidence["gemms"][0]  # one row per layer kind (sliding and full attention share the expert FFN)
+    assert [(x["gemm"], x["m"]) for x in f.evidence["gemms"]] == [("moe.experts.down_proj", 1024)] * 2
+    assert f.message == ("moe_intermediate_size 2880: moe.experts.down_proj memory-bound in prefill at est. M=1024 "
+                         f"tokens per expert on b200; compute-bound only from est. M*={g['m_star']:.0f} (281 for a "
+                         "square GEMM)")
 
 
 def test_expert_batch_near_a_square_gemms_m_star_is_not_a_shape_finding():
@@ -126,3 +140,6 @@ def test_experts_thinned_by_expert_tp_get_the_ep_fix_first():
     assert f.fixes[0].title == ("deploy the experts with ep=8 instead of expert tp=8: a whole expert's "
                                 "moe.experts.down_proj has N=2048, K=768, I∞ 559 FLOP/B above the ridge 281")
     assert f.fixes[0].safety == "display" and f.fixes[1].title.startswith("widen K=96 of moe.experts.down_proj")
+    # rows per expert (uniform routing) and the roofline times are estimates and say so
+    assert f.details[1].startswith("moe.experts.down_proj N=2048, K=96: I∞ 92 FLOP/B; at prefill est. M=512: "
+                                   "intensity 78 FLOP/B, est. math ")
