@@ -343,7 +343,8 @@ def test_fallback_reads_a_standard_decoder_through_transformers(tmp_path):
     spec = _spec_of(cfg, str(tmp_path / "vaultgemma.json"))
     assert (spec.model_type, spec.hidden_size, spec.num_layers, spec.intermediate_size) == ("vaultgemma", 1024, 4,
                                                                                               4096)
-    assert "read through transformers' generic config; parameter counts approximate" in spec.notes
+    assert spec.notes == ["read through transformers' generic config by the key conventions its families share "
+                          "(no colint adapter for this model type); parameter counts approximate"]
     assert spec.tie_word_embeddings  # VaultGemmaConfig's default, not Llama's
 
 
