@@ -135,16 +135,26 @@ class HFReader(Reader):
         )
 
 
+def layer_types_of(types: list[str] | None, n_layers: int) -> list[str]:
+    """``layer_types`` fitted to ``n_layers``: extra entries dropped, missing ones full attention.
+
+    transformers 5.24 rejects a list whose length is not ``num_hidden_layers``
+    (``PreTrainedConfig.validate_layer_type``), so it has no reading of a missing entry. colint reports
+    the mismatch (``spec.per_layer_lists`` -> a consistency finding) and reads every family's short list
+    the same way: a layer the list does not name gets no window the file does not state."""
+    types = list(types or [])[:n_layers]
+    return types + ["full_attention"] * (n_layers - len(types))
+
+
 def sliding_full_kinds(n_layers: int, types: list[str] | None, window: int | None, ffn: FFN, other_params: int,
                        **attention) -> tuple[list[LayerKind], list[int]]:
     """Layer kinds and pattern of a stack whose attention layers are ``sliding_attention`` or full, as
-    ``layer_types`` says (missing entries and sliding layers without a window are full attention).
+    ``layer_types`` says (:func:`layer_types_of`; sliding layers without a window are full attention).
     ``attention`` holds the Mixer fields shared by both kinds (heads, KV heads, head_dim, biases)."""
     kinds: list[LayerKind] = []
     index: dict[str, int] = {}
     pattern = []
-    for i in range(n_layers):
-        t = types[i] if types and i < len(types) else "full_attention"
+    for t in layer_types_of(types, n_layers):
         attn = "sliding" if t == "sliding_attention" and window else "full"
         if attn not in index:
             index[attn] = len(kinds)

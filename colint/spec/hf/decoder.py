@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from colint.spec.hf.base import HFReader
+from colint.spec.hf.base import HFReader, layer_types_of
 from colint.spec.hf.moe_common import KindTable, layer, nullable_int, str_list, tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
@@ -113,7 +113,7 @@ def _layer_types(r: HFReader, t: Traits, n_layers: int, window: int | None) -> l
     if r.has("layer_types"):
         types = str_list(r, "layer_types") or []
         r.per_layer_lists["layer_types"] = len(types)
-        return [types[i] if i < len(types) else "full_attention" for i in range(n_layers)]
+        return layer_types_of(types, n_layers)
     if t.window_pattern_key:
         period = r.int(None, t.window_pattern_key, default=r.defaults.get(t.window_pattern_key, 4))
         return ["sliding_attention" if (i + 1) % period else "full_attention" for i in range(n_layers)]

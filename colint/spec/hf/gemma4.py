@@ -22,7 +22,7 @@ Final RMSNorm; LM head tied by default.
 
 from __future__ import annotations
 
-from colint.spec.hf.base import HFReader
+from colint.spec.hf.base import HFReader, layer_types_of
 from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec
 
@@ -78,7 +78,7 @@ def build(r: HFReader) -> ModelSpec:
     types = r.layer_types(n_layers)
     if types is None:
         types = ["sliding_attention" if (i + 1) % DEFAULT_PATTERN else "full_attention" for i in range(n_layers)]
-    types = (list(types) + ["full_attention"] * n_layers)[:n_layers]
+    types = layer_types_of(types, n_layers)
     types[-1] = "full_attention"  # transformers forces the last layer to full attention
     over = _overrides(r, n_layers, types, k_eq_v)
     first_shared = n_layers - shared

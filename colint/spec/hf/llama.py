@@ -17,7 +17,7 @@ RMSNorms and a 2H -> H ``input_proj``), not in ``params.total``.
 from __future__ import annotations
 
 from colint.analysis.inventory import kind_params
-from colint.spec.hf.base import HFReader
+from colint.spec.hf.base import HFReader, layer_types_of
 from colint.spec.hf.moe_common import mtp_module_params
 from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec
@@ -65,15 +65,12 @@ def build(r: HFReader) -> ModelSpec:
     kinds_by_type: dict[str, int] = {}
     kinds: list[LayerKind] = []
     pattern = []
-    for t in types[:n_layers]:
+    for t in layer_types_of(types, n_layers):
         attn = "sliding" if t == "sliding_attention" and window else "full"
         if attn not in kinds_by_type:
             kinds_by_type[attn] = len(kinds)
             kinds.append(LayerKind(name=f"attention/{attn}+dense", mixer=mixer(attn), ffn=ffn, other_params=other))
         pattern.append(kinds_by_type[attn])
-    pattern += [pattern[-1] if pattern else 0] * (n_layers - len(pattern))
-    if not kinds:
-        kinds = [LayerKind(name="attention/full+dense", mixer=mixer("full"), ffn=ffn, other_params=other)]
 
     mtp = r.opt_int("mtp_layers", "num_nextn_predict_layers") or 0
     mtp_params = 0

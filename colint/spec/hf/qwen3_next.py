@@ -22,7 +22,7 @@ transformers 5.24 (``modeling_qwen3_next.py``, ``modeling_qwen3_5*.py``):
 
 from __future__ import annotations
 
-from colint.spec.hf.base import HFReader
+from colint.spec.hf.base import HFReader, layer_types_of
 from colint.spec.hf.moe_common import (
     KindTable, deepseek_style_mtp_params, int_list, layer, tie_embeddings,
 )
@@ -87,8 +87,7 @@ def build(r: HFReader) -> ModelSpec:
                                      num_shared_experts=1, shared_intermediate_size=shared, shared_expert_gate=True)
 
     t = KindTable()
-    for i in range(n_layers):
-        lt = types[i] if i < len(types) else "full_attention"
+    for i, lt in enumerate(layer_types_of(types, n_layers)):
         linear = lt == "linear_attention"
         mixer, other = (lin, lin_other) if linear else (full, full_other)
         if dense:
