@@ -109,14 +109,21 @@ MAX_PERIOD = 8  # a repeating unit longer than this is not a "pattern" a stage s
 def period(pattern: list[int]) -> tuple[int, int | None]:
     """(prefix, period): the shortest prefix after which the layer pattern repeats with a period of
     at most MAX_PERIOD layers (DeepSeek first-3-dense: (3, 1); Jamba: (0, 8); uniform: (0, 1));
-    (0, None) when no such pattern exists (Nemotron-H, Nemotron-NAS block lists)."""
+    (0, None) when no such pattern exists (Nemotron-H, Nemotron-NAS block lists).
+
+    Candidates are prefixes f up to max(1, n // 2) and periods p up to min(MAX_PERIOD, n - f); the answer
+    is the smallest f, then the smallest p. pattern[f:] has period p exactly when no i >= f has
+    pattern[i] != pattern[i + p], i.e. when f is past the last such mismatch: one backward scan per p,
+    O(n x MAX_PERIOD) in all (the scan of every f and p was quadratic on long near-periodic stacks)."""
     n = len(pattern)
-    for f in range(0, max(1, n // 2) + 1):
-        rest = pattern[f:]
-        for p in range(1, min(MAX_PERIOD, len(rest)) + 1):
-            if all(rest[i] == rest[i + p] for i in range(len(rest) - p)):
-                return f, p
-    return 0, None
+    max_prefix = max(1, n // 2)
+    best: tuple[int, int] | None = None
+    for p in range(1, min(MAX_PERIOD, n) + 1):
+        last_bad = next((i for i in range(n - p - 1, -1, -1) if pattern[i] != pattern[i + p]), -1)
+        f = last_bad + 1  # the shortest prefix after which period p holds (f <= n - p: p fits the rest)
+        if f <= max_prefix and (best is None or f < best[0]):
+            best = (f, p)  # p rises: a tie in f keeps the smaller p found first
+    return best if best is not None else (0, None)
 
 
 def irregularities(spec) -> dict[str, str]:

@@ -165,3 +165,71 @@ def test_cl604_equal_layer_counts_are_not_called_uneven():
     assert "unevenly" not in f.message
     assert f.message.startswith("52 layers (an irregular sequence of 3 layer kinds, hybrid attention/mamba): the best "
                                 "contiguous split still idles stages at pp=4, pp=8: pp=4: 13/13/13/13, est. ")
+
+
+# -- period(): linear, same results as the quadratic scan it replaced ----------------------------
+def _period_reference(pattern: list[int]) -> tuple[int, int | None]:
+    """period() before it became linear (commit 79315b5), kept as the reference: try every prefix f, then
+    every period p, comparing the whole rest."""
+    from colint.rules.layer_pattern import MAX_PERIOD
+
+    n = len(pattern)
+    for f in range(0, max(1, n // 2) + 1):
+        rest = pattern[f:]
+        for p in range(1, min(MAX_PERIOD, len(rest)) + 1):
+            if all(rest[i] == rest[i + p] for i in range(len(rest) - p)):
+                return f, p
+    return 0, None
+
+
+def _patterns_for_period(seed: int = 20260) -> list[list[int]]:
+    """Every short pattern over two kinds, random ones, and near-periodic ones (prefix + repeated unit,
+    a few mutations), seeded."""
+    import itertools
+    import random
+
+    rng = random.Random(seed)
+    out = [list(t) for n in range(0, 11) for t in itertools.product((0, 1), repeat=n)]  # 2,047 patterns
+    for _ in range(1000):
+        out.append([rng.randrange(rng.randint(1, 4)) for _ in range(rng.randint(0, 40))])
+    for _ in range(2000):
+        unit = [rng.randrange(3) for _ in range(rng.randint(1, 10))]
+        pat = [rng.randrange(3, 5) for _ in range(rng.randint(0, 6))] + unit * rng.randint(1, 12)
+        for _ in range(rng.choice((0, 0, 1, 1, 2, 3))):
+            if pat:
+                pat[rng.randrange(len(pat))] = rng.randrange(5)
+        out.append(pat)
+    return out
+
+
+def test_period_matches_the_quadratic_reference():
+    from pathlib import Path
+
+    from colint.errors import ColintError
+    from colint.rules.layer_pattern import period
+
+    pats = []
+    for path in sorted(Path("tests/corpus").rglob("*")):
+        if path.suffix in (".json", ".yaml", ".yml"):
+            try:
+                pats.append(list(corpus(str(path)).layer_pattern))
+            except ColintError:
+                continue
+    assert len(pats) > 50 and any(period(p)[1] is None for p in pats) and any(period(p)[0] > 0 for p in pats)
+    pats += _patterns_for_period()
+    mismatches = [(p, period(p), _period_reference(p)) for p in pats if period(p) != _period_reference(p)]
+    assert mismatches == []
+    # the cases the docstring names
+    assert period([0, 0, 0] + [1] * 58) == (3, 1)  # DeepSeek-V3: first 3 dense
+    assert period([0, 1, 2, 3, 4, 5, 6, 7] * 4) == (0, 8)  # an 8-layer unit (Jamba)
+    assert period([]) == (0, None) and period([7]) == (0, 1)
+
+
+def test_period_of_a_100k_layer_near_periodic_stack():
+    from colint.rules.layer_pattern import period
+
+    pat = [9, 9, 9] + [0, 1, 2] * 33_333  # 100,002 layers: a 3-layer unit after a 3-layer prefix...
+    pat[40_000] = 5  # ...broken once: the repeating tail starts after the mismatch
+    assert period(pat) == (40_001, 3)
+    pat[70_000] = 5  # a mismatch past the middle leaves no prefix of at most n/2 layers
+    assert period(pat) == (0, None)
