@@ -48,6 +48,9 @@ CASES = {
     "youtu": ({"num_key_value_heads": 8, "kv_lora_rank": 128, "q_lora_rank": 256, "qk_nope_head_dim": 64,
                "qk_rope_head_dim": 32, "qk_head_dim": 96, "v_head_dim": 64},
               29_038_592, 29_038_592, [False] * 4, None),
+    # a non-gated MLP (up, act, down): modeling_jais2.py names no gate projection; oracle 43,279,360 (LayerNorm
+    # biases)
+    "jais2": ({"num_key_value_heads": 8}, 43_274_752, 43_279_360, [False] * 4, None),
     # expert keys switched off by is_moe: false; oracle 45,364,240
     "doge": ({"num_key_value_heads": 4, "is_moe": False, "num_experts": 1024, "num_experts_per_tok": 32},
              45_355_520, 45_364_240, [False] * 4, None),
@@ -75,6 +78,7 @@ def test_unknown_families_are_read_by_their_key_conventions(model_type):
                 f.shared_intermediate_size) == moe
     assert spec.notes == ["read through transformers' generic config by the key conventions its families share "
                           "(no colint adapter for this model type); parameter counts approximate"]
+    assert all(k.ffn.gated for k in spec.layer_kinds if k.ffn.kind == "dense") == (model_type != "jais2")
 
 
 def test_mla_fields_come_from_the_file():

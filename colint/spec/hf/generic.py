@@ -108,7 +108,8 @@ def _sparse_layers(r: HFReader, n_layers: int) -> list[bool]:
     return [True] * n_layers
 
 
-def build(r: HFReader) -> ModelSpec:
+def build(r: HFReader, gated: bool = True) -> ModelSpec:
+    """The spec; ``gated``: whether the MLPs (dense, experts, shared) have a gate projection."""
     h = r.int("hidden_size", "hidden_size")
     n_layers = r.int("num_layers", "num_hidden_layers")
     inter = r.int("intermediate_size", "intermediate_size")
@@ -132,8 +133,9 @@ def build(r: HFReader) -> ModelSpec:
             shared_w = r.int("shared_expert_intermediate_size", shared_key, minimum=0)
             n_shared = 1 if shared_w else 0
         moe = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=width, num_shared_experts=n_shared,
-                  shared_intermediate_size=shared_w if n_shared else 0, shared_bias=mlp_bias)
-    dense = FFN(kind="dense", intermediate_size=inter, bias=mlp_bias)
+                  shared_intermediate_size=shared_w if n_shared else 0, shared_bias=mlp_bias, expert_gated=gated,
+                  shared_gated=gated)
+    dense = FFN(kind="dense", intermediate_size=inter, gated=gated, bias=mlp_bias)
     mixers = {s: _mixer(r, h, window, s) for s in ({False, True} if window else {False})}
     table = KindTable()
     for i in range(n_layers):
