@@ -11,6 +11,7 @@ import sys
 import click
 
 from colint import __version__
+from colint.reporters.report_charts import CHARTS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -511,7 +512,7 @@ def suggest_cmd(path, overrides, isolated, budget_pct, objective, top, fmt) -> N
 @_settings_options
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="report.html (every chart and the findings), or x.png / x.svg (one chart).")
-@click.option("--chart", type=click.Choice(["roofline", "time", "pipeline"]), default=None,
+@click.option("--chart", type=click.Choice(list(CHARTS)), default=None,
               help="The chart a .png/.svg output holds. [default: roofline]")
 def report_cmd(path, overrides, isolated, output, chart) -> None:
     """Charts of the design on a GPU: roofline of every GEMM, step-time breakdown, pipeline balance."""

@@ -11,6 +11,8 @@ import html
 import io
 from typing import Any
 
+from colint.reporters.report_charts import CHARTS
+
 FIG_SIZE_IN = (8.0, 5.0)
 DPI = 110
 REGIME_STYLE = {"prefill": ("o", "#1f77b4"), "decode": ("^", "#d62728")}
@@ -109,7 +111,9 @@ def _pipeline(ax, d: dict) -> None:
     ax.grid(True, alpha=0.2)
 
 
-DRAW = {"roofline": ("roofline", _roofline), "time": ("time", _time), "pipeline": ("pipeline", _pipeline)}
+# chart name -> (its key in report_data, the drawing); the names are CHARTS' (a chart without a drawing fails here)
+_DRAWINGS = {"roofline": _roofline, "time": _time, "pipeline": _pipeline}
+DRAW = {name: (name, _DRAWINGS[name]) for name in CHARTS}
 
 
 def render_chart(data: dict, chart: str, fmt: str = "png") -> bytes:
@@ -135,8 +139,7 @@ def render_html(data: dict) -> str:
     """The whole report: summary, the three charts as embedded PNGs, the findings."""
     e = html.escape
     imgs = []
-    for chart, title in (("roofline", "Roofline"), ("time", "Step time breakdown"),
-                         ("pipeline", "Pipeline-stage balance")):
+    for chart, title in CHARTS.items():
         b64 = base64.b64encode(render_chart(data, chart, "png")).decode("ascii")
         imgs.append(f'<figure><img alt="{e(title)}" src="data:image/png;base64,{b64}">'
                     f"<figcaption>{e(title)}</figcaption></figure>")
