@@ -78,9 +78,9 @@ def test_meta_ffn_rounding_rule():
     assert llama_ffn_hidden(8192, 4096, 1.3) == 28672  # Llama 2 70B params.json
     s = spec_of("torchchat__Meta-Llama-3.2-1B")
     src = s.sources["intermediate_size"]
-    # Derived, so no key holds 8192: the source names hidden_dim, the key that would (not ffn_dim_multiplier,
-    # whose value is 1.5 — a fix must never write a width there).
-    assert (src.key, src.line, src.default) == ("hidden_dim", None, True)
+    # Derived, so no key holds 8192: the source names multiple_of (256, the width is a multiple of it), the
+    # key the user would edit, with its line; derived, so a fix never writes a width there.
+    assert (src.key, src.line, src.default, src.derived) == ("multiple_of", 9, False, True)
 
 
 def test_counts_agree_with_hf_adapter():

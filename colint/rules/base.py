@@ -101,6 +101,9 @@ class Context:
         if key is None and src is not None:
             key = src.key
         gpu_specific = r.needs_workload if gpu_specific is None else gpu_specific
+        derived = {s.key for s in self.spec.sources.values() if s.derived}
+        if derived and fixes:  # a key a value is computed from does not hold it: never write the value there
+            fixes = [fx for fx in fixes if not any(e.key in derived for e in fx.edits)]
         return Finding(
             code=r.code, name=r.name, rule=r.family, severity=severity, message=message, key=key,
             line=src.line if src else None, column=src.column if src else None,

@@ -128,7 +128,7 @@ def _gemma2(r: FormatReader, h, pairs, heads, kv, head_dim, mlp, gated, common) 
     r.notes.append(f"decoder_block gemma2: base_num_decoder_layers {pairs} counts (local, global) pairs "
                    f"-> {2 * pairs} layers")
     common["sliding_window"] = window
-    r.sources.pop("num_layers", None)  # base_num_decoder_layers holds the pair count, not the layer count
+    r.record_derived("num_layers", "base_num_decoder_layers")  # it holds the pair count, not the layer count
     return r.spec(hidden_size=h, num_layers=2 * pairs, layers=[local, glob] * pairs, extra_params=h, **common)
 
 

@@ -114,8 +114,15 @@ def _llama(r: FormatReader, vocab_size: int | None, torchchat: bool) -> ModelSpe
         multiple_of = r.req(None, "multiple_of", default=256)
         mult = positive_float(r, "ffn_dim_multiplier")
         inter = llama_ffn_hidden(h, multiple_of, mult)
-        # Derived: no key holds the width; hidden_dim is the key that would (torchchat, ExecuTorch).
-        r.record("intermediate_size", "hidden_dim", default=True)
+        # Derived: no key holds the width. Findings point at the key in the file it is computed from, the one
+        # the user would edit: multiple_of (the width is a multiple of it), else ffn_dim_multiplier (Meta's
+        # ModelArgs takes no hidden_dim). With neither in the file, hidden_dim is the key to add (torchchat,
+        # ExecuTorch read it), with no line.
+        knob = next((k for k in ("multiple_of", "ffn_dim_multiplier") if r.has(k)), None)
+        if knob:
+            r.record_derived("intermediate_size", knob)
+        else:
+            r.record("intermediate_size", "hidden_dim", default=True)
         r.notes.append(f"FFN width {inter} derived as Meta's FeedForward does: 4*dim -> int(2h/3)"
                        + (f" -> int({mult:g}*h)" if mult is not None else "") + f" -> multiple of {multiple_of}")
 
@@ -133,6 +140,7 @@ def _llama(r: FormatReader, vocab_size: int | None, torchchat: bool) -> ModelSpe
         ffn = FFN(kind="moe", num_experts=r.req("num_experts", "num_experts", default=8),
                   top_k=r.req("top_k", "num_activated_experts", default=2), expert_intermediate_size=inter,
                   bias=ffn_bias, expert_bias=ffn_bias)
+        r.sources["moe_intermediate_size"] = r.sources["intermediate_size"]
     else:
         ffn = FFN(kind="dense", intermediate_size=inter, gated=True, bias=ffn_bias)
 

@@ -25,6 +25,9 @@ class Source(Record, frozen=True):
     line: Optional[int] = None
     column: Optional[int] = None
     default: bool = False  # the value was not in the file: a default or a derived value
+    # The value is computed from ``key`` (Meta's FFN width from multiple_of, MaxText gemma2's layers from
+    # the pair count): findings point at that key, but it does not hold the value, so no fix writes it there.
+    derived: bool = False
 
 
 class Mixer(Record, frozen=True):

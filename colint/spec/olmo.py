@@ -42,10 +42,14 @@ def normalize(doc: Document) -> ModelSpec:
     act = r.name("activation_type", default="swiglu")
     gated = act == "swiglu"
     if r.has("mlp_hidden_size"):
-        # The key holds the FFN width only without SwiGLU (which halves it): a source only then.
+        # The key holds the FFN width only without SwiGLU (which halves it): its source only then,
+        # else the key the width is computed from.
         hidden = r.req(None if gated else "intermediate_size", "mlp_hidden_size")
+        if gated:
+            r.record_derived("intermediate_size", "mlp_hidden_size")
     else:
         hidden = r.req(None, "mlp_ratio", default=4) * h
+        r.record_derived("intermediate_size", "mlp_ratio")  # mlp_ratio x d_model (halved by SwiGLU)
     inter = hidden // 2 if gated else hidden
     if gated:
         r.notes.append(f"SwiGLU halves ff_proj's {hidden} outputs: gated width {inter}")
@@ -67,8 +71,7 @@ def normalize(doc: Document) -> ModelSpec:
         ffn = FFN(kind="moe", gated=gated, num_experts=r.req("num_experts", "moe_num_experts"),
                   top_k=r.req("top_k", "moe_top_k", default=2), expert_intermediate_size=inter, expert_gated=gated,
                   expert_bias=False)
-        if "intermediate_size" in r.sources:
-            r.sources["moe_intermediate_size"] = r.sources["intermediate_size"]
+        r.sources["moe_intermediate_size"] = r.sources["intermediate_size"]
     else:
         ffn = FFN(kind="dense", intermediate_size=inter, gated=gated, bias=bias)
 

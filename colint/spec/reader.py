@@ -71,6 +71,13 @@ class Reader:
             src = Source(key=src.key, line=None, column=None, default=True)
         self.sources[field] = src
 
+    def record_derived(self, field: str, key: str | tuple) -> None:
+        """``field``'s value is computed from ``key`` (not stated anywhere): point at that key, with its line
+        when the file states it (``default=False`` only then), marked ``derived`` so that fixes leave it."""
+        src = self.located(key)
+        self.sources[field] = Source(key=src.key, line=src.line, column=src.column, default=src.default,
+                                     derived=True)
+
     # -- raw access ----------------------------------------------------------------------------
     def raw(self, *keys: str, default: Any = None) -> Any:
         k = self.first_present(keys)
