@@ -277,6 +277,8 @@ def memory_bound_by_shape(ctx: Context):
             lost = sum(max(0.0, r.total_s - r.time.math_s * max(r.instances, 1.0) * r.layers) for r in rows)
             m_word = "tokens per expert" if r0.parallel == "expert" else ("sequences" if regime == "decode" else "tokens")
             names = sorted({r.name for r in rows})
+            # one line per distinct GEMM: layer kinds that share an FFN (gpt-oss's sliding and full layers) repeat it
+            shown = list({(r.name, r.n, r.k, r.m): r for r in rows}.values())
             yield ctx.finding(
                 "warning", f"{_thin_value(ctx, f, r0)}: {', '.join(names)} memory-bound in {regime} at "
                            f"{_m_text(r0)} {m_word} on {ctx.gpu}; compute-bound only from "
@@ -288,9 +290,9 @@ def memory_bound_by_shape(ctx: Context):
                                      "arithmetic_intensity_flop_per_byte": round(r.time.arithmetic_intensity, 1),
                                      "limit_intensity_flop_per_byte": round(limit_intensity(r.n, r.k, r.dtype,
                                                                                             sc.outputs), 1),
-                                     "m_star": round(r.time.m_star, 1)} for r in rows]},
+                                     "m_star": round(r.time.m_star, 1)} for r in shown]},
                 details=[f"{r.name} N={r.n}, K={r.k}: intensity {r.time.arithmetic_intensity:.0f} FLOP/B at {_m_text(r)} "
-                         f"vs ridge {r.time.ridge:.0f} FLOP/B, est. M*={r.time.m_star:.0f}" for r in rows]
+                         f"vs ridge {r.time.ridge:.0f} FLOP/B, est. M*={r.time.m_star:.0f}" for r in shown]
                 + [f"est. {share:.1f}% of the {regime} step ({w.label()})"])
 
 
