@@ -101,3 +101,24 @@ def test_disagreeing_keys_give_the_oracle_count():
     tied = spec_from(_wrapper("gemma3", True, False))
     assert param_counts(untied).total - param_counts(tied).total == 1000 * 64
     assert param_counts(untied).total == 165_248
+
+
+def test_wrapper_defaults_and_copy_up_match_installed_transformers():
+    # The table's outer defaults and its "copies a text-config true up" column, against the config classes.
+    pytest.importorskip("transformers")
+    import inspect
+    import os
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from transformers import CONFIG_MAPPING
+
+    from colint.spec.hf.tie import WRAPPER_TIE
+
+    for mt, (outer_default, copies_up, _) in WRAPPER_TIE.items():
+        cls = CONFIG_MAPPING[mt]
+        thinker = getattr(cls, "sub_configs", {}).get("thinker_config")
+        owner = thinker if thinker is not None else cls
+        assert owner.__dataclass_fields__["tie_word_embeddings"].default is outer_default, mt
+        src = inspect.getsource(owner)
+        # LlavaConfig.__post_init__: "if not self.tie_word_embeddings and self.text_config.tie_word_embeddings"
+        assert ("if not self.tie_word_embeddings and" in src) is copies_up, mt
