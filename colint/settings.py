@@ -261,7 +261,7 @@ def parse_config(path: str) -> Optional[ConfigFile]:
             msg = f"unknown key {dotted!r} in {'[tool.colint]' if kind == 'pyproject' else 'the config'} " \
                   f"(known: {known})"
         else:
-            msg = f"{dotted}: {e['msg']} (got {e.get('input')!r})"
+            msg = f"{dotted}: {e['msg'].removeprefix('Value error, ')} (got {e.get('input')!r})"
         key_for_pos = loc[1] if len(loc) > 1 and key in ("per-file-ignores", "severity", "rules") else key
         raise _error(path, text, kind, key_for_pos, msg) from None
     cfg = ConfigFile(path=path, kind=kind, text=text, raw=table, settings=settings)

@@ -106,7 +106,7 @@ def test_severity_overrides(tmp_path, monkeypatch, capsys):
      "pyproject.toml:3:1: error: per-file-ignores 'old/**': unknown rule selector 'XX1'"),
     ('[tool.colint]\nscenario = "fast"\n',
      "pyproject.toml:2:1: error: scenario: Input should be 'throughput', 'latency' or 'long-context'"),
-    ('[tool.colint]\ntp = 0\n', "pyproject.toml:2:1: error: tp"),
+    ('[tool.colint]\ntp = 0\n', "pyproject.toml:2:1: error: tp: must be at least 1 or 'auto' (got 0)"),
     ('[tool.colint.severity]\nCL002 = "fatal"\n', "pyproject.toml:2:1: error: severity.CL002:"),
     ('[tool.colint.rules.CL999]\nx = 1\n', "pyproject.toml:1:1: error: rules: unknown rule 'CL999'"),
     ('[tool.colint.rules.CL002]\nmax_heads = 4\n',
