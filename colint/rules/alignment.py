@@ -671,8 +671,8 @@ def head_dim_tile(ctx: Context):
             field="num_heads" if derived else "head_dim", loss_pct=None,
             evidence={"head_dim": hd, "padded": padded, "waste_pct": round(waste, 1), "gpu": ctx.gpu,
                       "head_dim_derived": derived,
-                      "attention_core_decode_share_pct": round(shares["decode"], 1),
-                      "attention_core_prefill_share_pct": round(shares["prefill"], 1)},
+                      "est_attention_core_decode_share_pct": round(shares["decode"], 1),
+                      "est_attention_core_prefill_share_pct": round(shares["prefill"], 1)},
             details=[f"the attention core is est. {shares['prefill']:.0f}% of the prefill step and "
                      f"{shares['decode']:.0f}% of the decode step ({w.label()}); the padding matters where the core "
                      f"is compute-bound (prefill); decode attention reads the KV cache and is memory-bound"]

@@ -115,7 +115,7 @@ def kv_cache_replicated(ctx: Context):
         evidence={"tp": tp, "kv_heads": n_kv, "kv_replication": rep, "kv_bytes_per_token_per_gpu": round(kv_gpu),
                   "kv_bytes_per_token_sharded": round(kv_ideal), "extra_kv_bytes_per_gpu": round(extra_scn),
                   "decode_concurrency": seqs, "context_tokens": context,
-                  "replicated_kv_read_s": saved_s, "attention_core_s": core, "gpu": ctx.gpu},
+                  "est_replicated_kv_read_s": saved_s, "est_attention_core_s": core, "gpu": ctx.gpu},
         loss_pct=loss, fixes=fixes, details=details)
 
 
@@ -256,9 +256,10 @@ def kv_parallelism_pays(ctx: Context):
                f"shards the sequence instead ({w.label()})"]
     yield ctx.finding(
         "info", msg, field=_kv_field(spec, mx),
-        evidence={"context_tokens": sc.context, "decode_concurrency": seqs, "kv_read_s": kv_s,
-                  "weight_read_s": weights_s, "decode_step_s": step.estimate_s, "kv_share": round(share, 4),
-                  "attention_share": round(step.attention_share, 4), "crossover_context_tokens": crossover,
+        evidence={"context_tokens": sc.context, "decode_concurrency": seqs, "est_kv_read_s": kv_s,
+                  "est_weight_read_s": weights_s, "est_decode_step_s": step.estimate_s,
+                  "est_kv_share": round(share, 4), "est_attention_share": round(step.attention_share, 4),
+                  "est_crossover_context_tokens": crossover,
                   "kv_heads": n_kv, "gpu": ctx.gpu},
         fixes=[fix("serve with KV parallelism (Helix: KVP x TP_A for attention, TP/EP for the FFN)", "display")],
         details=details)

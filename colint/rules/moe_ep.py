@@ -122,10 +122,10 @@ def expert_gemm_memory_bound(ctx: Context):
         yield ctx.finding(
             "info", msg, field="num_experts",
             evidence={"num_experts": e, "top_k": k, "decode_concurrency": conc, "ep": sc.ep,
-                      "tokens_per_expert": round(m, 3), "m_star": round(m_star, 1),
-                      "global_concurrency_needed": round(c_star), "ep_needed": ep_need,
-                      "experts_touched_per_step": round(touched, 1), "experts_per_gpu": experts_per_gpu(e, sc.ep),
-                      "prefill_tokens_per_expert": round(m_pre, 1), "moe_layers": n_layers, "gpu": ctx.gpu},
+                      "est_tokens_per_expert": round(m, 3), "est_m_star_tokens": round(m_star, 1),
+                      "est_concurrency_needed_tokens": round(c_star), "est_ep_needed": ep_need,
+                      "est_experts_touched_per_step": round(touched, 1), "experts_per_gpu": experts_per_gpu(e, sc.ep),
+                      "est_prefill_tokens_per_expert": round(m_pre, 1), "moe_layers": n_layers, "gpu": ctx.gpu},
             fixes=fixes, details=details)
 
 

@@ -121,6 +121,11 @@ def _gemm_list(rows) -> str:
     return ", ".join(seen)
 
 
+def _m_key(row, name: str = "m_tokens") -> str:
+    """The evidence key of a value at a GEMM row's M: ``est_``-prefixed for a routed expert (uniform routing)."""
+    return f"est_{name}" if row.parallel == "expert" else name
+
+
 def _m_text(row) -> str:
     """A GEMM row's M; a routed expert's rows assume uniform routing, so they read as an estimate."""
     return f"est. M={row.m}" if row.parallel == "expert" else f"M={row.m}"
@@ -195,9 +200,10 @@ def memory_bound_at_any_batch(ctx: Context):
                                  "limit_intensity_flop_per_byte": round(limit_intensity(r.n, r.k, r.dtype, sc.outputs), 1)}
                                 for r in prefill],
                       "dtype": r0.dtype, "out_dtype": sc.outputs, "limit_intensity_flop_per_byte": round(i_inf, 1),
-                      "ridge_flop_per_byte": round(ridge, 1), "m_star": None, "memory_bound_at_any_m": True,
+                      "ridge_flop_per_byte": round(ridge, 1), "est_m_star_tokens": None, "memory_bound_at_any_m": True,
                       "gpu": ctx.gpu,
-                      "prefill_share_pct": round(shares["prefill"], 1), "decode_share_pct": round(shares["decode"], 1)},
+                      "est_prefill_share_pct": round(shares["prefill"], 1),
+                      "est_decode_share_pct": round(shares["decode"], 1)},
             details=lines, fixes=fixes)
 
 
@@ -284,13 +290,15 @@ def memory_bound_by_shape(ctx: Context):
                            f"{_m_text(r0)} {m_word} on {ctx.gpu}; compute-bound only from "
                            f"est. M*={t.m_star:.0f} ({m_sq:.0f} for a square GEMM)",
                 field=_location(ctx, f), loss_pct=100.0 * lost / step if step else None,
-                evidence={"regime": regime, "m": r0.m, "dtype": r0.dtype, "ridge_flop_per_byte": round(t.ridge, 1),
-                          "square_m_star": round(m_sq, 1), "gpu": ctx.gpu, "step_share_pct": round(share, 1),
-                          "gemms": [{"gemm": r.name, "n": r.n, "k": r.k, "m": r.m,
-                                     "arithmetic_intensity_flop_per_byte": round(r.time.arithmetic_intensity, 1),
+                evidence={"regime": regime, _m_key(r0): r0.m, "dtype": r0.dtype,
+                          "ridge_flop_per_byte": round(t.ridge, 1), "square_m_star_tokens": round(m_sq, 1),
+                          "gpu": ctx.gpu, "est_step_share_pct": round(share, 1),
+                          "gemms": [{"gemm": r.name, "n": r.n, "k": r.k, _m_key(r): r.m,
+                                     _m_key(r, "arithmetic_intensity_flop_per_byte"):
+                                         round(r.time.arithmetic_intensity, 1),
                                      "limit_intensity_flop_per_byte": round(limit_intensity(r.n, r.k, r.dtype,
                                                                                             sc.outputs), 1),
-                                     "m_star": round(r.time.m_star, 1)} for r in shown]},
+                                     "est_m_star_tokens": round(r.time.m_star, 1)} for r in shown]},
                 details=[f"{r.name} N={r.n}, K={r.k}: intensity {r.time.arithmetic_intensity:.0f} FLOP/B at {_m_text(r)} "
                          f"vs ridge {r.time.ridge:.0f} FLOP/B, est. M*={r.time.m_star:.0f}" for r in shown]
                 + [f"est. {share:.1f}% of the {regime} step ({w.label()})"])

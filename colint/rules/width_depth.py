@@ -225,8 +225,8 @@ def deep_narrow_stack(ctx: Context):
                f"({fixed_s / L * 1e6:.1f} us per layer; {w.label()})"]
     fixes = []
     ev = {"hidden_size": spec.hidden_size, "num_layers": L, "layer_equivalents": l_eq,
-          "aspect_ratio": round(aspect, 1), "params": params, "fixed_share": round(share, 4),
-          "fixed_s": fixed_s, "itl_s": step.estimate_s, "gpu": ctx.gpu}
+          "aspect_ratio": round(aspect, 1), "params": params, "est_fixed_share": round(share, 4),
+          "est_fixed_s": fixed_s, "est_itl_s": step.estimate_s, "gpu": ctx.gpu}
     if alt is not None:
         alt_spec, alt_params = alt
         alt_w = analyse(alt_spec, ctx.profile, w.scenario)
@@ -240,7 +240,8 @@ def deep_narrow_stack(ctx: Context):
         details.append(f"equal-parameter alternative {desc} ({d_pct:+.1f}% params): est. ITL {alt_itl * 1e3:.2f} ms "
                        f"({gain:.0%} lower)")
         ev.update({"alt_hidden_size": alt_spec.hidden_size, "alt_num_layers": alt_spec.num_layers,
-                   "alt_params": alt_params, "alt_itl_s": alt_itl, "alt_itl_gain": round(gain, 4)})
+                   "alt_params": alt_params, "est_alt_itl_s": alt_itl,
+                   "est_alt_itl_gain_share": round(gain, 4)})
         edits = [edit(edit_key(spec, "hidden_size", "hidden_size"), spec.hidden_size, alt_spec.hidden_size),
                  edit(edit_key(spec, "num_layers", "num_hidden_layers"), L, alt_spec.num_layers)]
         if spec.intermediate_size and alt_spec.intermediate_size != spec.intermediate_size \

@@ -41,11 +41,11 @@ def test_cl501_deepseek_v3_throughput():
     assert (f.code, f.severity, f.key, f.line) == ("CL501", "info", "n_routed_experts", 26)
     ev = f.evidence
     m_star = expert_m_star(spec)
-    assert ev["tokens_per_expert"] == 8.0  # 256 seq x top-8 / 256 experts
-    assert ev["m_star"] == pytest.approx(m_star, abs=0.05)
+    assert ev["est_tokens_per_expert"] == 8.0  # 256 seq x top-8 / 256 experts
+    assert ev["est_m_star_tokens"] == pytest.approx(m_star, abs=0.05)
     assert 250 < m_star < 450  # B200 BF16 ridge ~281 FLOP/B: M* a few hundred rows
-    assert ev["global_concurrency_needed"] == round(m_star * 256 / 8)
-    assert ev["ep_needed"] == math.ceil(m_star * 32 / 256)
+    assert ev["est_concurrency_needed_tokens"] == round(m_star * 256 / 8)
+    assert ev["est_ep_needed"] == math.ceil(m_star * 32 / 256)
     assert f.fixes[0].title == "deploy the experts with ep>=64 and data-parallel attention"
 
 
@@ -55,8 +55,8 @@ def test_cl501_under_tp_counts_attention_groups_not_ranks():
     spec = corpus(DSV3)
     (f,) = run(spec, ["CL501"], tp=8, ep=8)
     m_star = expert_m_star(spec, tp=8, ep=8)
-    assert f.evidence["tokens_per_expert"] == 8.0
-    assert f.evidence["experts_touched_per_step"] == pytest.approx(experts_touched(256, 8, 256), abs=0.1)
+    assert f.evidence["est_tokens_per_expert"] == 8.0
+    assert f.evidence["est_experts_touched_per_step"] == pytest.approx(experts_touched(256, 8, 256), abs=0.1)
     assert f.message == ("routed experts get est. 8 tokens each per decode step (256 seq x 1 attention-DP group "
                          f"of tp=8 x top-8 / 256 experts), below est. M*={m_star:.0f} where their GEMMs turn "
                          "compute-bound on b200 bf16")
@@ -81,7 +81,7 @@ def test_cl501_at_concurrency_one_gives_the_concurrency_that_fixes_it():
 
 def test_cl501_mixtral_and_scout_cap_ep_at_the_expert_count():
     (f,) = run(corpus(MIXTRAL), ["CL501"])
-    assert (f.evidence["tokens_per_expert"], f.evidence["ep_needed"]) == (64.0, 5)
+    assert (f.evidence["est_tokens_per_expert"], f.evidence["est_ep_needed"]) == (64.0, 5)
     assert "ep>=5 at 256 seq per rank (ep=8 of the common sizes)" in f.details[0]
     (g,) = run(corpus("tests/corpus/hf/llama4__Llama-4-Scout-17B-16E-Instruct.json"), ["CL501"], scenario="latency")
     assert "at ep=16 it takes" in g.details[0]  # 16 experts: wider EP only replicates
@@ -155,6 +155,6 @@ def test_cl501_qwen3_30b_a3b_throughput():
     spec = corpus(QWEN3_30B)
     (f,) = run(spec, ["CL501"])
     m_star = expert_m_star(spec)
-    assert (f.key, f.evidence["tokens_per_expert"]) == ("num_experts", 16.0)  # 256 x 8 / 128
-    assert f.evidence["ep_needed"] == math.ceil(m_star * 128 / 8 / 256)
-    assert f.evidence["prefill_tokens_per_expert"] == 512.0
+    assert (f.key, f.evidence["est_tokens_per_expert"]) == ("num_experts", 16.0)  # 256 x 8 / 128
+    assert f.evidence["est_ep_needed"] == math.ceil(m_star * 128 / 8 / 256)
+    assert f.evidence["est_prefill_tokens_per_expert"] == 512.0

@@ -42,7 +42,7 @@ def test_blog_table2_ffn2_is_memory_bound_at_every_m(ep, m, math_us, read_us, wr
                          "(I∞ 989 FLOP/B <= ridge 1875 FLOP/B)")
     assert f.evidence["limit_intensity_flop_per_byte"] == 989.2  # 2·8192·512 / (512·0.5625 + 8192·1)
     assert f.evidence["ridge_flop_per_byte"] == 1875.0  # 15 PFLOP/s / 8 TB/s
-    assert f.evidence["m_star"] is None and f.evidence["memory_bound_at_any_m"] is True
+    assert f.evidence["est_m_star_tokens"] is None and f.evidence["memory_bound_at_any_m"] is True
     assert f.fixes[0].safety == "display" and "K=1003" in f.fixes[0].title  # 16384·K > 1875·(0.5625·K + 8192)
 
 
@@ -86,25 +86,27 @@ def test_deepseek_v3_experts_under_tp8_are_memory_bound_forever():
 def test_memory_bound_by_shape_in_prefill():
     (f,) = run(f"{CORPUS}/hf/mobilellm__MobileLLM-125M.json", ["CL102"])
     assert (f.severity, f.key, f.line) == ("warning", "num_attention_heads", 14)
-    assert f.evidence["regime"] == "prefill" and f.evidence["m"] == 8192
+    assert f.evidence["regime"] == "prefill" and f.evidence["m_tokens"] == 8192  # the scenario's: exact
     (g,) = f.evidence["gemms"]
     assert (g["gemm"], g["n"], g["k"]) == ("attn.o_proj", 576, 576)  # I∞ 288 FLOP/B, just above B200's 281
-    assert g["m_star"] > 8192 >= 2 * f.evidence["square_m_star"]
+    assert g["est_m_star_tokens"] > 8192 >= 2 * f.evidence["square_m_star_tokens"]
     # M* comes from the roofline: it reads as an estimate; the prefill M is the scenario's, exact
     assert f.message == ("num_heads 9: attn.o_proj memory-bound in prefill at M=8192 tokens on b200; compute-bound "
-                         f"only from est. M*={g['m_star']:.0f} ({f.evidence['square_m_star']:.0f} for a square GEMM)")
-    assert f.details[0].endswith(f"at M=8192 vs ridge 281 FLOP/B, est. M*={g['m_star']:.0f}")
+                         f"only from est. M*={g['est_m_star_tokens']:.0f} ({f.evidence['square_m_star_tokens']:.0f} "
+                         "for a square GEMM)")
+    assert f.details[0].endswith(f"at M=8192 vs ridge 281 FLOP/B, est. M*={g['est_m_star_tokens']:.0f}")
 
 
 def test_memory_bound_by_shape_rows_per_expert_read_as_an_estimate():
     # gpt-oss-20b at tp=8 (no EP): prefill gives 8192 x top-4 / 32 = 1024 rows per expert under uniform routing
     (f,) = run(f"{CORPUS}/hf/gpt-oss__gpt-oss-20b.json", ["CL102"], tp=8)
     g = f.evidence["gemms"][0]  # once, though its sliding and full attention layer kinds share the expert FFN
-    assert [(x["gemm"], x["m"]) for x in f.evidence["gemms"]] == [("moe.experts.down_proj", 1024)]
+    assert [(x["gemm"], x["est_m_tokens"]) for x in f.evidence["gemms"]] == [("moe.experts.down_proj", 1024)]
+    assert f.evidence["est_m_tokens"] == 1024 and "m_tokens" not in f.evidence
     assert len(f.details) == 2 and f.details[0].startswith("moe.experts.down_proj N=2880, K=360: ")
     assert f.message == ("moe_intermediate_size 2880: moe.experts.down_proj memory-bound in prefill at est. M=1024 "
-                         f"tokens per expert on b200; compute-bound only from est. M*={g['m_star']:.0f} (281 for a "
-                         "square GEMM)")
+                         f"tokens per expert on b200; compute-bound only from est. M*={g['est_m_star_tokens']:.0f} "
+                         "(281 for a square GEMM)")
 
 
 def test_expert_batch_near_a_square_gemms_m_star_is_not_a_shape_finding():
