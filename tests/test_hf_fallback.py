@@ -90,9 +90,12 @@ def test_mla_fields_come_from_the_file():
 
 
 def test_the_config_class_defaults_fill_what_the_file_omits():
-    """flint's file has no head_dim and no mlp_only_layers: FlintConfig's 128 and [0, 1] apply."""
+    """flint's file has no head_dim and no mlp_only_layers: FlintConfig's 128 and [0, 1] apply; a stated
+    empty mlp_only_layers means every layer is sparse."""
     spec = _spec("flint", CASES["flint"][0])
     assert (spec.head_dim, spec.sources["head_dim"].default) == (128, True)
+    spec = _spec("flint", {**CASES["flint"][0], "mlp_only_layers": []})
+    assert [spec.kind_of(i).ffn.kind for i in range(4)] == ["moe"] * 4
 
 
 @pytest.mark.parametrize("model_type, extra, evidence", [

@@ -103,7 +103,8 @@ def _sparse_layers(r: HFReader, n_layers: int) -> list[bool]:
         return [i >= first for i in range(n_layers)]
     if _set(r, "decoder_sparse_step"):
         step = r.int(None, "decoder_sparse_step")
-        dense_only = set(int_list(r, "mlp_only_layers") or r.defaults.get("mlp_only_layers") or [])
+        stated = int_list(r, "mlp_only_layers")  # an explicit [] means none, not the class default
+        dense_only = set(stated if stated is not None else r.defaults.get("mlp_only_layers") or [])
         return [i not in dense_only and (i + 1) % step == 0 for i in range(n_layers)]
     return [True] * n_layers
 
