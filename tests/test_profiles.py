@@ -1,6 +1,7 @@
 """Hardware profiles: schema, shipped data, user files, `colint profiles`."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -172,3 +173,19 @@ def test_cli_profiles_list_and_one(capsys):
     assert d["peak_tflops"]["nvfp4"] == 15000 and d["time_model"]["compute_efficiency"]["nvfp4"] > 0
     assert main(["profiles", "nope"]) == 2
     assert capsys.readouterr().err.startswith("colint: error: unknown GPU 'nope'")
+
+
+def test_a_huge_or_binary_user_profile_is_a_clear_error(tmp_path, monkeypatch):
+    import colint.hardware_profiles as hp
+
+    big = tmp_path / "big.yaml"
+    big.write_text("a" * (hp.MAX_PROFILE_BYTES + 1))
+    monkeypatch.setattr(Path, "read_text", lambda *a, **k: pytest.fail("a huge profile must not be read"))
+    with pytest.raises(ProfileError, match="a GPU profile over 256 KiB is refused unread"):
+        load_profile(str(big))
+    monkeypatch.undo()
+    binary = tmp_path / "bin.yaml"
+    binary.write_bytes(b"name: \xff\xfe\n")
+    with pytest.raises(ProfileError) as exc:
+        load_profile(str(binary))
+    assert exc.value.located() == f"{binary}: error: not UTF-8 text (byte 0xff at offset 6)"

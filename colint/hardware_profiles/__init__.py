@@ -44,13 +44,21 @@ def _yaml_error(exc: Exception, path: Path) -> ProfileError:
                         line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None)
 
 
+MAX_PROFILE_BYTES = 256 * 1024  # the shipped profiles are 3-5 KiB
+
+
 def _read_yaml(path: Path) -> dict:
     """A profile's mapping. libyaml (PyYAML's C loader, installed with pre-commit) when present:
     about 100x faster than a pure-Python parse, which matters for `colint gemm` start-up."""
     try:
+        if path.stat().st_size > MAX_PROFILE_BYTES:  # before reading: a profile is a few KiB
+            raise ProfileError(f"a GPU profile over {MAX_PROFILE_BYTES // 1024} KiB is refused unread", path=str(path))
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ProfileError(f"cannot read profile: {exc.strerror or exc}", path=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise ProfileError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})",
+                           path=str(path)) from None
     try:
         import yaml
 
