@@ -27,6 +27,8 @@ DENSE_FILES = [
     "mobilellm__MobileLLM-125M", "nemotron-nas__Llama-3_3-Nemotron-Super-49B-v1", "opt__opt-125m", "phi__phi-1",
     "phi__phi-4", "qwen2.5-vl__Qwen2.5-VL-7B-Instruct", "qwen2.5__Qwen2.5-7B-Instruct", "qwen3__Qwen3-0.6B",
     "qwen3__Qwen3-1.7B", "qwen3__Qwen3-32B", "qwen3__Qwen3-8B",
+    "gemma2__gemma-2-9b-it", "gemma__gemma-3-4b-it", "mistral__Devstral-2-123B-Instruct",
+    "mistral__Mistral-Nemo-Base-2407", "olmo3__Olmo-3.1-32B-Instruct", "voxtral__Voxtral-Mini-3B-2507",
 ]
 
 

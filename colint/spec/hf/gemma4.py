@@ -55,7 +55,7 @@ def build(r: HFReader) -> ModelSpec:
     h = r.int("hidden_size", "hidden_size")
     n_layers = r.int("num_layers", "num_hidden_layers")
     heads = r.int("num_heads", "num_attention_heads")
-    kv = r.int("num_kv_heads", "num_key_value_heads", default=heads)
+    kv = r.int("num_kv_heads", "num_key_value_heads")  # absent: the class default (16 Gemma, 4 Gemma-2/3/4), not heads
     hd = r.int("head_dim", "head_dim")
     inter = r.int("intermediate_size", "intermediate_size")
     vocab = r.int("vocab_size", "vocab_size")

@@ -1,0 +1,61 @@
+"""An absent ``num_key_value_heads`` takes the config class's default, which is not always the head count.
+
+transformers 5.24: LlamaConfig's default is None (= num_attention_heads), but MistralConfig's is 8,
+Qwen2Config's/Qwen3Config's 32, GemmaConfig's 16 and Gemma-2/3's 4. Gemma-3's published wrapper
+configs (gemma-3-4b-it) leave the key out, so reading it as the head count doubled its K/V projections.
+The counts below were taken from transformers building each config on the meta device
+(``scripts/gen_golden.py --count``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from colint.analysis.inventory import param_counts
+from colint.errors import SpecError
+from colint.loading import load, load_text
+from colint.spec import normalize
+
+CORPUS = os.path.join(os.path.dirname(__file__), "corpus", "hf")
+
+BASE = {"hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 4,
+        "vocab_size": 1000, "max_position_embeddings": 4096, "pad_token_id": 0, "bos_token_id": 1,
+        "eos_token_id": 2}
+
+
+def _spec(cfg: dict):
+    return normalize(load_text(json.dumps(cfg, indent=1), "config.json"), "hf")
+
+
+@pytest.mark.parametrize("extra, kv, total", [
+    ({"model_type": "llama"}, 4, 6_269_440),  # default None: the head count
+    ({"model_type": "mistral"}, 8, 7_318_016),
+    ({"model_type": "qwen2"}, 32, 13_626_880),
+    ({"model_type": "qwen3", "head_dim": 128}, 32, 13_609_984),
+    ({"model_type": "gemma", "head_dim": 128}, 16, 8_903_168),
+    ({"model_type": "gemma2", "head_dim": 128, "num_attention_heads": 8}, 4, 6_808_064),
+    ({"model_type": "gemma3_text", "head_dim": 128, "num_attention_heads": 8}, 4, 6_808_576),
+])
+def test_absent_kv_heads_take_the_class_default(extra, kv, total):
+    s = _spec({**BASE, **extra})
+    assert s.num_kv_heads == kv
+    assert s.sources["num_kv_heads"].default and s.sources["num_kv_heads"].key == "num_key_value_heads"
+    assert param_counts(s).total == total
+
+
+def test_explicit_null_kv_heads():
+    # LlamaConfig turns null into the head count; Gemma's typed config rejects it.
+    assert _spec({**BASE, "model_type": "llama", "num_key_value_heads": None}).num_kv_heads == 4
+    with pytest.raises(SpecError, match="num_key_value_heads"):
+        _spec({**BASE, "model_type": "gemma2", "num_key_value_heads": None})
+
+
+def test_gemma3_4b_wrapper_without_kv_key():
+    s = normalize(load(os.path.join(CORPUS, "gemma__gemma-3-4b-it.json")), "hf")
+    assert (s.num_heads, s.num_kv_heads, s.head_dim) == (8, 4, 256)
+    assert s.sources["num_kv_heads"].key == "text_config.num_key_value_heads"
+    assert s.tie_word_embeddings is True  # Gemma3ForConditionalGeneration's default, as built
+    assert param_counts(s).total == 3_880_263_168
