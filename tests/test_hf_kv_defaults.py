@@ -1,4 +1,7 @@
-"""An absent ``num_key_value_heads`` takes the config class's default, which is not always the head count.
+"""An absent key takes the config class's default, which is not always what the other keys suggest.
+
+``num_key_value_heads`` is not always the head count; ``head_dim`` not always hidden_size // heads;
+MiniCPM3's ``q_lora_rank`` is 768 unless null; GPT-2 has no ``intermediate_size`` at all.
 
 transformers 5.24: LlamaConfig's default is None (= num_attention_heads), but MistralConfig's is 8,
 Qwen2Config's/Qwen3Config's 32, GemmaConfig's 16 and Gemma-2/3's 4. Gemma-3's published wrapper
@@ -59,3 +62,35 @@ def test_gemma3_4b_wrapper_without_kv_key():
     assert s.sources["num_kv_heads"].key == "text_config.num_key_value_heads"
     assert s.tie_word_embeddings is True  # Gemma3ForConditionalGeneration's default, as built
     assert param_counts(s).total == 3_880_263_168
+
+
+# Other keys whose absence means the class default (or a derivation), not hidden_size // heads.
+@pytest.mark.parametrize("cfg, total", [
+    # Qwen3Config and Ministral3Config fix head_dim at 128, not hidden_size // heads (512 / 8 = 64)
+    ({"model_type": "qwen3"}, 6_794_240),
+    ({"model_type": "ministral3"}, 6_793_728),
+])
+def test_absent_head_dim_takes_the_class_default(cfg, total):
+    s = _spec({**BASE, **cfg, "num_attention_heads": 8, "num_key_value_heads": 2})
+    assert s.head_dim == 128
+    assert param_counts(s).total == total
+
+
+def test_minicpm3_absent_keys():
+    # q_lora_rank absent: MiniCPM3Config's 768 (q_a_proj + q_b_proj); v_head_dim absent: hidden // heads = 128
+    s = _spec({**BASE, "model_type": "minicpm3", "num_key_value_heads": 4})
+    mixer = s.layer_kinds[0].mixer
+    assert (mixer.q_lora_rank, mixer.v_head_dim) == (768, 128)
+    assert param_counts(s).total == 6_251_008
+    # explicit null: a plain q_proj
+    s = _spec({**BASE, "model_type": "minicpm3", "num_key_value_heads": 4, "q_lora_rank": None})
+    assert s.layer_kinds[0].mixer.q_lora_rank is None
+    assert param_counts(s).total == 5_266_432
+
+
+def test_gpt2_ignores_intermediate_size():
+    # GPT2MLP's width is n_inner (default 4 x n_embd); GPT2Config has no intermediate_size attribute
+    s = _spec({"model_type": "gpt2", "n_embd": 512, "n_layer": 2, "n_head": 4, "vocab_size": 1000,
+               "n_positions": 1024, "intermediate_size": 1024})
+    assert s.intermediate_size == 2048
+    assert param_counts(s).total == 7_342_080

@@ -22,7 +22,7 @@ def build(r: HFReader) -> ModelSpec:
         raise r.error(r.first_present(["num_attention_heads"]) or "n_head",
                       f"n_embd {h} is not divisible by n_head {heads}")
     hd = h // heads
-    inner = r.opt_int("intermediate_size", "n_inner", "intermediate_size", minimum=1) or 4 * h
+    inner = r.opt_int("intermediate_size", "n_inner", minimum=1) or 4 * h  # GPT2MLP reads n_inner only
     if "intermediate_size" not in r.sources:
         r.record("intermediate_size", "n_inner", default=True)
     vocab = r.int("vocab_size", "vocab_size")

@@ -30,13 +30,15 @@ NO_MLP_BIAS_KEY = QWEN_WINDOWED | {"mistral", "ministral", "ministral3"}
 # configuration_<family>.py); LlamaConfig's default is None, i.e. num_attention_heads.
 KV_HEADS_DEFAULT = {"mistral": 8, "ministral": 8, "ministral3": 8, "qwen2": 32, "qwen3": 32, "mimo": 32,
                     "qwen2_vl": 8, "qwen2_vl_text": 8, "qwen2_5_vl": 8, "qwen2_5_vl_text": 8}
+# head_dim when absent: Qwen3Config and Ministral3Config fix it at 128; the others derive hidden_size // heads.
+HEAD_DIM_DEFAULT = {"qwen3": 128, "ministral3": 128}
 
 
 def build(r: HFReader) -> ModelSpec:
     mt = r.model_type
     h = r.int("hidden_size", "hidden_size")
     n_layers = r.int("num_layers", "num_hidden_layers")
-    heads, kv, hd = r.attention_dims(h, kv_default=KV_HEADS_DEFAULT.get(mt))
+    heads, kv, hd = r.attention_dims(h, kv_default=KV_HEADS_DEFAULT.get(mt), head_dim_default=HEAD_DIM_DEFAULT.get(mt))
     inter = r.int("intermediate_size", "intermediate_size")
     vocab = r.int("vocab_size", "vocab_size")
     tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))

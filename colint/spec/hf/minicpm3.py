@@ -20,11 +20,16 @@ def build(r: HFReader) -> ModelSpec:
     n_layers = r.int("num_layers", "num_hidden_layers")
     heads = r.int("num_heads", "num_attention_heads")
     kv_heads = r.int("num_kv_heads", "num_key_value_heads", default=heads)
-    q_lora = r.opt_int("q_lora_rank", "q_lora_rank", minimum=1)
+    if r.doc.has(r.path("q_lora_rank")) and r.doc.get(r.path("q_lora_rank")) is None:
+        q_lora = None  # explicit null: a plain q projection
+        r.record("q_lora_rank", "q_lora_rank")
+    else:  # absent: MiniCPM3Config's default (768), q_a_proj + q_b_proj
+        q_lora = r.int("q_lora_rank", "q_lora_rank")
     kv_lora = r.int("kv_lora_rank", "kv_lora_rank")
     nope = r.int("qk_nope_head_dim", "qk_nope_head_dim")
     rope = r.int("qk_rope_head_dim", "qk_rope_head_dim")
-    v_dim = r.int("v_head_dim", "v_head_dim")
+    # absent or null: MiniCPM3Config.__post_init__ derives it as hidden_size // num_attention_heads
+    v_dim = r.int("v_head_dim", "v_head_dim", default=h // heads)
     inter = r.int("intermediate_size", "intermediate_size")
     vocab = r.int("vocab_size", "vocab_size")
     tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
