@@ -94,3 +94,12 @@ def test_gpt2_ignores_intermediate_size():
                "n_positions": 1024, "intermediate_size": 1024})
     assert s.intermediate_size == 2048
     assert param_counts(s).total == 7_342_080
+
+
+def test_qwen2_vl_text_ignores_head_dim():
+    # Qwen2_5_VLAttention: head_dim = hidden_size // num_heads (512 / 4 = 128); Qwen2Attention reads the key (96)
+    cfg = {**BASE, "num_key_value_heads": 2, "head_dim": 96}
+    s = _spec({**cfg, "model_type": "qwen2_5_vl_text"})
+    assert s.head_dim == 128 and param_counts(s).total == 5_747_200
+    s = _spec({**cfg, "model_type": "qwen2"})
+    assert s.head_dim == 96 and param_counts(s).total == 5_353_472

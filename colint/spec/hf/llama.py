@@ -6,7 +6,8 @@ Per layer (transformers' LlamaDecoderLayer and its copies): q/k/v/o projections
 gated MLP (gate/up/down, ``mlp_bias``; Qwen2/3 and Mistral have none), two RMSNorms of width
 H; qwen3 adds per-head q/k RMSNorms (head_dim each). Final RMSNorm. Sliding-window layers
 (mistral ``sliding_window``; qwen2/qwen3 ``use_sliding_window`` from layer
-``max_window_layers`` on) change attention cost, not weights.
+``max_window_layers`` on) change attention cost, not weights. Qwen2-VL / Qwen2.5-VL text attention is
+hidden_size // heads wide even when the file states a ``head_dim`` (their attention ignores it).
 
 MiMo (remote code, a Qwen2 subclass) adds ``num_nextn_predict_layers`` MTP layers that
 transformers' Qwen2 build does not have; they are reported in ``mtp_layers``/``mtp_params``
@@ -24,6 +25,7 @@ from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec
 
 QWEN2_LIKE = {"qwen2", "mimo", "qwen2_vl", "qwen2_vl_text", "qwen2_5_vl", "qwen2_5_vl_text"}
 QWEN_WINDOWED = QWEN2_LIKE | {"qwen3"}
+QWEN_VL = {"qwen2_vl", "qwen2_vl_text", "qwen2_5_vl", "qwen2_5_vl_text"}
 NO_MLP_BIAS_KEY = QWEN_WINDOWED | {"mistral", "ministral", "ministral3"}
 
 # num_key_value_heads when the key is absent: the config class's fixed default (transformers 5.24
@@ -39,6 +41,9 @@ def build(r: HFReader) -> ModelSpec:
     h = r.int("hidden_size", "hidden_size")
     n_layers = r.int("num_layers", "num_hidden_layers")
     heads, kv, hd = r.attention_dims(h, kv_default=KV_HEADS_DEFAULT.get(mt), head_dim_default=HEAD_DIM_DEFAULT.get(mt))
+    if mt in QWEN_VL:  # Qwen2(.5)-VL's text attention is hidden_size // heads wide whatever head_dim says
+        hd = h // heads
+        r.record_derived("head_dim", "hidden_size")
     inter = r.int("intermediate_size", "intermediate_size")
     vocab = r.int("vocab_size", "vocab_size")
     tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
