@@ -29,6 +29,7 @@ DENSE_FILES = [
     "qwen3__Qwen3-1.7B", "qwen3__Qwen3-32B", "qwen3__Qwen3-8B",
     "gemma2__gemma-2-9b-it", "gemma__gemma-3-4b-it", "mistral__Devstral-2-123B-Instruct",
     "mistral__Mistral-Nemo-Base-2407", "olmo3__Olmo-3.1-32B-Instruct", "voxtral__Voxtral-Mini-3B-2507",
+    "qwen2.5-vl__olmOCR-2-7B-1025",
 ]
 
 
