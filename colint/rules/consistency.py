@@ -29,6 +29,8 @@ def _attention_kinds(spec):
 def head_dim_not_integral(ctx: Context):
     s = ctx.spec
     src = s.sources.get("head_dim")
+    if not _attention_kinds(s):
+        return  # MLA (and attention-free stacks): the head widths come from their own keys, not H / heads
     if s.num_heads and (src is None or src.default) and s.hidden_size % s.num_heads:
         hd = 128
         new_heads = max(1, s.hidden_size // hd) if s.hidden_size % hd == 0 else None

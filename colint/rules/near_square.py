@@ -121,6 +121,12 @@ def _gemm_list(rows) -> str:
     return ", ".join(seen)
 
 
+def _distinct(rows) -> list:
+    """One row per distinct GEMM: layer kinds that share an FFN or attention shape (gpt-oss's and Gemma-3's
+    sliding and full layers) give the same GEMM once per kind."""
+    return list({(r.name, r.n, r.k, r.m): r for r in rows}.values())
+
+
 def _m_key(row, name: str = "m_tokens") -> str:
     """The evidence key of a value at a GEMM row's M: ``est_``-prefixed for a routed expert (uniform routing)."""
     return f"est_{name}" if row.parallel == "expert" else name
@@ -160,7 +166,7 @@ def memory_bound_at_any_batch(ctx: Context):
         shares = {reg: sum(_shares(ctx, r) for r in rows if r.regime == reg) for reg in ("decode", "prefill")}
         if max(shares.values()) < ctx.option("min_share_pct"):
             continue
-        prefill = [r for r in rows if r.regime == "prefill"] or rows
+        prefill = _distinct([r for r in rows if r.regime == "prefill"] or rows)
         r0 = min(prefill, key=lambda r: limit_intensity(r.n, r.k, r.dtype, sc.outputs))
         ridge = r0.time.ridge
         i_inf = limit_intensity(r0.n, r0.k, r0.dtype, sc.outputs)
@@ -283,8 +289,7 @@ def memory_bound_by_shape(ctx: Context):
             lost = sum(max(0.0, r.total_s - r.time.math_s * max(r.instances, 1.0) * r.layers) for r in rows)
             m_word = "tokens per expert" if r0.parallel == "expert" else ("sequences" if regime == "decode" else "tokens")
             names = sorted({r.name for r in rows})
-            # one line per distinct GEMM: layer kinds that share an FFN (gpt-oss's sliding and full layers) repeat it
-            shown = list({(r.name, r.n, r.k, r.m): r for r in rows}.values())
+            shown = _distinct(rows)
             yield ctx.finding(
                 "warning", f"{_thin_value(ctx, f, r0)}: {', '.join(names)} memory-bound in {regime} at "
                            f"{_m_text(r0)} {m_word} on {ctx.gpu}; compute-bound only from "

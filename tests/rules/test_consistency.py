@@ -22,6 +22,18 @@ def test_cl001_explicit_head_dim_is_fine():
     assert run_spec_rules(cfg, ["CL001"]) == []
 
 
+def test_cl001_does_not_apply_to_mla():
+    """MLA's head widths are qk_nope_head_dim + qk_rope_head_dim and v_head_dim, whatever H / heads is
+    (GLM-4.7-Flash: hidden 2048, 20 heads)."""
+    cfg = {"model_type": "deepseek_v3", "hidden_size": 2048, "num_attention_heads": 20, "num_hidden_layers": 4,
+           "intermediate_size": 8192, "moe_intermediate_size": 1024, "n_routed_experts": 8, "num_experts_per_tok": 2,
+           "kv_lora_rank": 512, "q_lora_rank": 768, "qk_nope_head_dim": 192, "qk_rope_head_dim": 64,
+           "v_head_dim": 256, "vocab_size": 32000}
+    assert run_spec_rules(cfg, ["CL001"]) == []  # (before: "hidden_size 2048 is not divisible by 20 ...")
+    assert [f.code for f in run_spec_rules(dict(LLAMA_8B, hidden_size=4000, num_attention_heads=48,
+                                                num_key_value_heads=8), ["CL001"])] == ["CL001"]
+
+
 def test_cl002_kv_heads_not_divisor_with_fixes():
     cfg = dict(LLAMA_8B, num_key_value_heads=12)
     (f,) = run_spec_rules(cfg, ["CL002"])
