@@ -15,6 +15,8 @@ from colint.loading.document import (MAX_DEPTH, Document, Span, clamp_to_content
                                      line_starts)
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+')
+# for positions: a key with its colon (group 1 = the key string), a string, a bracket, a bare literal
+_KEYED_TOKEN = re.compile(r'("(?:[^"\\]|\\.)*")\s*:|"(?:[^"\\]|\\.)*"|[{}\[\]]|[^\s{}\[\],:"]+')
 
 
 def parse_json(text: str, path: str) -> Document:
@@ -69,68 +71,56 @@ def _forget_shadowed(doc: Document, path: tuple) -> None:
 
 
 def _record_positions(doc: Document) -> None:
+    """Every key's and array item's Span, duplicate keys and non-standard literals, from one regex pass
+    over the (already validated) text. A key and its colon are one token; commas are not tokens: an
+    array item's index counts the values seen in that array."""
     text = doc.text
     starts = line_starts(text)
     spans = doc.spans
-    # frame: [kind, path, key_or_index, key_offset, expecting_key]
-    stack: list[list] = []
-    open_values: list[tuple[tuple, int]] = []  # containers whose end offset is pending
+    stack: list[list] = []  # frame: [is_object, path, next array index]
+    seen_per_obj: list[dict] = []
     pending_key: str | None = None
     pending_key_off = 0
-    seen_per_obj: list[dict] = []
-    after_colon = False
-    for m in _TOKEN.finditer(text):
+    for m in _KEYED_TOKEN.finditer(text):
+        key = m.group(1)
+        if key is not None:
+            # a key without escapes is its text; json.loads only for the rare escaped one
+            pending_key = key[1:-1] if "\\" not in key else json.loads(key)
+            pending_key_off = m.start()
+            continue
         tok = m.group()
-        start = m.start()
         c = tok[0]
-        top = stack[-1] if stack else None
-        if c == ":":
-            after_colon = True
-            continue
-        if c == ",":
-            if top is not None and top[0] == "arr":
-                top[2] += 1
-            continue
-        # A value or key token, or a closing bracket.
-        if c in "}]":
+        if c == "}" or c == "]":
             if stack:
-                frame = stack.pop()
+                vpath = stack.pop()[1]
                 seen_per_obj.pop()
-                vpath = frame[1]
                 if vpath in spans:
                     spans[vpath].value_end = m.end()
             continue
-        if top is not None and top[0] == "obj" and not after_colon:
-            if c == '"':
-                # a key without escapes is its text; json.loads only for the rare escaped one
-                pending_key = tok[1:-1] if "\\" not in tok else json.loads(tok)
-                pending_key_off = start
-            continue
-        # A value: compute its path.
-        if top is None:
+        start = m.start()
+        if not stack:
             vpath: tuple = ()
-        elif top[0] == "obj":
-            vpath = top[1] + (pending_key,)
-            line, col = line_column(starts, pending_key_off)
-            seen = seen_per_obj[-1]
-            if pending_key in seen:
-                doc.duplicate_keys.append((vpath,) + seen[pending_key])
-                _forget_shadowed(doc, vpath)
-            seen[pending_key] = (line, col)
-            spans[vpath] = Span(line, col, start, m.end())
         else:
-            vpath = top[1] + (top[2],)
-            line, col = line_column(starts, start)
-            spans[vpath] = Span(line, col, start, m.end())
-        after_colon = False
-        if c in "{[" and len(stack) >= MAX_DEPTH:
-            line, col = line_column(starts, start)
-            raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=doc.path, line=line, column=col)
-        if c == "{":
-            stack.append(["obj", vpath, None])
+            top = stack[-1]
+            if top[0]:
+                vpath = top[1] + (pending_key,)
+                line, col = line_column(starts, pending_key_off)
+                seen = seen_per_obj[-1]
+                if pending_key in seen:
+                    doc.duplicate_keys.append((vpath,) + seen[pending_key])
+                    _forget_shadowed(doc, vpath)
+                seen[pending_key] = (line, col)
+                spans[vpath] = Span(line, col, start, m.end())
+            else:
+                vpath = top[1] + (top[2],)
+                top[2] += 1
+                line, col = line_column(starts, start)
+                spans[vpath] = Span(line, col, start, m.end())
+        if c == "{" or c == "[":
+            if len(stack) >= MAX_DEPTH:
+                line, col = line_column(starts, start)
+                raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=doc.path, line=line, column=col)
+            stack.append([c == "{", vpath, 0])
             seen_per_obj.append({})
-        elif c == "[":
-            stack.append(["arr", vpath, 0])
-            seen_per_obj.append({})
-        elif tok in ("NaN", "Infinity", "-Infinity"):
+        elif c in "NI-" and tok in ("NaN", "Infinity", "-Infinity"):
             doc.nonstandard.append((vpath, tok))
