@@ -63,10 +63,41 @@ def test_values_are_trusted_not_coerced_or_checked():
 
 
 def test_unknown_or_missing_fields_are_programming_errors():
-    with pytest.raises(TypeError, match=r"Bag\(\) got unknown field\(s\): colour"):
+    with pytest.raises(TypeError, match=r"Bag.__init__\(\) got an unexpected keyword argument 'colour'"):
         Bag(name="a", colour="red")
+    with pytest.raises(TypeError, match=r"Bag\(\) got unknown field\(s\): colour"):
+        Record.__init__(Bag.__new__(Bag), name="a", colour="red")  # the reference constructor says it so
+    with pytest.raises(TypeError, match="takes 1 positional argument"):
+        Bag("a")
     with pytest.raises(TypeError, match=r"Point\(\) missing required field 'x'"):
         Point(y=1)
+
+
+def test_the_generated_constructor_matches_the_reference_one():
+    """Each class's generated __init__ (defaults in line) builds what the generic loop builds, for every
+    subset of arguments of colint's own records."""
+    import itertools
+
+    from colint.analysis.scenario import Scenario
+    from colint.spec.model import FFN, Mixer, Source
+
+    for cls, values in ((Bag, {"name": "b", "items": [1], "tags": {"k": "v"}, "count": 3, "at": Point(x=1)}),
+                        (Point, {"x": 1, "y": 2, "label": "p"}),
+                        (Mixer, {"kind": "mla", "num_heads": 8, "kv_lora_rank": 512, "window": None}),
+                        (FFN, {"kind": "moe", "num_experts": 8, "top_k": 2}),
+                        (Source, {"key": "a.b", "line": 3, "column": 1, "default": False}),
+                        (Scenario, {"tp": 8, "context": 1024})):
+        required = [n for n, f in cls.__record_fields__.items() if f.required]
+        optional = [n for n in values if n not in required]
+        for r in range(len(optional) + 1):
+            for names in itertools.combinations(optional, r):
+                kwargs = {n: values[n] for n in (*required, *names)}
+                reference = cls.__new__(cls)
+                Record.__init__(reference, **kwargs)
+                built = cls(**kwargs)
+                assert type(built) is cls and built.__dict__ == reference.__dict__, (cls, names)
+                assert list(built.__dict__) == list(cls.__record_fields__)
+    assert Bag(name="a").items is not Bag(name="a").items  # factories run per instance
 
 
 def test_frozen_records_are_hashable_equal_by_value_and_immutable():
