@@ -147,6 +147,15 @@ model:
 """
 
 
+def test_interpolations_written_with_escapes_are_still_found():
+    """resolve_document skips its walk only when no "$" can be in any value: escaped dollars count."""
+    for text, name in (('{"a": "\\u0024{b}", "b": 3}', "e.json"), ('{"a": "$\\u007bb}", "b": 3}', "f.json"),
+                       ('a: "\\x24{b}"\nb: 3\n', "g.yaml")):
+        doc = load_text(text, name)
+        assert (doc.data["a"], doc.interpolations) == (3, {("a",): "${b}"}), name
+    assert load_text('{"a": "b", "c": [1, {"d": "e"}]}', "h.json").interpolations == {}
+
+
 def test_interpolations_resolved():
     doc = load_text(NEMO, "n.yaml")
     m = doc.data["model"]

@@ -454,14 +454,21 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
                     attn[r].append(_attention(spec, kind, n, profile, scenario, r,
                                               sources.get(ki) if j == 0 else None, mx))
 
-    # per-kind per-regime sums
-    def kind_time(regime: str, kind_name: str) -> dict[str, float]:
-        out = {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
+    # per-kind per-regime sums, one pass over the rows (each kind's sums add its rows in row order)
+    def kind_times(regime: str) -> tuple[dict[str, dict[str, float]], dict[str, int], dict[str, list]]:
+        times: dict[str, dict[str, float]] = {}
+        n_rows: dict[str, int] = {}
         for row in rows[regime]:
-            if row.kind == kind_name:
-                out[row.component] = out.get(row.component, 0.0) + row.layer_s
-                out["gemm_sol"] += row.time.sol_s * max(row.instances, 1.0 if row.instances >= 1 else row.instances)
-        return out
+            out = times.get(row.kind)
+            if out is None:
+                out = times[row.kind] = {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
+            out[row.component] = out.get(row.component, 0.0) + row.layer_s
+            out["gemm_sol"] += row.time.sol_s * max(row.instances, 1.0 if row.instances >= 1 else row.instances)
+            n_rows[row.kind] = n_rows.get(row.kind, 0) + 1
+        cores_by_kind: dict[str, list] = {}
+        for a in attn[regime]:
+            cores_by_kind.setdefault(a.kind, []).append(a)
+        return times, n_rows, cores_by_kind
 
     steps: dict[str, Step] = {}
     per_kind_s: dict[str, dict[str, float]] = {r: {} for r in REGIMES}
@@ -469,11 +476,12 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
         tokens = _tokens(scenario, regime)
         gemm_s = attn_core = attn_total = ffn = other = comm = launches = sol = 0.0
         kernels = 0
+        times, n_rows, cores_by_kind = kind_times(regime)
         for kind, n in zip(spec.layer_kinds, counts):
             if not n:
                 continue
-            kt = kind_time(regime, kind.name)
-            cores = [a for a in attn[regime] if a.kind == kind.name]  # two with a parallel mixer: a sum
+            kt = times.get(kind.name) or {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
+            cores = cores_by_kind.get(kind.name, [])  # two with a parallel mixer: a sum
             core_s = sum(a.estimate_s for a in cores)
             n_other, n_coll = _kernels_per_layer(kind, 0, scenario.tp)
             act_bytes = ELEMENTWISE_PASSES * tokens * h * b_act
@@ -496,7 +504,7 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
             comm += n * coll_s
             launches += n * n_other * launch_s
             sol += n * (kt["gemm_sol"] + sum(a.sol_s for a in cores) + act_bytes / bw)
-            n_gemm_kernels = sum(1 for row in rows[regime] if row.kind == kind.name)
+            n_gemm_kernels = n_rows.get(kind.name, 0)
             kernels += n * (n_other + n_coll + n_gemm_kernels + len(cores))
         for row in rows[regime]:
             if row.kind == "":

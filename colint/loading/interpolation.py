@@ -35,7 +35,14 @@ def has_interpolation(value) -> bool:
     return isinstance(value, str) and "${" in value
 
 
+# how "$" can be written in a JSON or YAML string: a text with none of these has no "${" in any value
+_DOLLAR = ("$", "\\u0024", "\\x24", "\\U00000024")
+
+
 def resolve_document(doc: Document) -> None:
+    if not any(s in doc.text for s in _DOLLAR):
+        doc.interpolations = {}
+        return  # most configs: no walk over every value
     targets = [(p, v) for p, v in doc.walk() if has_interpolation(v)]
     doc.interpolations = dict(targets)
     if not targets:
