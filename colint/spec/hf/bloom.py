@@ -22,7 +22,7 @@ def build(r: HFReader) -> ModelSpec:
                       f"hidden_size {h} is not divisible by n_head {heads}")
     hd = h // heads
     vocab = r.int("vocab_size", "vocab_size")
-    tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
+    tie = tie_embeddings(r)
     mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=heads, head_dim=hd, qkv_bias=True, o_bias=True,
                   fused_qkv=True)
     ffn = FFN(kind="dense", intermediate_size=4 * h, gated=False, bias=True)  # fixed 4H in BloomMLP

@@ -11,7 +11,8 @@ top ``moe_top_k``. Two LayerNorms without bias (H each) per layer and a final on
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import layer, tie_embeddings
+from colint.spec.hf.moe_common import layer
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from colint.spec.hf.base import HFReader, layer_types_of
-from colint.spec.hf.moe_common import KindTable, layer, nullable_int, str_list, tie_embeddings
+from colint.spec.hf.moe_common import KindTable, layer, nullable_int, str_list
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 Flag = bool | str  # a fixed value, or the config key that holds it
@@ -194,7 +195,7 @@ def build(r: HFReader) -> ModelSpec:
     else:
         inter = r.int("intermediate_size", "intermediate_size", "n_inner")
     vocab = r.int("vocab_size", "vocab_size")
-    tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
+    tie = tie_embeddings(r)
     qkv_bias, o_bias, mlp_bias = _flag(r, t.qkv_bias), _flag(r, t.o_bias), _flag(r, t.mlp_bias)
     window = nullable_int(r, "sliding_window", "sliding_window", None) if t.windows != "none" else None
     types = _layer_types(r, t, n_layers, window)

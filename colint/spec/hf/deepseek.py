@@ -24,8 +24,9 @@ from __future__ import annotations
 from colint.spec.common import mla_norm_params
 from colint.spec.hf.base import HFReader
 from colint.spec.hf.moe_common import (
-    KindTable, deepseek_style_mtp_params, ignored_key, layer, str_list, tie_embeddings,
+    KindTable, deepseek_style_mtp_params, ignored_key, layer, nullable_int, str_list,
 )
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 _V3 = dict(vocab=129280, hidden=7168, inter=18432, moe=2048, layers=61, heads=128, shared=1, e=256, k=8,
@@ -47,11 +48,7 @@ def build(r: HFReader) -> ModelSpec:
     n_layers = r.int("num_layers", "num_hidden_layers", default=d["layers"])
     heads = r.int("num_heads", "num_attention_heads", default=d["heads"])
     kv_heads = r.int("num_kv_heads", "num_key_value_heads", default=heads)  # nominal under MLA
-    if r.doc.has(r.path("q_lora_rank")) and r.doc.get(r.path("q_lora_rank")) is None:
-        q_lora = None  # explicit null (DeepSeek-V2-Lite): a plain q projection
-        r.record("q_lora_rank", "q_lora_rank")
-    else:
-        q_lora = r.int("q_lora_rank", "q_lora_rank", default=1536)
+    q_lora = nullable_int(r, "q_lora_rank", "q_lora_rank", 1536)  # explicit null (V2-Lite): a plain q projection
     kv_lora = r.int("kv_lora_rank", "kv_lora_rank", default=512)
     nope = r.int("qk_nope_head_dim", "qk_nope_head_dim", default=128)
     rope = r.int("qk_rope_head_dim", "qk_rope_head_dim", default=64)

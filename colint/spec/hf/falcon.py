@@ -35,7 +35,7 @@ def build(r: HFReader) -> ModelSpec:
         kv = heads
     ffn_width = r.opt_int("intermediate_size", "ffn_hidden_size", minimum=1) or 4 * h
     vocab = r.int("vocab_size", "vocab_size")
-    tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
+    tie = tie_embeddings(r)
     alibi = r.bool(None, "alibi", default=False)
     if not parallel:
         norms = 2

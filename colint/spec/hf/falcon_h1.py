@@ -22,7 +22,8 @@ In the ModelSpec a layer's ``mixer`` is the attention (what the head/KV rules ed
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, tie_embeddings
+from colint.spec.hf.moe_common import KindTable
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec
 
 # FalconH1Config class defaults (transformers 5.24)

@@ -35,7 +35,7 @@ def build(r: HFReader) -> ModelSpec:
     hd = r.int("head_dim", "head_dim")  # class default 256 when absent
     inter = r.int("intermediate_size", "intermediate_size")
     vocab = r.int("vocab_size", "vocab_size")
-    tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
+    tie = tie_embeddings(r)
     bias = r.bool(None, "attention_bias", default=False)
     if mt == "gemma":
         other, window, types = 2 * h, None, None

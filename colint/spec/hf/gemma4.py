@@ -59,7 +59,7 @@ def build(r: HFReader) -> ModelSpec:
     hd = r.int("head_dim", "head_dim")
     inter = r.int("intermediate_size", "intermediate_size")
     vocab = r.int("vocab_size", "vocab_size")
-    tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
+    tie = tie_embeddings(r)
     bias = r.bool(None, "attention_bias", default=False)
     window = r.opt_int("sliding_window", "sliding_window")
     k_eq_v = r.bool(None, "attention_k_eq_v", default=False)

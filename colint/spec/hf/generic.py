@@ -115,7 +115,7 @@ def build(r: HFReader, gated: bool = True) -> ModelSpec:
     n_layers = r.int("num_layers", "num_hidden_layers")
     inter = r.int("intermediate_size", "intermediate_size")
     vocab = r.int("vocab_size", "vocab_size")
-    tie = tie_embeddings(r, bool(r.defaults.get("tie_word_embeddings", False)))
+    tie = tie_embeddings(r)
     mlp_bias = r.bool(None, "mlp_bias", default=bool(r.defaults.get("mlp_bias", False)))
     window = nullable_int(r, "sliding_window", "sliding_window", r.defaults.get("sliding_window"))
     types = r.layer_types(n_layers) or ["full_attention"] * n_layers

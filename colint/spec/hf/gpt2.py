@@ -27,7 +27,7 @@ def build(r: HFReader) -> ModelSpec:
         r.record("intermediate_size", "n_inner", default=True)
     vocab = r.int("vocab_size", "vocab_size")
     positions = r.int("max_position_embeddings", "max_position_embeddings")
-    tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
+    tie = tie_embeddings(r)
     mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=heads, head_dim=hd, qkv_bias=True, o_bias=True,
                   fused_qkv=True)
     ffn = FFN(kind="dense", intermediate_size=inner, gated=False, bias=True)

@@ -13,9 +13,8 @@ that key is absent (transformers ignores it). Two RMSNorms (H) per layer and a f
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import (
-    KindTable, ignored_key, layer, nullable_int, tie_embeddings,
-)
+from colint.spec.hf.moe_common import KindTable, ignored_key, layer, nullable_int
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 

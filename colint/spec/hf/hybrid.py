@@ -17,7 +17,8 @@ Bamba's FFN: a gated MLP (``mlp_bias``). Granite's: a router ``[E, H]`` and fuse
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, int_list, layer, str_list, tie_embeddings
+from colint.spec.hf.moe_common import KindTable, int_list, layer, str_list
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 _DEFAULTS = {

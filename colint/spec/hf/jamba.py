@@ -17,7 +17,8 @@ from __future__ import annotations
 import math
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, layer, tie_embeddings
+from colint.spec.hf.moe_common import KindTable, layer
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 

@@ -46,7 +46,7 @@ def build(r: HFReader) -> ModelSpec:
         r.record_derived("head_dim", "hidden_size")
     inter = r.int("intermediate_size", "intermediate_size")
     vocab = r.int("vocab_size", "vocab_size")
-    tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
+    tie = tie_embeddings(r)
     if mt in QWEN2_LIKE:
         qkv_bias, o_bias = True, False
     else:

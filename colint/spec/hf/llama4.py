@@ -15,7 +15,8 @@ RMSNorms (H) per layer and a final one. The vision tower of the wrapper is not c
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, int_list, layer, nullable_int, tie_embeddings
+from colint.spec.hf.moe_common import KindTable, int_list, layer, nullable_int
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 

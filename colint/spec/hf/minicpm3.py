@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from colint.spec.common import mla_norm_params
 from colint.spec.hf.base import HFReader
+from colint.spec.hf.moe_common import nullable_int
 from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec
 
@@ -20,11 +21,8 @@ def build(r: HFReader) -> ModelSpec:
     n_layers = r.int("num_layers", "num_hidden_layers")
     heads = r.int("num_heads", "num_attention_heads")
     kv_heads = r.int("num_kv_heads", "num_key_value_heads", default=heads)
-    if r.doc.has(r.path("q_lora_rank")) and r.doc.get(r.path("q_lora_rank")) is None:
-        q_lora = None  # explicit null: a plain q projection
-        r.record("q_lora_rank", "q_lora_rank")
-    else:  # absent: MiniCPM3Config's default (768), q_a_proj + q_b_proj
-        q_lora = r.int("q_lora_rank", "q_lora_rank")
+    # explicit null: a plain q projection; absent: MiniCPM3Config's default (768), q_a_proj + q_b_proj
+    q_lora = nullable_int(r, "q_lora_rank", "q_lora_rank", r.defaults.get("q_lora_rank", 768))
     kv_lora = r.int("kv_lora_rank", "kv_lora_rank")
     nope = r.int("qk_nope_head_dim", "qk_nope_head_dim")
     rope = r.int("qk_rope_head_dim", "qk_rope_head_dim")
@@ -32,7 +30,7 @@ def build(r: HFReader) -> ModelSpec:
     v_dim = r.int("v_head_dim", "v_head_dim", default=h // heads)
     inter = r.int("intermediate_size", "intermediate_size")
     vocab = r.int("vocab_size", "vocab_size")
-    tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
+    tie = tie_embeddings(r)
     bias = r.bool(None, "attention_bias", default=False)
     mlp_bias = r.bool(None, "mlp_bias", default=False)
     mixer = Mixer(kind="mla", num_heads=heads, num_kv_heads=kv_heads, head_dim=nope + rope, v_head_dim=v_dim,

@@ -14,9 +14,8 @@ DeepSeek-V3's MTP module).
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import (
-    KindTable, deepseek_style_mtp_params, ignored_key, layer, tie_embeddings,
-)
+from colint.spec.hf.moe_common import KindTable, deepseek_style_mtp_params, ignored_key, layer
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 

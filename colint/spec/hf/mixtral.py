@@ -9,7 +9,8 @@ final one. Sliding-window layers (``sliding_window``) change attention cost, not
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import layer, tie_embeddings
+from colint.spec.hf.moe_common import layer
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from colint.spec.common import layer  # noqa: F401  (the adapters import it from here)
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.tie import tie_embeddings  # noqa: F401  (the adapters import it from here)
 from colint.spec.model import LayerKind
 
 
@@ -67,7 +66,7 @@ def deepseek_style_mtp_params(kind: LayerKind, h: int) -> int:
 
 def nullable_int(r: HFReader, field: str | None, key: str, default: int | None) -> int | None:
     """An optional size whose explicit ``null`` disables it (``sliding_window``,
-    ``attention_chunk_size``) but whose absence means the family default."""
+    ``attention_chunk_size``, MLA's ``q_lora_rank``) but whose absence means the family default."""
     if r.doc.has(r.path(key)) and r.doc.get(r.path(key)) is None:
         if field:
             r.record(field, key)

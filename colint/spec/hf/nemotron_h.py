@@ -27,7 +27,8 @@ hnorm + eh_proj (2H -> H) + final norm (an estimate after DeepSeek-V3's MTP modu
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, ignored_key, layer, mtp_module_params, str_list, tie_embeddings
+from colint.spec.hf.moe_common import KindTable, ignored_key, layer, mtp_module_params, str_list
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 _CHARS = {"M": "linear_attention", "E": "moe", "*": "full_attention", "-": "mlp"}

@@ -20,7 +20,7 @@ def build(r: HFReader) -> ModelSpec:
     heads, kv, hd = r.attention_dims(h)
     inter = r.int("intermediate_size", "intermediate_size")
     vocab = r.int("vocab_size", "vocab_size")
-    tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
+    tie = tie_embeddings(r)
     bias = r.bool(None, "attention_bias", default=False)
     if mt == "olmo":
         other, extra = 0, 0

@@ -27,7 +27,7 @@ def build(r: HFReader) -> ModelSpec:
     hd = h // heads
     ffn_dim = r.int("intermediate_size", "ffn_dim")
     vocab = r.int("vocab_size", "vocab_size")
-    tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
+    tie = tie_embeddings(r)
     proj = r.int(None, "word_embed_proj_dim", default=h)
     positions = r.int("max_position_embeddings", "max_position_embeddings")
     bias = r.bool(None, "enable_bias", default=True)

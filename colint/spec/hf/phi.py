@@ -22,7 +22,7 @@ def build(r: HFReader) -> ModelSpec:
     heads, kv, hd = r.attention_dims(h)
     inter = r.int("intermediate_size", "intermediate_size")
     vocab = r.int("vocab_size", "vocab_size")
-    tie = tie_embeddings(r, r.defaults.get("tie_word_embeddings", False))
+    tie = tie_embeddings(r)
     window = r.opt_int("sliding_window", "sliding_window") if phi3 else None
     if phi3:
         mixer = Mixer(kind="attention", attention="sliding" if window else "full", window=window, num_heads=heads,

@@ -17,7 +17,8 @@ is built like qwen3_moe; only ``thinker_config.tie_word_embeddings`` ties its LM
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader
-from colint.spec.hf.moe_common import KindTable, int_list, layer, tie_embeddings
+from colint.spec.hf.moe_common import KindTable, int_list, layer
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 # transformers 5.24 dataclass defaults per model_type

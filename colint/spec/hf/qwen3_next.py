@@ -23,9 +23,8 @@ transformers 5.24 (``modeling_qwen3_next.py``, ``modeling_qwen3_5*.py``):
 from __future__ import annotations
 
 from colint.spec.hf.base import HFReader, layer_types_of
-from colint.spec.hf.moe_common import (
-    KindTable, deepseek_style_mtp_params, int_list, layer, tie_embeddings,
-)
+from colint.spec.hf.moe_common import KindTable, deepseek_style_mtp_params, int_list, layer
+from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 # transformers 5.24 dataclass defaults

@@ -50,12 +50,15 @@ WRAPPER_TIE: dict[str, tuple[bool, bool, bool]] = {
 KEY = "tie_word_embeddings"
 
 
-def tie_embeddings(r, default: bool, *aliases: str) -> bool:
+def tie_embeddings(r, default: bool | None = None, *aliases: str) -> bool:
     """Whether the LM head is tied to the input embedding, as transformers builds it.
 
     ``r`` reads the language model (its ``prefix`` is the text config inside a wrapper); ``default`` is
-    the text family's default and ``aliases`` further keys of the text config (LFM2's ``tie_embedding``).
+    the text family's default (None: the family's defaults table, else untied) and ``aliases`` further keys
+    of the text config (LFM2's ``tie_embedding``).
     Records ``sources["tie_word_embeddings"]`` at the key that decided (none when a default did)."""
+    if default is None:
+        default = r.defaults.get(KEY, False)
     if not r.prefix:
         return r.bool(KEY, KEY, *aliases, default=default)
     outer_path = r.prefix[:-1] + (KEY,)
