@@ -55,11 +55,17 @@ def ep_for_m(m_target: float, concurrency_per_rank: float, top_k: int, num_exper
     return groups * max(1, tp)
 
 
+def touched_share(tokens: float, top_k: int, num_experts: int) -> float:
+    """Expected share of the experts that receive at least one of ``tokens`` tokens' top-``top_k`` picks
+    under uniform routing (an estimate). top-k > E (reported by CL003) counts as every expert."""
+    return 1.0 - (1.0 - min(1.0, top_k / num_experts)) ** tokens
+
+
 def experts_touched(tokens: float, top_k: int, num_experts: int) -> float:
     """Expected distinct experts that receive at least one of ``tokens`` tokens."""
     if not num_experts:
         return 0.0
-    return num_experts * (1.0 - (1.0 - top_k / num_experts) ** tokens)
+    return num_experts * touched_share(tokens, top_k, num_experts)
 
 
 def experts_per_gpu(num_experts: int, ep: int, redundant: int = 0) -> int:

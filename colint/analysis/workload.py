@@ -18,6 +18,7 @@ from colint.analysis.gemm_model import FORMATS, GemmTime, check_format, estimate
 from colint.analysis.inventory import Gemm, gemms, kind_gemms
 from colint.analysis.kv_cache import (kind_mixers, kv_sources, mixer_kv_bytes_per_token, mixer_kv_read_bytes_per_token,
                                       mixer_state_bytes)
+from colint.analysis.moe import touched_share
 from colint.analysis.scenario import Scenario
 from colint.spec.model import LayerKind, Mixer, ModelSpec
 
@@ -243,8 +244,7 @@ def routed_expert_rows(t_global: int, topk: int, experts: int) -> tuple[float, i
     """(share of the ``experts`` that get >= 1 of ``t_global`` tokens' top-``topk`` picks, mean rows of
     a touched expert's GEMM) under uniform routing (an estimate); suggest's search prices its
     grid points with it too."""
-    # top-k > E (reported by CL003) must not overflow here
-    touched = 1.0 - (1.0 - min(1.0, topk / experts)) ** t_global
+    touched = touched_share(t_global, topk, experts)
     # round() drops float noise (32.00000000000024 is 32)
     return touched, max(1, math.ceil(round(t_global * topk / experts / max(touched, 1e-12), 6)))
 
