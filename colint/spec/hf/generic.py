@@ -43,19 +43,17 @@ NOTE = ("read through transformers' generic config by the key conventions its fa
         "adapter for this model type); parameter counts approximate")
 
 
+def _value(r: HFReader, key: str):
+    """The key's value in the file, else transformers' config class's value for it (None: neither)."""
+    return r.doc.get(r.path(key)) if r.has(key) else r.defaults.get(key)
+
+
 def _set(r: HFReader, key: str) -> bool:
-    """The key has a value: stated in the file, or a non-null default of transformers' config class."""
-    if r.has(key):
-        return r.doc.get(r.path(key)) is not None
-    return r.defaults.get(key) is not None
+    return _value(r, key) is not None
 
 
 def _first(r: HFReader, keys: tuple) -> str | None:
     return next((k for k in keys if _set(r, k)), None)
-
-
-def _value(r: HFReader, key: str):
-    return r.doc.get(r.path(key)) if r.has(key) else r.defaults.get(key)
 
 
 def has_experts(r: HFReader) -> bool:
