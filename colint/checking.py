@@ -212,8 +212,9 @@ def exit_code(results: list[FileResult], fail_on: str) -> int:
 
 
 def check_grouped(paths: list[str], cli_overrides: dict, *, isolated: bool = False,
-                  baseline_path: Optional[str] = None):
-    """Check ``paths`` under the settings in force for each (nearest config file + CLI flags).
+                  baseline_path: Optional[str] = None, settings_dirs: Optional[dict[str, str]] = None):
+    """Check ``paths`` under the settings in force for each (nearest config file + CLI flags; the
+    config file is looked up from ``settings_dirs[path]`` when given, else beside the file).
 
     Returns the results in input order and, parallel to them, the ``Effective`` settings each was
     checked with. Files sharing a config file are checked together (profiles resolved once)."""
@@ -225,7 +226,8 @@ def check_grouped(paths: list[str], cli_overrides: dict, *, isolated: bool = Fal
     by_config: dict[Optional[str], list[int]] = {}
     configs: dict[Optional[str], Any] = {}
     for i, p in enumerate(paths):
-        cfg = None if isolated else find_config(os.path.dirname(os.path.abspath(p)))
+        start = (settings_dirs or {}).get(p) or os.path.dirname(os.path.abspath(p))
+        cfg = None if isolated else find_config(start)
         key = cfg.path if cfg is not None else None
         configs[key] = cfg
         by_config.setdefault(key, []).append(i)

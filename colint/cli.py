@@ -61,6 +61,7 @@ def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | Non
     from colint.loading import load
     from colint.spec import normalize
 
+    path = _one_path(path)
     try:
         spec = normalize(load(path), input_format=input_format, vocab_size=vocab_size)
     except ColintError as exc:
@@ -257,6 +258,17 @@ def _cli_overrides(gpus, scenario, dtype, tp, ep, pp, context, concurrency, sele
             "vocab_size": vocab_size}
 
 
+def _one_path(arg: str) -> str:
+    """The config file a one-config command reads: a file, a checkpoint or HF cache folder, or a Hub id."""
+    from colint.errors import ColintError
+    from colint.sources import resolve_one
+
+    try:
+        return resolve_one(arg).path
+    except ColintError as exc:
+        raise _fail_with(exc)
+
+
 def _write_atomic(path: str, text: str | bytes) -> None:
     from colint.fileio import write_atomic
 
@@ -281,21 +293,41 @@ def _write_atomic(path: str, text: str | bytes) -> None:
 @click.option("--unsafe-fixes", is_flag=True,
               help="With --fix/--diff, also apply architecture-changing fixes (fine for a design, not a checkpoint).")
 @click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
+@click.option("--include", multiple=True, metavar="GLOB",
+              help="In a directory, lint the files matching these globs instead of the pre-commit hook's names.")
+@click.option("--exclude", multiple=True, metavar="GLOB",
+              help="In a directory, skip files and folders matching these globs (repeatable).")
 def check(paths, overrides, isolated, fmt, output, statistics, exit_zero, baseline, write_baseline, apply_fix,
-          unsafe_fixes, show_diff) -> None:
-    """Lint the architecture in each PATH for the target GPU(s)."""
+          unsafe_fixes, show_diff, include, exclude) -> None:
+    """Lint the architecture in each PATH for the target GPU(s).
+
+    PATH is a config file, a directory (walked; a checkpoint folder means its config.json), a Hugging
+    Face cache folder, or a Hub id org/name[@revision] (only config.json is downloaded)."""
     import os
 
     from colint.checking import check_grouped, exit_code, summary
     from colint.errors import ColintError
+    from colint.sources import expand
 
     if fmt is None:
         fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
     if statistics and fmt not in ("text", "json"):
         raise _fail("colint: error: --statistics prints text or json; drop --format " + fmt)
     try:
+        found = expand(paths, include=include, exclude=exclude)
+    except ColintError as exc:
+        raise _fail_with(exc)
+    for warning in found.warnings:
+        click.echo(f"colint: warning: {warning}", err=True)
+    if apply_fix and any(s.read_only for s in found.sources):
+        src = next(s for s in found.sources if s.read_only)
+        raise _fail(f"colint: error: {src.origin}: --fix does not rewrite the Hugging Face cache; copy "
+                    f"{src.path} out of it, or use --diff")
+    paths, settings_dirs = found.paths, found.settings_dirs()
+    try:
         results, groups = check_grouped(list(paths), overrides, isolated=isolated,
-                                        baseline_path=None if write_baseline else baseline)
+                                        baseline_path=None if write_baseline else baseline,
+                                        settings_dirs=settings_dirs)
     except ColintError as exc:
         raise _fail_with(exc)
     if write_baseline:
@@ -331,7 +363,8 @@ def check(paths, overrides, isolated, fmt, output, statistics, exit_zero, baseli
                 raise _fail(f"{p}: error: cannot write fixed file: {exc.strerror or exc}")
         if changed:
             click.echo(f"colint: fixed {len(changed)} file{'s' if len(changed) != 1 else ''}", err=True)
-            results, groups = check_grouped(list(paths), overrides, isolated=isolated, baseline_path=baseline)
+            results, groups = check_grouped(list(paths), overrides, isolated=isolated, baseline_path=baseline,
+                                            settings_dirs=settings_dirs)
     summ = summary(results)
     report = _render_report(fmt, results, summ, groups, statistics=statistics,
                             colour=output is None and sys.stdout.isatty())
@@ -477,7 +510,7 @@ def _file_options(path: str, overrides: dict, isolated: bool):
 
 
 @cli.command("suggest")
-@click.argument("path", type=click.Path(dir_okay=False, allow_dash=False))
+@click.argument("path", type=click.Path(dir_okay=True, allow_dash=False))
 @_settings_options
 @click.option("--budget-pct", type=click.FloatRange(min=0), default=2.0, show_default=True,
               help="Largest change of the total parameter count, in % of the original.")
@@ -493,6 +526,7 @@ def suggest_cmd(path, overrides, isolated, budget_pct, objective, top, fmt) -> N
     from colint.errors import ColintError
     from colint.suggest import render_text, suggest
 
+    path = _one_path(path)
     try:
         result = suggest(path, _file_options(path, overrides, isolated), budget_pct=budget_pct,
                          objective=objective, top=top)
@@ -508,7 +542,7 @@ def suggest_cmd(path, overrides, isolated, budget_pct, objective, top, fmt) -> N
 
 
 @cli.command("report")
-@click.argument("path", type=click.Path(dir_okay=False, allow_dash=False))
+@click.argument("path", type=click.Path(dir_okay=True, allow_dash=False))
 @_settings_options
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="report.html (every chart and the findings), or x.png / x.svg (one chart).")
@@ -531,6 +565,7 @@ def report_cmd(path, overrides, isolated, output, chart) -> None:
     from colint.errors import ColintError
     from colint.report import report_data
 
+    path = _one_path(path)
     try:
         opts = _file_options(path, overrides, isolated)
         targets = build_targets(opts)[:1]
