@@ -700,3 +700,19 @@ def render_text(r: SuggestResult) -> str:
                                for j, cell in enumerate(row)).rstrip())
     lines.append("estimates: step times from colint's GEMM time model, not measurements")
     return "\n".join(lines)
+
+
+import sys as _sys  # noqa: E402 - for the module class below
+
+
+class _CallableModule(type(_sys.modules[__name__])):
+    """``colint.suggest`` is this module once it is imported (the import system sets the package attribute);
+    calling it runs the public API function, so that ``colint.suggest(config, ...)`` always works."""
+
+    def __call__(self, *args, **kwargs):
+        from colint.api import suggest as api_suggest
+
+        return api_suggest(*args, **kwargs)
+
+
+_sys.modules[__name__].__class__ = _CallableModule
