@@ -590,6 +590,19 @@ def report_cmd(path, overrides, isolated, output, chart) -> None:
     click.echo(f"colint: wrote {output}", err=True)
 
 
+@cli.command("lsp")
+@_settings_options
+def lsp_cmd(overrides, isolated) -> None:
+    """Serve diagnostics to an editor over stdio (Language Server Protocol; needs pip install 'colint[lsp]')."""
+    import importlib.util
+
+    if importlib.util.find_spec("pygls") is None:
+        raise _fail("colint: error: `colint lsp` needs pygls: pip install 'colint[lsp]'")
+    from colint.lsp import create_server
+
+    create_server(overrides, isolated).start_io()
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         rv = cli.main(args=argv, prog_name="colint", standalone_mode=False)
