@@ -158,6 +158,11 @@ def walk(directory: str, *, include=(), exclude=(), warnings: list[str] | None =
     rels = _git_files(directory)
     if rels is None:
         rels = _walk_files(directory)
+    else:  # a nested repository (a cloned model repo, a submodule) is listed as a folder: walk it under its own git
+        for rel in [r for r in rels if os.path.isdir(os.path.join(directory, r))]:
+            rels.remove(rel)
+            sub = os.path.join(directory, rel.rstrip("/"))
+            rels += [os.path.relpath(f, directory).replace(os.sep, "/") for f in _nested(sub)]
     selected = re.compile(HOOK_FILES)
     skipped = re.compile(HOOK_EXCLUDE) if HOOK_EXCLUDE else None
     out = []
@@ -172,6 +177,18 @@ def walk(directory: str, *, include=(), exclude=(), warnings: list[str] | None =
         path = os.path.join(directory, rel)
         if os.path.isfile(path):  # git lists tracked files deleted from the work tree
             out.append(os.path.normpath(path))
+    return out
+
+
+def _nested(sub: str) -> list[str]:
+    """Every candidate under a nested repository (selection happens in the caller, relative to the top)."""
+    rels = _git_files(sub)
+    if rels is None:
+        rels = _walk_files(sub)
+    out = []
+    for rel in rels:
+        path = os.path.join(sub, rel.rstrip("/"))
+        out += _nested(path) if os.path.isdir(path) else [path]
     return out
 
 

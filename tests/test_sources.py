@@ -113,6 +113,21 @@ def test_walk_in_a_git_work_tree_honours_gitignore(tmp_path):
     assert [os.path.relpath(p, tmp_path) for p in sources.walk(str(tmp_path / "ignored"))] == ["ignored/config.json"]
 
 
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_walk_enters_a_nested_repository(tmp_path):
+    """A model repository cloned inside a project is its own git repository: its files count."""
+    _git(tmp_path, "init", "-q")
+    _touch(tmp_path / "config.json")
+    clone = tmp_path / "models" / "llama"
+    _touch(clone / "config.json")
+    _touch(clone / "sub" / "megatron_x.yaml")
+    _touch(clone / "skipped" / "config.json")
+    _touch(clone / ".gitignore", "skipped/\n")
+    _git(clone, "init", "-q")
+    got = [os.path.relpath(p, tmp_path) for p in sources.walk(str(tmp_path))]
+    assert got == ["config.json", "models/llama/config.json", "models/llama/sub/megatron_x.yaml"]
+
+
 def test_include_and_exclude_globs(tmp_path):
     for rel in ["config.json", "a/config.json", "a/arch.yaml", "b/arch.yaml", "tests/config.json", "c/x.json"]:
         _touch(tmp_path / rel)
