@@ -118,8 +118,8 @@ def resolve_one(arg: str) -> Source:
     found = expand([arg])
     if len(found.sources) != 1:
         n = len(found.sources)
-        raise UsageError(f"{arg}: {'no config file' if n == 0 else f'{n} config files'} found; name one file "
-                         "(this command reads one config)")
+        raise UsageError(f"{'no config file' if n == 0 else f'{n} config files'} found in this folder; name one "
+                         "file (this command reads one config)", path=arg)
     return found.sources[0]
 
 

@@ -212,10 +212,15 @@ def test_null_means_default_where_transformers_says_so(tmp_path, capsys):
 
 # -- files that cannot be read ---------------------------------------------------------------------------
 def test_directory(tmp_path, capsys):
+    """A directory is walked (tests/test_sources.py): one with no config is a warning for check, an error for
+    a command that reads one config."""
     d = tmp_path / "config.json"
     d.mkdir()
-    assert _check_error(capsys, str(d)) == f"{d}: error: is a directory, not a config file"
-    assert _inspect_error(capsys, str(d)) == f"{d}: error: is a directory, not a config file"
+    rc, out, err = _run(capsys, "check", str(d))
+    assert (rc, out.splitlines()[0]) == (0, "0 findings: 0 errors, 0 warnings, 0 infos")
+    assert err.startswith(f"colint: warning: {d}: no config files found (looked for config.json, ")
+    assert _inspect_error(capsys, str(d)) == (f"{d}: error: no config file found in this folder; name one file "
+                                              "(this command reads one config)")
 
 
 def test_missing_file(tmp_path, capsys):

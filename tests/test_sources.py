@@ -346,7 +346,7 @@ def test_only_allow_listed_files_are_requested(monkeypatch, tmp_path):
 def test_one_config_commands_reject_a_folder_of_several(tmp_path, capsys):
     _touch(tmp_path / "a" / "config.json")
     _touch(tmp_path / "b" / "config.json")
-    with pytest.raises(UsageError, match="2 config files found"):
+    with pytest.raises(UsageError, match="2 config files found in this folder"):
         sources.resolve_one(str(tmp_path))
 
 
