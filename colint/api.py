@@ -174,10 +174,6 @@ def inspect(config: Config, gpu: Union[str, None] = None, **settings) -> dict:
     from colint.spec import normalize
 
     path, doc, _ = _document(config)
-    unknown = sorted(set(settings) - set(_SCENARIO_SETTINGS))
-    if unknown:
-        raise TypeError(f"unknown setting{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                        f"colint.inspect takes {', '.join(_SCENARIO_SETTINGS)}")
     opts = _options(gpu or [], settings, None, False, allowed=_SCENARIO_SETTINGS)
     try:
         spec = normalize(doc, input_format=opts.input_format, vocab_size=opts.vocab_size)
