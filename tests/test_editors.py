@@ -57,6 +57,16 @@ async def _session(tmp_path: Path) -> list[tuple[str, list]]:
             uri=uri, language_id="json", version=1, text=text)))
         first = await next_diagnostics("open")
         assert "\nfix (unsafe): intermediate_size 11008 → 11264" in first.diagnostics[0].message
+        # the quick fixes the editor offers on each diagnostic: the smallest edit of the value (11008 -> 11264 keeps
+        # "11"), at UTF-16 positions
+        for diag in first.diagnostics:
+            actions = await client.text_document_code_action_async(types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri), range=diag.range,
+                context=types.CodeActionContext(diagnostics=[diag])))
+            steps.append(("actions", diag.code, [
+                (a.title, a.kind, a.is_preferred,
+                 [(e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character, e.new_text)
+                  for e in a.edit.changes[uri]]) for a in actions]))
 
         def change(version, new_text):
             client.text_document_did_change(types.DidChangeTextDocumentParams(
@@ -95,6 +105,14 @@ def test_lsp_session_with_a_real_client(tmp_path):
              "colint", "intermediate_size 11008 is 1376 per shard at tp=8, not a multiple of 128 [b200]"),
             (line_of["vocab_size"], 4, line_of["vocab_size"], width["vocab_size"], 3, "CL202", "colint",
              "vocab_size 32000 is 4000 per shard at tp=8, not a multiple of 128 [b200]")]),
+        ("actions", "CL201", [
+            ("CL201: intermediate_size 11008 → 11264 (+2.3% FFN params) (unsafe: changes the architecture)",
+             "quickfix", False, [(line_of["intermediate_size"], 27, line_of["intermediate_size"], 30, "264")]),
+            ("CL201: intermediate_size 11008 → 10240 (-7.0% FFN params) (unsafe: changes the architecture)",
+             "quickfix", False, [(line_of["intermediate_size"], 26, line_of["intermediate_size"], 30, "0240")])]),
+        ("actions", "CL202", [
+            ("CL202: vocab_size 32000 → 32768 (zero-padded rows in embedding and LM head; mask ids ≥ 32000 when "
+             "sampling)", "quickfix", True, [(line_of["vocab_size"], 20, line_of["vocab_size"], 23, "768")])]),
         ("fixed", uri, [
             (line_of["vocab_size"], 4, line_of["vocab_size"], width["vocab_size"], 3, "CL202", "colint",
              "vocab_size 32000 is 4000 per shard at tp=8, not a multiple of 128 [b200]")]),
@@ -161,3 +179,34 @@ def test_problem_matcher_reads_the_text_output(tmp_path, monkeypatch, capsys):
 def test_problem_matcher_file_level_finding():
     assert _match("config.json: CL104 info lm_head is tied [b200]") == {
         "file": "config.json", "code": "CL104", "severity": "info", "message": "lm_head is tied [b200]"}
+
+
+def _apply(text: str, edit) -> str:
+    """Apply an LSP TextEdit as an editor does: positions in UTF-16 code units."""
+    lines = text.split("\n")
+
+    def offset(pos):
+        units = lines[pos.line].encode("utf-16-le")[: 2 * pos.character].decode("utf-16-le")
+        return sum(len(s) + 1 for s in lines[: pos.line]) + len(units)
+
+    return text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
+
+
+def test_quick_fix_edits_count_utf16_units(tmp_path):
+    """A character outside the BMP before the key on its line: the edit still lands on the value."""
+    pytest.importorskip("pygls")
+    from lsprotocol import types
+
+    from colint.fixing import fixed_text
+    from colint.lsp import code_actions, lint
+
+    text = ('{"model_type": "llama", "_name_or_path": "🦙🦙", "vocab_size": 32000,\n "hidden_size": 4096, '
+            '"intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32}\n')
+    overrides = {"gpus": [], "tp": 8, "select": ["CL202"]}
+    diags, doc, findings = lint(str(tmp_path / "config.json"), text, overrides, True)
+    assert [(d.code, d.range.start.line, d.range.start.character) for d in diags] == [("CL202", 0, 49)]  # 47 code points, 49 UTF-16 units
+    [action] = code_actions("file:///x/config.json", doc, findings, diags, diags)
+    [edit] = action.edit.changes["file:///x/config.json"]
+    assert _apply(text, edit) == fixed_text(doc, [findings[0].fixes[0]]) == text.replace("32000", "32768")
+    assert code_actions("file:///x/config.json", doc, findings, diags, [types.Diagnostic(
+        range=diags[0].range, message="another tool's", code="E1")]) == []
