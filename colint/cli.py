@@ -560,8 +560,13 @@ def pareto_cmd(path, gpus, compare_path, variants, scenario, dtype, kv_cache, co
               help="report.html (every chart and the findings), or x.png / x.svg (one chart).")
 @click.option("--chart", type=click.Choice(list(CHARTS)), default=None,
               help="The chart a .png/.svg output holds. [default: roofline]")
-def report_cmd(path, overrides, isolated, output, chart) -> None:
-    """Charts of the design on a GPU: roofline of every GEMM, step-time breakdown, pipeline balance."""
+@click.option("--compare", "compare_path", type=click.Path(dir_okay=False, allow_dash=False), default=None,
+              help="A second design whose frontier the frontier chart draws beside PATH's.")
+@click.option("--variant", "variants", multiple=True, metavar="KEY=VALUE",
+              help="Draw the frontier of the design with this key changed beside PATH's (repeatable).")
+def report_cmd(path, overrides, isolated, output, chart, compare_path, variants) -> None:
+    """Charts of the design on a GPU: roofline of every GEMM, step-time breakdown, pipeline balance,
+    throughput-interactivity frontier."""
     import importlib.util
     import os
 
@@ -584,9 +589,17 @@ def report_cmd(path, overrides, isolated, output, chart) -> None:
         if result.error is not None:
             raise result.error
         workload = analyse(result.spec, targets[0].profile, targets[0].scenario)
+        other = None
+        if compare_path or variants:
+            from colint.pareto import load_design, parse_variants
+
+            variant = parse_variants(variants)
+            other = (compare_path or path, variant, load_design(compare_path or path, variant,
+                                                                 input_format=opts.input_format,
+                                                                 vocab_size=opts.vocab_size))
+        data = report_data(path, result.spec, workload, result.findings, compare=other)
     except ColintError as exc:
         raise _fail_with(exc)
-    data = report_data(path, result.spec, workload, result.findings)
     try:
         from colint.reporters.report_html import render_chart, render_html
     except ImportError as exc:
