@@ -481,12 +481,15 @@ def _file_options(path: str, overrides: dict, isolated: bool):
 @_settings_options
 @click.option("--budget-pct", type=click.FloatRange(min=0), default=2.0, show_default=True,
               help="Largest change of the total parameter count, in % of the original.")
-@click.option("--objective", type=click.Choice(["throughput", "latency"]), default="throughput", show_default=True,
-              help="throughput: prefill and decode step time weigh the same; latency: decode weighs 3x.")
+@click.option("--objective", type=click.Choice(["throughput", "latency", "frontier"]), default="throughput",
+              show_default=True, help="throughput: prefill and decode step time weigh the same; latency: decode "
+              "weighs 3x; frontier: tok/s/GPU on the throughput-interactivity frontier at --at-interactivity.")
+@click.option("--at-interactivity", type=click.FloatRange(min=0, min_open=True), default=None, metavar="TOK_S_USER",
+              help="Rank by tok/s/GPU at this many tok/s per user (implies --objective frontier). [default: 50]")
 @click.option("--top", type=click.IntRange(min=1, max=50), default=5, show_default=True,
               help="How many verified variants to print.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def suggest_cmd(path, overrides, isolated, budget_pct, objective, top, fmt) -> None:
+def suggest_cmd(path, overrides, isolated, budget_pct, objective, at_interactivity, top, fmt) -> None:
     """Variants of the design within a parameter budget that pass every rule, ranked by estimated speed.
 
     Exit 0 when at least one variant passes, 1 when none does, 2 on an error."""
@@ -495,7 +498,7 @@ def suggest_cmd(path, overrides, isolated, budget_pct, objective, top, fmt) -> N
 
     try:
         result = suggest(path, _file_options(path, overrides, isolated), budget_pct=budget_pct,
-                         objective=objective, top=top)
+                         objective=objective, top=top, at_interactivity=at_interactivity)
     except ColintError as exc:
         raise _fail_with(exc)
     if fmt == "json":

@@ -261,3 +261,26 @@ def test_cli_bad_variant_is_one_line_exit_2(capsys):
     assert code == 2 and "key=value" in err
     code, _, err = _run(capsys, ["pareto", LLAMA8B, "--gpu", "nope"])
     assert code == 2 and err.count("\n") == 1
+
+
+# ------------------------------------------------------------------------------ suggest --objective frontier
+def test_suggest_ranks_variants_by_their_frontier_at_the_target_interactivity(capsys):
+    code, out, _ = _run(capsys, ["suggest", LLAMA8B, "--gpu", "h100-sxm", "--at-interactivity", "150", "--format",
+                                 "json", "--isolated"])
+    assert code == 0
+    data = json.loads(out)
+    assert data["search"]["objective"] == "frontier" and data["search"]["at_interactivity"] == 150
+    cands = data["candidates"]
+    assert 1 <= len(cands) <= 5
+    tps = [c["estimates"]["frontier_tokens_per_s_per_gpu"] for c in cands]
+    assert tps == sorted(tps, reverse=True)
+    profile = load_profile("h100-sxm")
+    sc = make_scenario("throughput", gpu=profile.name)
+    base = frontier(load_design(LLAMA8B), profile, sc).throughput_at(150)
+    assert data["original"]["estimates"]["frontier_tokens_per_s_per_gpu"] == pytest.approx(base, rel=1e-12)
+    for c in cands[:2]:  # each figure is the frontier of the variant its edits build
+        t = frontier(load_design(LLAMA8B, c["edits"]), profile, sc).throughput_at(150)
+        assert c["estimates"]["frontier_tokens_per_s_per_gpu"] == pytest.approx(t, rel=1e-12)
+        assert c["estimates"]["score_delta_pct"] == pytest.approx(round((1 - t / base) * 100, 3))
+    code, out, _ = _run(capsys, ["suggest", LLAMA8B, "--gpu", "h100-sxm", "--objective", "frontier", "--isolated"])
+    assert code == 0 and "frontier at 50 tok/s/user on h100-sxm" in out and "tok/s/GPU@50" in out
