@@ -513,15 +513,15 @@ def suggest_cmd(path, overrides, isolated, budget_pct, objective, at_interactivi
 @cli.command("pareto")
 @click.argument("path", type=click.Path(dir_okay=False, allow_dash=False))
 @click.option("--gpu", "gpus", multiple=True, help="GPU profile name or YAML path; repeat for several. "
-              "[default: b200]")
+              "[default: the project's gpus, else b200]")
 @click.option("--compare", "compare_path", type=click.Path(dir_okay=False, allow_dash=False), default=None,
               help="A second design whose frontier is put beside PATH's.")
 @click.option("--variant", "variants", multiple=True, metavar="KEY=VALUE",
               help="Compare against the design with this key of the file changed (repeatable; with --compare: "
                    "applied to that file).")
-@click.option("--scenario", type=click.Choice(["throughput", "latency", "long-context"]), default="throughput",
-              show_default=True, help="Context and prefill tokens per forward (deployments and concurrency are "
-              "enumerated).")
+@click.option("--scenario", type=click.Choice(["throughput", "latency", "long-context"]), default=None,
+              help="Context and prefill tokens per forward (deployments and concurrency are enumerated). "
+              "[default: throughput]")
 @click.option("--dtype", default=None, help="GEMM format: bf16, fp16, fp8, fp8_block, nvfp4, mxfp4, int8, "
               "int8_wo, int4_wo. [default: bf16]")
 @click.option("--kv-cache", default=None, help="KV-cache format: bf16, fp8, nvfp4, ... [default: bf16]")
@@ -530,9 +530,10 @@ def suggest_cmd(path, overrides, isolated, budget_pct, objective, at_interactivi
 @click.option("--input-format", default=None, help="Force the input format instead of detecting it.")
 @click.option("--vocab-size", type=click.IntRange(min=1), default=None,
               help="Vocabulary size for formats whose vocab comes from a tokenizer (Megatron/NeMo).")
+@click.option("--isolated", is_flag=True, help="Ignore pyproject.toml / .colint.toml files.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def pareto_cmd(path, gpus, compare_path, variants, scenario, dtype, kv_cache, context, prefill_tokens, input_format,
-               vocab_size, fmt) -> None:
+               vocab_size, isolated, fmt) -> None:
     """The throughput-interactivity frontier of PATH within one scale-up domain (estimates): tok/s/GPU
     against tok/s/user over tp, ep, attention-DP and concurrency; --compare/--variant put a second
     design beside it."""
@@ -541,9 +542,13 @@ def pareto_cmd(path, gpus, compare_path, variants, scenario, dtype, kv_cache, co
     from colint.pareto import parse_variants, run
 
     try:
-        sc = make_scenario(scenario, dtype=dtype, kv_cache=kv_cache, context=context, prefill_tokens=prefill_tokens)
-        result = run(path, list(gpus) or ["b200"], sc, compare_path=compare_path, variant=parse_variants(variants),
-                     input_format=input_format, vocab_size=vocab_size)
+        # the project's [tool.colint] gpus, scenario, dtype, context and input settings apply, as for check
+        opts = _file_options(path, _cli_overrides(gpus, scenario, dtype, None, None, None, context, None, (), (), (),
+                                                  None, input_format, vocab_size), isolated)
+        sc = make_scenario(opts.scenario, dtype=opts.dtype, kv_cache=kv_cache, context=opts.context,
+                           prefill_tokens=prefill_tokens)
+        result = run(path, opts.gpus, sc, compare_path=compare_path, variant=parse_variants(variants),
+                     input_format=opts.input_format, vocab_size=opts.vocab_size)
     except ColintError as exc:
         raise _fail_with(exc)
     if fmt == "json":

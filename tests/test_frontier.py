@@ -284,3 +284,18 @@ def test_suggest_ranks_variants_by_their_frontier_at_the_target_interactivity(ca
         assert c["estimates"]["score_delta_pct"] == pytest.approx(round((1 - t / base) * 100, 3))
     code, out, _ = _run(capsys, ["suggest", LLAMA8B, "--gpu", "h100-sxm", "--objective", "frontier", "--isolated"])
     assert code == 0 and "frontier at 50 tok/s/user on h100-sxm" in out and "tok/s/GPU@50" in out
+
+
+def test_cli_reads_the_project_settings(tmp_path, capsys):
+    import shutil
+
+    (tmp_path / "pyproject.toml").write_text('[tool.colint]\ngpus = ["h100-sxm"]\ndtype = "fp8"\n', encoding="utf-8")
+    path = shutil.copy(LLAMA70B, tmp_path / "config.json")
+    code, out, _ = _run(capsys, ["pareto", str(path)])
+    assert code == 0 and "on h100-sxm" in out and "h100-sxm, fp8 weights" in out
+    code, out, _ = _run(capsys, ["pareto", str(path), "--isolated"])
+    assert code == 0 and "on b200" in out and "b200, bf16 weights" in out
+    code, out, _ = _run(capsys, ["pareto", DEEPSEEK, "--gpu", "h100-sxm"])  # 1.3 TB of BF16 weights, 640 GB
+    assert code == 0 and "no deployment within one 8-GPU domain holds the weights and one sequence" in out
+    code, _, err = _run(capsys, ["pareto", LLAMA70B, "--gpu", "h100-sxm", "--dtype", "nvfp4"])
+    assert code == 2 and err.count("\n") == 1 and "nvfp4" in err

@@ -30,7 +30,8 @@ def render_frontier(f, name: str) -> list[str]:
     for n in f.notes:
         lines.append(f"  note: {n}")
     if not f.frontier:
-        lines.append("  no deployment within the domain holds the weights and one sequence: no frontier")
+        lines.append(f"  no deployment within one {f.domain_size}-GPU domain holds the weights and one sequence: no "
+                     "frontier (a narrower format, --dtype fp8 or nvfp4, or a GPU with a larger domain may)")
         return lines
     rows = [("deployment", "GPUs", "concurrency", "tok/s/user", "tok/s/GPU", "ITL", "FTL", "memory/GPU", "bound")]
     for p in f.frontier:
