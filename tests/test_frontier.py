@@ -299,3 +299,27 @@ def test_cli_reads_the_project_settings(tmp_path, capsys):
     assert code == 0 and "no deployment within one 8-GPU domain holds the weights and one sequence" in out
     code, _, err = _run(capsys, ["pareto", LLAMA70B, "--gpu", "h100-sxm", "--dtype", "nvfp4"])
     assert code == 2 and err.count("\n") == 1 and "nvfp4" in err
+
+
+# ------------------------------------------------------------------------------ pp for prefill
+def test_pipelined_prefill_ftl():
+    from colint.analysis.frontier import best_pipelined_ftl, pipelined_ftl, scenario_for
+    from colint.analysis.pipeline import best_partition
+    from colint.analysis.workload import analyse
+
+    profile = load_profile("gb200")
+    spec = _spec(LLAMA70B)
+    long = analyse(spec, profile, scenario_for(make_scenario("long-context"), Deployment(8), 1))  # 16 chunks
+    assert pipelined_ftl(long, 1) == long.steps["prefill"].ftl_s
+    part = best_partition([c.prefill_s for c in long.layer_costs], 4, long.embedding_cost.prefill_s,
+                          long.lm_head_cost.prefill_s)
+    send_s = 8192 * 8192 * 2.0 / (profile.interconnect_gbps * 1e9 / 2)
+    assert pipelined_ftl(long, 4) == pytest.approx((16 + 3) * (part.max + send_s), rel=1e-12)
+    ftl, pp = best_pipelined_ftl(long, Deployment(8), 72)
+    assert pp == 8 and ftl < long.steps["prefill"].ftl_s / 4  # 80 layers over 8 stages: 23 stage times, not 16 x 8
+    # a prompt of one chunk gains nothing from stages: every stage waits for the one before
+    short = analyse(spec, profile, scenario_for(make_scenario("throughput"), Deployment(8), 1))
+    assert best_pipelined_ftl(short, Deployment(8), 72) == (short.steps["prefill"].ftl_s, 1)
+    assert best_pipelined_ftl(long, Deployment(8), 8) == (long.steps["prefill"].ftl_s, 1)  # no room for a stage
+    f = frontier(spec, profile, make_scenario("long-context", gpu="gb200"))
+    assert all(p.ftl_pipelined_s <= p.ftl_s for p in f.frontier) and any(p.ftl_pp > 1 for p in f.frontier)

@@ -14,7 +14,12 @@ Per point (deployment d, concurrency B = sequences per attention-DP group of d.t
   tokens/s per user = 1 / ITL; tokens/s per GPU = B / ITL / tp (each group of tp GPUs serves B
   sequences; an EP domain of ep GPUs holds ep / tp groups);
 * FTL = the prefill ``ftl_s`` of the same deployment (one prompt of ``context`` tokens,
-  ``prefill_tokens`` per forward; aggregated serving: the decode GPUs prefill too);
+  ``prefill_tokens`` per forward; aggregated serving: the decode GPUs prefill too); and pp for
+  prefill (:func:`pipelined_ftl`): the FTL of the same prompt through pp pipeline stages of this
+  deployment (pp × its GPUs within the domain), whose chunks flow through the stages one behind
+  the other — (chunks + pp − 1) × the slowest stage of the best contiguous split of analyse's
+  per-layer prefill costs (colint.analysis.pipeline), + the stage-to-stage activation transfer;
+  the best pp is reported beside the FTL (it pays for prompts of many chunks: long context);
 * memory per GPU = ``Workload.weight_bytes_per_gpu + kv_cache_bytes_per_gpu`` + the activations
   of the larger step (:func:`activation_bytes_per_gpu`, the one place they are counted); a point
   fits when B ≤ ``Workload.max_decode_concurrency`` and that sum is within the usable share of HBM
@@ -31,9 +36,10 @@ and a point that differs (an op model in workload.py that is no longer linear in
 whole GPU fall back to ``analyse`` per point, with a note. So the frontier always reports
 ``analyse``'s numbers, and a better op model there moves it without a change here.
 
-Not modelled (said in the output): KV (Helix) parallelism and pipeline stages — ``Scenario`` has
-no KV-parallel size, and ``analyse`` prices pp stages in sequence (no micro-batching), so neither
-would be priced by the step model; disaggregated prefill; routing skew (uniform routing).
+Not modelled (said in the output): KV (Helix) parallelism — ``Scenario`` has no KV-parallel size,
+so the step model could not price it; pipeline stages for decode (``analyse`` prices pp stages in
+sequence, no micro-batching; pp enters as prefill only); disaggregated prefill; routing skew
+(uniform routing).
 Every figure is an ESTIMATE of colint's step model, not a measurement.
 """
 
@@ -86,6 +92,8 @@ class Point:
     kv_cache_bytes_per_gpu: float
     activation_bytes_per_gpu: float
     bound: Optional[str] = None  # what the decode step spends most time on (frontier points)
+    ftl_pipelined_s: Optional[float] = None  # the best FTL over pp stages of this deployment (pp for prefill)
+    ftl_pp: int = 1  # the pp that reaches it
 
     @property
     def tokens_per_s_per_user(self) -> float:
@@ -105,6 +113,7 @@ class Point:
                 "concurrency": self.concurrency, "itl_s": self.itl_s,
                 "tokens_per_s_per_user": self.tokens_per_s_per_user,
                 "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu, "ftl_s": self.ftl_s,
+                "ftl_pipelined_s": self.ftl_pipelined_s, "ftl_pp": self.ftl_pp,
                 "weight_bytes_per_gpu": self.weight_bytes_per_gpu,
                 "kv_cache_bytes_per_gpu": self.kv_cache_bytes_per_gpu,
                 "activation_bytes_per_gpu": self.activation_bytes_per_gpu,
@@ -309,6 +318,44 @@ def _max_concurrency(w1, w2, usable: float) -> int:
     return lo
 
 
+def pipelined_ftl(w, stages: int) -> Optional[float]:
+    """FTL (s) of one prompt of ``context`` tokens prefilled in chunks of ``prefill_tokens`` through
+    ``stages`` pipeline stages (an ESTIMATE; chunked pipeline prefill): chunk c enters stage 1 while
+    chunk c − 1 is in stage 2, so the prompt takes (chunks + stages − 1) stage times. A stage time is
+    the slowest stage of the best contiguous split of the per-layer prefill costs of ``w``
+    (``LayerCost.prefill_s``, embedding on the first stage, LM head on the last: their sum is the
+    prefill step) plus sending one chunk's activations to the next stage over the scale-up link.
+    ``stages`` = 1 gives analyse's ``ftl_s``. None when the layers do not split that many ways."""
+    import math
+
+    from colint.analysis.pipeline import best_partition
+    from colint.analysis.workload import _prefill_shape
+
+    chunks = _prefill_shape(w.scenario)[2]
+    if stages == 1:
+        return w.steps["prefill"].ftl_s
+    part = best_partition([c.prefill_s for c in w.layer_costs], stages, w.embedding_cost.prefill_s,
+                          w.lm_head_cost.prefill_s)
+    if part is None:
+        return None
+    link_bytes_per_s = max(w.profile.interconnect_gbps, 1.0) * 1e9 / 2  # one direction, as analyse
+    send_s = w.scenario.prefill_tokens * w.spec.hidden_size * ACTIVATION_BYTES / link_bytes_per_s
+    return (chunks + stages - 1) * (part.max + send_s) if math.isfinite(part.max) else None
+
+
+def best_pipelined_ftl(w, d: Deployment, domain: int) -> tuple[float, int]:
+    """(FTL, pp): the lowest :func:`pipelined_ftl` over pp = 1, 2, 4, ... with pp × the deployment's
+    GPUs within the domain."""
+    best, best_pp = w.steps["prefill"].ftl_s, 1
+    pp = 2
+    while pp * d.gpus <= domain and pp <= len(w.layer_costs):
+        t = pipelined_ftl(w, pp)
+        if t is not None and t < best:
+            best, best_pp = t, pp
+        pp *= 2
+    return best, best_pp
+
+
 def _close(a: float, b: float) -> bool:
     return abs(a - b) <= MATCH_RTOL * max(abs(a), abs(b), 1e-30)
 
@@ -402,6 +449,7 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
         if not grid:
             continue
         ftl = w1.steps["prefill"].ftl_s
+        ftl_pipe, ftl_pp = best_pipelined_ftl(w1, d, profile.domain_size)
         priced = None
         if not fallback:
             priced = _decode_prices(spec, profile, base, d, grid, w1, w2)
@@ -421,6 +469,7 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
             if p.memory_bytes_per_gpu > usable or b > w1.max_decode_concurrency:
                 dropped += 1  # (the limit is computed to fit: a guard, not the filter)
                 continue
+            p.ftl_pipelined_s, p.ftl_pp = ftl_pipe, ftl_pp
             points.append(p)
     front = pareto(points)
     if not fallback:
@@ -430,6 +479,7 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
         for p in front:
             w = analyse(spec, profile, scenario_for(base, p.deployment, p.concurrency))
             q = _point(p.deployment, p.concurrency, w, p.ftl_s)
+            q.ftl_pipelined_s, q.ftl_pp = p.ftl_pipelined_s, p.ftl_pp
             if not (_close(q.itl_s, p.itl_s) and _close(q.kv_cache_bytes_per_gpu, p.kv_cache_bytes_per_gpu)):
                 return frontier(spec, profile, base, path, variant, exact=True)
             checked.append(q)

@@ -33,10 +33,13 @@ def render_frontier(f, name: str) -> list[str]:
         lines.append(f"  no deployment within one {f.domain_size}-GPU domain holds the weights and one sequence: no "
                      "frontier (a narrower format, --dtype fp8 or nvfp4, or a GPU with a larger domain may)")
         return lines
-    rows = [("deployment", "GPUs", "concurrency", "tok/s/user", "tok/s/GPU", "ITL", "FTL", "memory/GPU", "bound")]
+    piped = any(p.ftl_pp > 1 for p in f.frontier)
+    rows = [("deployment", "GPUs", "concurrency", "tok/s/user", "tok/s/GPU", "ITL", "FTL",
+             *(("FTL with pp",) if piped else ()), "memory/GPU", "bound")]
     for p in f.frontier:
         rows.append((p.deployment.label(), str(p.deployment.gpus), f"{p.concurrency:,}",
                      f"{p.tokens_per_s_per_user:,.1f}", f"{p.tokens_per_s_per_gpu:,.1f}", _ms(p.itl_s), _ms(p.ftl_s),
+                     *((f"{_ms(p.ftl_pipelined_s)} (pp{p.ftl_pp})" if p.ftl_pp > 1 else "-",) if piped else ()),
                      _gb(p.memory_bytes_per_gpu), p.bound or ""))
     lines += ["  " + line for line in _table(rows)]
     return lines
@@ -70,8 +73,10 @@ def render(result) -> str:
     lines += ["",
               "tok/s/user = 1 / decode ITL at that concurrency (sequences per attention-DP group of tp GPUs); "
               "tok/s/GPU = concurrency x tok/s/user / tp; FTL = prefill of one prompt on the same GPUs;",
+              "FTL with pp (shown when it is lower) = the prompt's chunks pipelined through pp copies of the "
+              "deployment's GPUs in the domain;",
               "memory/GPU = weights + KV cache + activations (fits within 90% of HBM). Not enumerated: KV (Helix) "
-              "parallelism, pipeline stages, disaggregated prefill.",
+              "parallelism, pipeline stages for decode, disaggregated prefill.",
               f"every figure is an {first.label.replace('estimate:', 'estimate of colint step model:', 1)} "
               "(uniform MoE routing), not a measurement"]
     return "\n".join(lines)
