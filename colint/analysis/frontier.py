@@ -217,8 +217,10 @@ def activation_bytes_per_gpu(w, concurrency=None):
     """Peak activations per GPU (BF16) of the larger step, an ESTIMATE: the widest weight GEMM's
     input and output (M·(K + N·instances) per shard) of the prefill step (prefill_tokens per
     forward) or of a decode step at ``concurrency`` (number or numpy array; the workload's own
-    when None). The residual stream and the KV cache are counted elsewhere; this is the transient
-    buffer a serving engine reserves next to them."""
+    when None), scaled linearly from the workload's decode step (the frontier always scales from
+    its one-sequence probe, so a point's figure does not depend on how it was priced). The
+    residual stream and the KV cache are counted elsewhere; this is the transient buffer a
+    serving engine reserves next to them."""
     prefill = max((r.m * (r.k + r.n * max(r.instances, 1.0)) for r in w.gemms["prefill"]), default=0.0)
     b0 = w.scenario.decode_concurrency
     c = b0 if concurrency is None else concurrency
@@ -230,12 +232,9 @@ def activation_bytes_per_gpu(w, concurrency=None):
 
 
 def _maximum(a, b):
-    try:
-        import numpy as np
+    import numpy as np  # (transformers' dependency; imported on this path only)
 
-        return np.maximum(a, b)
-    except ImportError:  # pragma: no cover - numpy comes with the search/report extras
-        return max(a, b)
+    return np.maximum(a, b)
 
 
 # ------------------------------------------------------------------------------ pricing
@@ -246,8 +245,8 @@ class _Priced:
     act_bytes: Any
 
 
-def _decode_prices(spec, profile, base, d: Deployment, grid, w1, w2):
-    """Decode step estimates (s) at every concurrency of ``grid`` for deployment ``d``, vectorized;
+def _decode_prices(profile, grid, w1, w2):
+    """Decode step estimates (s) at every concurrency of ``grid`` for w1's deployment, vectorized;
     ``w1``, ``w2``: analyse at the PROBE_CONCURRENCY values (their affine parts come from them)."""
     import numpy as np
 
@@ -370,9 +369,9 @@ def step_bound(w) -> str:
     return max(parts, key=lambda k: parts[k])
 
 
-def _point(d: Deployment, b: int, w, ftl_s: float) -> Point:
+def _point(d: Deployment, b: int, w, ftl_s: float, activation_bytes: float) -> Point:
     return Point(d, b, w.steps["decode"].estimate_s, ftl_s, w.weight_bytes_per_gpu, w.kv_cache_bytes_per_gpu,
-                 float(activation_bytes_per_gpu(w)), step_bound(w))
+                 activation_bytes, step_bound(w))
 
 
 def pareto(points: list[Point]) -> list[Point]:
@@ -452,8 +451,8 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
         ftl_pipe, ftl_pp = best_pipelined_ftl(w1, d, profile.domain_size)
         priced = None
         if not fallback:
-            priced = _decode_prices(spec, profile, base, d, grid, w1, w2)
-            check = _decode_prices(spec, profile, base, d, list(PROBE_CONCURRENCY), w1, w2)
+            priced = _decode_prices(profile, grid, w1, w2)
+            check = _decode_prices(profile, list(PROBE_CONCURRENCY), w1, w2)
             if priced is None or check is None or not all(
                     _close(float(check.itl_s[i]), w.steps["decode"].estimate_s) for i, w in enumerate((w1, w2))):
                 priced = None
@@ -462,7 +461,8 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
                              "analyse (slower)")
         for i, b in enumerate(grid):
             if priced is None:
-                p = _point(d, b, analyse(spec, profile, scenario_for(base, d, b)), ftl)
+                p = _point(d, b, analyse(spec, profile, scenario_for(base, d, b)), ftl,
+                           float(activation_bytes_per_gpu(w1, b)))
             else:
                 p = Point(d, b, float(priced.itl_s[i]), ftl, w1.weight_bytes_per_gpu, float(priced.kv_bytes[i]),
                           float(priced.act_bytes[i]))
@@ -478,7 +478,7 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
         checked = []
         for p in front:
             w = analyse(spec, profile, scenario_for(base, p.deployment, p.concurrency))
-            q = _point(p.deployment, p.concurrency, w, p.ftl_s)
+            q = _point(p.deployment, p.concurrency, w, p.ftl_s, p.activation_bytes_per_gpu)
             q.ftl_pipelined_s, q.ftl_pp = p.ftl_pipelined_s, p.ftl_pp
             if not (_close(q.itl_s, p.itl_s) and _close(q.kv_cache_bytes_per_gpu, p.kv_cache_bytes_per_gpu)):
                 return frontier(spec, profile, base, path, variant, exact=True)
