@@ -451,10 +451,10 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
         ftl_pipe, ftl_pp = best_pipelined_ftl(w1, d, profile.domain_size)
         priced = None
         if not fallback:
-            priced = _decode_prices(profile, grid, w1, w2)
-            check = _decode_prices(profile, list(PROBE_CONCURRENCY), w1, w2)
-            if priced is None or check is None or not all(
-                    _close(float(check.itl_s[i]), w.steps["decode"].estimate_s) for i, w in enumerate((w1, w2))):
+            # the grid and the two probes in one vectorized call; the price must reproduce the probes
+            priced = _decode_prices(profile, grid + list(PROBE_CONCURRENCY), w1, w2)
+            if priced is None or not all(_close(float(priced.itl_s[len(grid) + i]), w.steps["decode"].estimate_s)
+                                         for i, w in enumerate((w1, w2))):
                 priced = None
                 fallback = True
                 notes.append("the step model is not affine in the concurrency here: every point priced by "
