@@ -214,7 +214,7 @@ def test_cli_text_lists_the_frontier_as_estimates(capsys):
     assert "deployment  GPUs  concurrency  tok/s/user  tok/s/GPU" in out
     assert "no room for one sequence next to the weights: tp1, tp2" in out
     assert re.search(r"^  tp8 +8 +1 ", out, flags=re.M)
-    assert "every figure is an estimate of colint step model: h100-sxm, bf16 weights" in out
+    assert "every figure is an estimate of colint's step model (h100-sxm, bf16 weights" in out
     assert "not a measurement" in out
 
 
@@ -292,9 +292,9 @@ def test_cli_reads_the_project_settings(tmp_path, capsys):
     (tmp_path / "pyproject.toml").write_text('[tool.colint]\ngpus = ["h100-sxm"]\ndtype = "fp8"\n', encoding="utf-8")
     path = shutil.copy(LLAMA70B, tmp_path / "config.json")
     code, out, _ = _run(capsys, ["pareto", str(path)])
-    assert code == 0 and "on h100-sxm" in out and "h100-sxm, fp8 weights" in out
+    assert code == 0 and "on h100-sxm" in out and "(h100-sxm, fp8 weights" in out
     code, out, _ = _run(capsys, ["pareto", str(path), "--isolated"])
-    assert code == 0 and "on b200" in out and "b200, bf16 weights" in out
+    assert code == 0 and "on b200" in out and "(b200, bf16 weights" in out
     code, out, _ = _run(capsys, ["pareto", DEEPSEEK, "--gpu", "h100-sxm"])  # 1.3 TB of BF16 weights, 640 GB
     assert code == 0 and "no deployment within one 8-GPU domain holds the weights and one sequence" in out
     code, _, err = _run(capsys, ["pareto", LLAMA70B, "--gpu", "h100-sxm", "--dtype", "nvfp4"])

@@ -77,6 +77,6 @@ def render(result) -> str:
               "deployment's GPUs in the domain;",
               "memory/GPU = weights + KV cache + activations (fits within 90% of HBM). Not enumerated: KV (Helix) "
               "parallelism, pipeline stages for decode, disaggregated prefill.",
-              f"every figure is an {first.label.replace('estimate:', 'estimate of colint step model:', 1)} "
-              "(uniform MoE routing), not a measurement"]
+              f"every figure is an estimate of colint's step model ({first.label.replace('estimate: ', '', 1)}; "
+              "MoE routing uniform), not a measurement"]
     return "\n".join(lines)
