@@ -94,6 +94,7 @@ class Point:
     bound: Optional[str] = None  # what the decode step spends most time on (frontier points)
     ftl_pipelined_s: Optional[float] = None  # the best FTL over pp stages of this deployment (pp for prefill)
     ftl_pp: int = 1  # the pp that reaches it
+    kv_replication: int = 1  # TP ranks holding the same KV cache (tp > KV heads; MLA: tp) (frontier points)
 
     @property
     def tokens_per_s_per_user(self) -> float:
@@ -117,7 +118,8 @@ class Point:
                 "weight_bytes_per_gpu": self.weight_bytes_per_gpu,
                 "kv_cache_bytes_per_gpu": self.kv_cache_bytes_per_gpu,
                 "activation_bytes_per_gpu": self.activation_bytes_per_gpu,
-                "memory_bytes_per_gpu": self.memory_bytes_per_gpu, "bound": self.bound}
+                "memory_bytes_per_gpu": self.memory_bytes_per_gpu, "bound": self.bound,
+                "kv_replication": self.kv_replication}
 
 
 @dataclass
@@ -371,7 +373,8 @@ def step_bound(w) -> str:
 
 def _point(d: Deployment, b: int, w, ftl_s: float, activation_bytes: float) -> Point:
     return Point(d, b, w.steps["decode"].estimate_s, ftl_s, w.weight_bytes_per_gpu, w.kv_cache_bytes_per_gpu,
-                 activation_bytes, step_bound(w))
+                 activation_bytes, step_bound(w),
+                 kv_replication=max((a.kv_replication for a in w.attention["decode"]), default=1))
 
 
 def pareto(points: list[Point]) -> list[Point]:
@@ -484,6 +487,11 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
                 return frontier(spec, profile, base, path, variant, exact=True)
             checked.append(q)
         front = checked
+    replicated = [p for p in front if p.kv_replication > 1]
+    if replicated:
+        notes.append(f"{len(replicated)} of the {len(front)} frontier points hold the same KV cache on up to "
+                     f"{max(p.kv_replication for p in replicated)} GPUs (tp above the KV heads; MLA: every tp rank): "
+                     "KV (Helix) parallelism would shard it by sequence, and is not enumerated")
     label = (f"estimate: {profile.name}, {base.gemm_format} weights, KV cache {base.kv_cache}, context "
              f"{base.context}, prefill {base.prefill_tokens} tokens per forward")
     return Frontier(path, profile.name, label, profile.domain_size, hbm, deps, points, front, dropped, unfit, notes,
