@@ -332,3 +332,4 @@ def test_kv_replication_is_reported_where_helix_would_shard_it(deepseek_gb200, l
     assert any(note.startswith(f"{n} of the {len(deepseek_gb200.frontier)} frontier points hold the same KV cache on "
                                "up to 64 GPUs") for note in deepseek_gb200.notes)
     assert all(p.kv_replication == 1 for p in llama70b_h100.frontier) and llama70b_h100.notes == []
+    assert all(p.kv_replication == p.deployment.tp for p in deepseek_gb200.points)

@@ -94,7 +94,7 @@ class Point:
     bound: Optional[str] = None  # what the decode step spends most time on (frontier points)
     ftl_pipelined_s: Optional[float] = None  # the best FTL over pp stages of this deployment (pp for prefill)
     ftl_pp: int = 1  # the pp that reaches it
-    kv_replication: int = 1  # TP ranks holding the same KV cache (tp > KV heads; MLA: tp) (frontier points)
+    kv_replication: int = 1  # TP ranks holding the same KV cache (tp > KV heads; MLA: tp)
 
     @property
     def tokens_per_s_per_user(self) -> float:
@@ -473,6 +473,7 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
                 dropped += 1  # (the limit is computed to fit: a guard, not the filter)
                 continue
             p.ftl_pipelined_s, p.ftl_pp = ftl_pipe, ftl_pp
+            p.kv_replication = max((a.kv_replication for a in w1.attention["decode"]), default=1)
             points.append(p)
     front = pareto(points)
     if not fallback:
