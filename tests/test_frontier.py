@@ -333,3 +333,27 @@ def test_kv_replication_is_reported_where_helix_would_shard_it(deepseek_gb200, l
                                "up to 64 GPUs") for note in deepseek_gb200.notes)
     assert all(p.kv_replication == 1 for p in llama70b_h100.frontier) and llama70b_h100.notes == []
     assert all(p.kv_replication == p.deployment.tp for p in deepseek_gb200.points)
+
+
+def test_a_wrong_vectorized_price_falls_back_to_analyse(monkeypatch):
+    """The fast path's guard: when the vectorized price stops matching analyse (an op model in
+    workload.py that is no longer affine in the concurrency), every point is priced by analyse."""
+    import colint.analysis.frontier as fr
+
+    real = fr._decode_prices
+
+    def skewed(profile, grid, w1, w2):  # right at the probes, 10 % slow in between
+        p = real(profile, grid, w1, w2)
+        p.itl_s[:len(grid) - 2] *= [1.0 if b in fr.PROBE_CONCURRENCY else 1.1 for b in grid[:len(grid) - 2]]
+        return p
+
+    exact = frontier(_spec(LLAMA70B), load_profile("h100-sxm"), make_scenario("throughput"), exact=True)
+    monkeypatch.setattr(fr, "_decode_prices", skewed)
+    f = frontier(_spec(LLAMA70B), load_profile("h100-sxm"), make_scenario("throughput"))
+    assert f.notes[0].startswith("every point priced by analyse (slower): tp8 at concurrency ")
+    assert [(p.deployment, p.concurrency, p.itl_s) for p in f.frontier] == \
+        [(p.deployment, p.concurrency, p.itl_s) for p in exact.frontier]
+    monkeypatch.setattr(fr, "_decode_prices", lambda *a: None)
+    f = frontier(_spec(LLAMA70B), load_profile("h100-sxm"), make_scenario("throughput"))
+    assert "the vectorized price does not reproduce analyse at the probe concurrencies" in f.notes[0]
+    assert [p.itl_s for p in f.frontier] == [p.itl_s for p in exact.frontier]

@@ -428,7 +428,6 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
     points: list[Point] = []
     dropped = 0
     unfit: list[str] = []
-    fallback = exact
     probes = []
     for d in deps:
         w1 = analyse(spec, profile, scenario_for(base, d, PROBE_CONCURRENCY[0]))
@@ -453,15 +452,13 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
         ftl = w1.steps["prefill"].ftl_s
         ftl_pipe, ftl_pp = best_pipelined_ftl(w1, d, profile.domain_size)
         priced = None
-        if not fallback:
+        if not exact:
             # the grid and the two probes in one vectorized call; the price must reproduce the probes
             priced = _decode_prices(profile, grid + list(PROBE_CONCURRENCY), w1, w2)
             if priced is None or not all(_close(float(priced.itl_s[len(grid) + i]), w.steps["decode"].estimate_s)
                                          for i, w in enumerate((w1, w2))):
-                priced = None
-                fallback = True
-                notes.append("the step model is not affine in the concurrency here: every point priced by "
-                             "analyse (slower)")
+                return _exact(spec, profile, base, path, variant, f"{d.label()}: the vectorized price does not "
+                              "reproduce analyse at the probe concurrencies")
         for i, b in enumerate(grid):
             if priced is None:
                 p = _point(d, b, analyse(spec, profile, scenario_for(base, d, b)), ftl,
@@ -476,7 +473,7 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
             p.kv_replication = max((a.kv_replication for a in w1.attention["decode"]), default=1)
             points.append(p)
     front = pareto(points)
-    if not fallback:
+    if not exact:
         # the frontier reports analyse's own numbers; a point the vectorized price got wrong sends
         # the whole GPU through analyse
         checked = []
@@ -485,7 +482,8 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
             q = _point(p.deployment, p.concurrency, w, p.ftl_s, p.activation_bytes_per_gpu)
             q.ftl_pipelined_s, q.ftl_pp = p.ftl_pipelined_s, p.ftl_pp
             if not (_close(q.itl_s, p.itl_s) and _close(q.kv_cache_bytes_per_gpu, p.kv_cache_bytes_per_gpu)):
-                return frontier(spec, profile, base, path, variant, exact=True)
+                return _exact(spec, profile, base, path, variant, f"{p.deployment.label()} at concurrency "
+                              f"{p.concurrency}: the vectorized price differs from analyse")
             checked.append(q)
         front = checked
     replicated = [p for p in front if p.kv_replication > 1]
@@ -497,6 +495,16 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
              f"{base.context}, prefill {base.prefill_tokens} tokens per forward")
     return Frontier(path, profile.name, label, profile.domain_size, hbm, deps, points, front, dropped, unfit, notes,
                     dict(variant or {}), time.perf_counter() - t0)
+
+
+def _exact(spec, profile, base, path, variant, why: str) -> Frontier:
+    """The frontier priced by analyse at every point, with a note saying why (the fast path's guard)."""
+    t0 = time.perf_counter()
+    f = frontier(spec, profile, base, path, variant, exact=True)
+    f.notes.insert(0, f"every point priced by analyse (slower): {why} - the step model is no longer affine in "
+                      "the concurrency there")
+    f.seconds = time.perf_counter() - t0
+    return f
 
 
 def compare(a: Frontier, b: Frontier, levels=INTERACTIVITY_LEVELS) -> list[dict[str, Any]]:
