@@ -28,9 +28,9 @@ def draw(ax, d: dict) -> None:
         ax.plot(x, y, "-o", color=colour, ms=3.5, lw=1.6, zorder=3,
                 label=f"{tag + ': ' if tag else ''}frontier of {_short(design['name'])}")
         for p in _declutter(design["labelled"]):
-            ax.annotate(f"{p['deployment']} ×{p['concurrency']}", (p["tokens_per_s_per_user"], p["tokens_per_s_per_gpu"]),
-                        xytext=(4, 5 if i == 0 else -10), textcoords="offset points", fontsize=6.5, color=colour,
-                        zorder=4)
+            xy = (p["tokens_per_s_per_user"], p["tokens_per_s_per_gpu"])
+            ax.annotate(f"{p['deployment']} ×{p['concurrency']}", xy, xytext=(4, 5 if i == 0 else -10),
+                        textcoords="offset points", fontsize=6.5, color=colour, zorder=4)
     for u in d["levels"]:
         ax.axvline(u, color="grey", lw=0.6, ls=":", zorder=1)
     from matplotlib.ticker import FuncFormatter, NullFormatter
@@ -66,8 +66,8 @@ def _declutter(rows: list[dict], dx: float = 0.12, dy: float = 0.18) -> list[dic
     kept: list[dict] = []
     for p in sorted(rows, key=lambda p: -p["tokens_per_s_per_gpu"]):
         x, y = math.log10(p["tokens_per_s_per_user"]), math.log10(p["tokens_per_s_per_gpu"])
-        if all(abs(x - math.log10(q["tokens_per_s_per_user"])) > dx or abs(y - math.log10(q["tokens_per_s_per_gpu"])) > dy
-               for q in kept):
+        if all(abs(x - math.log10(q["tokens_per_s_per_user"])) > dx
+               or abs(y - math.log10(q["tokens_per_s_per_gpu"])) > dy for q in kept):
             kept.append(p)
         if len(kept) == LABELS_PER_DESIGN:
             break
