@@ -514,12 +514,15 @@ def _file_options(path: str, overrides: dict, isolated: bool):
 @_settings_options
 @click.option("--budget-pct", type=click.FloatRange(min=0), default=2.0, show_default=True,
               help="Largest change of the total parameter count, in % of the original.")
-@click.option("--objective", type=click.Choice(["throughput", "latency"]), default="throughput", show_default=True,
-              help="throughput: prefill and decode step time weigh the same; latency: decode weighs 3x.")
+@click.option("--objective", type=click.Choice(["throughput", "latency", "frontier"]), default="throughput",
+              show_default=True, help="throughput: prefill and decode step time weigh the same; latency: decode "
+              "weighs 3x; frontier: tok/s/GPU on the throughput-interactivity frontier at --at-interactivity.")
+@click.option("--at-interactivity", type=click.FloatRange(min=0, min_open=True), default=None, metavar="TOK_S_USER",
+              help="Rank by tok/s/GPU at this many tok/s per user (implies --objective frontier). [default: 50]")
 @click.option("--top", type=click.IntRange(min=1, max=50), default=5, show_default=True,
               help="How many verified variants to print.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def suggest_cmd(path, overrides, isolated, budget_pct, objective, top, fmt) -> None:
+def suggest_cmd(path, overrides, isolated, budget_pct, objective, at_interactivity, top, fmt) -> None:
     """Variants of the design within a parameter budget that pass every rule, ranked by estimated speed.
 
     Exit 0 when at least one variant passes, 1 when none does, 2 on an error."""
@@ -529,7 +532,7 @@ def suggest_cmd(path, overrides, isolated, budget_pct, objective, top, fmt) -> N
     path = _one_path(path)
     try:
         result = suggest(path, _file_options(path, overrides, isolated), budget_pct=budget_pct,
-                         objective=objective, top=top)
+                         objective=objective, top=top, at_interactivity=at_interactivity)
     except ColintError as exc:
         raise _fail_with(exc)
     if fmt == "json":
@@ -541,6 +544,57 @@ def suggest_cmd(path, overrides, isolated, budget_pct, objective, top, fmt) -> N
     raise click.exceptions.Exit(EXIT_CLEAN if result.candidates else EXIT_FINDINGS)
 
 
+@cli.command("pareto")
+@click.argument("path", type=click.Path(dir_okay=False, allow_dash=False))
+@click.option("--gpu", "gpus", multiple=True, help="GPU profile name or YAML path; repeat for several. "
+              "[default: the project's gpus, else b200]")
+@click.option("--compare", "compare_path", type=click.Path(dir_okay=False, allow_dash=False), default=None,
+              help="A second design whose frontier is put beside PATH's.")
+@click.option("--variant", "variants", multiple=True, metavar="KEY=VALUE",
+              help="Compare against the design with this key of the file changed (repeatable; with --compare: "
+                   "applied to that file).")
+@click.option("--scenario", type=click.Choice(["throughput", "latency", "long-context"]), default=None,
+              help="Context and prefill tokens per forward (deployments and concurrency are enumerated). "
+              "[default: throughput]")
+@click.option("--dtype", default=None, help="GEMM format: bf16, fp16, fp8, fp8_block, nvfp4, mxfp4, int8, "
+              "int8_wo, int4_wo. [default: bf16]")
+@click.option("--kv-cache", default=None, help="KV-cache format: bf16, fp8, nvfp4, ... [default: bf16]")
+@click.option("--context", type=click.IntRange(min=1), default=None, help="Context length per sequence, tokens.")
+@click.option("--prefill-tokens", type=click.IntRange(min=1), default=None, help="Tokens per prefill forward.")
+@click.option("--input-format", default=None, help="Force the input format instead of detecting it.")
+@click.option("--vocab-size", type=click.IntRange(min=1), default=None,
+              help="Vocabulary size for formats whose vocab comes from a tokenizer (Megatron/NeMo).")
+@click.option("--isolated", is_flag=True, help="Ignore pyproject.toml / .colint.toml files.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def pareto_cmd(path, gpus, compare_path, variants, scenario, dtype, kv_cache, context, prefill_tokens, input_format,
+               vocab_size, isolated, fmt) -> None:
+    """The throughput-interactivity frontier of PATH within one scale-up domain (estimates): tok/s/GPU
+    against tok/s/user over tp, ep, attention-DP and concurrency; --compare/--variant put a second
+    design beside it."""
+    from colint.analysis.scenario import make_scenario
+    from colint.errors import ColintError
+    from colint.pareto import parse_variants, run
+
+    try:
+        # the project's [tool.colint] gpus, scenario, dtype, context and input settings apply, as for check
+        opts = _file_options(path, _cli_overrides(gpus, scenario, dtype, None, None, None, context, None, (), (), (),
+                                                  None, input_format, vocab_size), isolated)
+        sc = make_scenario(opts.scenario, dtype=opts.dtype, kv_cache=kv_cache, context=opts.context,
+                           prefill_tokens=prefill_tokens)
+        result = run(path, opts.gpus, sc, compare_path=compare_path, variant=parse_variants(variants),
+                     input_format=opts.input_format, vocab_size=opts.vocab_size)
+    except ColintError as exc:
+        raise _fail_with(exc)
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps(result.public(), indent=2))
+    else:
+        from colint.reporters.pareto_text import render
+
+        click.echo(render(result))
+
+
 @cli.command("report")
 @click.argument("path", type=click.Path(dir_okay=True, allow_dash=False))
 @_settings_options
@@ -548,8 +602,13 @@ def suggest_cmd(path, overrides, isolated, budget_pct, objective, top, fmt) -> N
               help="report.html (every chart and the findings), or x.png / x.svg (one chart).")
 @click.option("--chart", type=click.Choice(list(CHARTS)), default=None,
               help="The chart a .png/.svg output holds. [default: roofline]")
-def report_cmd(path, overrides, isolated, output, chart) -> None:
-    """Charts of the design on a GPU: roofline of every GEMM, step-time breakdown, pipeline balance."""
+@click.option("--compare", "compare_path", type=click.Path(dir_okay=False, allow_dash=False), default=None,
+              help="A second design whose frontier the frontier chart draws beside PATH's.")
+@click.option("--variant", "variants", multiple=True, metavar="KEY=VALUE",
+              help="Draw the frontier of the design with this key changed beside PATH's (repeatable).")
+def report_cmd(path, overrides, isolated, output, chart, compare_path, variants) -> None:
+    """Charts of the design on a GPU: roofline of every GEMM, step-time breakdown, pipeline balance,
+    throughput-interactivity frontier."""
     import importlib.util
     import os
 
@@ -573,9 +632,17 @@ def report_cmd(path, overrides, isolated, output, chart) -> None:
         if result.error is not None:
             raise result.error
         workload = analyse(result.spec, targets[0].profile, targets[0].scenario)
+        other = None
+        if compare_path or variants:
+            from colint.pareto import load_design, parse_variants
+
+            variant = parse_variants(variants)
+            other = (compare_path or path, variant, load_design(compare_path or path, variant,
+                                                                 input_format=opts.input_format,
+                                                                 vocab_size=opts.vocab_size))
+        data = report_data(path, result.spec, workload, result.findings, compare=other)
     except ColintError as exc:
         raise _fail_with(exc)
-    data = report_data(path, result.spec, workload, result.findings)
     try:
         from colint.reporters.report_html import render_chart, render_html
     except ImportError as exc:

@@ -12,6 +12,9 @@ them with matplotlib. Every time here is an ESTIMATE of colint's GEMM time model
 - ``pipeline_balance(w)``: for pp = 2..16, the imbalance (slowest stage / mean − 1) of the
   even split of the decoder layers and of the best contiguous split, in estimated prefill
   and decode time per layer (embedding on the first stage, LM head on the last).
+- ``frontier_chart(frontiers)``: the throughput–interactivity frontier of the design (and of a
+  compared one) on the GPU, from colint.analysis.frontier: every point that fits, the frontier,
+  and where along it the deployment changes (the points the chart labels).
 """
 
 from __future__ import annotations
@@ -86,8 +89,33 @@ def pipeline_balance(w) -> dict[str, Any]:
     return {"layers": n, "rows": rows, "label": w.label()}
 
 
-def report_data(path: str, spec, w, findings) -> dict[str, Any]:
-    """Everything the report shows, for one file on one GPU."""
+def frontier_chart(frontiers) -> dict[str, Any]:
+    """Chart data of one or two designs' frontiers on one GPU (colint.analysis.frontier.Frontier)."""
+    from colint.analysis.frontier import INTERACTIVITY_LEVELS
+
+    designs = []
+    for f in frontiers:
+        front, labelled, last = [], [], None
+        for p in sorted(f.frontier, key=lambda p: p.tokens_per_s_per_user):
+            row = {"tokens_per_s_per_user": p.tokens_per_s_per_user, "tokens_per_s_per_gpu": p.tokens_per_s_per_gpu,
+                   "deployment": p.deployment.label(), "concurrency": p.concurrency}
+            front.append(row)
+            if p.deployment != last:  # the first (highest-throughput) point of each deployment on the frontier
+                labelled.append(row)
+                last = p.deployment
+        name = f.path + (" [" + ", ".join(f"{k}={v}" for k, v in f.variant.items()) + "]" if f.variant else "")
+        designs.append({"name": name, "frontier": front, "labelled": labelled,
+                        "points": [(p.tokens_per_s_per_user, p.tokens_per_s_per_gpu) for p in f.points],
+                        "dropped": f.dropped})
+    f0 = frontiers[0]
+    return {"gpu": f0.gpu, "domain_size": f0.domain_size, "label": f0.label, "designs": designs,
+            "levels": list(INTERACTIVITY_LEVELS)}
+
+
+def report_data(path: str, spec, w, findings, compare=None) -> dict[str, Any]:
+    """Everything the report shows, for one file on one GPU; ``compare``: (path, variant, spec) of a
+    second design whose frontier the frontier chart draws beside this one's."""
+    from colint.analysis.frontier import frontier
     from colint.analysis.inventory import param_counts
 
     pc = param_counts(spec)
@@ -100,5 +128,8 @@ def report_data(path: str, spec, w, findings) -> dict[str, Any]:
         "hidden_size": spec.hidden_size, "steps": steps, "notes": list(w.notes),
         "kv_cache_bytes_per_token": w.kv_bytes_per_token,
         "roofline": roofline(w), "time": time_breakdown(w), "pipeline": pipeline_balance(w),
+        "frontier": frontier_chart([frontier(spec, w.profile, w.scenario, path)]
+                                   + ([frontier(compare[2], w.profile, w.scenario, compare[0], compare[1])]
+                                      if compare else [])),
         "findings": [f.public() for f in findings],
     }

@@ -33,7 +33,9 @@ from typing import Any, Optional
 
 from colint.errors import ColintError, UsageError
 
-OBJECTIVES = ("throughput", "latency")
+OBJECTIVES = ("throughput", "latency", "frontier")
+DEFAULT_INTERACTIVITY = 50.0  # tok/s/user the frontier objective ranks at unless told
+FRONTIER_POOL = 3  # the frontier objective verifies top x this many variants, then ranks them by their frontiers
 DEFAULT_BUDGET_PCT = 2.0
 DEFAULT_TOP = 5
 MAX_VERIFY = 64  # finalists checked for real (each a load + normalize + check, ~10-30 ms)
@@ -83,6 +85,7 @@ class SuggestResult:
     seconds: float
     axes: list[str]
     notes: list[str] = field(default_factory=list)
+    at_interactivity: Optional[float] = None  # the frontier objective's tok/s/user
 
     def public(self) -> dict:
         return {
@@ -91,6 +94,7 @@ class SuggestResult:
                             "params_delta_pct": round(c.params_delta_pct, 3), "estimates": c.estimates,
                             "findings": c.findings} for c in self.candidates],
             "search": {"gpu": self.gpu, "label": self.label, "objective": self.objective,
+                       "at_interactivity": self.at_interactivity,
                        "budget_pct": self.budget_pct, "axes": self.axes, "candidates_searched": self.searched,
                        "within_budget": self.within_budget, "verified": self.verified,
                        "seconds": round(self.seconds, 3), "notes": self.notes},
@@ -500,9 +504,13 @@ def _counts(findings) -> dict[str, int]:
 
 
 def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objective: str = "throughput",
-            top: int = DEFAULT_TOP, max_verify: int = MAX_VERIFY) -> SuggestResult:
+            top: int = DEFAULT_TOP, max_verify: int = MAX_VERIFY,
+            at_interactivity: Optional[float] = None) -> SuggestResult:
     """Search, rank and verify variants of the design in ``path`` (CheckOptions ``opts``: the
-    settings `colint check` uses; the first GPU ranks, every GPU verifies)."""
+    settings `colint check` uses; the first GPU ranks, every GPU verifies). Objective ``frontier``
+    (or an ``at_interactivity``): the verified variants are ranked by the tok/s/GPU their
+    throughput–interactivity frontier (colint.analysis.frontier) reaches at ``at_interactivity``
+    tok/s/user on the first GPU; the search model pre-ranks by decode step time."""
     import numpy as np
 
     from colint.analysis.inventory import param_counts
@@ -516,6 +524,12 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
         raise UsageError(f"unknown objective {objective!r}; choose from {', '.join(OBJECTIVES)}")
     if budget_pct < 0:
         raise UsageError("--budget-pct must be at least 0")
+    if at_interactivity is not None:
+        if at_interactivity <= 0:
+            raise UsageError("--at-interactivity must be a positive tok/s/user")
+        objective = "frontier"
+    elif objective == "frontier":
+        at_interactivity = DEFAULT_INTERACTIVITY
     t0 = time.perf_counter()
     try:
         doc = load(path)
@@ -538,7 +552,7 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
     if tie:
         original["values"][tie[0]] = spec.num_heads
     result = SuggestResult(path, target.gpu, base_w.label(), objective, budget_pct, original, [], 0, 0, 0, 0.0,
-                           [a.key for a in axes], notes)
+                           [a.key for a in axes], notes, at_interactivity)
     if not axes:
         result.notes.append("nothing to vary: the file holds none of the searched dimensions as plain integers")
         result.seconds = time.perf_counter() - t0
@@ -570,8 +584,10 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
     base_codes = {f.code for f in base_findings if f.severity in ("error", "warning")}
     stuck: Optional[set] = None  # codes every rejected finalist so far shares with the original
     shapes: set[frozenset] = set()
+    pool = top * FRONTIER_POOL if objective == "frontier" else top
+    specs = []  # the verified variants' specs (the frontier objective prices them)
     for i in order:
-        if len(result.candidates) >= top or verified >= max_verify:
+        if len(result.candidates) >= pool or verified >= max_verify:
             break
         edits = _edits_for(axes, tie, tuple(int(v) for v in points[i]))
         shape = frozenset(edits)
@@ -599,6 +615,7 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
             continue
         w = analyse(vspec, target.profile, target.scenario)
         shapes.add(shape)
+        specs.append(vspec)
         result.candidates.append(Candidate(edits, total, (total / base_params - 1.0) * 100.0,
                                            _with_deltas(_estimates(w), base_est), int(est["params"][i]),
                                            search_steps_s=(float(est["prefill_s"][i]), float(est["decode_s"][i])),
@@ -606,6 +623,10 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
     result.verified = verified
     if rejected:
         result.notes.append("finalists rejected by " + ", ".join(f"{c} ({n})" for c, n in sorted(rejected.items())))
+    if objective == "frontier":
+        _rank_by_frontier(result, spec, specs, target, at_interactivity, top)
+        result.seconds = time.perf_counter() - t0
+        return result
     for c in result.candidates:
         c.estimates["score_delta_pct"] = round((float(_score(
             c.estimates["prefill_step_s"] / c.params_total, c.estimates["decode_step_s"] / c.params_total,
@@ -615,8 +636,36 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
     return result
 
 
-# objective -> weight of the prefill step in the score (the decode step takes the rest)
-PREFILL_WEIGHT = {"throughput": 0.5, "latency": 0.25}
+def _rank_by_frontier(result: SuggestResult, spec, specs, target, at: float, top: int) -> None:
+    """Rank the verified variants by the tok/s/GPU of their frontier at ``at`` tok/s/user (estimates);
+    score_delta_pct is minus the throughput gain over the original's, in % (lower is better, as for
+    the other objectives); a variant whose frontier does not reach ``at`` ranks last."""
+    from colint.analysis.frontier import frontier
+
+    def at_level(s) -> Optional[float]:
+        return frontier(s, target.profile, target.scenario).throughput_at(at)
+
+    base = at_level(spec)
+    result.original["estimates"]["frontier_tokens_per_s_per_gpu"] = base
+    for c, vspec in zip(result.candidates, specs):
+        t = at_level(vspec)
+        c.estimates["frontier_tokens_per_s_per_gpu"] = t
+        if t is None:
+            c.estimates["score_delta_pct"] = None
+        elif base:
+            c.estimates["score_delta_pct"] = round((1.0 - t / base) * 100.0, 3)
+        else:  # the original does not reach the level: any variant that does is better
+            c.estimates["score_delta_pct"] = -100.0
+    if base is None:
+        result.notes.append(f"the original's frontier does not reach {at:g} tok/s/user on {target.gpu}")
+    result.candidates.sort(key=lambda c: (c.estimates["score_delta_pct"] is None,
+                                          -(c.estimates["frontier_tokens_per_s_per_gpu"] or 0.0)))
+    del result.candidates[top:]
+
+
+# objective -> weight of the prefill step in the score (the decode step takes the rest); the frontier
+# objective pre-ranks by decode (the frontier is the decode step's), then ranks by the frontier itself
+PREFILL_WEIGHT = {"throughput": 0.5, "latency": 0.25, "frontier": 0.0}
 
 
 def _score(prefill_s_per_param, decode_s_per_param, base_est: dict, base_params: int, objective: str):
@@ -662,6 +711,14 @@ def _fmt_params(n: int) -> str:
     return f"{n / 1e9:.2f}B" if n >= 1e9 else f"{n / 1e6:.1f}M"
 
 
+def _frontier_cell(ce: dict) -> str:
+    t = ce.get("frontier_tokens_per_s_per_gpu")
+    if t is None:
+        return "out of reach"
+    d = ce.get("score_delta_pct")
+    return f"{t:,.0f} ({-d:+.1f}%)" if d is not None else f"{t:,.0f}"
+
+
 def render_text(r: SuggestResult) -> str:
     o = r.original
     e = o["estimates"]
@@ -676,7 +733,11 @@ def render_text(r: SuggestResult) -> str:
         f"({r.seconds:.2f} s)",
         f"ranked by estimated step time per parameter (objective {r.objective}: prefill and decode weighted "
         f"{PREFILL_WEIGHT[r.objective]:g}/{1 - PREFILL_WEIGHT[r.objective]:g}; a variant does not win by being "
-        "smaller)",
+        "smaller)" if r.objective != "frontier" else
+        f"ranked by the estimated tok/s/GPU of each variant's throughput-interactivity frontier at "
+        f"{r.at_interactivity:g} tok/s/user on {r.gpu} (colint pareto; original: "
+        + (f"{e['frontier_tokens_per_s_per_gpu']:,.0f} tok/s/GPU)" if e.get("frontier_tokens_per_s_per_gpu")
+           else "out of reach)"),
     ]
     for n in r.notes:
         lines.append(f"note: {n}")
@@ -685,14 +746,16 @@ def render_text(r: SuggestResult) -> str:
                      + (" (the original's warnings may not depend on the searched dimensions)" if f["warning"]
                         else ""))
         return "\n".join(lines)
-    rows = [("#", "params", "Δparams", "prefill tok/s", "Δ", "decode step", "Δ", "Δscore", "edits")]
+    frontier_col = r.objective == "frontier"
+    rows = [("#", "params", "Δparams", "prefill tok/s", "Δ", "decode step", "Δ",
+             f"tok/s/GPU@{r.at_interactivity:g}" if frontier_col else "Δscore", "edits")]
     for i, c in enumerate(r.candidates, 1):
         ce = c.estimates
         edits = ", ".join(f"{k} {o['values'].get(k, '?')}→{v}" for k, v in c.edits.items())
         rows.append((str(i), _fmt_params(c.params_total), f"{c.params_delta_pct:+.2f}%",
                      f"{ce['prefill_tokens_per_s']:,.0f}", f"{ce.get('prefill_tokens_per_s_delta_pct', 0):+.2f}%",
                      f"{ce['decode_step_s'] * 1e3:.2f} ms", f"{ce.get('decode_step_s_delta_pct', 0):+.2f}%",
-                     f"{ce['score_delta_pct']:+.2f}%", edits))
+                     _frontier_cell(ce) if frontier_col else f"{ce['score_delta_pct']:+.2f}%", edits))
     widths = [max(len(row[j]) for row in rows) for j in range(len(rows[0]))]
     lines.append("")
     for row in rows:

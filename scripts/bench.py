@@ -10,7 +10,10 @@ script and interpreter, with PYTHONDONTWRITEBYTECODE unset and the .pyc files wa
 * one ``colint check`` call over 1,000 HF configs (copies of tests/corpus/hf in a temp dir);
 * the core analysis per config, in-process: normalize + analyse + rules, excluding load;
 * peak memory (max RSS of the child, from resource.getrusage(RUSAGE_CHILDREN));
-* the top ``-X importtime`` offenders of ``colint check`` and any heavy module it imports.
+* the top ``-X importtime`` offenders of ``colint check`` and any heavy module it imports;
+* ``colint pareto`` (issue 14): the full deployment x concurrency enumeration of a dense 70B
+  (examples/llama-3.3-70b.json) and a 1T-parameter MoE (examples/kimi-k2.json) on one GPU type,
+  as fresh processes and in-process (``--pareto-only`` runs just this part).
 
 Targets on a 2-core machine: check within 1.5x of the baseline, 1,000 configs under 3 s, a
 few milliseconds of analysis per config. The script reports; it asserts nothing.
@@ -38,6 +41,8 @@ PROJECT_SETTINGS = ('[tool.colint]\ngpus = ["b200", "h100-sxm"]\ntp = 8\nextend-
                     'fail-on = "error"\n[tool.colint.severity]\nCL201 = "error"\n')
 HEAVY = ("transformers", "torch", "numpy", "matplotlib", "rich", "scipy", "pandas", "huggingface_hub")
 TARGET_RATIO, TARGET_1000_S, TARGET_ANALYSIS_MS = 1.5, 3.0, 5.0
+PARETO_MODELS = (os.path.join("examples", "llama-3.3-70b.json"), os.path.join("examples", "kimi-k2.json"))
+PARETO_GPU, TARGET_PARETO_S = "gb200", 2.0
 
 
 def _venv_bin() -> str:
@@ -198,13 +203,56 @@ def _importtime(config: str) -> tuple[list[tuple[int, int, str]], set[str]]:
     return rows, {r[2].strip().split(".")[0] for r in rows}
 
 
+def _pareto(runs: int) -> None:
+    """`colint pareto` on a dense 70B and a 1T MoE on one GPU type: fresh processes (start-up and
+    imports included) and the enumeration alone, in-process."""
+    sys.path.insert(0, ROOT)
+    from colint.analysis.frontier import frontier
+    from colint.analysis.scenario import make_scenario
+    from colint.hardware_profiles import load_profile
+    from colint.pareto import load_design
+
+    cmds = {m: [COLINT, "pareto", m, "--gpu", PARETO_GPU] for m in PARETO_MODELS}
+    cmds["both"] = [COLINT, "pareto", PARETO_MODELS[0], "--gpu", PARETO_GPU, "--compare", PARETO_MODELS[1]]
+    for cmd in cmds.values():
+        _wall(cmd)
+    walls, cpus = _interleaved(cmds, runs)
+    profile = load_profile(PARETO_GPU)
+    sc = make_scenario("throughput", gpu=profile.name)
+    print(f"colint pareto on {PARETO_GPU} (full enumeration; target: both models <= {TARGET_PARETO_S:g} s)")
+    total = 0.0
+    for m in PARETO_MODELS:
+        spec = load_design(os.path.join(ROOT, m))
+        frontier(spec, profile, sc)  # warm lazy imports
+        ts, f = [], None
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            f = frontier(spec, profile, sc)
+            ts.append(time.perf_counter() - t0)
+        total += statistics.median(ts)
+        print(f"  {m:<30} {len(f.deployments)} deployments, {len(f.points) + f.dropped:,} points "
+              f"({f.dropped:,} do not fit), {len(f.frontier)} on the frontier: in-process median "
+              f"{_ms(statistics.median(ts))}; fresh `colint pareto` wall {_ms(statistics.median(walls[m]))} "
+              f"{_spread(walls[m])}, CPU {_ms(statistics.median(cpus[m]))}")
+    both = statistics.median(walls["both"])
+    print(f"  both in one call (--compare): wall {_ms(both)} {_spread(walls['both'])}, CPU "
+          f"{_ms(statistics.median(cpus['both']))}; in-process sum {_ms(total)}: "
+          f"{_verdict(both <= TARGET_PARETO_S)}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=9, help="fresh-process runs per figure (>= 7)")
     ap.add_argument("--config", default=DEFAULT_CONFIG, help="the one HF config for the start-up figure")
     ap.add_argument("--many", type=int, default=1000, help="configs in the one-call figure")
+    ap.add_argument("--pareto-only", action="store_true", help="only the `colint pareto` figures")
     args = ap.parse_args()
     runs = max(7, args.runs)
+    if args.pareto_only:
+        subprocess.run([PYTHON, "-m", "compileall", "-q", os.path.join(ROOT, "colint")], env=ENV, check=True)
+        print(f"machine: {os.cpu_count()} CPUs shared with the team, load average {os.getloadavg()[0]:.1f} at start")
+        _pareto(runs)
+        return 0
     config = os.path.relpath(os.path.abspath(args.config), ROOT)
 
     # warm: compile the package's .pyc (the shell's PYTHONDONTWRITEBYTECODE would prevent it), page cache
@@ -299,6 +347,8 @@ def main() -> int:
     heavy = sorted(set(HEAVY) & top_level)
     print(f"  heavy modules on the check path: {', '.join(heavy) if heavy else 'none'} "
           f"(looked for: {', '.join(HEAVY)})")
+    print()
+    _pareto(runs)
     return 0
 
 

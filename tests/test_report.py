@@ -47,7 +47,7 @@ def test_html_embeds_real_png_charts(tmp_path):
     text = out.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>")
     srcs = re.findall(r'<img [^>]*src="data:image/png;base64,([A-Za-z0-9+/=]+)"', text)
-    assert len(srcs) >= 3
+    assert len(srcs) == 4  # roofline, time, pipeline, frontier
     for b64 in srcs:
         w, h = _png_size(base64.b64decode(b64, validate=True))
         assert w > 100 and h > 100
@@ -102,3 +102,35 @@ def test_bad_output_and_missing_matplotlib(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pip install 'colint[report]'" in err
     assert not (tmp_path / "x.html").exists()
+
+
+def test_frontier_chart_draws_both_designs(tmp_path):
+    import matplotlib.image as mpimg
+
+    from colint.analysis.frontier import frontier
+    from colint.analysis.scenario import make_scenario
+    from colint.analysis.workload import analyse
+    from colint.hardware_profiles import load_profile
+    from colint.loading import load
+    from colint.pareto import load_design
+    from colint.report import report_data
+    from colint.spec import normalize
+
+    out = tmp_path / "frontier.png"
+    assert main(["report", LLAMA, "--gpu", "h100-sxm", "--chart", "frontier", "--variant", "num_key_value_heads=32",
+                 "-o", str(out), "--isolated"]) == 0
+    pixels = mpimg.imread(io.BytesIO(out.read_bytes()), format="png")
+    assert pixels.std() > 0.01
+    # the chart's numbers are the frontier's
+    profile = load_profile("h100-sxm")
+    sc = make_scenario("throughput", gpu=profile.name)
+    spec = normalize(load(LLAMA))
+    variant = load_design(LLAMA, {"num_key_value_heads": 32})
+    d = report_data(LLAMA, spec, analyse(spec, profile, sc), [], compare=(LLAMA, {"num_key_value_heads": 32},
+                                                                          variant))["frontier"]
+    assert [x["name"] for x in d["designs"]] == [LLAMA, LLAMA + " [num_key_value_heads=32]"]
+    f = frontier(spec, profile, sc)
+    assert [(p["deployment"], p["concurrency"]) for p in d["designs"][0]["frontier"]] == \
+        [(p.deployment.label(), p.concurrency) for p in sorted(f.frontier, key=lambda p: p.tokens_per_s_per_user)]
+    assert d["designs"][0]["labelled"][0]["deployment"] == d["designs"][0]["frontier"][0]["deployment"]
+    assert main(["report", LLAMA, "--variant", "nope=1", "-o", str(tmp_path / "x.png"), "--isolated"]) == 2

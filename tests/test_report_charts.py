@@ -28,7 +28,7 @@ def test_chart_choices_are_the_charts_the_html_report_draws(monkeypatch):
     drawn = []
     monkeypatch.setattr(report_html, "render_chart", lambda d, chart, fmt="png": drawn.append(chart) or b"")
     report_html.render_html(data)
-    assert list(opt.type.choices) == drawn == list(report_html.DRAW) == ["roofline", "time", "pipeline"]
+    assert list(opt.type.choices) == drawn == list(report_html.DRAW) == ["roofline", "time", "pipeline", "frontier"]
 
 
 def test_cli_import_leaves_the_drawing_code_out():

@@ -4,4 +4,5 @@ The one list of chart names: report_html draws these, and the CLI's --chart offe
 importing report_html (whose drawing needs matplotlib) at start-up.
 """
 
-CHARTS = {"roofline": "Roofline", "time": "Step time breakdown", "pipeline": "Pipeline-stage balance"}
+CHARTS = {"roofline": "Roofline", "time": "Step time breakdown", "pipeline": "Pipeline-stage balance",
+          "frontier": "Throughput-interactivity frontier"}

@@ -112,7 +112,13 @@ def _pipeline(ax, d: dict) -> None:
 
 
 # chart name -> (its key in report_data, the drawing); the names are CHARTS' (a chart without a drawing fails here)
-_DRAWINGS = {"roofline": _roofline, "time": _time, "pipeline": _pipeline}
+def _frontier(ax, d: dict) -> None:
+    from colint.reporters.pareto_chart import draw
+
+    draw(ax, d)
+
+
+_DRAWINGS = {"roofline": _roofline, "time": _time, "pipeline": _pipeline, "frontier": _frontier}
 DRAW = {name: (name, _DRAWINGS[name]) for name in CHARTS}
 
 
@@ -136,7 +142,7 @@ def _ms(s: float | None) -> str:
 
 
 def render_html(data: dict) -> str:
-    """The whole report: summary, the three charts as embedded PNGs, the findings."""
+    """The whole report: summary, the charts as embedded PNGs, the findings."""
     e = html.escape
     imgs = []
     for chart, title in CHARTS.items():

@@ -1,0 +1,517 @@
+"""The throughput–interactivity frontier of a design on one GPU type (issue 14; `colint pareto`).
+
+Enumerates the deployments of one model replica inside one scale-up domain (the profile's
+``domain_size``: 8 for HGX, 72 for NVL72) — attention/dense tensor parallelism ``tp``, and for an
+MoE expert parallelism ``ep`` (ep ≥ tp: ``ep / tp`` attention data-parallel groups share the
+experts, colint.analysis.moe.attention_dp_groups) or experts tensor-parallel (ep = 1) — crosses
+each with decode concurrencies up to what fits in memory, prices every point with the step model
+of ``analyse`` and keeps the non-dominated points: the most tokens/s per GPU for each level of
+tokens/s per user.
+
+Per point (deployment d, concurrency B = sequences per attention-DP group of d.tp GPUs):
+
+* decode ITL = ``analyse(spec, profile, scenario(d, B)).steps["decode"].estimate_s``;
+  tokens/s per user = 1 / ITL; tokens/s per GPU = B / ITL / tp (each group of tp GPUs serves B
+  sequences; an EP domain of ep GPUs holds ep / tp groups);
+* FTL = the prefill ``ftl_s`` of the same deployment (one prompt of ``context`` tokens,
+  ``prefill_tokens`` per forward; aggregated serving: the decode GPUs prefill too); and pp for
+  prefill (:func:`pipelined_ftl`): the FTL of the same prompt through pp pipeline stages of this
+  deployment (pp × its GPUs within the domain), whose chunks flow through the stages one behind
+  the other — (chunks + pp − 1) × the slowest stage of the best contiguous split of analyse's
+  per-layer prefill costs (colint.analysis.pipeline), + the stage-to-stage activation transfer;
+  the best pp is reported beside the FTL (it pays for prompts of many chunks: long context);
+* memory per GPU = ``Workload.weight_bytes_per_gpu + kv_cache_bytes_per_gpu`` + the activations
+  of the larger step (:func:`activation_bytes_per_gpu`, the one place they are counted); a point
+  fits when B ≤ ``Workload.max_decode_concurrency`` and that sum is within the usable share of HBM
+  (``USABLE_HBM_SHARE``, as ``Workload.memory_fits``). What does not fit is dropped and counted.
+
+Speed: ``analyse`` costs ~1–3 ms per call, and a 1T MoE on NVL72 has ~30 deployments × ~25
+concurrencies. So each deployment is analysed at two probe concurrencies and the decode step is
+priced over all B at once: the weight GEMMs with ``gemm_model.estimate_arrays`` (M = B, or the
+routed-expert rows of ``workload.routed_expert_rows`` for experts), the attention cores with the
+probes' FLOPs and bytes (linear in B) through ``AttentionRoof.estimate_s``, and the rest of the
+step (elementwise passes, launches, collectives: affine in B) from the two probes. The vectorized
+price must reproduce both probes; then every frontier point is priced again by ``analyse`` itself,
+and a point that differs (an op model in workload.py that is no longer linear in B) makes the
+whole GPU fall back to ``analyse`` per point, with a note. So the frontier always reports
+``analyse``'s numbers, and a better op model there moves it without a change here.
+
+Not modelled (said in the output): KV (Helix) parallelism — ``Scenario`` has no KV-parallel size,
+so the step model could not price it; pipeline stages for decode (``analyse`` prices pp stages in
+sequence, no micro-batching; pp enters as prefill only); disaggregated prefill; routing skew
+(uniform routing).
+Every figure is an ESTIMATE of colint's step model, not a measurement.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+USABLE_HBM_SHARE = 0.9  # share of HBM for weights + KV + activations (as Workload.memory_fits)
+ACTIVATION_BYTES = 2.0  # BF16 activations between kernels (as analyse's elementwise passes)
+MAX_CONCURRENCY = 16384  # sequences per attention-DP group: the grid's cap when the KV cache is tiny
+INTERACTIVITY_LEVELS = (20.0, 50.0, 100.0, 200.0)  # tok/s/user where --compare reports the gain
+PROBE_CONCURRENCY = (1, 64)  # the two concurrencies each deployment is analysed at
+MATCH_RTOL = 1e-6  # the vectorized price must equal analyse's within this (float-order noise only)
+
+
+@dataclass(frozen=True)
+class Deployment:
+    tp: int  # attention (and dense FFN) tensor parallelism
+    ep: int = 1  # expert parallelism (1: experts tensor-parallel over the tp GPUs)
+
+    @property
+    def gpus(self) -> int:
+        return max(self.tp, self.ep)
+
+    @property
+    def attention_dp(self) -> int:
+        from colint.analysis.moe import attention_dp_groups
+
+        return attention_dp_groups(self.ep, self.tp) if self.ep > 1 else 1
+
+    def label(self) -> str:
+        s = f"tp{self.tp}"
+        if self.ep > 1:
+            s += f" ep{self.ep}"
+            if self.attention_dp > 1:
+                s += f" dp{self.attention_dp}"
+        return s
+
+
+@dataclass
+class Point:
+    deployment: Deployment
+    concurrency: int  # sequences per attention-DP group (tp GPUs)
+    itl_s: float
+    ftl_s: float
+    weight_bytes_per_gpu: float
+    kv_cache_bytes_per_gpu: float
+    activation_bytes_per_gpu: float
+    bound: Optional[str] = None  # what the decode step spends most time on (frontier points)
+    ftl_pipelined_s: Optional[float] = None  # the best FTL over pp stages of this deployment (pp for prefill)
+    ftl_pp: int = 1  # the pp that reaches it
+    kv_replication: int = 1  # TP ranks holding the same KV cache (tp > KV heads; MLA: tp)
+
+    @property
+    def tokens_per_s_per_user(self) -> float:
+        return 1.0 / self.itl_s
+
+    @property
+    def tokens_per_s_per_gpu(self) -> float:
+        return self.concurrency / self.itl_s / self.deployment.tp
+
+    @property
+    def memory_bytes_per_gpu(self) -> float:
+        return self.weight_bytes_per_gpu + self.kv_cache_bytes_per_gpu + self.activation_bytes_per_gpu
+
+    def public(self) -> dict[str, Any]:
+        d = self.deployment
+        return {"deployment": d.label(), "tp": d.tp, "ep": d.ep, "attention_dp": d.attention_dp, "gpus": d.gpus,
+                "concurrency": self.concurrency, "itl_s": self.itl_s,
+                "tokens_per_s_per_user": self.tokens_per_s_per_user,
+                "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu, "ftl_s": self.ftl_s,
+                "ftl_pipelined_s": self.ftl_pipelined_s, "ftl_pp": self.ftl_pp,
+                "weight_bytes_per_gpu": self.weight_bytes_per_gpu,
+                "kv_cache_bytes_per_gpu": self.kv_cache_bytes_per_gpu,
+                "activation_bytes_per_gpu": self.activation_bytes_per_gpu,
+                "memory_bytes_per_gpu": self.memory_bytes_per_gpu, "bound": self.bound,
+                "kv_replication": self.kv_replication}
+
+
+@dataclass
+class Frontier:
+    """One design's frontier on one GPU type."""
+
+    path: str
+    gpu: str
+    label: str  # the scenario the figures are estimates for
+    domain_size: int
+    hbm_bytes: float
+    deployments: list[Deployment]
+    points: list[Point]  # every priced point that fits
+    frontier: list[Point]  # non-dominated, by falling tok/s/user
+    dropped: int  # (deployment, concurrency) points of the common grid that do not fit in memory
+    unfit_deployments: list[str] = field(default_factory=list)  # not even one sequence fits next to the weights
+    notes: list[str] = field(default_factory=list)
+    variant: dict[str, Any] = field(default_factory=dict)  # key -> value edits of the original
+    seconds: float = 0.0
+
+    def throughput_at(self, tokens_per_s_per_user: float) -> Optional[float]:
+        return throughput_at(self.frontier, tokens_per_s_per_user)
+
+    def public(self) -> dict[str, Any]:
+        return {"path": self.path, "variant": self.variant, "gpu": self.gpu, "label": self.label,
+                "domain_size": self.domain_size, "hbm_bytes": self.hbm_bytes,
+                "deployments": [d.label() for d in self.deployments],
+                "unfit_deployments": self.unfit_deployments, "points_priced": len(self.points) + self.dropped,
+                "points_dropped_not_fit": self.dropped, "notes": self.notes,
+                "frontier": [p.public() for p in self.frontier], "points": [p.public() for p in self.points]}
+
+
+# ------------------------------------------------------------------------------ enumeration
+def _powers_of_two(limit: int) -> list[int]:
+    out, v = [], 1
+    while v <= limit:
+        out.append(v)
+        v *= 2
+    return out
+
+
+def _used_kinds(spec):
+    return [k for k, n in zip(spec.layer_kinds, spec.layer_counts()) if n]
+
+
+def deployments(spec, profile) -> list[Deployment]:
+    """Every (tp, ep) of one replica within the profile's scale-up domain: tp a power of two that
+    divides the query heads of every attention layer; for an MoE, ep = 1 (experts tensor-parallel)
+    or ep ≥ tp, a multiple of tp (a power of two times tp, or the whole domain), at most the
+    experts."""
+    domain = profile.domain_size
+    kinds = _used_kinds(spec)
+    heads = {mx.num_heads for k in kinds for mx in _mixers(k) if mx.kind in ("attention", "mla") and mx.num_heads}
+    experts = [k.ffn.num_experts for k in kinds if k.ffn.kind == "moe" and k.ffn.num_experts]
+    out: list[Deployment] = []
+    for tp in _powers_of_two(domain):
+        if any(h % tp for h in heads):
+            continue
+        out.append(Deployment(tp, 1))
+        if not experts:
+            continue
+        eps = {tp * g for g in _powers_of_two(domain // tp)} | ({domain} if domain % tp == 0 else set())
+        for ep in sorted(eps):
+            if ep > 1 and ep <= min(experts):
+                out.append(Deployment(tp, ep))
+    return out
+
+
+def _mixers(kind):
+    from colint.analysis.kv_cache import kind_mixers
+
+    return kind_mixers(kind)
+
+
+def concurrency_grid(limit: int) -> list[int]:
+    """1, 2, 3, 4, 6, 8, 12, 16, ... (powers of two and 1.5x them) up to ``limit``, and ``limit``."""
+    limit = min(limit, MAX_CONCURRENCY)
+    out: set[int] = set()
+    v = 1
+    while v <= limit:
+        out.add(v)
+        if v * 3 // 2 <= limit and v >= 2:
+            out.add(v * 3 // 2)
+        v *= 2
+    if limit >= 1:
+        out.add(limit)
+    return sorted(out)
+
+
+def scenario_for(base, d: Deployment, concurrency: int):
+    """The scenario `inspect --gpu` prices deployment ``d`` at ``concurrency`` with."""
+    return base.model_copy(update={"tp": d.tp, "ep": d.ep, "pp": 1, "dp": 1, "decode_concurrency": int(concurrency)})
+
+
+# ------------------------------------------------------------------------------ memory
+def activation_bytes_per_gpu(w, concurrency=None):
+    """Peak activations per GPU (BF16) of the larger step, an ESTIMATE: the widest weight GEMM's
+    input and output (M·(K + N·instances) per shard) of the prefill step (prefill_tokens per
+    forward) or of a decode step at ``concurrency`` (number or numpy array; the workload's own
+    when None), scaled linearly from the workload's decode step (the frontier always scales from
+    its one-sequence probe, so a point's figure does not depend on how it was priced). The
+    residual stream and the KV cache are counted elsewhere; this is the transient buffer a
+    serving engine reserves next to them."""
+    prefill = max((r.m * (r.k + r.n * max(r.instances, 1.0)) for r in w.gemms["prefill"]), default=0.0)
+    b0 = w.scenario.decode_concurrency
+    c = b0 if concurrency is None else concurrency
+    decode = 0.0
+    for r in w.gemms["decode"]:
+        # decode rows scale with the tokens (expert rows: their M·instances is the routed tokens, ~ B)
+        decode = _maximum(decode, r.m * (r.k + r.n * max(r.instances, 1.0)) * (c / b0))
+    return _maximum(decode, prefill) * ACTIVATION_BYTES
+
+
+def _maximum(a, b):
+    import numpy as np  # (transformers' dependency; imported on this path only)
+
+    return np.maximum(a, b)
+
+
+# ------------------------------------------------------------------------------ pricing
+@dataclass
+class _Priced:
+    itl_s: Any  # numpy arrays over the concurrency grid
+    kv_bytes: Any
+    act_bytes: Any
+
+
+def _decode_prices(profile, grid, w1, w2):
+    """Decode step estimates (s) at every concurrency of ``grid`` for w1's deployment, vectorized;
+    ``w1``, ``w2``: analyse at the PROBE_CONCURRENCY values (their affine parts come from them)."""
+    import numpy as np
+
+    from colint.analysis.workload import attention_roof, routed_expert_rows
+    from colint.suggest import _estimate_unique
+
+    sc = w1.scenario
+    b = np.asarray(grid, dtype=np.float64)
+    b1, b2 = float(w1.scenario.decode_concurrency), float(w2.scenario.decode_concurrency)
+
+    def affine(v1, v2):
+        return v1 + (v2 - v1) * (b - b1) / (b2 - b1)
+
+    total = np.zeros(b.size)
+    jobs: dict[str, list] = {}
+    groups = sc.attention_dp_groups
+    for row in w1.gemms["decode"]:
+        g = row.gemm
+        if row.parallel == "expert" and g.count:
+            base_inst = float(-(-g.count // sc.ep)) if sc.ep > 1 else float(g.count)
+            topk = round(g.m_per_token * g.count)
+            m = np.empty(b.size, dtype=np.int64)
+            n_eff = np.empty(b.size, dtype=np.int64)
+            for i, bi in enumerate(grid):
+                touched, mi = routed_expert_rows(int(bi) * groups, topk, g.count)
+                inst = base_inst * touched
+                m[i] = mi
+                n_eff[i] = int(round(row.n * inst)) if inst > 1 else row.n
+        else:
+            m = np.asarray(grid, dtype=np.int64)
+            n_eff = np.full(b.size, row.n, dtype=np.int64)
+        jobs.setdefault(row.dtype, []).append((m, n_eff, np.full(b.size, row.k, dtype=np.int64), row.layers))
+    for dtype, sel in jobs.items():
+        t = _estimate_unique(np.concatenate([j[0] for j in sel]), np.concatenate([j[1] for j in sel]),
+                             np.concatenate([j[2] for j in sel]), dtype, profile, sc.outputs)
+        for i, j in enumerate(sel):
+            total += t[i * b.size:(i + 1) * b.size] * j[3]
+    roof = attention_roof(profile)
+    a1s, a2s = w1.attention["decode"], w2.attention["decode"]
+    if [(a.kind, a.mixer) for a in a1s] != [(a.kind, a.mixer) for a in a2s]:
+        return None
+    for a1, a2 in zip(a1s, a2s):
+        fl, by = affine(a1.flops, a2.flops), affine(a1.bytes, a2.bytes)
+        est = roof.estimate_s(fl, by, maximum=np.maximum)
+        total += np.where((fl > 0) | (by > 0), est, 0.0) * a1.layers
+    s1, s2 = w1.steps["decode"], w2.steps["decode"]
+    total += affine(s1.estimate_s - s1.gemm_s - s1.attention_core_s, s2.estimate_s - s2.gemm_s - s2.attention_core_s)
+    kv = affine(w1.kv_cache_bytes_per_gpu, w2.kv_cache_bytes_per_gpu)
+    return _Priced(total, kv, activation_bytes_per_gpu(w1, b))
+
+
+def _max_concurrency(w1, w2, usable: float) -> int:
+    """The largest concurrency whose weights + KV cache + activations fit in ``usable`` bytes (at most
+    ``Workload.max_decode_concurrency``, the KV-only limit): KV is affine in B (the two probes)."""
+    b1, b2 = w1.scenario.decode_concurrency, w2.scenario.decode_concurrency
+
+    def need(b: int) -> float:
+        kv = w1.kv_cache_bytes_per_gpu + (w2.kv_cache_bytes_per_gpu - w1.kv_cache_bytes_per_gpu) * (b - b1) / (b2 - b1)
+        return w1.weight_bytes_per_gpu + kv + float(activation_bytes_per_gpu(w1, b))
+
+    lo, hi = 0, min(w1.max_decode_concurrency, MAX_CONCURRENCY)
+    while lo < hi:  # need() grows with b
+        mid = (lo + hi + 1) // 2
+        if need(mid) <= usable:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def pipelined_ftl(w, stages: int) -> Optional[float]:
+    """FTL (s) of one prompt of ``context`` tokens prefilled in chunks of ``prefill_tokens`` through
+    ``stages`` pipeline stages (an ESTIMATE; chunked pipeline prefill): chunk c enters stage 1 while
+    chunk c − 1 is in stage 2, so the prompt takes (chunks + stages − 1) stage times. A stage time is
+    the slowest stage of the best contiguous split of the per-layer prefill costs of ``w``
+    (``LayerCost.prefill_s``, embedding on the first stage, LM head on the last: their sum is the
+    prefill step) plus sending one chunk's activations to the next stage over the scale-up link.
+    ``stages`` = 1 gives analyse's ``ftl_s``. None when the layers do not split that many ways."""
+    import math
+
+    from colint.analysis.pipeline import best_partition
+    from colint.analysis.workload import _prefill_shape
+
+    chunks = _prefill_shape(w.scenario)[2]
+    if stages == 1:
+        return w.steps["prefill"].ftl_s
+    part = best_partition([c.prefill_s for c in w.layer_costs], stages, w.embedding_cost.prefill_s,
+                          w.lm_head_cost.prefill_s)
+    if part is None:
+        return None
+    link_bytes_per_s = max(w.profile.interconnect_gbps, 1.0) * 1e9 / 2  # one direction, as analyse
+    send_s = w.scenario.prefill_tokens * w.spec.hidden_size * ACTIVATION_BYTES / link_bytes_per_s
+    return (chunks + stages - 1) * (part.max + send_s) if math.isfinite(part.max) else None
+
+
+def best_pipelined_ftl(w, d: Deployment, domain: int) -> tuple[float, int]:
+    """(FTL, pp): the lowest :func:`pipelined_ftl` over pp = 1, 2, 4, ... with pp × the deployment's
+    GPUs within the domain."""
+    best, best_pp = w.steps["prefill"].ftl_s, 1
+    pp = 2
+    while pp * d.gpus <= domain and pp <= len(w.layer_costs):
+        t = pipelined_ftl(w, pp)
+        if t is not None and t < best:
+            best, best_pp = t, pp
+        pp *= 2
+    return best, best_pp
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= MATCH_RTOL * max(abs(a), abs(b), 1e-30)
+
+
+def step_bound(w) -> str:
+    """What the decode step of ``w`` spends most of its estimated time on."""
+    s = w.steps["decode"]
+    parts = {"HBM (weights)": 0.0, "compute": 0.0, "attention core (KV)": s.attention_core_s}
+    for r in w.gemms["decode"]:
+        parts["compute" if r.time.bound == "compute" else "HBM (weights)"] += r.total_s
+    parts["overheads"] = max(0.0, s.estimate_s - sum(parts.values()))
+    return max(parts, key=lambda k: parts[k])
+
+
+def _point(d: Deployment, b: int, w, ftl_s: float, activation_bytes: float) -> Point:
+    return Point(d, b, w.steps["decode"].estimate_s, ftl_s, w.weight_bytes_per_gpu, w.kv_cache_bytes_per_gpu,
+                 activation_bytes, step_bound(w),
+                 kv_replication=max((a.kv_replication for a in w.attention["decode"]), default=1))
+
+
+def pareto(points: list[Point]) -> list[Point]:
+    """The non-dominated points (higher tok/s/user and higher tok/s/GPU are better), by falling
+    tok/s/user: a point stays when no other is at least as good in both and better in one."""
+    best = -math.inf
+    out: list[Point] = []
+    for p in sorted(points, key=lambda p: (-p.tokens_per_s_per_user, -p.tokens_per_s_per_gpu)):
+        if p.tokens_per_s_per_gpu > best:
+            if out and out[-1].tokens_per_s_per_user == p.tokens_per_s_per_user:
+                continue  # same interactivity, less throughput: dominated by the one before
+            out.append(p)
+            best = p.tokens_per_s_per_gpu
+    return out
+
+
+def throughput_at(frontier: list[Point], tokens_per_s_per_user: float) -> Optional[float]:
+    """tok/s/GPU the frontier reaches at ``tokens_per_s_per_user``: interpolated log–log between the
+    two frontier points around it; below the frontier's lowest interactivity, its highest
+    throughput (that deployment serves slower users too); None when out of reach (faster than its
+    fastest point)."""
+    if not frontier:
+        return None
+    pts = sorted(frontier, key=lambda p: p.tokens_per_s_per_user)
+    u = tokens_per_s_per_user
+    if u > pts[-1].tokens_per_s_per_user * (1 + 1e-12):
+        return None
+    if u <= pts[0].tokens_per_s_per_user:
+        return pts[0].tokens_per_s_per_gpu
+    for lo, hi in zip(pts, pts[1:]):
+        if lo.tokens_per_s_per_user <= u <= hi.tokens_per_s_per_user:
+            x0, x1 = math.log(lo.tokens_per_s_per_user), math.log(hi.tokens_per_s_per_user)
+            y0, y1 = math.log(lo.tokens_per_s_per_gpu), math.log(hi.tokens_per_s_per_gpu)
+            f = (math.log(u) - x0) / (x1 - x0) if x1 > x0 else 0.0
+            return math.exp(y0 + f * (y1 - y0))
+    return pts[-1].tokens_per_s_per_gpu
+
+
+def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None, *,
+             exact: bool = False) -> Frontier:
+    """The frontier of ``spec`` on ``profile`` for scenario ``base`` (its formats, context and
+    prefill tokens; its tp/ep/pp/concurrency are what is enumerated). ``exact``: price every point
+    with ``analyse`` (what the vectorized path must equal; tests and the fallback use it)."""
+    from colint.analysis.workload import analyse
+
+    t0 = time.perf_counter()
+    hbm = profile.memory_gb * 1e9
+    usable = USABLE_HBM_SHARE * hbm
+    deps = deployments(spec, profile)
+    notes: list[str] = []
+    points: list[Point] = []
+    dropped = 0
+    unfit: list[str] = []
+    probes = []
+    for d in deps:
+        w1 = analyse(spec, profile, scenario_for(base, d, PROBE_CONCURRENCY[0]))
+        if w1.max_decode_concurrency < 1 or w1.weight_bytes_per_gpu >= usable:
+            unfit.append(d.label())  # the weights alone leave no room for one sequence
+            probes.append((d, w1, None, 0))
+            continue
+        w2 = analyse(spec, profile, scenario_for(base, d, PROBE_CONCURRENCY[1]))
+        limit = _max_concurrency(w1, w2, usable)
+        if not limit:
+            unfit.append(d.label())  # weights + activations + one sequence's KV cache do not fit
+        probes.append((d, w1, w2, limit))
+    # one grid of concurrencies for every deployment, up to the largest that fits anywhere (and each
+    # deployment's own limit); what a deployment cannot hold is dropped and counted, not priced
+    limits = [lim for *_, lim in probes if lim]
+    common = concurrency_grid(max(limits)) if limits else []
+    for d, w1, w2, limit in probes:
+        grid = sorted({b for b in common if b <= limit} | ({limit} if limit else set()))
+        dropped += sum(1 for b in common if b > limit)
+        if not grid:
+            continue
+        ftl = w1.steps["prefill"].ftl_s
+        ftl_pipe, ftl_pp = best_pipelined_ftl(w1, d, profile.domain_size)
+        priced = None
+        if not exact:
+            # the grid and the two probes in one vectorized call; the price must reproduce the probes
+            priced = _decode_prices(profile, grid + list(PROBE_CONCURRENCY), w1, w2)
+            if priced is None or not all(_close(float(priced.itl_s[len(grid) + i]), w.steps["decode"].estimate_s)
+                                         for i, w in enumerate((w1, w2))):
+                return _exact(spec, profile, base, path, variant, f"{d.label()}: the vectorized price does not "
+                              "reproduce analyse at the probe concurrencies")
+        for i, b in enumerate(grid):
+            if priced is None:
+                p = _point(d, b, analyse(spec, profile, scenario_for(base, d, b)), ftl,
+                           float(activation_bytes_per_gpu(w1, b)))
+            else:
+                p = Point(d, b, float(priced.itl_s[i]), ftl, w1.weight_bytes_per_gpu, float(priced.kv_bytes[i]),
+                          float(priced.act_bytes[i]))
+            if p.memory_bytes_per_gpu > usable or b > w1.max_decode_concurrency:
+                dropped += 1  # (the limit is computed to fit: a guard, not the filter)
+                continue
+            p.ftl_pipelined_s, p.ftl_pp = ftl_pipe, ftl_pp
+            p.kv_replication = max((a.kv_replication for a in w1.attention["decode"]), default=1)
+            points.append(p)
+    front = pareto(points)
+    if not exact:
+        # the frontier reports analyse's own numbers; a point the vectorized price got wrong sends
+        # the whole GPU through analyse
+        checked = []
+        for p in front:
+            w = analyse(spec, profile, scenario_for(base, p.deployment, p.concurrency))
+            q = _point(p.deployment, p.concurrency, w, p.ftl_s, p.activation_bytes_per_gpu)
+            q.ftl_pipelined_s, q.ftl_pp = p.ftl_pipelined_s, p.ftl_pp
+            if not (_close(q.itl_s, p.itl_s) and _close(q.kv_cache_bytes_per_gpu, p.kv_cache_bytes_per_gpu)):
+                return _exact(spec, profile, base, path, variant, f"{p.deployment.label()} at concurrency "
+                              f"{p.concurrency}: the vectorized price differs from analyse")
+            checked.append(q)
+        front = checked
+    replicated = [p for p in front if p.kv_replication > 1]
+    if replicated:
+        notes.append(f"{len(replicated)} of the {len(front)} frontier points hold the same KV cache on up to "
+                     f"{max(p.kv_replication for p in replicated)} GPUs (tp above the KV heads; MLA: every tp rank): "
+                     "KV (Helix) parallelism would shard it by sequence, and is not enumerated")
+    label = (f"estimate: {profile.name}, {base.gemm_format} weights, KV cache {base.kv_cache}, context "
+             f"{base.context}, prefill {base.prefill_tokens} tokens per forward")
+    return Frontier(path, profile.name, label, profile.domain_size, hbm, deps, points, front, dropped, unfit, notes,
+                    dict(variant or {}), time.perf_counter() - t0)
+
+
+def _exact(spec, profile, base, path, variant, why: str) -> Frontier:
+    """The frontier priced by analyse at every point, with a note saying why (the fast path's guard)."""
+    t0 = time.perf_counter()
+    f = frontier(spec, profile, base, path, variant, exact=True)
+    f.notes.insert(0, f"every point priced by analyse (slower): {why} - the step model is no longer affine in "
+                      "the concurrency there")
+    f.seconds = time.perf_counter() - t0
+    return f
+
+
+def compare(a: Frontier, b: Frontier, levels=INTERACTIVITY_LEVELS) -> list[dict[str, Any]]:
+    """Throughput of B against A at equal interactivity, one row per level (None: out of reach)."""
+    rows = []
+    for u in levels:
+        ta, tb = a.throughput_at(u), b.throughput_at(u)
+        rows.append({"tokens_per_s_per_user": u, "a_tokens_per_s_per_gpu": ta, "b_tokens_per_s_per_gpu": tb,
+                     "gain": (tb / ta) if ta and tb else None})
+    return rows
