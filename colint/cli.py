@@ -199,8 +199,6 @@ def _parallel(value: str | None, name: str):
     return n
 
 
-FORMATS = ["text", "json", "github", "sarif", "gitlab"]
-
 
 _SETTINGS_PARAMS = ("gpus", "scenario", "dtype", "tp", "ep", "pp", "context", "concurrency", "select", "ignore",
                     "extend_select", "fail_on", "input_format", "vocab_size")
@@ -263,13 +261,29 @@ def _write_atomic(path: str, text: str | bytes) -> None:
     write_atomic(path, text)
 
 
+OUTPUT_FORMATS = ["full", "concise", "text", "json", "github", "sarif", "gitlab", "markdown"]
+
+
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=False))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @_settings_options
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
-              help="Output format. [default: github when GITHUB_ACTIONS=true, else text]")
+@click.option("--output-format", "--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default=None,
+              envvar="COLINT_OUTPUT_FORMAT", show_envvar=True,
+              help="full (alias text): findings with details and fixes; concise: one line per finding; json, github, "
+                   "sarif, gitlab; markdown (a table, for GitHub's step summary). --format is an alias. "
+                   "[default: github when GITHUB_ACTIONS=true, else full]")
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
               help="Write the report to this file instead of stdout.")
+@click.option("-q", "--quiet", is_flag=True, help="Print the findings and errors only: no summary, notes or context.")
+@click.option("-v", "--verbose", is_flag=True, help="Also list the files skipped as not decoder LLM configs.")
+@click.option("--show-fixes", is_flag=True, help="With --output-format concise: print each finding's fixes too.")
+@click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour the human formats; auto: on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it).")
+@click.option("--stdin-filename", default=None,
+              help="The name of the file read from standard input (PATH '-'): shown in the report, and where "
+                   "its [tool.colint] settings are looked up.")
+@click.option("--strict", is_flag=True, help="Check every file given, even those recognised as not decoder LLM "
+              "configs (pooling, diffusers, vision, tokenizer, generation configs, encoders).")
 @click.option("--statistics", is_flag=True, help="Print a count per rule instead of the findings.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported (2 still means an error).")
 @click.option("--baseline", type=click.Path(dir_okay=False), default=None,
@@ -281,21 +295,25 @@ def _write_atomic(path: str, text: str | bytes) -> None:
 @click.option("--unsafe-fixes", is_flag=True,
               help="With --fix/--diff, also apply architecture-changing fixes (fine for a design, not a checkpoint).")
 @click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
-def check(paths, overrides, isolated, fmt, output, statistics, exit_zero, baseline, write_baseline, apply_fix,
-          unsafe_fixes, show_diff) -> None:
-    """Lint the architecture in each PATH for the target GPU(s)."""
+def check(paths, overrides, isolated, fmt, output, quiet, verbose, show_fixes, color, stdin_filename, strict,
+          statistics, exit_zero, baseline, write_baseline, apply_fix, unsafe_fixes, show_diff) -> None:
+    """Lint the architecture in each PATH for the target GPU(s) ('-': standard input)."""
     import os
 
     from colint.checking import check_grouped, exit_code, summary
     from colint.errors import ColintError
 
     if fmt is None:
-        fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
-    if statistics and fmt not in ("text", "json"):
-        raise _fail("colint: error: --statistics prints text or json; drop --format " + fmt)
+        fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "full"
+    if statistics and fmt not in ("full", "concise", "text", "json"):
+        raise _fail("colint: error: --statistics prints text or json; drop --output-format " + fmt)
+    paths, stdin = _with_stdin(list(paths), stdin_filename)
+    if stdin is not None and (apply_fix or write_baseline):
+        raise _fail("colint: error: --fix and --write-baseline need files, not standard input")
     try:
-        results, groups = check_grouped(list(paths), overrides, isolated=isolated,
-                                        baseline_path=None if write_baseline else baseline)
+        results, groups = check_grouped(paths, overrides, isolated=isolated,
+                                        baseline_path=None if write_baseline else baseline, strict=strict,
+                                        stdin=stdin, use_baseline=not write_baseline)
     except ColintError as exc:
         raise _fail_with(exc)
     if write_baseline:
@@ -331,16 +349,20 @@ def check(paths, overrides, isolated, fmt, output, statistics, exit_zero, baseli
                 raise _fail(f"{p}: error: cannot write fixed file: {exc.strerror or exc}")
         if changed:
             click.echo(f"colint: fixed {len(changed)} file{'s' if len(changed) != 1 else ''}", err=True)
-            results, groups = check_grouped(list(paths), overrides, isolated=isolated, baseline_path=baseline)
+            results, groups = check_grouped(paths, overrides, isolated=isolated, baseline_path=baseline,
+                                            strict=strict)
+    from colint.reporters.console import use_colour
+
     summ = summary(results)
-    report = _render_report(fmt, results, summ, groups, statistics=statistics,
-                            colour=output is None and sys.stdout.isatty())
+    report = _render_report(fmt, results, summ, groups, statistics=statistics, quiet=quiet, verbose=verbose,
+                            show_fixes=show_fixes,
+                            colour=output is None and use_colour(color, sys.stdout.isatty()))
     if output:
         try:
             _write_atomic(output, report + "\n")
         except OSError as exc:
             raise _fail(f"{output}: error: cannot write report: {exc.strerror or exc}")
-    else:
+    elif report:
         click.echo(report)
     code = max((exit_code([r for r, g in zip(results, groups) if g is eff], eff.values["fail_on"])
                 for eff in {id(g): g for g in groups}.values()), default=EXIT_CLEAN)
@@ -349,7 +371,25 @@ def check(paths, overrides, isolated, fmt, output, statistics, exit_zero, baseli
     raise click.exceptions.Exit(code)
 
 
-def _render_report(fmt: str, results, summ: dict, groups, *, statistics: bool, colour: bool) -> str:
+def _with_stdin(paths: list[str], stdin_filename: str | None):
+    """Replace PATH '-' by the --stdin-filename (or '-') and read standard input once:
+    ``(paths, (name, bytes, syntax) | None)``."""
+    if "-" not in paths:
+        if stdin_filename is not None:
+            raise _fail("colint: error: --stdin-filename names standard input; pass '-' as the PATH")
+        return paths, None
+    if paths.count("-") > 1:
+        raise _fail("colint: error: '-' (standard input) can be given once")
+    from colint.loading import MAX_BYTES
+    from colint.reporters.console import stdin_syntax
+
+    raw = sys.stdin.buffer.read(MAX_BYTES + 1)
+    name = stdin_filename or "-"
+    return [name if p == "-" else p for p in paths], (name, raw, stdin_syntax(stdin_filename, raw))
+
+
+def _render_report(fmt: str, results, summ: dict, groups, *, statistics: bool, colour: bool, quiet: bool = False,
+                   verbose: bool = False, show_fixes: bool = False) -> str:
     if statistics:
         from colint.checking import statistics as stats
 
@@ -377,15 +417,17 @@ def _render_report(fmt: str, results, summ: dict, groups, *, statistics: bool, c
         from colint.reporters.gitlab import render as render_gitlab
 
         return render_gitlab(results)
+    from colint.reporters.console import estimate_labels
+
+    labels = estimate_labels(groups)
+    if fmt == "markdown":
+        from colint.reporters.markdown import render as render_markdown
+
+        return render_markdown(results, summ, labels=labels)
     from colint.reporters.text import render as render_text
 
-    contexts = []
-    for eff in {id(g): g for g in groups}.values():
-        v = eff.values
-        c = "estimates: " + ", ".join(v["gpus"]) + f", {v['dtype'] or 'bf16'}, scenario {v['scenario']}"
-        if c not in contexts:
-            contexts.append(c)
-    return render_text(results, summ, colour=colour, context_line="; ".join(contexts) or None)
+    return render_text(results, summ, colour=colour, labels=labels, concise=fmt == "concise", quiet=quiet,
+                       show_fixes=show_fixes, verbose=verbose)
 
 
 @cli.command("config")
@@ -416,12 +458,18 @@ def config_cmd(path, overrides, isolated, fmt) -> None:
 
 
 @cli.command("rules")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
+              help="markdown: every rule's documentation, the page docs/rules.md holds.")
 def rules_cmd(fmt: str) -> None:
     """List every rule."""
     from colint.rules import all_rules
 
     rules = all_rules()
+    if fmt == "markdown":
+        from colint.reporters.rules_doc import render
+
+        click.echo(render(rules), nl=False)
+        return
     if fmt == "json":
         import json
 
@@ -525,7 +573,7 @@ def report_cmd(path, overrides, isolated, output, chart) -> None:
     if chart is not None and ext in (".html", ".htm"):
         raise _fail("colint: error: --chart picks the chart of a .png/.svg output; the HTML report holds all")
     if importlib.util.find_spec("matplotlib") is None:
-        raise _fail("colint: error: `colint report` needs matplotlib: pip install 'colint[report]'")
+        raise _fail("colint: error: `colint report` needs matplotlib: pip install 'colint-llm[report]'")
     from colint.analysis.workload import analyse
     from colint.checking import build_targets, check_file
     from colint.errors import ColintError
@@ -544,7 +592,7 @@ def report_cmd(path, overrides, isolated, output, chart) -> None:
     try:
         from colint.reporters.report_html import render_chart, render_html
     except ImportError as exc:
-        raise _fail(f"colint: error: `colint report` needs matplotlib ({exc}): pip install 'colint[report]'")
+        raise _fail(f"colint: error: `colint report` needs matplotlib ({exc}): pip install 'colint-llm[report]'")
     try:
         if ext in (".png", ".svg"):
             _write_atomic(output, render_chart(data, chart or "roofline", ext[1:]))

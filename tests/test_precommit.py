@@ -127,4 +127,4 @@ def test_action_and_hook_lint_the_same_files():
         assert files.search(path), path
     for path in ("config.json.bak", "tokenizer_config.json", "colint.yaml", "conf/llama2_7b.yaml", "generation.json"):
         assert not files.search(path), path
-    assert hook["require_serial"] is True and hook["language"] == "python" and hook["entry"] == "colint check"
+    assert hook["require_serial"] is True and hook["language"] == "python" and hook["entry"] == "colint check --output-format concise"

@@ -51,7 +51,7 @@ def load(path: str) -> Document:
     return load_bytes(raw, path)
 
 
-def load_bytes(raw: bytes, path: str) -> Document:
+def load_bytes(raw: bytes, path: str, syntax: str | None = None) -> Document:
     if b"\x00" in raw[:8192]:
         raise LoadError("binary file (NUL bytes), not a JSON or YAML config", path=path, line=1, column=1)
     notes = []
@@ -65,7 +65,7 @@ def load_bytes(raw: bytes, path: str) -> Document:
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1  # in bytes
         raise LoadError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
                         path=path, line=line, column=column) from None
-    doc = load_text(text, path)
+    doc = load_text(text, path, syntax)
     doc.notes[:0] = notes
     return doc
 
