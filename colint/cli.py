@@ -354,16 +354,16 @@ def check(paths, overrides, isolated, fmt, output, quiet, verbose, show_fixes, c
     from colint.reporters.console import use_colour
 
     summ = summary(results)
+    colour = output is None and use_colour(color, sys.stdout.isatty())
     report = _render_report(fmt, results, summ, groups, statistics=statistics, quiet=quiet, verbose=verbose,
-                            show_fixes=show_fixes,
-                            colour=output is None and use_colour(color, sys.stdout.isatty()))
+                            show_fixes=show_fixes, colour=colour)
     if output:
         try:
             _write_atomic(output, report + "\n")
         except OSError as exc:
             raise _fail(f"{output}: error: cannot write report: {exc.strerror or exc}")
     elif report:
-        click.echo(report)
+        click.echo(report, color=colour or None)  # None: click strips escapes off a non-terminal
     code = max((exit_code([r for r, g in zip(results, groups) if g is eff], eff.values["fail_on"])
                 for eff in {id(g): g for g in groups}.values()), default=EXIT_CLEAN)
     if exit_zero and code == EXIT_FINDINGS:
@@ -514,14 +514,19 @@ def schema_cmd(output: str | None) -> None:
         raise _fail(f"{output}: error: cannot write: {exc.strerror or exc}")
 
 
-def _file_options(path: str, overrides: dict, isolated: bool):
-    """CheckOptions in force for ``path`` (its nearest [tool.colint] / .colint.toml, then the flags)."""
+def _file_effective(path: str, overrides: dict, isolated: bool):
+    """The settings in force for ``path`` (its nearest [tool.colint] / .colint.toml, then the flags)."""
     import os
 
     from colint.settings import find_config, resolve
 
     cfg = None if isolated else find_config(os.path.dirname(os.path.abspath(path)))
-    return resolve(cfg, overrides).check_options()
+    return resolve(cfg, overrides)
+
+
+def _file_options(path: str, overrides: dict, isolated: bool):
+    """CheckOptions in force for ``path``."""
+    return _file_effective(path, overrides, isolated).check_options()
 
 
 @cli.command("suggest")
@@ -563,7 +568,10 @@ def suggest_cmd(path, overrides, isolated, budget_pct, objective, top, fmt) -> N
 @click.option("--chart", type=click.Choice(list(CHARTS)), default=None,
               help="The chart a .png/.svg output holds. [default: roofline]")
 def report_cmd(path, overrides, isolated, output, chart) -> None:
-    """Charts of the design on a GPU: roofline of every GEMM, step-time breakdown, pipeline balance."""
+    """Charts of the design on each GPU: roofline of every GEMM, step-time breakdown, pipeline balance.
+
+    The HTML report has one section per --gpu; a .png/.svg output with several GPUs is written once per GPU
+    (x-b200.png, ...). Exit 1 when a finding is at or above --fail-on (the report is written either way)."""
     import importlib.util
     import os
 
@@ -575,32 +583,39 @@ def report_cmd(path, overrides, isolated, output, chart) -> None:
     if importlib.util.find_spec("matplotlib") is None:
         raise _fail("colint: error: `colint report` needs matplotlib: pip install 'colint-llm[report]'")
     from colint.analysis.workload import analyse
-    from colint.checking import build_targets, check_file
+    from colint.checking import build_targets, check_file, exit_code
     from colint.errors import ColintError
     from colint.report import report_data
 
     try:
-        opts = _file_options(path, overrides, isolated)
-        targets = build_targets(opts)[:1]
+        eff = _file_effective(path, overrides, isolated)
+        opts = eff.check_options()
+        opts.strict = True  # the user asked for charts of this file: never triage it away
+        targets = build_targets(opts)
         result = check_file(path, targets, opts)
         if result.error is not None:
             raise result.error
-        workload = analyse(result.spec, targets[0].profile, targets[0].scenario)
+        sections = [report_data(path, result.spec, analyse(result.spec, t.profile, t.scenario),
+                                [f for f in result.findings if f.gpu in (None, t.gpu)]) for t in targets]
     except ColintError as exc:
         raise _fail_with(exc)
-    data = report_data(path, result.spec, workload, result.findings)
     try:
         from colint.reporters.report_html import render_chart, render_html
     except ImportError as exc:
         raise _fail(f"colint: error: `colint report` needs matplotlib ({exc}): pip install 'colint-llm[report]'")
-    try:
-        if ext in (".png", ".svg"):
-            _write_atomic(output, render_chart(data, chart or "roofline", ext[1:]))
-        else:
-            _write_atomic(output, render_html(data))
-    except OSError as exc:
-        raise _fail(f"{output}: error: cannot write: {exc.strerror or exc}")
-    click.echo(f"colint: wrote {output}", err=True)
+    if ext in (".png", ".svg"):  # one chart per file: with several GPUs, one file each (x-b200.png, x-h100-sxm.png)
+        stem = os.path.splitext(output)[0]
+        outputs = [(output if len(sections) == 1 else f"{stem}-{d['gpu']}{ext}",
+                    lambda d=d: render_chart(d, chart or "roofline", ext[1:])) for d in sections]
+    else:
+        outputs = [(output, lambda: render_html(sections))]
+    for out_path, render in outputs:
+        try:
+            _write_atomic(out_path, render())
+        except OSError as exc:
+            raise _fail(f"{out_path}: error: cannot write: {exc.strerror or exc}")
+        click.echo(f"colint: wrote {out_path}", err=True)
+    raise click.exceptions.Exit(exit_code([result], eff.values["fail_on"]))
 
 
 def main(argv: list[str] | None = None) -> int:
