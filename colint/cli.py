@@ -496,15 +496,20 @@ def rule_cmd(code: str) -> None:
 
 
 @cli.command("schema")
+@click.argument("which", type=click.Choice(["design", "report"]), default="design")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, allow_dash=False), default=None,
               help="Write the JSON Schema to FILE instead of standard output.")
-def schema_cmd(output: str | None) -> None:
-    """Print the JSON Schema of colint's own design-file format (docs/schema.md)."""
+def schema_cmd(which: str, output: str | None) -> None:
+    """Print a JSON Schema: of colint's own design-file format (design, docs/schema.md), or of
+    `colint check --output-format json` (report, docs/output.md)."""
     import json
 
-    from colint.spec.colint_schema import json_schema
+    if which == "report":
+        from colint.reporters.json_schema import report_schema as make
+    else:
+        from colint.spec.colint_schema import json_schema as make
 
-    text = json.dumps(json_schema(), indent=2) + "\n"
+    text = json.dumps(make(), indent=2) + "\n"
     if output is None:
         click.echo(text, nl=False)
         return

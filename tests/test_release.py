@@ -66,7 +66,10 @@ def test_built_wheel_metadata_matches_the_readme(tmp_path):
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "colint = colint.__main__:run" in entry_points  # the command keeps its name
     assert "colint/__init__.py" in names and "colint/hardware_profiles/_shipped.json" in names
-    assert "pre-commit" not in meta.split("Provides-Extra: test")[0]  # a test dependency, not a runtime one
+    requires = [line for line in meta.splitlines() if line.startswith("Requires-Dist: ")]
+    runtime = [r for r in requires if "extra ==" not in r]
+    assert not any("pre-commit" in r for r in runtime)  # a test dependency, not a runtime one
+    assert any(r.startswith("Requires-Dist: pre-commit") and 'extra == "test"' in r for r in requires)
 
 
 def test_one_version_everywhere():
@@ -136,3 +139,36 @@ def test_readme_points_only_at_files_in_the_repository():
     text = (REPO / "README.md").read_text(encoding="utf-8")
     for outside in ("DESIGN.md", "domain.md", "issue 7", "../shared"):
         assert outside not in text, outside
+
+
+def test_generated_docs_are_current():
+    import json
+
+    from colint.reporters.json_schema import report_schema
+    from colint.reporters.rules_doc import render
+    from colint.rules import all_rules
+
+    assert (REPO / "docs" / "rules.md").read_text(encoding="utf-8") == render(all_rules()), \
+        "regenerate: colint rules --format markdown > docs/rules.md"
+    assert json.loads((REPO / "docs" / "check-report.schema.json").read_text(encoding="utf-8")) == \
+        json.loads(json.dumps(report_schema())), "regenerate: colint schema report -o docs/check-report.schema.json"
+
+
+def test_json_outputs_validate_against_the_published_schema(capsys, monkeypatch):
+    import json
+
+    import jsonschema
+
+    from colint.cli import main
+
+    schema = json.loads((REPO / "docs" / "check-report.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    golden = json.loads((REPO / "tests" / "golden_output" / "expected.json.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(golden)  # errors, suppressions, fixes
+    monkeypatch.chdir(REPO / "tests" / "data" / "model_repos")
+    monkeypatch.delenv("COLINT_OUTPUT_FORMAT", raising=False)
+    main(["check", "llm/config.json", "bert/config.json", "vit/config.json", "--tp", "8", "--isolated",
+          "--output-format", "json"])
+    out = json.loads(capsys.readouterr().out)
+    assert [f["skipped"] is None for f in out["files"]] == [True, False, False]
+    jsonschema.Draft202012Validator(schema).validate(out)
