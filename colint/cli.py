@@ -419,7 +419,8 @@ def _render_report(fmt: str, results, summ: dict, groups, *, statistics: bool, c
         return render_gitlab(results)
     from colint.reporters.console import estimate_labels
 
-    labels = estimate_labels(groups)
+    # the estimate context, printed once (only a run with GPU-specific findings made estimates)
+    labels = estimate_labels(groups) if any(f.gpu for r in results for f in r.findings) else []
     if fmt == "markdown":
         from colint.reporters.markdown import render as render_markdown
 
