@@ -42,7 +42,7 @@ ENCODER_DECODER_TYPES = frozenset({
 })
 # vision, vision-language contrastive encoders and speech encoders: not language models colint reads
 VISION_AUDIO_TYPES = frozenset({
-    "beit", "bit", "blip", "blip_2", "clip", "clip_text_model", "clip_vision_model", "clipseg", "conditional_detr",
+    "beit", "bit", "clip", "clip_text_model", "clip_vision_model", "clipseg", "conditional_detr",
     "convnext", "convnextv2", "cvt", "data2vec-audio", "data2vec-vision", "deformable_detr", "deit", "depth_anything",
     "detr", "dinov2", "dinov2_with_registers", "dinov3_vit", "dinov3_convnext", "dpt", "efficientnet", "encodec",
     "focalnet", "glpn", "groupvit", "hiera", "hubert", "imagegpt", "levit", "mask2former", "maskformer", "mobilenet_v1",
@@ -107,10 +107,14 @@ def _str_list(value: Any) -> list[str]:
 
 def _by_model(data: dict) -> Optional[Triage]:
     """What ``model_type`` / ``architectures`` say (None: a decoder family, or they say nothing)."""
-    from colint.spec.hf import FAMILIES, WRAPPER_TEXT_TYPES
+    from colint.spec.hf import FAMILIES, WRAPPER_KEYS, WRAPPER_TEXT_TYPES
 
     mt = data.get("model_type")
     archs = _str_list(data.get("architectures"))
+    for wrapper in WRAPPER_KEYS:  # a vision-language model whose language model colint reads (BLIP-2's OPT)
+        sub = data.get(wrapper)
+        if isinstance(sub, dict) and sub.get("model_type") in FAMILIES:
+            return None
     if isinstance(mt, str):
         if mt in FAMILIES or mt in WRAPPER_TEXT_TYPES:
             return None

@@ -65,6 +65,9 @@ def test_triage_of_repository_files(rel):
     ({"dim": 4096, "n_layers": 32, "n_heads": 32, "vocab_size": 128256}, None),  # Meta params.json
     ({"colint": 1, "model": {"hidden_size": 1024}}, None),
     ({"model_type": "qwen2_5_vl", "vision_config": {"depth": 32}}, None),  # a VLM whose language model is linted
+    ({"model_type": "blip-2", "text_config": {"model_type": "opt", "hidden_size": 2560}}, None),
+    ({"model_type": "clip", "text_config": {"model_type": "clip_text_model", "hidden_size": 512},
+      "vision_config": {"hidden_size": 768}}, ("skip", "vision/speech model config (model_type 'clip')")),
 ])
 def test_triage_by_keys(data, expected):
     t = triage(load_text(json.dumps(data), "config.json"))
