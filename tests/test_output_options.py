@@ -104,6 +104,9 @@ def test_stdin_with_a_filename(capsys, monkeypatch, tmp_path):
     assert out.splitlines()[0].startswith("-:10:5: CL201 warning")  # sniffed as JSON: positions are JSON's
     rc, out, err = _run(["check", LLAMA2, "--stdin-filename", "x.json"], capsys, monkeypatch)
     assert rc == 2 and "pass '-' as the PATH" in err
+    rc, out, err = _run(["check", "-", "--isolated", "--stdin-filename", "big.yaml"], capsys, monkeypatch,
+                        stdin=b"a: 1\n" * 200_000)
+    assert rc == 2 and out.startswith("big.yaml: error: file is 1,000,000 bytes, over the 524,288-byte limit"), out
 
 
 def test_markdown_step_summary(capsys, monkeypatch):
