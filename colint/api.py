@@ -260,7 +260,7 @@ def report_data(config: Config, gpu: Union[str, None] = None, *, project: bool =
 
 def chart(data: dict, name: str = "roofline", fmt: str = "png") -> bytes:
     """One chart of :func:`report_data` (``roofline``, ``time`` or ``pipeline``) as PNG or SVG bytes
-    (needs matplotlib: ``pip install 'colint[report]'``). In a notebook:
+    (needs matplotlib: ``pip install 'colint-llm[report]'``). In a notebook:
     ``IPython.display.Image(colint.chart(data))``.
     """
     from colint.reporters.report_charts import CHARTS

@@ -33,6 +33,7 @@ class CheckOptions:
     # (config dir, glob, codes): findings of those codes are dropped for files matching the glob
     per_file_ignores: list[tuple[str, str, frozenset]] = field(default_factory=list)
     baseline: Any = None  # colint.suppression.Baseline: accepted findings, reported no more
+    strict: bool = False  # check every file; False: skip what colint.triage recognises as not a decoder LLM
 
 
 @dataclass
@@ -45,6 +46,7 @@ class FileResult:
     spec: Any = None
     doc: Any = None  # the loaded Document (text + key spans), for reporters that locate fix edits
     suppressed: int = 0  # findings dropped by comments, per-file-ignores or the baseline
+    skipped: Any = None  # colint.triage.Triage: not a decoder LLM config, so not checked
 
 
 @dataclass
@@ -123,19 +125,27 @@ def check_spec(spec, targets: list[Target], opts: CheckOptions, rules=None) -> l
     return rank(findings)
 
 
-def check_file(path: str, targets: list[Target], opts: CheckOptions, rules=None) -> FileResult:
-    from colint.loading import load
+def check_file(path: str, targets: list[Target], opts: CheckOptions, rules=None, raw: Optional[bytes] = None,
+               syntax: Optional[str] = None) -> FileResult:
+    """Check the file at ``path``, or ``raw`` (standard input) named ``path``."""
+    from colint.loading import load, load_bytes
     from colint.rules import select_rules
 
     if rules is None:
         rules = select_rules(opts.select, opts.ignore, opts.extend_select)
 
     try:
-        doc = load(path)
+        doc = load(path) if raw is None else load_bytes(raw, path, syntax)
     except ColintError as exc:
         if exc.path is None:
             exc.path = path
         return FileResult(path=path, error=exc)
+    if not opts.strict and opts.input_format is None:
+        from colint.triage import triage
+
+        skipped = triage(doc)
+        if skipped is not None:
+            return FileResult(path=path, skipped=skipped)
     return check_document(path, doc, targets, opts, rules)
 
 
@@ -180,19 +190,22 @@ def _locate_keys(doc, findings: list[Finding]) -> list[Finding]:
     return out
 
 
-def check_paths(paths: list[str], opts: CheckOptions) -> list[FileResult]:
+def check_paths(paths: list[str], opts: CheckOptions, stdin=None) -> list[FileResult]:
+    """``stdin``: (name, raw bytes, syntax or None) for the one path read from standard input."""
     from colint.rules import select_rules
 
     rules = select_rules(opts.select, opts.ignore, opts.extend_select)
     # GPU profiles and scenarios only when a selected rule needs a workload (--select CL0 skips them)
     targets = build_targets(opts) if any(r.needs_workload for r in rules) else []
-    return [check_file(p, targets, opts, rules) for p in paths]
+    return [check_file(p, targets, opts, rules, *(stdin[1:] if stdin is not None and p == stdin[0] else ()))
+            for p in paths]
 
 
 def summary(results: list[FileResult]) -> dict:
     findings = [f for r in results for f in r.findings]
     return {
         "files": len(results),
+        "skipped": sum(r.skipped is not None for r in results),
         "errors": sum(f.severity == "error" for f in findings),
         "warnings": sum(f.severity == "warning" for f in findings),
         "infos": sum(f.severity == "info" for f in findings),
@@ -212,12 +225,15 @@ def exit_code(results: list[FileResult], fail_on: str) -> int:
 
 
 def check_grouped(paths: list[str], cli_overrides: dict, *, isolated: bool = False,
-                  baseline_path: Optional[str] = None, settings_dirs: Optional[dict[str, str]] = None):
+                  baseline_path: Optional[str] = None, settings_dirs: Optional[dict[str, str]] = None,
+                  strict: bool = False, stdin=None, use_baseline: bool = True):
     """Check ``paths`` under the settings in force for each (nearest config file + CLI flags; the
     config file is looked up from ``settings_dirs[path]`` when given, else beside the file).
 
     Returns the results in input order and, parallel to them, the ``Effective`` settings each was
-    checked with. Files sharing a config file are checked together (profiles resolved once)."""
+    checked with. Files sharing a config file are checked together (profiles resolved once).
+    ``use_baseline=False`` applies no baseline at all, not even the config's ``baseline =`` (``--write-baseline``
+    records every current finding, and the file it names may not exist yet)."""
     import os
 
     from colint.settings import find_config, resolve
@@ -236,14 +252,16 @@ def check_grouped(paths: list[str], cli_overrides: dict, *, isolated: bool = Fal
     baselines: dict[str, Any] = {}
     for key, idxs in by_config.items():
         eff = resolve(configs[key], cli_overrides)
-        bpath = baseline_path or eff.values["baseline"]
+        bpath = (baseline_path or eff.values["baseline"]) if use_baseline else None
         baseline = None
         if bpath:
             ab = os.path.abspath(bpath)
             if ab not in baselines:
                 baselines[ab] = Baseline.load(bpath)
             baseline = baselines[ab]
-        for i, r in zip(idxs, check_paths([paths[i] for i in idxs], eff.check_options(baseline))):
+        opts = eff.check_options(baseline)
+        opts.strict = strict
+        for i, r in zip(idxs, check_paths([paths[i] for i in idxs], opts, stdin)):
             results[i], groups[i] = r, eff
     return results, groups
 

@@ -200,8 +200,6 @@ def _parallel(value: str | None, name: str):
     return n
 
 
-FORMATS = ["text", "json", "github", "sarif", "gitlab"]
-
 
 _SETTINGS_PARAMS = ("gpus", "scenario", "dtype", "tp", "ep", "pp", "context", "concurrency", "select", "ignore",
                     "extend_select", "fail_on", "input_format", "vocab_size")
@@ -275,13 +273,29 @@ def _write_atomic(path: str, text: str | bytes) -> None:
     write_atomic(path, text)
 
 
+OUTPUT_FORMATS = ["full", "concise", "text", "json", "github", "sarif", "gitlab", "markdown"]
+
+
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=False))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @_settings_options
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
-              help="Output format. [default: github when GITHUB_ACTIONS=true, else text]")
+@click.option("--output-format", "--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default=None,
+              envvar="COLINT_OUTPUT_FORMAT", show_envvar=True,
+              help="full (alias text): findings with details and fixes; concise: one line per finding; json, github, "
+                   "sarif, gitlab; markdown (a table, for GitHub's step summary). --format is an alias. "
+                   "[default: github when GITHUB_ACTIONS=true, else full]")
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
               help="Write the report to this file instead of stdout.")
+@click.option("-q", "--quiet", is_flag=True, help="Print the findings and errors only: no summary, notes or context.")
+@click.option("-v", "--verbose", is_flag=True, help="Also list the files skipped as not decoder LLM configs.")
+@click.option("--show-fixes", is_flag=True, help="With --output-format concise: print each finding's fixes too.")
+@click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour the human formats; auto: on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it).")
+@click.option("--stdin-filename", default=None,
+              help="The name of the file read from standard input (PATH '-'): shown in the report, and where "
+                   "its [tool.colint] settings are looked up.")
+@click.option("--strict", is_flag=True, help="Check every file given, even those recognised as not decoder LLM "
+              "configs (pooling, diffusers, vision, tokenizer, generation configs, encoders).")
 @click.option("--statistics", is_flag=True, help="Print a count per rule instead of the findings.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported (2 still means an error).")
 @click.option("--baseline", type=click.Path(dir_okay=False), default=None,
@@ -297,12 +311,12 @@ def _write_atomic(path: str, text: str | bytes) -> None:
               help="In a directory, lint the files matching these globs instead of the pre-commit hook's names.")
 @click.option("--exclude", multiple=True, metavar="GLOB",
               help="In a directory, skip files and folders matching these globs (repeatable).")
-def check(paths, overrides, isolated, fmt, output, statistics, exit_zero, baseline, write_baseline, apply_fix,
-          unsafe_fixes, show_diff, include, exclude) -> None:
+def check(paths, overrides, isolated, fmt, output, quiet, verbose, show_fixes, color, stdin_filename, strict,
+          statistics, exit_zero, baseline, write_baseline, apply_fix, unsafe_fixes, show_diff, include, exclude) -> None:
     """Lint the architecture in each PATH for the target GPU(s).
 
     PATH is a config file, a directory (walked; a checkpoint folder means its config.json), a Hugging
-    Face cache folder, or a Hub id org/name[@revision] (only config.json is downloaded)."""
+    Face cache folder, a Hub id org/name[@revision] (only config.json is downloaded), or '-' (standard input)."""
     import os
 
     from colint.checking import check_grouped, exit_code, summary
@@ -310,9 +324,9 @@ def check(paths, overrides, isolated, fmt, output, statistics, exit_zero, baseli
     from colint.sources import expand
 
     if fmt is None:
-        fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
-    if statistics and fmt not in ("text", "json"):
-        raise _fail("colint: error: --statistics prints text or json; drop --format " + fmt)
+        fmt = "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "full"
+    if statistics and fmt not in ("full", "concise", "text", "json"):
+        raise _fail("colint: error: --statistics prints text or json; drop --output-format " + fmt)
     try:
         found = expand(paths, include=include, exclude=exclude)
     except ColintError as exc:
@@ -323,11 +337,15 @@ def check(paths, overrides, isolated, fmt, output, statistics, exit_zero, baseli
         src = next(s for s in found.sources if s.read_only)
         raise _fail(f"colint: error: {src.origin}: --fix does not rewrite the Hugging Face cache; copy "
                     f"{src.path} out of it, or use --diff")
-    paths, settings_dirs = found.paths, found.settings_dirs()
+    settings_dirs = found.settings_dirs()
+    paths, stdin = _with_stdin(list(found.paths), stdin_filename)
+    if stdin is not None and (apply_fix or write_baseline):
+        raise _fail("colint: error: --fix and --write-baseline need files, not standard input")
     try:
-        results, groups = check_grouped(list(paths), overrides, isolated=isolated,
+        results, groups = check_grouped(paths, overrides, isolated=isolated,
                                         baseline_path=None if write_baseline else baseline,
-                                        settings_dirs=settings_dirs)
+                                        settings_dirs=settings_dirs, strict=strict, stdin=stdin,
+                                        use_baseline=not write_baseline)
     except ColintError as exc:
         raise _fail_with(exc)
     if write_baseline:
@@ -363,18 +381,21 @@ def check(paths, overrides, isolated, fmt, output, statistics, exit_zero, baseli
                 raise _fail(f"{p}: error: cannot write fixed file: {exc.strerror or exc}")
         if changed:
             click.echo(f"colint: fixed {len(changed)} file{'s' if len(changed) != 1 else ''}", err=True)
-            results, groups = check_grouped(list(paths), overrides, isolated=isolated, baseline_path=baseline,
-                                            settings_dirs=settings_dirs)
+            results, groups = check_grouped(paths, overrides, isolated=isolated, baseline_path=baseline,
+                                            settings_dirs=settings_dirs, strict=strict)
+    from colint.reporters.console import use_colour
+
     summ = summary(results)
-    report = _render_report(fmt, results, summ, groups, statistics=statistics,
-                            colour=output is None and sys.stdout.isatty())
+    colour = output is None and use_colour(color, sys.stdout.isatty())
+    report = _render_report(fmt, results, summ, groups, statistics=statistics, quiet=quiet, verbose=verbose,
+                            show_fixes=show_fixes, colour=colour)
     if output:
         try:
             _write_atomic(output, report + "\n")
         except OSError as exc:
             raise _fail(f"{output}: error: cannot write report: {exc.strerror or exc}")
-    else:
-        click.echo(report)
+    elif report:
+        click.echo(report, color=colour or None)  # None: click strips escapes off a non-terminal
     code = max((exit_code([r for r, g in zip(results, groups) if g is eff], eff.values["fail_on"])
                 for eff in {id(g): g for g in groups}.values()), default=EXIT_CLEAN)
     if exit_zero and code == EXIT_FINDINGS:
@@ -382,7 +403,25 @@ def check(paths, overrides, isolated, fmt, output, statistics, exit_zero, baseli
     raise click.exceptions.Exit(code)
 
 
-def _render_report(fmt: str, results, summ: dict, groups, *, statistics: bool, colour: bool) -> str:
+def _with_stdin(paths: list[str], stdin_filename: str | None):
+    """Replace PATH '-' by the --stdin-filename (or '-') and read standard input once:
+    ``(paths, (name, bytes, syntax) | None)``."""
+    if "-" not in paths:
+        if stdin_filename is not None:
+            raise _fail("colint: error: --stdin-filename names standard input; pass '-' as the PATH")
+        return paths, None
+    if paths.count("-") > 1:
+        raise _fail("colint: error: '-' (standard input) can be given once")
+    from colint.loading import MAX_BYTES
+    from colint.reporters.console import stdin_syntax
+
+    raw = sys.stdin.buffer.read(MAX_BYTES + 1)
+    name = stdin_filename or "-"
+    return [name if p == "-" else p for p in paths], (name, raw, stdin_syntax(stdin_filename, raw))
+
+
+def _render_report(fmt: str, results, summ: dict, groups, *, statistics: bool, colour: bool, quiet: bool = False,
+                   verbose: bool = False, show_fixes: bool = False) -> str:
     if statistics:
         from colint.checking import statistics as stats
 
@@ -410,15 +449,18 @@ def _render_report(fmt: str, results, summ: dict, groups, *, statistics: bool, c
         from colint.reporters.gitlab import render as render_gitlab
 
         return render_gitlab(results)
+    from colint.reporters.console import estimate_labels
+
+    # the estimate context, printed once (only a run with GPU-specific findings made estimates)
+    labels = estimate_labels(groups) if any(f.gpu for r in results for f in r.findings) else []
+    if fmt == "markdown":
+        from colint.reporters.markdown import render as render_markdown
+
+        return render_markdown(results, summ, labels=labels)
     from colint.reporters.text import render as render_text
 
-    contexts = []
-    for eff in {id(g): g for g in groups}.values():
-        v = eff.values
-        c = "estimates: " + ", ".join(v["gpus"]) + f", {v['dtype'] or 'bf16'}, scenario {v['scenario']}"
-        if c not in contexts:
-            contexts.append(c)
-    return render_text(results, summ, colour=colour, context_line="; ".join(contexts) or None)
+    return render_text(results, summ, colour=colour, labels=labels, concise=fmt == "concise", quiet=quiet,
+                       show_fixes=show_fixes, verbose=verbose)
 
 
 @cli.command("config")
@@ -449,12 +491,18 @@ def config_cmd(path, overrides, isolated, fmt) -> None:
 
 
 @cli.command("rules")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
+              help="markdown: every rule's documentation, the page docs/rules.md holds.")
 def rules_cmd(fmt: str) -> None:
     """List every rule."""
     from colint.rules import all_rules
 
     rules = all_rules()
+    if fmt == "markdown":
+        from colint.reporters.rules_doc import render
+
+        click.echo(render(rules), nl=False)
+        return
     if fmt == "json":
         import json
 
@@ -481,15 +529,20 @@ def rule_cmd(code: str) -> None:
 
 
 @cli.command("schema")
+@click.argument("which", type=click.Choice(["design", "report"]), default="design")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, allow_dash=False), default=None,
               help="Write the JSON Schema to FILE instead of standard output.")
-def schema_cmd(output: str | None) -> None:
-    """Print the JSON Schema of colint's own design-file format (docs/schema.md)."""
+def schema_cmd(which: str, output: str | None) -> None:
+    """Print a JSON Schema: of colint's own design-file format (design, docs/schema.md), or of
+    `colint check --output-format json` (report, docs/output.md)."""
     import json
 
-    from colint.spec.colint_schema import json_schema
+    if which == "report":
+        from colint.reporters.json_schema import report_schema as make
+    else:
+        from colint.spec.colint_schema import json_schema as make
 
-    text = json.dumps(json_schema(), indent=2) + "\n"
+    text = json.dumps(make(), indent=2) + "\n"
     if output is None:
         click.echo(text, nl=False)
         return
@@ -499,14 +552,19 @@ def schema_cmd(output: str | None) -> None:
         raise _fail(f"{output}: error: cannot write: {exc.strerror or exc}")
 
 
-def _file_options(path: str, overrides: dict, isolated: bool):
-    """CheckOptions in force for ``path`` (its nearest [tool.colint] / .colint.toml, then the flags)."""
+def _file_effective(path: str, overrides: dict, isolated: bool):
+    """The settings in force for ``path`` (its nearest [tool.colint] / .colint.toml, then the flags)."""
     import os
 
     from colint.settings import find_config, resolve
 
     cfg = None if isolated else find_config(os.path.dirname(os.path.abspath(path)))
-    return resolve(cfg, overrides).check_options()
+    return resolve(cfg, overrides)
+
+
+def _file_options(path: str, overrides: dict, isolated: bool):
+    """CheckOptions in force for ``path``."""
+    return _file_effective(path, overrides, isolated).check_options()
 
 
 @cli.command("suggest")
@@ -607,8 +665,11 @@ def pareto_cmd(path, gpus, compare_path, variants, scenario, dtype, kv_cache, co
 @click.option("--variant", "variants", multiple=True, metavar="KEY=VALUE",
               help="Draw the frontier of the design with this key changed beside PATH's (repeatable).")
 def report_cmd(path, overrides, isolated, output, chart, compare_path, variants) -> None:
-    """Charts of the design on a GPU: roofline of every GEMM, step-time breakdown, pipeline balance,
-    throughput-interactivity frontier."""
+    """Charts of the design on each GPU: roofline of every GEMM, step-time breakdown, pipeline balance,
+    throughput-interactivity frontier.
+
+    The HTML report has one section per --gpu; a .png/.svg output with several GPUs is written once per GPU
+    (x-b200.png, ...). Exit 1 when a finding is at or above --fail-on (the report is written either way)."""
     import importlib.util
     import os
 
@@ -618,20 +679,21 @@ def report_cmd(path, overrides, isolated, output, chart, compare_path, variants)
     if chart is not None and ext in (".html", ".htm"):
         raise _fail("colint: error: --chart picks the chart of a .png/.svg output; the HTML report holds all")
     if importlib.util.find_spec("matplotlib") is None:
-        raise _fail("colint: error: `colint report` needs matplotlib: pip install 'colint[report]'")
+        raise _fail("colint: error: `colint report` needs matplotlib: pip install 'colint-llm[report]'")
     from colint.analysis.workload import analyse
-    from colint.checking import build_targets, check_file
+    from colint.checking import build_targets, check_file, exit_code
     from colint.errors import ColintError
     from colint.report import report_data
 
     path = _one_path(path)
     try:
-        opts = _file_options(path, overrides, isolated)
-        targets = build_targets(opts)[:1]
+        eff = _file_effective(path, overrides, isolated)
+        opts = eff.check_options()
+        opts.strict = True  # the user asked for charts of this file: never triage it away
+        targets = build_targets(opts)
         result = check_file(path, targets, opts)
         if result.error is not None:
             raise result.error
-        workload = analyse(result.spec, targets[0].profile, targets[0].scenario)
         other = None
         if compare_path or variants:
             from colint.pareto import load_design, parse_variants
@@ -640,31 +702,38 @@ def report_cmd(path, overrides, isolated, output, chart, compare_path, variants)
             other = (compare_path or path, variant, load_design(compare_path or path, variant,
                                                                  input_format=opts.input_format,
                                                                  vocab_size=opts.vocab_size))
-        data = report_data(path, result.spec, workload, result.findings, compare=other)
+        sections = [report_data(path, result.spec, analyse(result.spec, t.profile, t.scenario),
+                                [f for f in result.findings if f.gpu in (None, t.gpu)], compare=other)
+                    for t in targets]
     except ColintError as exc:
         raise _fail_with(exc)
     try:
         from colint.reporters.report_html import render_chart, render_html
     except ImportError as exc:
-        raise _fail(f"colint: error: `colint report` needs matplotlib ({exc}): pip install 'colint[report]'")
-    try:
-        if ext in (".png", ".svg"):
-            _write_atomic(output, render_chart(data, chart or "roofline", ext[1:]))
-        else:
-            _write_atomic(output, render_html(data))
-    except OSError as exc:
-        raise _fail(f"{output}: error: cannot write: {exc.strerror or exc}")
-    click.echo(f"colint: wrote {output}", err=True)
+        raise _fail(f"colint: error: `colint report` needs matplotlib ({exc}): pip install 'colint-llm[report]'")
+    if ext in (".png", ".svg"):  # one chart per file: with several GPUs, one file each (x-b200.png, x-h100-sxm.png)
+        stem = os.path.splitext(output)[0]
+        outputs = [(output if len(sections) == 1 else f"{stem}-{d['gpu']}{ext}",
+                    lambda d=d: render_chart(d, chart or "roofline", ext[1:])) for d in sections]
+    else:
+        outputs = [(output, lambda: render_html(sections))]
+    for out_path, render in outputs:
+        try:
+            _write_atomic(out_path, render())
+        except OSError as exc:
+            raise _fail(f"{out_path}: error: cannot write: {exc.strerror or exc}")
+        click.echo(f"colint: wrote {out_path}", err=True)
+    raise click.exceptions.Exit(exit_code([result], eff.values["fail_on"]))
 
 
 @cli.command("lsp")
 @_settings_options
 def lsp_cmd(overrides, isolated) -> None:
-    """Serve diagnostics to an editor over stdio (Language Server Protocol; needs pip install 'colint[lsp]')."""
+    """Serve diagnostics to an editor over stdio (Language Server Protocol; needs pip install 'colint-llm[lsp]')."""
     import importlib.util
 
     if importlib.util.find_spec("pygls") is None:
-        raise _fail("colint: error: `colint lsp` needs pygls: pip install 'colint[lsp]'")
+        raise _fail("colint: error: `colint lsp` needs pygls: pip install 'colint-llm[lsp]'")
     from colint.lsp import create_server
 
     create_server(overrides, isolated).start_io()

@@ -47,7 +47,7 @@ class Finding(Record):
                 self.code, self.key or "")
 
     def public(self) -> dict:
-        """The DESIGN.md §7 JSON shape."""
+        """The JSON shape of docs/output.md (docs/check-report.schema.json)."""
         return {
             "code": self.code, "name": self.name, "rule": self.rule, "severity": self.severity,
             "message": self.message, "key": self.key, "line": self.line, "column": self.column,

@@ -8,7 +8,7 @@ from colint.spec.model import ModelSpec
 
 
 def inspect_spec(spec: ModelSpec, path: str) -> dict:
-    """The DESIGN.md §7 ``inspect`` JSON shape."""
+    """The ``inspect`` JSON shape of docs/output.md."""
     p = param_counts(spec)
     return {
         "path": path,

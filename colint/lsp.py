@@ -7,7 +7,7 @@ settings in force for the file (its nearest [tool.colint] / .colint.toml, then t
 `colint lsp`). A file colint does not recognise as a model config (a tokenizer_config.json, a
 package.json) gets no diagnostics, so a broad document selector stays quiet.
 
-pygls is an optional dependency: ``pip install 'colint[lsp]'``.
+pygls is an optional dependency: ``pip install 'colint-llm[lsp]'``.
 """
 
 from __future__ import annotations

@@ -112,6 +112,25 @@ def frontier_chart(frontiers) -> dict[str, Any]:
             "levels": list(INTERACTIVITY_LEVELS)}
 
 
+def model_name(path: str, spec) -> str:
+    """What the charts call the model: the file's name, or its folder's for a ``config.json`` (a Hugging Face
+    repository's), with the model type."""
+    import os
+
+    base = os.path.basename(path)
+    stem = os.path.splitext(base)[0]
+    if stem in ("config", "params", "-") or not stem:
+        stem = os.path.basename(os.path.dirname(os.path.abspath(path))) or stem
+    kind = spec.model_type or spec.format
+    return f"{stem} ({kind})" if kind and kind.replace("_", "-") not in stem.lower().replace("_", "-") else stem
+
+
+def deployment(scenario) -> str:
+    """Format and parallelism of the charted deployment: ``bf16, tp=8, ep=8`` (``bf16, 1 GPU``)."""
+    par = ", ".join(f"{k}={getattr(scenario, k)}" for k in ("tp", "ep", "pp") if getattr(scenario, k) > 1)
+    return f"{scenario.gemm_format}, {par or '1 GPU'}, {scenario.name} scenario"
+
+
 def report_data(path: str, spec, w, findings, compare=None) -> dict[str, Any]:
     """Everything the report shows, for one file on one GPU; ``compare``: (path, variant, spec) of a
     second design whose frontier the frontier chart draws beside this one's."""
@@ -119,6 +138,7 @@ def report_data(path: str, spec, w, findings, compare=None) -> dict[str, Any]:
     from colint.analysis.inventory import param_counts
 
     pc = param_counts(spec)
+    title = {"model": model_name(path, spec), "gpu": w.profile.name, "deployment": deployment(w.scenario)}
     steps = {r: {"estimate_s": s.estimate_s, "tokens_per_s": s.tokens_per_s, "ftl_s": s.ftl_s, "tokens": s.tokens}
              for r, s in w.steps.items()}
     return {
@@ -127,9 +147,11 @@ def report_data(path: str, spec, w, findings, compare=None) -> dict[str, Any]:
         "params_total": pc.total, "params_active": pc.active_per_token, "layers": spec.num_layers,
         "hidden_size": spec.hidden_size, "steps": steps, "notes": list(w.notes),
         "kv_cache_bytes_per_token": w.kv_bytes_per_token,
-        "roofline": roofline(w), "time": time_breakdown(w), "pipeline": pipeline_balance(w),
-        "frontier": frontier_chart([frontier(spec, w.profile, w.scenario, path)]
-                                   + ([frontier(compare[2], w.profile, w.scenario, compare[0], compare[1])]
-                                      if compare else [])),
+        "model": title["model"], "deployment": title["deployment"],
+        "roofline": {**roofline(w), **title}, "time": {**time_breakdown(w), **title},
+        "pipeline": {**pipeline_balance(w), **title},
+        "frontier": {**frontier_chart([frontier(spec, w.profile, w.scenario, path)]
+                                      + ([frontier(compare[2], w.profile, w.scenario, compare[0], compare[1])]
+                                         if compare else [])), **title},
         "findings": [f.public() for f in findings],
     }

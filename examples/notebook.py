@@ -4,7 +4,7 @@
 # A notebook in the percent format (`# %%` cells): open it in VS Code or JupyterLab with jupytext, or
 # run it as a script (`python examples/notebook.py [OUTPUT_DIR]`: the table prints as text and the
 # charts are written as PNG files into OUTPUT_DIR, default the current directory).
-# It needs `pip install 'colint[report]'` for the charts; pandas is used for the table when installed.
+# It needs `pip install 'colint-llm[report]'` for the charts; pandas is used for the table when installed.
 
 # %%
 import os

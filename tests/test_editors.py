@@ -130,7 +130,7 @@ def test_lsp_without_pygls_is_a_clear_error(monkeypatch, capsys):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pygls" else real(name, *a))
     assert main(["lsp"]) == 2
-    assert capsys.readouterr().err == "colint: error: `colint lsp` needs pygls: pip install 'colint[lsp]'\n"
+    assert capsys.readouterr().err == "colint: error: `colint lsp` needs pygls: pip install 'colint-llm[lsp]'\n"
 
 
 # ------------------------------------------------------------------ VS Code problem matcher
@@ -172,8 +172,8 @@ def test_problem_matcher_reads_the_text_output(tmp_path, monkeypatch, capsys):
         {"file": "config.json", "line": line["vocab_size"], "column": "5", "code": "CL202", "severity": "info",
          "message": "vocab_size 32000 is 4000 per shard at tp=8, not a multiple of 128 [b200]"},
     ]
-    # the indented details and the summary match no pattern
-    assert len(matched) == sum(not line.startswith((" ", "0", "1", "2", "3")) for line in out.splitlines())
+    # the indented details, the summary and the run's estimate context match no pattern
+    assert len(matched) == sum(not line.startswith((" ", "0", "1", "2", "3", "estimate: ")) for line in out.splitlines())
 
 
 def test_problem_matcher_file_level_finding():

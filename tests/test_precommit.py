@@ -6,6 +6,10 @@ its dependencies. The first run installs colint from the package index (measured
 of it waiting on the index for transformers and its dependencies: 30 s of CPU); the second run reuses
 that environment.
 
+The throwaway repository also holds a sentence-transformers embedder (BERT + 1_Pooling), a diffusers
+pipeline (unet/, vae/, text_encoder/, scheduler/) and a ViT from tests/data/model_repos/: the hook
+skips them, so the commit fails only on the real finding and passes once it is fixed.
+
 The misaligned config is Llama-2-7B's FFN at tp=8: intermediate_size 11008 is 1376 per shard, not a
 multiple of 128 (CL201 warning); the fix is 11264. tp comes from the throwaway repository's
 ``[tool.colint]`` and ``--select CL2`` from the hook's ``args``, so both paths into ``colint check``
@@ -24,6 +28,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "tests" / "data" / "model_repos"
 
 BAD = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 4096,
        "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
@@ -60,6 +65,10 @@ def test_hook_fails_on_the_finding_and_passes_once_fixed(tmp_path):
     cfg = work / "models" / "tiny" / "config.json"
     cfg.write_text(json.dumps(BAD, indent=2) + "\n")
     (work / "notes.json").write_text('{"not": "a model"}\n')  # not matched by the hook's files pattern
+    # what else a model repository holds: configs the hook's pattern matches but that are no decoder LLM
+    # (sentence-transformers pooling, diffusers components, a ViT, a BERT encoder) must not fail the hook
+    for sub in ("embedder", "diffusion", "vit"):
+        shutil.copytree(DATA / sub, work / sub)
     (work / ".pre-commit-config.yaml").write_text(
         "repos:\n"
         f"  - repo: {json.dumps(str(REPO))}\n"
@@ -82,13 +91,15 @@ def test_hook_fails_on_the_finding_and_passes_once_fixed(tmp_path):
     assert "models/tiny/config.json:7:3: CL201 warning intermediate_size 11008 is 1376 per shard at tp=8, " \
            "not a multiple of 128" in out, out
     assert "notes.json" not in out, out
+    assert "format not recognized" not in out and "error:" not in out, out
+    assert "unet" not in out and "1_Pooling" not in out, out  # skipped quietly (--verbose lists them)
 
     cfg.write_text(json.dumps(dict(BAD, intermediate_size=11264), indent=2) + "\n")
     _git("add", "-A", cwd=work)
     good = _run(work, env)
     out = good.stdout + good.stderr
     assert good.returncode == 0, out
-    assert "Passed" in out and "CL201" not in out, out
+    assert "Passed" in out and "CL201" not in out, out  # pooling, diffusers, ViT and BERT configs pass too
 
 
 def test_manifest_is_valid():
@@ -127,4 +138,4 @@ def test_action_and_hook_lint_the_same_files():
         assert files.search(path), path
     for path in ("config.json.bak", "tokenizer_config.json", "colint.yaml", "conf/llama2_7b.yaml", "generation.json"):
         assert not files.search(path), path
-    assert hook["require_serial"] is True and hook["language"] == "python" and hook["entry"] == "colint check"
+    assert hook["require_serial"] is True and hook["language"] == "python" and hook["entry"] == "colint check --output-format concise"

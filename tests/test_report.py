@@ -12,10 +12,12 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from colint.cli import main
+from colint.reporters.report_charts import CHARTS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEEPSEEK = os.path.join(ROOT, "examples", "deepseek-v3.json")
 LLAMA = os.path.join(ROOT, "examples", "llama-3.1-8b.json")
+LLAMA2 = os.path.join(ROOT, "examples", "llama-2-7b.json")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
@@ -32,7 +34,7 @@ def test_png_chart_reads_back(tmp_path):
 
     out = tmp_path / "pipeline.png"
     assert main(["report", DEEPSEEK, "--gpu", "b200", "--ep", "8", "--chart", "pipeline", "-o", str(out),
-                 "--isolated"]) == 0
+                 "--isolated", "--fail-on", "never"]) == 0
     data = out.read_bytes()
     width, height = _png_size(data)
     assert (width, height) == (round(FIG_SIZE_IN[0] * DPI), round(FIG_SIZE_IN[1] * DPI))
@@ -43,6 +45,7 @@ def test_png_chart_reads_back(tmp_path):
 
 def test_html_embeds_real_png_charts(tmp_path):
     out = tmp_path / "report.html"
+    # DeepSeek-V3 at ep=8 has infos only: exit 0 under the default --fail-on warning
     assert main(["report", DEEPSEEK, "--gpu", "b200", "--ep", "8", "-o", str(out), "--isolated"]) == 0
     text = out.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>")
@@ -53,13 +56,32 @@ def test_html_embeds_real_png_charts(tmp_path):
         assert w > 100 and h > 100
     assert "http://" not in text and "https://" not in text  # self-contained: nothing to fetch
     # the findings list: every finding of `colint check` at the same settings
-    assert "CL501" in text and "Findings (" in text
+    assert "CL501" in text and "Findings on b200 (" in text
     assert "not a measurement" in text
+
+
+def test_every_gpu_gets_a_section_and_fail_on_decides_the_exit(tmp_path, capsys):
+    out = tmp_path / "report.html"
+    # Llama-2-7B at tp=8: intermediate_size 11008 is 1376 per shard, a CL201 warning on each GPU
+    assert main(["report", LLAMA2, "--gpu", "b200", "--gpu", "h100-sxm", "--tp", "8", "-o", str(out),
+                 "--isolated"]) == 1
+    text = out.read_text(encoding="utf-8")
+    assert re.findall(r'<section id="gpu-([\w-]+)">', text) == ["b200", "h100-sxm"]
+    assert len(re.findall(r'<img [^>]*src="data:image/png', text)) == 2 * len(CHARTS)  # every chart per GPU
+    assert "Findings on b200 (" in text and "Findings on h100-sxm (" in text
+    assert main(["report", LLAMA2, "--gpu", "b200", "--gpu", "h100-sxm", "--tp", "8", "-o", str(out), "--isolated",
+                 "--fail-on", "error"]) == 0
+    png = tmp_path / "roofline.png"
+    assert main(["report", LLAMA2, "--gpu", "b200", "--gpu", "h100-sxm", "-o", str(png), "--isolated",
+                 "--fail-on", "never"]) == 0
+    assert sorted(p.name for p in tmp_path.glob("*.png")) == ["roofline-b200.png", "roofline-h100-sxm.png"]
+    assert "wrote " + str(tmp_path / "roofline-h100-sxm.png") in capsys.readouterr().err
 
 
 def test_svg_chart_is_valid_xml(tmp_path):
     out = tmp_path / "time.svg"
-    assert main(["report", LLAMA, "--gpu", "h100-sxm", "--chart", "time", "-o", str(out), "--isolated"]) == 0
+    assert main(["report", LLAMA, "--gpu", "h100-sxm", "--chart", "time", "-o", str(out), "--isolated",
+                 "--fail-on", "never"]) == 0
     root = ET.parse(out).getroot()
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
     assert len(list(root.iter())) > 50
@@ -100,7 +122,7 @@ def test_bad_output_and_missing_matplotlib(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
     assert main(["report", DEEPSEEK, "-o", str(tmp_path / "x.html")]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "pip install 'colint[report]'" in err
+    assert err.count("\n") == 1 and "pip install 'colint-llm[report]'" in err
     assert not (tmp_path / "x.html").exists()
 
 

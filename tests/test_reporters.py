@@ -107,7 +107,7 @@ def test_sarif_rules_results_and_fixes(monkeypatch, capsys):
     cl002 = by_rule["CL002"][0]
     loc = cl002["locations"][0]["physicalLocation"]
     assert loc["artifactLocation"] == {"uri": "input/config.json", "uriBaseId": "%SRCROOT%"}
-    assert loc["region"] == {"startLine": 9, "startColumn": 3}
+    assert loc["region"] == {"startLine": 9, "startColumn": 3, "endLine": 9, "endColumn": 28}  # key to end of value
     # each fix replaces exactly the old value's text in the file
     text = (GOLDEN / "input" / "config.json").read_text(encoding="utf-8").splitlines()
     news = []

@@ -66,9 +66,9 @@ def _run(capsys, *args: str) -> tuple[int, str, str]:
     return rc, cap.out, cap.err
 
 
-def _check_error(capsys, path: str) -> str:
+def _check_error(capsys, path: str, *flags: str) -> str:
     """`colint check PATH` must exit 2 with the located error as its first output line."""
-    rc, out, err = _run(capsys, "check", path)
+    rc, out, err = _run(capsys, "check", path, *flags)
     assert rc == 2, out + err
     lines = out.splitlines()
     assert lines[-1].startswith("0 findings: 0 errors, 0 warnings, 0 infos; 1 file could not be checked"), out
@@ -348,7 +348,10 @@ def test_unknown_model_type(tmp_path, capsys):
 
 def test_unrecognized_format(tmp_path, capsys):
     path = _write(tmp_path, "config.json", '{"foo": 1, "bar": [1, 2]}\n')
-    assert _check_error(capsys, path).startswith(f"{path}:1:1: error: format not recognized: ")
+    # no model-architecture key at all: by default a skipped file (colint.triage), with --strict an error
+    assert _check_error(capsys, path, "--strict").startswith(f"{path}:1:1: error: format not recognized: ")
+    rc, out, _ = _run(capsys, "check", path, "-v")
+    assert rc == 0 and out.startswith(f"{path}: note: skipped: no model-architecture keys"), out
 
 
 def test_no_model_type(tmp_path, capsys):

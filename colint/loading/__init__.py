@@ -25,8 +25,8 @@ def _syntax(path: str) -> str:
     return "json" if path.lower().endswith(".json") else "yaml"
 
 
-def _check_size(size: int, path: str) -> None:
-    limit = MAX_BYTES if _syntax(path) == "json" else MAX_YAML_BYTES
+def _check_size(size: int, path: str, syntax: str | None = None) -> None:
+    limit = MAX_BYTES if (syntax or _syntax(path)) == "json" else MAX_YAML_BYTES
     if size > limit:
         raise LoadError(f"file is {size:,} bytes, over the {limit:,}-byte limit for a "
                         f"{'JSON' if limit == MAX_BYTES else 'YAML'} config", path=path)
@@ -51,7 +51,8 @@ def load(path: str) -> Document:
     return load_bytes(raw, path)
 
 
-def load_bytes(raw: bytes, path: str) -> Document:
+def load_bytes(raw: bytes, path: str, syntax: str | None = None) -> Document:
+    _check_size(len(raw), path, syntax)  # standard input has no size to look at first
     if b"\x00" in raw[:8192]:
         raise LoadError("binary file (NUL bytes), not a JSON or YAML config", path=path, line=1, column=1)
     notes = []
@@ -65,7 +66,7 @@ def load_bytes(raw: bytes, path: str) -> Document:
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1  # in bytes
         raise LoadError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
                         path=path, line=line, column=column) from None
-    doc = load_text(text, path)
+    doc = load_text(text, path, syntax)
     doc.notes[:0] = notes
     return doc
 

@@ -53,6 +53,11 @@ def render(results, summary: dict, *, cwd: str | None = None) -> str:
             out.append(command("error", f"error: {msg}", file=path, line=e.line, col=e.column,
                                title="colint: file not checked"))
             continue
+        skipped = getattr(r, "skipped", None)
+        if skipped is not None:
+            if skipped.kind == "out-of-scope":  # a model colint does not price: say so on the file, never fail
+                out.append(command("notice", skipped.message(), file=path, title="colint: not checked"))
+            continue
         if not r.findings:
             continue
         out.append(f"::group::{escape_data('colint: ' + path)}")

@@ -9,12 +9,15 @@ from __future__ import annotations
 import base64
 import html
 import io
+import math
 from typing import Any
 
 from colint.reporters.report_charts import CHARTS
 
 FIG_SIZE_IN = (8.0, 5.0)
+FIG_SIZES_IN = {"roofline": (10.5, 5.5)}  # its legend (roofs, regimes, the numbered GEMMs) sits right of the axes
 DPI = 110
+LABELLED_PER_REGIME = 4  # roofline: the costliest GEMMs of each regime get a number and a legend entry
 REGIME_STYLE = {"prefill": ("o", "#1f77b4"), "decode": ("^", "#d62728")}
 COMPONENT_COLOURS = {"attention projections": "#4c72b0", "attention core": "#8172b3", "FFN": "#55a868",
                      "experts": "#c44e52", "LM head": "#ccb974", "overheads": "#8c8c8c"}
@@ -51,6 +54,10 @@ def _roofline(ax, d: dict) -> None:
         names = "/".join(r["format"] for r in group)
         ax.annotate(f"{names} {peak:,.0f} TF/s, ridge {ridge:.0f} FLOP/B", (x_lo * 1.15, peak), ha="left",
                     va="bottom", fontsize=7, color="black" if main else "dimgrey")
+    from matplotlib.lines import Line2D
+
+    numbered: list = []
+    placed: list = []
     for regime, (marker, colour) in REGIME_STYLE.items():
         sel = [p for p in pts if p["regime"] == regime]
         if not sel:
@@ -58,16 +65,28 @@ def _roofline(ax, d: dict) -> None:
         ax.scatter([p["arithmetic_intensity"] for p in sel], [p["attained_flops_per_s"] / 1e12 for p in sel],
                    s=[18 + 260 * p["step_share"] for p in sel], marker=marker, color=colour, alpha=0.65,
                    edgecolors="white", linewidths=0.5, label=f"{regime} GEMMs (size = share of step)", zorder=3)
-        for i, p in enumerate(sorted(sel, key=lambda p: -p["step_share"])[:3]):
-            ax.annotate(p["name"].split(".", 1)[-1], (p["arithmetic_intensity"], p["attained_flops_per_s"] / 1e12),
-                        fontsize=6, xytext=(5, -9 - 8 * i), textcoords="offset points", color=colour)
+        # the GEMMs that cost most get a number beside their dot, spelled out in the legend
+        for p in sorted(sel, key=lambda p: -p["step_share"])[:LABELLED_PER_REGIME]:
+            n = len(numbered) + 1
+            xy = (p["arithmetic_intensity"], p["attained_flops_per_s"] / 1e12)
+            # numbers of GEMMs at (nearly) the same point go side by side, not on top of each other
+            same = sum(abs(math.log10(xy[0] / q[0])) < 0.04 and abs(math.log10(xy[1] / q[1])) < 0.04 for q in placed)
+            placed.append(xy)
+            ax.annotate(str(n), xy, fontsize=7, fontweight="bold", color=colour, xytext=(4 + 7 * same, 3),
+                        textcoords="offset points", zorder=4)
+            numbered.append(Line2D([], [], ls="none", marker=f"${n}$", color=colour, ms=6,
+                                   label=f"{p['name'].split('.', 1)[-1]} ({regime}, {p['step_share'] * 100:.0f}% "
+                                         f"of the step)"))
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlim(x_lo, x_hi)
     ax.set_xlabel("arithmetic intensity (FLOP/B)")
     ax.set_ylabel("attained TFLOP/s (estimate)")
-    ax.set_title(f"Roofline on {d['gpu']}: every weight GEMM, prefill and decode", fontsize=10)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title(f"{d.get('model', '')} on {d['gpu']}, {d.get('deployment', d['gemm_format'])}\n"
+                 "Roofline: every weight GEMM of a prefill and a decode step (estimate)", fontsize=9)
+    handles, _ = ax.get_legend_handles_labels()
+    ax.legend(handles=handles + numbered, fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              borderaxespad=0.0, title="numbers: costliest GEMMs", title_fontsize=6.5)
     ax.grid(True, which="both", alpha=0.2)
 
 
@@ -86,7 +105,8 @@ def _time(ax, d: dict) -> None:
     ax.set_yticklabels([f"{r}\n{d['regimes'][r]['step_s'] * 1e3:,.2f} ms/step" for r in regimes], fontsize=8)
     ax.set_xlim(0, 100)
     ax.set_xlabel("share of the estimated step time (%)")
-    ax.set_title("Where the step time goes (estimate)", fontsize=10)
+    ax.set_title(f"{d.get('model', '')} on {d.get('gpu', '')}, {d.get('deployment', '')}\n"
+                 "Where the step time goes (estimate)", fontsize=9)
     ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.14))
 
 
@@ -96,17 +116,22 @@ def _pipeline(ax, d: dict) -> None:
               ("prefill_even_imbalance", "even split (L/pp), prefill", "none", "s", "#1f77b4"),
               ("decode_best_imbalance", "best split, decode", "-", "^", "#d62728"),
               ("decode_even_imbalance", "even split (L/pp), decode", "none", "D", "#d62728")]
+    drawn = set()
     for key, label, ls, marker, colour in series:
         xs = [r["pp"] for r in rows if r[key] is not None]
         ys = [r[key] * 100 for r in rows if r[key] is not None]
         if xs:
+            drawn.add(key.split("_")[1])
             ax.plot(xs, ys, ls=ls, marker=marker, color=colour, label=label, ms=5,
                     mfc="none" if ls == "none" else colour)
     ax.set_xlabel("pipeline stages (pp)")
     ax.set_ylabel("slowest stage vs mean (%)")
     ax.set_xticks([r["pp"] for r in rows])
-    ax.set_title(f"Pipeline-stage balance of {d['layers']} layers (estimate; even split only where pp divides L)",
-                 fontsize=10)
+    what = "best contiguous split" + (" and even split (L/pp, where pp divides L)" if "even" in drawn
+                                      else f"; no pp in {rows[0]['pp']}-{rows[-1]['pp']} divides {d['layers']}, "
+                                           "so no even split" if rows else "")
+    ax.set_title(f"{d.get('model', '')} on {d.get('gpu', '')}, {d.get('deployment', '')}\n"
+                 f"Pipeline-stage imbalance of {d['layers']} layers: {what} (estimate)", fontsize=9)
     ax.legend(fontsize=7)
     ax.grid(True, alpha=0.2)
 
@@ -126,7 +151,7 @@ def render_chart(data: dict, chart: str, fmt: str = "png") -> bytes:
     """One chart as PNG or SVG bytes."""
     plt = _pyplot()
     key, draw = DRAW[chart]
-    fig, ax = plt.subplots(figsize=FIG_SIZE_IN, dpi=DPI)
+    fig, ax = plt.subplots(figsize=FIG_SIZES_IN.get(chart, FIG_SIZE_IN), dpi=DPI)
     try:
         draw(ax, data[key])
         fig.tight_layout()
@@ -141,14 +166,15 @@ def _ms(s: float | None) -> str:
     return "—" if s is None else f"{s * 1e3:,.2f} ms"
 
 
-def render_html(data: dict) -> str:
-    """The whole report: summary, the charts as embedded PNGs, the findings."""
+def _section(data: dict) -> str:
+    """One GPU's part of the report: summary, the charts as embedded PNGs, the findings."""
     e = html.escape
     imgs = []
     for chart, title in CHARTS.items():
         b64 = base64.b64encode(render_chart(data, chart, "png")).decode("ascii")
-        imgs.append(f'<figure><img alt="{e(title)}" src="data:image/png;base64,{b64}">'
-                    f"<figcaption>{e(title)}</figcaption></figure>")
+        caption = f"{title}: {data.get('model', '')} on {data['gpu']}, {data.get('deployment', '')}"
+        imgs.append(f'<figure><img alt="{e(caption)}" src="data:image/png;base64,{b64}">'
+                    f"<figcaption>{e(caption)}</figcaption></figure>")
     steps = data["steps"]
     rows = []
     for f in data["findings"]:
@@ -167,20 +193,36 @@ def render_html(data: dict) -> str:
                f"({steps['decode']['tokens_per_s'] or 0:,.0f} tok/s)</p>"
                f"<p class=\"label\">{e(data['label'])}. Every time is an estimate of colint's GEMM time model, "
                "not a measurement.</p>")
+    return f"""<section id="gpu-{e(data['gpu'])}">
+<h2>On {e(data['gpu'])} ({e(data.get('deployment', ''))})</h2>
+{summary}
+{('<ul>' + notes + '</ul>') if notes else ''}
+{''.join(imgs)}
+<h3>Findings on {e(data['gpu'])} ({len(data['findings'])})</h3>
+{findings}
+</section>"""
+
+
+def render_html(sections) -> str:
+    """The whole report: one section per GPU (``sections``: report_data dicts, or one of them)."""
+    if isinstance(sections, dict):
+        sections = [sections]
+    e = html.escape
+    first = sections[0]
+    gpus = ", ".join(d["gpu"] for d in sections)
+    toc = ("<p>GPUs: " + " · ".join(f'<a href="#gpu-{e(d["gpu"])}">{e(d["gpu"])}</a>' for d in sections) + "</p>"
+           if len(sections) > 1 else "")
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>colint report: {e(data['path'])}</title>
+<html lang="en"><head><meta charset="utf-8"><title>colint report: {e(first.get('model', first['path']))}</title>
 <style>
-body{{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;color:#222}}
+body{{font-family:system-ui,sans-serif;max-width:1180px;margin:2em auto;color:#222}}
 figure{{margin:1.5em 0}} img{{max-width:100%}} figcaption{{font-size:.85em;color:#555}}
 table{{border-collapse:collapse;font-size:.85em}} td,th{{border:1px solid #ddd;padding:4px 6px;text-align:left;
 vertical-align:top}} tr.error td:first-child{{color:#b00}} tr.warning td:first-child{{color:#a60}}
 .label{{color:#555;font-size:.85em}}
 </style></head><body>
-<h1>colint report: <code>{e(data['path'])}</code> on {e(data['gpu'])}</h1>
-{summary}
-{('<ul>' + notes + '</ul>') if notes else ''}
-{''.join(imgs)}
-<h2>Findings ({len(data['findings'])})</h2>
-{findings}
+<h1>colint report: {e(first.get('model', ''))} (<code>{e(first['path'])}</code>) on {e(gpus)}</h1>
+{toc}
+{''.join(_section(d) for d in sections)}
 </body></html>
 """

@@ -1,13 +1,18 @@
 """`--format sarif`: SARIF 2.1.0 for GitHub code scanning and other SARIF viewers.
 
 One run; ``tool.driver.rules`` lists every registered rule (id, name, short/full description,
-help, helpUri when the rule's doc cites a URL, default level, family tag). Results point at the
-key of the finding with a path relative to the working directory (``uriBaseId: %SRCROOT%``;
-files outside it get an absolute ``file://`` URI). A fix becomes a SARIF ``fix`` when every one
+help, ``helpUri`` = the rule's section of docs/rules.md at this version's tag, default level, family
+tag). Results point at the key of the finding with a path relative to the working directory
+(``uriBaseId: %SRCROOT%``; files outside it get an absolute ``file://`` URI); the region runs from the
+key to the end of its value where the loader recorded the value's span (``endLine``/``endColumn``,
+exclusive). ``partialFingerprints["colint/v1"]`` hashes file + code + key path + GPU + the GEMMs the
+finding names (and an occurrence number for exact repeats): it survives line moves and
+reformatting, and two findings on one key stay two results. A fix becomes a SARIF ``fix`` when every one
 of its edits can be located in the file (the loader recorded the value's span, in JSON and
 YAML alike): ``deletedRegion`` = the old value, ``insertedContent`` = the new one (in YAML the
 scalar ``colint --fix`` splices there). Files that could not be checked are
-``toolExecutionNotifications``. Severity: error → ``error``, warning → ``warning``, info → ``note``.
+``toolExecutionNotifications`` (level ``error``; files not checked because they are not decoder
+LLM configs: level ``note``, and the run still succeeded). Severity: error → ``error``, warning → ``warning``, info → ``note``.
 """
 
 from __future__ import annotations
@@ -18,13 +23,12 @@ import re
 from typing import Optional
 from urllib.parse import quote
 
-from colint import __version__
+from colint import REPOSITORY_URL, __version__
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 PROBLEM_SEVERITY = {"error": "error", "warning": "warning", "info": "recommendation"}  # GitHub's property
 SRCROOT = "%SRCROOT%"
-_URL = re.compile(r"https?://[^\s)\]>,;]+")
 
 
 def display_path(path: str, cwd: Optional[str] = None) -> str:
@@ -49,6 +53,40 @@ def artifact_location(path: str, cwd: Optional[str] = None) -> dict:
     return {"uri": quote(shown, safe="/"), "uriBaseId": SRCROOT}
 
 
+FINGERPRINT = "colint/v1"
+
+
+def help_uri(code: str) -> str:
+    """The rule's section of docs/rules.md (``colint rule CODE`` prints the same text), at this version's tag."""
+    return f"{REPOSITORY_URL}/blob/v{__version__}/docs/rules.md#{code.lower()}"
+
+
+def _subject(f) -> str:
+    """What a finding is about beyond its key: the GEMMs it names (two CL101s on one key differ here)."""
+    ev = f.evidence or {}
+    names = [g.get("gemm") for g in ev.get("gemms", []) if isinstance(g, dict)] if isinstance(ev.get("gemms"), list) \
+        else []
+    if isinstance(ev.get("gemm"), str):
+        names.append(ev["gemm"])
+    return ",".join(sorted(n for n in names if isinstance(n, str)))
+
+
+def fingerprints(path: str, findings, cwd: Optional[str] = None) -> list[str]:
+    """One stable hash per finding: display path + code + key + GPU + subject (+ #n for exact repeats)."""
+    import hashlib
+
+    shown = display_path(path, cwd)
+    seen: dict[str, int] = {}
+    out = []
+    for f in findings:
+        ident = "\0".join((shown, f.code, f.key or "", f.gpu or "", _subject(f)))
+        n = seen[ident] = seen.get(ident, 0) + 1
+        if n > 1:
+            ident += f"\0#{n}"
+        out.append(hashlib.sha256(ident.encode("utf-8")).hexdigest()[:32])
+    return out
+
+
 def _markdown(r) -> str:
     md = [f"**{r.code} {r.name}** ({r.family})", "", r.summary, "", "**What**: " + r.doc.what, "",
           "**Why**: " + r.doc.why, "", "**Example**: `" + r.doc.example.replace("`", "'") + "`", "",
@@ -69,9 +107,7 @@ def rule_descriptor(r) -> dict:
         "fullDescription": {"text": f"{r.doc.what} {r.doc.why}".strip()},
         "help": {"text": r.render_doc(), "markdown": _markdown(r)},
     }
-    url = next((m.group(0) for s in r.doc.sources for m in [_URL.search(s)] if m), None)
-    if url:
-        d["helpUri"] = url
+    d["helpUri"] = help_uri(r.code)
     d["defaultConfiguration"] = {"level": LEVELS[r.severity]}
     d["properties"] = {"tags": [r.family], "problem.severity": PROBLEM_SEVERITY[r.severity]}
     return d
@@ -137,8 +173,13 @@ def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
     index = {r.code: i for i, r in enumerate(ordered)}
     sarif_results = []
     notifications = []
+    skipped: list[dict] = []
     for r in results:
         loc = artifact_location(r.path, cwd)
+        if getattr(r, "skipped", None) is not None:
+            skipped.append({"level": "note", "message": {"text": r.skipped.message()},
+                            "locations": [{"physicalLocation": {"artifactLocation": dict(loc)}}]})
+            continue
         if r.error is not None:
             e = r.error
             msg = e.message_with_key()
@@ -148,11 +189,15 @@ def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
             notifications.append({"level": "error", "message": {"text": f"file not checked: {msg}"},
                                   "locations": [{"physicalLocation": phys}]})
             continue
-        regions = _value_regions(r.doc, {e.key for f in r.findings for fx in f.fixes for e in fx.edits})
-        for f in r.findings:
+        regions = _value_regions(r.doc, {e.key for f in r.findings for fx in f.fixes for e in fx.edits}
+                                 | {f.key for f in r.findings if f.key})
+        for f, fingerprint in zip(r.findings, fingerprints(r.path, r.findings, cwd)):
             region = {"startLine": f.line or 1}  # GitHub rejects a result without a region: a file-level finding sits on line 1
             if f.line and f.column:
                 region["startColumn"] = f.column
+                value = regions.get(f.key or "")
+                if value and (value["endLine"], value["endColumn"]) > (f.line, f.column):
+                    region["endLine"], region["endColumn"] = value["endLine"], value["endColumn"]
             res = {"ruleId": f.code}
             if f.code in index:
                 res["ruleIndex"] = index[f.code]
@@ -160,6 +205,7 @@ def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
                 "level": LEVELS[f.severity],
                 "message": {"text": _message(f)},
                 "locations": [{"physicalLocation": {"artifactLocation": dict(loc), "region": region}}],
+                "partialFingerprints": {FINGERPRINT: fingerprint},
             })
             fixes = _fixes(f, regions, loc, getattr(r.doc, "syntax", "json"))
             if fixes:
@@ -174,13 +220,14 @@ def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
             res["properties"] = props
             sarif_results.append(res)
     invocation = {"executionSuccessful": not notifications}
-    if notifications:
-        invocation["toolExecutionNotifications"] = notifications
+    if notifications or skipped:
+        invocation["toolExecutionNotifications"] = notifications + skipped
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "colint", "version": __version__, "semanticVersion": __version__,
+                                "informationUri": REPOSITORY_URL,
                                 "rules": [rule_descriptor(r) for r in ordered]}},
             "invocations": [invocation],
             "columnKind": "unicodeCodePoints",

@@ -1,7 +1,12 @@
-"""`--format text`: one line per finding, its details and fixes indented, then a summary.
+"""The human formats, ruff's conventions: ``full`` (alias ``text``) and ``concise``.
 
-``path:line:col: CODE severity message`` — the shape editors and terminals link to.
-Colour only when writing to a terminal.
+Both start each finding with ``path:line:col: CODE severity message`` — the shape editors and
+terminals link to. ``full`` adds the finding's details and fixes, indented; ``concise`` is one line
+per finding (``--show-fixes`` adds the fix lines). The estimate context (GPU, scenario, format,
+parallelism) that the rules write into their details is printed once per run, after the summary,
+not once per finding. Files that are not decoder LLM configs (colint.triage): an out-of-scope
+model is noted on one line; a skipped file only with ``verbose``. ``quiet`` prints the findings and
+the errors only. Colour only when asked (colint.reporters.console.use_colour).
 """
 
 from __future__ import annotations
@@ -15,36 +20,69 @@ def fix_line(fx) -> str:
     return f"fix ({fx.safety}): {fx.title}" + (f" [{edits}]" if edits and edits not in fx.title else "")
 
 
-def render(results, summary: dict, *, colour: bool = False, context_line: str | None = None) -> str:
+def strip_labels(text: str, labels) -> str:
+    """Drop the run's estimate context from one detail line: ``(LABEL)`` goes, ``(LABEL, extra)`` keeps
+    ``(extra)``."""
+    for label in labels:
+        if label in text:
+            text = text.replace(f" ({label})", "").replace(f"({label}, ", "(").replace(f"({label})", "")
+    return text
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def summary_line(results, summary: dict) -> str:
+    n = summary["errors"] + summary["warnings"] + summary["infos"]
+    line = (f"{_plural(n, 'finding')}: {_plural(summary['errors'], 'error')}, "
+            f"{_plural(summary['warnings'], 'warning')}, {_plural(summary['infos'], 'info')}")
+    failed = sum(r.error is not None for r in results)
+    if failed:
+        line += f"; {_plural(failed, 'file')} could not be checked"
+    out_of_scope = sum(r.skipped is not None and r.skipped.kind == "out-of-scope" for r in results)
+    skipped = sum(r.skipped is not None and r.skipped.kind == "skip" for r in results)
+    if out_of_scope:
+        line += f"; {out_of_scope} out of scope (not decoder LLMs)"
+    if skipped:
+        line += f"; {skipped} skipped (not LLM architecture configs)"
+    return line
+
+
+def render(results, summary: dict, *, colour: bool = False, labels=(), concise: bool = False, quiet: bool = False,
+           show_fixes: bool = False, verbose: bool = False) -> str:
     import click
 
     def style(text: str, **kw) -> str:
         return click.style(text, **kw) if colour else text
 
     out: list[str] = []
+    used_estimates = False
     for r in results:
         if r.error is not None:
             out.append(style(r.error.located(r.path), fg="red", bold=True))
             continue
+        skipped = getattr(r, "skipped", None)
+        if skipped is not None:
+            if not quiet and (verbose or skipped.kind == "out-of-scope"):
+                out.append(f"{style(r.path, bold=True)}: {style('note', fg='blue')}: {skipped.message()}")
+            continue
         for f in r.findings:
+            used_estimates = used_estimates or f.gpu is not None
             where = r.path
             if f.line is not None:
                 where += f":{f.line}:{f.column or 1}"
             gpu = f" [{f.gpu}]" if f.gpu else ""
             out.append(f"{style(where, bold=True)}: {style(f.code, bold=True)} "
                        f"{style(f.severity, fg=_COLOURS[f.severity])} {f.message}{gpu}")
-            for d in f.details:
-                out.append(f"    {d}")
-            for fx in f.fixes:
-                out.append(f"    {fix_line(fx)}")
-    n = summary["errors"] + summary["warnings"] + summary["infos"]
-    line = (f"{n} finding{'s' if n != 1 else ''}: {summary['errors']} error{'s' if summary['errors'] != 1 else ''}, "
-            f"{summary['warnings']} warning{'s' if summary['warnings'] != 1 else ''}, "
-            f"{summary['infos']} info{'s' if summary['infos'] != 1 else ''}")
-    failed = sum(r.error is not None for r in results)
-    if failed:
-        line += f"; {failed} file{'s' if failed != 1 else ''} could not be checked"
-    if context_line:
-        line += f" ({context_line})"
-    out.append(line)
+            if not concise:
+                out.extend(f"    {strip_labels(d, labels)}" for d in f.details)
+            if not concise or show_fixes:
+                out.extend(f"    {fix_line(fx)}" for fx in f.fixes)
+    if quiet:
+        return "\n".join(out)
+    out.append(summary_line(results, summary))
+    if used_estimates and labels:
+        out.extend(f"{label} (colint's GEMM time model; every est. figure is an estimate, not a measurement)"
+                   if i == 0 else label for i, label in enumerate(labels))
     return "\n".join(out)
