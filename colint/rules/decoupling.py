@@ -45,7 +45,7 @@ def _mb(x: float) -> str:
     return f"{x / 1e6:,.1f} MB" if x < 1e9 else f"{x / 1e9:,.1f} GB"
 
 
-@rule("CL701", "kv-cache-replicated-by-tp", FAMILY, "warning",
+@rule("CL701", "kv-cache-replicated-by-tp", FAMILY, "error",
       "Attention tensor parallelism above the KV-head count replicates the KV cache.",
       RuleDoc(
           what="Under tp, each rank holds n_kv/tp KV heads; when tp exceeds the KV heads (MLA's latent cache "
@@ -56,7 +56,8 @@ def _mb(x: float) -> str:
           fix="Run attention data-parallel (or with tp <= KV heads) and give the FFN/experts their own tp/ep "
               "(decoupled parallelism); shard the KV along the sequence (Helix); or raise the KV heads to tp.",
           sources=SOURCES_KV),
-      options={"min_replication": (2, "report when a KV head is held by at least this many tp ranks")})
+      options={"min_replication": (2, "report when a KV head is held by at least this many tp ranks")},
+      graded=True)
 def kv_cache_replicated(ctx: Context):
     w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
     tp = sc.tp
@@ -111,7 +112,7 @@ def kv_cache_replicated(ctx: Context):
         fixes.append(fix(f"use {tp} KV heads ({d.label()}, {tp / n_kv:g}x the KV cache per token)", "unsafe",
                          edit(edit_key(spec, "num_kv_heads", "num_key_value_heads"), mx.num_kv_heads, tp)))
     yield ctx.finding(
-        "warning", msg, field=_kv_field(spec, mx),
+        ctx.graded(loss), msg, field=_kv_field(spec, mx),
         evidence={"tp": tp, "kv_heads": n_kv, "kv_replication": rep, "kv_bytes_per_token_per_gpu": round(kv_gpu),
                   "kv_bytes_per_token_sharded": round(kv_ideal), "extra_kv_bytes_per_gpu": round(extra_scn),
                   "decode_concurrency": seqs, "context_tokens": context,
@@ -136,7 +137,8 @@ def _nearest_divisible(n: int, tp: int) -> list[int]:
           example="Falcon-7B: 71 query heads cannot be split over tp=2, 4 or 8.",
           fix="Choose a head count divisible by the tp you deploy with (72 or 64 instead of 71), or a smaller tp.",
           sources=("Megatron-LM: num_attention_heads must be divisible by tensor_model_parallel_size",
-                   "vLLM: total_num_heads % tensor_parallel_size == 0 (and KV heads divisible or replicable)")))
+                   "vLLM: total_num_heads % tensor_parallel_size == 0 (and KV heads divisible or replicable)")),
+      hard="heads that tp neither divides nor replicates evenly: serving engines refuse the configuration")
 def heads_not_divisible(ctx: Context):
     spec, tp = ctx.spec, ctx.scenario.tp
     if tp <= 1:

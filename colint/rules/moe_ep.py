@@ -129,7 +129,7 @@ def expert_gemm_memory_bound(ctx: Context):
             fixes=fixes, details=details)
 
 
-@rule("CL502", "experts-not-divisible-by-ep", FAMILY, "warning",
+@rule("CL502", "experts-not-divisible-by-ep", FAMILY, "error",
       "The routed experts do not divide evenly over the EP ranks.",
       RuleDoc(
           what="With --ep, each rank holds ceil(E/ep) expert slots; when ep does not divide E some ranks hold one "
@@ -143,7 +143,8 @@ def expert_gemm_memory_bound(ctx: Context):
               "the remainder with redundant experts (EPLB).",
           sources=SOURCES),
       options={"common_ep": ((8, 16, 32, 64), "EP sizes checked when --ep is not given"),
-               "nvl_domain": (72, "EP size of a rack-scale NVLink domain, checked on GPUs whose domain is that big")})
+               "nvl_domain": (72, "EP size of a rack-scale NVLink domain, checked on GPUs whose domain is that big")},
+      graded=True)
 def experts_not_divisible(ctx: Context):
     w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
     key = edit_key(spec, "num_experts", "num_experts")
@@ -172,7 +173,7 @@ def experts_not_divisible(ctx: Context):
                     d = param_delta(spec, "num_experts", v, old=e)
                     fixes.append(fix(f"use {v} experts ({d.label()})", "unsafe", edit(key, e, v)))
             yield ctx.finding(
-                "warning", msg, field="num_experts",
+                ctx.graded(loss), msg, field="num_experts",
                 evidence={"num_experts": e, "ep": ep, "experts_per_gpu_max": slots,
                           "experts_per_gpu_mean": round(mean, 3), "idle_expert_share": round(idle, 4),
                           "redundant_to_fill": r, "gpu": ctx.gpu},
@@ -203,7 +204,7 @@ def experts_not_divisible(ctx: Context):
                        for v in sorted({lo, lo + EXPERT_FIX_MULTIPLE} - {0, e})] if check != [dom] else [])
 
 
-@rule("CL503", "fine-grained-experts-under-tp", FAMILY, "warning",
+@rule("CL503", "fine-grained-experts-under-tp", FAMILY, "error",
       "Experts cut by tensor parallelism become tiny or misaligned GEMMs: spread them with EP instead.",
       RuleDoc(
           what="With tp>1 and no EP, each expert's FFN width H'_e is split over the tp ranks (gate/up N = 2H'_e/tp, "
@@ -219,9 +220,8 @@ def experts_not_divisible(ctx: Context):
           sources=("NVIDIA blog 'AI Model Co-Design', Guideline 7: TP favours coarse MoE, EP favours fine-grained "
                    "MoE whose small H' would produce inefficiently small GEMMs under TP",)),
       options={"min_expert_shard_width": (256, "report per-shard expert widths below this (2-SM tile width)"),
-               "tile_width": (128, "below one tile of this width the finding is a warning"),
-               "min_loss_pct": (0.25, "a split that misaligns a 128-multiple width is a warning from this estimated "
-                                      "step-time effect (percent, worst regime), info below")})
+               "tile_width": (128, "the tile width the per-shard expert width is padded to")},
+      graded=True)
 def fine_grained_under_tp(ctx: Context):
     from colint.analysis.gemm_model import tile_efficiency
     from colint.rules.alignment import Dim, step_effect_pct
@@ -241,12 +241,10 @@ def fine_grained_under_tp(ctx: Context):
             continue
         dims = [Dim(r.name, "k" if "down" in r.name else "n", r.k if "down" in r.name else r.n, [r])
                 for reg in ("decode", "prefill") for r in _expert_rows(w, reg, kind.name)]
-        eff = step_effect_pct(ctx, dims, tile) if split_misaligned else {"decode": 0.0, "prefill": 0.0}
+        priced = split_misaligned or sub_tile
+        eff = step_effect_pct(ctx, dims, tile) if priced else {"decode": 0.0, "prefill": 0.0}
         loss = max(eff.values())
-        if sub_tile or (split_misaligned and loss >= ctx.option("min_loss_pct")):
-            sev = "warning"
-        else:
-            sev = "info"
+        sev = ctx.graded(loss if priced else None)
         shard_i = math.ceil(shard)
         eta_n = tile_efficiency(tile, 2 * shard_i, tile, tile)
         k_tile = ctx.profile.tiles.k_tile.get(sc.gemm_format, 64) if hasattr(ctx.profile, "tiles") else 64
@@ -262,11 +260,11 @@ def fine_grained_under_tp(ctx: Context):
                f"experts with ep={tp} instead ({per_gpu} whole experts per GPU)")
         details = [f"per expert: gate/up N={2 * shard_i} fills {eta_n:.0%} of {tile}-wide tiles, down K={shard_i} "
                    f"fills {eta_k:.0%} of the {k_tile}-deep K tile (estimate: {ctx.gpu}, {sc.gemm_format})"]
-        if split_misaligned:
+        if priced:
             details.append(f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step from the "
                            f"padding ({w.label()})")
         yield ctx.finding(
-            sev, msg, field="moe_intermediate_size", loss_pct=loss if split_misaligned else None,
+            sev, msg, field="moe_intermediate_size", loss_pct=loss if priced else None,
             evidence={"expert_intermediate_size": he, "tp": tp, "per_shard_width": shard,
                       "gate_up_tile_efficiency": round(eta_n, 3), "down_k_tile_efficiency": round(eta_k, 3),
                       "experts_per_gpu_at_ep": per_gpu, "gpu": ctx.gpu,

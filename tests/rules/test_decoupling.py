@@ -9,7 +9,8 @@ FALCON_7B = "tests/corpus/megatron/nemo-launcher__falcon_7b.yaml"
 
 def test_cl701_mla_under_tp8_replicates_kv_8x():
     (f,) = run(corpus("tests/corpus/hf/deepseek__DeepSeek-V3.json"), ["CL701"], tp=8)
-    assert (f.code, f.severity, f.key, f.line) == ("CL701", "warning", "kv_lora_rank", 20)
+    # graded: the replicated KV reads are est. 36% of the decode step, above the 25% error threshold
+    assert (f.code, f.severity, f.key, f.line) == ("CL701", "error", "kv_lora_rank", 20)
     assert f.message == ("MLA's latent KV cache (one KV head) is copied onto all 8 tp ranks: 70,272 B of KV cache "
                          "per token on every GPU instead of 8,784 B")
     ev = f.evidence
@@ -24,7 +25,8 @@ def test_cl701_mla_under_tp8_replicates_kv_8x():
 def test_cl701_gqa_fixture_with_kv_head_fix():
     spec = spec_of(LLAMA_8B)
     (f,) = run(spec, ["CL701"], tp=16)
-    assert (f.severity, f.key, f.line) == ("warning", "num_key_value_heads", 9)
+    # graded: the replicated KV reads are est. 38% of the decode step
+    assert (f.severity, f.key, f.line) == ("error", "num_key_value_heads", 9)
     assert f.evidence["kv_replication"] == 2
     assert f.evidence["kv_bytes_per_token_per_gpu"] == 32 * 2 * 128 * 2  # one KV head per GPU, 32 layers, bf16
     unsafe = [x for x in f.fixes if x.safety == "unsafe"]

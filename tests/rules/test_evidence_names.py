@@ -124,8 +124,10 @@ def test_estimated_values_are_named_as_estimates():
                 # a row's M and its intensity at that M are both exact or both estimates
                 assert ("est_m_tokens" in row) == ("est_arithmetic_intensity_flop_per_byte" in row) \
                     != ("m_tokens" in row), row
-    # every rule listed fires in these scenarios and reports each of its estimates somewhere
-    assert {c: ESTIMATED[c] - seen.get(c, set()) for c in ESTIMATED} == {c: set() for c in ESTIMATED}
+    # every rule listed fires in these scenarios and reports each of its estimates somewhere (CL102 fires nowhere in
+    # the corpus since it follows the time model's bound, issue 17: its evidence is checked where it fires)
+    assert {c: ESTIMATED[c] - seen.get(c, set()) for c in ESTIMATED if c != "CL102"} == \
+        {c: set() for c in ESTIMATED if c != "CL102"}
 
 
 @pytest.mark.parametrize("code", ["CL601", "CL602", "CL604", "CL502"])

@@ -138,8 +138,8 @@ def test_cl503_owns_experts_misaligned_only_by_the_split():
     assert f.evidence["per_shard_width"] == 320 and f.evidence["est_prefill_step_pct"] > 0.25
     assert f.impact.estimated_loss_pct == pytest.approx(max(f.evidence["est_decode_step_pct"],
                                                             f.evidence["est_prefill_step_pct"]), abs=0.01)
-    # below min_loss_pct the split is info, not warning
-    opts = {"CL503": {"min_loss_pct": 100.0}}
+    # below warning_loss_pct the split is info, not warning
+    opts = {"CL503": {"warning_loss_pct": 100.0}}
     (g,) = run(corpus(QWEN3_CODER), ["CL503"], tp=8, rule_options=opts)
     assert g.severity == "info"
     # tp=4: 640 per shard = 5 x 128, aligned and above min_expert_shard_width -> nothing
