@@ -328,7 +328,7 @@ def stage_imbalance(ctx: Context):
                       fixes=fixes, details=details)
 
 
-@rule("CL603", "pipeline-weight-imbalance", FAMILY, "info",
+@rule("CL603", "pipeline-weight-imbalance", FAMILY, "error",
       "Pipeline stages balanced in FLOPs hold unequal weight bytes (embedding, LM head, dense vs MoE layers).",
       RuleDoc(
           what="For the split that is best in prefill FLOPs, the weight bytes per GPU of each stage: the "
@@ -340,7 +340,8 @@ def stage_imbalance(ctx: Context):
           fix="Move layers off the heavy stages (Megatron --account-for-embedding-in-pipeline-split / "
               "--account-for-loss-in-pipeline-split, or explicit first/last stage sizes).",
           sources=SOURCES),
-      options=_opts("warn_idle_pct", "weight_excess_hbm_pct"))
+      options=_opts("warn_idle_pct", "weight_excess_hbm_pct"),
+      hard="the heaviest stage's weights (with the activations) exceed usable memory: that split will not load")
 def weight_imbalance(ctx: Context):
     spec, sc, w = ctx.spec, ctx.scenario, ctx.workload
     pp = sc.pp
@@ -390,7 +391,22 @@ def weight_imbalance(ctx: Context):
         if fp.idle_share < warn:
             fixes.append(_layout_fix(wb.sizes, spec.mtp_layers))
         ev["weight_balanced_stage_layers"] = list(wb.sizes)
-    yield ctx.finding("info", msg, field="num_layers", evidence=ev, fixes=fixes, details=details)
+    # a stage whose weights (with the activations) exceed usable memory will not load: a hard constraint
+    from colint.analysis.memory import USABLE_HBM_SHARE
+
+    usable = USABLE_HBM_SHARE * hbm_bytes
+    act = getattr(w, "activation_bytes_per_gpu", 0.0)
+    sev = "info"
+    if wp.sums[heavy] + act > usable and wb is not None and wb.max + act <= usable:
+        # the imbalance is what keeps it from loading (when no split fits, CL801 reports the model)
+        sev = "error"
+        msg += f"; it exceeds the {usable / 1e9:.0f} GB usable (with est. {act / 1e9:.1f} GB activations): will not load"
+        details.append(f"the weight-balanced split {_sizes(wb.sizes)} holds at most est. {wb.max / 1e9:.1f} GB per GPU: "
+                       "it loads")
+        if wb.sizes != chosen.sizes and not fixes:
+            fixes.append(_layout_fix(wb.sizes, spec.mtp_layers))
+        ev["usable_bytes"] = round(usable)
+    yield ctx.finding(sev, msg, field="num_layers", evidence=ev, fixes=fixes, details=details)
 
 
 @rule("CL604", "irregular-stack-pipeline", FAMILY, "info",

@@ -34,7 +34,7 @@ UNITLESS = {
     "ep_sizes", "top_k", "n", "k", "value", "per_shard", "per_shard_width", "padded", "padded_128", "block",
     "entries", "layer", "heaviest_stage", "pattern_period", "pattern_prefix", "redundant_to_fill",
     "vocab_divisible_by", "new_vocab_divisible_by", "decode_concurrency", "layer_equivalents",
-    "est_ep_needed", "est_experts_touched_per_step",
+    "est_ep_needed", "est_experts_touched_per_step", "fit_tp", "fit_ep", "fit_pp", "max_decode_concurrency",
     # unitless factors (x)
     "ratio", "aspect_ratio", "kv_replication", "decode_read_reduction", "ideal_reduction", "footprint_reduction",
     "gate_up_tile_efficiency", "down_k_tile_efficiency",
