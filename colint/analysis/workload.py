@@ -408,6 +408,26 @@ def _attention(spec: ModelSpec, kind: LayerKind, n_layers: int, profile, sc: Sce
     return AttentionCost(kind.name, regime, n_layers, mx.kind, flops, bytes_, sol, est, kv_gpu, replication, attended)
 
 
+def group_bytes_per_s(profile, group: int, all_to_all: bool = False) -> float:
+    """Effective one-direction bandwidth per GPU of a collective over ``group`` GPUs (an estimate). Within the
+    profile's scale-up (NVLink) domain: half its bidirectional interconnect_gbps. Beyond it the traffic that
+    leaves the domain runs at the scale-out (NIC) bandwidth ``scale_out_gbps``: a ring all-reduce is paced by
+    its slowest hop (scale-out); an all-to-all sends (group - domain)/(group - 1) of its volume out of the
+    domain while the rest stays on NVLink, the slower of the two setting the time. Without a scale-out figure
+    in the profile the NVLink speed stands (and the rules say the group exceeds the domain)."""
+    nv = max(profile.interconnect_gbps, 1.0) * 1e9 / 2
+    so_gbps = getattr(profile, "scale_out_gbps", None)
+    dom = max(1, profile.domain_size)
+    if group <= dom or not so_gbps:
+        return nv
+    so = so_gbps * 1e9 / 2
+    if not all_to_all:
+        return min(nv, so)
+    out_share = (group - dom) / max(1, group - 1)
+    t_per_byte = max((1.0 - out_share) / nv, out_share / so)
+    return 1.0 / t_per_byte
+
+
 def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, link_bytes_per_s: float) -> float:
     """EP dispatch + combine of one MoE layer for ``tokens`` dispatched by one GPU (analyse passes
     its attention group's tokens / tp: the group's ranks split them, as DeepSeek's TP+SP attention
@@ -446,7 +466,8 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     counts = spec.layer_counts()
     b_act = 2.0  # BF16 activations between kernels
     h = spec.hidden_size
-    link_bytes_per_s = max(profile.interconnect_gbps, 1.0) * 1e9 / 2  # one direction
+    link_bytes_per_s = group_bytes_per_s(profile, scenario.tp)  # one direction; scale-out beyond the domain
+    ep_bytes_per_s = group_bytes_per_s(profile, scenario.ep, all_to_all=True)
 
     entries = _gemm_entries(spec)
     rows = {r: _gemm_rows(spec, profile, scenario, r, entries) for r in REGIMES}
@@ -497,7 +518,7 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
                 coll_s = n_coll * (vol / link_bytes_per_s + COLLECTIVE_LATENCY_S)
             if kind.ffn.kind == "moe" and scenario.ep > 1:
                 # each GPU dispatches its share of its attention group's tokens (split over tp ranks)
-                coll_s += expert_all_to_all_s(tokens / scenario.tp, kind.ffn.top_k, h, scenario, link_bytes_per_s)
+                coll_s += expert_all_to_all_s(tokens / scenario.tp, kind.ffn.top_k, h, scenario, ep_bytes_per_s)
                 n_coll += 2
             layer_s = kt["attention"] + kt["ffn"] + core_s + elem_s + coll_s
             per_kind_s[regime][kind.name] = layer_s

@@ -751,11 +751,28 @@ def largest_aligned_tp(ctx: Context):
     limit_field = min(best, key=lambda f: best[f])
     tp = best[limit_field]
     what = {"num_heads": "q projection width (heads x head_dim)"}.get(limit_field, limit_field)
+    # never propose a tp that replicates the KV cache (CL701) or leaves the NVLink domain (CL704)
+    kv_cap = min((1 if k.mixer.kind == "mla" else max(1, k.mixer.num_kv_heads or k.mixer.num_heads or 1)
+                  for k, n in zip(spec.layer_kinds, spec.layer_counts())
+                  if n and k.mixer.kind in ("attention", "mla")), default=None)
+    dom = getattr(ctx.profile, "domain_size", None) if ctx.profile is not None else None
+    capped_by = None
+    for cap, why in ((kv_cap, f"{kv_cap} KV head{'s' if kv_cap != 1 else ''} (CL701: more tp replicates the KV cache)"),
+                     (dom, f"the {dom}-GPU NVLink domain of {ctx.gpu} (CL704)")):
+        if cap and tp > cap:
+            t = 1
+            while t * 2 <= cap:
+                t *= 2
+            tp, capped_by = t, why
     msg = (f"largest power-of-two tp keeping every sharded width a multiple of 128: tp={tp} (limited by {what} "
            f"{widths[limit_field]})" if tp else
            f"no tp keeps every sharded width a multiple of 128: {what} {widths[limit_field]} is not one at tp=1")
+    if capped_by and tp:
+        msg = (f"largest power-of-two tp keeping every sharded width a multiple of 128 without replicating the KV "
+               f"cache or leaving the NVLink domain: tp={tp} (limited by {capped_by})")
     yield ctx.finding("info", msg, field=_location_field(ctx, limit_field) if limit_field != "num_heads" else "num_heads",
                       evidence={"largest_aligned_tp": tp, "per_width": best, "vocab_largest_aligned_tp": vocab_tp,
+                                "kv_heads_cap_tp": kv_cap, "domain_gpus": dom,
                                 "gpu": ctx.gpu},
                       details=[f"vocab_size {spec.vocab_size} stays a multiple of 128 per shard up to tp={vocab_tp}; pad it "
                                f"(CL202) rather than limit tp"] if vocab_tp is not None and vocab_tp < tp else [])

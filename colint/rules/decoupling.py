@@ -265,3 +265,39 @@ def kv_parallelism_pays(ctx: Context):
                   "kv_heads": n_kv, "gpu": ctx.gpu},
         fixes=[fix("serve with KV parallelism (Helix: KVP x TP_A for attention, TP/EP for the FFN)", "display")],
         details=details)
+
+
+@rule("CL704", "tp-beyond-scale-up-domain", FAMILY, "error",
+      "Tensor parallelism spans more GPUs than the NVLink domain: its all-reduces run at scale-out speed.",
+      RuleDoc(
+          what="With --tp larger than the profile's scale-up domain, each layer's two all-reduces cross the "
+               "scale-out network (the profile's scale_out_gbps), paced by its slowest hop. Reports the estimated "
+               "share of the step this costs against an all-reduce at NVLink speed.",
+          why="Tensor parallelism puts collectives on the critical path of every layer; at NIC bandwidth (50-100 "
+              "GB/s per GPU against 0.9-1.8 TB/s of NVLink) they dominate the step.",
+          example="Llama-3.1-70B at --tp 16 on h100-sxm (8-GPU HGX): every all-reduce leaves the node.",
+          fix="Keep tp within the NVLink domain and scale out with pipeline or data parallelism (or EP for MoE).",
+          sources=SOURCES_KV[:1] + ("NVIDIA DGX user guides: one 400 Gb/s ConnectX-7 per GPU (HGX H100/B200)",)),
+      graded=True)
+def tp_beyond_domain(ctx: Context):
+    from colint.rules.moe_ep import scale_out_cost_pct
+
+    sc, p = ctx.scenario, ctx.profile
+    dom = max(1, p.domain_size)
+    if sc.tp <= dom:
+        return
+    so = getattr(p, "scale_out_gbps", None)
+    eff = scale_out_cost_pct(ctx, "tp") if so else {"decode": 0.0, "prefill": 0.0}
+    loss = max(eff.values()) if so else None
+    msg = (f"tp={sc.tp} spans {-(-sc.tp // dom)} NVLink domains of {dom} on {ctx.gpu}: every layer's all-reduce "
+           "crosses the scale-out network"
+           + (f" ({so:g} GB/s per GPU vs {p.interconnect_gbps:g} GB/s NVLink)" if so else
+              " (the profile gives no scale_out_gbps: not priced)"))
+    yield ctx.finding(
+        ctx.graded(loss) if so else "warning", msg, field="num_heads", loss_pct=loss,
+        evidence={"tp": sc.tp, "domain_gpus": dom, "scale_out_gbps": so, "interconnect_gbps": p.interconnect_gbps,
+                  "gpu": ctx.gpu, "est_decode_step_pct": round(eff["decode"], 2),
+                  "est_prefill_step_pct": round(eff["prefill"], 2)},
+        details=[f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step against all-reduces at "
+                 f"NVLink speed ({ctx.workload.label()})"] if so else [],
+        fixes=[fix(f"keep tp <= {dom} and scale out with pp/dp (or ep for experts)", "display")])

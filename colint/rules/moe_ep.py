@@ -271,3 +271,72 @@ def fine_grained_under_tp(ctx: Context):
                       "est_decode_step_pct": round(eff["decode"], 2), "est_prefill_step_pct": round(eff["prefill"], 2)},
             details=details,
             fixes=[fix(f"experts on ep={tp} (tp for attention only)", "display")])
+
+
+def scale_out_cost_pct(ctx: Context, kind: str) -> dict[str, float]:
+    """Per regime, the estimated share of the step that the collectives of ``kind`` ("ep": the MoE all-to-all,
+    "tp": the attention/FFN all-reduce) lose by crossing the NVLink domain: their time at the scale-out
+    pricing minus their time if the domain were large enough."""
+    from colint.analysis.workload import expert_all_to_all_s, group_bytes_per_s
+
+    w, sc, spec, p = ctx.workload, ctx.scenario, ctx.spec, ctx.profile
+    nv = max(p.interconnect_gbps, 1.0) * 1e9 / 2
+    out = {}
+    for regime in ("decode", "prefill"):
+        tokens = sc.decode_concurrency if regime == "decode" else sc.prefill_tokens
+        lost = 0.0
+        for k, n in zip(spec.layer_kinds, spec.layer_counts()):
+            if not n:
+                continue
+            if kind == "ep" and k.ffn.kind == "moe" and sc.ep > 1:
+                bw = group_bytes_per_s(p, sc.ep, all_to_all=True)
+                lost += n * (expert_all_to_all_s(tokens / sc.tp, k.ffn.top_k, spec.hidden_size, sc, bw)
+                             - expert_all_to_all_s(tokens / sc.tp, k.ffn.top_k, spec.hidden_size, sc, nv))
+            elif kind == "tp" and sc.tp > 1:
+                vol = 2.0 * tokens * spec.hidden_size * 2.0 * (sc.tp - 1) / sc.tp
+                bw = group_bytes_per_s(p, sc.tp)
+                lost += n * 2 * (vol / bw - vol / nv)
+        step = w.steps[regime].estimate_s
+        out[regime] = 100.0 * lost / step if step else 0.0
+    return out
+
+
+@rule("CL504", "ep-beyond-scale-up-domain", FAMILY, "error",
+      "Expert parallelism spans more GPUs than the NVLink domain: the all-to-all runs at scale-out speed.",
+      RuleDoc(
+          what="With --ep larger than the profile's scale-up domain (8 on HGX, 72 on NVL72), the dispatch and combine "
+               "all-to-all sends (ep - domain)/(ep - 1) of its volume over the scale-out network (the profile's "
+               "scale_out_gbps: a 400-800 Gb/s NIC per GPU) instead of NVLink. Reports the estimated share of the "
+               "step this costs against an NVLink-speed all-to-all.",
+          why="NVLink moves 0.9-1.8 TB/s per GPU, a NIC 50-100 GB/s: past the domain the all-to-all can outweigh "
+              "what wider EP gains in expert batch size (DeepSeek serves EP over InfiniBand with two-batch overlap "
+              "and hides it only with enough tokens in flight).",
+          example="DeepSeek-R1 at --ep 64 on b200 (8-GPU HGX domain): 56 of 63 peers are off-node; the decode step's "
+                  "all-to-all takes est. several times its NVLink time.",
+          fix="Keep EP within the domain (ep <= 8 on HGX) or use a rack-scale domain (GB200/GB300 NVL72) for wide "
+              "EP; overlap the all-to-all with compute (two micro-batches) where the engine supports it.",
+          sources=SOURCES + ("NVIDIA DGX user guides: one 400 Gb/s ConnectX-7 per GPU (HGX H100/B200)",)),
+      graded=True)
+def ep_beyond_domain(ctx: Context):
+    sc, p, spec = ctx.scenario, ctx.profile, ctx.spec
+    dom = max(1, p.domain_size)
+    if sc.ep <= dom or not _moe_kinds(spec):
+        return
+    so = getattr(p, "scale_out_gbps", None)
+    eff = scale_out_cost_pct(ctx, "ep") if so else {"decode": 0.0, "prefill": 0.0}
+    loss = max(eff.values()) if so else None
+    out_share = (sc.ep - dom) / max(1, sc.ep - 1)
+    msg = (f"ep={sc.ep} spans {-(-sc.ep // dom)} NVLink domains of {dom} on {ctx.gpu}: {out_share:.0%} of the expert "
+           f"all-to-all crosses the scale-out network"
+           + (f" ({so:g} GB/s per GPU vs {p.interconnect_gbps:g} GB/s NVLink)" if so else
+              " (the profile gives no scale_out_gbps: not priced)"))
+    details = ([f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step against an all-to-all "
+                f"at NVLink speed ({ctx.workload.label()})"] if so else [])
+    yield ctx.finding(
+        ctx.graded(loss) if so else "warning", msg, field="num_experts", loss_pct=loss,
+        evidence={"ep": sc.ep, "domain_gpus": dom, "off_domain_share": round(out_share, 4),
+                  "scale_out_gbps": so, "interconnect_gbps": p.interconnect_gbps, "gpu": ctx.gpu,
+                  "est_decode_step_pct": round(eff["decode"], 2), "est_prefill_step_pct": round(eff["prefill"], 2)},
+        details=details,
+        fixes=[fix(f"keep ep <= {dom} (the {ctx.gpu} NVLink domain), or deploy wide EP on a rack-scale NVLink "
+                   "domain (NVL72)", "display")])
