@@ -11,7 +11,7 @@ Keys (kebab-case, like ruff)::
     gpu = "b200"                  # or gpus = ["b200", "h100-sxm"]
     scenario = "throughput"       # throughput | latency | long-context
     dtype = "bf16"
-    tp = 8                        # or "auto"; also ep, pp, context, concurrency
+    tp = 8                        # or "auto"; also ep, pp, context, concurrency, kv-dtype, out-dtype
     select = ["CL0", "CL2"]       # codes, prefixes, names or families
     ignore = ["CL009"]
     extend-select = []
@@ -54,7 +54,7 @@ DEFAULTS: dict[str, Any] = {
     "gpus": ["b200"], "scenario": "throughput", "dtype": None, "tp": None, "ep": None, "pp": None,
     "context": None, "concurrency": None, "select": [], "ignore": [], "extend_select": [],
     "per_file_ignores": {}, "severity": {}, "rules": {}, "fail_on": "warning", "baseline": None,
-    "input_format": None, "vocab_size": None,
+    "input_format": None, "vocab_size": None, "kv_dtype": None, "out_dtype": None,
 }
 
 
@@ -87,6 +87,8 @@ class FileSettings(Record, extra="forbid"):
     baseline: Optional[str] = None
     input_format: Optional[str] = field(None, alias="input-format")
     vocab_size: Optional[int] = field(None, alias="vocab-size", ge=1)
+    kv_dtype: Optional[str] = field(None, alias="kv-dtype")  # KV-cache format (bf16, fp8, nvfp4, ...)
+    out_dtype: Optional[str] = field(None, alias="out-dtype")  # GEMM output format (bf16, fp8, ...)
 
 
 # TOML key (as written) for each field, for messages and `colint config`
@@ -344,7 +346,8 @@ class Effective:
             context=v["context"], concurrency=v["concurrency"], select=list(v["select"]),
             ignore=list(v["ignore"]), extend_select=list(v["extend_select"]), rule_options=self.rule_options,
             severity_overrides=self.severity_overrides, input_format=v["input_format"],
-            vocab_size=v["vocab_size"], per_file_ignores=self.per_file_ignores, baseline=baseline)
+            vocab_size=v["vocab_size"], per_file_ignores=self.per_file_ignores, baseline=baseline,
+            kv_dtype=v["kv_dtype"], out_dtype=v["out_dtype"])
 
     def as_dict(self) -> dict:
         out = {}

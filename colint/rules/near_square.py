@@ -187,12 +187,17 @@ def _m_text(row) -> str:
       RuleDoc(
           what="For each weight GEMM per shard, I∞ = 2NK/(K·b_a + N·b_out) — the arithmetic intensity as the "
                "token count M grows without bound — against the ridge (dense peak / bandwidth) of the target "
-               "format on the GPU. I∞ <= ridge means no batch size makes it compute-bound (M* = inf).",
+               "format on the GPU. I∞ <= ridge means no batch size makes it compute-bound (M* = inf). Reported only "
+               "where the time model's estimate is memory-bound too; the loss is what the shape costs: the GEMMs' "
+               "time against the same work on an aligned near-square reference (same M, format and library path).",
           why="The weight bytes amortise over M but the activation reads and output writes grow with M; their "
               "ratio to the FLOPs is fixed by N and K. A thin GEMM therefore runs at bandwidth speed however much "
               "work it gets, and lower precision (a higher ridge) makes it worse.",
-          example="GB300, NVFP4 in, FP8 out: FFN-2 with K = H'ₑ = 512, N = H = 8192 has I∞ = 989 FLOP/B < ridge "
-                  "1875 FLOP/B: memory-bound at M = 256, 2048 and 16384 (NVIDIA co-design blog, Table 2)",
+          example="GB300, NVFP4 in, FP8 out (--dtype nvfp4 --out-dtype fp8): FFN-2 with K = H'ₑ = 512, N = H = 8192 "
+                  "has I∞ = 989 FLOP/B < ridge 1875 FLOP/B: memory-bound on the roofline at M = 256, 2048 and 16384 "
+                  "(NVIDIA co-design blog, Table 2; CL103 quotes the I∞). colint's time model finds those GEMMs "
+                  "limited by the kernel floor and tile fill instead, so CL101 stays silent there; it fires on "
+                  "e.g. Qwen3-Next's 512-wide shared expert at tp=8 (K=64 per shard).",
           fix="Widen the thin dimension (a larger expert width H'ₑ, fewer tensor-parallel ranks over it), or keep "
               "that GEMM in a higher-precision format whose ridge is lower.",
           sources=SOURCES),

@@ -43,8 +43,10 @@ def latency_workload(ctx: Context):
     if sc.name == "latency":
         return ctx.workload
     dtype = sc.weights if sc.weights == sc.activations else sc.gemm_format
-    lat = make_scenario("latency", dtype=dtype, tp=sc.tp, ep=sc.ep, pp=sc.pp, kv_cache=sc.kv_cache,
-                        out_dtype=sc.outputs, gpu=sc.gpu)
+    from colint.analysis.scenario import fit_to_model
+
+    lat = fit_to_model(make_scenario("latency", dtype=dtype, tp=sc.tp, ep=sc.ep, pp=sc.pp, kv_cache=sc.kv_cache,
+                                     out_dtype=sc.outputs, gpu=sc.gpu), ctx.spec)
     return analyse(ctx.spec, ctx.profile, lat)
 
 
