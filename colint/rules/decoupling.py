@@ -109,7 +109,10 @@ def kv_cache_replicated(ctx: Context):
                   "replicas)") + f" and keep tp={tp} / ep for the FFN", "display")]
     if not mla and mx.num_heads % tp == 0 and tp <= mx.num_heads:
         d = param_delta(spec, "num_kv_heads", tp, old=mx.num_kv_heads)
-        fixes.append(fix(f"use {tp} KV heads ({d.label()}, {tp / n_kv:g}x the KV cache per token)", "unsafe",
+        # capacity: the KV cache per GPU stays the same (each rank holds one head either way), so does what fits
+        fit = getattr(w, "max_decode_concurrency", None) if getattr(w, "memory", None) is not None else None
+        cap = f"; as now, est. {fit} seq of {context:,} tokens fit per GPU" if fit is not None and fit < seqs else ""
+        fixes.append(fix(f"use {tp} KV heads ({d.label()}, {tp / n_kv:g}x the KV cache per token{cap})", "unsafe",
                          edit(edit_key(spec, "num_kv_heads", "num_key_value_heads"), mx.num_kv_heads, tp)))
     yield ctx.finding(
         ctx.graded(loss), msg, field=_kv_field(spec, mx),
@@ -256,6 +259,10 @@ def kv_parallelism_pays(ctx: Context):
            + (f" from est. {crossover:,} tokens" if crossover else ""))
     details = [f"attention tp is capped at {n_kv} KV head{'s' if n_kv > 1 else ''} without copies; KV parallelism "
                f"shards the sequence instead ({w.label()})"]
+    mem = getattr(w, "memory", None)
+    if mem is not None and not mem.fits:
+        details.append(f"at this context only est. {mem.max_decode_concurrency} of the {seqs} seq fit per GPU (CL801); "
+                       "KV parallelism over k GPUs also divides each sequence's cache by k")
     yield ctx.finding(
         "info", msg, field=_kv_field(spec, mx),
         evidence={"context_tokens": sc.context, "decode_concurrency": seqs, "est_kv_read_s": kv_s,

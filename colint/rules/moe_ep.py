@@ -115,6 +115,17 @@ def expert_gemm_memory_bound(ctx: Context):
                        f"{'s' if conc * groups != 1 else ''}; {experts_per_gpu(e, sc.ep)} experts per GPU at "
                        f"ep={sc.ep}; prefill gives est. {m_pre:,.0f} tokens per expert "
                        f"({'compute' if m_pre >= pre_star else 'memory'}-bound) ({w.label()})")
+        # capacity: does the concurrency this advice assumes fit in memory at the EP width it proposes?
+        ep_adv = min(ep_common or ep_need, max_ep) if ep_need > sc.ep else sc.ep
+        w_adv = w
+        if ep_adv != sc.ep:
+            from colint.analysis.workload import analyse
+
+            w_adv = analyse(spec, ctx.profile, sc.model_copy(update={"ep": ep_adv}))
+        fit = w_adv.max_decode_concurrency if getattr(w_adv, "memory", None) is not None else None
+        if fit is not None and fit < conc:
+            details.append(f"capacity: at ep={ep_adv} only est. {fit} of the {conc} seq of {sc.context:,} tokens fit "
+                           f"per GPU (CL801); the concurrency this needs is not reachable there")
         fixes = []
         if ep_need <= max_ep and ep_need > sc.ep:
             fixes.append(fix(f"deploy the experts with ep>={ep_common or ep_need} and data-parallel attention",
