@@ -397,14 +397,17 @@ def weight_imbalance(ctx: Context):
     usable = USABLE_HBM_SHARE * hbm_bytes
     act = getattr(w, "activation_bytes_per_gpu", 0.0)
     sev = "info"
-    if wp.sums[heavy] + act > usable and wb is not None and wb.max + act <= usable:
-        # the imbalance is what keeps it from loading (when no split fits, CL801 reports the model)
+    if wp.sums[heavy] + act > usable:
+        # that stage will not load: a hard constraint of this split
         sev = "error"
         msg += f"; it exceeds the {usable / 1e9:.0f} GB usable (with est. {act / 1e9:.1f} GB activations): will not load"
-        details.append(f"the weight-balanced split {_sizes(wb.sizes)} holds at most est. {wb.max / 1e9:.1f} GB per GPU: "
-                       "it loads")
-        if wb.sizes != chosen.sizes and not fixes:
-            fixes.append(_layout_fix(wb.sizes, spec.mtp_layers))
+        if wb is not None and wb.max + act <= usable:
+            details.append(f"the weight-balanced split {_sizes(wb.sizes)} holds at most est. {wb.max / 1e9:.1f} GB per "
+                           "GPU: it loads")
+            if wb.sizes != chosen.sizes and not fixes:
+                fixes.append(_layout_fix(wb.sizes, spec.mtp_layers))
+        else:
+            details.append("no split into these stages loads: more GPUs per stage or a narrower format (CL801)")
         ev["usable_bytes"] = round(usable)
     yield ctx.finding(sev, msg, field="num_layers", evidence=ev, fixes=fixes, details=details)
 

@@ -72,7 +72,16 @@ def smallest_fitting(spec, profile, scenario, concurrency: int, limit: int = 64)
     per attention group at the scenario's context; None when none of up to ``limit`` candidates does."""
     from colint.analysis.workload import analyse
 
+    from colint.analysis.memory import USABLE_HBM_SHARE
+
+    base = analyse(spec, profile, scenario)
+    # a cheap bound first: the weights spread over a deployment's GPUs (about weights x GPUs now / GPUs there);
+    # a deployment whose share is well above usable memory is not analysed
+    total_w = base.weight_bytes_per_gpu * max(scenario.tp, scenario.ep) * scenario.pp
+    usable = USABLE_HBM_SHARE * profile.memory_gb * 1e9
     for tp, ep, pp in deployments(spec, profile, scenario)[:limit]:
+        if total_w / (max(tp, ep) * pp) > 1.5 * usable:
+            continue
         sc = scenario.model_copy(update={"tp": tp, "ep": ep, "pp": pp, "decode_concurrency": concurrency})
         w = analyse(spec, profile, sc)
         if w.memory is not None and w.memory.fits:

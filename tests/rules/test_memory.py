@@ -27,3 +27,11 @@ def test_fewer_sequences_than_planned_is_graded_by_the_throughput_lost():
     assert f.fixes[0].title == "deploy with tp=2 (2 GPUs)"
     # one sequence at a shorter context fits easily
     assert run(corpus(L8), ["CL801"], concurrency=16) == []
+
+
+def test_cl603_stage_that_does_not_fit_is_an_error():
+    # DeepSeek-V3 at pp=8 on B200: the FLOP-balanced split's heaviest stage holds est. 184 GB of weights, above the
+    # 162 GB usable of 180 GB (issue 17: it was an info)
+    (f,) = run(corpus("tests/corpus/hf/deepseek__DeepSeek-V3.json"), ["CL603"], pp=8)
+    assert f.severity == "error" and "184.1 GB per GPU" in f.message and f.message.endswith("will not load")
+    assert f.evidence["usable_bytes"] == 162_000_000_000
