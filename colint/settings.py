@@ -64,6 +64,22 @@ def _tp_positive(v: Any) -> Any:
     return v
 
 
+def _kv_format(v: Any) -> Any:
+    from colint.analysis.scenario import KV_BYTES
+
+    if v is not None and v not in KV_BYTES:
+        raise ValueError(f"unknown KV-cache format; known: {', '.join(KV_BYTES)}")
+    return v
+
+
+def _out_format(v: Any) -> Any:
+    from colint.analysis.gemm_model import OUT_BYTES, canonical
+
+    if v is not None and canonical(v) not in OUT_BYTES:
+        raise ValueError(f"unknown output format; known: {', '.join(OUT_BYTES)}")
+    return v
+
+
 class FileSettings(Record, extra="forbid"):
     """What one config file may say (every field optional; unknown keys are errors). Validated by
     ``model_validate``: keys as written (kebab-case aliases) or as field names."""
@@ -87,8 +103,8 @@ class FileSettings(Record, extra="forbid"):
     baseline: Optional[str] = None
     input_format: Optional[str] = field(None, alias="input-format")
     vocab_size: Optional[int] = field(None, alias="vocab-size", ge=1)
-    kv_dtype: Optional[str] = field(None, alias="kv-dtype")  # KV-cache format (bf16, fp8, nvfp4, ...)
-    out_dtype: Optional[str] = field(None, alias="out-dtype")  # GEMM output format (bf16, fp8, ...)
+    kv_dtype: Optional[str] = field(None, alias="kv-dtype", check=_kv_format)  # KV-cache format (bf16, fp8, ...)
+    out_dtype: Optional[str] = field(None, alias="out-dtype", check=_out_format)  # GEMM output format
 
 
 # TOML key (as written) for each field, for messages and `colint config`

@@ -41,3 +41,18 @@ def test_check_and_inspect_take_kv_and_output_formats():
     assert est["kv_cache_bytes_per_token"] == 24 * 2 * 1024  # 24 layers x K and V x 1024 wide x 1 B
     r = CliRunner().invoke(cli, ["check", GPT2, "--isolated", "--out-dtype", "fp9"])
     assert r.exit_code == 2 and "unknown output format 'fp9'" in r.output
+
+
+def test_kv_and_output_formats_from_the_project_config(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.colint]\nkv-dtype = "fp8"\n')
+    cfg = tmp_path / "c.json"
+    cfg.write_text(open("tests/corpus/hf/llama3__Meta-Llama-3.1-8B.json").read())
+    # FP8 KV halves the cache: 256 sequences of 8k tokens fit on a B200 (in BF16 only 135 do: CL801)
+    r = CliRunner().invoke(cli, ["check", str(cfg), "--select", "CL801"])
+    assert r.exit_code == 0 and "0 findings" in r.output, r.output
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "pyproject.toml").write_text('[tool.colint]\nkv-dtype = "fp7"\n')
+    (bad / "c.json").write_text(cfg.read_text())
+    r = CliRunner().invoke(cli, ["check", str(bad / "c.json")])
+    assert r.exit_code == 2 and "pyproject.toml:2:1: error: kv-dtype: unknown KV-cache format" in r.output
