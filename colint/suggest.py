@@ -498,7 +498,9 @@ def _estimate_unique(m, n, k, dtype, profile, out_dtype):
 def _estimates(w) -> dict[str, Any]:
     d, p = w.steps["decode"], w.steps["prefill"]
     return {"prefill_step_s": p.estimate_s, "prefill_tokens_per_s": p.tokens_per_s, "ftl_s": p.ftl_s,
-            "decode_step_s": d.estimate_s, "decode_tokens_per_s": d.tokens_per_s}
+            "decode_step_s": d.estimate_s, "decode_tokens_per_s": d.tokens_per_s,
+            # sequences of the scenario's context that fit per GPU next to weights and activations (an estimate)
+            "max_decode_concurrency": min(w.max_decode_concurrency, 10**9)}
 
 
 def _with_deltas(est: dict, base: dict) -> dict:
@@ -622,6 +624,12 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
         if abs(total - base_params) > limit:
             continue
         w = analyse(vspec, target.profile, target.scenario)
+        need = min(target.scenario.decode_concurrency, base_w.max_decode_concurrency)
+        if w.max_decode_concurrency < need:
+            # capacity: fewer sequences fit than in the original (or than the scenario asks): its step estimates
+            # assume a concurrency it cannot hold
+            rejected["memory capacity"] = rejected.get("memory capacity", 0) + 1
+            continue
         shapes.add(shape)
         result.candidates.append(Candidate(edits, total, (total / base_params - 1.0) * 100.0,
                                            _with_deltas(_estimates(w), base_est), int(est["params"][i]),
