@@ -34,6 +34,8 @@ class CheckOptions:
     per_file_ignores: list[tuple[str, str, frozenset]] = field(default_factory=list)
     baseline: Any = None  # colint.suppression.Baseline: accepted findings, reported no more
     strict: bool = False  # check every file; False: skip what colint.triage recognises as not a decoder LLM
+    kv_dtype: Optional[str] = None  # KV-cache format; None = the scenario's (bf16)
+    out_dtype: Optional[str] = None  # GEMM output format; None = bf16
 
 
 @dataclass
@@ -68,7 +70,8 @@ def build_targets(opts: CheckOptions) -> list[Target]:
         profile = load_profile(gpu)
         tp = None if opts.tp == "auto" else opts.tp  # auto: analyse at tp=1, rules report the best tp
         scenario = make_scenario(opts.scenario, dtype=opts.dtype, tp=tp, ep=opts.ep, pp=opts.pp,
-                                 context=opts.context, concurrency=opts.concurrency, gpu=profile.name)
+                                 context=opts.context, concurrency=opts.concurrency, gpu=profile.name,
+                                 kv_cache=opts.kv_dtype, out_dtype=opts.out_dtype)
         targets.append(Target(gpu=profile.name, profile=profile, scenario=scenario))
     return targets
 
@@ -88,7 +91,11 @@ def check_spec(spec, targets: list[Target], opts: CheckOptions, rules=None) -> l
         ctx.current = r
         findings.extend(r.check(ctx))
     if per_gpu and targets:
+        from colint.analysis.scenario import fit_to_model
         from colint.analysis.workload import analyse
+
+        # the scenario respects the model: a context beyond its maximum positions is clipped (the label says so)
+        targets = [Target(t.gpu, t.profile, fit_to_model(t.scenario, spec)) for t in targets]
     for t in targets if per_gpu else []:
         try:
             workload = analyse(spec, t.profile, t.scenario)

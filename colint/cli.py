@@ -50,9 +50,11 @@ def cli() -> None:
 @click.option("--context", type=click.IntRange(min=1), default=None, help="Context length, tokens.")
 @click.option("--concurrency", type=click.IntRange(min=1), default=None,
               help="Concurrent decode sequences per replica.")
+@click.option("--kv-dtype", default=None, help="KV-cache format: bf16, fp8, nvfp4, ... [default: bf16]")
+@click.option("--out-dtype", default=None, help="GEMM output format: bf16, fp8, fp32, ... [default: bf16]")
 def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | None, gpu: str | None, scenario: str,
             dtype: str | None, tp: int | None, ep: int | None, pp: int | None, context: int | None,
-            concurrency: int | None) -> None:
+            concurrency: int | None, kv_dtype: str | None = None, out_dtype: str | None = None) -> None:
     """Show the normalized spec, parameter counts and weight GEMMs of PATH (with --gpu: estimates)."""
     import json
 
@@ -68,14 +70,15 @@ def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | Non
         raise _fail(exc.located(path))
     info = inspect_spec(spec, path)
     if gpu is not None:
-        from colint.analysis.scenario import make_scenario
+        from colint.analysis.scenario import fit_to_model, make_scenario
         from colint.analysis.workload import analyse, summary
         from colint.hardware_profiles import load_profile
 
         try:
             profile = load_profile(gpu)
-            sc = make_scenario(scenario, dtype=dtype, tp=tp, ep=ep, pp=pp, context=context,
-                               concurrency=concurrency, gpu=profile.name)
+            sc = fit_to_model(make_scenario(scenario, dtype=dtype, tp=tp, ep=ep, pp=pp, context=context,
+                                            concurrency=concurrency, gpu=profile.name, kv_cache=kv_dtype,
+                                            out_dtype=out_dtype), spec)
             info["estimates"] = summary(analyse(spec, profile, sc))
         except ColintError as exc:
             raise _fail_with(exc)
@@ -202,7 +205,7 @@ def _parallel(value: str | None, name: str):
 
 
 _SETTINGS_PARAMS = ("gpus", "scenario", "dtype", "tp", "ep", "pp", "context", "concurrency", "select", "ignore",
-                    "extend_select", "fail_on", "input_format", "vocab_size")
+                    "extend_select", "fail_on", "input_format", "vocab_size", "kv_dtype", "out_dtype")
 
 
 def _settings_options(fn):
@@ -228,6 +231,8 @@ def _settings_options(fn):
         click.option("--context", type=click.IntRange(min=1), default=None, help="Context length, tokens."),
         click.option("--concurrency", type=click.IntRange(min=1), default=None,
                      help="Concurrent decode sequences per GPU."),
+        click.option("--kv-dtype", default=None, help="KV-cache format: bf16, fp8, nvfp4, ... [default: bf16]"),
+        click.option("--out-dtype", default=None, help="GEMM output format: bf16, fp8, fp32, ... [default: bf16]"),
         click.option("--select", multiple=True, help="Rule codes, prefixes, names or families to run (repeatable; "
                      "replaces the config's select)."),
         click.option("--ignore", multiple=True, help="Rule codes, prefixes, names or families to skip (repeatable; "
@@ -246,14 +251,14 @@ def _settings_options(fn):
 
 
 def _cli_overrides(gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore, extend_select, fail_on,
-                   input_format, vocab_size) -> dict:
+                   input_format, vocab_size, kv_dtype=None, out_dtype=None) -> dict:
     def csv(values):
         return [v.strip() for item in values for v in item.split(",") if v.strip()]
 
     return {"gpus": list(gpus), "scenario": scenario, "dtype": dtype, "tp": _parallel(tp, "tp"), "ep": ep, "pp": pp,
             "context": context, "concurrency": concurrency, "select": csv(select), "ignore": csv(ignore),
             "extend_select": csv(extend_select), "fail_on": fail_on, "input_format": input_format,
-            "vocab_size": vocab_size}
+            "vocab_size": vocab_size, "kv_dtype": kv_dtype, "out_dtype": out_dtype}
 
 
 def _one_path(arg: str) -> str:

@@ -11,7 +11,7 @@ Keys (kebab-case, like ruff)::
     gpu = "b200"                  # or gpus = ["b200", "h100-sxm"]
     scenario = "throughput"       # throughput | latency | long-context
     dtype = "bf16"
-    tp = 8                        # or "auto"; also ep, pp, context, concurrency
+    tp = 8                        # or "auto"; also ep, pp, context, concurrency, kv-dtype, out-dtype
     select = ["CL0", "CL2"]       # codes, prefixes, names or families
     ignore = ["CL009"]
     extend-select = []
@@ -54,13 +54,29 @@ DEFAULTS: dict[str, Any] = {
     "gpus": ["b200"], "scenario": "throughput", "dtype": None, "tp": None, "ep": None, "pp": None,
     "context": None, "concurrency": None, "select": [], "ignore": [], "extend_select": [],
     "per_file_ignores": {}, "severity": {}, "rules": {}, "fail_on": "warning", "baseline": None,
-    "input_format": None, "vocab_size": None,
+    "input_format": None, "vocab_size": None, "kv_dtype": None, "out_dtype": None,
 }
 
 
 def _tp_positive(v: Any) -> Any:
     if isinstance(v, int) and v < 1:
         raise ValueError("must be at least 1 or 'auto'")
+    return v
+
+
+def _kv_format(v: Any) -> Any:
+    from colint.analysis.scenario import KV_BYTES
+
+    if v is not None and v not in KV_BYTES:
+        raise ValueError(f"unknown KV-cache format; known: {', '.join(KV_BYTES)}")
+    return v
+
+
+def _out_format(v: Any) -> Any:
+    from colint.analysis.gemm_model import OUT_BYTES, canonical
+
+    if v is not None and canonical(v) not in OUT_BYTES:
+        raise ValueError(f"unknown output format; known: {', '.join(OUT_BYTES)}")
     return v
 
 
@@ -87,6 +103,8 @@ class FileSettings(Record, extra="forbid"):
     baseline: Optional[str] = None
     input_format: Optional[str] = field(None, alias="input-format")
     vocab_size: Optional[int] = field(None, alias="vocab-size", ge=1)
+    kv_dtype: Optional[str] = field(None, alias="kv-dtype", check=_kv_format)  # KV-cache format (bf16, fp8, ...)
+    out_dtype: Optional[str] = field(None, alias="out-dtype", check=_out_format)  # GEMM output format
 
 
 # TOML key (as written) for each field, for messages and `colint config`
@@ -344,7 +362,8 @@ class Effective:
             context=v["context"], concurrency=v["concurrency"], select=list(v["select"]),
             ignore=list(v["ignore"]), extend_select=list(v["extend_select"]), rule_options=self.rule_options,
             severity_overrides=self.severity_overrides, input_format=v["input_format"],
-            vocab_size=v["vocab_size"], per_file_ignores=self.per_file_ignores, baseline=baseline)
+            vocab_size=v["vocab_size"], per_file_ignores=self.per_file_ignores, baseline=baseline,
+            kv_dtype=v["kv_dtype"], out_dtype=v["out_dtype"])
 
     def as_dict(self) -> dict:
         out = {}

@@ -102,6 +102,18 @@ class SuggestResult:
 
 
 # ------------------------------------------------------------------------------ helpers
+COMMON_PP = (2, 4, 8)
+
+
+def _is_prime(n: int) -> bool:
+    return n > 1 and all(n % d for d in range(2, int(n ** 0.5) + 1))
+
+
+def _pp_splits(layers: int) -> int:
+    """How many of the common pipeline sizes (2, 4, 8) split ``layers`` evenly."""
+    return sum(layers % p == 0 for p in COMMON_PP)
+
+
 def _lcm(a: int, b: int) -> int:
     return a * b // math.gcd(a, b)
 
@@ -219,8 +231,10 @@ def _axes(spec, doc, scenario, pad_vocab: bool = False) -> tuple[list[Axis], Opt
     elif l_key and not spec.per_layer_lists:
         n = spec.num_layers
         # whole periods of the layer pattern (interleaved MoE / global-attention layers), on pp
-        vals = sorted({n} | {v for v in (n + i * period for i in range(-LAYER_STEPS * pp, LAYER_STEPS * pp + 1))
-                             if v > prefix + period and v % pp == 0})
+        # layer counts that split over pipeline stages: never a prime (issue 17: 80 -> 79 layers for -0.04%)
+        # unless --pp asks for multiples of it; the ranking prefers counts that split over more common pp sizes
+        vals = sorted({n} | {v for v in (n + i * period for i in range(-2 * LAYER_STEPS * pp, 2 * LAYER_STEPS * pp + 1))
+                             if v > prefix + period and v % pp == 0 and (pp > 1 or not _is_prime(v))})
         near = sorted(vals, key=lambda v: (abs(v - n), v))[:2 * LAYER_STEPS + 1]
         axes.append(Axis("num_layers", l_key, n, sorted(near), step=pp))
     elif l_key:
@@ -488,7 +502,9 @@ def _estimate_unique(m, n, k, dtype, profile, out_dtype):
 def _estimates(w) -> dict[str, Any]:
     d, p = w.steps["decode"], w.steps["prefill"]
     return {"prefill_step_s": p.estimate_s, "prefill_tokens_per_s": p.tokens_per_s, "ftl_s": p.ftl_s,
-            "decode_step_s": d.estimate_s, "decode_tokens_per_s": d.tokens_per_s}
+            "decode_step_s": d.estimate_s, "decode_tokens_per_s": d.tokens_per_s,
+            # sequences of the scenario's context that fit per GPU next to weights and activations (an estimate)
+            "max_decode_concurrency": min(w.max_decode_concurrency, 10**9)}
 
 
 def _with_deltas(est: dict, base: dict) -> dict:
@@ -538,7 +554,10 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
         if exc.path is None:
             exc.path = path
         raise
-    targets = build_targets(opts)
+    from colint.analysis.scenario import fit_to_model
+    from colint.checking import Target
+
+    targets = [Target(t.gpu, t.profile, fit_to_model(t.scenario, spec)) for t in build_targets(opts)]
     target = targets[0]
     rules = select_rules(opts.select, opts.ignore, opts.extend_select)
     base_w = analyse(spec, target.profile, target.scenario)
@@ -553,6 +572,10 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
         original["values"][tie[0]] = spec.num_heads
     result = SuggestResult(path, target.gpu, base_w.label(), objective, budget_pct, original, [], 0, 0, 0, 0.0,
                            [a.key for a in axes], notes, at_interactivity)
+    mem = [f for f in base_findings if f.code.startswith("CL8") and f.severity in ("error", "warning")]
+    if mem:
+        result.notes.append(f"the original does not fit this scenario ({mem[0].code}: {mem[0].message}); variants are "
+                            "judged on the other rules, each with the same deployment")
     if not axes:
         result.notes.append("nothing to vary: the file holds none of the searched dimensions as plain integers")
         result.seconds = time.perf_counter() - t0
@@ -599,6 +622,9 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
             findings = check_spec(vspec, targets, opts, rules)
         except ColintError:
             continue
+        # the memory fit (CL8xx) depends on the deployment more than on the searched dimensions: a variant that
+        # shares the original's memory finding is judged on everything else (the note says the original's stands)
+        findings = [f for f in findings if not (f.code.startswith("CL8") and f.code in base_codes)]
         counts = _counts(findings)
         if counts["error"] or counts["warning"]:
             codes = {f.code for f in findings if f.severity in ("error", "warning")}
@@ -614,6 +640,12 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
         if abs(total - base_params) > limit:
             continue
         w = analyse(vspec, target.profile, target.scenario)
+        need = min(target.scenario.decode_concurrency, base_w.max_decode_concurrency)
+        if w.max_decode_concurrency < need:
+            # capacity: fewer sequences fit than in the original (or than the scenario asks): its step estimates
+            # assume a concurrency it cannot hold
+            rejected["memory capacity"] = rejected.get("memory capacity", 0) + 1
+            continue
         shapes.add(shape)
         specs.append(vspec)
         result.candidates.append(Candidate(edits, total, (total / base_params - 1.0) * 100.0,
@@ -631,7 +663,19 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
         c.estimates["score_delta_pct"] = round((float(_score(
             c.estimates["prefill_step_s"] / c.params_total, c.estimates["decode_step_s"] / c.params_total,
             base_est, base_params, objective)) - 1.0) * 100.0, 3)
-    result.candidates.sort(key=lambda c: c.estimates["score_delta_pct"])
+    worse = [c for c in result.candidates if c.estimates["score_delta_pct"] > 0]
+    if worse:  # a suggestion is never worse than what the user has (issue 17)
+        result.candidates = [c for c in result.candidates if c.estimates["score_delta_pct"] <= 0]
+        result.notes.append(f"{len(worse)} verified variant{'s' if len(worse) != 1 else ''} dropped: estimated worse "
+                            "than the original")
+    l_key = next((a.key for a in axes if a.field == "num_layers"), None)
+
+    def rank_key(c):
+        # estimated score first (to 0.1%); among equals, layer counts that split over more common pp sizes
+        layers = c.edits.get(l_key, spec.num_layers) if l_key else spec.num_layers
+        return (round(c.estimates["score_delta_pct"], 1), -_pp_splits(layers), c.estimates["score_delta_pct"])
+
+    result.candidates.sort(key=rank_key)
     result.seconds = time.perf_counter() - t0
     return result
 

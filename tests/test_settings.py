@@ -223,4 +223,4 @@ def test_readme_configuration_example_is_valid(tmp_path):
     eff = resolve(parse_config(str(tmp_path / "pyproject.toml")), {})
     assert eff.values["gpus"] == ["b200", "h100-sxm"] and eff.values["tp"] == 8
     assert eff.severity_overrides == {"CL202": "warning"}
-    assert eff.rule_options == {"CL201": {"min_loss_pct": 0.5}}
+    assert eff.rule_options == {"CL201": {"warning_loss_pct": 1.0}}

@@ -104,8 +104,11 @@ def test_other_formats_pass_check(path, settings, tmp_path, capsys):
         assert abs(c["params_total"] - base) <= 0.02 * base
         dest = _apply(path, c["edits"], str(tmp_path / f"v{i}{os.path.splitext(path)[1]}"))
         code, out, _ = _run(capsys, ["check", dest, "--gpu", "b200", *settings, "--format", "json", "--isolated"])
-        summary = json.loads(out)["summary"]
-        assert (summary["errors"], summary["warnings"], code) == (0, 0, 0), (c["edits"], out)
+        # the memory fit (CL8xx) is the deployment's: a variant shares the original's (DeepSeek-V3 at ep=8 does not
+        # fit one B200 per rank either way) and is judged on every other rule
+        serious = [f for f in json.loads(out)["files"][0]["findings"]
+                   if f["severity"] in ("error", "warning") and not f["code"].startswith("CL8")]
+        assert serious == [], (c["edits"], out)
         code, out, _ = _run(capsys, ["inspect", dest, "--format", "json"])
         assert json.loads(out)["params"]["total"] == c["params_total"]
 
@@ -182,3 +185,17 @@ def test_grid_and_point_interpolation_agree():
     for i in rng.choice(points.shape[0], 3, replace=False):  # off-probe points: exact counts
         _, _, vspec = _variant(doc, _edits_for(axes, tie, tuple(int(v) for v in points[i])), None, None)
         assert round(on_grid[i]) == param_counts(vspec).total
+
+
+def test_never_worse_than_the_original_and_no_prime_layer_counts(capsys):
+    """Issue 17: Pythia-1.4B at --pp 4 ranked a +16.5% worse variant first; the 70B proposed 80 -> 79 layers."""
+    for path, settings in ((PYTHIA_YAML, ["--pp", "4"]),
+                           (os.path.join(ROOT, "tests", "corpus", "hf", "llama3__Llama-3.3-70B-Instruct.json"), [])):
+        code, out, _ = _run(capsys, ["suggest", path, "--gpu", "b200", *settings, "--format", "json", "--isolated"])
+        data = json.loads(out)
+        for c in data["candidates"]:
+            assert c["estimates"]["score_delta_pct"] <= 0, c
+            for key in ("num_hidden_layers", "num-layers"):
+                if key in c["edits"]:
+                    n = c["edits"][key]
+                    assert any(n % d == 0 for d in range(2, n)), n  # not a prime

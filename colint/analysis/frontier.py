@@ -50,7 +50,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-USABLE_HBM_SHARE = 0.9  # share of HBM for weights + KV + activations (as Workload.memory_fits)
+from colint.analysis.memory import USABLE_HBM_SHARE  # the share of HBM Workload.memory_fits plans with
+
 ACTIVATION_BYTES = 2.0  # BF16 activations between kernels (as analyse's elementwise passes)
 MAX_CONCURRENCY = 16384  # sequences per attention-DP group: the grid's cap when the KV cache is tiny
 INTERACTIVITY_LEVELS = (20.0, 50.0, 100.0, 200.0)  # tok/s/user where --compare reports the gain
@@ -216,21 +217,22 @@ def scenario_for(base, d: Deployment, concurrency: int):
 
 # ------------------------------------------------------------------------------ memory
 def activation_bytes_per_gpu(w, concurrency=None):
-    """Peak activations per GPU (BF16) of the larger step, an ESTIMATE: the widest weight GEMM's
-    input and output (M·(K + N·instances) per shard) of the prefill step (prefill_tokens per
-    forward) or of a decode step at ``concurrency`` (number or numpy array; the workload's own
-    when None), scaled linearly from the workload's decode step (the frontier always scales from
-    its one-sequence probe, so a point's figure does not depend on how it was priced). The
-    residual stream and the KV cache are counted elsewhere; this is the transient buffer a
-    serving engine reserves next to them."""
-    prefill = max((r.m * (r.k + r.n * max(r.instances, 1.0)) for r in w.gemms["prefill"]), default=0.0)
+    """Peak activations per GPU, an ESTIMATE: :func:`colint.analysis.memory.activation_bytes` (the one
+    place they are modelled: per token the residual stream and its normed copy, plus the widest GEMM's
+    input and output) of the prefill step and of a decode step at ``concurrency`` (number or numpy array;
+    the workload's own when None), the decode rows scaled linearly from the workload's decode step (the
+    frontier always scales from its one-sequence probe, so a point's figure does not depend on how it was
+    priced)."""
+    from colint.analysis.memory import B_ACT
+
+    h = w.spec.hidden_size
+    prefill = (w.scenario.prefill_tokens * 2.0 * h * B_ACT
+               + max((r.m * max(r.instances, 1.0) * (r.k + r.n) * B_ACT for r in w.gemms["prefill"]), default=0.0))
     b0 = w.scenario.decode_concurrency
     c = b0 if concurrency is None else concurrency
-    decode = 0.0
-    for r in w.gemms["decode"]:
-        # decode rows scale with the tokens (expert rows: their M·instances is the routed tokens, ~ B)
-        decode = _maximum(decode, r.m * (r.k + r.n * max(r.instances, 1.0)) * (c / b0))
-    return _maximum(decode, prefill) * ACTIVATION_BYTES
+    gemm = max((r.m * max(r.instances, 1.0) * (r.k + r.n) * B_ACT for r in w.gemms["decode"]), default=0.0)
+    decode = (c * 2.0 * h * B_ACT) + gemm * (c / b0)
+    return _maximum(decode, prefill)
 
 
 def _maximum(a, b):

@@ -52,6 +52,7 @@ class Scenario(Record, frozen=True, extra="forbid"):
     decode_concurrency: int = field(default=256, ge=1)  # sequences per attention-DP group (tp GPUs)
     context: int = field(default=8192, ge=1)  # tokens of context per sequence
     gpu: Optional[str] = None  # profile name, for labels only
+    context_clipped_from: Optional[int] = None  # the context asked for, when the model's max positions clipped it
 
     @property
     def gemm_format(self) -> str:
@@ -78,8 +79,21 @@ class Scenario(Record, frozen=True, extra="forbid"):
 
     def label(self) -> str:
         par = ", ".join(f"{k}={getattr(self, k)}" for k in ("tp", "ep", "pp") if getattr(self, k) > 1)
+        clipped = (f" (clipped from {self.context_clipped_from}: the model's max positions)"
+                   if self.context_clipped_from else "")
+        extra = "".join(f", {what} {v}" for what, v in (("KV", self.kv_cache), ("out", self.outputs)) if v != "bf16")
         return (f"{self.name} scenario: {self.gemm_format}, decode {self.decode_concurrency} seq, "
-                f"prefill {self.prefill_tokens} tok, context {self.context}" + (f", {par}" if par else ""))
+                f"prefill {self.prefill_tokens} tok, context {self.context}{clipped}" + extra
+                + (f", {par}" if par else ""))
+
+
+def fit_to_model(sc: Scenario, spec) -> Scenario:
+    """The scenario for one model: a context beyond the model's maximum positions (``max_position_embeddings``,
+    GPT-2's ``n_positions``) is clipped to them, and the label says so (issue 17: gpt2-xl priced at 8192)."""
+    limit = getattr(spec, "max_position_embeddings", None)
+    if limit and sc.context > limit:
+        return sc.model_copy(update={"context": int(limit), "context_clipped_from": sc.context})
+    return sc
 
 
 def make_scenario(preset: str = "throughput", *, dtype: str | None = None, tp: int | None = None,
@@ -105,6 +119,11 @@ def make_scenario(preset: str = "throughput", *, dtype: str | None = None, tp: i
             raise UsageError(f"unknown KV-cache format '{kv_cache}'; known: {', '.join(KV_BYTES)}")
         kw["kv_cache"] = kv_cache
     if out_dtype:
+        from colint.analysis.gemm_model import OUT_BYTES, canonical
+
+        out_dtype = canonical(out_dtype)
+        if out_dtype not in OUT_BYTES:
+            raise UsageError(f"unknown output format '{out_dtype}'; known: {', '.join(OUT_BYTES)}")
         kw["outputs"] = out_dtype
     for key, val in (("tp", tp), ("ep", ep), ("pp", pp), ("context", context),
                      ("decode_concurrency", concurrency), ("prefill_tokens", prefill_tokens)):

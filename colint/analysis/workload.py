@@ -159,10 +159,15 @@ class Workload:
     weight_bytes_per_gpu: float = 0.0
     kv_cache_bytes_per_gpu: float = 0.0  # sliding-window layers hold only their window
     hbm_bytes: float = 0.0  # the profile's memory
-    max_decode_concurrency: int = 0  # sequences per GPU whose KV fits next to the weights (90 % of HBM)
+    max_decode_concurrency: int = 0  # sequences per GPU whose KV fits next to weights + activations (usable HBM)
+    activation_bytes_per_gpu: float = 0.0  # peak working set of one forward (colint.analysis.memory)
+    memory: object = None  # colint.analysis.memory.MemoryFit: the whole footprint and usable memory
 
     @property
     def memory_fits(self) -> bool:
+        """Weights + KV cache + activations per GPU within usable HBM (colint.analysis.memory)."""
+        if self.memory is not None:
+            return self.memory.fits
         return self.weight_bytes_per_gpu + self.kv_cache_bytes_per_gpu <= 0.9 * self.hbm_bytes
 
     def rows(self, regime: str) -> list[WorkloadGemm]:
@@ -403,6 +408,26 @@ def _attention(spec: ModelSpec, kind: LayerKind, n_layers: int, profile, sc: Sce
     return AttentionCost(kind.name, regime, n_layers, mx.kind, flops, bytes_, sol, est, kv_gpu, replication, attended)
 
 
+def group_bytes_per_s(profile, group: int, all_to_all: bool = False) -> float:
+    """Effective one-direction bandwidth per GPU of a collective over ``group`` GPUs (an estimate). Within the
+    profile's scale-up (NVLink) domain: half its bidirectional interconnect_gbps. Beyond it the traffic that
+    leaves the domain runs at the scale-out (NIC) bandwidth ``scale_out_gbps``: a ring all-reduce is paced by
+    its slowest hop (scale-out); an all-to-all sends (group - domain)/(group - 1) of its volume out of the
+    domain while the rest stays on NVLink, the slower of the two setting the time. Without a scale-out figure
+    in the profile the NVLink speed stands (and the rules say the group exceeds the domain)."""
+    nv = max(profile.interconnect_gbps, 1.0) * 1e9 / 2
+    so_gbps = getattr(profile, "scale_out_gbps", None)
+    dom = max(1, profile.domain_size)
+    if group <= dom or not so_gbps:
+        return nv
+    so = so_gbps * 1e9 / 2
+    if not all_to_all:
+        return min(nv, so)
+    out_share = (group - dom) / max(1, group - 1)
+    t_per_byte = max((1.0 - out_share) / nv, out_share / so)
+    return 1.0 / t_per_byte
+
+
 def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, link_bytes_per_s: float) -> float:
     """EP dispatch + combine of one MoE layer for ``tokens`` dispatched by one GPU (analyse passes
     its attention group's tokens / tp: the group's ranks split them, as DeepSeek's TP+SP attention
@@ -441,7 +466,8 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     counts = spec.layer_counts()
     b_act = 2.0  # BF16 activations between kernels
     h = spec.hidden_size
-    link_bytes_per_s = max(profile.interconnect_gbps, 1.0) * 1e9 / 2  # one direction
+    link_bytes_per_s = group_bytes_per_s(profile, scenario.tp)  # one direction; scale-out beyond the domain
+    ep_bytes_per_s = group_bytes_per_s(profile, scenario.ep, all_to_all=True)
 
     entries = _gemm_entries(spec)
     rows = {r: _gemm_rows(spec, profile, scenario, r, entries) for r in REGIMES}
@@ -492,7 +518,7 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
                 coll_s = n_coll * (vol / link_bytes_per_s + COLLECTIVE_LATENCY_S)
             if kind.ffn.kind == "moe" and scenario.ep > 1:
                 # each GPU dispatches its share of its attention group's tokens (split over tp ranks)
-                coll_s += expert_all_to_all_s(tokens / scenario.tp, kind.ffn.top_k, h, scenario, link_bytes_per_s)
+                coll_s += expert_all_to_all_s(tokens / scenario.tp, kind.ffn.top_k, h, scenario, ep_bytes_per_s)
                 n_coll += 2
             layer_s = kt["attention"] + kt["ffn"] + core_s + elem_s + coll_s
             per_kind_s[regime][kind.name] = layer_s
@@ -569,20 +595,23 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
         notes.append(f"tp={scenario.tp} exceeds the KV heads of some layers: their KV cache is replicated")
     state_seq = state_bytes_per_sequence(spec, scenario.kv_bytes_per_elem)
     pp = scenario.pp
-    weights_gpu = (sum(c.weight_bytes for c in layer_costs) + emb.weight_bytes + lm.weight_bytes) / pp
+    from colint.analysis.memory import activation_bytes, heaviest_stage_weight_bytes, memory_fit
+
+    weights_gpu = heaviest_stage_weight_bytes([c.weight_bytes for c in layer_costs], emb.weight_bytes,
+                                              lm.weight_bytes, pp)
     # sliding/chunked layers keep only their window: decode's attended tokens per layer
     per_seq = (sum(a.layers * a.kv_bytes_per_token * a.attended_tokens for a in attn["decode"])
                + state_seq / scenario.tp) / pp
-    kv_total = scenario.decode_concurrency * per_seq
-    hbm = profile.memory_gb * 1e9
-    room = 0.9 * hbm - weights_gpu
-    max_conc = int(room // per_seq) if per_seq > 0 and room > 0 else (0 if room <= 0 else 10**9)
-    if weights_gpu + kv_total > 0.9 * hbm:
-        notes.append(f"does not fit: {weights_gpu / 1e9:.1f} GB weights + {kv_total / 1e9:.1f} GB KV cache per GPU "
-                     f"> 90% of {profile.memory_gb:g} GB; at most {max(max_conc, 0)} sequences of {scenario.context} "
+    act = activation_bytes(h, rows, {r: _tokens(scenario, r) for r in REGIMES})
+    mem = memory_fit(weights_gpu, per_seq, act, scenario.decode_concurrency, profile.memory_gb)
+    if not mem.fits:
+        notes.append(f"does not fit: {weights_gpu / 1e9:.1f} GB weights + {mem.kv_cache_bytes_per_gpu / 1e9:.1f} GB KV "
+                     f"cache + {act / 1e9:.1f} GB activations per GPU > {mem.usable_bytes / 1e9:.0f} GB usable of "
+                     f"{profile.memory_gb:g} GB; at most {mem.max_decode_concurrency} sequences of {scenario.context} "
                      "tokens fit")
     return Workload(spec, profile, scenario, rows, attn, steps, layer_costs, emb, lm, kv_model, kv_gpu,
-                    state_seq, launch_s, floor_s, notes, weights_gpu, kv_total, hbm, max_conc)
+                    state_seq, launch_s, floor_s, notes, weights_gpu, mem.kv_cache_bytes_per_gpu, mem.hbm_bytes,
+                    mem.max_decode_concurrency, act, mem)
 
 
 def summary(w: Workload) -> dict:
@@ -613,6 +642,7 @@ def summary(w: Workload) -> dict:
         "state_bytes_per_sequence": w.state_bytes_per_sequence,
         "weight_bytes_per_gpu": w.weight_bytes_per_gpu,
         "kv_cache_bytes_per_gpu": w.kv_cache_bytes_per_gpu,
+        "activation_bytes_per_gpu": w.activation_bytes_per_gpu,
         "memory_fits": w.memory_fits,
         "max_decode_concurrency": w.max_decode_concurrency,
         "steps": {r: step(s) for r, s in w.steps.items()},

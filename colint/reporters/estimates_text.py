@@ -63,7 +63,8 @@ def render_profile(p, tm) -> str:
              "  dense peak TFLOP/s: " + ", ".join(f"{k} {v:g}" for k, v in p.peak_tflops.items()),
              f"  memory {p.memory_gb:g} GB at {p.memory_tbps:g} TB/s" + (f", L2 {p.l2_mb:g} MB" if p.l2_mb else ""),
              f"  ridge (FLOP/B): " + ", ".join(f"{k} {p.ridge(k):.0f}" for k in p.peak_tflops),
-             f"  interconnect {p.interconnect_gbps:g} GB/s per GPU, domain {p.domain_size}",
+             f"  interconnect {p.interconnect_gbps:g} GB/s per GPU, domain {p.domain_size}"
+             + (f", scale-out {p.scale_out_gbps:g} GB/s per GPU" if getattr(p, "scale_out_gbps", None) else ""),
              f"  tiles: base {t.base.m}x{t.base.n}"
              + (f", cooperative {t.cooperative.m}x{t.cooperative.n} ({t.cooperative.sms} SMs)" if t.cooperative else "")
              + (f", CGA {t.cga.m}x{t.cga.n}" if t.cga else ""),

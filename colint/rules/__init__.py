@@ -10,6 +10,7 @@
 | moe_ep        | CL5xx | 5: MoE sized for wide expert parallelism |
 | layer_pattern | CL6xx | 6: regular layer patterns, balanced pipeline stages |
 | decoupling    | CL7xx | 7: attention and FFN parallelized independently |
+| memory        | CL8xx | weights + KV cache + activations fit the GPU's memory |
 
 Adding a rule touches one module (and its test file).
 """
@@ -21,7 +22,7 @@ import importlib
 from colint.rules.base import _REGISTRY, Context, Rule, RuleDoc, rule
 
 FAMILY_MODULES = ("consistency", "near_square", "alignment", "width_depth", "quantization", "moe_ep",
-                  "layer_pattern", "decoupling")
+                  "layer_pattern", "decoupling", "memory")
 
 _loaded = False
 

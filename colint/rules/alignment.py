@@ -4,11 +4,12 @@ Every dimension is judged where the kernel sees it: per shard (column-parallel N
 row-parallel K/tp, routed experts whole under EP or split by tp under expert TP), in the
 scenario's format. Three levels (issue 4, DESIGN.md §6):
 
-* below the format's hard element multiple (16-byte rows: 8 BF16, 16 FP8, 32 FP4) → error;
-* not a multiple of 128 → warning with the estimated waste (info when the time model finds the
-  waste negligible on this workload: see the ``min_loss_pct`` option);
-* a multiple of 128 but not of the cooperative tile (256 on Blackwell's 2-SM UMMA) → info, only
-  where the time model finds a cost.
+* below the format's hard element multiple (16-byte rows: 16 FP8/INT8, 32 FP4) in a format whose
+  kernels refuse it → error (a hard constraint); in BF16/FP16 an unaligned path that runs: graded;
+* not a multiple of 128 → graded by the estimated step loss (the severity policy of
+  colint.rules.base: options ``warning_loss_pct`` / ``error_loss_pct``);
+* a multiple of 128 but not of the cooperative tile (256 on Blackwell's 2-SM UMMA) → reported only
+  where the time model finds a cost (``coop_min_loss_pct``), graded the same way.
 
 One finding per spec field, listing the affected GEMMs in ``details``/``evidence``. Waste is an
 estimate of the GEMM time model: each affected GEMM is re-estimated with the dimension padded
@@ -128,6 +129,15 @@ def _hard_multiple(ctx: Context, dtype: str) -> int:
 
     hw = FORMATS.get(dtype, (dtype,))[0]
     return int(ctx.profile.alignment.get(hw, 8))
+
+
+def refuses_unaligned(dtype: str) -> bool:
+    """Whether the format's GEMM kernels refuse rows that are not 16-byte aligned (a hard constraint): the
+    FP8/INT8/FP4 paths (cuBLASLt and CUTLASS require 16-byte aligned leading dimensions for them). BF16/FP16
+    and weight-only formats run on a slower unaligned path instead: a cost, graded by its estimate."""
+    from colint.analysis.gemm_model import FORMATS
+
+    return FORMATS.get(dtype, (dtype, 2.0, 2.0))[1] < 2.0
 
 
 def _coop(ctx: Context):
@@ -311,10 +321,10 @@ def _unique(dims: list[Dim]) -> list[Dim]:
           fix="Choose widths whose per-shard value is a multiple of 128 (256 on Blackwell) at the tp you deploy; "
               "the fix offers the nearest such values on both sides with their parameter delta.",
           sources=SOURCES),
-      options={"min_loss_pct": (0.25, "below this estimated step-time effect (percent, worst regime) a "
-                                      "non-multiple of 128 is info, not warning"),
-               "coop_min_loss_pct": (0.25, "report a multiple of 128 that is not a multiple of the cooperative "
-                                           "tile only when its estimated step-time effect reaches this percent")})
+      options={"coop_min_loss_pct": (0.25, "report a multiple of 128 that is not a multiple of the cooperative "
+                                           "tile only when its estimated step-time effect reaches this percent")},
+      graded=True, hard="a shard width that is not a multiple of the format's 16-byte row (FP8/INT8: 16, FP4: 32 "
+                        "elements): those kernels refuse it; a width that tp does not divide (unequal shards)")
 def dim_not_tile_aligned(ctx: Context):
     groups = _collect(ctx)
     for (f, full), dims in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)):
@@ -361,13 +371,12 @@ def _judge(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list
             fixes=_width_fixes(ctx, f, value, tp * hard, "unsafe"))
         return
     bad_hard = [d for d in dims if d.value % hard]
-    if bad_hard:
+    if bad_hard and refuses_unaligned(dtype):
         yield ctx.finding(
             "error", f"{head}, not a multiple of {hard} ({dtype}'s 16-byte row alignment on {ctx.gpu})",
             field=loc, evidence=ev,
-            details=[f"{_dims_text(bad_hard)}: the aligned Tensor Core path needs every dimension to be a multiple "
-                     f"of {hard} {dtype} elements; expect a slow fallback kernel or a refusal (FP8/FP4)",
-                     f"({w.label()})"],
+            details=[f"{_dims_text(bad_hard)}: {dtype} GEMM kernels need every dimension to be a multiple of "
+                     f"{hard} elements (16-byte rows) and refuse others", f"({w.label()})"],
             fixes=_width_fixes(ctx, f, value, mult_field, "unsafe"))
         return
     bad = [d for d in dims if d.value % TILE]
@@ -377,11 +386,14 @@ def _judge(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list
         eff = step_effect_pct(ctx, bad, TILE)
         loss = max(eff.values())
         padded, waste = _pad_waste(per_shard, TILE)
-        sev = "warning" if loss >= ctx.option("min_loss_pct") else "info"
+        sev = ctx.graded(loss)
         ev.update(padded_128=padded, waste_128_pct=round(waste, 2),
                   est_decode_step_pct=round(eff["decode"], 2), est_prefill_step_pct=round(eff["prefill"], 2))
         details = _dim_lines(ctx, bad) + [
             f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({w.label()})"]
+        if bad_hard:
+            details.append(f"{_dims_text(bad_hard)} is not a multiple of {hard} {dtype} elements (16-byte rows): it "
+                           "runs on an unaligned kernel path whose extra cost the tile model does not price")
         fixes = _width_fixes(ctx, f, value, mult_field, "unsafe")
         if f == "moe_intermediate_size" and tp > 1:  # (aligned unsplit returned above)
             details.append(f"expert parallelism keeps each expert whole, but {value} is not a multiple of 128 "
@@ -402,7 +414,7 @@ def _judge(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list
     cp, cw = _pad_waste(bad_n[0].value, coop.n)
     ev.update(est_decode_step_pct=round(eff["decode"], 2), est_prefill_step_pct=round(eff["prefill"], 2))
     yield ctx.finding(
-        "info", f"{head}: a multiple of 128 but not of {coop.n} ({ctx.gpu}'s {coop.sms}-SM cooperative tile)",
+        ctx.graded(loss), f"{head}: a multiple of 128 but not of {coop.n} ({ctx.gpu}'s {coop.sms}-SM cooperative tile)",
         field=loc, evidence=ev, loss_pct=loss,
         details=[f"{_dims_text(bad_n)} pads to {cp} on {coop.n}-wide tiles ({cw:.1f}%); est. "
                  f"+{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({w.label()})"],
@@ -478,10 +490,10 @@ def _attention_widths(ctx: Context, dims: list[Dim]):
     ev = {"num_heads": heads, "num_kv_heads": spec.num_kv_heads, "head_dim": hd, "tp": sc.tp, "gpu": ctx.gpu,
           "gemms": [{"gemm": d.name, "dim": d.axis, "per_shard": d.value} for d in dims],
           "est_decode_step_pct": round(eff["decode"], 2), "est_prefill_step_pct": round(eff["prefill"], 2)}
-    if bad_hard:
-        sev, what = "error", f"not a multiple of {hard}"
+    if bad_hard and refuses_unaligned(dims[0].rows[0].dtype):
+        sev, what, loss = "error", f"not a multiple of {hard}", None
     else:
-        sev, what = ("warning" if loss >= ctx.option("min_loss_pct") else "info"), "not a multiple of 128"
+        sev, what = ctx.graded(loss), f"not a multiple of {hard if bad_hard else 128}"
     details = _dim_lines(ctx, bad)
     details.append(f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({ctx.workload.label()})")
     yield ctx.finding(
@@ -505,7 +517,10 @@ def _mla_latent(ctx: Context, dims: list[Dim]):
     lat = mixer.kv_lora_rank
     hard = _hard_multiple(ctx, bad[0].rows[0].dtype)
     # by design: info whatever the estimate (changing it changes the cache format and FlashMLA's kernels)
-    sev = "error" if any(d.value % hard for d in bad) else "info"
+    hard_bad = any(d.value % hard for d in bad) and refuses_unaligned(bad[0].rows[0].dtype)
+    sev = "error" if hard_bad else ctx.graded(loss)
+    if hard_bad:
+        loss = None
     details = _dim_lines(ctx, bad)
     details.append(f"by design: the latent (kv_lora_rank {lat}) and the shared RoPE key ({rope}) are one projection "
                    f"and one cached vector of {lat + rope} per token (FlashMLA is built for 512+64); the cost is the "
@@ -537,9 +552,9 @@ def _mla_latent(ctx: Context, dims: list[Dim]):
               "original size and drop them) so that sampling never picks a padded id.",
           sources=("nanoGPT (A. Karpathy): 50257 → 50304, ~25% speedup",
                    "Megatron-LM --make-vocab-size-divisible-by (default 128, times tp)",) + SOURCES),
-      options={"min_loss_pct": (0.25, "below this estimated step-time effect (percent, worst regime) a "
-                                      "non-multiple of 128 is info, not warning"),
-               "multiple": (128, "pad the vocabulary to a multiple of this times tp")})
+      options={"multiple": (128, "pad the vocabulary to a multiple of this times tp")},
+      graded=True, hard="an LM-head shard that is not a multiple of the format's 16-byte row in FP8/INT8/FP4 "
+                        "(those kernels refuse it)")
 def vocab_not_padded(ctx: Context):
     spec, w, sc = ctx.spec, ctx.workload, ctx.scenario
     v = spec.vocab_size
@@ -558,21 +573,27 @@ def vocab_not_padded(ctx: Context):
     shard = f" is {per_shard} per shard at tp={tp}" if tp > 1 else ""
     ev = {"vocab_size": v, "tp": tp, "per_shard": per_shard, "padded": target, "gpu": ctx.gpu,
           "est_decode_step_pct": round(eff["decode"], 2), "est_prefill_step_pct": round(eff["prefill"], 2)}
-    if per_shard % hard:
+    refused = bool(per_shard % hard) and refuses_unaligned(rows[0].dtype)
+    if refused:
         sev, what = "error", f"not a multiple of {hard} ({rows[0].dtype}'s 16-byte row alignment)"
+    elif per_shard % hard:
+        sev, what = ctx.graded(loss), f"not a multiple of {hard} (off the 16-byte aligned path)"
     elif per_shard % TILE:
-        sev, what = ("warning" if loss >= ctx.option("min_loss_pct") else "info"), "not a multiple of 128"
+        sev, what = ctx.graded(loss), "not a multiple of 128"
     else:
         return
     padded, waste = _pad_waste(per_shard, TILE)
     if spec.vocab_padding:
-        yield from _megatron_vocab(ctx, v, tp, per_shard, sev, what, loss, ev, eff, waste, padded)
+        yield from _megatron_vocab(ctx, v, tp, per_shard, sev, what, loss, ev, eff, waste, padded, refused)
         return
     delta = param_delta(spec, "vocab_size", target)
-    if sev == "error":
-        loss = None  # the unaligned fallback path is not priced by the tile model
-        first = (f"LM head N={per_shard} is off the 16-byte aligned Tensor Core path; the time model prices only "
-                 f"tile padding, not the fallback kernel (nanoGPT measured ~25% end-to-end from 50257 → 50304)")
+    if refused:
+        loss = None  # a hard constraint: the format's kernels refuse the width
+        first = f"LM head N={per_shard} is not a multiple of {hard} {rows[0].dtype} elements: those kernels refuse it"
+    elif per_shard % hard:
+        first = (f"LM head N={per_shard} is off the 16-byte aligned path: est. +{eff['decode']:.2f}% decode step, "
+                 f"+{eff['prefill']:.2f}% prefill step from tile padding ({w.label()}); the unaligned kernel's own "
+                 f"extra cost is not priced (nanoGPT measured ~25% end-to-end from 50257 → 50304 in training)")
     else:
         first = (f"LM head N={per_shard} runs {padded} wide on 128-wide tiles ({waste:.1f}% of its work wasted); "
                  f"est. +{eff['decode']:.2f}% decode step, +{eff['prefill']:.2f}% prefill step ({w.label()})")
@@ -590,7 +611,7 @@ def vocab_not_padded(ctx: Context):
 
 
 def _megatron_vocab(ctx: Context, v: int, tp: int, per_shard: int, sev: str, what: str, loss, ev: dict,
-                    eff: dict, waste: float, padded: int):
+                    eff: dict, waste: float, padded: int, refused: bool = False):
     """Megatron/NeMo/NeoX: the vocab comes from the tokenizer (--vocab-size) and the file pads it to a multiple of
     make_vocab_size_divisible_by x the file's tp. The fix edits that divisor (the key the format reads): the
     smallest multiple of the old one whose padding keeps every shard at this tp a multiple of ``multiple``."""
@@ -605,7 +626,7 @@ def _megatron_vocab(ctx: Context, v: int, tp: int, per_shard: int, sev: str, wha
     src = spec.sources.get("vocab_divisible_by")
     src_present = src is not None and not src.default
     delta = param_delta(spec, "vocab_size", new_vocab)
-    if sev == "error":
+    if refused:
         loss = None
         first = f"LM head N={per_shard} is off the 16-byte aligned Tensor Core path ({w.label()})"
     else:
@@ -730,11 +751,28 @@ def largest_aligned_tp(ctx: Context):
     limit_field = min(best, key=lambda f: best[f])
     tp = best[limit_field]
     what = {"num_heads": "q projection width (heads x head_dim)"}.get(limit_field, limit_field)
+    # never propose a tp that replicates the KV cache (CL701) or leaves the NVLink domain (CL704)
+    kv_cap = min((1 if k.mixer.kind == "mla" else max(1, k.mixer.num_kv_heads or k.mixer.num_heads or 1)
+                  for k, n in zip(spec.layer_kinds, spec.layer_counts())
+                  if n and k.mixer.kind in ("attention", "mla")), default=None)
+    dom = getattr(ctx.profile, "domain_size", None) if ctx.profile is not None else None
+    capped_by = None
+    for cap, why in ((kv_cap, f"{kv_cap} KV head{'s' if kv_cap != 1 else ''} (CL701: more tp replicates the KV cache)"),
+                     (dom, f"the {dom}-GPU NVLink domain of {ctx.gpu} (CL704)")):
+        if cap and tp > cap:
+            t = 1
+            while t * 2 <= cap:
+                t *= 2
+            tp, capped_by = t, why
     msg = (f"largest power-of-two tp keeping every sharded width a multiple of 128: tp={tp} (limited by {what} "
            f"{widths[limit_field]})" if tp else
            f"no tp keeps every sharded width a multiple of 128: {what} {widths[limit_field]} is not one at tp=1")
+    if capped_by and tp:
+        msg = (f"largest power-of-two tp keeping every sharded width a multiple of 128 without replicating the KV "
+               f"cache or leaving the NVLink domain: tp={tp} (limited by {capped_by})")
     yield ctx.finding("info", msg, field=_location_field(ctx, limit_field) if limit_field != "num_heads" else "num_heads",
                       evidence={"largest_aligned_tp": tp, "per_width": best, "vocab_largest_aligned_tp": vocab_tp,
+                                "kv_heads_cap_tp": kv_cap, "domain_gpus": dom,
                                 "gpu": ctx.gpu},
                       details=[f"vocab_size {spec.vocab_size} stays a multiple of 128 per shard up to tp={vocab_tp}; pad it "
                                f"(CL202) rather than limit tp"] if vocab_tp is not None and vocab_tp < tp else [])

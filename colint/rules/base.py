@@ -37,11 +37,30 @@ class Rule:
     options: dict[str, tuple[Any, str]]
     check: Callable[["Context"], Iterable[Finding]]
     needs_workload: bool = True  # False: depends on the spec alone (runs once per file, not per GPU)
+    graded: bool = False  # True: the severity of its loss-carrying findings follows the severity policy
+    hard: str = ""  # the hard constraints it reports as errors whatever the loss ("will not run / load")
+
+    def severity_lines(self) -> list[str]:
+        """The rule's severity policy, for `colint rule CODE` (README "Severity policy")."""
+        out = []
+        if self.hard:
+            out.append(f"  error (hard constraint): {self.hard}")
+        if self.graded:
+            w, e = self.options["warning_loss_pct"][0], self.options["error_loss_pct"][0]
+            out.append(f"  by estimated step loss: info below {w:g}%, warning from {w:g}%"
+                       + (f", error from {e:g}%" if e < NEVER else " (never an error on loss alone)")
+                       + " (options warning_loss_pct / error_loss_pct)")
+        elif not self.hard:
+            out.append("  error when it fires: a hard constraint (the model will not load or run as configured)"
+                       if self.severity == "error" else
+                       f"  at most {self.severity}: {'advice that depends on goals' if self.severity == 'info' else 'a fixed-severity check'}"
+                       " (no estimated step loss to grade)")
+        return out
 
     def render_doc(self) -> str:
         lines = [f"{self.code} {self.name} ({self.family}, up to {self.severity})", "", self.summary, "",
                  "What:", f"  {self.doc.what}", "", "Why:", f"  {self.doc.why}", "", "Example:",
-                 f"  {self.doc.example}", "", "Fix:", f"  {self.doc.fix}"]
+                 f"  {self.doc.example}", "", "Fix:", f"  {self.doc.fix}", "", "Severity:"] + self.severity_lines()
         if self.options:
             lines += ["", "Options (thresholds; set in [tool.colint.rules." + self.code + "]):"]
             for k, (default, desc) in self.options.items():
@@ -53,16 +72,39 @@ class Rule:
 
 _REGISTRY: dict[str, Rule] = {}
 
+# Severity policy (README "Severity policy", DESIGN.md §6): a finding that carries an estimated step loss
+# takes its severity from that loss: info below warning_loss_pct, warning from it, error from error_loss_pct.
+# Hard constraints (the model will not run or will not load as configured) are errors and carry no loss.
+# Every rule's thresholds lie within a factor of 10 of these defaults, so a finding never outranks another
+# of the same file whose estimated loss is 10x larger (tests/test_severity_policy.py checks the corpus).
+WARNING_LOSS_PCT = 0.5  # half a percent of a step: measurable waste, worth a design change
+ERROR_LOSS_PCT = 25.0  # a quarter of the step: the design does not run as intended on the target
+NEVER = 1e9  # an error_loss_pct that no loss reaches (design advice that is never an error on loss alone)
+
+
+def impact_options(warning: float = WARNING_LOSS_PCT, error: float = ERROR_LOSS_PCT) -> dict[str, tuple[Any, str]]:
+    """The two named, configurable thresholds of a graded rule."""
+    return {"warning_loss_pct": (float(warning), "estimated step loss (percent) from which a finding is a warning "
+                                                 "(below: info)"),
+            "error_loss_pct": (float(error), "estimated step loss (percent) from which a finding is an error"
+                                             + (" (1e9: never)" if error >= NEVER else ""))}
+
 
 def rule(code: str, name: str, family: str, severity: Severity, summary: str, doc: RuleDoc,
-         options: Optional[dict[str, tuple[Any, str]]] = None, needs_workload: bool = True):
-    """Register ``check`` as rule ``code``."""
+         options: Optional[dict[str, tuple[Any, str]]] = None, needs_workload: bool = True,
+         graded: bool = False, hard: str = "", warning_loss_pct: float = WARNING_LOSS_PCT,
+         error_loss_pct: float = ERROR_LOSS_PCT):
+    """Register ``check`` as rule ``code``. ``graded``: its findings with an estimated loss get their
+    severity from ``ctx.graded(loss)`` (options warning_loss_pct / error_loss_pct, this rule's defaults
+    given here); ``hard``: the hard constraints it reports as errors."""
 
     def deco(fn: Callable[["Context"], Iterable[Finding]]):
         if code in _REGISTRY:
             raise ValueError(f"duplicate rule code {code}")
-        _REGISTRY[code] = Rule(code, name, family, severity, summary, doc, dict(options or {}), fn,
-                               needs_workload)
+        opts = dict(options or {})
+        if graded:
+            opts.update(impact_options(warning_loss_pct, error_loss_pct))
+        _REGISTRY[code] = Rule(code, name, family, severity, summary, doc, opts, fn, needs_workload, graded, hard)
         return fn
 
     return deco
@@ -85,6 +127,21 @@ class Context:
         if name in over:
             return over[name]
         return self.current.options[name][0]
+
+    def graded(self, loss_pct: float | None, cap: Severity = "error", floor: Severity = "info") -> Severity:
+        """The severity policy: an estimated step loss (percent) -> info / warning / error by this rule's
+        warning_loss_pct and error_loss_pct; ``cap``/``floor`` bound it (e.g. advice that is at most a
+        warning). No loss: ``floor``."""
+        order = ("info", "warning", "error")
+        sev = "info"
+        if loss_pct is not None:
+            loss_pct = round(loss_pct, 2)  # as the finding reports it
+            if loss_pct >= self.option("error_loss_pct"):
+                sev = "error"
+            elif loss_pct >= self.option("warning_loss_pct"):
+                sev = "warning"
+        i = max(order.index(floor), min(order.index(sev), order.index(cap)))
+        return order[i]  # type: ignore[return-value]
 
     def source(self, field_name: str | None) -> Source | None:
         if field_name is None:

@@ -45,7 +45,7 @@ def _mb(x: float) -> str:
     return f"{x / 1e6:,.1f} MB" if x < 1e9 else f"{x / 1e9:,.1f} GB"
 
 
-@rule("CL701", "kv-cache-replicated-by-tp", FAMILY, "warning",
+@rule("CL701", "kv-cache-replicated-by-tp", FAMILY, "error",
       "Attention tensor parallelism above the KV-head count replicates the KV cache.",
       RuleDoc(
           what="Under tp, each rank holds n_kv/tp KV heads; when tp exceeds the KV heads (MLA's latent cache "
@@ -56,7 +56,8 @@ def _mb(x: float) -> str:
           fix="Run attention data-parallel (or with tp <= KV heads) and give the FFN/experts their own tp/ep "
               "(decoupled parallelism); shard the KV along the sequence (Helix); or raise the KV heads to tp.",
           sources=SOURCES_KV),
-      options={"min_replication": (2, "report when a KV head is held by at least this many tp ranks")})
+      options={"min_replication": (2, "report when a KV head is held by at least this many tp ranks")},
+      graded=True)
 def kv_cache_replicated(ctx: Context):
     w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
     tp = sc.tp
@@ -108,10 +109,13 @@ def kv_cache_replicated(ctx: Context):
                   "replicas)") + f" and keep tp={tp} / ep for the FFN", "display")]
     if not mla and mx.num_heads % tp == 0 and tp <= mx.num_heads:
         d = param_delta(spec, "num_kv_heads", tp, old=mx.num_kv_heads)
-        fixes.append(fix(f"use {tp} KV heads ({d.label()}, {tp / n_kv:g}x the KV cache per token)", "unsafe",
+        # capacity: the KV cache per GPU stays the same (each rank holds one head either way), so does what fits
+        fit = getattr(w, "max_decode_concurrency", None) if getattr(w, "memory", None) is not None else None
+        cap = f"; as now, est. {fit} seq of {context:,} tokens fit per GPU" if fit is not None and fit < seqs else ""
+        fixes.append(fix(f"use {tp} KV heads ({d.label()}, {tp / n_kv:g}x the KV cache per token{cap})", "unsafe",
                          edit(edit_key(spec, "num_kv_heads", "num_key_value_heads"), mx.num_kv_heads, tp)))
     yield ctx.finding(
-        "warning", msg, field=_kv_field(spec, mx),
+        ctx.graded(loss), msg, field=_kv_field(spec, mx),
         evidence={"tp": tp, "kv_heads": n_kv, "kv_replication": rep, "kv_bytes_per_token_per_gpu": round(kv_gpu),
                   "kv_bytes_per_token_sharded": round(kv_ideal), "extra_kv_bytes_per_gpu": round(extra_scn),
                   "decode_concurrency": seqs, "context_tokens": context,
@@ -136,7 +140,8 @@ def _nearest_divisible(n: int, tp: int) -> list[int]:
           example="Falcon-7B: 71 query heads cannot be split over tp=2, 4 or 8.",
           fix="Choose a head count divisible by the tp you deploy with (72 or 64 instead of 71), or a smaller tp.",
           sources=("Megatron-LM: num_attention_heads must be divisible by tensor_model_parallel_size",
-                   "vLLM: total_num_heads % tensor_parallel_size == 0 (and KV heads divisible or replicable)")))
+                   "vLLM: total_num_heads % tensor_parallel_size == 0 (and KV heads divisible or replicable)")),
+      hard="heads that tp neither divides nor replicates evenly: serving engines refuse the configuration")
 def heads_not_divisible(ctx: Context):
     spec, tp = ctx.spec, ctx.scenario.tp
     if tp <= 1:
@@ -254,6 +259,10 @@ def kv_parallelism_pays(ctx: Context):
            + (f" from est. {crossover:,} tokens" if crossover else ""))
     details = [f"attention tp is capped at {n_kv} KV head{'s' if n_kv > 1 else ''} without copies; KV parallelism "
                f"shards the sequence instead ({w.label()})"]
+    mem = getattr(w, "memory", None)
+    if mem is not None and not mem.fits:
+        details.append(f"at this context only est. {mem.max_decode_concurrency} of the {seqs} seq fit per GPU (CL801); "
+                       "KV parallelism over k GPUs also divides each sequence's cache by k")
     yield ctx.finding(
         "info", msg, field=_kv_field(spec, mx),
         evidence={"context_tokens": sc.context, "decode_concurrency": seqs, "est_kv_read_s": kv_s,
@@ -263,3 +272,39 @@ def kv_parallelism_pays(ctx: Context):
                   "kv_heads": n_kv, "gpu": ctx.gpu},
         fixes=[fix("serve with KV parallelism (Helix: KVP x TP_A for attention, TP/EP for the FFN)", "display")],
         details=details)
+
+
+@rule("CL704", "tp-beyond-scale-up-domain", FAMILY, "error",
+      "Tensor parallelism spans more GPUs than the NVLink domain: its all-reduces run at scale-out speed.",
+      RuleDoc(
+          what="With --tp larger than the profile's scale-up domain, each layer's two all-reduces cross the "
+               "scale-out network (the profile's scale_out_gbps), paced by its slowest hop. Reports the estimated "
+               "share of the step this costs against an all-reduce at NVLink speed.",
+          why="Tensor parallelism puts collectives on the critical path of every layer; at NIC bandwidth (50-100 "
+              "GB/s per GPU against 0.9-1.8 TB/s of NVLink) they dominate the step.",
+          example="Llama-3.1-70B at --tp 16 on h100-sxm (8-GPU HGX): every all-reduce leaves the node.",
+          fix="Keep tp within the NVLink domain and scale out with pipeline or data parallelism (or EP for MoE).",
+          sources=SOURCES_KV[:1] + ("NVIDIA DGX user guides: one 400 Gb/s ConnectX-7 per GPU (HGX H100/B200)",)),
+      graded=True)
+def tp_beyond_domain(ctx: Context):
+    from colint.rules.moe_ep import scale_out_cost_pct
+
+    sc, p = ctx.scenario, ctx.profile
+    dom = max(1, p.domain_size)
+    if sc.tp <= dom:
+        return
+    so = getattr(p, "scale_out_gbps", None)
+    eff = scale_out_cost_pct(ctx, "tp") if so else {"decode": 0.0, "prefill": 0.0}
+    loss = max(eff.values()) if so else None
+    msg = (f"tp={sc.tp} spans {-(-sc.tp // dom)} NVLink domains of {dom} on {ctx.gpu}: every layer's all-reduce "
+           "crosses the scale-out network"
+           + (f" ({so:g} GB/s per GPU vs {p.interconnect_gbps:g} GB/s NVLink)" if so else
+              " (the profile gives no scale_out_gbps: not priced)"))
+    yield ctx.finding(
+        ctx.graded(loss) if so else "warning", msg, field="num_heads", loss_pct=loss,
+        evidence={"tp": sc.tp, "domain_gpus": dom, "scale_out_gbps": so, "interconnect_gbps": p.interconnect_gbps,
+                  "gpu": ctx.gpu, "est_decode_step_pct": round(eff["decode"], 2),
+                  "est_prefill_step_pct": round(eff["prefill"], 2)},
+        details=[f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step against all-reduces at "
+                 f"NVLink speed ({ctx.workload.label()})"] if so else [],
+        fixes=[fix(f"keep tp <= {dom} and scale out with pp/dp (or ep for experts)", "display")])

@@ -236,7 +236,8 @@ def _describe(c: StackCosts, p: Partition, pp: int) -> dict:
           fix="Pick a layer count that divides (counting MTP layers on the last stage), or state the uneven split "
               "explicitly (--decoder-first/last-pipeline-num-layers).",
           sources=SOURCES),
-      options=_opts("warn_idle_pct", "balanced_idle_pct"))
+      options=_opts("balanced_idle_pct"), graded=True, warning_loss_pct=2.0,
+      hard="fewer layers than pipeline stages (a stage would be empty)")
 def layers_not_divisible(ctx: Context):
     spec, sc, w = ctx.spec, ctx.scenario, ctx.workload
     pp = sc.pp
@@ -251,8 +252,8 @@ def layers_not_divisible(ctx: Context):
     p = c.best(pp)
     if p is None:
         return
-    warn = ctx.option("warn_idle_pct") / 100
-    sev = "warning" if p.idle_share >= warn else "info"
+    warn = ctx.option("warning_loss_pct") / 100
+    sev = ctx.graded(100 * p.idle_share)
     ev = _describe(c, p, pp)
     wp = c.weights_of(p.sizes)
     irr = irregularities(spec)
@@ -289,7 +290,7 @@ def layers_not_divisible(ctx: Context):
           example="A 52-layer hybrid with attention every 8th layer at pp=4: stages hold 1 or 2 attention layers.",
           fix="Make the pattern period divide the layers per stage, or give the split explicitly.",
           sources=SOURCES),
-      options=_opts("warn_idle_pct"))
+      graded=True, warning_loss_pct=2.0)
 def stage_imbalance(ctx: Context):
     spec, sc, w = ctx.spec, ctx.scenario, ctx.workload
     pp = sc.pp
@@ -298,9 +299,9 @@ def stage_imbalance(ctx: Context):
         return
     c = stack_costs(spec, w)
     even = c.flops_of(even_sizes(L, pp))
-    warn = ctx.option("warn_idle_pct") / 100
+    warn = ctx.option("warning_loss_pct") / 100
     if even.idle_share < warn:
-        return
+        return  # below the warning threshold the even split is balanced enough: not reported
     best = c.best(pp)
     prefix, per = period(spec.layer_pattern)
     per_stage = L // pp
@@ -322,11 +323,12 @@ def stage_imbalance(ctx: Context):
         fixes.append(_layout_fix(best.sizes, spec.mtp_layers))
         ev["best_stage_layers"] = list(best.sizes)
         ev["best_idle_pct"] = round(100 * best.idle_share, 2)
-    yield ctx.finding("warning", msg, field="num_layers", evidence=ev, loss_pct=100 * even.idle_share,
+    yield ctx.finding(ctx.graded(100 * even.idle_share), msg, field="num_layers", evidence=ev,
+                      loss_pct=100 * even.idle_share,
                       fixes=fixes, details=details)
 
 
-@rule("CL603", "pipeline-weight-imbalance", FAMILY, "info",
+@rule("CL603", "pipeline-weight-imbalance", FAMILY, "error",
       "Pipeline stages balanced in FLOPs hold unequal weight bytes (embedding, LM head, dense vs MoE layers).",
       RuleDoc(
           what="For the split that is best in prefill FLOPs, the weight bytes per GPU of each stage: the "
@@ -338,7 +340,8 @@ def stage_imbalance(ctx: Context):
           fix="Move layers off the heavy stages (Megatron --account-for-embedding-in-pipeline-split / "
               "--account-for-loss-in-pipeline-split, or explicit first/last stage sizes).",
           sources=SOURCES),
-      options=_opts("warn_idle_pct", "weight_excess_hbm_pct"))
+      options=_opts("warn_idle_pct", "weight_excess_hbm_pct"),
+      hard="the heaviest stage's weights (with the activations) exceed usable memory: that split will not load")
 def weight_imbalance(ctx: Context):
     spec, sc, w = ctx.spec, ctx.scenario, ctx.workload
     pp = sc.pp
@@ -388,7 +391,25 @@ def weight_imbalance(ctx: Context):
         if fp.idle_share < warn:
             fixes.append(_layout_fix(wb.sizes, spec.mtp_layers))
         ev["weight_balanced_stage_layers"] = list(wb.sizes)
-    yield ctx.finding("info", msg, field="num_layers", evidence=ev, fixes=fixes, details=details)
+    # a stage whose weights (with the activations) exceed usable memory will not load: a hard constraint
+    from colint.analysis.memory import USABLE_HBM_SHARE
+
+    usable = USABLE_HBM_SHARE * hbm_bytes
+    act = getattr(w, "activation_bytes_per_gpu", 0.0)
+    sev = "info"
+    if wp.sums[heavy] + act > usable:
+        # that stage will not load: a hard constraint of this split
+        sev = "error"
+        msg += f"; it exceeds the {usable / 1e9:.0f} GB usable (with est. {act / 1e9:.1f} GB activations): will not load"
+        if wb is not None and wb.max + act <= usable:
+            details.append(f"the weight-balanced split {_sizes(wb.sizes)} holds at most est. {wb.max / 1e9:.1f} GB per "
+                           "GPU: it loads")
+            if wb.sizes != chosen.sizes and not fixes:
+                fixes.append(_layout_fix(wb.sizes, spec.mtp_layers))
+        else:
+            details.append("no split into these stages loads: more GPUs per stage or a narrower format (CL801)")
+        ev["usable_bytes"] = round(usable)
+    yield ctx.finding(sev, msg, field="num_layers", evidence=ev, fixes=fixes, details=details)
 
 
 @rule("CL604", "irregular-stack-pipeline", FAMILY, "info",

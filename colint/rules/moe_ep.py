@@ -115,6 +115,17 @@ def expert_gemm_memory_bound(ctx: Context):
                        f"{'s' if conc * groups != 1 else ''}; {experts_per_gpu(e, sc.ep)} experts per GPU at "
                        f"ep={sc.ep}; prefill gives est. {m_pre:,.0f} tokens per expert "
                        f"({'compute' if m_pre >= pre_star else 'memory'}-bound) ({w.label()})")
+        # capacity: does the concurrency this advice assumes fit in memory at the EP width it proposes?
+        ep_adv = min(ep_common or ep_need, max_ep) if ep_need > sc.ep else sc.ep
+        w_adv = w
+        if ep_adv != sc.ep:
+            from colint.analysis.workload import analyse
+
+            w_adv = analyse(spec, ctx.profile, sc.model_copy(update={"ep": ep_adv}))
+        fit = w_adv.max_decode_concurrency if getattr(w_adv, "memory", None) is not None else None
+        if fit is not None and fit < conc:
+            details.append(f"capacity: at ep={ep_adv} only est. {fit} of the {conc} seq of {sc.context:,} tokens fit "
+                           f"per GPU (CL801); the concurrency this needs is not reachable there")
         fixes = []
         if ep_need <= max_ep and ep_need > sc.ep:
             fixes.append(fix(f"deploy the experts with ep>={ep_common or ep_need} and data-parallel attention",
@@ -129,7 +140,7 @@ def expert_gemm_memory_bound(ctx: Context):
             fixes=fixes, details=details)
 
 
-@rule("CL502", "experts-not-divisible-by-ep", FAMILY, "warning",
+@rule("CL502", "experts-not-divisible-by-ep", FAMILY, "error",
       "The routed experts do not divide evenly over the EP ranks.",
       RuleDoc(
           what="With --ep, each rank holds ceil(E/ep) expert slots; when ep does not divide E some ranks hold one "
@@ -143,7 +154,8 @@ def expert_gemm_memory_bound(ctx: Context):
               "the remainder with redundant experts (EPLB).",
           sources=SOURCES),
       options={"common_ep": ((8, 16, 32, 64), "EP sizes checked when --ep is not given"),
-               "nvl_domain": (72, "EP size of a rack-scale NVLink domain, checked on GPUs whose domain is that big")})
+               "nvl_domain": (72, "EP size of a rack-scale NVLink domain, checked on GPUs whose domain is that big")},
+      graded=True)
 def experts_not_divisible(ctx: Context):
     w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
     key = edit_key(spec, "num_experts", "num_experts")
@@ -172,7 +184,7 @@ def experts_not_divisible(ctx: Context):
                     d = param_delta(spec, "num_experts", v, old=e)
                     fixes.append(fix(f"use {v} experts ({d.label()})", "unsafe", edit(key, e, v)))
             yield ctx.finding(
-                "warning", msg, field="num_experts",
+                ctx.graded(loss), msg, field="num_experts",
                 evidence={"num_experts": e, "ep": ep, "experts_per_gpu_max": slots,
                           "experts_per_gpu_mean": round(mean, 3), "idle_expert_share": round(idle, 4),
                           "redundant_to_fill": r, "gpu": ctx.gpu},
@@ -203,7 +215,7 @@ def experts_not_divisible(ctx: Context):
                        for v in sorted({lo, lo + EXPERT_FIX_MULTIPLE} - {0, e})] if check != [dom] else [])
 
 
-@rule("CL503", "fine-grained-experts-under-tp", FAMILY, "warning",
+@rule("CL503", "fine-grained-experts-under-tp", FAMILY, "error",
       "Experts cut by tensor parallelism become tiny or misaligned GEMMs: spread them with EP instead.",
       RuleDoc(
           what="With tp>1 and no EP, each expert's FFN width H'_e is split over the tp ranks (gate/up N = 2H'_e/tp, "
@@ -219,9 +231,8 @@ def experts_not_divisible(ctx: Context):
           sources=("NVIDIA blog 'AI Model Co-Design', Guideline 7: TP favours coarse MoE, EP favours fine-grained "
                    "MoE whose small H' would produce inefficiently small GEMMs under TP",)),
       options={"min_expert_shard_width": (256, "report per-shard expert widths below this (2-SM tile width)"),
-               "tile_width": (128, "below one tile of this width the finding is a warning"),
-               "min_loss_pct": (0.25, "a split that misaligns a 128-multiple width is a warning from this estimated "
-                                      "step-time effect (percent, worst regime), info below")})
+               "tile_width": (128, "the tile width the per-shard expert width is padded to")},
+      graded=True)
 def fine_grained_under_tp(ctx: Context):
     from colint.analysis.gemm_model import tile_efficiency
     from colint.rules.alignment import Dim, step_effect_pct
@@ -241,12 +252,10 @@ def fine_grained_under_tp(ctx: Context):
             continue
         dims = [Dim(r.name, "k" if "down" in r.name else "n", r.k if "down" in r.name else r.n, [r])
                 for reg in ("decode", "prefill") for r in _expert_rows(w, reg, kind.name)]
-        eff = step_effect_pct(ctx, dims, tile) if split_misaligned else {"decode": 0.0, "prefill": 0.0}
+        priced = split_misaligned or sub_tile
+        eff = step_effect_pct(ctx, dims, tile) if priced else {"decode": 0.0, "prefill": 0.0}
         loss = max(eff.values())
-        if sub_tile or (split_misaligned and loss >= ctx.option("min_loss_pct")):
-            sev = "warning"
-        else:
-            sev = "info"
+        sev = ctx.graded(loss if priced else None)
         shard_i = math.ceil(shard)
         eta_n = tile_efficiency(tile, 2 * shard_i, tile, tile)
         k_tile = ctx.profile.tiles.k_tile.get(sc.gemm_format, 64) if hasattr(ctx.profile, "tiles") else 64
@@ -262,14 +271,83 @@ def fine_grained_under_tp(ctx: Context):
                f"experts with ep={tp} instead ({per_gpu} whole experts per GPU)")
         details = [f"per expert: gate/up N={2 * shard_i} fills {eta_n:.0%} of {tile}-wide tiles, down K={shard_i} "
                    f"fills {eta_k:.0%} of the {k_tile}-deep K tile (estimate: {ctx.gpu}, {sc.gemm_format})"]
-        if split_misaligned:
+        if priced:
             details.append(f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step from the "
                            f"padding ({w.label()})")
         yield ctx.finding(
-            sev, msg, field="moe_intermediate_size", loss_pct=loss if split_misaligned else None,
+            sev, msg, field="moe_intermediate_size", loss_pct=loss if priced else None,
             evidence={"expert_intermediate_size": he, "tp": tp, "per_shard_width": shard,
                       "gate_up_tile_efficiency": round(eta_n, 3), "down_k_tile_efficiency": round(eta_k, 3),
                       "experts_per_gpu_at_ep": per_gpu, "gpu": ctx.gpu,
                       "est_decode_step_pct": round(eff["decode"], 2), "est_prefill_step_pct": round(eff["prefill"], 2)},
             details=details,
             fixes=[fix(f"experts on ep={tp} (tp for attention only)", "display")])
+
+
+def scale_out_cost_pct(ctx: Context, kind: str) -> dict[str, float]:
+    """Per regime, the estimated share of the step that the collectives of ``kind`` ("ep": the MoE all-to-all,
+    "tp": the attention/FFN all-reduce) lose by crossing the NVLink domain: their time at the scale-out
+    pricing minus their time if the domain were large enough."""
+    from colint.analysis.workload import expert_all_to_all_s, group_bytes_per_s
+
+    w, sc, spec, p = ctx.workload, ctx.scenario, ctx.spec, ctx.profile
+    nv = max(p.interconnect_gbps, 1.0) * 1e9 / 2
+    out = {}
+    for regime in ("decode", "prefill"):
+        tokens = sc.decode_concurrency if regime == "decode" else sc.prefill_tokens
+        lost = 0.0
+        for k, n in zip(spec.layer_kinds, spec.layer_counts()):
+            if not n:
+                continue
+            if kind == "ep" and k.ffn.kind == "moe" and sc.ep > 1:
+                bw = group_bytes_per_s(p, sc.ep, all_to_all=True)
+                lost += n * (expert_all_to_all_s(tokens / sc.tp, k.ffn.top_k, spec.hidden_size, sc, bw)
+                             - expert_all_to_all_s(tokens / sc.tp, k.ffn.top_k, spec.hidden_size, sc, nv))
+            elif kind == "tp" and sc.tp > 1:
+                vol = 2.0 * tokens * spec.hidden_size * 2.0 * (sc.tp - 1) / sc.tp
+                bw = group_bytes_per_s(p, sc.tp)
+                lost += n * 2 * (vol / bw - vol / nv)
+        step = w.steps[regime].estimate_s
+        out[regime] = 100.0 * lost / step if step else 0.0
+    return out
+
+
+@rule("CL504", "ep-beyond-scale-up-domain", FAMILY, "error",
+      "Expert parallelism spans more GPUs than the NVLink domain: the all-to-all runs at scale-out speed.",
+      RuleDoc(
+          what="With --ep larger than the profile's scale-up domain (8 on HGX, 72 on NVL72), the dispatch and combine "
+               "all-to-all sends (ep - domain)/(ep - 1) of its volume over the scale-out network (the profile's "
+               "scale_out_gbps: a 400-800 Gb/s NIC per GPU) instead of NVLink. Reports the estimated share of the "
+               "step this costs against an NVLink-speed all-to-all.",
+          why="NVLink moves 0.9-1.8 TB/s per GPU, a NIC 50-100 GB/s: past the domain the all-to-all can outweigh "
+              "what wider EP gains in expert batch size (DeepSeek serves EP over InfiniBand with two-batch overlap "
+              "and hides it only with enough tokens in flight).",
+          example="DeepSeek-R1 at --ep 64 on b200 (8-GPU HGX domain): 56 of 63 peers are off-node; the decode step's "
+                  "all-to-all takes est. several times its NVLink time.",
+          fix="Keep EP within the domain (ep <= 8 on HGX) or use a rack-scale domain (GB200/GB300 NVL72) for wide "
+              "EP; overlap the all-to-all with compute (two micro-batches) where the engine supports it.",
+          sources=SOURCES + ("NVIDIA DGX user guides: one 400 Gb/s ConnectX-7 per GPU (HGX H100/B200)",)),
+      graded=True)
+def ep_beyond_domain(ctx: Context):
+    sc, p, spec = ctx.scenario, ctx.profile, ctx.spec
+    dom = max(1, p.domain_size)
+    if sc.ep <= dom or not _moe_kinds(spec):
+        return
+    so = getattr(p, "scale_out_gbps", None)
+    eff = scale_out_cost_pct(ctx, "ep") if so else {"decode": 0.0, "prefill": 0.0}
+    loss = max(eff.values()) if so else None
+    out_share = (sc.ep - dom) / max(1, sc.ep - 1)
+    msg = (f"ep={sc.ep} spans {-(-sc.ep // dom)} NVLink domains of {dom} on {ctx.gpu}: {out_share:.0%} of the expert "
+           f"all-to-all crosses the scale-out network"
+           + (f" ({so:g} GB/s per GPU vs {p.interconnect_gbps:g} GB/s NVLink)" if so else
+              " (the profile gives no scale_out_gbps: not priced)"))
+    details = ([f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step against an all-to-all "
+                f"at NVLink speed ({ctx.workload.label()})"] if so else [])
+    yield ctx.finding(
+        ctx.graded(loss) if so else "warning", msg, field="num_experts", loss_pct=loss,
+        evidence={"ep": sc.ep, "domain_gpus": dom, "off_domain_share": round(out_share, 4),
+                  "scale_out_gbps": so, "interconnect_gbps": p.interconnect_gbps, "gpu": ctx.gpu,
+                  "est_decode_step_pct": round(eff["decode"], 2), "est_prefill_step_pct": round(eff["prefill"], 2)},
+        details=details,
+        fixes=[fix(f"keep ep <= {dom} (the {ctx.gpu} NVLink domain), or deploy wide EP on a rack-scale NVLink "
+                   "domain (NVL72)", "display")])

@@ -47,6 +47,51 @@ def square_m_star(dtype: str, ridge: float) -> float:
     return ridge * FORMATS[dtype][2] / 2.0
 
 
+def reference_shapes(n: int, k: int, tile: int = 128) -> list[tuple[int, int]]:
+    """Aligned near-square references of a GEMM's N x K: sides multiples of ``tile`` around sqrt(N·K) (the
+    nearest and one tile either way, the other side making up the same N·K), so that each does about the
+    same work per token. Several, so that one reference's wave quantization does not pass for a shape cost."""
+    base = max(tile, int(round(math.sqrt(n * k) / tile)) * tile)
+    out = []
+    for a in (base - tile, base, base + tile):
+        if a < tile:
+            continue
+        b = max(tile, int(round(n * k / a / tile)) * tile)
+        if (a, b) == (base, base) or max(a, b) / min(a, b) < max(n, k) / min(n, k):
+            out.append((a, b))  # only shapes squarer than the GEMM itself
+    return out
+
+
+def reference_shape(n: int, k: int, tile: int = 128) -> tuple[int, int]:
+    """The square reference quoted in messages: sqrt(N·K) rounded to a multiple of ``tile``."""
+    side = max(tile, int(round(math.sqrt(n * k) / tile)) * tile)
+    return side, side
+
+
+def shape_loss_s(ctx: Context, row) -> float:
+    """Estimated seconds per step that ``row`` loses to its SHAPE: its time minus the time of the same
+    GEMM at the best aligned near-square reference of equal FLOPs (same M, format, output format,
+    library path and kernel floor; ``reference_shapes``), scaled back to the row's work. The format's
+    library efficiency and the kernel floor are in both, so they cancel: what remains is what N and K cost."""
+    from colint.analysis.gemm_model import estimate
+
+    t = row.time.estimate_s
+    floor = ctx.workload.kernel_floor_s
+    best = t
+    for n_ref, k_ref in reference_shapes(row.n, row.k):
+        t_ref = estimate(row.m, n_ref, k_ref, row.dtype, ctx.profile, ctx.scenario.outputs,
+                         standalone=False).estimate_s
+        best = min(best, floor + max(0.0, t_ref - floor) * (row.n * row.k) / (n_ref * k_ref))
+    share = max(0.0, (t - best) / t) if t > 0 else 0.0
+    return row.total_s * share
+
+
+def _memory_bound(row) -> bool:
+    """Memory-bound by the time model's estimate (what limits the estimate), not only by the plain roofline:
+    a GEMM whose derated math time exceeds its memory time is compute-bound, whatever its intensity."""
+    return row.time.estimate_bound == "memory"
+
+
 def _shares(ctx: Context, row) -> float:
     step = ctx.workload.steps[row.regime].estimate_s
     return 100.0 * row.total_s / step if step else 0.0
@@ -142,25 +187,34 @@ def _m_text(row) -> str:
       RuleDoc(
           what="For each weight GEMM per shard, I∞ = 2NK/(K·b_a + N·b_out) — the arithmetic intensity as the "
                "token count M grows without bound — against the ridge (dense peak / bandwidth) of the target "
-               "format on the GPU. I∞ <= ridge means no batch size makes it compute-bound (M* = inf).",
+               "format on the GPU. I∞ <= ridge means no batch size makes it compute-bound (M* = inf). Reported only "
+               "where the time model's estimate is memory-bound too; the loss is what the shape costs: the GEMMs' "
+               "time against the same work on an aligned near-square reference (same M, format and library path).",
           why="The weight bytes amortise over M but the activation reads and output writes grow with M; their "
               "ratio to the FLOPs is fixed by N and K. A thin GEMM therefore runs at bandwidth speed however much "
               "work it gets, and lower precision (a higher ridge) makes it worse.",
-          example="GB300, NVFP4 in, FP8 out: FFN-2 with K = H'ₑ = 512, N = H = 8192 has I∞ = 989 FLOP/B < ridge "
-                  "1875 FLOP/B: memory-bound at M = 256, 2048 and 16384 (NVIDIA co-design blog, Table 2)",
+          example="GB300, NVFP4 in, FP8 out (--dtype nvfp4 --out-dtype fp8): FFN-2 with K = H'ₑ = 512, N = H = 8192 "
+                  "has I∞ = 989 FLOP/B < ridge 1875 FLOP/B: memory-bound on the roofline at M = 256, 2048 and 16384 "
+                  "(NVIDIA co-design blog, Table 2; CL103 quotes the I∞). colint's time model finds those GEMMs "
+                  "limited by the kernel floor and tile fill instead, so CL101 stays silent there; it fires on "
+                  "e.g. Qwen3-Next's 512-wide shared expert at tp=8 (K=64 per shard).",
           fix="Widen the thin dimension (a larger expert width H'ₑ, fewer tensor-parallel ranks over it), or keep "
               "that GEMM in a higher-precision format whose ridge is lower.",
           sources=SOURCES),
       options={"min_share_pct": (1.0, "report only GEMMs taking at least this percent of the decode or prefill "
                                       "step (estimate)"),
-               "margin_pct": (10.0, "I∞ within this percent below the ridge is info ('on the ridge'), not warning")})
+               "margin_pct": (10.0, "I∞ within this percent below the ridge reads 'on the ridge' rather than "
+                                    "'memory-bound at every M'"),
+               "min_loss_pct": (0.1, "report only when the shape costs at least this percent of the step against "
+                                     "the near-square reference")},
+      graded=True)
 def memory_bound_at_any_batch(ctx: Context):
     w, sc = ctx.workload, ctx.scenario
     groups: dict[str | None, list] = {}
     for reg in ("prefill", "decode"):
         for r in w.gemms[reg]:
-            if _by_design_thin(r) or not math.isinf(r.time.m_star):
-                continue
+            if _by_design_thin(r) or not math.isinf(r.time.m_star) or not _memory_bound(r):
+                continue  # memory-bound on the roofline at every M, and by the time model at this M
             groups.setdefault(_field_of_thin(ctx, r), []).append(r)
     for f, rows in sorted(groups.items(), key=lambda kv: kv[0] or ""):
         shares = {reg: sum(_shares(ctx, r) for r in rows if r.regime == reg) for reg in ("decode", "prefill")}
@@ -179,12 +233,16 @@ def memory_bound_at_any_batch(ctx: Context):
                          f"{r.time.arithmetic_intensity:.0f} FLOP/B, est. math {r.time.math_s * 1e6:.2f} µs vs memory "
                          f"{r.time.memory_s * 1e6:.2f} µs (read {r.time.read_s * 1e6:.2f}, write "
                          f"{r.time.write_s * 1e6:.2f}) per instance")
-        lost_s = sum(max(0.0, r.total_s - r.time.math_s * max(r.instances, 1.0) * r.layers) for r in rows
-                     if r.regime == "prefill")
-        step = w.steps["prefill"].estimate_s
-        loss = 100.0 * lost_s / step if step else None
+        losses = {reg: sum(shape_loss_s(ctx, r) for r in rows if r.regime == reg) for reg in ("decode", "prefill")}
+        loss = max(100.0 * losses[reg] / w.steps[reg].estimate_s if w.steps[reg].estimate_s else 0.0
+                   for reg in ("decode", "prefill"))
+        if loss < ctx.option("min_loss_pct"):
+            continue  # the shape costs next to nothing against a near-square GEMM of the same work
         lines.append(f"est. {shares['prefill']:.1f}% of the prefill step, {shares['decode']:.1f}% of the decode step "
                      f"({w.label()}, outputs {sc.outputs})")
+        n_ref, k_ref = reference_shape(r0.n, r0.k)
+        lines.append(f"the shape costs est. {loss:.1f}% of the step against the same GEMMs at a near-square "
+                     f"{n_ref}x{k_ref} of equal work on the same {r0.dtype} path")
         tp = f" at tp={sc.tp}" if sc.tp > 1 and any(r.parallel in ("column", "row", "expert") for r in rows) else ""
         names = sorted({r.name for r in rows})
         verdict = "on the ridge even at unbounded M" if on_ridge else "memory-bound at every M"
@@ -198,7 +256,7 @@ def memory_bound_at_any_batch(ctx: Context):
                                 f"{r0.name} has N={whole[0]}, K={whole[1]}, I∞ {whole[2]:.0f} FLOP/B above the "
                                 f"ridge {ridge:.0f}", "display"))
         yield ctx.finding(
-            "info" if on_ridge else "warning",
+            ctx.graded(loss),
             f"{_thin_value(ctx, f, r0)}{tp}: {', '.join(names)} {verdict} on {ctx.gpu} in "
             f"{r0.dtype} (I∞ {i_inf:.0f} FLOP/B <= ridge {ridge:.0f} FLOP/B)",
             field=_location(ctx, f), loss_pct=loss,
@@ -209,7 +267,8 @@ def memory_bound_at_any_batch(ctx: Context):
                       "ridge_flop_per_byte": round(ridge, 1), "est_m_star_tokens": None, "memory_bound_at_any_m": True,
                       "gpu": ctx.gpu,
                       "est_prefill_share_pct": round(shares["prefill"], 1),
-                      "est_decode_share_pct": round(shares["decode"], 1)},
+                      "est_decode_share_pct": round(shares["decode"], 1),
+                      "est_shape_loss_pct": round(loss, 2)},
             details=lines, fixes=fixes)
 
 
@@ -263,15 +322,18 @@ def _needed_thin(n: int, k: int, dtype: str, out_dtype: str, ridge: float) -> st
                "min_m_ratio": (2.0, "report only where the regime's M is at least this multiple of a large square "
                                     "GEMM's M* (a square GEMM is clearly compute-bound there)"),
                "min_m_star_ratio": (1.5, "report only GEMMs whose M* is at least this multiple of a large square "
-                                         "GEMM's (ridge·b_w/2): the shape, not the batch, keeps them memory-bound")})
+                                         "GEMM's (ridge·b_w/2): the shape, not the batch, keeps them memory-bound"),
+               "min_loss_pct": (0.1, "report only when the shape costs at least this percent of the step against "
+                                     "the near-square reference")},
+      graded=True)
 def memory_bound_by_shape(ctx: Context):
     w, sc = ctx.workload, ctx.scenario
     for regime in ("prefill", "decode"):
         groups: dict[str | None, list] = {}
         for r in w.gemms[regime]:
             t = r.time
-            if _by_design_thin(r) or math.isinf(t.m_star) or t.bound != "memory":
-                continue  # CL101 reports the hopeless ones; compute-bound ones are fine
+            if _by_design_thin(r) or math.isinf(t.m_star) or t.bound != "memory" or not _memory_bound(r):
+                continue  # CL101 reports the hopeless ones; compute-bound ones (roofline or time model) are fine
             m_sq = square_m_star(r.dtype, t.ridge)
             if not (ctx.option("min_m_ratio") * m_sq <= r.m < t.m_star):
                 continue  # near or below m_sq any GEMM is (nearly) memory-bound at this M: the regime, not the shape
@@ -286,16 +348,20 @@ def memory_bound_by_shape(ctx: Context):
             r0 = max(rows, key=lambda r: r.time.m_star)
             t = r0.time
             m_sq = square_m_star(r0.dtype, t.ridge)
-            lost = sum(max(0.0, r.total_s - r.time.math_s * max(r.instances, 1.0) * r.layers) for r in rows)
+            lost = sum(shape_loss_s(ctx, r) for r in rows)
+            loss = 100.0 * lost / step if step else 0.0
+            if loss < ctx.option("min_loss_pct"):
+                continue  # a near-square GEMM of the same work would be no faster
             m_word = "tokens per expert" if r0.parallel == "expert" else ("sequences" if regime == "decode" else "tokens")
             names = sorted({r.name for r in rows})
             shown = _distinct(rows)
+            n_ref, k_ref = reference_shape(r0.n, r0.k)
             yield ctx.finding(
-                "warning", f"{_thin_value(ctx, f, r0)}: {', '.join(names)} memory-bound in {regime} at "
+                ctx.graded(loss), f"{_thin_value(ctx, f, r0)}: {', '.join(names)} memory-bound in {regime} at "
                            f"{_m_text(r0)} {m_word} on {ctx.gpu}; compute-bound only from "
                            f"est. M*={t.m_star:.0f} ({m_sq:.0f} for a square GEMM)",
-                field=_location(ctx, f), loss_pct=100.0 * lost / step if step else None,
-                evidence={"regime": regime, _m_key(r0): r0.m, "dtype": r0.dtype,
+                field=_location(ctx, f), loss_pct=loss,
+                evidence={"regime": regime, "est_shape_loss_pct": round(loss, 2), _m_key(r0): r0.m, "dtype": r0.dtype,
                           "ridge_flop_per_byte": round(t.ridge, 1), "square_m_star_tokens": round(m_sq, 1),
                           "gpu": ctx.gpu, "est_step_share_pct": round(share, 1),
                           "gemms": [{"gemm": r.name, "n": r.n, "k": r.k, _m_key(r): r.m,
@@ -306,7 +372,8 @@ def memory_bound_by_shape(ctx: Context):
                                      "est_m_star_tokens": round(r.time.m_star, 1)} for r in shown]},
                 details=[f"{r.name} N={r.n}, K={r.k}: intensity {r.time.arithmetic_intensity:.0f} FLOP/B at {_m_text(r)} "
                          f"vs ridge {r.time.ridge:.0f} FLOP/B, est. M*={r.time.m_star:.0f}" for r in shown]
-                + [f"est. {share:.1f}% of the {regime} step ({w.label()})"])
+                + [f"est. {share:.1f}% of the {regime} step ({w.label()}); the shape costs est. {loss:.1f}% of it "
+                   f"against the same GEMMs at a near-square {n_ref}x{k_ref} of equal work on the same {r0.dtype} path"])
 
 
 @rule("CL103", "tiny-expert-width", FAMILY, "info",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from colint.rules._fixes import edit_key, layer_pattern_for, nearest_divisor
-from colint.rules.base import Context, RuleDoc, edit, fix, rule
+from colint.rules.base import NEVER, Context, RuleDoc, edit, fix, rule
 
 FAMILY = "width-depth"
 SOURCES = (
@@ -43,8 +43,10 @@ def latency_workload(ctx: Context):
     if sc.name == "latency":
         return ctx.workload
     dtype = sc.weights if sc.weights == sc.activations else sc.gemm_format
-    lat = make_scenario("latency", dtype=dtype, tp=sc.tp, ep=sc.ep, pp=sc.pp, kv_cache=sc.kv_cache,
-                        out_dtype=sc.outputs, gpu=sc.gpu)
+    from colint.analysis.scenario import fit_to_model
+
+    lat = fit_to_model(make_scenario("latency", dtype=dtype, tp=sc.tp, ep=sc.ep, pp=sc.pp, kv_cache=sc.kv_cache,
+                                     out_dtype=sc.outputs, gpu=sc.gpu), ctx.spec)
     return analyse(ctx.spec, ctx.profile, lat)
 
 
@@ -175,7 +177,7 @@ class _ScaledParams:
         return p, kv_kept
 
 
-@rule("CL301", "deep-narrow-stack", FAMILY, "info",
+@rule("CL301", "deep-narrow-stack", FAMILY, "warning",
       "Deep and narrow for its size: per-layer fixed costs take a large share of interactive decode time.",
       RuleDoc(
           what="The aspect ratio H/L (hidden size per transformer-layer equivalent) below the band of shipped "
@@ -197,7 +199,8 @@ class _ScaledParams:
                                              "(MobileLLM): advise only"),
                "param_tolerance": (0.02, "the alternative keeps the parameter count within this fraction"),
                "min_itl_gain": (0.05, "models of 1B parameters and more: report only when the equal-parameter "
-                                      "alternative cuts the estimated ITL by at least this fraction")})
+                                      "alternative cuts the estimated ITL by at least this fraction")},
+      graded=True, warning_loss_pct=5.0, error_loss_pct=NEVER)
 def deep_narrow_stack(ctx: Context):
     from colint.analysis.inventory import param_counts
     from colint.analysis.workload import analyse
@@ -265,9 +268,15 @@ def deep_narrow_stack(ctx: Context):
         msg = (f"H/L = {aspect:.1f} ({spec.hidden_size} over {l_eq:g} layers) is deep and thin: below 1B parameters "
                f"that is a known good choice (MobileLLM); per-layer fixed costs are est. {share:.0%} of one-sequence "
                f"decode time on {ctx.gpu}")
+        if gain is not None and gain > 0:
+            msg += f"; an equal-parameter wider stack is est. {gain:.0%} faster (weigh it against quality)"
     else:
         msg = (f"H/L = {aspect:.1f} ({spec.hidden_size} over {l_eq:g} layers) is deep and narrow: per-layer fixed "
                f"costs are est. {share:.0%} of one-sequence decode time on {ctx.gpu}")
         if gain is not None and gain > 0:
             msg += f"; an equal-parameter wider stack is est. {gain:.0%} faster"
-    yield ctx.finding("info", msg, field="num_layers", evidence=ev, fixes=fixes, details=details)
+    # the loss is the one-sequence decode step the equal-parameter alternative saves (est.); a design change that
+    # needs retraining and trades quality (Kaplan, MobileLLM): at most a warning
+    loss = 100.0 * gain if gain is not None and gain > 0 else None
+    yield ctx.finding(ctx.graded(loss), msg, field="num_layers", evidence=ev, fixes=fixes, details=details,
+                      loss_pct=loss)

@@ -34,7 +34,7 @@ UNITLESS = {
     "ep_sizes", "top_k", "n", "k", "value", "per_shard", "per_shard_width", "padded", "padded_128", "block",
     "entries", "layer", "heaviest_stage", "pattern_period", "pattern_prefix", "redundant_to_fill",
     "vocab_divisible_by", "new_vocab_divisible_by", "decode_concurrency", "layer_equivalents",
-    "est_ep_needed", "est_experts_touched_per_step",
+    "est_ep_needed", "est_experts_touched_per_step", "fit_tp", "fit_ep", "fit_pp", "max_decode_concurrency",
     # unitless factors (x)
     "ratio", "aspect_ratio", "kv_replication", "decode_read_reduction", "ideal_reduction", "footprint_reduction",
     "gate_up_tile_efficiency", "down_k_tile_efficiency",
@@ -124,8 +124,10 @@ def test_estimated_values_are_named_as_estimates():
                 # a row's M and its intensity at that M are both exact or both estimates
                 assert ("est_m_tokens" in row) == ("est_arithmetic_intensity_flop_per_byte" in row) \
                     != ("m_tokens" in row), row
-    # every rule listed fires in these scenarios and reports each of its estimates somewhere
-    assert {c: ESTIMATED[c] - seen.get(c, set()) for c in ESTIMATED} == {c: set() for c in ESTIMATED}
+    # every rule listed fires in these scenarios and reports each of its estimates somewhere (CL102 fires nowhere in
+    # the corpus since it follows the time model's bound, issue 17: its evidence is checked where it fires)
+    assert {c: ESTIMATED[c] - seen.get(c, set()) for c in ESTIMATED if c != "CL102"} == \
+        {c: set() for c in ESTIMATED if c != "CL102"}
 
 
 @pytest.mark.parametrize("code", ["CL601", "CL602", "CL604", "CL502"])

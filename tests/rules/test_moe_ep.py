@@ -138,8 +138,8 @@ def test_cl503_owns_experts_misaligned_only_by_the_split():
     assert f.evidence["per_shard_width"] == 320 and f.evidence["est_prefill_step_pct"] > 0.25
     assert f.impact.estimated_loss_pct == pytest.approx(max(f.evidence["est_decode_step_pct"],
                                                             f.evidence["est_prefill_step_pct"]), abs=0.01)
-    # below min_loss_pct the split is info, not warning
-    opts = {"CL503": {"min_loss_pct": 100.0}}
+    # below warning_loss_pct the split is info, not warning
+    opts = {"CL503": {"warning_loss_pct": 100.0}}
     (g,) = run(corpus(QWEN3_CODER), ["CL503"], tp=8, rule_options=opts)
     assert g.severity == "info"
     # tp=4: 640 per shard = 5 x 128, aligned and above min_expert_shard_width -> nothing
@@ -158,3 +158,22 @@ def test_cl501_qwen3_30b_a3b_throughput():
     assert (f.key, f.evidence["est_tokens_per_expert"]) == ("num_experts", 16.0)  # 256 x 8 / 128
     assert f.evidence["est_ep_needed"] == math.ceil(m_star * 128 / 8 / 256)
     assert f.evidence["est_prefill_tokens_per_expert"] == 512.0
+
+
+def test_cl504_ep_beyond_the_nvlink_domain_is_priced_at_scale_out_and_flagged():
+    # DeepSeek-V3's shape (DeepSeek-R1's) at ep=64 on HGX B200 (8-GPU domain): 56 of 63 peers are off-node
+    (f,) = run(corpus("tests/corpus/hf/deepseek__DeepSeek-V3.json"), ["CL504"], gpus=["b200"], ep=64)
+    assert f.message == ("ep=64 spans 8 NVLink domains of 8 on b200: 89% of the expert all-to-all crosses the "
+                         "scale-out network (100 GB/s per GPU vs 1800 GB/s NVLink)")
+    assert f.severity == "error" and f.impact.estimated_loss_pct >= 25
+    # the step is priced so: decode at ep=64 is no longer faster than at ep=8
+    from colint.analysis.scenario import make_scenario
+    from colint.analysis.workload import analyse
+    from colint.hardware_profiles import load_profile
+
+    spec, p = corpus("tests/corpus/hf/deepseek__DeepSeek-V3.json"), load_profile("b200")
+    itl = {ep: analyse(spec, p, make_scenario("throughput", ep=ep, gpu="b200")).steps["decode"].estimate_s
+           for ep in (8, 64)}
+    assert itl[64] > itl[8]
+    # inside a rack-scale domain (GB200 NVL72) ep=64 is NVLink all the way: nothing to flag
+    assert run(corpus("tests/corpus/hf/deepseek__DeepSeek-V3.json"), ["CL504"], gpus=["gb200"], ep=64) == []

@@ -35,15 +35,12 @@ def test_blog_table2_ffn2_is_memory_bound_at_every_m(ep, m, math_us, read_us, wr
     assert row.time.write_s * 1e6 == pytest.approx(write_us, abs=0.05)
     assert row.time.bound == "memory" and math.isinf(row.time.m_star)
 
-    fs = check_spec(spec, [t], CheckOptions(select=["CL101"]))
-    (f,) = fs
-    assert (f.code, f.severity, f.key, f.line) == ("CL101", "warning", "moe_intermediate_size", 6)
-    assert f.message == ("moe_intermediate_size 512: moe.experts.down_proj memory-bound at every M on gb300 in nvfp4 "
-                         "(I∞ 989 FLOP/B <= ridge 1875 FLOP/B)")
-    assert f.evidence["limit_intensity_flop_per_byte"] == 989.2  # 2·8192·512 / (512·0.5625 + 8192·1)
-    assert f.evidence["ridge_flop_per_byte"] == 1875.0  # 15 PFLOP/s / 8 TB/s
-    assert f.evidence["est_m_star_tokens"] is None and f.evidence["memory_bound_at_any_m"] is True
-    assert f.fixes[0].safety == "display" and "K=1003" in f.fixes[0].title  # 16384·K > 1875·(0.5625·K + 8192)
+    # the roofline says memory-bound at every M (I∞ 989 < ridge 1875), the time model does not: at these M the
+    # short K (512 in a few K steps: tile fill) and the kernel floor limit the estimate, so CL101 does not call
+    # it memory-bound (issue 17); CL103 still reports the thin expert width
+    assert limit_intensity(8192, 512, "nvfp4", "fp8") == pytest.approx(989.2, abs=0.05)
+    assert row.time.estimate_bound in ("compute", "floor")
+    assert check_spec(spec, [t], CheckOptions(select=["CL101"])) == []
 
 
 def test_limit_intensity_formula():
@@ -69,44 +66,33 @@ def test_well_shaped_models_get_nothing(name, tp):
     assert run(f"{CORPUS}/hf/{name}.json", ["CL1"], tp=tp) == []
 
 
-def test_deepseek_v3_experts_under_tp8_are_memory_bound_forever():
-    fs = run(f"{CORPUS}/hf/deepseek__DeepSeek-V3.json", ["CL101"], tp=8)
-    routed = next(f for f in fs if f.message.startswith("moe_intermediate_size"))
-    assert (routed.severity, routed.key, routed.line) == ("warning", "moe_intermediate_size", 23)
-    assert routed.evidence["gemms"] == [{"gemm": "moe.experts.down_proj", "n": 7168, "k": 256,
-                                         "limit_intensity_flop_per_byte": 247.2}]
-    # at tp=1 (or with EP) the expert K is 2048: no finding
-    assert run(f"{CORPUS}/hf/deepseek__DeepSeek-V3.json", ["CL101"]) == []
-    # tp=8, ep=8 is one attention group (experts see 256 x 8 / 256 tokens, not 8x that): the routed experts
-    # now take little of the step and the TP8 shared expert (K 256) crosses the 1% reporting threshold
-    fs = run(f"{CORPUS}/hf/deepseek__DeepSeek-V3.json", ["CL101"], tp=8, ep=8)
-    assert [f.message.split(":")[0] for f in fs] == ["shared expert width 2048 at tp=8"]
+def test_thin_shared_experts_under_tp8_on_h100_are_memory_bound_forever():
+    # Qwen3-Next's shared expert (512 wide) at tp=8: gate_up N=128, down K=64, I∞ 62 FLOP/B against H100's 295
+    (f,) = run(f"{CORPUS}/hf/qwen3-next__Qwen3-Next-80B-A3B-Thinking.json", ["CL101"], tp=8, gpus=["h100-sxm"])
+    assert (f.severity, f.key, f.line) == ("warning", "shared_expert_intermediate_size", 36)
+    assert [(g["gemm"], g["n"], g["k"]) for g in f.evidence["gemms"]] == [
+        ("moe.shared_experts.gate_up", 128, 2048), ("moe.shared_experts.down_proj", 2048, 64)]
+    # the loss is the shape's alone: against a near-square GEMM of equal work on the same BF16 path
+    assert f.impact.estimated_loss_pct == f.evidence["est_shape_loss_pct"]
+    assert 0.5 <= f.impact.estimated_loss_pct < 5.0
+    assert "near-square 384x384 of equal work" in f.details[-1]
+    # the same on B200 (ridge 281)
+    (g,) = run(f"{CORPUS}/hf/qwen3-next__Qwen3-Next-80B-A3B-Thinking.json", ["CL101"], tp=8)
+    assert g.severity == "warning" and 0.5 <= g.impact.estimated_loss_pct < 5.0
 
 
-def test_memory_bound_by_shape_in_prefill():
-    (f,) = run(f"{CORPUS}/hf/mobilellm__MobileLLM-125M.json", ["CL102"])
-    assert (f.severity, f.key, f.line) == ("warning", "num_attention_heads", 14)
-    assert f.evidence["regime"] == "prefill" and f.evidence["m_tokens"] == 8192  # the scenario's: exact
-    (g,) = f.evidence["gemms"]
-    assert (g["gemm"], g["n"], g["k"]) == ("attn.o_proj", 576, 576)  # I∞ 288 FLOP/B, just above B200's 281
-    assert g["est_m_star_tokens"] > 8192 >= 2 * f.evidence["square_m_star_tokens"]
-    # M* comes from the roofline: it reads as an estimate; the prefill M is the scenario's, exact
-    assert f.message == ("num_heads 9: attn.o_proj memory-bound in prefill at M=8192 tokens on b200; compute-bound "
-                         f"only from est. M*={g['est_m_star_tokens']:.0f} ({f.evidence['square_m_star_tokens']:.0f} "
-                         "for a square GEMM)")
-    assert f.details[0].endswith(f"at M=8192 vs ridge 281 FLOP/B, est. M*={g['est_m_star_tokens']:.0f}")
+def test_memory_bound_by_shape_only_where_the_time_model_agrees():
+    # MobileLLM-125M's o_proj (576 x 576, BF16) at 8192 prefill tokens is memory-bound on the plain roofline
+    # (M* 12000) but the time model (derated math) finds it compute-limited: CL102 does not call it memory-bound
+    from colint.analysis.scenario import make_scenario as mk
 
-
-def test_memory_bound_by_shape_rows_per_expert_read_as_an_estimate():
-    # gpt-oss-20b at tp=8 (no EP): prefill gives 8192 x top-4 / 32 = 1024 rows per expert under uniform routing
-    (f,) = run(f"{CORPUS}/hf/gpt-oss__gpt-oss-20b.json", ["CL102"], tp=8)
-    g = f.evidence["gemms"][0]  # once, though its sliding and full attention layer kinds share the expert FFN
-    assert [(x["gemm"], x["est_m_tokens"]) for x in f.evidence["gemms"]] == [("moe.experts.down_proj", 1024)]
-    assert f.evidence["est_m_tokens"] == 1024 and "m_tokens" not in f.evidence
-    assert len(f.details) == 2 and f.details[0].startswith("moe.experts.down_proj N=2880, K=360: ")
-    assert f.message == ("moe_intermediate_size 2880: moe.experts.down_proj memory-bound in prefill at est. M=1024 "
-                         f"tokens per expert on b200; compute-bound only from est. M*={g['est_m_star_tokens']:.0f} "
-                         "(281 for a square GEMM)")
+    spec = corpus(f"{CORPUS}/hf/mobilellm__MobileLLM-125M.json")
+    w = analyse(spec, load_profile("b200"), mk("throughput", gpu="b200"))
+    row = next(r for r in w.gemms["prefill"] if r.name == "attn.o_proj")
+    assert row.time.bound == "memory" and row.time.estimate_bound == "compute"
+    assert run(f"{CORPUS}/hf/mobilellm__MobileLLM-125M.json", ["CL102"]) == []
+    # gemma-3-1b at NVFP4 (issue 17): mlp.gate_up N=13824, K=1152 at M=8192 is compute-limited by the time model
+    assert run(f"{CORPUS}/meta/executorch__gemma-3-1b.json", ["CL1"], dtype="nvfp4") == []
 
 
 def test_expert_batch_near_a_square_gemms_m_star_is_not_a_shape_finding():
@@ -126,31 +112,15 @@ def test_routers_are_not_reported():
     assert not any("router" in f.message for f in fs)
 
 
-def test_near_ridge_limit_is_info():
-    # Pythia-70M's o_proj (512 x 512, BF16) has I∞ 256 FLOP/B, within 10% of B200's 281: on the ridge
-    fs = run(f"{CORPUS}/megatron/gpt-neox__pythia-70m.yaml", ["CL101"])
+def test_pythia_70m_at_tp8_on_h100():
+    fs = run(f"{CORPUS}/megatron/gpt-neox__pythia-70m.yaml", ["CL101"], tp=8, gpus=["h100-sxm"])
     assert [(f.severity, f.message) for f in fs] == [
-        ("info", "num_heads 8: attn.o_proj on the ridge even at unbounded M on b200 in bf16 "
-                 "(I∞ 256 FLOP/B <= ridge 281 FLOP/B)")]
-
-
-def test_experts_thinned_by_expert_tp_get_the_ep_fix_first():
-    # Qwen3-30B-A3B at tp=8: down_proj K = 768 / 8 = 96 (I∞ 92 FLOP/B); a whole expert (K=768) has I∞ 559 FLOP/B,
-    # above B200's BF16 ridge, so EP over the same 8 GPUs is the first fix
-    (f,) = [f for f in run(f"{CORPUS}/hf/qwen3-moe__Qwen3-30B-A3B.json", ["CL101"], tp=8)
-            if f.key == "moe_intermediate_size"]
-    assert f.severity == "warning"
-    assert f.fixes[0].title == ("deploy the experts with ep=8 instead of expert tp=8: a whole expert's "
-                                "moe.experts.down_proj has N=2048, K=768, I∞ 559 FLOP/B above the ridge 281")
-    assert f.fixes[0].safety == "display" and f.fixes[1].title.startswith("widen K=96 of moe.experts.down_proj")
-    # rows per expert (uniform routing) and the roofline times are estimates and say so
-    assert f.details[1].startswith("moe.experts.down_proj N=2048, K=96: I∞ 92 FLOP/B; at prefill est. M=512: "
-                                   "intensity 78 FLOP/B, est. math ")
-
-
-def test_memory_bound_at_any_batch_lists_each_distinct_gemm_once():
-    # Gemma-3-4B at tp=8: o_proj K = 8 heads x 256 / 8 = 256; its sliding and full layer kinds share the shape
-    (f,) = run(f"{CORPUS}/hf/gemma__gemma-3-4b-it.json", ["CL101"], tp=8)
-    assert [(g["gemm"], g["n"], g["k"]) for g in f.evidence["gemms"]] == [("attn.o_proj", 2560, 256)]
-    assert [d.split(":")[0] for d in f.details] == ["attn.o_proj N=2560, K=256", "est. 4.1% of the prefill step, "
-                                                   "2.1% of the decode step (estimate"]
+        ("warning", "num_heads 8 at tp=8: attn.o_proj, attn.qkv_proj memory-bound at every M on h100-sxm in bf16 "
+                    "(I∞ 57 FLOP/B <= ridge 295 FLOP/B)"),
+        ("warning", "intermediate_size 2048 at tp=8: mlp.down_proj, mlp.up_proj memory-bound at every M on h100-sxm "
+                    "in bf16 (I∞ 171 FLOP/B <= ridge 295 FLOP/B)")]
+    # each distinct GEMM once, the shape loss against the near-square reference last
+    assert [d.split(":")[0] for d in fs[0].details] == [
+        "attn.qkv_proj N=192, K=512", "attn.o_proj N=512, K=64", "est. 10.6% of the prefill step, 0.0% of the decode "
+        "step (estimate", "the shape costs est. 1.7% of the step against the same GEMMs at a near-square 128x128 of "
+        "equal work on the same bf16 path"]

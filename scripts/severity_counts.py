@@ -1,0 +1,59 @@
+"""Finding counts by severity over the test corpus at the five settings of issue 17.
+
+    .venv/bin/python scripts/severity_counts.py [--json OUT]
+
+Prints one row per setting: errors / warnings / infos, and per-code counts by severity.
+Runs `colint check --format json --isolated` over tests/corpus (one process per setting).
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SETTINGS = {
+    "default": [],
+    "h100-sxm tp=8": ["--gpu", "h100-sxm", "--tp", "8"],
+    "gb200 ep=16": ["--gpu", "gb200", "--ep", "16"],
+    "nvfp4": ["--dtype", "nvfp4"],
+    "pp=4": ["--pp", "4"],
+}
+
+
+def corpus_files() -> list[str]:
+    out = []
+    for d, _, files in os.walk(os.path.join(ROOT, "tests", "corpus")):
+        out += [os.path.join(d, f) for f in files if f.endswith((".json", ".yaml", ".yml"))]
+    return sorted(out)
+
+
+def run(args: list[str]) -> dict:
+    exe = os.path.join(os.path.dirname(sys.executable), "colint")
+    p = subprocess.run([exe, "check", "--format", "json", "--isolated", "--fail-on", "never", *args,
+                        *corpus_files()], capture_output=True, text=True, cwd=ROOT)
+    return json.loads(p.stdout)
+
+
+def main() -> None:
+    table = {}
+    for name, args in SETTINGS.items():
+        rep = run(args)
+        by_code = collections.Counter()
+        for f in rep["files"]:
+            for x in f["findings"]:
+                by_code[(x["code"], x["severity"])] += 1
+        s = rep["summary"]
+        table[name] = {"errors": s["errors"], "warnings": s["warnings"], "infos": s["infos"],
+                       "by_code": {f"{c} {sev}": n for (c, sev), n in sorted(by_code.items())}}
+        print(f"{name:<16} errors {s['errors']:>4}  warnings {s['warnings']:>4}  infos {s['infos']:>4}")
+    if "--json" in sys.argv:
+        with open(sys.argv[sys.argv.index("--json") + 1], "w") as fh:
+            json.dump(table, fh, indent=1)
+
+
+if __name__ == "__main__":
+    main()
