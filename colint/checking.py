@@ -115,8 +115,15 @@ def check_spec(spec, targets: list[Target], opts: CheckOptions, rules=None) -> l
         # a finding made gpu_specific=False (it depends on the spec and the parallel layout alone) is the same on
         # every GPU: report it once
         seen: set = set()
-        findings = [f for f in findings if f.gpu is not None
-                    or (k := (f.code, f.key, f.message)) not in seen and not seen.add(k)]
+        kept = []
+        for f in findings:
+            if f.gpu is None:
+                k = (f.code, f.key, f.message)
+                if k in seen:
+                    continue
+                seen.add(k)
+            kept.append(f)
+        findings = kept
     if opts.severity_overrides:
         findings = [f.model_copy(update={"severity": opts.severity_overrides[f.code]})
                     if f.code in opts.severity_overrides else f for f in findings]

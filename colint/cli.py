@@ -16,12 +16,12 @@ from colint.reporters.report_charts import CHARTS
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
-def _fail(message: str) -> "click.exceptions.Exit":
+def _fail(message: str) -> click.exceptions.Exit:
     click.echo(message, err=True)
     return click.exceptions.Exit(EXIT_ERROR)
 
 
-def _fail_with(exc) -> "click.exceptions.Exit":
+def _fail_with(exc) -> click.exceptions.Exit:
     """_fail for a ColintError: located when it names a file, else ``colint: error: message``."""
     return _fail(f"colint: error: {exc.message}" if exc.path is None else exc.located())
 

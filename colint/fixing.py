@@ -187,7 +187,7 @@ def edited_document(doc: Document, edits: list[Edit]) -> Document | None:
     growth = [0]
     for start, end, new in splices:
         growth.append(growth[-1] + len(new) - (end - start))
-    line_of = {}
+    line_of: dict[int, list[tuple[int, int, int]]] = {}
     for start, end, new in splices:
         line_of.setdefault(doc.text.count("\n", 0, start) + 1, []).append((start, end, len(new) - (end - start)))
 

@@ -40,7 +40,7 @@ import re
 import sys
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from functools import lru_cache
+from functools import lru_cache, cache
 from typing import Any, Literal, Optional, Union
 
 from colint.errors import UsageError
@@ -138,7 +138,7 @@ def _error(cfg_path: str, text: str, kind: str, key: str, message: str) -> Usage
     return UsageError(message, path=cfg_path, line=line, column=col)
 
 
-def _check_selectors(values: list[str], where: str, cfg: "ConfigFile | None" = None, key: str = "") -> None:
+def _check_selectors(values: list[str], where: str, cfg: ConfigFile | None = None, key: str = "") -> None:
     from colint.rules import select_rules
 
     for v in values:
@@ -172,7 +172,7 @@ def _coerce_option(rule, name: str, value: Any) -> Any:
     raise ValueError(f"should be {type(default).__name__} like the default {default!r}, got {value!r}")
 
 
-def resolve_rule_options(table: dict[str, dict[str, Any]], cfg: "ConfigFile | None" = None) -> dict[str, dict]:
+def resolve_rule_options(table: dict[str, dict[str, Any]], cfg: ConfigFile | None = None) -> dict[str, dict]:
     """``{code or name: {option: value}}`` → ``{code: {option: value}}``, validated against each rule."""
     from colint.rules import all_rules
 
@@ -269,7 +269,7 @@ def parse_config(path: str) -> Optional[ConfigFile]:
     return cfg
 
 
-@lru_cache(maxsize=None)
+@cache
 def _config_in_dir(directory: str) -> Optional[str]:
     dot = os.path.join(directory, ".colint.toml")
     if os.path.isfile(dot):
@@ -356,7 +356,7 @@ class Effective:
 
 def resolve(cfg: Optional[ConfigFile], cli: dict[str, Any]) -> Effective:
     """Defaults ← config file ← CLI flags (only those given: values that are not None/empty)."""
-    values = {k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
+    values: dict[str, Any] = {k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
               for k, v in DEFAULTS.items()}
     sources = {k: "default" for k in DEFAULTS}
     if cfg is not None:
@@ -398,7 +398,7 @@ def resolve(cfg: Optional[ConfigFile], cli: dict[str, Any]) -> Effective:
 
 
 @lru_cache(maxsize=256)
-def _glob_regex(glob: str) -> "re.Pattern[str]":
+def _glob_regex(glob: str) -> re.Pattern[str]:
     out, i = "", 0
     while i < len(glob):
         c = glob[i]

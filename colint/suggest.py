@@ -177,9 +177,9 @@ def _axes(spec, doc, scenario, pad_vocab: bool = False) -> tuple[list[Axis], Opt
             nkv = spec.num_kv_heads
             top = max(spec.num_heads * 2, nkv)
             # at least tp KV heads (fewer replicate the KV cache: CL701), so KV bytes per GPU stay linear
-            vals = ({nkv} if nkv >= tp else set()) | \
+            kv_vals = ({nkv} if nkv >= tp else set()) | \
                 {1 << i for i in range(0, 12) if max(tp, nkv // 4) <= (1 << i) <= min(top, max(nkv * 4, tp))}
-            axes.append(Axis("num_kv_heads", kv_key, nkv, sorted(vals), step=tp))
+            axes.append(Axis("num_kv_heads", kv_key, nkv, sorted(kv_vals), step=tp))
     if dense:
         i_key = _file_key(spec, doc, "intermediate_size")
         if i_key and spec.intermediate_size:
@@ -533,7 +533,7 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
     base_findings = check_spec(spec, targets, opts, rules)
     pad_vocab = any(f.code == "CL202" and f.severity in ("error", "warning") for f in base_findings)
     axes, tie, notes = _axes(spec, doc, target.scenario, pad_vocab)
-    original = {"path": path, "params_total": base_params, "values": {a.key: a.original for a in axes},
+    original: dict[str, Any] = {"path": path, "params_total": base_params, "values": {a.key: a.original for a in axes},
                 "estimates": base_est, "findings": _counts(base_findings)}
     if tie:
         original["values"][tie[0]] = spec.num_heads

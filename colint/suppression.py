@@ -20,7 +20,8 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
+from collections.abc import Iterable
 
 from colint.errors import UsageError
 from colint.findings import Finding, rank
@@ -135,7 +136,7 @@ class Baseline:
         return os.path.dirname(os.path.abspath(self.path))
 
     @classmethod
-    def load(cls, path: str) -> "Baseline":
+    def load(cls, path: str) -> Baseline:
         try:
             with open(path, encoding="utf-8") as fh:
                 text = fh.read()

@@ -38,6 +38,7 @@ class Gemm:
 
 def _mixer_gemms(m: Mixer, h: int) -> list[tuple]:
     """(name, k, n, bias, parallel, group, k_field, n_field) for one layer's token mixer."""
+    out: list[tuple]
     if m.kind == "attention":
         q = m.num_heads * m.head_dim * (2 if m.gated_q else 1)  # gated_q: query + output gate
         kv = m.num_kv_heads * m.head_dim
@@ -213,9 +214,9 @@ def gemms(spec: ModelSpec, merge: bool = True) -> list[Gemm]:
         key = (g.name, g.k, g.n, g.count, g.m_per_token, g.bias)
         if key in merged:
             prev = merged[key]
-            kind = prev.kind if prev.kind == g.kind else None
+            same_kind = prev.kind if prev.kind == g.kind else None
             merged[key] = Gemm(prev.name, prev.k, prev.n, prev.layers + g.layers, prev.count, prev.m_per_token,
-                               prev.bias, prev.parallel, prev.group, prev.k_field, prev.n_field, kind)
+                               prev.bias, prev.parallel, prev.group, prev.k_field, prev.n_field, same_kind)
         else:
             merged[key] = g
     return list(merged.values())

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from colint.analysis.gemm_model import FORMATS, GemmTime, check_format, estimate
 from colint.analysis.inventory import Gemm, gemms, kind_gemms
@@ -21,6 +21,9 @@ from colint.analysis.kv_cache import (kind_mixers, kv_sources, mixer_kv_bytes_pe
 from colint.analysis.moe import touched_share
 from colint.analysis.scenario import Scenario
 from colint.spec.model import LayerKind, Mixer, ModelSpec
+
+if TYPE_CHECKING:
+    from colint.hardware_profiles import Profile
 
 REGIMES = ("decode", "prefill")
 ROUTER_FORMAT = "bf16"  # routers stay in high precision (domain.md crib: NVFP4 readiness)
@@ -140,7 +143,7 @@ class LayerCost:
 @dataclass
 class Workload:
     spec: ModelSpec
-    profile: object  # colint.hardware_profiles.Profile
+    profile: Profile
     scenario: Scenario
     gemms: dict[str, list[WorkloadGemm]]  # regime -> rows
     attention: dict[str, list[AttentionCost]]  # regime -> one per layer kind with a mixer

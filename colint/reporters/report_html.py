@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import html
 import io
-from typing import Any
 
 from colint.reporters.report_charts import CHARTS
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Optional
+from typing import Any, Optional
 from urllib.parse import quote
 
 from colint import __version__
@@ -173,7 +173,7 @@ def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
                 props["evidence"] = f.evidence
             res["properties"] = props
             sarif_results.append(res)
-    invocation = {"executionSuccessful": not notifications}
+    invocation: dict[str, Any] = {"executionSuccessful": not notifications}
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
     return {

@@ -16,8 +16,6 @@ Adding a rule touches one module (and its test file).
 
 from __future__ import annotations
 
-import importlib
-
 from colint.rules.base import _REGISTRY, Context, Rule, RuleDoc, rule
 
 FAMILY_MODULES = ("consistency", "near_square", "alignment", "width_depth", "quantization", "moe_ep",
@@ -30,6 +28,7 @@ def all_rules() -> dict[str, Rule]:
     """Every registered rule by code (imports the family modules on first use)."""
     global _loaded
     if not _loaded:
+        import importlib
         import importlib.util
 
         for mod in FAMILY_MODULES:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from colint.rules._fixes import (aligned_neighbours, edit_key, nearest_divisor, param_delta, param_pct_change, round_up,
                                  with_field)
+from colint.findings import Severity
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
 
 FAMILY = "alignment"
@@ -347,7 +348,7 @@ def _evidence(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: l
 
 
 def _judge(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list[Dim]):
-    spec, w = ctx.spec, ctx.workload
+    w = ctx.workload
     dtype = dims[0].rows[0].dtype if dims and dims[0].rows else ctx.scenario.gemm_format
     hard = _hard_multiple(ctx, dtype)
     loc = _location_field(ctx, f)
@@ -377,7 +378,7 @@ def _judge(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list
         eff = step_effect_pct(ctx, bad, TILE)
         loss = max(eff.values())
         padded, waste = _pad_waste(per_shard, TILE)
-        sev = "warning" if loss >= ctx.option("min_loss_pct") else "info"
+        sev: Severity = "warning" if loss >= ctx.option("min_loss_pct") else "info"
         ev.update(padded_128=padded, waste_128_pct=round(waste, 2),
                   est_decode_step_pct=round(eff["decode"], 2), est_prefill_step_pct=round(eff["prefill"], 2))
         details = _dim_lines(ctx, bad) + [
@@ -479,6 +480,7 @@ def _attention_widths(ctx: Context, dims: list[Dim]):
           "gemms": [{"gemm": d.name, "dim": d.axis, "per_shard": d.value} for d in dims],
           "est_decode_step_pct": round(eff["decode"], 2), "est_prefill_step_pct": round(eff["prefill"], 2)}
     if bad_hard:
+        sev: Severity
         sev, what = "error", f"not a multiple of {hard}"
     else:
         sev, what = ("warning" if loss >= ctx.option("min_loss_pct") else "info"), "not a multiple of 128"
@@ -505,7 +507,7 @@ def _mla_latent(ctx: Context, dims: list[Dim]):
     lat = mixer.kv_lora_rank
     hard = _hard_multiple(ctx, bad[0].rows[0].dtype)
     # by design: info whatever the estimate (changing it changes the cache format and FlashMLA's kernels)
-    sev = "error" if any(d.value % hard for d in bad) else "info"
+    sev: Severity = "error" if any(d.value % hard for d in bad) else "info"
     details = _dim_lines(ctx, bad)
     details.append(f"by design: the latent (kv_lora_rank {lat}) and the shared RoPE key ({rope}) are one projection "
                    f"and one cached vector of {lat + rope} per token (FlashMLA is built for 512+64); the cost is the "
@@ -559,6 +561,7 @@ def vocab_not_padded(ctx: Context):
     ev = {"vocab_size": v, "tp": tp, "per_shard": per_shard, "padded": target, "gpu": ctx.gpu,
           "est_decode_step_pct": round(eff["decode"], 2), "est_prefill_step_pct": round(eff["prefill"], 2)}
     if per_shard % hard:
+        sev: Severity
         sev, what = "error", f"not a multiple of {hard} ({rows[0].dtype}'s 16-byte row alignment)"
     elif per_shard % TILE:
         sev, what = ("warning" if loss >= ctx.option("min_loss_pct") else "info"), "not a multiple of 128"
@@ -589,7 +592,7 @@ def vocab_not_padded(ctx: Context):
                    f"sampling)", "safe", edit(key, v, target))])
 
 
-def _megatron_vocab(ctx: Context, v: int, tp: int, per_shard: int, sev: str, what: str, loss, ev: dict,
+def _megatron_vocab(ctx: Context, v: int, tp: int, per_shard: int, sev: Severity, what: str, loss, ev: dict,
                     eff: dict, waste: float, padded: int):
     """Megatron/NeMo/NeoX: the vocab comes from the tokenizer (--vocab-size) and the file pads it to a multiple of
     make_vocab_size_divisible_by x the file's tp. The fix edits that divisor (the key the format reads): the

@@ -11,7 +11,8 @@ location from ``spec.sources`` and the GPU name.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Optional
+from collections.abc import Callable, Iterable
 
 from colint.findings import Edit, Finding, Fix, Impact, Severity
 from colint.spec.model import ModelSpec, Source
@@ -35,7 +36,7 @@ class Rule:
     summary: str
     doc: RuleDoc
     options: dict[str, tuple[Any, str]]
-    check: Callable[["Context"], Iterable[Finding]]
+    check: Callable[[Context], Iterable[Finding]]
     needs_workload: bool = True  # False: depends on the spec alone (runs once per file, not per GPU)
 
     def render_doc(self) -> str:
@@ -58,7 +59,7 @@ def rule(code: str, name: str, family: str, severity: Severity, summary: str, do
          options: Optional[dict[str, tuple[Any, str]]] = None, needs_workload: bool = True):
     """Register ``check`` as rule ``code``."""
 
-    def deco(fn: Callable[["Context"], Iterable[Finding]]):
+    def deco(fn: Callable[[Context], Iterable[Finding]]):
         if code in _REGISTRY:
             raise ValueError(f"duplicate rule code {code}")
         _REGISTRY[code] = Rule(code, name, family, severity, summary, doc, dict(options or {}), fn,

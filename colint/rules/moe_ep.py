@@ -14,6 +14,7 @@ import math
 from colint.analysis.moe import (concurrency_for_m, ep_for_m, experts_per_gpu, experts_touched, redundant_to_fill,
                                  tokens_per_expert)
 from colint.rules._fixes import edit_key, param_delta
+from colint.findings import Severity
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
 
 FAMILY = "moe-ep"
@@ -147,7 +148,7 @@ def expert_gemm_memory_bound(ctx: Context):
 def experts_not_divisible(ctx: Context):
     w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
     key = edit_key(spec, "num_experts", "num_experts")
-    for kind, n_layers in _moe_kinds(spec):
+    for kind, _n_layers in _moe_kinds(spec):
         e = kind.ffn.num_experts
         if sc.ep > 1:
             ep = sc.ep
@@ -231,7 +232,7 @@ def fine_grained_under_tp(ctx: Context):
     if tp <= 1 or sc.ep > 1:
         return
     tile = ctx.option("tile_width")
-    for kind, n_layers in _moe_kinds(spec):
+    for kind, _n_layers in _moe_kinds(spec):
         f = kind.ffn
         he = f.expert_intermediate_size
         shard = he / tp
@@ -244,7 +245,7 @@ def fine_grained_under_tp(ctx: Context):
         eff = step_effect_pct(ctx, dims, tile) if split_misaligned else {"decode": 0.0, "prefill": 0.0}
         loss = max(eff.values())
         if sub_tile or (split_misaligned and loss >= ctx.option("min_loss_pct")):
-            sev = "warning"
+            sev: Severity = "warning"
         else:
             sev = "info"
         shard_i = math.ceil(shard)

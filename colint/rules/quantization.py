@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from colint.findings import Severity
 from colint.rules.base import Context, RuleDoc, fix, rule
 
 FAMILY = "quantization"
@@ -184,7 +185,7 @@ def scale_block_divisibility(ctx: Context):
         shard = f" per shard at tp={sc.tp}" if sharded else ""
         # NVFP4/MX quantizers refuse a partial K block outright; FP8 128-blocks: a tensor-parallel shard cannot
         # hold a partial block (vLLM refuses), an unsharded tail block is padded by most kernels (not DeepGEMM)
-        sev = "error" if fmt != "fp8_block" or sharded else "warning"
+        sev: Severity = "error" if fmt != "fp8_block" or sharded else "warning"
         why = (f"{fmt} scales every {block} elements of K; a partial block cannot be quantized" if fmt != "fp8_block"
                else ("a tensor-parallel shard would hold a partial 128-element scale block: vLLM refuses to load it"
                      if sharded else "the last 128-element K block is partial: kernels that need whole blocks "
@@ -249,7 +250,7 @@ def quantization_config_mismatch(ctx: Context):
                 + (["deploy the experts with expert parallelism (--ep), which keeps each expert whole"] if experts
                    else []),
                 fixes=[fix("deploy with EP for the experts" if experts else "use a tp that keeps every shard a multiple "
-                           f"of the block", "display")])
+                           "of the block", "display")])
     if q.group_size and q.group_size > 0:
         g = q.group_size
         bad_g = [r for r in ctx.workload.gemms["prefill"]

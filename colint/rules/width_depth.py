@@ -253,8 +253,10 @@ def deep_narrow_stack(ctx: Context):
                 moe1.expert_intermediate_size != moe0.expert_intermediate_size:
             edits.append(edit(edit_key(spec, "moe_intermediate_size"), moe0.expert_intermediate_size,
                               moe1.expert_intermediate_size))
-        seen_keys: set = set()
-        edits = [e for e in edits if not (e.key in seen_keys or seen_keys.add(e.key))]
+        first_edit: dict = {}
+        for e in edits:
+            first_edit.setdefault(e.key, e)
+        edits = list(first_edit.values())
         for fld in ("num_heads", "num_kv_heads"):
             old, new = getattr(spec, fld), getattr(alt_spec, fld)
             if old and new != old and spec.sources.get(fld) and not spec.sources[fld].default:

@@ -24,12 +24,14 @@ class FormatReader(Reader):
         self.format = fmt
         self.notes: list[str] = []
         self.per_layer_lists: dict[str, int] = {}
+        # (divisor, tp) when the format pads the vocab itself (Megatron/NeoX): CL202 fixes the divisor's key
+        self.vocab_padding: tuple[int, int] | None = None
 
     @property
     def key_prefix(self) -> str:
         return "".join(f"{p}." for p in self.prefix)
 
-    def sub(self, key: str) -> "FormatReader":
+    def sub(self, key: str) -> FormatReader:
         r = FormatReader(self.doc, self.format, self.path(key), defaults={})
         r.sources, r.notes, r.per_layer_lists = self.sources, self.notes, self.per_layer_lists
         return r
