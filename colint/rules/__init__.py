@@ -29,13 +29,10 @@ def all_rules() -> dict[str, Rule]:
     global _loaded
     if not _loaded:
         import importlib
-        import importlib.util
 
         for mod in FAMILY_MODULES:
-            name = f"colint.rules.{mod}"
-            if importlib.util.find_spec(name) is not None:
-                importlib.import_module(name)
-        importlib.import_module("colint.suppression")  # CL000 unused-suppression, emitted by the engine
+            importlib.import_module(f"colint.rules.{mod}")
+        importlib.import_module("colint.rules.unused_suppression")  # CL000, emitted by the engine
         _loaded = True
     return dict(sorted(_REGISTRY.items()))
 
