@@ -11,28 +11,7 @@ from typing import Any, Optional
 
 from colint.errors import ColintError, ProfileError
 from colint.findings import SEVERITY_ORDER, Finding, rank
-
-
-@dataclass
-class CheckOptions:
-    gpus: list[str] = field(default_factory=lambda: ["b200"])
-    scenario: str = "throughput"
-    dtype: Optional[str] = None  # weights/activations format; None = the scenario's default (bf16)
-    tp: Any = None  # int or "auto"
-    ep: Optional[int] = None
-    pp: Optional[int] = None
-    context: Optional[int] = None
-    concurrency: Optional[int] = None
-    select: list[str] = field(default_factory=list)
-    ignore: list[str] = field(default_factory=list)
-    extend_select: list[str] = field(default_factory=list)
-    rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
-    severity_overrides: dict[str, str] = field(default_factory=dict)  # code -> severity
-    input_format: Optional[str] = None
-    vocab_size: Optional[int] = None
-    # (config dir, glob, codes): findings of those codes are dropped for files matching the glob
-    per_file_ignores: list[tuple[str, str, frozenset]] = field(default_factory=list)
-    baseline: Any = None  # colint.suppression.Baseline: accepted findings, reported no more
+from colint.settings import CheckOptions  # noqa: F401 - re-exported: the options a check runs with
 
 
 @dataclass

@@ -325,6 +325,28 @@ def find_config(start: str) -> Optional[ConfigFile]:
 
 
 @dataclass
+class CheckOptions:
+    gpus: list[str] = dc_field(default_factory=lambda: ["b200"])
+    scenario: str = "throughput"
+    dtype: Optional[str] = None  # weights/activations format; None = the scenario's default (bf16)
+    tp: Any = None  # int or "auto"
+    ep: Optional[int] = None
+    pp: Optional[int] = None
+    context: Optional[int] = None
+    concurrency: Optional[int] = None
+    select: list[str] = dc_field(default_factory=list)
+    ignore: list[str] = dc_field(default_factory=list)
+    extend_select: list[str] = dc_field(default_factory=list)
+    rule_options: dict[str, dict[str, Any]] = dc_field(default_factory=dict)
+    severity_overrides: dict[str, str] = dc_field(default_factory=dict)  # code -> severity
+    input_format: Optional[str] = None
+    vocab_size: Optional[int] = None
+    # (config dir, glob, codes): findings of those codes are dropped for files matching the glob
+    per_file_ignores: list[tuple[str, str, frozenset]] = dc_field(default_factory=list)
+    baseline: Any = None  # colint.suppression.Baseline: accepted findings, reported no more
+
+
+@dataclass
 class Effective:
     """The settings in force for one group of files, each with where it came from."""
 
@@ -335,9 +357,7 @@ class Effective:
     rule_options: dict[str, dict] = dc_field(default_factory=dict)
     severity_overrides: dict[str, str] = dc_field(default_factory=dict)
 
-    def check_options(self, baseline=None):
-        from colint.checking import CheckOptions
-
+    def check_options(self, baseline=None) -> CheckOptions:
         v = self.values
         return CheckOptions(
             gpus=list(v["gpus"]), scenario=v["scenario"], dtype=v["dtype"], tp=v["tp"], ep=v["ep"], pp=v["pp"],
