@@ -25,6 +25,13 @@ class FileResult:
     doc: Any = None  # the loaded Document (text + key spans), for reporters that locate fix edits
     suppressed: int = 0  # findings dropped by comments, per-file-ignores or the baseline
 
+    def text_edits(self, fix):
+        """``fix`` resolved against this file's text (colint.fixing.text_edits): what --fix splices,
+        for reporters that show a fix in place; None when only the YAML round trip can write it."""
+        from colint.fixing import text_edits
+
+        return text_edits(self.doc, fix)
+
 
 @dataclass
 class Target:

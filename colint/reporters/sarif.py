@@ -3,10 +3,10 @@
 One run; ``tool.driver.rules`` lists every registered rule (id, name, short/full description,
 help, helpUri when the rule's doc cites a URL, default level, family tag). Results point at the
 key of the finding with a path relative to the working directory (``uriBaseId: %SRCROOT%``;
-files outside it get an absolute ``file://`` URI). A fix becomes a SARIF ``fix`` when every one
-of its edits can be located in the file (the loader recorded the value's span, in JSON and
-YAML alike): ``deletedRegion`` = the old value, ``insertedContent`` = the new one (in YAML the
-scalar ``colint --fix`` splices there). Files that could not be checked are
+files outside it get an absolute ``file://`` URI). A fix becomes a SARIF ``fix`` made of the text
+replacements ``colint --fix`` splices (``colint.fixing.text_edits``, carried on the file result):
+``deletedRegion`` = the old value (empty for an inserted key), ``insertedContent`` = the new text.
+A YAML fix that only the round trip can write (a new key, a collection) has none. Files that could not be checked are
 ``toolExecutionNotifications``. Severity: error → ``error``, warning → ``warning``, info → ``note``.
 """
 
@@ -77,52 +77,20 @@ def rule_descriptor(r) -> dict:
     return d
 
 
-def _value_regions(doc, keys=None) -> dict[str, dict]:
-    """Dotted key → SARIF region of its value (where the loader recorded the value's span), for
-    ``keys`` only when given (a big YAML file has thousands of spans; fixes name a few)."""
-    if doc is None:
-        return {}
-    from colint.loading.document import format_path, line_column, line_starts
-
-    out = {}
-    starts = None
-    for p, span in doc.spans.items():
-        if span.value_start is None or span.value_end is None:
-            continue
-        if keys is not None and format_path(p) not in keys:
-            continue
-        if starts is None:
-            starts = line_starts(doc.text)
-        sl, sc = line_column(starts, span.value_start)
-        el, ec = line_column(starts, span.value_end)
-        out[format_path(p)] = {"startLine": sl, "startColumn": sc, "endLine": el, "endColumn": ec}
-    return out
-
-
-def _inserted(value, syntax: str = "json") -> Optional[str]:
-    """The new value's text: JSON, or the YAML scalar colint.fixing splices (None for a YAML
-    mapping or list, which only the round trip writes)."""
-    if syntax == "yaml":
-        from colint.fixing import yaml_literal
-
-        return yaml_literal(value)
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _fixes(f, regions: dict, location: dict, syntax: str = "json") -> list[dict]:
+def _fixes(f, result, location: dict) -> list[dict]:
+    """SARIF fixes: each fix as the text replacements --fix makes (an insertion is an empty region)."""
     out = []
     for fx in f.fixes:
-        if not fx.edits or any(e.key not in regions for e in fx.edits):
-            continue
-        texts = [_inserted(e.new, syntax) for e in fx.edits]
-        if any(t is None for t in texts):
+        edits = result.text_edits(fx)
+        if not edits:
             continue
         out.append({
             "description": {"text": f"{fx.title} ({fx.safety})"},
             "artifactChanges": [{
                 "artifactLocation": dict(location),
-                "replacements": [{"deletedRegion": dict(regions[e.key]), "insertedContent": {"text": t}}
-                                 for e, t in zip(fx.edits, texts)],
+                "replacements": [{"deletedRegion": {"startLine": t.start_line, "startColumn": t.start_column,
+                                                    "endLine": t.end_line, "endColumn": t.end_column},
+                                  "insertedContent": {"text": t.text}} for t in edits],
             }],
         })
     return out
@@ -148,7 +116,6 @@ def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
             notifications.append({"level": "error", "message": {"text": f"file not checked: {msg}"},
                                   "locations": [{"physicalLocation": phys}]})
             continue
-        regions = _value_regions(r.doc, {e.key for f in r.findings for fx in f.fixes for e in fx.edits})
         for f in r.findings:
             region = {"startLine": f.line or 1}  # GitHub rejects a result without a region: a file-level finding sits on line 1
             if f.line and f.column:
@@ -161,7 +128,7 @@ def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
                 "message": {"text": _message(f)},
                 "locations": [{"physicalLocation": {"artifactLocation": dict(loc), "region": region}}],
             })
-            fixes = _fixes(f, regions, loc, getattr(r.doc, "syntax", "json"))
+            fixes = _fixes(f, r, loc)
             if fixes:
                 res["fixes"] = fixes
             props = {"key": f.key, "severity": f.severity}
