@@ -193,7 +193,7 @@ def normalize(doc: Document) -> ModelSpec:
     if mt not in FAMILIES:
         from colint.spec.hf.fallback import build_with_transformers
 
-        return build_with_transformers(doc, prefix, mt)
+        return build_with_transformers(doc, prefix, mt, FAMILIES)  # FAMILIES: for "supported: ..."
     module = importlib.import_module(f"colint.spec.hf.{FAMILIES[mt]}")
     defaults, aliases = family_defaults(mt)
     r = HFReader(doc, prefix, defaults=defaults, aliases=aliases, model_type=mt)
