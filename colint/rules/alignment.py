@@ -13,13 +13,14 @@ scenario's format. Three levels (issue 4, DESIGN.md §6):
 One finding per spec field, listing the affected GEMMs in ``details``/``evidence``. Waste is an
 estimate of the GEMM time model: each affected GEMM is re-estimated with the dimension padded
 to the aligned value and charged for the part of its time that the padding does not buy
-(``_padding_loss_s``); the sum over the step is the step-time effect.
+(``colint.analysis.padding``); the sum over the step is the step-time effect.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from colint.analysis.gemm_model import FORMATS, tile_efficiency
+from colint.analysis.padding import Dim
+from colint.analysis.padding import step_effect_pct as padding_step_effect_pct
 from colint.rules._fixes import (aligned_neighbours, edit_key, nearest_divisor, param_delta, param_pct_change, round_up,
                                  with_field)
 from colint.findings import Severity
@@ -35,67 +36,15 @@ SOURCES = (
 
 
 # --------------------------------------------------------------------------- shared estimates
-@dataclass
-class Dim:
-    """One affected GEMM dimension: a workload row and which of its dims (n or k)."""
-
-    name: str  # GEMM name ("mlp.gate_up")
-    axis: str  # "n" | "k"
-    value: int  # per shard
-    rows: list = field(default_factory=list)  # WorkloadGemm rows (one per regime / kind)
-
-
-def _fixed_s(ctx: Context, row) -> float:
-    """The part of a GEMM estimate that does not depend on N (kernel floor, the format's
-    quantize pass); mirrors colint.analysis.gemm_model._core (estimate)."""
-    from colint.analysis.gemm_model import QUANT_PASS_BYTES
-    from colint.hardware_profiles import time_model
-
-    tm = time_model(ctx.profile)
-    bw = ctx.profile.memory_bytes_per_s * tm.memory_efficiency
-    fmt = row.dtype
-    return ((tm.kernel_floor_us + tm.format_overhead_us.get(fmt, 0.0)) * 1e-6
-            + row.m * row.k * QUANT_PASS_BYTES.get(fmt, 0.0) / bw)
-
-
-def _padding_loss_s(ctx: Context, row, axis: str, value: int, multiple: int) -> float:
-    """Estimated seconds per step that ``row`` loses because its ``axis`` dim (``value`` per shard)
-    is not a multiple of ``multiple``: the GEMM's time minus the time of the padded GEMM scaled
-    back to the real work, applied to the row's share of the step."""
-    from colint.analysis.gemm_model import estimate
-
-    n = value if axis == "n" else row.n
-    k = value if axis == "k" else row.k
-    n_up = round_up(n, multiple) if axis == "n" else n
-    k_up = round_up(k, multiple) if axis == "k" else k
-    if (n_up, k_up) == (n, k):
-        return 0.0
-    out = ctx.scenario.outputs
-    t = row.time.estimate_s if (n, k) == (row.n, row.k) else estimate(row.m, n, k, row.dtype, ctx.profile, out).estimate_s
-    t_up = estimate(row.m, n_up, k_up, row.dtype, ctx.profile, out).estimate_s
-    fixed = _fixed_s(ctx, row)
-    work = (n * k) / (n_up * k_up)
-    aligned_equiv = fixed + max(0.0, t_up - fixed) * work
-    share = max(0.0, (t - aligned_equiv) / t) if t > 0 else 0.0
-    return row.total_s * share
 
 
 def step_effect_pct(ctx: Context, dims: list[Dim], multiple: int) -> dict[str, float]:
-    """Estimated step-time effect (percent of the step) per regime of padding ``dims``."""
-    w = ctx.workload
-    out = {}
-    for regime in ("decode", "prefill"):
-        lost = sum(_padding_loss_s(ctx, r, d.axis, d.value, multiple) for d in dims for r in d.rows
-                   if r.regime == regime)
-        step = w.steps[regime].estimate_s
-        out[regime] = 100.0 * lost / step if step else 0.0
-    return out
+    """Estimated step-time effect (percent of the step) per regime of padding ``dims`` (colint.analysis.padding)."""
+    return padding_step_effect_pct(ctx.workload, dims, multiple)
 
 
 def _pad_waste(value: int, multiple: int) -> tuple[int, float]:
     """(padded value, percent of the padded work that is wasted)."""
-    from colint.analysis.gemm_model import tile_efficiency
-
     padded = round_up(value, multiple)
     return padded, 100.0 * (1.0 - tile_efficiency(1, value, 1, multiple))
 
@@ -103,8 +52,6 @@ def _pad_waste(value: int, multiple: int) -> tuple[int, float]:
 def _dim_lines(ctx: Context, dims: list[Dim]) -> list[str]:
     """One line per affected GEMM dim: N padded to the 128-wide (and cooperative) tiles, K padded
     to the format's K step."""
-    from colint.analysis.gemm_model import FORMATS
-
     coop = _coop(ctx)
     lines = []
     for d in dims:
@@ -125,8 +72,6 @@ def _dim_lines(ctx: Context, dims: list[Dim]) -> list[str]:
 
 
 def _hard_multiple(ctx: Context, dtype: str) -> int:
-    from colint.analysis.gemm_model import FORMATS
-
     hw = FORMATS.get(dtype, (dtype,))[0]
     return int(ctx.profile.alignment.get(hw, 8))
 

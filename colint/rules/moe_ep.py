@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+from colint.analysis.gemm_model import tile_efficiency
 from colint.analysis.moe import (concurrency_for_m, ep_for_m, experts_per_gpu, experts_touched, redundant_to_fill,
                                  tokens_per_expert)
 from colint.rules._fixes import edit_key, param_delta
@@ -224,8 +225,7 @@ def experts_not_divisible(ctx: Context):
                "min_loss_pct": (0.25, "a split that misaligns a 128-multiple width is a warning from this estimated "
                                       "step-time effect (percent, worst regime), info below")})
 def fine_grained_under_tp(ctx: Context):
-    from colint.analysis.gemm_model import tile_efficiency
-    from colint.rules.alignment import Dim, step_effect_pct
+    from colint.analysis.padding import Dim, step_effect_pct
 
     sc, spec, w = ctx.scenario, ctx.spec, ctx.workload
     tp = sc.tp
@@ -242,7 +242,7 @@ def fine_grained_under_tp(ctx: Context):
             continue
         dims = [Dim(r.name, "k" if "down" in r.name else "n", r.k if "down" in r.name else r.n, [r])
                 for reg in ("decode", "prefill") for r in _expert_rows(w, reg, kind.name)]
-        eff = step_effect_pct(ctx, dims, tile) if split_misaligned else {"decode": 0.0, "prefill": 0.0}
+        eff = step_effect_pct(ctx.workload, dims, tile) if split_misaligned else {"decode": 0.0, "prefill": 0.0}
         loss = max(eff.values())
         if sub_tile or (split_misaligned and loss >= ctx.option("min_loss_pct")):
             sev: Severity = "warning"

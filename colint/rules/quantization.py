@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from colint.analysis.gemm_model import FORMATS, SCALE_BLOCK
 from colint.findings import Severity
 from colint.rules.base import Context, RuleDoc, fix, rule
 
@@ -32,8 +33,6 @@ _CHECKPOINT_FORMATS = {"mxfp4": "mxfp4", "nvfp4": "nvfp4", "modelopt_fp4": "nvfp
 
 
 def _hw(fmt: str) -> str:
-    from colint.analysis.gemm_model import FORMATS
-
     return FORMATS.get(fmt, (fmt,))[0]
 
 
@@ -65,8 +64,6 @@ def _checkpoint_format(spec) -> str | None:
           sources=SOURCES + ("hardware profiles: peak_tflops lists only native formats",)),
       needs_workload=True)
 def format_not_native(ctx: Context):
-    from colint.analysis.gemm_model import FORMATS
-
     p, sc = ctx.profile, ctx.scenario
     fmt = sc.gemm_format
     if fmt in FORMATS and not p.has(_hw(fmt)):
@@ -149,8 +146,6 @@ def _field(row, axis: str) -> str | None:
           fix="Choose widths that are multiples of the block per shard (128 per shard satisfies every format).",
           sources=SOURCES + ("domain research §9: NVFP4 K % 16 (hard), 32 (TMA), 64 (scale swizzle)",)))
 def scale_block_divisibility(ctx: Context):
-    from colint.analysis.gemm_model import SCALE_BLOCK
-
     spec, sc = ctx.spec, ctx.scenario
     fmt = sc.gemm_format
     block = SCALE_BLOCK.get(fmt)
@@ -294,7 +289,6 @@ def quantization_config_mismatch(ctx: Context):
       options={"min_cap_loss_pct": (10.0, "report when the high-precision part costs at least this percent of the "
                                          "ideal decode weight-read reduction")})
 def high_precision_share(ctx: Context):
-    from colint.analysis.gemm_model import FORMATS
     from colint.analysis.inventory import gemms, param_counts
 
     spec, sc = ctx.spec, ctx.scenario
