@@ -204,6 +204,24 @@ def exit_code(results: list[FileResult], fail_on: str) -> int:
     return 1 if any(SEVERITY_ORDER[f.severity] <= threshold for r in results for f in r.findings) else 0
 
 
+def grouped_exit_code(results: list[FileResult], groups: list) -> int:
+    """The exit code of a run whose files were checked under different settings (``groups``, parallel
+    to ``results``): the worst of each group's code at that group's own ``fail_on``."""
+    return max((exit_code([r for r, g in zip(results, groups) if g is eff], eff.values["fail_on"])
+                for eff in {id(g): g for g in groups}.values()), default=0)
+
+
+def estimates_context(groups: list) -> str | None:
+    """The text report's last line: the GPUs, format and scenario each group's estimates are for."""
+    contexts = []
+    for eff in {id(g): g for g in groups}.values():
+        v = eff.values
+        c = "estimates: " + ", ".join(v["gpus"]) + f", {v['dtype'] or 'bf16'}, scenario {v['scenario']}"
+        if c not in contexts:
+            contexts.append(c)
+    return "; ".join(contexts) or None
+
+
 def check_grouped(paths: list[str], cli_overrides: dict, *, isolated: bool = False,
                   baseline_path: Optional[str] = None):
     """Check ``paths`` under the settings in force for each (nearest config file + CLI flags).

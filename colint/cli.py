@@ -11,6 +11,7 @@ import sys
 import click
 
 from colint import __version__
+from colint.reporters import REPORTERS
 from colint.reporters.report_charts import CHARTS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -199,7 +200,7 @@ def _parallel(value: str | None, name: str):
     return n
 
 
-FORMATS = ["text", "json", "github", "sarif", "gitlab"]
+FORMATS = list(REPORTERS)
 
 
 _SETTINGS_PARAMS = ("gpus", "scenario", "dtype", "tp", "ep", "pp", "context", "concurrency", "select", "ignore",
@@ -286,7 +287,7 @@ def check(paths, overrides, isolated, fmt, output, statistics, exit_zero, baseli
     """Lint the architecture in each PATH for the target GPU(s)."""
     import os
 
-    from colint.checking import check_grouped, exit_code, summary
+    from colint.checking import check_grouped, grouped_exit_code, summary
     from colint.errors import ColintError
 
     if fmt is None:
@@ -342,8 +343,7 @@ def check(paths, overrides, isolated, fmt, output, statistics, exit_zero, baseli
             raise _fail(f"{output}: error: cannot write report: {exc.strerror or exc}")
     else:
         click.echo(report)
-    code = max((exit_code([r for r, g in zip(results, groups) if g is eff], eff.values["fail_on"])
-                for eff in {id(g): g for g in groups}.values()), default=EXIT_CLEAN)
+    code = grouped_exit_code(results, groups)
     if exit_zero and code == EXIT_FINDINGS:
         code = EXIT_CLEAN
     raise click.exceptions.Exit(code)
@@ -360,32 +360,12 @@ def _render_report(fmt: str, results, summ: dict, groups, *, statistics: bool, c
             return json.dumps(rows, indent=2)
         return "\n".join(f"{r['count']:>5}  {r['code']}  {r['severity']:<7}  {r['name']}" for r in rows) \
             or "no findings"
-    if fmt == "json":
-        from colint.reporters.json_report import render as render_json
+    from colint.checking import estimates_context
+    from colint.reporters import ReportInput
+    from colint.rules import all_rules
 
-        return render_json(results, summ)
-    if fmt == "github":
-        from colint.reporters.github import render as render_github
-
-        return render_github(results, summ)
-    if fmt == "sarif":
-        from colint.reporters.sarif import render as render_sarif
-        from colint.rules import all_rules
-
-        return render_sarif(results, all_rules())
-    if fmt == "gitlab":
-        from colint.reporters.gitlab import render as render_gitlab
-
-        return render_gitlab(results)
-    from colint.reporters.text import render as render_text
-
-    contexts = []
-    for eff in {id(g): g for g in groups}.values():
-        v = eff.values
-        c = "estimates: " + ", ".join(v["gpus"]) + f", {v['dtype'] or 'bf16'}, scenario {v['scenario']}"
-        if c not in contexts:
-            contexts.append(c)
-    return render_text(results, summ, colour=colour, context_line="; ".join(contexts) or None)
+    ri = ReportInput(rules=all_rules, colour=colour, context_line=estimates_context(groups))
+    return REPORTERS[fmt](results, summ, ri)
 
 
 @cli.command("config")
