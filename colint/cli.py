@@ -41,8 +41,8 @@ def cli() -> None:
               help="Vocabulary size for formats whose vocab comes from a tokenizer (Megatron/NeMo).")
 @click.option("--gpu", default=None, help="Add the per-GEMM roofline table and step estimates for this GPU "
               "profile (name or YAML path).")
-@click.option("--scenario", type=click.Choice(["throughput", "latency", "long-context"]), default="throughput",
-              show_default=True)
+@click.option("--scenario", type=click.Choice(["throughput", "latency", "long-context"]), default=None,
+              help="[default: throughput]")
 @click.option("--dtype", default=None, help="GEMM format: bf16, fp16, fp8, fp8_block, nvfp4, mxfp4, int8, "
               "int8_wo, int4_wo. [default: bf16]")
 @click.option("--tp", type=click.IntRange(min=1), default=None, help="Tensor-parallel size.")
@@ -51,10 +51,14 @@ def cli() -> None:
 @click.option("--context", type=click.IntRange(min=1), default=None, help="Context length, tokens.")
 @click.option("--concurrency", type=click.IntRange(min=1), default=None,
               help="Concurrent decode sequences per replica.")
-def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | None, gpu: str | None, scenario: str,
-            dtype: str | None, tp: int | None, ep: int | None, pp: int | None, context: int | None,
-            concurrency: int | None) -> None:
-    """Show the normalized spec, parameter counts and weight GEMMs of PATH (with --gpu: estimates)."""
+@click.option("--isolated", is_flag=True, help="Ignore pyproject.toml / .colint.toml files.")
+def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | None, gpu: str | None,
+            scenario: str | None, dtype: str | None, tp: int | None, ep: int | None, pp: int | None,
+            context: int | None, concurrency: int | None, isolated: bool) -> None:
+    """Show the normalized spec, parameter counts and weight GEMMs of PATH (with --gpu: estimates).
+
+    The input format, vocab size, scenario, dtype and parallelism come from the project's
+    [tool.colint] / .colint.toml like for `check`, unless a flag gives them."""
     import json
 
     from colint.errors import ColintError
@@ -62,21 +66,25 @@ def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | Non
     from colint.loading import load
     from colint.spec import normalize
 
+    flags = {"gpus": [gpu] if gpu is not None else [], "scenario": scenario, "dtype": dtype, "tp": tp, "ep": ep,
+             "pp": pp, "context": context, "concurrency": concurrency, "select": [], "ignore": [],
+             "extend_select": [], "fail_on": None, "input_format": input_format, "vocab_size": vocab_size}
     try:
-        spec = normalize(load(path), input_format=input_format, vocab_size=vocab_size)
+        opts = _file_options(path, flags, isolated)
+    except ColintError as exc:
+        raise _fail_with(exc)
+    try:
+        spec = normalize(load(path), input_format=opts.input_format, vocab_size=opts.vocab_size)
     except ColintError as exc:
         raise _fail(exc.located(path))
     info = inspect_spec(spec, path)
-    if gpu is not None:
-        from colint.analysis.scenario import make_scenario
+    if gpu is not None:  # estimates on request: the GPU of --gpu, the rest of the scenario as resolved
         from colint.analysis.workload import analyse, summary
-        from colint.hardware_profiles import load_profile
+        from colint.checking import build_targets
 
         try:
-            profile = load_profile(gpu)
-            sc = make_scenario(scenario, dtype=dtype, tp=tp, ep=ep, pp=pp, context=context,
-                               concurrency=concurrency, gpu=profile.name)
-            info["estimates"] = summary(analyse(spec, profile, sc))
+            (target,) = build_targets(opts)
+            info["estimates"] = summary(analyse(spec, target.profile, target.scenario))
         except ColintError as exc:
             raise _fail_with(exc)
     if fmt == "json":
