@@ -479,7 +479,7 @@ def suggest_cmd(path, overrides, isolated, budget_pct, objective, top, fmt) -> N
 
     Exit 0 when at least one variant passes, 1 when none does, 2 on an error."""
     from colint.errors import ColintError
-    from colint.suggest import render_text, suggest
+    from colint.suggest import PREFILL_WEIGHT, suggest
 
     try:
         result = suggest(path, _file_options(path, overrides, isolated), budget_pct=budget_pct,
@@ -491,7 +491,9 @@ def suggest_cmd(path, overrides, isolated, budget_pct, objective, top, fmt) -> N
 
         click.echo(json.dumps(result.public(), indent=2))
     else:
-        click.echo(render_text(result))
+        from colint.reporters.suggest_text import render
+
+        click.echo(render(result, PREFILL_WEIGHT[result.objective]))
     raise click.exceptions.Exit(EXIT_CLEAN if result.candidates else EXIT_FINDINGS)
 
 
