@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from colint.errors import SpecError
-from colint.loading.document import Document
+from colint.loading.document import Document, format_path
 from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec
 from colint.spec.reader import MISSING, Reader
 
@@ -208,7 +208,5 @@ def positive_float(r: Reader, *keys: str) -> float | None:
 
 
 def raise_at(doc: Document, path: tuple, message: str) -> SpecError:
-    from colint.loading.document import format_path
-
     line, col = doc.location(path)
     return SpecError(message, path=doc.path, line=line, column=col, key=format_path(path) or None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from colint.spec.common import layer  # noqa: F401  (the adapters import it from here)
 from colint.spec.hf.base import HFReader
-from colint.spec.model import LayerKind
+from colint.spec.model import KeyIssue, LayerKind
 from colint.spec.weights import kind_params
 
 
@@ -77,6 +77,4 @@ def nullable_int(r: HFReader, field: str | None, key: str, default: int | None) 
 
 def ignored_key(r: HFReader, key: str, detail: str):
     """A KeyIssue for a key in the file that transformers' modelling code does not use (CL007)."""
-    from colint.spec.model import KeyIssue
-
     return KeyIssue(kind="ignored", source=r.located(key), detail=detail)
