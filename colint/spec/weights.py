@@ -129,7 +129,7 @@ def _mixer_gemms(m: Mixer, h: int) -> list[tuple]:
 def _mlp(prefix: str, h: int, width: int, gated: bool, bias: bool, width_field: str | None,
          count: int = 1, m_per_token: float = 1.0, parallel_up: str = "column", parallel_down: str = "row",
          fused_gate_up: bool = False) -> list[tuple]:
-    out = []
+    out: list[tuple] = []
     if gated and fused_gate_up:
         out.append((f"{prefix}.gate_up", h, 2 * width, bias, parallel_up, "gate_up", "hidden_size", width_field,
                     count, m_per_token))
@@ -154,7 +154,7 @@ def _ffn_gemms(f: FFN, h: int) -> list[tuple]:
     if f.kind != "moe":
         return []
     e, k = f.num_experts, f.top_k
-    out = [("moe.router", h, e, f.router_bias, "replicated", None, "hidden_size", "num_experts", 1, 1.0)]
+    out: list[tuple] = [("moe.router", h, e, f.router_bias, "replicated", None, "hidden_size", "num_experts", 1, 1.0)]
     width_in = h
     if f.latent_size:
         out.append(("moe.fc1_latent_proj", h, f.latent_size, f.latent_bias, "replicated", None, "hidden_size", None,
