@@ -79,7 +79,7 @@ def check_spec(spec, targets: list[Target], opts: CheckOptions, rules=None) -> l
         except ProfileError:
             # the format is not native on this GPU: rules marked `without_workload` (CL401) report it as a
             # finding located in the file; with none of them selected it stays a run error (exit 2)
-            fallback = [r for r in per_gpu if getattr(r.check, "without_workload", False)]
+            fallback = [r for r in per_gpu if r.without_workload]
             if not fallback:
                 raise
             ctx = Context(spec=spec, gpu=t.gpu, profile=t.profile, scenario=t.scenario, options=opts.rule_options,

@@ -38,6 +38,7 @@ class Rule:
     options: dict[str, tuple[Any, str]]
     check: Callable[[Context], Iterable[Finding]]
     needs_workload: bool = True  # False: depends on the spec alone (runs once per file, not per GPU)
+    without_workload: bool = False  # True: also runs, with ctx.workload None, when analyse() rejects the format
 
     def render_doc(self) -> str:
         lines = [f"{self.code} {self.name} ({self.family}, up to {self.severity})", "", self.summary, "",
@@ -56,14 +57,15 @@ _REGISTRY: dict[str, Rule] = {}
 
 
 def rule(code: str, name: str, family: str, severity: Severity, summary: str, doc: RuleDoc,
-         options: Optional[dict[str, tuple[Any, str]]] = None, needs_workload: bool = True):
+         options: Optional[dict[str, tuple[Any, str]]] = None, needs_workload: bool = True,
+         without_workload: bool = False):
     """Register ``check`` as rule ``code``."""
 
     def deco(fn: Callable[[Context], Iterable[Finding]]):
         if code in _REGISTRY:
             raise ValueError(f"duplicate rule code {code}")
         _REGISTRY[code] = Rule(code, name, family, severity, summary, doc, dict(options or {}), fn,
-                               needs_workload)
+                               needs_workload, without_workload)
         return fn
 
     return deco

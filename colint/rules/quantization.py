@@ -62,7 +62,7 @@ def _checkpoint_format(spec) -> str | None:
           example="--dtype nvfp4 --gpu h100-sxm: Hopper has FP8 but no FP4",
           fix="Target a GPU with the format (b200, gb300 for NVFP4) or use a format the GPU has (fp8 on Hopper).",
           sources=SOURCES + ("hardware profiles: peak_tflops lists only native formats",)),
-      needs_workload=True)
+      needs_workload=True, without_workload=True)  # the engine runs it when analyse() rejects the format
 def format_not_native(ctx: Context):
     p, sc = ctx.profile, ctx.scenario
     fmt = sc.gemm_format
@@ -85,9 +85,6 @@ def format_not_native(ctx: Context):
                     f"engines dequantize it (weight-only) and run the GEMMs in BF16",
             field="quantization_config", key=src.key if src else ctx.spec.key_prefix + "quantization_config",
             evidence={"checkpoint_format": ck, "gpu": p.name, "native": list(p.peak_tflops)})
-
-
-format_not_native.without_workload = True  # the engine runs it when analyse() rejects the format
 
 
 def _alternatives(p, fmt: str) -> list[str]:
