@@ -19,7 +19,8 @@ Bad input raises :class:`colint.errors.ColintError` (``LoadError``, ``SpecError`
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping, Union
+from typing import Any, Union
+from collections.abc import Mapping
 
 from colint.errors import ColintError, UsageError
 
@@ -211,7 +212,7 @@ def _with_file(config, fn):
 def suggest(config: Config, gpu: Union[str, list, None] = None, *, budget_pct: float = 2.0,
             objective: str = "throughput", top: int = 5, project: bool = False, **settings):
     """Variants within ``budget_pct`` % of the parameters that pass every rule, ranked by estimated speed
-    (``colint.suggest.SuggestResult``; ``.public()`` is the ``colint suggest --format json`` record).
+    (``colint.suggesting.SuggestResult``; ``.public()`` is the ``colint suggest --format json`` record).
 
     >>> import colint
     >>> result = colint.suggest("examples/llama-2-7b.json", gpu="b200", tp=8, top=3)
@@ -221,7 +222,7 @@ def suggest(config: Config, gpu: Union[str, list, None] = None, *, budget_pct: f
     >>> best.edits, round(best.params_delta_pct, 2), best.findings
     ({'num_key_value_heads': 8, 'intermediate_size': 14336, 'num_hidden_layers': 30}, 1.0, {'info': 1})
     """
-    from colint.suggest import suggest as run_suggest
+    from colint.suggesting import suggest as run_suggest
 
     def run(path, start):
         result = run_suggest(path, _options(gpu, settings, start, project), budget_pct=budget_pct,

@@ -11,31 +11,7 @@ from typing import Any, Optional
 
 from colint.errors import ColintError, ProfileError
 from colint.findings import SEVERITY_ORDER, Finding, rank
-
-
-@dataclass
-class CheckOptions:
-    gpus: list[str] = field(default_factory=lambda: ["b200"])
-    scenario: str = "throughput"
-    dtype: Optional[str] = None  # weights/activations format; None = the scenario's default (bf16)
-    tp: Any = None  # int or "auto"
-    ep: Optional[int] = None
-    pp: Optional[int] = None
-    context: Optional[int] = None
-    concurrency: Optional[int] = None
-    select: list[str] = field(default_factory=list)
-    ignore: list[str] = field(default_factory=list)
-    extend_select: list[str] = field(default_factory=list)
-    rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
-    severity_overrides: dict[str, str] = field(default_factory=dict)  # code -> severity
-    input_format: Optional[str] = None
-    vocab_size: Optional[int] = None
-    # (config dir, glob, codes): findings of those codes are dropped for files matching the glob
-    per_file_ignores: list[tuple[str, str, frozenset]] = field(default_factory=list)
-    baseline: Any = None  # colint.suppression.Baseline: accepted findings, reported no more
-    strict: bool = False  # check every file; False: skip what colint.triage recognises as not a decoder LLM
-    kv_dtype: Optional[str] = None  # KV-cache format; None = the scenario's (bf16)
-    out_dtype: Optional[str] = None  # GEMM output format; None = bf16
+from colint.settings import CheckOptions  # noqa: F401 - re-exported: the options a check runs with
 
 
 @dataclass
@@ -49,6 +25,13 @@ class FileResult:
     doc: Any = None  # the loaded Document (text + key spans), for reporters that locate fix edits
     suppressed: int = 0  # findings dropped by comments, per-file-ignores or the baseline
     skipped: Any = None  # colint.triage.Triage: not a decoder LLM config, so not checked
+
+    def text_edits(self, fix):
+        """``fix`` resolved against this file's text (colint.fixing.text_edits): what --fix splices,
+        for reporters that show a fix in place; None when only the YAML round trip can write it."""
+        from colint.fixing import text_edits
+
+        return text_edits(self.doc, fix)
 
 
 @dataclass
@@ -102,7 +85,7 @@ def check_spec(spec, targets: list[Target], opts: CheckOptions, rules=None) -> l
         except ProfileError:
             # the format is not native on this GPU: rules marked `without_workload` (CL401) report it as a
             # finding located in the file; with none of them selected it stays a run error (exit 2)
-            fallback = [r for r in per_gpu if getattr(r.check, "without_workload", False)]
+            fallback = [r for r in per_gpu if r.without_workload]
             if not fallback:
                 raise
             ctx = Context(spec=spec, gpu=t.gpu, profile=t.profile, scenario=t.scenario, options=opts.rule_options,
@@ -124,8 +107,15 @@ def check_spec(spec, targets: list[Target], opts: CheckOptions, rules=None) -> l
         # a finding made gpu_specific=False (it depends on the spec and the parallel layout alone) is the same on
         # every GPU: report it once
         seen: set = set()
-        findings = [f for f in findings if f.gpu is not None
-                    or (k := (f.code, f.key, f.message)) not in seen and not seen.add(k)]
+        kept = []
+        for f in findings:
+            if f.gpu is None:
+                k = (f.code, f.key, f.message)
+                if k in seen:
+                    continue
+                seen.add(k)
+            kept.append(f)
+        findings = kept
     if opts.severity_overrides:
         findings = [f.model_copy(update={"severity": opts.severity_overrides[f.code]})
                     if f.code in opts.severity_overrides else f for f in findings]
@@ -229,6 +219,37 @@ def exit_code(results: list[FileResult], fail_on: str) -> int:
     if threshold < 0:
         return 0
     return 1 if any(SEVERITY_ORDER[f.severity] <= threshold for r in results for f in r.findings) else 0
+
+
+def grouped_exit_code(results: list[FileResult], groups: list) -> int:
+    """The exit code of a run whose files were checked under different settings (``groups``, parallel
+    to ``results``): the worst of each group's code at that group's own ``fail_on``."""
+    return max((exit_code([r for r, g in zip(results, groups) if g is eff], eff.values["fail_on"])
+                for eff in {id(g): g for g in groups}.values()), default=0)
+
+
+def estimate_labels(results: list[FileResult], groups: list) -> list[str]:
+    """The estimate context of each checked file's GPUs and scenario, as the rules write it into their
+    details (``estimate: b200, throughput scenario: bf16, ...``, the context clipped to the model's
+    maximum positions), in first-seen order: the text reporters print each once per run instead of once
+    per finding. Only files with GPU-specific findings made estimates."""
+    from colint.analysis.scenario import fit_to_model
+
+    labels: list[str] = []
+    targets_of: dict[int, list[Target]] = {}
+    for r, eff in zip(results, groups):
+        if eff is None or r.spec is None or not any(f.gpu for f in r.findings):
+            continue
+        if id(eff) not in targets_of:
+            try:
+                targets_of[id(eff)] = build_targets(eff.check_options())
+            except ColintError:
+                targets_of[id(eff)] = []
+        for t in targets_of[id(eff)]:
+            label = f"estimate: {t.gpu}, {fit_to_model(t.scenario, r.spec).label()}"
+            if label not in labels:
+                labels.append(label)
+    return labels
 
 
 def check_grouped(paths: list[str], cli_overrides: dict, *, isolated: bool = False,

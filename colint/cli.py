@@ -7,21 +7,23 @@ Heavy modules are imported inside the commands that need them.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 import click
 
 from colint import __version__
+from colint.reporters import REPORTERS
 from colint.reporters.report_charts import CHARTS
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
-def _fail(message: str) -> "click.exceptions.Exit":
+def _fail(message: str) -> click.exceptions.Exit:
     click.echo(message, err=True)
     return click.exceptions.Exit(EXIT_ERROR)
 
 
-def _fail_with(exc) -> "click.exceptions.Exit":
+def _fail_with(exc) -> click.exceptions.Exit:
     """_fail for a ColintError: located when it names a file, else ``colint: error: message``."""
     return _fail(f"colint: error: {exc.message}" if exc.path is None else exc.located())
 
@@ -40,8 +42,8 @@ def cli() -> None:
               help="Vocabulary size for formats whose vocab comes from a tokenizer (Megatron/NeMo).")
 @click.option("--gpu", default=None, help="Add the per-GEMM roofline table and step estimates for this GPU "
               "profile (name or YAML path).")
-@click.option("--scenario", type=click.Choice(["throughput", "latency", "long-context"]), default="throughput",
-              show_default=True)
+@click.option("--scenario", type=click.Choice(["throughput", "latency", "long-context"]), default=None,
+              help="[default: throughput]")
 @click.option("--dtype", default=None, help="GEMM format: bf16, fp16, fp8, fp8_block, nvfp4, mxfp4, int8, "
               "int8_wo, int4_wo. [default: bf16]")
 @click.option("--tp", type=click.IntRange(min=1), default=None, help="Tensor-parallel size.")
@@ -52,10 +54,15 @@ def cli() -> None:
               help="Concurrent decode sequences per replica.")
 @click.option("--kv-dtype", default=None, help="KV-cache format: bf16, fp8, nvfp4, ... [default: bf16]")
 @click.option("--out-dtype", default=None, help="GEMM output format: bf16, fp8, fp32, ... [default: bf16]")
-def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | None, gpu: str | None, scenario: str,
-            dtype: str | None, tp: int | None, ep: int | None, pp: int | None, context: int | None,
-            concurrency: int | None, kv_dtype: str | None = None, out_dtype: str | None = None) -> None:
-    """Show the normalized spec, parameter counts and weight GEMMs of PATH (with --gpu: estimates)."""
+@click.option("--isolated", is_flag=True, help="Ignore pyproject.toml / .colint.toml files.")
+def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | None, gpu: str | None,
+            scenario: str | None, dtype: str | None, tp: int | None, ep: int | None, pp: int | None,
+            context: int | None, concurrency: int | None, kv_dtype: str | None, out_dtype: str | None,
+            isolated: bool) -> None:
+    """Show the normalized spec, parameter counts and weight GEMMs of PATH (with --gpu: estimates).
+
+    The input format, vocab size, scenario, dtype and parallelism come from the project's
+    [tool.colint] / .colint.toml like for `check`, unless a flag gives them."""
     import json
 
     from colint.errors import ColintError
@@ -64,22 +71,27 @@ def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | Non
     from colint.spec import normalize
 
     path = _one_path(path)
+    flags = {"gpus": [gpu] if gpu is not None else [], "scenario": scenario, "dtype": dtype, "tp": tp, "ep": ep,
+             "pp": pp, "context": context, "concurrency": concurrency, "select": [], "ignore": [],
+             "extend_select": [], "fail_on": None, "input_format": input_format, "vocab_size": vocab_size,
+             "kv_dtype": kv_dtype, "out_dtype": out_dtype}
     try:
-        spec = normalize(load(path), input_format=input_format, vocab_size=vocab_size)
+        opts = _file_options(path, flags, isolated)
+    except ColintError as exc:
+        raise _fail_with(exc)
+    try:
+        spec = normalize(load(path), input_format=opts.input_format, vocab_size=opts.vocab_size)
     except ColintError as exc:
         raise _fail(exc.located(path))
     info = inspect_spec(spec, path)
-    if gpu is not None:
-        from colint.analysis.scenario import fit_to_model, make_scenario
+    if gpu is not None:  # estimates on request: the GPU of --gpu, the rest of the scenario as resolved
+        from colint.analysis.scenario import fit_to_model
         from colint.analysis.workload import analyse, summary
-        from colint.hardware_profiles import load_profile
+        from colint.checking import build_targets
 
         try:
-            profile = load_profile(gpu)
-            sc = fit_to_model(make_scenario(scenario, dtype=dtype, tp=tp, ep=ep, pp=pp, context=context,
-                                            concurrency=concurrency, gpu=profile.name, kv_cache=kv_dtype,
-                                            out_dtype=out_dtype), spec)
-            info["estimates"] = summary(analyse(spec, profile, sc))
+            (target,) = build_targets(opts)
+            info["estimates"] = summary(analyse(spec, target.profile, fit_to_model(target.scenario, spec)))
         except ColintError as exc:
             raise _fail_with(exc)
     if fmt == "json":
@@ -203,6 +215,8 @@ def _parallel(value: str | None, name: str):
     return n
 
 
+FORMATS = list(REPORTERS)
+
 
 _SETTINGS_PARAMS = ("gpus", "scenario", "dtype", "tp", "ep", "pp", "context", "concurrency", "select", "ignore",
                     "extend_select", "fail_on", "input_format", "vocab_size", "kv_dtype", "out_dtype")
@@ -278,7 +292,7 @@ def _write_atomic(path: str, text: str | bytes) -> None:
     write_atomic(path, text)
 
 
-OUTPUT_FORMATS = ["full", "concise", "text", "json", "github", "sarif", "gitlab", "markdown"]
+OUTPUT_FORMATS = FORMATS  # full, concise, text (= full), json, github, sarif, gitlab, markdown
 
 
 @cli.command()
@@ -324,7 +338,7 @@ def check(paths, overrides, isolated, fmt, output, quiet, verbose, show_fixes, c
     Face cache folder, a Hub id org/name[@revision] (only config.json is downloaded), or '-' (standard input)."""
     import os
 
-    from colint.checking import check_grouped, exit_code, summary
+    from colint.checking import check_grouped, grouped_exit_code, summary
     from colint.errors import ColintError
     from colint.sources import expand
 
@@ -401,8 +415,7 @@ def check(paths, overrides, isolated, fmt, output, quiet, verbose, show_fixes, c
             raise _fail(f"{output}: error: cannot write report: {exc.strerror or exc}")
     elif report:
         click.echo(report, color=colour or None)  # None: click strips escapes off a non-terminal
-    code = max((exit_code([r for r, g in zip(results, groups) if g is eff], eff.values["fail_on"])
-                for eff in {id(g): g for g in groups}.values()), default=EXIT_CLEAN)
+    code = grouped_exit_code(results, groups)
     if exit_zero and code == EXIT_FINDINGS:
         code = EXIT_CLEAN
     raise click.exceptions.Exit(code)
@@ -437,35 +450,14 @@ def _render_report(fmt: str, results, summ: dict, groups, *, statistics: bool, c
             return json.dumps(rows, indent=2)
         return "\n".join(f"{r['count']:>5}  {r['code']}  {r['severity']:<7}  {r['name']}" for r in rows) \
             or "no findings"
-    if fmt == "json":
-        from colint.reporters.json_report import render as render_json
+    from colint.checking import estimate_labels
+    from colint.reporters import ReportInput
+    from colint.rules import all_rules
 
-        return render_json(results, summ)
-    if fmt == "github":
-        from colint.reporters.github import render as render_github
-
-        return render_github(results, summ)
-    if fmt == "sarif":
-        from colint.reporters.sarif import render as render_sarif
-        from colint.rules import all_rules
-
-        return render_sarif(results, all_rules())
-    if fmt == "gitlab":
-        from colint.reporters.gitlab import render as render_gitlab
-
-        return render_gitlab(results)
-    from colint.reporters.console import estimate_labels
-
-    # the estimate context, printed once (only a run with GPU-specific findings made estimates)
-    labels = estimate_labels(groups) if any(f.gpu for r in results for f in r.findings) else []
-    if fmt == "markdown":
-        from colint.reporters.markdown import render as render_markdown
-
-        return render_markdown(results, summ, labels=labels)
-    from colint.reporters.text import render as render_text
-
-    return render_text(results, summ, colour=colour, labels=labels, concise=fmt == "concise", quiet=quiet,
-                       show_fixes=show_fixes, verbose=verbose)
+    labels = tuple(estimate_labels(results, groups))
+    ri = ReportInput(rules=all_rules, colour=colour, labels=labels, quiet=quiet, show_fixes=show_fixes,
+                     verbose=verbose)
+    return REPORTERS[fmt](results, summ, ri)
 
 
 @cli.command("config")
@@ -590,7 +582,7 @@ def suggest_cmd(path, overrides, isolated, budget_pct, objective, at_interactivi
 
     Exit 0 when at least one variant passes, 1 when none does, 2 on an error."""
     from colint.errors import ColintError
-    from colint.suggest import render_text, suggest
+    from colint.suggesting import PREFILL_WEIGHT, suggest
 
     path = _one_path(path)
     try:
@@ -603,7 +595,9 @@ def suggest_cmd(path, overrides, isolated, budget_pct, objective, at_interactivi
 
         click.echo(json.dumps(result.public(), indent=2))
     else:
-        click.echo(render_text(result))
+        from colint.reporters.suggest_text import render
+
+        click.echo(render(result, PREFILL_WEIGHT[result.objective]))
     raise click.exceptions.Exit(EXIT_CLEAN if result.candidates else EXIT_FINDINGS)
 
 
@@ -716,12 +710,15 @@ def report_cmd(path, overrides, isolated, output, chart, compare_path, variants)
         from colint.reporters.report_html import render_chart, render_html
     except ImportError as exc:
         raise _fail(f"colint: error: `colint report` needs matplotlib ({exc}): pip install 'colint-llm[report]'")
+    from functools import partial
+
+    outputs: list[tuple[str, Callable[[], str | bytes]]]
     if ext in (".png", ".svg"):  # one chart per file: with several GPUs, one file each (x-b200.png, x-h100-sxm.png)
         stem = os.path.splitext(output)[0]
         outputs = [(output if len(sections) == 1 else f"{stem}-{d['gpu']}{ext}",
-                    lambda d=d: render_chart(d, chart or "roofline", ext[1:])) for d in sections]
+                    partial(render_chart, d, chart or "roofline", ext[1:])) for d in sections]
     else:
-        outputs = [(output, lambda: render_html(sections))]
+        outputs = [(output, partial(render_html, sections))]
     for out_path, render in outputs:
         try:
             _write_atomic(out_path, render())

@@ -19,9 +19,8 @@ def write_atomic(path: str, text: str | bytes) -> None:
         mode = 0o666 & ~umask
     fd, tmp = tempfile.mkstemp(prefix=".colint-", suffix=".tmp", dir=directory)
     try:
-        with (os.fdopen(fd, "wb") if isinstance(text, bytes)
-              else os.fdopen(fd, "w", encoding="utf-8", newline="")) as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text if isinstance(text, bytes) else text.encode("utf-8"))
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)

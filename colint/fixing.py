@@ -19,11 +19,13 @@ import json
 import math
 import os
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from colint.errors import ColintError
 from colint.findings import Edit, Fix
 from colint.loading import Document, load_text
+from colint.loading.document import line_column, line_starts
 
 _PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
@@ -48,8 +50,9 @@ def apply_edits(doc: Document, edits: list[Edit]) -> str:
     return _apply_yaml(doc, edits)
 
 
-def _apply_json(doc: Document, edits: list[Edit]) -> str:
-    text = doc.text
+def _json_splices(doc: Document, edits: list[Edit]) -> list[tuple[int, int, str]]:
+    """(start, end, new text) per edit: the value's recorded span, or an insertion after the last
+    member of its mapping (edits adding keys to one mapping share one insertion)."""
     splices: list[tuple[int, int, str]] = []
     inserts: dict[tuple, list[Edit]] = {}
     for e in edits:
@@ -61,6 +64,12 @@ def _apply_json(doc: Document, edits: list[Edit]) -> str:
             inserts.setdefault(path[:-1], []).append(e)
     for parent, group in inserts.items():
         splices.append(_json_insert(doc, parent, group))
+    return splices
+
+
+def _apply_json(doc: Document, edits: list[Edit]) -> str:
+    text = doc.text
+    splices = _json_splices(doc, edits)
     for start, end, new in sorted(splices, key=lambda s: s[0], reverse=True):
         text = text[:start] + new + text[end:]
     return text
@@ -127,6 +136,46 @@ def yaml_splice(doc: Document, edit: Edit) -> tuple[int, int, str] | None:
     return None if new is None else (span.value_start, span.value_end, new)
 
 
+@dataclass(frozen=True)
+class TextEdit:
+    """One replacement of the original text: offsets, the new text, and its 1-based region."""
+
+    start: int
+    end: int
+    text: str
+    start_line: int
+    start_column: int
+    end_line: int
+    end_column: int
+
+
+def text_edits(doc: Document | None, fix: Fix) -> tuple[TextEdit, ...] | None:
+    """``fix`` as replacements of the original text, exactly what ``--fix`` splices; None when one
+    of its edits is written only by the YAML round trip (a new key, a collection, an unknown extent).
+    Reporters that show fixes in place (SARIF) read these instead of the key edits."""
+    if doc is None or not fix.edits:
+        return None
+    if doc.syntax == "json":
+        try:
+            splices = _json_splices(doc, list(fix.edits))
+        except ColintError:  # the new key's parent is not a mapping
+            return None
+    else:
+        splices = []
+        for e in fix.edits:
+            s = yaml_splice(doc, e)
+            if s is None:
+                return None
+            splices.append(s)
+    starts = line_starts(doc.text)
+    out = []
+    for start, end, new in splices:
+        sl, sc = line_column(starts, start)
+        el, ec = line_column(starts, end)
+        out.append(TextEdit(start, end, new, sl, sc, el, ec))
+    return tuple(out)
+
+
 def _splice(text: str, splices: list[tuple[int, int, str]]) -> str:
     parts = []
     at = 0
@@ -187,7 +236,7 @@ def edited_document(doc: Document, edits: list[Edit]) -> Document | None:
     growth = [0]
     for start, end, new in splices:
         growth.append(growth[-1] + len(new) - (end - start))
-    line_of = {}
+    line_of: dict[int, list[tuple[int, int, int]]] = {}
     for start, end, new in splices:
         line_of.setdefault(doc.text.count("\n", 0, start) + 1, []).append((start, end, len(new) - (end - start)))
 

@@ -50,7 +50,7 @@ def lint(path: str, text: str, overrides: dict, isolated: bool) -> tuple[list, o
 
     lines = text.splitlines()
 
-    def where(line, column) -> "types.Range":
+    def where(line, column) -> types.Range:
         ln = max((line or 1) - 1, 0)
         text_line = lines[ln] if ln < len(lines) else ""
         col = _utf16(text_line[: max((column or 1) - 1, 0)]) if line else 0
@@ -166,7 +166,7 @@ def create_server(overrides: dict, isolated: bool = False):
         diags, doc, findings = state.get(params.text_document.uri, ([], None, []))
         if doc is None or not findings:
             return []
-        return code_actions(params.text_document.uri, doc, findings, diags, params.context.diagnostics)
+        return code_actions(params.text_document.uri, doc, findings, diags, list(params.context.diagnostics))
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls, params: types.DidCloseTextDocumentParams) -> None:

@@ -87,7 +87,7 @@ def run(path: str, gpus: list[str], scenario, *, compare_path: Optional[str] = N
     from colint.hardware_profiles import load_profile
 
     profiles = [load_profile(g) for g in gpus]
-    specs = [(path, {}, load_design(path, input_format=input_format, vocab_size=vocab_size))]
+    specs: list[tuple[str, dict, Any]] = [(path, {}, load_design(path, input_format=input_format, vocab_size=vocab_size))]
     if compare_path or variant:
         other = compare_path or path
         specs.append((other, dict(variant or {}),

@@ -40,7 +40,7 @@ import re
 import sys
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from functools import lru_cache
+from functools import lru_cache, cache
 from typing import Any, Literal, Optional, Union
 
 from colint.errors import UsageError
@@ -156,7 +156,7 @@ def _error(cfg_path: str, text: str, kind: str, key: str, message: str) -> Usage
     return UsageError(message, path=cfg_path, line=line, column=col)
 
 
-def _check_selectors(values: list[str], where: str, cfg: "ConfigFile | None" = None, key: str = "") -> None:
+def _check_selectors(values: list[str], where: str, cfg: ConfigFile | None = None, key: str = "") -> None:
     from colint.rules import select_rules
 
     for v in values:
@@ -190,7 +190,7 @@ def _coerce_option(rule, name: str, value: Any) -> Any:
     raise ValueError(f"should be {type(default).__name__} like the default {default!r}, got {value!r}")
 
 
-def resolve_rule_options(table: dict[str, dict[str, Any]], cfg: "ConfigFile | None" = None) -> dict[str, dict]:
+def resolve_rule_options(table: dict[str, dict[str, Any]], cfg: ConfigFile | None = None) -> dict[str, dict]:
     """``{code or name: {option: value}}`` → ``{code: {option: value}}``, validated against each rule."""
     from colint.rules import all_rules
 
@@ -287,7 +287,7 @@ def parse_config(path: str) -> Optional[ConfigFile]:
     return cfg
 
 
-@lru_cache(maxsize=None)
+@cache
 def _config_in_dir(directory: str) -> Optional[str]:
     dot = os.path.join(directory, ".colint.toml")
     if os.path.isfile(dot):
@@ -343,6 +343,31 @@ def find_config(start: str) -> Optional[ConfigFile]:
 
 
 @dataclass
+class CheckOptions:
+    gpus: list[str] = dc_field(default_factory=lambda: ["b200"])
+    scenario: str = "throughput"
+    dtype: Optional[str] = None  # weights/activations format; None = the scenario's default (bf16)
+    tp: Any = None  # int or "auto"
+    ep: Optional[int] = None
+    pp: Optional[int] = None
+    context: Optional[int] = None
+    concurrency: Optional[int] = None
+    select: list[str] = dc_field(default_factory=list)
+    ignore: list[str] = dc_field(default_factory=list)
+    extend_select: list[str] = dc_field(default_factory=list)
+    rule_options: dict[str, dict[str, Any]] = dc_field(default_factory=dict)
+    severity_overrides: dict[str, str] = dc_field(default_factory=dict)  # code -> severity
+    input_format: Optional[str] = None
+    vocab_size: Optional[int] = None
+    # (config dir, glob, codes): findings of those codes are dropped for files matching the glob
+    per_file_ignores: list[tuple[str, str, frozenset]] = dc_field(default_factory=list)
+    baseline: Any = None  # colint.suppression.Baseline: accepted findings, reported no more
+    strict: bool = False  # check every file; False: skip what colint.triage recognises as not a decoder LLM
+    kv_dtype: Optional[str] = None  # KV-cache format; None = the scenario's (bf16)
+    out_dtype: Optional[str] = None  # GEMM output format; None = bf16
+
+
+@dataclass
 class Effective:
     """The settings in force for one group of files, each with where it came from."""
 
@@ -353,9 +378,7 @@ class Effective:
     rule_options: dict[str, dict] = dc_field(default_factory=dict)
     severity_overrides: dict[str, str] = dc_field(default_factory=dict)
 
-    def check_options(self, baseline=None):
-        from colint.checking import CheckOptions
-
+    def check_options(self, baseline=None) -> CheckOptions:
         v = self.values
         return CheckOptions(
             gpus=list(v["gpus"]), scenario=v["scenario"], dtype=v["dtype"], tp=v["tp"], ep=v["ep"], pp=v["pp"],
@@ -375,7 +398,7 @@ class Effective:
 
 def resolve(cfg: Optional[ConfigFile], cli: dict[str, Any]) -> Effective:
     """Defaults ← config file ← CLI flags (only those given: values that are not None/empty)."""
-    values = {k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
+    values: dict[str, Any] = {k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
               for k, v in DEFAULTS.items()}
     sources = {k: "default" for k in DEFAULTS}
     if cfg is not None:
@@ -417,7 +440,7 @@ def resolve(cfg: Optional[ConfigFile], cli: dict[str, Any]) -> Effective:
 
 
 @lru_cache(maxsize=256)
-def _glob_regex(glob: str) -> "re.Pattern[str]":
+def _glob_regex(glob: str) -> re.Pattern[str]:
     out, i = "", 0
     while i < len(glob):
         c = glob[i]

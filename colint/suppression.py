@@ -20,28 +20,11 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Optional
 
 from colint.errors import UsageError
 from colint.findings import Finding, rank
-from colint.rules.base import RuleDoc, rule
-
-UNUSED_CODE = "CL000"
-
-
-@rule(UNUSED_CODE, "unused-suppression", "suppression", "warning",
-      "A suppression comment or baseline entry that suppresses nothing.",
-      RuleDoc(
-          what="A `# colint: ignore[...]` comment with no matching finding on its line, naming a code that does "
-               "not exist, or a baseline entry whose finding has gone.",
-          why="Stale suppressions hide the next real finding at the same place and make a reviewer believe a "
-              "problem still exists.",
-          example="# colint: ignore[CL002] on a line whose KV head count was fixed since",
-          fix="Delete the comment (or the code from it); rewrite the baseline with --write-baseline.",
-          sources=("ruff RUF100 unused-noqa; sqlfluff --warn-unused-ignores",)),
-      needs_workload=False)
-def _unused_suppression(ctx) -> Iterable[Finding]:
-    return ()  # emitted by apply_suppressions, which sees the comments and the baseline
+from colint.rules.unused_suppression import UNUSED_CODE, unused_finding as _unused
 
 
 # ---------------------------------------------------------------- YAML comment directives
@@ -135,7 +118,7 @@ class Baseline:
         return os.path.dirname(os.path.abspath(self.path))
 
     @classmethod
-    def load(cls, path: str) -> "Baseline":
+    def load(cls, path: str) -> Baseline:
         try:
             with open(path, encoding="utf-8") as fh:
                 text = fh.read()
@@ -200,11 +183,6 @@ def _locate(doc, key: str) -> tuple[Optional[int], Optional[int]]:
         if format_path(p) == key:
             return doc.location(p)
     return None, None
-
-
-def _unused(message: str, line, column, **evidence: Any) -> Finding:
-    return Finding(code=UNUSED_CODE, name="unused-suppression", rule="suppression", severity="warning",
-                   message=message, line=line, column=column, evidence=evidence)
 
 
 def apply_suppressions(path: str, doc, findings: list[Finding], ran_codes: set[str],

@@ -339,7 +339,7 @@ def main() -> int:
         print(f"    {self_us:>7,} self {cum_us:>8,} cumulative  {name.strip()}")
     roots = [r for r in rows if not r[2].startswith("  ")]
     print(f"  top-level imports, cumulative (total {sum(r[1] for r in roots) / 1e3:,.0f} ms):")
-    for self_us, cum_us, name in sorted(roots, key=lambda r: -r[1])[:8]:
+    for _self_us, cum_us, name in sorted(roots, key=lambda r: -r[1])[:8]:
         print(f"    {cum_us:>8,}  {name.strip()}")
     pydantic = sorted(top_level & {"pydantic", "pydantic_core", "annotated_types"})
     print(f"  pydantic on the check path: {', '.join(pydantic) if pydantic else 'not imported'} (colint's Records "

@@ -111,12 +111,11 @@ def build(raw: dict):
 
 
 def describe(model, lm_head_added=None) -> dict:
-    import torch
     from torch import nn
 
     owners = {}
     for mname, mod in model.named_modules():
-        for pname, p in mod.named_parameters(recurse=False):
+        for pname, _p in mod.named_parameters(recurse=False):
             owners[f"{mname}.{pname}" if mname else pname] = mod
     weights: dict[tuple, dict] = {}
     layouts = set()

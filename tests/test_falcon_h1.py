@@ -106,7 +106,7 @@ def test_without_parallel_mixer_nothing_changes():
 
 
 def test_suggest_probe_keys_keep_both_cores():
-    from colint.suggest import _probe_quantities
+    from colint.suggesting import _probe_quantities
 
     spec = spec_from({"model_type": "falcon_h1", "num_hidden_layers": 2})
     w = analyse(spec, load_profile("h200"), make_scenario("latency"))
@@ -119,7 +119,7 @@ def test_suggest_search_model_matches_analysis(tmp_path):
     """suggest's interpolated search model gives the same parameters and step estimates as
     param_counts + analyse on every verified Falcon-H1 variant (both cores of a layer included)."""
     from colint.checking import CheckOptions
-    from colint.suggest import suggest
+    from colint.suggesting import suggest
 
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"model_type": "falcon_h1", "hidden_size": 2048, "num_hidden_layers": 8,

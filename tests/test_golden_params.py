@@ -72,7 +72,7 @@ def golden_shapes(g: dict) -> collections.Counter:
         key = (name, w["in"], mult)
         fused.setdefault(key, []).append(w["out"])
     out: collections.Counter = collections.Counter()
-    for (name, k, mult), outs in fused.items():
+    for (_name, k, mult), outs in fused.items():
         out[(k, sum(outs))] += mult
     return out
 

@@ -89,7 +89,7 @@ def test_cl301_width_search_counts_params_exactly():
     import glob
 
     from colint.analysis.inventory import param_counts
-    from colint.rules.width_depth import _r128, _ScaledParams, scaled_spec
+    from colint.analysis.wider import _r128, _ScaledParams, scaled_spec
 
     checked = 0
     for path in sorted(glob.glob("tests/corpus/hf/*.json"))[::3] + ["tests/corpus/hf/deepseek__DeepSeek-V3.json",

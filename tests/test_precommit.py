@@ -55,6 +55,7 @@ def _run(cwd: Path, env: dict) -> subprocess.CompletedProcess:
                           cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow  # runs the real pre-commit (installs a venv): ~90 s of the suite
 def test_hook_fails_on_the_finding_and_passes_once_fixed(tmp_path):
     sha = _head_has_hook()
     if sha is None:

@@ -45,8 +45,8 @@ def test_png_chart_reads_back(tmp_path):
 
 def test_html_embeds_real_png_charts(tmp_path):
     out = tmp_path / "report.html"
-    # DeepSeek-V3 at ep=8 has infos only: exit 0 under the default --fail-on warning
-    assert main(["report", DEEPSEEK, "--gpu", "b200", "--ep", "8", "-o", str(out), "--isolated"]) == 0
+    # DeepSeek-V3 in BF16 at ep=8 does not fit eight B200s (CL801 error): exit 1, the report written all the same
+    assert main(["report", DEEPSEEK, "--gpu", "b200", "--ep", "8", "-o", str(out), "--isolated"]) == 1
     text = out.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>")
     srcs = re.findall(r'<img [^>]*src="data:image/png;base64,([A-Za-z0-9+/=]+)"', text)
@@ -140,7 +140,7 @@ def test_frontier_chart_draws_both_designs(tmp_path):
 
     out = tmp_path / "frontier.png"
     assert main(["report", LLAMA, "--gpu", "h100-sxm", "--chart", "frontier", "--variant", "num_key_value_heads=32",
-                 "-o", str(out), "--isolated"]) == 0
+                 "-o", str(out), "--isolated", "--fail-on", "never"]) == 0
     pixels = mpimg.imread(io.BytesIO(out.read_bytes()), format="png")
     assert pixels.std() > 0.01
     # the chart's numbers are the frontier's

@@ -130,7 +130,7 @@ def test_search_model_matches_analysis():
     """The vectorized search model (interpolated shapes + estimate_arrays) gives the same parameter
     counts and step estimates as param_counts + analyse on the verified variants."""
     from colint.checking import CheckOptions
-    from colint.suggest import suggest
+    from colint.suggesting import suggest
 
     for path, kw in ((LLAMA2, {"tp": 8}), (DEEPSEEK, {"ep": 8})):
         r = suggest(path, CheckOptions(gpus=["b200"], **kw), top=3)
@@ -169,7 +169,7 @@ def test_grid_and_point_interpolation_agree():
     from colint.checking import CheckOptions, build_targets
     from colint.loading import load
     from colint.spec import normalize
-    from colint.suggest import SearchModel, _axes, _edits_for, _variant
+    from colint.suggesting import SearchModel, _axes, _edits_for, _variant
 
     doc = load(DEEPSEEK)
     spec = normalize(doc)

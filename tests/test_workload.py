@@ -247,7 +247,7 @@ def test_suggest_search_model_mirrors_expert_tokens_under_tp_and_ep(tp):
 
     from colint.checking import CheckOptions, build_targets
     from colint.loading import load
-    from colint.suggest import SearchModel, _axes
+    from colint.suggesting import SearchModel, _axes
 
     doc = load("examples/deepseek-v3.json")
     spec = normalize(doc)

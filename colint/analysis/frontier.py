@@ -255,7 +255,7 @@ def _decode_prices(profile, grid, w1, w2):
     import numpy as np
 
     from colint.analysis.workload import attention_roof, routed_expert_rows
-    from colint.suggest import _estimate_unique
+    from colint.analysis.gemm_model import estimate_unique
 
     sc = w1.scenario
     b = np.asarray(grid, dtype=np.float64)
@@ -284,7 +284,7 @@ def _decode_prices(profile, grid, w1, w2):
             n_eff = np.full(b.size, row.n, dtype=np.int64)
         jobs.setdefault(row.dtype, []).append((m, n_eff, np.full(b.size, row.k, dtype=np.int64), row.layers))
     for dtype, sel in jobs.items():
-        t = _estimate_unique(np.concatenate([j[0] for j in sel]), np.concatenate([j[1] for j in sel]),
+        t = estimate_unique(np.concatenate([j[0] for j in sel]), np.concatenate([j[1] for j in sel]),
                              np.concatenate([j[2] for j in sel]), dtype, profile, sc.outputs)
         for i, j in enumerate(sel):
             total += t[i * b.size:(i + 1) * b.size] * j[3]
@@ -430,7 +430,7 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
     points: list[Point] = []
     dropped = 0
     unfit: list[str] = []
-    probes = []
+    probes: list[tuple[Deployment, Any, Any, int]] = []
     for d in deps:
         w1 = analyse(spec, profile, scenario_for(base, d, PROBE_CONCURRENCY[0]))
         if w1.max_decode_concurrency < 1 or w1.weight_bytes_per_gpu >= usable:

@@ -47,7 +47,7 @@ def estimate_csv(path: str, profile, out_dtype: str | None = None) -> str:
     comments, header_line, lines, header_line_no = _read(path)
     header = [h.strip() for h in next(csv.reader([header_line]))]
     lower = [h.lower() for h in header]
-    idx = {}
+    idx: dict[str, int] = {}
     for col in ("dtype", "m", "n", "k"):
         if col not in lower:
             raise UsageError(f"missing column '{col}' (need dtype,m,n,k)", path=path, line=header_line_no, key=col)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Sequence
+from collections.abc import Sequence
 
 
 @dataclass(frozen=True)
@@ -155,33 +155,33 @@ def _best_partition(costs: Sequence[float], stages: int, first_extra: float, las
             lo, hi = j, i - 1
             if cpre is not None:  # the stage (a, i] must fit the cap: a at least the smallest such start
                 ci, c_last = cpre[i], (cap_last_extra if last else 0.0)
-                l, h = lo, hi + 1
-                while l < h:
-                    m = (l + h) // 2
+                left, h = lo, hi + 1
+                while left < h:
+                    m = (left + h) // 2
                     if ci - cpre[m] + 0.0 + c_last <= limit:
                         h = m
                     else:
-                        l = m + 1
-                lo = l
+                        left = m + 1
+                lo = left
                 if lo > hi:
                     continue
-            l, h = lo, hi  # the first start where the prefix's best reaches the stage's sum
+            left, h = lo, hi  # the first start where the prefix's best reaches the stage's sum
             if last:
-                while l < h:
-                    m = (l + h) // 2
+                while left < h:
+                    m = (left + h) // 2
                     if prev[m] >= pi - pre[m] + last_extra:
                         h = m
                     else:
-                        l = m + 1
+                        left = m + 1
             else:
-                while l < h:
-                    m = (l + h) // 2
+                while left < h:
+                    m = (left + h) // 2
                     if prev[m] >= pi - pre[m]:
                         h = m
                     else:
-                        l = m + 1
+                        left = m + 1
             bv, ba = inf, -1
-            for a in (l - 1, l):
+            for a in (left - 1, left):
                 if lo <= a <= hi and prev[a] < inf:
                     sv = pi - pre[a] + last_extra if last else pi - pre[a]
                     pv = prev[a]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from colint.analysis.gemm_model import FORMATS, GemmTime, check_format, estimate
 from colint.analysis.inventory import Gemm, gemms, kind_gemms
@@ -21,6 +21,9 @@ from colint.analysis.kv_cache import (kind_mixers, kv_sources, mixer_kv_bytes_pe
 from colint.analysis.moe import touched_share
 from colint.analysis.scenario import Scenario
 from colint.spec.model import LayerKind, Mixer, ModelSpec
+
+if TYPE_CHECKING:
+    from colint.hardware_profiles import Profile
 
 REGIMES = ("decode", "prefill")
 ROUTER_FORMAT = "bf16"  # routers stay in high precision (domain.md crib: NVFP4 readiness)
@@ -140,7 +143,7 @@ class LayerCost:
 @dataclass
 class Workload:
     spec: ModelSpec
-    profile: object  # colint.hardware_profiles.Profile
+    profile: Profile
     scenario: Scenario
     gemms: dict[str, list[WorkloadGemm]]  # regime -> rows
     attention: dict[str, list[AttentionCost]]  # regime -> one per layer kind with a mixer
@@ -161,7 +164,7 @@ class Workload:
     hbm_bytes: float = 0.0  # the profile's memory
     max_decode_concurrency: int = 0  # sequences per GPU whose KV fits next to weights + activations (usable HBM)
     activation_bytes_per_gpu: float = 0.0  # peak working set of one forward (colint.analysis.memory)
-    memory: object = None  # colint.analysis.memory.MemoryFit: the whole footprint and usable memory
+    memory: Any = None  # colint.analysis.memory.MemoryFit: the whole footprint and usable memory
 
     @property
     def memory_fits(self) -> bool:
@@ -304,7 +307,7 @@ def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None
 
 class AttentionRoof(NamedTuple):
     """The roofs an attention (or recurrent-state) core runs under on one profile; analyse's
-    _attention and the vectorized search of colint.suggest both price cores with it."""
+    _attention and the vectorized search of colint.suggesting both price cores with it."""
 
     peak_flops_per_s: float  # the ATTN_FORMAT peak (or the profile's first format's)
     compute_efficiency: float

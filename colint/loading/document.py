@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 Path = tuple  # tuple[str | int, ...]
 

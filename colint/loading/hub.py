@@ -66,7 +66,7 @@ def fetch(repo_id: str, revision: str | None = None) -> str:
     disable_progress_bars()  # a 2 kB config needs no progress bar on stderr
     label = _label(repo_id, revision)
     at = f" at revision {revision!r}" if revision else ""
-    not_cached = []
+    not_cached: list[str] = []
     for filename in HUB_FILES:
         try:
             # once the Hub could not be reached, the other files are looked up in the cache only (no second

@@ -99,7 +99,7 @@ def _record_positions(doc: Document) -> None:
             continue
         start = m.start()
         if not stack:
-            vpath: tuple = ()
+            vpath = ()
         else:
             top = stack[-1]
             if top[0]:

@@ -204,7 +204,7 @@ def _dup_key_name(message: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _plain(node, path: tuple, doc: Document, budget: list, depth: int, values: "_ValueSpans | None" = None,
+def _plain(node, path: tuple, doc: Document, budget: list, depth: int, values: _ValueSpans | None = None,
            flow: bool = False):
     """Plain data of ``node``; records the position of each key (and, through ``values``, the
     offsets of each scalar value) in ``doc.spans``. ``flow``: inside a flow collection."""

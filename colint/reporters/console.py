@@ -9,7 +9,8 @@ written with ``-o FILE`` and machine formats are never coloured.
 from __future__ import annotations
 
 import os
-from typing import Mapping, Optional
+from typing import Optional
+from collections.abc import Mapping
 
 
 def use_colour(choice: str, isatty: bool, env: Optional[Mapping[str, str]] = None) -> bool:
@@ -23,26 +24,6 @@ def use_colour(choice: str, isatty: bool, env: Optional[Mapping[str, str]] = Non
     if env.get("FORCE_COLOR"):
         return True
     return isatty
-
-
-def estimate_labels(groups) -> list[str]:
-    """The estimate context of each distinct settings group, as the rules write it into their details
-    (``estimate: b200, throughput scenario: bf16, decode 256 seq, ...``), in first-seen order. The text
-    reporters print each once per run instead of once per finding."""
-    from colint.checking import build_targets
-    from colint.errors import ColintError
-
-    labels: list[str] = []
-    for eff in {id(g): g for g in groups if g is not None}.values():
-        try:
-            targets = build_targets(eff.check_options())
-        except ColintError:
-            continue
-        for t in targets:
-            label = f"estimate: {t.gpu}, {t.scenario.label()}"
-            if label not in labels:
-                labels.append(label)
-    return labels
 
 
 def stdin_syntax(name: Optional[str], raw: bytes) -> Optional[str]:

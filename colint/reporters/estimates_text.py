@@ -47,7 +47,7 @@ def render_profiles(profiles: list) -> str:
     for p in profiles:
         pk = p.peak_tflops
 
-        def f(x):
+        def f(x, pk=pk):
             return f"{pk[x]:>6.0f}" if x in pk else f"{'-':>6}"
 
         lines.append(f"{p.name:<14} {p.architecture:<14} {p.sm_count:>4}  {f('bf16')} {f('fp8')} {f('nvfp4')} "
@@ -62,7 +62,7 @@ def render_profile(p, tm) -> str:
              f"  SMs/CUs {p.sm_count}" + (f", clock {p.clock_mhz:.0f} MHz" if p.clock_mhz else ""),
              "  dense peak TFLOP/s: " + ", ".join(f"{k} {v:g}" for k, v in p.peak_tflops.items()),
              f"  memory {p.memory_gb:g} GB at {p.memory_tbps:g} TB/s" + (f", L2 {p.l2_mb:g} MB" if p.l2_mb else ""),
-             f"  ridge (FLOP/B): " + ", ".join(f"{k} {p.ridge(k):.0f}" for k in p.peak_tflops),
+             "  ridge (FLOP/B): " + ", ".join(f"{k} {p.ridge(k):.0f}" for k in p.peak_tflops),
              f"  interconnect {p.interconnect_gbps:g} GB/s per GPU, domain {p.domain_size}"
              + (f", scale-out {p.scale_out_gbps:g} GB/s per GPU" if getattr(p, "scale_out_gbps", None) else ""),
              f"  tiles: base {t.base.m}x{t.base.n}"

@@ -10,7 +10,6 @@ import base64
 import html
 import io
 import math
-from typing import Any
 
 from colint.reporters.report_charts import CHARTS
 

@@ -7,12 +7,13 @@ tag). Results point at the key of the finding with a path relative to the workin
 key to the end of its value where the loader recorded the value's span (``endLine``/``endColumn``,
 exclusive). ``partialFingerprints["colint/v1"]`` hashes file + code + key path + GPU + the GEMMs the
 finding names (and an occurrence number for exact repeats): it survives line moves and
-reformatting, and two findings on one key stay two results. A fix becomes a SARIF ``fix`` when every one
-of its edits can be located in the file (the loader recorded the value's span, in JSON and
-YAML alike): ``deletedRegion`` = the old value, ``insertedContent`` = the new one (in YAML the
-scalar ``colint --fix`` splices there). Files that could not be checked are
-``toolExecutionNotifications`` (level ``error``; files not checked because they are not decoder
-LLM configs: level ``note``, and the run still succeeded). Severity: error → ``error``, warning → ``warning``, info → ``note``.
+reformatting, and two findings on one key stay two results. A fix becomes a SARIF ``fix`` made of the text
+replacements ``colint --fix`` splices (``colint.fixing.text_edits``, carried on the file result):
+``deletedRegion`` = the old value (empty for an inserted key), ``insertedContent`` = the new text.
+A YAML fix that only the round trip can write (a new key, a collection) has none. Files that could not be
+checked are ``toolExecutionNotifications`` (level ``error``; files not checked because they are not decoder
+LLM configs: level ``note``, and the run still succeeded). Severity: error → ``error``, warning → ``warning``,
+info → ``note``.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Optional
+from typing import Any, Optional
 from urllib.parse import quote
 
 from colint import REPOSITORY_URL, __version__
@@ -113,6 +114,29 @@ def rule_descriptor(r) -> dict:
     return d
 
 
+def _fixes(f, result, location: dict) -> list[dict]:
+    """SARIF fixes: each fix as the text replacements --fix makes (an insertion is an empty region)."""
+    out = []
+    for fx in f.fixes:
+        edits = result.text_edits(fx)
+        if not edits:
+            continue
+        out.append({
+            "description": {"text": f"{fx.title} ({fx.safety})"},
+            "artifactChanges": [{
+                "artifactLocation": dict(location),
+                "replacements": [{"deletedRegion": {"startLine": t.start_line, "startColumn": t.start_column,
+                                                    "endLine": t.end_line, "endColumn": t.end_column},
+                                  "insertedContent": {"text": t.text}} for t in edits],
+            }],
+        })
+    return out
+
+
+def _message(f) -> str:
+    return "\n".join([f"{f.code} {f.message}" + (f" [{f.gpu}]" if f.gpu else "")] + list(f.details))
+
+
 def _value_regions(doc, keys=None) -> dict[str, dict]:
     """Dotted key → SARIF region of its value (where the loader recorded the value's span), for
     ``keys`` only when given (a big YAML file has thousands of spans; fixes name a few)."""
@@ -134,38 +158,6 @@ def _value_regions(doc, keys=None) -> dict[str, dict]:
         out[format_path(p)] = {"startLine": sl, "startColumn": sc, "endLine": el, "endColumn": ec}
     return out
 
-
-def _inserted(value, syntax: str = "json") -> Optional[str]:
-    """The new value's text: JSON, or the YAML scalar colint.fixing splices (None for a YAML
-    mapping or list, which only the round trip writes)."""
-    if syntax == "yaml":
-        from colint.fixing import yaml_literal
-
-        return yaml_literal(value)
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _fixes(f, regions: dict, location: dict, syntax: str = "json") -> list[dict]:
-    out = []
-    for fx in f.fixes:
-        if not fx.edits or any(e.key not in regions for e in fx.edits):
-            continue
-        texts = [_inserted(e.new, syntax) for e in fx.edits]
-        if any(t is None for t in texts):
-            continue
-        out.append({
-            "description": {"text": f"{fx.title} ({fx.safety})"},
-            "artifactChanges": [{
-                "artifactLocation": dict(location),
-                "replacements": [{"deletedRegion": dict(regions[e.key]), "insertedContent": {"text": t}}
-                                 for e, t in zip(fx.edits, texts)],
-            }],
-        })
-    return out
-
-
-def _message(f) -> str:
-    return "\n".join([f"{f.code} {f.message}" + (f" [{f.gpu}]" if f.gpu else "")] + list(f.details))
 
 
 def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
@@ -189,8 +181,7 @@ def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
             notifications.append({"level": "error", "message": {"text": f"file not checked: {msg}"},
                                   "locations": [{"physicalLocation": phys}]})
             continue
-        regions = _value_regions(r.doc, {e.key for f in r.findings for fx in f.fixes for e in fx.edits}
-                                 | {f.key for f in r.findings if f.key})
+        regions = _value_regions(r.doc, {f.key for f in r.findings if f.key})
         for f, fingerprint in zip(r.findings, fingerprints(r.path, r.findings, cwd)):
             region = {"startLine": f.line or 1}  # GitHub rejects a result without a region: a file-level finding sits on line 1
             if f.line and f.column:
@@ -207,7 +198,7 @@ def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
                 "locations": [{"physicalLocation": {"artifactLocation": dict(loc), "region": region}}],
                 "partialFingerprints": {FINGERPRINT: fingerprint},
             })
-            fixes = _fixes(f, regions, loc, getattr(r.doc, "syntax", "json"))
+            fixes = _fixes(f, r, loc)
             if fixes:
                 res["fixes"] = fixes
             props = {"key": f.key, "severity": f.severity}
@@ -219,7 +210,7 @@ def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
                 props["evidence"] = f.evidence
             res["properties"] = props
             sarif_results.append(res)
-    invocation = {"executionSuccessful": not notifications}
+    invocation: dict[str, Any] = {"executionSuccessful": not notifications}
     if notifications or skipped:
         invocation["toolExecutionNotifications"] = notifications + skipped
     return {

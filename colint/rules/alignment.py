@@ -14,15 +14,17 @@ scenario's format. Three levels (issue 4, DESIGN.md §6):
 One finding per spec field, listing the affected GEMMs in ``details``/``evidence``. Waste is an
 estimate of the GEMM time model: each affected GEMM is re-estimated with the dimension padded
 to the aligned value and charged for the part of its time that the padding does not buy
-(``_padding_loss_s``); the sum over the step is the step-time effect.
+(``colint.analysis.padding``); the sum over the step is the step-time effect.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from colint.analysis.gemm_model import FORMATS, tile_efficiency
+from colint.analysis.padding import Dim
+from colint.analysis.padding import step_effect_pct as padding_step_effect_pct
 from colint.rules._fixes import (aligned_neighbours, edit_key, nearest_divisor, param_delta, param_pct_change, round_up,
                                  with_field)
+from colint.findings import Severity
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
 
 FAMILY = "alignment"
@@ -35,67 +37,15 @@ SOURCES = (
 
 
 # --------------------------------------------------------------------------- shared estimates
-@dataclass
-class Dim:
-    """One affected GEMM dimension: a workload row and which of its dims (n or k)."""
-
-    name: str  # GEMM name ("mlp.gate_up")
-    axis: str  # "n" | "k"
-    value: int  # per shard
-    rows: list = field(default_factory=list)  # WorkloadGemm rows (one per regime / kind)
-
-
-def _fixed_s(ctx: Context, row) -> float:
-    """The part of a GEMM estimate that does not depend on N (kernel floor, the format's
-    quantize pass); mirrors colint.analysis.gemm_model._core (estimate)."""
-    from colint.analysis.gemm_model import QUANT_PASS_BYTES
-    from colint.hardware_profiles import time_model
-
-    tm = time_model(ctx.profile)
-    bw = ctx.profile.memory_bytes_per_s * tm.memory_efficiency
-    fmt = row.dtype
-    return ((tm.kernel_floor_us + tm.format_overhead_us.get(fmt, 0.0)) * 1e-6
-            + row.m * row.k * QUANT_PASS_BYTES.get(fmt, 0.0) / bw)
-
-
-def _padding_loss_s(ctx: Context, row, axis: str, value: int, multiple: int) -> float:
-    """Estimated seconds per step that ``row`` loses because its ``axis`` dim (``value`` per shard)
-    is not a multiple of ``multiple``: the GEMM's time minus the time of the padded GEMM scaled
-    back to the real work, applied to the row's share of the step."""
-    from colint.analysis.gemm_model import estimate
-
-    n = value if axis == "n" else row.n
-    k = value if axis == "k" else row.k
-    n_up = round_up(n, multiple) if axis == "n" else n
-    k_up = round_up(k, multiple) if axis == "k" else k
-    if (n_up, k_up) == (n, k):
-        return 0.0
-    out = ctx.scenario.outputs
-    t = row.time.estimate_s if (n, k) == (row.n, row.k) else estimate(row.m, n, k, row.dtype, ctx.profile, out).estimate_s
-    t_up = estimate(row.m, n_up, k_up, row.dtype, ctx.profile, out).estimate_s
-    fixed = _fixed_s(ctx, row)
-    work = (n * k) / (n_up * k_up)
-    aligned_equiv = fixed + max(0.0, t_up - fixed) * work
-    share = max(0.0, (t - aligned_equiv) / t) if t > 0 else 0.0
-    return row.total_s * share
 
 
 def step_effect_pct(ctx: Context, dims: list[Dim], multiple: int) -> dict[str, float]:
-    """Estimated step-time effect (percent of the step) per regime of padding ``dims``."""
-    w = ctx.workload
-    out = {}
-    for regime in ("decode", "prefill"):
-        lost = sum(_padding_loss_s(ctx, r, d.axis, d.value, multiple) for d in dims for r in d.rows
-                   if r.regime == regime)
-        step = w.steps[regime].estimate_s
-        out[regime] = 100.0 * lost / step if step else 0.0
-    return out
+    """Estimated step-time effect (percent of the step) per regime of padding ``dims`` (colint.analysis.padding)."""
+    return padding_step_effect_pct(ctx.workload, dims, multiple)
 
 
 def _pad_waste(value: int, multiple: int) -> tuple[int, float]:
     """(padded value, percent of the padded work that is wasted)."""
-    from colint.analysis.gemm_model import tile_efficiency
-
     padded = round_up(value, multiple)
     return padded, 100.0 * (1.0 - tile_efficiency(1, value, 1, multiple))
 
@@ -103,8 +53,6 @@ def _pad_waste(value: int, multiple: int) -> tuple[int, float]:
 def _dim_lines(ctx: Context, dims: list[Dim]) -> list[str]:
     """One line per affected GEMM dim: N padded to the 128-wide (and cooperative) tiles, K padded
     to the format's K step."""
-    from colint.analysis.gemm_model import FORMATS
-
     coop = _coop(ctx)
     lines = []
     for d in dims:
@@ -125,8 +73,6 @@ def _dim_lines(ctx: Context, dims: list[Dim]) -> list[str]:
 
 
 def _hard_multiple(ctx: Context, dtype: str) -> int:
-    from colint.analysis.gemm_model import FORMATS
-
     hw = FORMATS.get(dtype, (dtype,))[0]
     return int(ctx.profile.alignment.get(hw, 8))
 
@@ -357,7 +303,7 @@ def _evidence(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: l
 
 
 def _judge(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list[Dim]):
-    spec, w = ctx.spec, ctx.workload
+    w = ctx.workload
     dtype = dims[0].rows[0].dtype if dims and dims[0].rows else ctx.scenario.gemm_format
     hard = _hard_multiple(ctx, dtype)
     loc = _location_field(ctx, f)
@@ -386,7 +332,7 @@ def _judge(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list
         eff = step_effect_pct(ctx, bad, TILE)
         loss = max(eff.values())
         padded, waste = _pad_waste(per_shard, TILE)
-        sev = ctx.graded(loss)
+        sev: Severity = ctx.graded(loss)
         ev.update(padded_128=padded, waste_128_pct=round(waste, 2),
                   est_decode_step_pct=round(eff["decode"], 2), est_prefill_step_pct=round(eff["prefill"], 2))
         details = _dim_lines(ctx, bad) + [
@@ -490,6 +436,7 @@ def _attention_widths(ctx: Context, dims: list[Dim]):
     ev = {"num_heads": heads, "num_kv_heads": spec.num_kv_heads, "head_dim": hd, "tp": sc.tp, "gpu": ctx.gpu,
           "gemms": [{"gemm": d.name, "dim": d.axis, "per_shard": d.value} for d in dims],
           "est_decode_step_pct": round(eff["decode"], 2), "est_prefill_step_pct": round(eff["prefill"], 2)}
+    sev: Severity
     if bad_hard and refuses_unaligned(dims[0].rows[0].dtype):
         sev, what, loss = "error", f"not a multiple of {hard}", None
     else:
@@ -574,6 +521,7 @@ def vocab_not_padded(ctx: Context):
     ev = {"vocab_size": v, "tp": tp, "per_shard": per_shard, "padded": target, "gpu": ctx.gpu,
           "est_decode_step_pct": round(eff["decode"], 2), "est_prefill_step_pct": round(eff["prefill"], 2)}
     refused = bool(per_shard % hard) and refuses_unaligned(rows[0].dtype)
+    sev: Severity
     if refused:
         sev, what = "error", f"not a multiple of {hard} ({rows[0].dtype}'s 16-byte row alignment)"
     elif per_shard % hard:
@@ -610,7 +558,7 @@ def vocab_not_padded(ctx: Context):
                    f"sampling)", "safe", edit(key, v, target))])
 
 
-def _megatron_vocab(ctx: Context, v: int, tp: int, per_shard: int, sev: str, what: str, loss, ev: dict,
+def _megatron_vocab(ctx: Context, v: int, tp: int, per_shard: int, sev: Severity, what: str, loss, ev: dict,
                     eff: dict, waste: float, padded: int, refused: bool = False):
     """Megatron/NeMo/NeoX: the vocab comes from the tokenizer (--vocab-size) and the file pads it to a multiple of
     make_vocab_size_divisible_by x the file's tp. The fix edits that divisor (the key the format reads): the

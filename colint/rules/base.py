@@ -11,7 +11,8 @@ location from ``spec.sources`` and the GPU name.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Optional
+from collections.abc import Callable, Iterable
 
 from colint.findings import Edit, Finding, Fix, Impact, Severity
 from colint.spec.model import ModelSpec, Source
@@ -35,10 +36,11 @@ class Rule:
     summary: str
     doc: RuleDoc
     options: dict[str, tuple[Any, str]]
-    check: Callable[["Context"], Iterable[Finding]]
+    check: Callable[[Context], Iterable[Finding]]
     needs_workload: bool = True  # False: depends on the spec alone (runs once per file, not per GPU)
     graded: bool = False  # True: the severity of its loss-carrying findings follows the severity policy
     hard: str = ""  # the hard constraints it reports as errors whatever the loss ("will not run / load")
+    without_workload: bool = False  # True: also runs, with ctx.workload None, when analyse() rejects the format
 
     def severity_lines(self) -> list[str]:
         """The rule's severity policy, for `colint rule CODE` (README "Severity policy")."""
@@ -93,18 +95,20 @@ def impact_options(warning: float = WARNING_LOSS_PCT, error: float = ERROR_LOSS_
 def rule(code: str, name: str, family: str, severity: Severity, summary: str, doc: RuleDoc,
          options: Optional[dict[str, tuple[Any, str]]] = None, needs_workload: bool = True,
          graded: bool = False, hard: str = "", warning_loss_pct: float = WARNING_LOSS_PCT,
-         error_loss_pct: float = ERROR_LOSS_PCT):
+         error_loss_pct: float = ERROR_LOSS_PCT, without_workload: bool = False):
     """Register ``check`` as rule ``code``. ``graded``: its findings with an estimated loss get their
     severity from ``ctx.graded(loss)`` (options warning_loss_pct / error_loss_pct, this rule's defaults
-    given here); ``hard``: the hard constraints it reports as errors."""
+    given here); ``hard``: the hard constraints it reports as errors; ``without_workload``: it also runs,
+    with ctx.workload None, when analyse() rejects the format."""
 
-    def deco(fn: Callable[["Context"], Iterable[Finding]]):
+    def deco(fn: Callable[[Context], Iterable[Finding]]):
         if code in _REGISTRY:
             raise ValueError(f"duplicate rule code {code}")
         opts = dict(options or {})
         if graded:
             opts.update(impact_options(warning_loss_pct, error_loss_pct))
-        _REGISTRY[code] = Rule(code, name, family, severity, summary, doc, opts, fn, needs_workload, graded, hard)
+        _REGISTRY[code] = Rule(code, name, family, severity, summary, doc, opts, fn, needs_workload, graded, hard,
+                               without_workload)
         return fn
 
     return deco

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from colint.analysis.pipeline import Partition, best_partition, best_partition_two, evaluate, even_sizes
 from colint.rules._fixes import edit_key, param_delta_layers
+from colint.findings import Fix, Severity
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
 
 FAMILY = "layer-pattern"
@@ -73,7 +74,7 @@ class StackCosts:
     def weights_of(self, sizes) -> Partition:
         return evaluate(self.weights, sizes, self.first_weights, self.last_weights)
 
-    def resized(self, pattern: list[int], n: int) -> "StackCosts":
+    def resized(self, pattern: list[int], n: int) -> StackCosts:
         """The same stack at ``n`` layers: per-layer costs depend on the layer kind only, so the
         cost vectors follow the resized pattern (first-k prefix and period kept)."""
         from colint.rules._fixes import layer_pattern_for
@@ -174,7 +175,7 @@ def megatron_layout(sizes, mtp: int) -> str:
     return "|".join(stages)
 
 
-def _layout_fix(sizes, mtp: int) -> object:
+def _layout_fix(sizes, mtp: int) -> Fix:
     sizes = list(sizes)
     mid = sizes[1:-1]
     title = f"uneven stages {_sizes(sizes)}: Megatron --pipeline-model-parallel-layout \"{megatron_layout(sizes, mtp)}\""
@@ -253,7 +254,7 @@ def layers_not_divisible(ctx: Context):
     if p is None:
         return
     warn = ctx.option("warning_loss_pct") / 100
-    sev = ctx.graded(100 * p.idle_share)
+    sev: Severity = ctx.graded(100 * p.idle_share)
     ev = _describe(c, p, pp)
     wp = c.weights_of(p.sizes)
     irr = irregularities(spec)
@@ -264,7 +265,7 @@ def layers_not_divisible(ctx: Context):
     if irr:
         details.append("stack: " + ", ".join(irr.values()) + "; embedding on the first stage, LM head"
                        + (" and MTP" if spec.mtp_layers else "") + " on the last")
-    fixes = [_layout_fix(p.sizes, spec.mtp_layers)]
+    fixes: list[Fix] = [_layout_fix(p.sizes, spec.mtp_layers)]
     regular = _nearest_regular(ctx, c, pp, warn)
     if regular:
         details.append("balanced layer counts: " + ", ".join(
@@ -314,7 +315,7 @@ def stage_imbalance(ctx: Context):
     if per and per > 1 and per_stage % per:
         details.append(f"the {per}-layer pattern does not divide {per_stage} layers per stage: stages hold "
                        "different layer mixes")
-    fixes = []
+    fixes: list[Fix] = []
     ev = _describe(c, even, pp)
     ev.update({"num_layers": L, "idle_pct": round(100 * even.idle_share, 2), "pattern_period": per,
                "pattern_prefix": prefix, "gpu": ctx.gpu})
@@ -380,7 +381,7 @@ def weight_imbalance(ctx: Context):
     details = []
     if why:
         details.append("from " + "; ".join(why) + f" ({w.label()})")
-    fixes = []
+    fixes: list[Fix] = []
     ev = _describe(c, chosen, pp)
     ev.update({"num_layers": L, "heaviest_stage": heavy, "excess_weight_bytes": round(excess),
                "hbm_bytes": round(hbm_bytes), "gpu": ctx.gpu})
@@ -396,7 +397,7 @@ def weight_imbalance(ctx: Context):
 
     usable = USABLE_HBM_SHARE * hbm_bytes
     act = getattr(w, "activation_bytes_per_gpu", 0.0)
-    sev = "info"
+    sev: Severity = "info"
     if wp.sums[heavy] + act > usable:
         # that stage will not load: a hard constraint of this split
         sev = "error"

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import math
 
+from colint.analysis.gemm_model import tile_efficiency
 from colint.analysis.moe import (concurrency_for_m, ep_for_m, experts_per_gpu, experts_touched, redundant_to_fill,
                                  tokens_per_expert)
 from colint.rules._fixes import edit_key, param_delta
+from colint.findings import Severity
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
 
 FAMILY = "moe-ep"
@@ -159,7 +161,7 @@ def expert_gemm_memory_bound(ctx: Context):
 def experts_not_divisible(ctx: Context):
     w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
     key = edit_key(spec, "num_experts", "num_experts")
-    for kind, n_layers in _moe_kinds(spec):
+    for kind, _n_layers in _moe_kinds(spec):
         e = kind.ffn.num_experts
         if sc.ep > 1:
             ep = sc.ep
@@ -234,15 +236,14 @@ def experts_not_divisible(ctx: Context):
                "tile_width": (128, "the tile width the per-shard expert width is padded to")},
       graded=True)
 def fine_grained_under_tp(ctx: Context):
-    from colint.analysis.gemm_model import tile_efficiency
-    from colint.rules.alignment import Dim, step_effect_pct
+    from colint.analysis.padding import Dim, step_effect_pct
 
     sc, spec, w = ctx.scenario, ctx.spec, ctx.workload
     tp = sc.tp
     if tp <= 1 or sc.ep > 1:
         return
     tile = ctx.option("tile_width")
-    for kind, n_layers in _moe_kinds(spec):
+    for kind, _n_layers in _moe_kinds(spec):
         f = kind.ffn
         he = f.expert_intermediate_size
         shard = he / tp
@@ -253,9 +254,9 @@ def fine_grained_under_tp(ctx: Context):
         dims = [Dim(r.name, "k" if "down" in r.name else "n", r.k if "down" in r.name else r.n, [r])
                 for reg in ("decode", "prefill") for r in _expert_rows(w, reg, kind.name)]
         priced = split_misaligned or sub_tile
-        eff = step_effect_pct(ctx, dims, tile) if priced else {"decode": 0.0, "prefill": 0.0}
+        eff = step_effect_pct(ctx.workload, dims, tile) if priced else {"decode": 0.0, "prefill": 0.0}
         loss = max(eff.values())
-        sev = ctx.graded(loss if priced else None)
+        sev: Severity = ctx.graded(loss if priced else None)
         shard_i = math.ceil(shard)
         eta_n = tile_efficiency(tile, 2 * shard_i, tile, tile)
         k_tile = ctx.profile.tiles.k_tile.get(sc.gemm_format, 64) if hasattr(ctx.profile, "tiles") else 64

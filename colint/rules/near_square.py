@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 
+from colint.analysis.gemm_model import FORMATS, OUT_BYTES
 from colint.rules.base import Context, RuleDoc, fix, rule
 
 FAMILY = "near-square"
@@ -34,16 +35,12 @@ SOURCES = (
 
 def limit_intensity(n: int, k: int, dtype: str, out_dtype: str) -> float:
     """I∞ = 2NK / (K·b_a + N·b_out), FLOP/B: the intensity as M → ∞ (weight bytes amortised away)."""
-    from colint.analysis.gemm_model import FORMATS, OUT_BYTES
-
     _, b_a, _ = FORMATS[dtype]
     return 2.0 * n * k / (k * b_a + n * OUT_BYTES[out_dtype])
 
 
 def square_m_star(dtype: str, ridge: float) -> float:
     """M at which a very large square GEMM turns compute-bound: ridge·b_w/2 (the floor of M*)."""
-    from colint.analysis.gemm_model import FORMATS
-
     return ridge * FORMATS[dtype][2] / 2.0
 
 

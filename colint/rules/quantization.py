@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import re
 
+from colint.analysis.gemm_model import FORMATS, SCALE_BLOCK
+from colint.findings import Severity
 from colint.rules.base import Context, RuleDoc, fix, rule
 
 FAMILY = "quantization"
@@ -31,8 +33,6 @@ _CHECKPOINT_FORMATS = {"mxfp4": "mxfp4", "nvfp4": "nvfp4", "modelopt_fp4": "nvfp
 
 
 def _hw(fmt: str) -> str:
-    from colint.analysis.gemm_model import FORMATS
-
     return FORMATS.get(fmt, (fmt,))[0]
 
 
@@ -62,10 +62,8 @@ def _checkpoint_format(spec) -> str | None:
           example="--dtype nvfp4 --gpu h100-sxm: Hopper has FP8 but no FP4",
           fix="Target a GPU with the format (b200, gb300 for NVFP4) or use a format the GPU has (fp8 on Hopper).",
           sources=SOURCES + ("hardware profiles: peak_tflops lists only native formats",)),
-      needs_workload=True)
+      needs_workload=True, without_workload=True)  # the engine runs it when analyse() rejects the format
 def format_not_native(ctx: Context):
-    from colint.analysis.gemm_model import FORMATS
-
     p, sc = ctx.profile, ctx.scenario
     fmt = sc.gemm_format
     if fmt in FORMATS and not p.has(_hw(fmt)):
@@ -87,9 +85,6 @@ def format_not_native(ctx: Context):
                     f"engines dequantize it (weight-only) and run the GEMMs in BF16",
             field="quantization_config", key=src.key if src else ctx.spec.key_prefix + "quantization_config",
             evidence={"checkpoint_format": ck, "gpu": p.name, "native": list(p.peak_tflops)})
-
-
-format_not_native.without_workload = True  # the engine runs it when analyse() rejects the format
 
 
 def _alternatives(p, fmt: str) -> list[str]:
@@ -148,8 +143,6 @@ def _field(row, axis: str) -> str | None:
           fix="Choose widths that are multiples of the block per shard (128 per shard satisfies every format).",
           sources=SOURCES + ("domain research §9: NVFP4 K % 16 (hard), 32 (TMA), 64 (scale swizzle)",)))
 def scale_block_divisibility(ctx: Context):
-    from colint.analysis.gemm_model import SCALE_BLOCK
-
     spec, sc = ctx.spec, ctx.scenario
     fmt = sc.gemm_format
     block = SCALE_BLOCK.get(fmt)
@@ -184,7 +177,7 @@ def scale_block_divisibility(ctx: Context):
         shard = f" per shard at tp={sc.tp}" if sharded else ""
         # NVFP4/MX quantizers refuse a partial K block outright; FP8 128-blocks: a tensor-parallel shard cannot
         # hold a partial block (vLLM refuses), an unsharded tail block is padded by most kernels (not DeepGEMM)
-        sev = "error" if fmt != "fp8_block" or sharded else "warning"
+        sev: Severity = "error" if fmt != "fp8_block" or sharded else "warning"
         why = (f"{fmt} scales every {block} elements of K; a partial block cannot be quantized" if fmt != "fp8_block"
                else ("a tensor-parallel shard would hold a partial 128-element scale block: vLLM refuses to load it"
                      if sharded else "the last 128-element K block is partial: kernels that need whole blocks "
@@ -249,7 +242,7 @@ def quantization_config_mismatch(ctx: Context):
                 + (["deploy the experts with expert parallelism (--ep), which keeps each expert whole"] if experts
                    else []),
                 fixes=[fix("deploy with EP for the experts" if experts else "use a tp that keeps every shard a multiple "
-                           f"of the block", "display")])
+                           "of the block", "display")])
     if q.group_size and q.group_size > 0:
         g = q.group_size
         bad_g = [r for r in ctx.workload.gemms["prefill"]
@@ -293,7 +286,6 @@ def quantization_config_mismatch(ctx: Context):
       options={"min_cap_loss_pct": (10.0, "report when the high-precision part costs at least this percent of the "
                                          "ideal decode weight-read reduction")})
 def high_precision_share(ctx: Context):
-    from colint.analysis.gemm_model import FORMATS
     from colint.analysis.inventory import gemms, param_counts
 
     spec, sc = ctx.spec, ctx.scenario

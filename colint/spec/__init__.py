@@ -8,11 +8,11 @@ imported only when a file needs them, so that start-up stays fast.
 
 from __future__ import annotations
 
-import functools
+import importlib
 
-from colint.errors import FormatNotRecognized
-from colint.loading.document import Document
-from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec, Quantization, Source
+from colint.errors import FormatNotRecognized, UsageError
+from colint.loading.document import Document, format_path
+from colint.spec.model import FFN, KeyIssue, LayerKind, Mixer, ModelSpec, Quantization, Source
 
 __all__ = ["normalize", "detect_format", "FORMATS", "ModelSpec", "LayerKind", "Mixer", "FFN",
            "Quantization", "Source"]
@@ -30,21 +30,11 @@ FORMATS: dict[str, str] = {
 
 
 def _module(fmt: str):
-    import importlib
-
-    return importlib.import_module(FORMATS[fmt])
+    return importlib.import_module(FORMATS[fmt])  # an adapter is imported when a file needs it
 
 
 def available_formats() -> list[str]:
-    return list(_available(tuple(FORMATS.items())))
-
-
-@functools.lru_cache(maxsize=4)
-def _available(items: tuple) -> tuple:
-    # find_spec walks sys.path each time: once per process, not once per checked file
-    import importlib.util
-
-    return tuple(f for f, mod in items if importlib.util.find_spec(mod) is not None)
+    return list(FORMATS)
 
 
 def detect_format(doc: Document) -> str:
@@ -60,8 +50,6 @@ def detect_format(doc: Document) -> str:
 
 def normalize(doc: Document, input_format: str | None = None, vocab_size: int | None = None) -> ModelSpec:
     if input_format is not None and input_format not in FORMATS:
-        from colint.errors import UsageError
-
         raise UsageError(f"unknown input format {input_format!r}; choose from {', '.join(FORMATS)}")
     fmt = input_format or detect_format(doc)
     module = _module(fmt)
@@ -79,9 +67,6 @@ def normalize(doc: Document, input_format: str | None = None, vocab_size: int | 
 def _with_document_issues(spec: ModelSpec, doc: Document) -> ModelSpec:
     """Carry what the loader saw (duplicate keys, non-standard literals) into the spec, so that
     rules can report it without reading the file."""
-    from colint.loading.document import format_path
-    from colint.spec.model import KeyIssue
-
     issues = list(spec.key_issues)
     for path, line, col in doc.duplicate_keys:
         later = doc.span(path)

@@ -23,10 +23,14 @@ exported as JSON Schema by ``colint schema`` and documented in docs/schema.md.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from colint.loading.document import Document
 from colint.spec.common import FormatReader, attention as attention_mixer, layer, mla as mla_mixer, raise_at
 from colint.spec.model import FFN, Mixer, ModelSpec
+
+if TYPE_CHECKING:  # pydantic (design_schema) is imported only when a design file is read
+    from colint.spec.design_schema import Model
 
 ACCEPTS_VOCAB_SIZE = True
 SCHEMA_ID = "colint/v1"

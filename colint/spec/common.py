@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from colint.errors import SpecError
-from colint.loading.document import Document
+from colint.loading.document import Document, format_path
 from colint.spec.model import FFN, LayerKind, Mixer, ModelSpec
 from colint.spec.reader import MISSING, Reader
 
@@ -24,12 +24,14 @@ class FormatReader(Reader):
         self.format = fmt
         self.notes: list[str] = []
         self.per_layer_lists: dict[str, int] = {}
+        # (divisor, tp) when the format pads the vocab itself (Megatron/NeoX): CL202 fixes the divisor's key
+        self.vocab_padding: tuple[int, int] | None = None
 
     @property
     def key_prefix(self) -> str:
         return "".join(f"{p}." for p in self.prefix)
 
-    def sub(self, key: str) -> "FormatReader":
+    def sub(self, key: str) -> FormatReader:
         r = FormatReader(self.doc, self.format, self.path(key), defaults={})
         r.sources, r.notes, r.per_layer_lists = self.sources, self.notes, self.per_layer_lists
         return r
@@ -206,7 +208,5 @@ def positive_float(r: Reader, *keys: str) -> float | None:
 
 
 def raise_at(doc: Document, path: tuple, message: str) -> SpecError:
-    from colint.loading.document import format_path
-
     line, col = doc.location(path)
     return SpecError(message, path=doc.path, line=line, column=col, key=format_path(path) or None)

@@ -172,7 +172,7 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     return r.spec(
         hidden_size=h, num_layers=n_layers, layers=layers, model_type=_model_type(doc, r),
         vocab_size=vocab, tie_word_embeddings=tie, max_position_embeddings=max_pos, position_embeddings=positions,
-        vocab_padding=getattr(r, "vocab_padding", None), num_heads=heads, num_kv_heads=groups, head_dim=head_dim, intermediate_size=ffn, hidden_act=act,
+        vocab_padding=r.vocab_padding, num_heads=heads, num_kv_heads=groups, head_dim=head_dim, intermediate_size=ffn, hidden_act=act,
         sliding_window=window, mtp_layers=mtp, extra_params=norm_w,
     )
 

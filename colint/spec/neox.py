@@ -101,7 +101,7 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
                        "exclude the embedding and output layer (pass --vocab-size)")
     return r.spec(
         hidden_size=h, num_layers=n_layers, layers=[layer(mixer, ffn, 2 * norm_w)] * n_layers,
-        model_type="gpt-neox", vocab_size=vocab, tie_word_embeddings=tie, vocab_padding=getattr(r, "vocab_padding", None),
+        model_type="gpt-neox", vocab_size=vocab, tie_word_embeddings=tie, vocab_padding=r.vocab_padding,
         max_position_embeddings=r.opt("max_position_embeddings", *_k("max-position-embeddings")),
         position_embeddings=positions, num_heads=heads, num_kv_heads=kv, head_dim=head_dim,
         intermediate_size=inter, hidden_act=act, extra_params=norm_w,

@@ -8,8 +8,10 @@ where it came from in ``reader.sources`` (for findings and fixes), and turns eve
 
 from __future__ import annotations
 
+import builtins
 import math
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from colint.errors import SpecError
 from colint.loading.document import Document, format_path
@@ -140,7 +142,7 @@ class Reader:
             self.record(field, k)
         return v
 
-    def opt_int(self, field: str | None, *keys: str, minimum: int = 0) -> int | None:
+    def opt_int(self, field: builtins.str | None, *keys: builtins.str, minimum: builtins.int = 0) -> builtins.int | None:
         if self.first_present(keys) is None:
             return None
         return self.int(field, *keys, minimum=minimum)
@@ -187,7 +189,7 @@ class Reader:
             self.record(field, k)
         return v
 
-    def list(self, field: str | None, *keys: str) -> list | None:
+    def list(self, field: builtins.str | None, *keys: builtins.str) -> builtins.list | None:
         k = self.first_present(keys)
         if k is None:
             return None
@@ -198,7 +200,7 @@ class Reader:
             self.record(field, k)
         return v
 
-    def sub(self, key: str) -> "Reader":
+    def sub(self, key: builtins.str) -> Reader:
         """A reader rooted at a nested mapping (``text_config``, ``ffn_config``)."""
         r = Reader(self.doc, self.path(key), defaults={}, aliases={})
         r.sources = self.sources

@@ -4,7 +4,7 @@ expert, experts touched, crossover context) read "est." in the findings, never a
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -22,7 +22,7 @@ def _findings(opts: dict):
     return _findings_of(tuple(sorted(opts.items())))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _findings_of(opts: tuple):
     out = []
     for path in CORPUS:

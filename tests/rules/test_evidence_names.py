@@ -9,7 +9,7 @@ or is one of the few unitless labels, counts and factors below. Every value from
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -61,7 +61,7 @@ ESTIMATED = {
 AT_M = {"est_m_tokens", "est_arithmetic_intensity_flop_per_byte"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _findings(opts: tuple):
     out = []
     for path in CORPUS:

@@ -3,7 +3,7 @@
 import pytest
 
 from colint.analysis.inventory import param_counts
-from colint.rules.width_depth import equivalent_layers, scaled_spec, wider_alternative
+from colint.analysis.wider import equivalent_layers, scaled_spec, wider_alternative
 from tests.rules.helpers import LLAMA_8B, corpus, run, spec_of
 
 # a 1.3B deep-narrow design: H=1536 over 48 layers (H/L 32)

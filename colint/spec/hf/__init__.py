@@ -15,6 +15,7 @@ import importlib
 from colint.errors import SpecError
 from colint.loading.document import Document
 from colint.spec.hf.base import HFReader, family_defaults
+from colint.spec.hf.decoder import TRAITS
 from colint.spec.model import ModelSpec
 
 # model_type -> module under colint.spec.hf
@@ -72,11 +73,8 @@ FAMILIES: dict[str, str] = {
     "olmo3": "olmo",
     "minicpm3": "minicpm3",
     "nemotron-nas": "nemotron_nas",
-    # families that differ from Llama in a few traits (colint/spec/hf/decoder.py, tests/test_hf_more.py)
-    **{mt: "decoder" for mt in (
-        "granite", "smollm3", "arcee", "seed_oss", "cohere", "cohere2", "starcoder2", "gpt_neox", "gptj",
-        "stablelm", "glm", "glm4", "exaone4", "ernie4_5", "hunyuan_v1_dense", "apertus",
-        "olmoe", "phimoe", "granitemoe", "granitemoeshared", "ernie4_5_moe", "hunyuan_v1_moe", "dots1")},
+    # families that differ from Llama in a few traits: one row each in decoder.TRAITS (tests/test_hf_more.py)
+    **dict.fromkeys(TRAITS, "decoder"),
     "lfm2": "lfm2",
     "bamba": "hybrid",
     "granitemoehybrid": "hybrid",
@@ -193,7 +191,7 @@ def normalize(doc: Document) -> ModelSpec:
     if mt not in FAMILIES:
         from colint.spec.hf.fallback import build_with_transformers
 
-        return build_with_transformers(doc, prefix, mt)
+        return build_with_transformers(doc, prefix, mt, FAMILIES)  # FAMILIES: for "supported: ..."
     module = importlib.import_module(f"colint.spec.hf.{FAMILIES[mt]}")
     defaults, aliases = family_defaults(mt)
     r = HFReader(doc, prefix, defaults=defaults, aliases=aliases, model_type=mt)

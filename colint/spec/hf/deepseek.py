@@ -21,6 +21,8 @@ transformers 5.24 (``modeling_deepseek_v2.py`` / ``_v3.py`` / ``_v32.py``):
 
 from __future__ import annotations
 
+from typing import Any
+
 from colint.spec.common import mla_norm_params
 from colint.spec.hf.base import HFReader
 from colint.spec.hf.moe_common import (
@@ -31,7 +33,7 @@ from colint.spec.model import FFN, Mixer, ModelSpec
 
 _V3 = dict(vocab=129280, hidden=7168, inter=18432, moe=2048, layers=61, heads=128, shared=1, e=256, k=8,
            first_k=3, mtp=1)
-_DEFAULTS = {
+_DEFAULTS: dict[str, dict[str, Any]] = {
     "deepseek_v2": dict(vocab=102400, hidden=4096, inter=11008, moe=1407, layers=32, heads=32, shared=2, e=64,
                         k=None, first_k=0, mtp=0),
     "deepseek_v3": _V3,
@@ -63,7 +65,8 @@ def build(r: HFReader) -> ModelSpec:
     first_k = r.int("first_k_dense_replace", "first_k_dense_replace", default=d["first_k"], minimum=0)
     vocab = r.int("vocab_size", "vocab_size", default=d["vocab"])
     tie = tie_embeddings(r, False)
-    notes, issues = [], []
+    notes: list[str] = []
+    issues: list = []
     if v2:
         freq = r.int(None, "moe_layer_freq", default=1)
         if freq != 1:

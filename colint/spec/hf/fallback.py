@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 
+from collections.abc import Iterable
+
 from colint.errors import FormatNotRecognized
 from colint.loading.document import Document
 from colint.spec.model import ModelSpec
@@ -23,11 +25,10 @@ _OPTIONAL_KEYS = ("num_key_value_heads", "head_dim", "vocab_size", "tie_word_emb
 _DROP = ("model_type", "auto_map", "quantization_config", "transformers_version", "architectures")
 
 
-def _unsupported(doc: Document, prefix: tuple, model_type: str, why: str = "") -> FormatNotRecognized:
-    from colint.spec.hf import FAMILIES
-
+def _unsupported(doc: Document, prefix: tuple, model_type: str, supported: Iterable[str],
+                 why: str = "") -> FormatNotRecognized:
     line, col = doc.location(prefix + ("model_type",))
-    msg = f"model_type {model_type!r} is not supported by colint{why}; supported: " + ", ".join(sorted(FAMILIES))
+    msg = f"model_type {model_type!r} is not supported by colint{why}; supported: " + ", ".join(sorted(supported))
     return FormatNotRecognized(msg, path=doc.path, line=line or 1, column=col or 1)
 
 
@@ -69,30 +70,30 @@ def _read(cfg, key: str):
         return None
 
 
-def build_with_transformers(doc: Document, prefix: tuple, model_type: str) -> ModelSpec:
+def build_with_transformers(doc: Document, prefix: tuple, model_type: str, supported: Iterable[str]) -> ModelSpec:
     try:
         config_mapping, auto_config = _transformers()
     except ImportError:
-        raise _unsupported(doc, prefix, model_type, " (and transformers is not installed to try its config)") \
+        raise _unsupported(doc, prefix, model_type, supported, " (and transformers is not installed to try its config)") \
             from None
     if model_type not in config_mapping:
-        raise _unsupported(doc, prefix, model_type)
+        raise _unsupported(doc, prefix, model_type, supported)
     raw = doc.get(prefix) if prefix else doc.data
     values = {k: v for k, v in raw.items() if k not in _DROP}
     try:
         cfg = auto_config.for_model(model_type, **values)
     except Exception as exc:  # transformers' strict dataclass validation, missing sub-configs, ...
         first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-        raise _unsupported(doc, prefix, model_type, f" (transformers rejects this config: {first})") from None
+        raise _unsupported(doc, prefix, model_type, supported, f" (transformers rejects this config: {first})") from None
     defaults = {k: v for k, v in cfg.to_dict().items() if v is not None and not isinstance(v, dict)}
     defaults.update({k: _read(cfg, k) for k in _DECODER_KEYS + _OPTIONAL_KEYS})  # attribute_map names too
     defaults = {k: v for k, v in defaults.items() if v is not None}
     if not all(isinstance(defaults.get(k), int) and not isinstance(defaults.get(k), bool) for k in _DECODER_KEYS):
-        raise _unsupported(doc, prefix, model_type, " (not a standard decoder: hidden_size, num_hidden_layers, "
+        raise _unsupported(doc, prefix, model_type, supported, " (not a standard decoder: hidden_size, num_hidden_layers, "
                            "num_attention_heads or intermediate_size is missing)")
     hybrid = _hybrid_evidence(defaults)
     if hybrid:
-        raise _unsupported(doc, prefix, model_type, f" (a hybrid or recurrent stack: {hybrid}; colint reads such "
+        raise _unsupported(doc, prefix, model_type, supported, f" (a hybrid or recurrent stack: {hybrid}; colint reads such "
                            "stacks only for the families it has adapters for)")
     from colint.spec.hf import generic
     from colint.spec.hf.base import HFReader

@@ -25,7 +25,8 @@ def build(r: HFReader) -> ModelSpec:
     bias = r.bool(None, "attention_bias", default=True)
     inter = r.int("moe_intermediate_size", "intermediate_size", default=2880)
     e = r.int("num_experts", "num_local_experts", "num_experts", default=128)
-    notes, issues = [], []
+    notes: list[str] = []
+    issues: list = []
     if r.has("num_experts_per_tok"):
         k = r.int("top_k", "num_experts_per_tok")
         if r.has("experts_per_token") and r.raw("experts_per_token") != k:

@@ -17,7 +17,7 @@ RMSNorms and a 2H -> H ``input_proj``), not in ``params.total``.
 
 from __future__ import annotations
 
-from colint.analysis.inventory import kind_params
+from colint.spec.weights import kind_params
 from colint.spec.hf.base import HFReader, layer_types_of
 from colint.spec.hf.moe_common import mtp_module_params
 from colint.spec.hf.tie import tie_embeddings

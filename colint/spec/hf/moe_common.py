@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from colint.spec.common import layer  # noqa: F401  (the adapters import it from here)
 from colint.spec.hf.base import HFReader
-from colint.spec.model import LayerKind
+from colint.spec.model import KeyIssue, LayerKind
+from colint.spec.weights import kind_params
 
 
 class KindTable:
@@ -59,8 +60,6 @@ def mtp_module_params(layer_params: int, h: int) -> int:
 
 def deepseek_style_mtp_params(kind: LayerKind, h: int) -> int:
     """:func:`mtp_module_params` of an MTP module whose decoder layer is ``kind``."""
-    from colint.analysis.inventory import kind_params
-
     return mtp_module_params(kind_params(kind, h)[0], h)
 
 
@@ -78,6 +77,4 @@ def nullable_int(r: HFReader, field: str | None, key: str, default: int | None) 
 
 def ignored_key(r: HFReader, key: str, detail: str):
     """A KeyIssue for a key in the file that transformers' modelling code does not use (CL007)."""
-    from colint.spec.model import KeyIssue
-
     return KeyIssue(kind="ignored", source=r.located(key), detail=detail)

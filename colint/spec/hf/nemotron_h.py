@@ -30,6 +30,7 @@ from colint.spec.hf.base import HFReader
 from colint.spec.hf.moe_common import KindTable, ignored_key, layer, mtp_module_params, str_list
 from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
+from colint.spec.weights import kind_params
 
 _CHARS = {"M": "linear_attention", "E": "moe", "*": "full_attention", "-": "mlp"}
 _LEGACY = {"mamba": "linear_attention", "attention": "full_attention"}
@@ -118,8 +119,6 @@ def build(r: HFReader) -> ModelSpec:
     mtp = r.int("mtp_layers", "num_nextn_predict_layers", default=0, minimum=0)
     mtp_params = 0
     if mtp:
-        from colint.analysis.inventory import kind_params
-
         mtp_types, _ = _types(r, ("mtp_layers_block_type",), "mtp_hybrid_override_pattern",
                               ["full_attention", "moe"])
         per_layer = mtp_module_params(sum(kind_params(blocks[x], h)[0] for x in mtp_types), h)

@@ -16,13 +16,15 @@ is built like qwen3_moe; only ``thinker_config.tie_word_embeddings`` ties its LM
 
 from __future__ import annotations
 
+from typing import Any
+
 from colint.spec.hf.base import HFReader
 from colint.spec.hf.moe_common import KindTable, int_list, layer
 from colint.spec.hf.tie import tie_embeddings
 from colint.spec.model import FFN, Mixer, ModelSpec
 
 # transformers 5.24 dataclass defaults per model_type
-_DEFAULTS = {
+_DEFAULTS: dict[str, dict[str, Any]] = {
     "qwen2_moe": dict(hidden=2048, layers=24, heads=16, kv=16, inter=5632, moe=1408, shared=5632, k=4, e=60,
                       vocab=151936, tie=False),
     "qwen3_moe": dict(hidden=2048, layers=24, heads=32, kv=4, inter=6144, moe=768, shared=0, k=8, e=128,

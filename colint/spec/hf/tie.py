@@ -18,6 +18,7 @@ key if stated, else the text config's, else the text family's default.
 
 from __future__ import annotations
 
+from colint.errors import SpecError
 from colint.loading.document import format_path
 from colint.spec.model import Source
 
@@ -88,8 +89,6 @@ def _outer(r, path: tuple) -> bool:
     v = r.doc.get(path)
     line, col = r.doc.location(path)
     if not isinstance(v, bool):
-        from colint.errors import SpecError
-
         raise SpecError(f"'{format_path(path)}' must be true or false, got {v!r}", path=r.doc.path, line=line,
                         column=col, key=format_path(path))
     r.sources[KEY] = Source(key=format_path(path), line=line, column=col)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from itertools import product
 from typing import Any, Optional
 
+from colint.analysis.gemm_model import estimate_unique
 from colint.errors import ColintError, UsageError
 
 OBJECTIVES = ("throughput", "latency", "frontier")
@@ -193,9 +194,9 @@ def _axes(spec, doc, scenario, pad_vocab: bool = False) -> tuple[list[Axis], Opt
             nkv = spec.num_kv_heads
             top = max(spec.num_heads * 2, nkv)
             # at least tp KV heads (fewer replicate the KV cache: CL701), so KV bytes per GPU stay linear
-            vals = ({nkv} if nkv >= tp else set()) | \
+            kv_vals = ({nkv} if nkv >= tp else set()) | \
                 {1 << i for i in range(0, 12) if max(tp, nkv // 4) <= (1 << i) <= min(top, max(nkv * 4, tp))}
-            axes.append(Axis("num_kv_heads", kv_key, nkv, sorted(vals), step=tp))
+            axes.append(Axis("num_kv_heads", kv_key, nkv, sorted(kv_vals), step=tp))
     if dense:
         i_key = _file_key(spec, doc, "intermediate_size")
         if i_key and spec.intermediate_size:
@@ -443,7 +444,7 @@ class SearchModel:
                 m_all = np.concatenate([j[1] for j in sel])
                 n_all = np.concatenate([j[5] for j in sel])  # grouped N for touched experts, else N
                 k_all = np.concatenate([j[3] for j in sel])
-                t = _estimate_unique(m_all, n_all, k_all, dtype, profile, sc.outputs)
+                t = estimate_unique(m_all, n_all, k_all, dtype, profile, sc.outputs)
                 for i, j in enumerate(sel):
                     total += t[i * n_pts:(i + 1) * n_pts] * j[4]
             for a in self.attn:
@@ -480,22 +481,6 @@ def _build_model(axes, tie, doc, spec, target, opts, result) -> Optional[SearchM
     except ColintError as exc:
         result.notes.append(f"no search: {exc.message}")
         return None
-
-
-def _estimate_unique(m, n, k, dtype, profile, out_dtype):
-    """estimate_arrays on the unique (M, N, K) triples only, scattered back."""
-    import numpy as np
-
-    from colint.analysis.gemm_model import estimate_arrays
-
-    (um, im), (un, inn), (uk, ik) = (np.unique(a, return_inverse=True) for a in (m, n, k))
-    key = (im.astype(np.int64) * un.size + inn) * uk.size + ik  # one integer per (M, N, K): a fast 1-D unique
-    ukey, inverse = np.unique(key, return_inverse=True)
-    k_i = ukey % uk.size
-    n_i = (ukey // uk.size) % un.size
-    m_i = ukey // (uk.size * un.size)
-    r = estimate_arrays(um[m_i], un[n_i], uk[k_i], dtype, profile, out_dtype, standalone=False)
-    return np.asarray(r["estimate_s"], dtype=np.float64)[inverse.reshape(-1)]
 
 
 # ------------------------------------------------------------------------------ the command
@@ -566,7 +551,7 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
     base_findings = check_spec(spec, targets, opts, rules)
     pad_vocab = any(f.code == "CL202" and f.severity in ("error", "warning") for f in base_findings)
     axes, tie, notes = _axes(spec, doc, target.scenario, pad_vocab)
-    original = {"path": path, "params_total": base_params, "values": {a.key: a.original for a in axes},
+    original: dict[str, Any] = {"path": path, "params_total": base_params, "values": {a.key: a.original for a in axes},
                 "estimates": base_est, "findings": _counts(base_findings)}
     if tie:
         original["values"][tie[0]] = spec.num_heads
@@ -748,78 +733,3 @@ def _feasible(points, axes, tie, spec, scenario):
             h = points[:, col["hidden_size"]] if "hidden_size" in col else np.full(points.shape[0], spec.hidden_size)
             ok &= h % heads == 0
     return ok
-
-
-# ------------------------------------------------------------------------------ text output
-def _fmt_params(n: int) -> str:
-    return f"{n / 1e9:.2f}B" if n >= 1e9 else f"{n / 1e6:.1f}M"
-
-
-def _frontier_cell(ce: dict) -> str:
-    t = ce.get("frontier_tokens_per_s_per_gpu")
-    if t is None:
-        return "out of reach"
-    d = ce.get("score_delta_pct")
-    return f"{t:,.0f} ({-d:+.1f}%)" if d is not None else f"{t:,.0f}"
-
-
-def render_text(r: SuggestResult) -> str:
-    o = r.original
-    e = o["estimates"]
-    f = o["findings"]
-    lines = [
-        f"colint suggest: {r.path} ({r.label})",
-        f"original: {o['params_total']:,} params; prefill {e['prefill_tokens_per_s']:,.0f} tok/s; "
-        f"decode step {e['decode_step_s'] * 1e3:.2f} ms; {f['error']} errors, {f['warning']} warnings, "
-        f"{f['info']} infos",
-        f"searched {r.searched:,} variants of {', '.join(r.axes) or 'nothing'}: {r.within_budget:,} within "
-        f"±{r.budget_pct:g}% params; verified {r.verified}, {len(r.candidates)} pass every rule with no warnings "
-        f"({r.seconds:.2f} s)",
-        f"ranked by estimated step time per parameter (objective {r.objective}: prefill and decode weighted "
-        f"{PREFILL_WEIGHT[r.objective]:g}/{1 - PREFILL_WEIGHT[r.objective]:g}; a variant does not win by being "
-        "smaller)" if r.objective != "frontier" else
-        f"ranked by the estimated tok/s/GPU of each variant's throughput-interactivity frontier at "
-        f"{r.at_interactivity:g} tok/s/user on {r.gpu} (colint pareto; original: "
-        + (f"{e['frontier_tokens_per_s_per_gpu']:,.0f} tok/s/GPU)" if e.get("frontier_tokens_per_s_per_gpu")
-           else "out of reach)"),
-    ]
-    for n in r.notes:
-        lines.append(f"note: {n}")
-    if not r.candidates:
-        lines.append("no variant within the budget passes every rule without warnings"
-                     + (" (the original's warnings may not depend on the searched dimensions)" if f["warning"]
-                        else ""))
-        return "\n".join(lines)
-    frontier_col = r.objective == "frontier"
-    rows = [("#", "params", "Δparams", "prefill tok/s", "Δ", "decode step", "Δ",
-             f"tok/s/GPU@{r.at_interactivity:g}" if frontier_col else "Δscore", "edits")]
-    for i, c in enumerate(r.candidates, 1):
-        ce = c.estimates
-        edits = ", ".join(f"{k} {o['values'].get(k, '?')}→{v}" for k, v in c.edits.items())
-        rows.append((str(i), _fmt_params(c.params_total), f"{c.params_delta_pct:+.2f}%",
-                     f"{ce['prefill_tokens_per_s']:,.0f}", f"{ce.get('prefill_tokens_per_s_delta_pct', 0):+.2f}%",
-                     f"{ce['decode_step_s'] * 1e3:.2f} ms", f"{ce.get('decode_step_s_delta_pct', 0):+.2f}%",
-                     _frontier_cell(ce) if frontier_col else f"{ce['score_delta_pct']:+.2f}%", edits))
-    widths = [max(len(row[j]) for row in rows) for j in range(len(rows[0]))]
-    lines.append("")
-    for row in rows:
-        lines.append("  ".join(cell.ljust(widths[j]) if j == len(row) - 1 else cell.rjust(widths[j])
-                               for j, cell in enumerate(row)).rstrip())
-    lines.append("estimates: step times from colint's GEMM time model, not measurements")
-    return "\n".join(lines)
-
-
-import sys as _sys  # noqa: E402 - for the module class below
-
-
-class _CallableModule(type(_sys.modules[__name__])):
-    """``colint.suggest`` is this module once it is imported (the import system sets the package attribute);
-    calling it runs the public API function, so that ``colint.suggest(config, ...)`` always works."""
-
-    def __call__(self, *args, **kwargs):
-        from colint.api import suggest as api_suggest
-
-        return api_suggest(*args, **kwargs)
-
-
-_sys.modules[__name__].__class__ = _CallableModule

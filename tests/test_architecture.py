@@ -1,0 +1,147 @@
+"""One direction of flow inside ``colint`` (docs/architecture.md, "Who may import whom").
+
+Every ``import colint...`` in the package — at module level, inside a function, or under
+``TYPE_CHECKING`` — must point at a unit of a lower layer or at its own unit, and no two modules
+may import each other, directly or through others. A unit is a top-level module or sub-package.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "colint"
+
+# Lowest first; a unit may import its own unit and the units of any lower layer, never a higher one.
+LAYERS: list[tuple[str, ...]] = [
+    ("colint", "errors", "records", "fileio"),  # the package root holds __version__ only
+    ("loading", "findings"),
+    ("spec", "hardware_profiles"),
+    ("analysis",),
+    ("rules", "fixing", "reporters", "inspection", "report", "triage"),
+    ("settings",),
+    ("suppression", "sources"),
+    ("checking",),
+    ("suggesting", "pareto"),
+    ("api",),
+    ("cli", "lsp"),
+    ("__main__",),
+]
+RANK = {unit: i for i, units in enumerate(LAYERS) for unit in units}
+# The one sanctioned arrow up: the package root re-exports the Python API lazily (``colint.check`` imports
+# colint.api on first attribute access, inside ``__getattr__``), so ``import colint`` stays cheap.
+FACADE = {("colint", "colint.api")}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = ("colint",) + path.relative_to(PACKAGE).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _resolve(name: str) -> str | None:
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imports(module: str) -> list[tuple[str, int]]:
+    """(imported colint module, line) for every import in ``module``."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    is_package = MODULES[module].name == "__init__.py"
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolve against this module's package
+                pkg = module.split(".") if is_package else module.split(".")[:-1]
+                base = ".".join(pkg[: len(pkg) - node.level + 1] + ([base] if base else []))
+            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+        else:
+            continue
+        for name in names:
+            target = _resolve(name) if name.startswith("colint") else None
+            if target and target != module:
+                out.append((target, node.lineno))
+    return out
+
+
+def _unit(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "colint"
+
+
+GRAPH = {m: [(t, line) for t, line in _imports(m) if (m, t) not in FACADE] for m in MODULES}
+
+
+def test_every_unit_has_a_layer():
+    assert sorted({_unit(m) for m in MODULES} - set(RANK)) == []
+
+
+def test_no_upward_imports():
+    bad = []
+    for module, imports in GRAPH.items():
+        for target, line in imports:
+            if _unit(target) != _unit(module) and RANK[_unit(target)] > RANK[_unit(module)]:
+                bad.append(f"{MODULES[module].relative_to(PACKAGE.parent)}:{line}: {module} imports {target} "
+                           f"({_unit(module)} is below {_unit(target)})")
+    assert bad == []
+
+
+def test_no_import_cycles():
+    # a package's __init__ runs before its submodules: a submodule importing its package is not a cycle
+    graph = {m: {t for t, _ in imps if not m.startswith(t + ".")} for m, imps in GRAPH.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    assert cycles == []
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("from colint.cli import main\n", [("colint.cli", 1)]),
+    ("import colint.rules.base\n", [("colint.rules.base", 1)]),
+    ("def f():\n    from colint.checking import check_paths\n", [("colint.checking", 2)]),
+])
+def test_the_import_reader_sees_every_form(source, expected, monkeypatch, tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(source, encoding="utf-8")
+    monkeypatch.setitem(MODULES, "colint.fake_module", path)
+    assert _imports("colint.fake_module") == expected
