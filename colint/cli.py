@@ -96,7 +96,7 @@ GEMM_OUT_COLUMNS = ("sol_s", "estimate_s", "bound", "tile_efficiency", "wave_eff
 
 
 @cli.command("gemm")
-@click.argument("dims", nargs=-1, type=click.IntRange(min=1))
+@click.argument("dims", nargs=-1, type=click.IntRange(min=1, max=1 << 31))
 @click.option("--gpu", default="b200", show_default=True, help="GPU profile name or YAML path.")
 @click.option("--dtype", default="bf16", show_default=True,
               help="bf16, fp16, fp8, fp8_block, nvfp4, mxfp4, int8, int8_wo, int4_wo.")

@@ -222,11 +222,9 @@ def parse_config(path: str) -> Optional[ConfigFile]:
     """Read and validate one config file; None for a pyproject.toml without [tool.colint]."""
     path = os.path.abspath(path)
     kind = "colint" if os.path.basename(path) != "pyproject.toml" else "pyproject"
-    try:
-        with open(path, "rb") as fh:
-            raw_bytes = fh.read()
-    except OSError as exc:
-        raise UsageError(f"cannot read config: {exc.strerror or exc}", path=path) from None
+    from colint.fileio import read_limited
+
+    raw_bytes = read_limited(path, MAX_CONFIG_BYTES, UsageError, limit_for=" for a settings file")
     text = raw_bytes.decode("utf-8", errors="replace")
     if sys.version_info >= (3, 11):  # imported here: a run without a config file needs no TOML parser
         import tomllib
@@ -269,6 +267,9 @@ def parse_config(path: str) -> Optional[ConfigFile]:
     return cfg
 
 
+MAX_CONFIG_BYTES = 1024 * 1024  # a pyproject.toml is a few KiB; refused unread beyond 1 MiB
+
+
 @lru_cache(maxsize=None)
 def _config_in_dir(directory: str) -> Optional[str]:
     dot = os.path.join(directory, ".colint.toml")
@@ -276,12 +277,14 @@ def _config_in_dir(directory: str) -> Optional[str]:
         return dot
     py = os.path.join(directory, "pyproject.toml")
     if os.path.isfile(py):
+        from colint.errors import UsageError
+        from colint.fileio import read_limited
+
         try:
-            with open(py, "rb") as fh:
-                if b"tool.colint" in fh.read():  # cheap pre-filter; parse_config decides
-                    return py
-        except OSError:
-            return None
+            if b"tool.colint" in read_limited(py, MAX_CONFIG_BYTES, UsageError):  # cheap pre-filter
+                return py
+        except UsageError:
+            return py  # too large or unreadable: parse_config says so, located
     return None
 
 
