@@ -434,6 +434,19 @@ def rules_cmd(fmt: str) -> None:
         click.echo(f"{r.code}  {r.name:<34} {r.family:<14} {r.severity:<8} {r.summary}")
 
 
+@cli.command("formats")
+def formats_cmd() -> None:
+    """List the input formats and the Hugging Face model types colint reads."""
+    import textwrap
+
+    from colint.spec import FORMATS
+    from colint.spec.hf import FAMILIES
+
+    click.echo("input formats: " + ", ".join(FORMATS))
+    click.echo(f"Hugging Face model types ({len(FAMILIES)}; others are tried through transformers' config class):")
+    click.echo(textwrap.fill(", ".join(sorted(FAMILIES)), width=100, initial_indent="  ", subsequent_indent="  "))
+
+
 @cli.command("rule")
 @click.argument("code")
 def rule_cmd(code: str) -> None:

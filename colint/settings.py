@@ -58,9 +58,15 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+_MAX_PARALLEL = 1 << 20  # colint.analysis.scenario.MAX_PARALLEL (not imported: settings load first)
+_MAX_TOKENS = 1 << 40  # colint.analysis.scenario.MAX_TOKENS
+
+
 def _tp_positive(v: Any) -> Any:
     if isinstance(v, int) and v < 1:
         raise ValueError("must be at least 1 or 'auto'")
+    if isinstance(v, int) and v > _MAX_PARALLEL:
+        raise ValueError(f"must be at most {_MAX_PARALLEL:,} or 'auto'")
     return v
 
 
@@ -73,10 +79,10 @@ class FileSettings(Record, extra="forbid"):
     scenario: Optional[Scenario] = None
     dtype: Optional[str] = None
     tp: Optional[Union[int, Literal["auto"]]] = field(None, check=_tp_positive)
-    ep: Optional[int] = field(None, ge=1)
-    pp: Optional[int] = field(None, ge=1)
-    context: Optional[int] = field(None, ge=1)
-    concurrency: Optional[int] = field(None, ge=1)
+    ep: Optional[int] = field(None, ge=1, le=_MAX_PARALLEL)
+    pp: Optional[int] = field(None, ge=1, le=_MAX_PARALLEL)
+    context: Optional[int] = field(None, ge=1, le=_MAX_TOKENS)
+    concurrency: Optional[int] = field(None, ge=1, le=_MAX_TOKENS)
     select: Optional[list[str]] = None
     ignore: Optional[list[str]] = None
     extend_select: Optional[list[str]] = field(None, alias="extend-select")
@@ -86,7 +92,7 @@ class FileSettings(Record, extra="forbid"):
     fail_on: Optional[FailOn] = field(None, alias="fail-on")
     baseline: Optional[str] = None
     input_format: Optional[str] = field(None, alias="input-format")
-    vocab_size: Optional[int] = field(None, alias="vocab-size", ge=1)
+    vocab_size: Optional[int] = field(None, alias="vocab-size", ge=1, le=1 << 40)
 
 
 # TOML key (as written) for each field, for messages and `colint config`
@@ -259,7 +265,10 @@ def parse_config(path: str) -> Optional[ConfigFile]:
             msg = f"unknown key {dotted!r} in {'[tool.colint]' if kind == 'pyproject' else 'the config'} " \
                   f"(known: {known})"
         else:
-            msg = f"{dotted}: {e['msg'].removeprefix('Value error, ')} (got {e.get('input')!r})"
+            got = repr(e.get("input")) if not isinstance(e.get("input"), int) or abs(e["input"]) < 10 ** 30 \
+                else "a huge number"
+            got = got if len(got) <= 60 else got[:57] + "..."
+            msg = f"{dotted}: {e['msg'].removeprefix('Value error, ')} (got {got})"
         key_for_pos = loc[1] if len(loc) > 1 and key in ("per-file-ignores", "severity", "rules") else key
         raise _error(path, text, kind, key_for_pos, msg) from None
     cfg = ConfigFile(path=path, kind=kind, text=text, raw=table, settings=settings)

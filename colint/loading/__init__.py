@@ -75,7 +75,9 @@ def load_text(text: str, path: str, syntax: str | None = None) -> Document:
         from colint.loading.yaml_loader import parse_yaml
 
         doc = parse_yaml(text, path)
+    from colint.loading.document import refuse_huge_numbers
     from colint.loading.interpolation import resolve_document
 
+    refuse_huge_numbers(doc)
     resolve_document(doc)
     return doc

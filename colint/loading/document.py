@@ -8,12 +8,41 @@ Paths are tuples of keys and list indices, e.g. ``("text_config", "hidden_size")
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 Path = tuple  # tuple[str | int, ...]
 
 MAX_DEPTH = 64  # nesting levels of mappings/lists; real configs nest < 6 deep
+# integers no float can hold are refused at load: 10**400 overflowed float() in the middle of a check. Smaller
+# absurd values reach the adapters, whose typed reads name the limit of each field.
+MAX_INT = 1 << 1023
+_LONG_DIGITS = re.compile(r"\d{308,}")
+
+
+def long_number_at(text: str) -> tuple[int | None, int | None]:
+    """Line and column of the first run of 308 or more digits (a number no float can hold), or (None, None)."""
+    m = _LONG_DIGITS.search(text)
+    if m is None:
+        return None, None
+    return line_column(line_starts(text), m.start())
+
+
+def refuse_huge_numbers(doc: "Document") -> None:
+    """A located LoadError for the first integer no float can hold (floats beyond the range parse as
+    infinities, which the readers refuse). Run before any adapter converts a value to float or hands it
+    to transformers. Costs one regex scan unless the text has a 308-digit run."""
+    if _LONG_DIGITS.search(doc.text) is None:
+        return
+    from colint.errors import LoadError
+
+    for path, value in doc.walk():
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= MAX_INT:
+            line, col = doc.location(path)
+            digits = len(str(abs(value))) if abs(value) < 10 ** 4000 else "thousands of"
+            raise LoadError(f"'{format_path(path)}' is a {digits}-digit number, beyond any config value "
+                            f"(a float holds at most 309 digits)", path=doc.path, line=line, column=col, key=format_path(path))
 
 
 def line_starts(text: str) -> list[int]:

@@ -12,7 +12,7 @@ import re
 
 from colint.errors import LoadError
 from colint.loading.document import (MAX_DEPTH, Document, Span, clamp_to_content, describe_type, line_column,
-                                     line_starts)
+                                     line_starts, long_number_at)
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+')
 # for positions: a key with its colon (group 1 = the key string), a string, a bracket, a bare literal
@@ -35,6 +35,10 @@ def parse_json(text: str, path: str) -> Document:
             msg = f"invalid JSON: file ends before the document is complete ({exc.msg})"
             line, col = clamp_to_content(text, line, col)
         raise LoadError(msg, path=path, line=line, column=col) from None
+    except ValueError as exc:  # Python's limit on integer digits (a 5,000-digit number)
+        line, col = long_number_at(text)
+        raise LoadError(f"a number with more digits than any config value ({str(exc).split(';')[0].split(':')[-1].strip()})",
+                        path=path, line=line, column=col) from None
     except RecursionError:
         line, col = _too_deep(text)
         raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=path, line=line, column=col) from None

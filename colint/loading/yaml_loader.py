@@ -12,7 +12,7 @@ import re
 
 from colint.errors import LoadError
 from colint.loading.document import (MAX_DEPTH, Document, Span, clamp_to_content, describe_type, line_column,
-                                     line_starts)
+                                     line_starts, long_number_at)
 
 MAX_NODES = 200_000  # plain values after alias expansion; real configs have < 5,000
 
@@ -48,6 +48,10 @@ def parse_yaml(text: str, path: str) -> Document:
     except YAMLError as exc:
         raise LoadError(f"invalid YAML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
                         path=path) from None
+    except ValueError as exc:  # Python's limit on integer digits (a 5,000-digit number)
+        line, col = long_number_at(text)
+        raise LoadError(f"a number with more digits than any config value ({str(exc).split(';')[0].split(':')[-1].strip()})",
+                        path=path, line=line, column=col) from None
     except RecursionError:  # block nesting (indentation) deeper than the composer's stack
         raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=path, line=1, column=1) from None
     if raw is None:
