@@ -3,7 +3,7 @@
 One run; ``tool.driver.rules`` lists every registered rule (id, name, short/full description,
 help, helpUri when the rule's doc cites a URL, default level, family tag). Results point at the
 key of the finding with a path relative to the working directory (``uriBaseId: %SRCROOT%``;
-files outside it get an absolute ``file://`` URI). A fix becomes a SARIF ``fix`` when every one
+files outside it get a ``../`` path, never an absolute ``file://`` URI). A fix becomes a SARIF ``fix`` when every one
 of its edits can be located in the file (the loader recorded the value's span, in JSON and
 YAML alike): ``deletedRegion`` = the old value, ``insertedContent`` = the new one (in YAML the
 scalar ``colint --fix`` splices there). Files that could not be checked are
@@ -41,12 +41,17 @@ def display_path(path: str, cwd: Optional[str] = None) -> str:
 
 
 def artifact_location(path: str, cwd: Optional[str] = None) -> dict:
-    shown = display_path(path, cwd)
-    if os.path.isabs(shown) or re.match(r"^[A-Za-z]:/", shown):
+    """A URI relative to ``%SRCROOT%`` (the working directory): ``../other/config.json`` for a file outside it,
+    never an absolute ``file:///`` URI that would publish the runner's directory layout. Only a file on
+    another Windows drive (no relative path exists) gets an absolute URI."""
+    cwd = os.path.abspath(cwd or os.getcwd())
+    try:
+        rel = os.path.relpath(os.path.abspath(path), cwd).replace(os.sep, "/")
+    except ValueError:  # another drive
         from pathlib import Path
 
-        return {"uri": Path(shown).as_uri()}
-    return {"uri": quote(shown, safe="/"), "uriBaseId": SRCROOT}
+        return {"uri": Path(os.path.abspath(path)).as_uri()}
+    return {"uri": quote(rel, safe="/"), "uriBaseId": SRCROOT}
 
 
 def _markdown(r) -> str:
