@@ -302,7 +302,8 @@ def fix_grouped(results: list[FileResult], groups: list, *, unsafe: bool = False
     rank order. A fix is kept only if the re-checked result is strictly better — fewer errors, then
     fewer warnings, then fewer infos — so a fix never trades one finding for a worse one, the loop
     always ends, and a second run finds nothing left to fix. Returns ``(path, original_text,
-    fixed_text)`` for every file that changed; writes nothing. A file whose fixing fails unexpectedly gets
+    fixed_text)`` for every file that changed (a UTF-8 BOM the file began with leads both: encoded, they are
+    the file's bytes before and after); writes nothing. A file whose fixing fails unexpectedly gets
     that as its error in ``results`` (replaced in place) and the other files are still fixed."""
     from colint.rules import select_rules
 
@@ -328,5 +329,6 @@ def fix_grouped(results: list[FileResult], groups: list, *, unsafe: bool = False
             results[i] = FileResult(path=r.path, error=InternalError.wrap(exc, r.path))
             continue
         if doc.text != r.doc.text:
-            changed.append((r.path, r.doc.text, doc.text))
+            bom = "\ufeff" if getattr(r.doc, "bom", False) else ""  # the file's bytes, BOM included, both sides
+            changed.append((r.path, bom + r.doc.text, bom + doc.text))
     return changed

@@ -17,7 +17,7 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def _fail(message: str) -> "click.exceptions.Exit":
-    click.echo(message, err=True)
+    click.echo(_escape(message), err=True)
     return click.exceptions.Exit(EXIT_ERROR)
 
 
@@ -257,10 +257,10 @@ def _cli_overrides(gpus, scenario, dtype, tp, ep, pp, context, concurrency, sele
             "vocab_size": vocab_size}
 
 
-def _write_atomic(path: str, text: str | bytes) -> None:
+def _write_atomic(path: str, text: str | bytes, expect: bytes | None = None) -> None:
     from colint.fileio import write_atomic
 
-    write_atomic(path, text)
+    write_atomic(path, text, expect=expect)
 
 
 @cli.command()
@@ -275,11 +275,13 @@ def _write_atomic(path: str, text: str | bytes) -> None:
 @click.option("--baseline", type=click.Path(dir_okay=False), default=None,
               help="Report only findings not recorded in this baseline file.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False), default=None,
-              help="Record every current finding in this baseline file, then exit 0.")
+              help="Record every current finding in this baseline file, then exit 0 (exit 2 and write nothing when a "
+                   "file cannot be checked).")
 @click.option("--fix", "apply_fix", is_flag=True,
               help="Apply the first safe fix of each finding in place (function-preserving: padding).")
 @click.option("--unsafe-fixes", is_flag=True,
-              help="With --fix/--diff, also apply architecture-changing fixes (fine for a design, not a checkpoint).")
+              help="With --fix/--diff, also apply architecture-changing fixes (fine for a design, not a checkpoint); "
+                   "alone it changes nothing.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
 def check(paths, overrides, isolated, fmt, output, statistics, exit_zero, baseline, write_baseline, apply_fix,
           unsafe_fixes, show_diff) -> None:
@@ -301,15 +303,19 @@ def check(paths, overrides, isolated, fmt, output, statistics, exit_zero, baseli
     if write_baseline:
         from colint.suppression import render_baseline
 
+        if _echo_errors(results):  # a baseline of the files that could be read would drop the others' findings
+            click.echo(f"colint: {write_baseline} not written: fix the files above first", err=True)
+            raise click.exceptions.Exit(EXIT_ERROR)
         text, n = render_baseline(results, write_baseline)
         try:
             _write_atomic(write_baseline, text)
         except OSError as exc:
             raise _fail(f"{write_baseline}: error: cannot write baseline: {exc.strerror or exc}")
         click.echo(f"colint: recorded {n} finding{'s' if n != 1 else ''} in {write_baseline}", err=True)
-        failed = any(r.error is not None for r in results)
-        raise click.exceptions.Exit(EXIT_ERROR if failed else EXIT_CLEAN)
-    if apply_fix or show_diff or unsafe_fixes:
+        raise click.exceptions.Exit(EXIT_CLEAN)
+    if unsafe_fixes and not (apply_fix or show_diff):
+        click.echo("colint: --unsafe-fixes does nothing without --fix or --diff; nothing was changed", err=True)
+    if apply_fix or show_diff:
         from colint.checking import fix_grouped
         from colint.fixing import unified_diff
 
@@ -321,20 +327,42 @@ def check(paths, overrides, isolated, fmt, output, statistics, exit_zero, baseli
             text = "".join(unified_diff(p, old, new) for p, old, new in changed)
             if text:
                 click.echo(text, nl=False)
-            if any(r.error is not None for r in results):
+            if _echo_errors(results):
                 raise click.exceptions.Exit(EXIT_ERROR)
             raise click.exceptions.Exit(EXIT_FINDINGS if changed and not exit_zero else EXIT_CLEAN)
-        for p, _old, new in changed:
+        written, refused = 0, False
+        for p, old, new in changed:
             try:
-                _write_atomic(p, new)
+                _write_atomic(p, new, expect=old.encode("utf-8"))
+                written += 1
             except OSError as exc:
-                raise _fail(f"{p}: error: cannot write fixed file: {exc.strerror or exc}")
+                click.echo(f"{_escape(p)}: error: fixed file not written: {_escape(exc.strerror or str(exc))}",
+                           err=True)
+                refused = True
+        if written:
+            click.echo(f"colint: fixed {written} file{'s' if written != 1 else ''}", err=True)
         if changed:
-            click.echo(f"colint: fixed {len(changed)} file{'s' if len(changed) != 1 else ''}", err=True)
             results, groups = check_grouped(list(paths), overrides, isolated=isolated, baseline_path=baseline)
+        if refused:
+            summ = summary(results)
+            report = _render_report(fmt, results, summ, groups, statistics=statistics,
+                                    colour=output is None and sys.stdout.isatty())
+            _emit(report, output)
+            raise click.exceptions.Exit(EXIT_ERROR)
     summ = summary(results)
     report = _render_report(fmt, results, summ, groups, statistics=statistics,
                             colour=output is None and sys.stdout.isatty())
+    if statistics:  # the counts name no file: the files that could not be checked are told apart
+        _echo_errors(results)
+    _emit(report, output)
+    code = max((exit_code([r for r, g in zip(results, groups) if g is eff], eff.values["fail_on"])
+                for eff in {id(g): g for g in groups}.values()), default=EXIT_CLEAN)
+    if exit_zero and code == EXIT_FINDINGS:
+        code = EXIT_CLEAN
+    raise click.exceptions.Exit(code)
+
+
+def _emit(report: str, output) -> None:
     if output:
         try:
             _write_atomic(output, report + "\n")
@@ -342,11 +370,21 @@ def check(paths, overrides, isolated, fmt, output, statistics, exit_zero, baseli
             raise _fail(f"{output}: error: cannot write report: {exc.strerror or exc}")
     else:
         click.echo(report)
-    code = max((exit_code([r for r, g in zip(results, groups) if g is eff], eff.values["fail_on"])
-                for eff in {id(g): g for g in groups}.values()), default=EXIT_CLEAN)
-    if exit_zero and code == EXIT_FINDINGS:
-        code = EXIT_CLEAN
-    raise click.exceptions.Exit(code)
+
+
+def _escape(text: str) -> str:
+    from colint.reporters.escape import workflow_safe, control
+
+    return workflow_safe(control(text))
+
+
+def _echo_errors(results) -> int:
+    """Print the located error of every file that could not be checked (stderr), as plain `check` reports them;
+    return how many. For the modes whose output is not a report (--diff, --write-baseline, --statistics)."""
+    failed = [r for r in results if r.error is not None]
+    for r in failed:
+        click.echo(_escape(r.error.located(r.path)), err=True)
+    return len(failed)
 
 
 def _render_report(fmt: str, results, summ: dict, groups, *, statistics: bool, colour: bool) -> str:
@@ -588,10 +626,10 @@ def main(argv: list[str] | None = None) -> int:
         from colint.errors import ColintError
 
         if isinstance(exc, ColintError):
-            click.echo(exc.located(), err=True)
+            click.echo(_escape(exc.located()), err=True)
         else:
-            click.echo(f"colint: internal error: {type(exc).__name__}: {exc} "
-                       "(please report this with the input file)", err=True)
+            click.echo(_escape(f"colint: internal error: {type(exc).__name__}: {exc} "
+                               "(please report this with the input file)"), err=True)
         return EXIT_ERROR
 
 

@@ -57,6 +57,7 @@ def load_bytes(raw: bytes, path: str) -> Document:
                         path=path, line=line, column=column) from None
     doc = load_text(text, path)
     doc.notes[:0] = notes
+    doc.bom = bool(notes)
     return doc
 
 

@@ -123,6 +123,7 @@ class Document:
     notes: list[str] = field(default_factory=list)  # BOM stripped, interpolations resolved, ...
     unresolved: dict[Path, str] = field(default_factory=dict)  # values with ${...} that could not be resolved
     interpolations: dict[Path, str] = field(default_factory=dict)  # every ${...} value's text, before resolving
+    bom: bool = False  # the file began with a UTF-8 byte-order mark (stripped from text; --fix writes it back)
 
     def get(self, path: Path, default: Any = None) -> Any:
         node = self.data
