@@ -78,14 +78,20 @@ def _json_insert(doc: Document, parent: tuple, group: list[Edit]) -> tuple[int, 
         at = last.value_end
         indent = " " * (last.column - 1)
         line_start = doc.text.rfind("\n", 0, at)
-        sep_nl = "\n" if "\n" in doc.text[line_start:at] or doc.text.count("\n") > 1 else " "
-        new = "".join(f",{sep_nl}{indent if sep_nl == chr(10) else ''}{_json_literal(e.key.split('.')[-1])}: "
-                      f"{_json_literal(e.new)}" for e in group)
+        multiline = "\n" in doc.text[line_start:at] or doc.text.count("\n") > 1
+        sep = (_newline(doc.text) + indent) if multiline else " "
+        new = "".join(f",{sep}{_json_literal(e.key.split('.')[-1])}: {_json_literal(e.new)}" for e in group)
         return at, at, new
     span = doc.span(parent)
     start = (span.value_start if span and span.value_start is not None else doc.text.index("{")) + 1
     new = ", ".join(f"{_json_literal(e.key.split('.')[-1])}: {_json_literal(e.new)}" for e in group)
     return start, start, new
+
+
+def _newline(text: str) -> str:
+    """The file's line ending: CRLF when most of its lines end so, else LF."""
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf and crlf * 2 >= text.count("\n") else "\n"
 
 
 # A string written without quotes: starts with a letter or "_", no YAML indicator inside, and not a
@@ -265,7 +271,61 @@ def _yaml_round_trip(text: str, edits: list[Edit]) -> str:
         node[path[-1]] = e.new
     buf = io.StringIO()
     y.dump(data, buf)
-    return buf.getvalue()
+    return _keep_untouched(text, buf.getvalue())
+
+
+MAX_REVERT_HUNKS = 24  # each tried revert parses the file once; a round trip that changed more keeps its output
+
+
+def _yaml_data(text: str):
+    from colint.loading.yaml_loader import parse_yaml
+
+    try:
+        return parse_yaml(text, "<fix>").data
+    except ColintError:
+        return None
+
+
+def _keep_untouched(before: str, after: str) -> str:
+    """ruamel's output with every line it changed but did not need to put back as it was: the round trip
+    re-flows flow lists and spacing and writes LF everywhere; a changed block is restored when the file
+    still reads as the edited data without it. Lines it must change are written with the file's line
+    ending, and every other line keeps its bytes."""
+    old = _lines(before)
+    old_bare = [line.rstrip("\n").removesuffix("\r") for line in old]
+    new_bare = [line.rstrip("\n") for line in _lines(after)]
+    nl = _newline(before)
+    ops = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_bare, new_bare, autojunk=False).get_opcodes():
+        if tag != "replace":
+            ops.append((tag, i1, i2, j1, j2))
+            continue
+        pairs = min(i2 - i1, j2 - j1)  # line against line, then what is left: each undone on its own
+        ops += [("replace", i1 + k, i1 + k + 1, j1 + k, j1 + k + 1) for k in range(pairs)]
+        if i2 - i1 > pairs or j2 - j1 > pairs:
+            ops.append(("replace", i1 + pairs, i2, j1 + pairs, j2))
+
+    def build(keep: list[bool]) -> str:
+        out = []
+        for (tag, i1, i2, j1, j2), original in zip(ops, keep):
+            if tag == "equal" or original:
+                out += old[i1:i2]
+            else:
+                out += [line + nl for line in new_bare[j1:j2]]
+        text = "".join(out)
+        return text if before.endswith("\n") or not text.endswith(nl) or (keep and keep[-1]) else text[: -len(nl)]
+
+    keep = [tag == "equal" for tag, *_ in ops]
+    changed = [i for i, k in enumerate(keep) if not k]
+    target = _yaml_data(after)
+    if target is None or len(changed) > MAX_REVERT_HUNKS:
+        return build(keep)
+    for i in changed:
+        trial = list(keep)
+        trial[i] = True
+        if _yaml_data(build(trial)) == target:
+            keep = trial
+    return build(keep)
 
 
 def fixed_text(doc: Document, fixes: list[Fix]) -> str:
@@ -276,7 +336,24 @@ def fixed_text(doc: Document, fixes: list[Fix]) -> str:
     return new
 
 
+def _lines(text: str) -> list[str]:
+    """Lines ended by "\n" only, each with its ending (as `patch` reads a file: str.splitlines would also break
+    at \r, \x0c, \u2028 ... and make a diff that does not apply)."""
+    parts = text.split("\n")
+    lines = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
 def unified_diff(path: str, old: str, new: str) -> str:
+    """A unified diff that `patch -p1` applies byte for byte: CRLF endings kept in the lines, and a last line
+    without a newline marked with ``\\ No newline at end of file``."""
+    from colint.reporters.escape import control
+
+    path = control(path)  # a header line must stay one line
     a, b = (path, path) if os.path.isabs(path) else (f"a/{path}", f"b/{path}")
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        fromfile=a, tofile=b))
+    out = []
+    for line in difflib.unified_diff(_lines(old), _lines(new), fromfile=a, tofile=b):
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)
