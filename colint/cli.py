@@ -566,7 +566,9 @@ def suggest_cmd(path, overrides, isolated, budget_pct, objective, top, fmt) -> N
 @click.option("--chart", type=click.Choice(list(CHARTS)), default=None,
               help="The chart a .png/.svg output holds. [default: roofline]")
 def report_cmd(path, overrides, isolated, output, chart) -> None:
-    """Charts of the design on a GPU: roofline of every GEMM, step-time breakdown, pipeline balance."""
+    """Charts of the design on a GPU: roofline of every GEMM, step-time breakdown, pipeline balance.
+
+    Stacks of up to 1,000 layers (each layer is drawn and split exactly)."""
     import importlib.util
     import os
 
@@ -588,6 +590,13 @@ def report_cmd(path, overrides, isolated, output, chart) -> None:
         result = check_file(path, targets, opts)
         if result.error is not None:
             raise result.error
+        from colint.report import MAX_REPORT_LAYERS
+
+        if result.spec.num_layers > MAX_REPORT_LAYERS:
+            src = result.spec.sources.get("num_layers")
+            raise ColintError(f"`colint report` charts stacks of up to {MAX_REPORT_LAYERS:,} layers; this one has "
+                              f"{result.spec.num_layers:,} (`colint check` reads it)", path=path,
+                              line=getattr(src, "line", None) or 1, column=getattr(src, "column", None) or 1)
         workload = analyse(result.spec, targets[0].profile, targets[0].scenario)
     except ColintError as exc:
         raise _fail_with(exc)
