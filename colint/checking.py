@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from colint.errors import ColintError, InternalError, ProfileError
+from colint.errors import ColintError, InternalError, ProfileError, UsageError
 from colint.findings import SEVERITY_ORDER, Finding, rank
 
 
@@ -227,13 +227,21 @@ def check_grouped(paths: list[str], cli_overrides: dict, *, isolated: bool = Fal
 
     by_config: dict[Optional[str], list[int]] = {}
     configs: dict[Optional[str], Any] = {}
+    results: list[Optional[FileResult]] = [None] * len(paths)
+    groups: list[Any] = [None] * len(paths)
+    broken: list[int] = []
     for i, p in enumerate(paths):
-        cfg = None if isolated else find_config(os.path.dirname(os.path.abspath(p)))
+        try:
+            cfg = None if isolated else find_config(os.path.dirname(os.path.abspath(p)))
+        except ColintError as exc:  # a broken settings file (a pull request's) ends the files it governs only
+            where = exc.located().rsplit(": error: ", 1)[0]
+            results[i] = FileResult(path=p, error=UsageError(f"not checked: its settings file {where} is invalid: "
+                                                             f"{exc.message}", path=p))
+            broken.append(i)
+            continue
         key = cfg.path if cfg is not None else None
         configs[key] = cfg
         by_config.setdefault(key, []).append(i)
-    results: list[Optional[FileResult]] = [None] * len(paths)
-    groups: list[Any] = [None] * len(paths)
     baselines: dict[str, Any] = {}
     for key, idxs in by_config.items():
         eff = resolve(configs[key], cli_overrides)
@@ -246,6 +254,10 @@ def check_grouped(paths: list[str], cli_overrides: dict, *, isolated: bool = Fal
             baseline = baselines[ab]
         for i, r in zip(idxs, check_paths([paths[i] for i in idxs], eff.check_options(baseline))):
             results[i], groups[i] = r, eff
+    if broken:  # the files without settings are reported under the CLI's own (for fail_on, contexts)
+        plain = next((g for g in groups if g is not None), None) or resolve(None, cli_overrides)
+        for i in broken:
+            groups[i] = plain
     return results, groups
 
 
