@@ -319,10 +319,12 @@ def check(paths, overrides, isolated, fmt, output, statistics, exit_zero, baseli
         from colint.checking import fix_grouped
         from colint.fixing import unified_diff
 
+        unfixed = [r.error is None for r in results]
         try:
             changed = fix_grouped(results, groups, unsafe=unsafe_fixes)
         except (ColintError, ValueError) as exc:
             raise _fail(f"colint: error: a fix could not be applied: {getattr(exc, 'message', exc)}")
+        fix_failed = {i: r for i, r in enumerate(results) if unfixed[i] and r.error is not None}
         if show_diff:
             text = "".join(unified_diff(p, old, new) for p, old, new in changed)
             if text:
@@ -343,6 +345,8 @@ def check(paths, overrides, isolated, fmt, output, statistics, exit_zero, baseli
             click.echo(f"colint: fixed {written} file{'s' if written != 1 else ''}", err=True)
         if changed:
             results, groups = check_grouped(list(paths), overrides, isolated=isolated, baseline_path=baseline)
+            for i, r in fix_failed.items():  # a file whose fixing failed keeps that error in the report
+                results[i] = r
         if refused:
             summ = summary(results)
             report = _render_report(fmt, results, summ, groups, statistics=statistics,

@@ -146,10 +146,19 @@ def _key_location(path: Path, loc: tuple) -> tuple[Optional[int], Optional[int]]
     from colint.errors import ColintError
     from colint.loading import load
 
-    try:
-        return load(str(path)).location(loc) if loc else (None, None)
-    except ColintError:
+    if not loc:
         return None, None
+    try:
+        return load(str(path)).location(loc)
+    except ColintError:  # the loader refuses the value itself (a 400-digit number): the key's first line
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None, None
+        m = re.search(r"^([ \t]*)%s[ \t]*:" % re.escape(str(loc[-1])), text, re.M)
+        if m is None:
+            return None, None
+        return text.count("\n", 0, m.start()) + 1, len(m.group(1)) + 1
 
 
 @lru_cache(maxsize=64)

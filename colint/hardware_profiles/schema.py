@@ -38,7 +38,8 @@ def _check_numbers(data: Any, where: str = "") -> None:
     elif isinstance(data, float) and not math.isfinite(data):
         raise ValueError(f"{where}: must be a finite number, got {data!r}")
     elif abs(data) > MAX_NUMBER:
-        raise ValueError(f"{where}: {float(data):.3g} is beyond any GPU (limit {MAX_NUMBER:.0e})")
+        shown = f"{float(data):.3g}" if abs(data) < 1e300 else f"a {len(str(abs(int(data))))}-digit number"
+        raise ValueError(f"{where}: {shown} is beyond any GPU (limit {MAX_NUMBER:.0e})")
 
 
 def _positive(mapping: dict, where: str) -> None:

@@ -96,6 +96,9 @@ def _read(cfg, key: str):
 
 
 def build_with_transformers(doc: Document, prefix: tuple, model_type: str) -> ModelSpec:
+    raw = doc.get(prefix) if prefix else doc.data
+    values = {k: v for k, v in raw.items() if k not in _DROP}
+    _bounded_for_transformers(doc, prefix, values)  # before transformers is even imported
     try:
         config_mapping, auto_config = _transformers()
     except ImportError:
@@ -103,9 +106,6 @@ def build_with_transformers(doc: Document, prefix: tuple, model_type: str) -> Mo
             from None
     if model_type not in config_mapping:
         raise _unsupported(doc, prefix, model_type)
-    raw = doc.get(prefix) if prefix else doc.data
-    values = {k: v for k, v in raw.items() if k not in _DROP}
-    _bounded_for_transformers(doc, prefix, values)
     try:
         cfg = auto_config.for_model(model_type, **values)
     except Exception as exc:  # transformers' strict dataclass validation, missing sub-configs, ...
