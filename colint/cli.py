@@ -33,7 +33,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("path", type=click.Path(dir_okay=True, allow_dash=False))
+@click.argument("path", type=click.Path(dir_okay=True, allow_dash=False, readable=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--input-format", default=None, help="Force the input format instead of detecting it.")
 @click.option("--vocab-size", type=click.IntRange(min=1), default=None,
@@ -102,7 +102,7 @@ GEMM_OUT_COLUMNS = ("sol_s", "estimate_s", "bound", "tile_efficiency", "wave_eff
               help="bf16, fp16, fp8, fp8_block, nvfp4, mxfp4, int8, int8_wo, int4_wo.")
 @click.option("--out-dtype", default=None, help="Output format (default bf16): bf16, fp16, fp8, fp32, nvfp4, ...")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--from-csv", "from_csv", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+@click.option("--from-csv", "from_csv", type=click.Path(dir_okay=False, allow_dash=True, readable=False), default=None,
               help="Read rows with columns dtype,m,n,k (others passed through); write them back as CSV with "
                    "the estimates added.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="With --from-csv: output file.")
@@ -264,7 +264,9 @@ def _write_atomic(path: str, text: str | bytes, expect: bytes | None = None) -> 
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=False))
+# readable=False: click's own access check made one unreadable file a usage error that aborted the whole run;
+# each file's read error is its own located error instead (issue 19)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=False, readable=False))
 @_settings_options
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="Output format. [default: github when GITHUB_ACTIONS=true, else text]")
@@ -272,7 +274,7 @@ def _write_atomic(path: str, text: str | bytes, expect: bytes | None = None) -> 
               help="Write the report to this file instead of stdout.")
 @click.option("--statistics", is_flag=True, help="Print a count per rule instead of the findings.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported (2 still means an error).")
-@click.option("--baseline", type=click.Path(dir_okay=False), default=None,
+@click.option("--baseline", type=click.Path(dir_okay=False, readable=False), default=None,
               help="Report only findings not recorded in this baseline file.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False), default=None,
               help="Record every current finding in this baseline file, then exit 0 (exit 2 and write nothing when a "
@@ -532,7 +534,7 @@ def _file_options(path: str, overrides: dict, isolated: bool):
 
 
 @cli.command("suggest")
-@click.argument("path", type=click.Path(dir_okay=False, allow_dash=False))
+@click.argument("path", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
 @_settings_options
 @click.option("--budget-pct", type=click.FloatRange(min=0), default=2.0, show_default=True,
               help="Largest change of the total parameter count, in % of the original.")
@@ -563,7 +565,7 @@ def suggest_cmd(path, overrides, isolated, budget_pct, objective, top, fmt) -> N
 
 
 @cli.command("report")
-@click.argument("path", type=click.Path(dir_okay=False, allow_dash=False))
+@click.argument("path", type=click.Path(dir_okay=False, allow_dash=False, readable=False))
 @_settings_options
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="report.html (every chart and the findings), or x.png / x.svg (one chart).")

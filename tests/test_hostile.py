@@ -297,6 +297,29 @@ def test_unreadable_file_does_not_stop_the_others(tmp_path, capsys):
     assert rc == 2 and f"{bad}: error: permission denied" in out and f"{good}:18:3: CL002" in out
 
 
+def test_unreadable_file_does_not_stop_the_others_even_as_root(tmp_path, capsys, monkeypatch):
+    """What a non-root user sees for a mode-000 file, simulated for any user: the argument parser does not
+    refuse the run (click's access check did), the file gets its own located error."""
+    import colint.fileio as fileio
+
+    bad = _write(tmp_path / "a.json", _llama())
+    good = _write(tmp_path / "b.json", _llama(num_key_value_heads=6))
+    real_access, real_open = os.access, os.open
+
+    def access(path, mode, *a, **kw):
+        return False if os.fspath(path) == str(bad) else real_access(path, mode, *a, **kw)
+
+    def deny(path, *a, **kw):
+        if os.fspath(path) == str(bad):
+            raise PermissionError(13, "Permission denied", str(bad))
+        return real_open(path, *a, **kw)
+
+    monkeypatch.setattr(os, "access", access)
+    monkeypatch.setattr(fileio.os, "open", deny)
+    rc, out, _ = _run(capsys, "check", bad, good)
+    assert rc == 2 and f"{bad}: error: permission denied" in out.splitlines() and f"{good}:18:3: CL002" in out
+
+
 # -- one bad file never aborts the run, in any format --------------------------------------------------------
 
 FORMATS = ["text", "json", "github", "sarif", "gitlab"]
