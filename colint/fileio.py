@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISSOCK, "a socket"))
@@ -126,6 +125,8 @@ def _write_in_place(path: str, data: bytes) -> None:
 
 
 def _replace(target: str, data: bytes, st) -> None:
+    import tempfile  # here: a check that writes nothing does not import it
+
     directory = os.path.dirname(target)
     if st is not None:
         mode = stat.S_IMODE(st.st_mode)

@@ -26,9 +26,9 @@ import re
 import sys
 
 # C0 controls except TAB and LF, DEL, C1 controls, line/paragraph separators, bidi embeddings/overrides/isolates
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
 # the same plus TAB and LF, for one-line fields
-_CONTROL_ONE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+_CONTROL_ONE_LINE = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
 
 
 def _escape_char(m: re.Match) -> str:
@@ -46,8 +46,9 @@ def _escape_char(m: re.Match) -> str:
 def control(text: str, *, one_line: bool = True) -> str:
     """``text`` with control characters written as escapes. ``one_line``: also LF and TAB (a field that must
     stay on its line: a path, a key, a message); otherwise LF and TAB are kept (a multi-line block)."""
-    pattern = _CONTROL_ONE_LINE if one_line else _CONTROL
-    return pattern.sub(_escape_char, text) if pattern.search(text) else text
+    if text.isprintable():  # the common case, in C: no control, separator or format character at all
+        return text
+    return re.sub(_CONTROL_ONE_LINE if one_line else _CONTROL, _escape_char, text)
 
 
 def workflow_safe(line: str) -> str:
@@ -79,14 +80,14 @@ def code_block(text: str, info: str = "") -> str:
     return f"{fence}{info}\n{body}\n{fence}\n"
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~&])")
+_MD_SPECIAL = r"([\\`*_{}\[\]()<>#+!|~&])"
 
 
 def md_inline(text: str) -> str:
     """``text`` safe inside a Markdown table cell or paragraph: one line, Markdown punctuation and HTML
     characters backslash-escaped (GitHub renders ``\\|`` as a pipe inside a cell)."""
     one_line = " ".join(control(text, one_line=False).split())
-    return _MD_SPECIAL.sub(r"\\\1", one_line)
+    return re.sub(_MD_SPECIAL, r"\\\1", one_line)
 
 
 def main(argv: list[str] | None = None) -> int:
