@@ -18,9 +18,9 @@ def file_kind(mode: int) -> str:
 def read_limited(path: str, limit: int, error, limit_for: str = "", noun: str = "file") -> bytes:
     """The bytes of the regular file ``path``, refused (``error(message, path=, line=1, column=1)``, a
     ColintError class) when it is larger than ``limit`` bytes, is a directory, a FIFO, a device or a
-    socket, or cannot be opened (``limit_for`` ends the size message: " for a JSON config"). Opened non-blocking and checked with fstat before any read, so a FIFO
-    never blocks and ``/dev/zero`` is never read; at most ``limit + 1`` bytes are read even if the file
-    grows meanwhile."""
+    socket, or cannot be opened (``limit_for`` ends the size message: " for a JSON config"). Opened
+    non-blocking and checked with fstat before any read, so a FIFO never blocks and ``/dev/zero`` is never
+    read; at most ``limit + 1`` bytes are read even if the file grows meanwhile."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
     try:
         fd = os.open(path, flags)

@@ -120,7 +120,8 @@ def make_scenario(preset: str = "throughput", *, dtype: str | None = None, tp: i
             if val < 1:
                 raise UsageError(f"--{key.replace('_', '-')} must be >= 1 (got {val})")
             if val > LIMITS[key]:
-                shown = f"{val:,}" if val < 10 ** 30 else f"a {len(str(val)) if val < 10 ** 4000 else 'huge'}-digit number"
+                digits = len(str(val)) if val < 10 ** 4000 else "huge"
+                shown = f"{val:,}" if val < 10 ** 30 else f"a {digits}-digit number"
                 raise UsageError(f"--{key.replace('_', '-').replace('decode-', '')} is {shown}, beyond the "
                                  f"{LIMITS[key]:,} colint models")
             kw[key] = val

@@ -55,7 +55,8 @@ def refuse_huge_numbers(doc: "Document") -> None:
             line, col = doc.location(path)
             digits = len(str(abs(value))) if abs(value) < 10 ** 4000 else "thousands of"
             raise LoadError(f"'{format_path(path)}' is a {digits}-digit number, beyond any config value "
-                            f"(a float holds at most 309 digits)", path=doc.path, line=line, column=col, key=format_path(path))
+                            "(a float holds at most 309 digits)", path=doc.path, line=line, column=col,
+                            key=format_path(path))
 
 
 def line_starts(text: str) -> list[int]:

@@ -40,7 +40,8 @@ def parse_json(text: str, path: str) -> Document:
         raise LoadError(msg, path=path, line=line, column=col) from None
     except ValueError as exc:  # Python's limit on integer digits (a 5,000-digit number)
         line, col = long_number_at(text)
-        raise LoadError(f"a number with more digits than any config value ({str(exc).split(';')[0].split(':')[-1].strip()})",
+        detail = str(exc).split(";")[0].split(":")[-1].strip()  # "value has 5000 digits"
+        raise LoadError(f"a number with more digits than any config value ({detail})",
                         path=path, line=line, column=col) from None
     except RecursionError:
         line, col = _too_deep(text)

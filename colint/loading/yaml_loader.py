@@ -82,7 +82,8 @@ def parse_yaml(text: str, path: str) -> Document:
                         path=path) from None
     except ValueError as exc:  # Python's limit on integer digits (a 5,000-digit number)
         line, col = long_number_at(text)
-        raise LoadError(f"a number with more digits than any config value ({str(exc).split(';')[0].split(':')[-1].strip()})",
+        detail = str(exc).split(";")[0].split(":")[-1].strip()  # "value has 5000 digits"
+        raise LoadError(f"a number with more digits than any config value ({detail})",
                         path=path, line=line, column=col) from None
     except RecursionError:  # block nesting (indentation) deeper than the composer's stack
         raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=path, line=1, column=1) from None
