@@ -334,8 +334,11 @@ def check(paths, overrides, isolated, fmt, output, statistics, exit_zero, baseli
             if _echo_errors(results):
                 raise click.exceptions.Exit(EXIT_ERROR)
             raise click.exceptions.Exit(EXIT_FINDINGS if changed and not exit_zero else EXIT_CLEAN)
-        written, refused = 0, False
+        written, refused, done = 0, False, set()
         for p, old, new in changed:
+            if os.path.realpath(p) in done:  # the same file named twice (or through a symlink): fixed once
+                continue
+            done.add(os.path.realpath(p))
             try:
                 _write_atomic(p, new, expect=old.encode("utf-8"))
                 written += 1

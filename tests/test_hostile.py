@@ -468,6 +468,14 @@ def test_fix_through_a_symlink_writes_its_target(tmp_path, capsys):
     assert json.loads(real.read_text())["num_key_value_heads"] == 4
 
 
+def test_a_file_named_twice_is_fixed_once(tmp_path, capsys):
+    p = _write(tmp_path / "config.json", FIXABLE)
+    link = tmp_path / "link.json"
+    link.symlink_to(p)
+    rc, _, err = _fix(capsys, p, link, p)
+    assert rc == 0 and "fixed 1 file" in err and json.loads(p.read_text())["num_key_value_heads"] == 4
+
+
 def test_fix_keeps_mode_and_hard_links(tmp_path, capsys):
     p = _write(tmp_path / "config.json", FIXABLE)
     os.chmod(p, 0o640)
