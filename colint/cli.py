@@ -88,7 +88,7 @@ def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | Non
             from colint.reporters.estimates_text import render_estimates
 
             text += "\n" + render_estimates(info["estimates"])
-        click.echo(text)
+        click.echo(_escape_lines(text))
 
 
 GEMM_OUT_COLUMNS = ("sol_s", "estimate_s", "bound", "tile_efficiency", "wave_efficiency", "arithmetic_intensity",
@@ -387,6 +387,13 @@ def _escape(text: str) -> str:
     return workflow_safe(control(text))
 
 
+def _escape_lines(text: str) -> str:
+    """A multi-line text report with what came from files made safe for a terminal or CI log."""
+    from colint.reporters.escape import log_lines
+
+    return log_lines(text)
+
+
 def _echo_errors(results) -> int:
     """Print the located error of every file that could not be checked (stderr), as plain `check` reports them;
     return how many. For the modes whose output is not a report (--diff, --write-baseline, --statistics)."""
@@ -459,7 +466,7 @@ def config_cmd(path, overrides, isolated, fmt) -> None:
         click.echo(json.dumps({"path": path, "config": eff.config.label if eff.config else None,
                                "settings": eff.as_dict()}, indent=2))
     else:
-        click.echo(render_effective(eff, path))
+        click.echo(_escape_lines(render_effective(eff, path)))
 
 
 @cli.command("rules")
@@ -563,7 +570,7 @@ def suggest_cmd(path, overrides, isolated, budget_pct, objective, top, fmt) -> N
 
         click.echo(json.dumps(result.public(), indent=2))
     else:
-        click.echo(render_text(result))
+        click.echo(_escape_lines(render_text(result)))
     raise click.exceptions.Exit(EXIT_CLEAN if result.candidates else EXIT_FINDINGS)
 
 
