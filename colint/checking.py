@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from colint.errors import ColintError, ProfileError
+from colint.errors import ColintError, InternalError, ProfileError, UsageError
 from colint.findings import SEVERITY_ORDER, Finding, rank
 from colint.settings import CheckOptions  # noqa: F401 - re-exported: the options a check runs with
 
@@ -137,6 +137,8 @@ def check_file(path: str, targets: list[Target], opts: CheckOptions, rules=None,
         if exc.path is None:
             exc.path = path
         return FileResult(path=path, error=exc)
+    except Exception as exc:  # noqa: BLE001 - one file's bug must not abort the others (MemoryError included)
+        return FileResult(path=path, error=InternalError.wrap(exc, path))
     if not opts.strict and opts.input_format is None:
         from colint.triage import triage
 
@@ -157,14 +159,15 @@ def check_document(path: str, doc, targets: list[Target], opts: CheckOptions, ru
     result = FileResult(path=path)
     try:
         spec = normalize(doc, input_format=opts.input_format, vocab_size=opts.vocab_size)
+        result.format, result.model_type, result.spec, result.doc = spec.format, spec.model_type, spec, doc
+        findings = _locate_keys(doc, check_spec(spec, targets, opts, rules))
+        result.findings, result.suppressed = apply_suppressions(path, doc, findings, {r.code for r in rules}, opts)
     except ColintError as exc:
         if exc.path is None:
             exc.path = path
-        result.error = exc
-        return result
-    result.format, result.model_type, result.spec, result.doc = spec.format, spec.model_type, spec, doc
-    findings = _locate_keys(doc, check_spec(spec, targets, opts, rules))
-    result.findings, result.suppressed = apply_suppressions(path, doc, findings, {r.code for r in rules}, opts)
+        return FileResult(path=path, error=exc)
+    except Exception as exc:  # noqa: BLE001 - one file's bug must not abort the others
+        return FileResult(path=path, error=InternalError.wrap(exc, path))
     return result
 
 
@@ -269,14 +272,22 @@ def check_grouped(paths: list[str], cli_overrides: dict, *, isolated: bool = Fal
 
     by_config: dict[Optional[str], list[int]] = {}
     configs: dict[Optional[str], Any] = {}
+    results: list[Optional[FileResult]] = [None] * len(paths)
+    groups: list[Any] = [None] * len(paths)
+    broken: list[int] = []
     for i, p in enumerate(paths):
         start = (settings_dirs or {}).get(p) or os.path.dirname(os.path.abspath(p))
-        cfg = None if isolated else find_config(start)
+        try:
+            cfg = None if isolated else find_config(start)
+        except ColintError as exc:  # a broken settings file (a pull request's) ends the files it governs only
+            where = exc.located().rsplit(": error: ", 1)[0]
+            results[i] = FileResult(path=p, error=UsageError(f"not checked: its settings file {where} is invalid: "
+                                                             f"{exc.message}", path=p))
+            broken.append(i)
+            continue
         key = cfg.path if cfg is not None else None
         configs[key] = cfg
         by_config.setdefault(key, []).append(i)
-    results: list[Optional[FileResult]] = [None] * len(paths)
-    groups: list[Any] = [None] * len(paths)
     baselines: dict[str, Any] = {}
     for key, idxs in by_config.items():
         eff = resolve(configs[key], cli_overrides)
@@ -291,6 +302,10 @@ def check_grouped(paths: list[str], cli_overrides: dict, *, isolated: bool = Fal
         opts.strict = strict
         for i, r in zip(idxs, check_paths([paths[i] for i in idxs], opts, stdin)):
             results[i], groups[i] = r, eff
+    if broken:  # the files without settings are reported under the CLI's own (for fail_on, contexts)
+        plain = next((g for g in groups if g is not None), None) or resolve(None, cli_overrides)
+        for i in broken:
+            groups[i] = plain
     return results, groups
 
 
@@ -311,51 +326,70 @@ def _badness(findings: list[Finding]) -> tuple[int, int, int]:
             sum(f.severity == "info" for f in findings))
 
 
+def _fix_one(r: FileResult, opts, rules, targets, allowed: set, max_rounds: int):
+    """The Document of ``r`` with every accepted fix applied (see fix_grouped)."""
+    from colint.fixing import fixed_text
+    from colint.loading import load_text
+
+    doc, findings = r.doc, r.findings
+    tried: set[str] = set()
+    for _ in range(max_rounds):
+        accepted = False
+        for fx in (x for f in findings for x in f.fixes if x.safety in allowed and x.edits):
+            key = repr([(e.key, e.new) for e in fx.edits]) + doc.text
+            if key in tried:
+                continue
+            tried.add(key)
+            try:
+                text = fixed_text(doc, [fx])
+            except (ColintError, ValueError):
+                continue
+            if text == doc.text:
+                continue
+            new_doc = load_text(text, r.path, syntax=doc.syntax)
+            again = check_document(r.path, new_doc, targets, opts, rules)
+            if again.error is None and _badness(again.findings) < _badness(findings):
+                doc, findings, accepted = new_doc, again.findings, True
+                break
+        if not accepted:
+            break
+    return doc
+
+
 def fix_grouped(results: list[FileResult], groups: list, *, unsafe: bool = False,
                 max_rounds: int = 25) -> list[tuple[str, str, str]]:
     """Apply fixes (``safe`` ones; with ``unsafe`` also architecture-changing ones) one at a time, in
     rank order. A fix is kept only if the re-checked result is strictly better — fewer errors, then
     fewer warnings, then fewer infos — so a fix never trades one finding for a worse one, the loop
     always ends, and a second run finds nothing left to fix. Returns ``(path, original_text,
-    fixed_text)`` for every file that changed; writes nothing."""
-    from colint.fixing import fixed_text
-    from colint.loading import load_text
+    fixed_text)`` for every file that changed (a UTF-8 BOM the file began with leads both: encoded, they are
+    the file's bytes before and after); writes nothing. A file whose fixing fails unexpectedly gets
+    that as its error in ``results`` (replaced in place) and the other files are still fixed."""
     from colint.rules import select_rules
 
     allowed = {"safe", "unsafe"} if unsafe else {"safe"}
     changed = []
     cache: dict[int, tuple] = {}
-    for r, eff in zip(results, groups):
+    for i, (r, eff) in enumerate(zip(results, groups)):
         if r.error is not None or r.doc is None:
             continue
-        if id(eff) not in cache:
+        if id(eff) not in cache:  # a ColintError here is a run-level problem (profiles, rules): the caller's
             opts = eff.check_options(None)
             rules = select_rules(opts.select, opts.ignore, opts.extend_select)
             targets = build_targets(opts) if any(x.needs_workload for x in rules) else []
             cache[id(eff)] = (opts, rules, targets)
-        opts, rules, targets = cache[id(eff)]
-        doc, findings = r.doc, r.findings
-        tried: set[str] = set()
-        for _ in range(max_rounds):
-            accepted = False
-            for fx in (x for f in findings for x in f.fixes if x.safety in allowed and x.edits):
-                key = repr([(e.key, e.new) for e in fx.edits]) + doc.text
-                if key in tried:
-                    continue
-                tried.add(key)
-                try:
-                    text = fixed_text(doc, [fx])
-                except (ColintError, ValueError):
-                    continue
-                if text == doc.text:
-                    continue
-                new_doc = load_text(text, r.path, syntax=doc.syntax)
-                again = check_document(r.path, new_doc, targets, opts, rules)
-                if again.error is None and _badness(again.findings) < _badness(findings):
-                    doc, findings, accepted = new_doc, again.findings, True
-                    break
-            if not accepted:
-                break
+        try:
+            opts, rules, targets = cache[id(eff)]
+            doc = _fix_one(r, opts, rules, targets, allowed, max_rounds)
+        except ColintError as exc:
+            if exc.path is None:
+                exc.path = r.path
+            results[i] = FileResult(path=r.path, error=exc)
+            continue
+        except Exception as exc:  # noqa: BLE001 - one file's bug must not abort the others
+            results[i] = FileResult(path=r.path, error=InternalError.wrap(exc, r.path))
+            continue
         if doc.text != r.doc.text:
-            changed.append((r.path, r.doc.text, doc.text))
+            bom = "\ufeff" if getattr(r.doc, "bom", False) else ""  # the file's bytes, BOM included, both sides
+            changed.append((r.path, bom + r.doc.text, bom + doc.text))
     return changed

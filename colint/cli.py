@@ -19,7 +19,7 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def _fail(message: str) -> click.exceptions.Exit:
-    click.echo(message, err=True)
+    click.echo(_escape(message), err=True)
     return click.exceptions.Exit(EXIT_ERROR)
 
 
@@ -35,7 +35,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("path", type=click.Path(dir_okay=True, allow_dash=False))
+@click.argument("path", type=click.Path(dir_okay=True, allow_dash=False, readable=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--input-format", default=None, help="Force the input format instead of detecting it.")
 @click.option("--vocab-size", type=click.IntRange(min=1), default=None,
@@ -104,7 +104,7 @@ def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | Non
             from colint.reporters.estimates_text import render_estimates
 
             text += "\n" + render_estimates(info["estimates"])
-        click.echo(text)
+        click.echo(_escape_lines(text))
 
 
 GEMM_OUT_COLUMNS = ("sol_s", "estimate_s", "bound", "tile_efficiency", "wave_efficiency", "arithmetic_intensity",
@@ -112,13 +112,13 @@ GEMM_OUT_COLUMNS = ("sol_s", "estimate_s", "bound", "tile_efficiency", "wave_eff
 
 
 @cli.command("gemm")
-@click.argument("dims", nargs=-1, type=click.IntRange(min=1))
+@click.argument("dims", nargs=-1, type=click.IntRange(min=1, max=1 << 31))
 @click.option("--gpu", default="b200", show_default=True, help="GPU profile name or YAML path.")
 @click.option("--dtype", default="bf16", show_default=True,
               help="bf16, fp16, fp8, fp8_block, nvfp4, mxfp4, int8, int8_wo, int4_wo.")
 @click.option("--out-dtype", default=None, help="Output format (default bf16): bf16, fp16, fp8, fp32, nvfp4, ...")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--from-csv", "from_csv", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+@click.option("--from-csv", "from_csv", type=click.Path(dir_okay=False, allow_dash=True, readable=False), default=None,
               help="Read rows with columns dtype,m,n,k (others passed through); write them back as CSV with "
                    "the estimates added.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="With --from-csv: output file.")
@@ -286,17 +286,19 @@ def _one_path(arg: str) -> str:
         raise _fail_with(exc)
 
 
-def _write_atomic(path: str, text: str | bytes) -> None:
+def _write_atomic(path: str, text: str | bytes, expect: bytes | None = None) -> None:
     from colint.fileio import write_atomic
 
-    write_atomic(path, text)
+    write_atomic(path, text, expect=expect)
 
 
 OUTPUT_FORMATS = FORMATS  # full, concise, text (= full), json, github, sarif, gitlab, markdown
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True))
+# readable=False: click's own access check made one unreadable file a usage error that aborted the whole run;
+# each file's read error is its own located error instead (issue 19)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True, readable=False))
 @_settings_options
 @click.option("--output-format", "--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default=None,
               envvar="COLINT_OUTPUT_FORMAT", show_envvar=True,
@@ -317,14 +319,16 @@ OUTPUT_FORMATS = FORMATS  # full, concise, text (= full), json, github, sarif, g
               "configs (pooling, diffusers, vision, tokenizer, generation configs, encoders).")
 @click.option("--statistics", is_flag=True, help="Print a count per rule instead of the findings.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported (2 still means an error).")
-@click.option("--baseline", type=click.Path(dir_okay=False), default=None,
+@click.option("--baseline", type=click.Path(dir_okay=False, readable=False), default=None,
               help="Report only findings not recorded in this baseline file.")
 @click.option("--write-baseline", type=click.Path(dir_okay=False), default=None,
-              help="Record every current finding in this baseline file, then exit 0.")
+              help="Record every current finding in this baseline file, then exit 0 (exit 2 and write nothing when a "
+                   "file cannot be checked).")
 @click.option("--fix", "apply_fix", is_flag=True,
               help="Apply the first safe fix of each finding in place (function-preserving: padding).")
 @click.option("--unsafe-fixes", is_flag=True,
-              help="With --fix/--diff, also apply architecture-changing fixes (fine for a design, not a checkpoint).")
+              help="With --fix/--diff, also apply architecture-changing fixes (fine for a design, not a checkpoint); "
+                   "alone it changes nothing.")
 @click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
 @click.option("--include", multiple=True, metavar="GLOB",
               help="In a directory, lint the files matching these globs instead of the pre-commit hook's names.")
@@ -370,44 +374,72 @@ def check(paths, overrides, isolated, fmt, output, quiet, verbose, show_fixes, c
     if write_baseline:
         from colint.suppression import render_baseline
 
+        if _echo_errors(results):  # a baseline of the files that could be read would drop the others' findings
+            click.echo(f"colint: {write_baseline} not written: fix the files above first", err=True)
+            raise click.exceptions.Exit(EXIT_ERROR)
         text, n = render_baseline(results, write_baseline)
         try:
             _write_atomic(write_baseline, text)
         except OSError as exc:
             raise _fail(f"{write_baseline}: error: cannot write baseline: {exc.strerror or exc}")
         click.echo(f"colint: recorded {n} finding{'s' if n != 1 else ''} in {write_baseline}", err=True)
-        failed = any(r.error is not None for r in results)
-        raise click.exceptions.Exit(EXIT_ERROR if failed else EXIT_CLEAN)
-    if apply_fix or show_diff or unsafe_fixes:
+        raise click.exceptions.Exit(EXIT_CLEAN)
+    if unsafe_fixes and not (apply_fix or show_diff):
+        click.echo("colint: --unsafe-fixes does nothing without --fix or --diff; nothing was changed", err=True)
+    if apply_fix or show_diff:
         from colint.checking import fix_grouped
         from colint.fixing import unified_diff
 
+        unfixed = [r.error is None for r in results]
         try:
             changed = fix_grouped(results, groups, unsafe=unsafe_fixes)
         except (ColintError, ValueError) as exc:
             raise _fail(f"colint: error: a fix could not be applied: {getattr(exc, 'message', exc)}")
+        fix_failed = {i: r for i, r in enumerate(results) if unfixed[i] and r.error is not None}
         if show_diff:
             text = "".join(unified_diff(p, old, new) for p, old, new in changed)
             if text:
                 click.echo(text, nl=False)
-            if any(r.error is not None for r in results):
+            if _echo_errors(results):
                 raise click.exceptions.Exit(EXIT_ERROR)
             raise click.exceptions.Exit(EXIT_FINDINGS if changed and not exit_zero else EXIT_CLEAN)
-        for p, _old, new in changed:
+        written, refused, done = 0, False, set()
+        for p, old, new in changed:
+            if os.path.realpath(p) in done:  # the same file named twice (or through a symlink): fixed once
+                continue
+            done.add(os.path.realpath(p))
             try:
-                _write_atomic(p, new)
+                _write_atomic(p, new, expect=old.encode("utf-8"))
+                written += 1
             except OSError as exc:
-                raise _fail(f"{p}: error: cannot write fixed file: {exc.strerror or exc}")
+                click.echo(f"{_escape(p)}: error: fixed file not written: {_escape(exc.strerror or str(exc))}",
+                           err=True)
+                refused = True
+        if written:
+            click.echo(f"colint: fixed {written} file{'s' if written != 1 else ''}", err=True)
         if changed:
-            click.echo(f"colint: fixed {len(changed)} file{'s' if len(changed) != 1 else ''}", err=True)
             results, groups = check_grouped(paths, overrides, isolated=isolated, baseline_path=baseline,
                                             settings_dirs=settings_dirs, strict=strict)
+            for i, r in fix_failed.items():  # a file whose fixing failed keeps that error in the report
+                results[i] = r
     from colint.reporters.console import use_colour
 
-    summ = summary(results)
     colour = output is None and use_colour(color, sys.stdout.isatty())
+    summ = summary(results)
     report = _render_report(fmt, results, summ, groups, statistics=statistics, quiet=quiet, verbose=verbose,
                             show_fixes=show_fixes, colour=colour)
+    if statistics:  # the counts name no file: the files that could not be checked are told apart
+        _echo_errors(results)
+    _emit(report, output, colour)
+    if (apply_fix or show_diff) and refused:
+        raise click.exceptions.Exit(EXIT_ERROR)
+    code = grouped_exit_code(results, groups)
+    if exit_zero and code == EXIT_FINDINGS:
+        code = EXIT_CLEAN
+    raise click.exceptions.Exit(code)
+
+
+def _emit(report: str, output, colour: bool = False) -> None:
     if output:
         try:
             _write_atomic(output, report + "\n")
@@ -415,10 +447,28 @@ def check(paths, overrides, isolated, fmt, output, quiet, verbose, show_fixes, c
             raise _fail(f"{output}: error: cannot write report: {exc.strerror or exc}")
     elif report:
         click.echo(report, color=colour or None)  # None: click strips escapes off a non-terminal
-    code = grouped_exit_code(results, groups)
-    if exit_zero and code == EXIT_FINDINGS:
-        code = EXIT_CLEAN
-    raise click.exceptions.Exit(code)
+
+
+def _escape(text: str) -> str:
+    from colint.reporters.escape import control, workflow_safe
+
+    return workflow_safe(control(text))
+
+
+def _echo_errors(results) -> int:
+    """Print the located error of every file that could not be checked (stderr), as plain `check` reports them;
+    return how many. For the modes whose output is not a report (--diff, --write-baseline, --statistics)."""
+    failed = [r for r in results if r.error is not None]
+    for r in failed:
+        click.echo(_escape(r.error.located(r.path)), err=True)
+    return len(failed)
+
+
+def _escape_lines(text: str) -> str:
+    """A multi-line text report with what came from files made safe for a terminal or CI log."""
+    from colint.reporters.escape import log_lines
+
+    return log_lines(text)
 
 
 def _with_stdin(paths: list[str], stdin_filename: str | None):
@@ -484,7 +534,7 @@ def config_cmd(path, overrides, isolated, fmt) -> None:
         click.echo(json.dumps({"path": path, "config": eff.config.label if eff.config else None,
                                "settings": eff.as_dict()}, indent=2))
     else:
-        click.echo(render_effective(eff, path))
+        click.echo(_escape_lines(render_effective(eff, path)))
 
 
 @cli.command("rules")
@@ -510,6 +560,19 @@ def rules_cmd(fmt: str) -> None:
         return
     for r in rules.values():
         click.echo(f"{r.code}  {r.name:<34} {r.family:<14} {r.severity:<8} {r.summary}")
+
+
+@cli.command("formats")
+def formats_cmd() -> None:
+    """List the input formats and the Hugging Face model types colint reads."""
+    import textwrap
+
+    from colint.spec import FORMATS
+    from colint.spec.hf import FAMILIES
+
+    click.echo("input formats: " + ", ".join(FORMATS))
+    click.echo(f"Hugging Face model types ({len(FAMILIES)}; others are tried through transformers' config class):")
+    click.echo(textwrap.fill(", ".join(sorted(FAMILIES)), width=100, initial_indent="  ", subsequent_indent="  "))
 
 
 @cli.command("rule")
@@ -565,7 +628,7 @@ def _file_options(path: str, overrides: dict, isolated: bool):
 
 
 @cli.command("suggest")
-@click.argument("path", type=click.Path(dir_okay=True, allow_dash=False))
+@click.argument("path", type=click.Path(dir_okay=True, allow_dash=False, readable=False))
 @_settings_options
 @click.option("--budget-pct", type=click.FloatRange(min=0), default=2.0, show_default=True,
               help="Largest change of the total parameter count, in % of the original.")
@@ -597,7 +660,7 @@ def suggest_cmd(path, overrides, isolated, budget_pct, objective, at_interactivi
     else:
         from colint.reporters.suggest_text import render
 
-        click.echo(render(result, PREFILL_WEIGHT[result.objective]))
+        click.echo(_escape_lines(render(result, PREFILL_WEIGHT[result.objective])))
     raise click.exceptions.Exit(EXIT_CLEAN if result.candidates else EXIT_FINDINGS)
 
 
@@ -649,11 +712,11 @@ def pareto_cmd(path, gpus, compare_path, variants, scenario, dtype, kv_cache, co
     else:
         from colint.reporters.pareto_text import render
 
-        click.echo(render(result))
+        click.echo(_escape_lines(render(result)))
 
 
 @cli.command("report")
-@click.argument("path", type=click.Path(dir_okay=True, allow_dash=False))
+@click.argument("path", type=click.Path(dir_okay=True, allow_dash=False, readable=False))
 @_settings_options
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="report.html (every chart and the findings), or x.png / x.svg (one chart).")
@@ -668,7 +731,8 @@ def report_cmd(path, overrides, isolated, output, chart, compare_path, variants)
     throughput-interactivity frontier.
 
     The HTML report has one section per --gpu; a .png/.svg output with several GPUs is written once per GPU
-    (x-b200.png, ...). Exit 1 when a finding is at or above --fail-on (the report is written either way)."""
+    (x-b200.png, ...). Exit 1 when a finding is at or above --fail-on (the report is written either way).
+    Stacks of up to 1,000 layers (each layer is drawn and split exactly)."""
     import importlib.util
     import os
 
@@ -693,6 +757,13 @@ def report_cmd(path, overrides, isolated, output, chart, compare_path, variants)
         result = check_file(path, targets, opts)
         if result.error is not None:
             raise result.error
+        from colint.report import MAX_REPORT_LAYERS
+
+        if result.spec.num_layers > MAX_REPORT_LAYERS:
+            src = result.spec.sources.get("num_layers")
+            raise ColintError(f"`colint report` charts stacks of up to {MAX_REPORT_LAYERS:,} layers; this one has "
+                              f"{result.spec.num_layers:,} (`colint check` reads it)", path=path,
+                              line=getattr(src, "line", None) or 1, column=getattr(src, "column", None) or 1)
         other = None
         if compare_path or variants:
             from colint.pareto import load_design, parse_variants
@@ -761,10 +832,10 @@ def main(argv: list[str] | None = None) -> int:
         from colint.errors import ColintError
 
         if isinstance(exc, ColintError):
-            click.echo(exc.located(), err=True)
+            click.echo(_escape(exc.located()), err=True)
         else:
-            click.echo(f"colint: internal error: {type(exc).__name__}: {exc} "
-                       "(please report this with the input file)", err=True)
+            click.echo(_escape(f"colint: internal error: {type(exc).__name__}: {exc} "
+                               "(please report this with the input file)"), err=True)
         return EXIT_ERROR
 
 

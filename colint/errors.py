@@ -50,3 +50,15 @@ class ProfileError(ColintError):
 
 class UsageError(ColintError):
     """An invalid option value (unknown GPU, unknown rule code, bad scenario)."""
+
+
+class InternalError(ColintError):
+    """An unexpected exception while checking one file (a bug in colint): that file's error, exit 2; the other
+    files are still checked and reported."""
+
+    @classmethod
+    def wrap(cls, exc: BaseException, path: str) -> InternalError:
+        text = " ".join(str(exc).split())
+        text = text if len(text) <= 300 else text[:297] + "..."
+        return cls(f"internal error: {type(exc).__name__}{': ' + text if text else ''} (please report this with the "
+                   "input file)", path=path)

@@ -87,14 +87,20 @@ def _json_insert(doc: Document, parent: tuple, group: list[Edit]) -> tuple[int, 
         at = last.value_end
         indent = " " * (last.column - 1)
         line_start = doc.text.rfind("\n", 0, at)
-        sep_nl = "\n" if "\n" in doc.text[line_start:at] or doc.text.count("\n") > 1 else " "
-        new = "".join(f",{sep_nl}{indent if sep_nl == chr(10) else ''}{_json_literal(e.key.split('.')[-1])}: "
-                      f"{_json_literal(e.new)}" for e in group)
+        multiline = "\n" in doc.text[line_start:at] or doc.text.count("\n") > 1
+        sep = (_newline(doc.text) + indent) if multiline else " "
+        new = "".join(f",{sep}{_json_literal(e.key.split('.')[-1])}: {_json_literal(e.new)}" for e in group)
         return at, at, new
     span = doc.span(parent)
     start = (span.value_start if span and span.value_start is not None else doc.text.index("{")) + 1
     new = ", ".join(f"{_json_literal(e.key.split('.')[-1])}: {_json_literal(e.new)}" for e in group)
     return start, start, new
+
+
+def _newline(text: str) -> str:
+    """The file's line ending: CRLF when most of its lines end so, else LF."""
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf and crlf * 2 >= text.count("\n") else "\n"
 
 
 # A string written without quotes: starts with a letter or "_", no YAML indicator inside, and not a
@@ -187,8 +193,10 @@ def _splice(text: str, splices: list[tuple[int, int, str]]) -> str:
 
 
 def _apply_yaml(doc: Document, edits: list[Edit]) -> str:
-    """Splice every value whose span the loader recorded; the rest (a new key, a value whose
-    extent is unknown, a collection) goes through ruamel's round trip of the spliced text."""
+    """Splice every value whose span the loader recorded, and write every new key of a block mapping as one
+    line after the mapping's last member; the rest (a value whose extent is unknown, a collection, a key of a
+    flow mapping) goes through ruamel's round trip of the spliced text, whose untouched lines are then put
+    back (:func:`_keep_untouched`)."""
     splices = []
     rest = []
     for e in edits:
@@ -197,10 +205,97 @@ def _apply_yaml(doc: Document, edits: list[Edit]) -> str:
             rest.append(e)
         else:
             splices.append(s)
+    inserts = [(e, _yaml_insert(doc, e)) for e in rest]
+    if inserts and all(at is not None for _, at in inserts):
+        text = _splice(doc.text, splices + [at for _, at in inserts])
+        if _reads_as_edited(doc, text, edits):
+            return text
     text = _splice(doc.text, splices)
     if rest:
         text = _yaml_round_trip(text, rest)
     return text
+
+
+def _yaml_insert(doc: Document, edit: Edit) -> tuple[int, int, str] | None:
+    """(offset, offset, "key: value" line) adding ``edit``'s key to its block mapping after the mapping's last
+    member, indented like its members, with the file's line ending; None when the key exists, its parent is
+    not a mapping with located block-style members, or the key or value needs more than a plain line."""
+    path = parse_key(edit.key)
+    parent, key = path[:-1], path[-1]
+    node = doc.get(parent)
+    literal = yaml_literal(edit.new)
+    if (not isinstance(node, dict) or key in node or not node or literal is None or not isinstance(key, str)
+            or not _YAML_PLAIN_STR.match(key) or key.lower() in _YAML11_WORDS):
+        return None
+    if not parent and doc.text.lstrip().startswith("{"):
+        return _yaml_flow_insert(doc.text, key, literal)
+    spans = [doc.span(parent + (k,)) for k in node]
+    if any(sp is None for sp in spans):
+        return None
+    lines = doc.text.split("\n")
+    column = min(sp.column for sp in spans)
+    if any(sp.column != column for sp in spans):
+        return None
+    last = max(sp.line for sp in spans) - 1  # 0-based line of the last member's key
+    key_line = lines[last]
+    indent = key_line[: column - 1]
+    if indent.strip() or key_line[column - 1:].startswith(("{", "[", "-")) or "{" in key_line[:column - 1]:
+        return None  # a flow mapping, or a member that shares its line with a list dash
+    end = last  # the last line of that member's value: deeper-indented or blank/comment lines that follow
+    for i in range(last + 1, len(lines)):
+        stripped = lines[i].strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if len(lines[i]) - len(lines[i].lstrip(" ")) < column:
+            break
+        end = i
+    nl = _newline(doc.text)
+    offset = sum(len(x) + 1 for x in lines[: end + 1])
+    if offset > len(doc.text):  # the member is on the last line, which has no line break
+        return len(doc.text), len(doc.text), f"{nl}{indent}{key}: {literal}"
+    return offset, offset, f"{indent}{key}: {literal}{nl}"
+
+
+_COMMENT = re.compile(r"(^|[ \t])#[^\"']*$")  # a trailing comment with no quote in it (a '#' in a string stays)
+
+
+def _yaml_flow_insert(text: str, key: str, literal: str) -> tuple[int, int, str] | None:
+    """The insert of ``"key": literal`` as a new last member of a document that is one flow mapping (GPT-NeoX's
+    JSON-with-comments YAML): after the last member, before the closing brace, on its own line."""
+    close = text.rfind("}")
+    if close < 0 or any(x.strip() and not x.strip().startswith("#") for x in text[close + 1:].split("\n")):
+        return None
+    lines = text[:close].split("\n")
+    for i in range(len(lines) - 1, -1, -1):
+        line_start = sum(len(x) + 1 for x in lines[:i])
+        content = _COMMENT.sub(r"\1", lines[i]).rstrip()
+        if content.strip():
+            end = line_start + len(content)
+            indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+            sep = "" if content.endswith((",", "{")) else ","
+            return end, end, f"{sep}{_newline(text)}{indent}{json.dumps(key)}: {literal}"
+    return None
+
+
+def _reads_as_edited(doc: Document, text: str, edits: list[Edit]) -> bool:
+    """Whether ``text`` reads as ``doc``'s data with exactly ``edits`` applied (the check of a textual insert)."""
+    import copy
+
+    from colint.loading.yaml_loader import parse_yaml
+
+    try:
+        got = parse_yaml(text, doc.path).data
+        raw = parse_yaml(doc.text, doc.path).data
+    except ColintError:
+        return False
+    want = copy.deepcopy(raw)
+    for e in edits:
+        node = want
+        path = parse_key(e.key)
+        for part in path[:-1]:
+            node = node[part]
+        node[path[-1]] = e.new
+    return got == want
 
 
 def edited_document(doc: Document, edits: list[Edit]) -> Document | None:
@@ -314,7 +409,86 @@ def _yaml_round_trip(text: str, edits: list[Edit]) -> str:
         node[path[-1]] = e.new
     buf = io.StringIO()
     y.dump(data, buf)
-    return buf.getvalue()
+    return _keep_untouched(text, buf.getvalue())
+
+
+MAX_REVERT_HUNKS = 2_000  # each tried revert parses the file once (libyaml: ~1 ms for a config)
+
+
+def _yaml_data(text: str):
+    from colint.loading.yaml_loader import parse_yaml
+
+    try:
+        return parse_yaml(text, "<fix>").data
+    except ColintError:
+        return None
+
+
+def _keep_untouched(before: str, after: str) -> str:
+    """ruamel's output with every line it changed but did not need to put back as it was: the round trip
+    re-flows flow lists and spacing and writes LF everywhere; a changed block is restored when the file
+    still reads as the edited data without it. Lines it must change are written with the file's line
+    ending, and every other line keeps its bytes."""
+    old = _lines(before)
+    old_bare = [line.rstrip("\n").removesuffix("\r") for line in old]
+    new_bare = [line.rstrip("\n") for line in _lines(after)]
+    nl = _newline(before)
+    ops: list[tuple[str, int, int, int, int]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_bare, new_bare, autojunk=False).get_opcodes():
+        if tag != "replace":
+            ops.append((tag, i1, i2, j1, j2))
+            continue
+        pairs = min(i2 - i1, j2 - j1)  # line against line, then what is left: each undone on its own
+        ops += [("replace", i1 + k, i1 + k + 1, j1 + k, j1 + k + 1) for k in range(pairs)]
+        if i2 - i1 > pairs or j2 - j1 > pairs:
+            ops.append(("replace", i1 + pairs, i2, j1 + pairs, j2))
+
+    def build(keep: list[bool]) -> str:
+        out = []
+        for (tag, i1, i2, j1, j2), original in zip(ops, keep):
+            if tag == "equal" or original:
+                out += old[i1:i2]
+            else:
+                out += [line + nl for line in new_bare[j1:j2]]
+        text = "".join(out)
+        return text if before.endswith("\n") or not text.endswith(nl) or (keep and keep[-1]) else text[: -len(nl)]
+
+    keep = [tag == "equal" for tag, *_ in ops]
+    changed = [i for i, k in enumerate(keep) if not k]
+    target = _yaml_data(after)
+    if target is None or len(changed) > MAX_REVERT_HUNKS:
+        return build(keep)
+    fast = _fast_yaml_data()  # libyaml (C) for the trials; ruamel checks the result once
+    fast_target = fast(after) if fast else None
+    for i in changed:
+        trial = list(keep)
+        trial[i] = True
+        if fast_target is not None:
+            ok = fast(build(trial)) == fast_target
+        else:
+            ok = _yaml_data(build(trial)) == target
+        if ok:
+            keep = trial
+    out = build(keep)
+    return out if fast_target is None or _yaml_data(out) == target else build([t == "equal" for t, *_ in ops])
+
+
+def _fast_yaml_data():
+    """A C-speed YAML reader for comparing trial texts (PyYAML's libyaml loader), or None."""
+    try:
+        import yaml
+
+        loader = yaml.CSafeLoader
+    except (ImportError, AttributeError):
+        return None
+
+    def read(text: str):
+        try:
+            return yaml.load(text, Loader=loader)  # noqa: S506 - CSafeLoader is the safe loader
+        except yaml.YAMLError:
+            return None
+
+    return read
 
 
 def fixed_text(doc: Document, fixes: list[Fix]) -> str:
@@ -325,7 +499,24 @@ def fixed_text(doc: Document, fixes: list[Fix]) -> str:
     return new
 
 
+def _lines(text: str) -> list[str]:
+    """Lines ended by "\n" only, each with its ending (as `patch` reads a file: str.splitlines would also break
+    at \r, \x0c, \u2028 ... and make a diff that does not apply)."""
+    parts = text.split("\n")
+    lines = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
 def unified_diff(path: str, old: str, new: str) -> str:
+    """A unified diff that `patch -p1` applies byte for byte: CRLF endings kept in the lines, and a last line
+    without a newline marked with ``\\ No newline at end of file``."""
+    from colint.reporters.escape import control
+
+    path = control(path)  # a header line must stay one line
     a, b = (path, path) if os.path.isabs(path) else (f"a/{path}", f"b/{path}")
-    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
-                                        fromfile=a, tofile=b))
+    out = []
+    for line in difflib.unified_diff(_lines(old), _lines(new), fromfile=a, tofile=b):
+        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+    return "".join(out)

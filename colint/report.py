@@ -22,6 +22,10 @@ from __future__ import annotations
 from typing import Any
 
 PP_RANGE = range(2, 17)  # pipeline sizes charted
+# The pipeline table is an exact split per pp and regime (O(pp * layers * log layers)) and the charts draw every
+# layer: 1,000 layers (the deepest published transformer, DeepNet) take as long as 32; 3,000 took 20 s and
+# 100,000 over 100 s. Deeper stacks are refused with this limit named (colint check reads up to 100,000).
+MAX_REPORT_LAYERS = 1_000
 COMPONENTS = ("attention projections", "attention core", "FFN", "experts", "LM head", "overheads")
 
 

@@ -58,9 +58,15 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+_MAX_PARALLEL = 1 << 20  # colint.analysis.scenario.MAX_PARALLEL (not imported: settings load first)
+_MAX_TOKENS = 1 << 40  # colint.analysis.scenario.MAX_TOKENS
+
+
 def _tp_positive(v: Any) -> Any:
     if isinstance(v, int) and v < 1:
         raise ValueError("must be at least 1 or 'auto'")
+    if isinstance(v, int) and v > _MAX_PARALLEL:
+        raise ValueError(f"must be at most {_MAX_PARALLEL:,} or 'auto'")
     return v
 
 
@@ -89,10 +95,10 @@ class FileSettings(Record, extra="forbid"):
     scenario: Optional[Scenario] = None
     dtype: Optional[str] = None
     tp: Optional[Union[int, Literal["auto"]]] = field(None, check=_tp_positive)
-    ep: Optional[int] = field(None, ge=1)
-    pp: Optional[int] = field(None, ge=1)
-    context: Optional[int] = field(None, ge=1)
-    concurrency: Optional[int] = field(None, ge=1)
+    ep: Optional[int] = field(None, ge=1, le=_MAX_PARALLEL)
+    pp: Optional[int] = field(None, ge=1, le=_MAX_PARALLEL)
+    context: Optional[int] = field(None, ge=1, le=_MAX_TOKENS)
+    concurrency: Optional[int] = field(None, ge=1, le=_MAX_TOKENS)
     select: Optional[list[str]] = None
     ignore: Optional[list[str]] = None
     extend_select: Optional[list[str]] = field(None, alias="extend-select")
@@ -102,7 +108,7 @@ class FileSettings(Record, extra="forbid"):
     fail_on: Optional[FailOn] = field(None, alias="fail-on")
     baseline: Optional[str] = None
     input_format: Optional[str] = field(None, alias="input-format")
-    vocab_size: Optional[int] = field(None, alias="vocab-size", ge=1)
+    vocab_size: Optional[int] = field(None, alias="vocab-size", ge=1, le=1 << 40)
     kv_dtype: Optional[str] = field(None, alias="kv-dtype", check=_kv_format)  # KV-cache format (bf16, fp8, ...)
     out_dtype: Optional[str] = field(None, alias="out-dtype", check=_out_format)  # GEMM output format
 
@@ -240,11 +246,9 @@ def parse_config(path: str) -> Optional[ConfigFile]:
     """Read and validate one config file; None for a pyproject.toml without [tool.colint]."""
     path = os.path.abspath(path)
     kind = "colint" if os.path.basename(path) != "pyproject.toml" else "pyproject"
-    try:
-        with open(path, "rb") as fh:
-            raw_bytes = fh.read()
-    except OSError as exc:
-        raise UsageError(f"cannot read config: {exc.strerror or exc}", path=path) from None
+    from colint.fileio import read_limited
+
+    raw_bytes = read_limited(path, MAX_CONFIG_BYTES, UsageError, limit_for=" for a settings file")
     text = raw_bytes.decode("utf-8", errors="replace")
     if sys.version_info >= (3, 11):  # imported here: a run without a config file needs no TOML parser
         import tomllib
@@ -279,12 +283,18 @@ def parse_config(path: str) -> Optional[ConfigFile]:
             msg = f"unknown key {dotted!r} in {'[tool.colint]' if kind == 'pyproject' else 'the config'} " \
                   f"(known: {known})"
         else:
-            msg = f"{dotted}: {e['msg'].removeprefix('Value error, ')} (got {e.get('input')!r})"
+            got = repr(e.get("input")) if not isinstance(e.get("input"), int) or abs(e["input"]) < 10 ** 30 \
+                else "a huge number"
+            got = got if len(got) <= 60 else got[:57] + "..."
+            msg = f"{dotted}: {e['msg'].removeprefix('Value error, ')} (got {got})"
         key_for_pos = loc[1] if len(loc) > 1 and key in ("per-file-ignores", "severity", "rules") else key
         raise _error(path, text, kind, key_for_pos, msg) from None
     cfg = ConfigFile(path=path, kind=kind, text=text, raw=table, settings=settings)
     validate(cfg)
     return cfg
+
+
+MAX_CONFIG_BYTES = 1024 * 1024  # a pyproject.toml is a few KiB; refused unread beyond 1 MiB
 
 
 @cache
@@ -294,12 +304,14 @@ def _config_in_dir(directory: str) -> Optional[str]:
         return dot
     py = os.path.join(directory, "pyproject.toml")
     if os.path.isfile(py):
+        from colint.errors import UsageError
+        from colint.fileio import read_limited
+
         try:
-            with open(py, "rb") as fh:
-                if b"tool.colint" in fh.read():  # cheap pre-filter; parse_config decides
-                    return py
-        except OSError:
-            return None
+            if b"tool.colint" in read_limited(py, MAX_CONFIG_BYTES, UsageError):  # cheap pre-filter
+                return py
+        except UsageError:
+            return py  # too large or unreadable: parse_config says so, located
     return None
 
 
@@ -439,38 +451,89 @@ def resolve(cfg: Optional[ConfigFile], cli: dict[str, Any]) -> Effective:
 # ---------------------------------------------------------------- per-file-ignores globs
 
 
+_LIT, _ONE, _STAR, _ANY, _DIRS = range(5)  # a character, ?, * (within a name), ** (anything), **/ (any dirs)
+
+
 @lru_cache(maxsize=256)
-def _glob_regex(glob: str) -> re.Pattern[str]:
-    out, i = "", 0
+def _glob_tokens(glob: str) -> tuple:
+    out, i = [], 0
     while i < len(glob):
-        c = glob[i]
         if glob.startswith("**/", i):
-            out += "(?:.*/)?"
+            out.append((_DIRS, ""))
             i += 3
         elif glob.startswith("**", i):
-            out += ".*"
+            out.append((_ANY, ""))
             i += 2
-        elif c == "*":
-            out += "[^/]*"
+        elif glob[i] == "*":
+            out.append((_STAR, ""))
             i += 1
-        elif c == "?":
-            out += "[^/]"
+        elif glob[i] == "?":
+            out.append((_ONE, ""))
             i += 1
         else:
-            out += re.escape(c)
+            out.append((_LIT, glob[i]))
             i += 1
-    return re.compile(out + r"\Z")
+    # repeated wildcards match what one does: drop them (keeps the state sets small)
+    merged: list = []
+    for t in out:
+        if merged and t[0] in (_STAR, _ANY, _DIRS) and merged[-1] == t:
+            continue
+        merged.append(t)
+    return tuple(merged)
+
+
+def _glob_match(tokens: tuple, text: str) -> bool:
+    """Whether ``text`` matches the glob ``tokens`` in its entirety: a simulation of the pattern's automaton
+    over the set of states it can be in, so time is len(text) x len(tokens) whatever the pattern (a regex
+    with 30 ``**`` backtracked for minutes on a pull request's per-file-ignores)."""
+    n = len(tokens)
+
+    def closure(states: set) -> set:
+        todo = list(states)
+        while todo:
+            i = todo.pop()
+            if i < n and tokens[i][0] in (_STAR, _ANY, _DIRS) and i + 1 not in states:
+                states.add(i + 1)
+                todo.append(i + 1)
+        return states
+
+    states = closure({0})
+    for c in text:
+        nxt: set = set()
+        for i in states:
+            if i >= n:
+                continue
+            kind, lit = tokens[i]
+            if kind == _LIT:
+                if c == lit:
+                    nxt.add(i + 1)
+            elif kind == _ONE:
+                if c != "/":
+                    nxt.add(i + 1)
+            elif kind == _STAR:
+                if c != "/":
+                    nxt.add(i)
+            elif kind == _ANY:
+                nxt.add(i)
+            else:  # _DIRS: any characters up to and including a "/"
+                nxt.add(i)
+                if c == "/":
+                    nxt.add(i + 1)
+        if not nxt:
+            return False
+        states = closure(nxt)
+    return n in states
 
 
 def glob_matches(glob: str, path: str, base_dir: str) -> bool:
     """``glob`` relative to ``base_dir`` (``**`` spans directories); one without '/' matches a file name."""
     absolute = os.path.abspath(path)
     if "/" not in glob:
-        return bool(_glob_regex(glob).match(os.path.basename(absolute)))
+        return _glob_match(_glob_tokens(glob), os.path.basename(absolute))
     rel = os.path.relpath(absolute, base_dir).replace(os.sep, "/")
     if rel.startswith("../"):
         return False
-    return bool(_glob_regex(glob[2:] if glob.startswith("./") else glob).match(rel))
+    return _glob_match(_glob_tokens(glob[2:] if glob.startswith("./") else glob), rel)
 
 
 def per_file_ignored_codes(path: str, per_file_ignores) -> frozenset:

@@ -424,14 +424,15 @@ class SearchModel:
                     topk = np.rint(get(r + "|topk"))
                     inst = np.ceil(count / sc.ep) if sc.ep > 1 else count
                     t_global = m_tokens * sc.attention_dp_groups  # as workload._gemm_rows
-                    # workload's formula once per distinct (top-k, experts) pair: a table indexed by
-                    # top-k x (max experts + 1) + experts (a few thousand entries), read at every point
+                    # workload's formula once per distinct (top-k, experts) pair, read back at every point
+                    # (np.unique, not a dense table indexed by top-k x experts: 2^20 experts made it 8 TiB)
                     base = int(count.max()) + 1
                     key = topk.astype(np.int64) * base + count.astype(np.int64)
-                    touched_at, m_at = np.zeros(int(key.max()) + 1), np.zeros(int(key.max()) + 1, dtype=np.int64)
-                    for p in np.flatnonzero(np.bincount(key)).tolist():
-                        touched_at[p], m_at[p] = routed_expert_rows(t_global, *divmod(p, base))
-                    touched, m = touched_at[key], m_at[key]
+                    pairs, at = np.unique(key, return_inverse=True)
+                    touched_at, m_at = np.zeros(len(pairs)), np.zeros(len(pairs), dtype=np.int64)
+                    for i_pair, p in enumerate(pairs.tolist()):
+                        touched_at[i_pair], m_at[i_pair] = routed_expert_rows(t_global, *divmod(p, base))
+                    touched, m = touched_at[at.reshape(key.shape)], m_at[at.reshape(key.shape)]
                     inst = inst * touched
                     grouped_n = np.rint(n * inst).astype(np.int64)
                     jobs.append((info.dtype, m, n, k, layers, np.where(inst > 1, grouped_n, n)))

@@ -94,6 +94,7 @@ def _covers(d: Directive, f: Finding) -> bool:
 # ---------------------------------------------------------------- baseline
 
 BASELINE_VERSION = 1
+MAX_BASELINE_BYTES = 64 * 1024 * 1024  # 10,000 findings take about 2 MiB; refused unread beyond 64 MiB
 
 
 def _rel(path: str, base_dir: str) -> str:
@@ -119,18 +120,25 @@ class Baseline:
 
     @classmethod
     def load(cls, path: str) -> Baseline:
-        try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-        except FileNotFoundError:
+        from colint.fileio import read_limited
+
+        if not os.path.lexists(path):
             raise UsageError("baseline file not found (create it with `colint check --write-baseline FILE`)",
+                             path=path)
+        raw = read_limited(path, MAX_BASELINE_BYTES, UsageError, limit_for=" for a baseline")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"baseline is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
                              path=path) from None
-        except OSError as exc:
-            raise UsageError(f"cannot read baseline: {exc.strerror or exc}", path=path) from None
         try:
             data = json.loads(text)
-        except ValueError as exc:
-            raise UsageError(f"baseline is not valid JSON: {exc}", path=path) from None
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"baseline is not valid JSON: {exc.msg}", path=path, line=exc.lineno,
+                             column=exc.colno) from None
+        except (ValueError, RecursionError) as exc:  # a 5,000-digit number, nesting beyond the stack
+            raise UsageError(f"baseline is not valid JSON: {str(exc).split(';')[0]}", path=path, line=1,
+                             column=1) from None
         if not isinstance(data, dict) or data.get("colint_baseline") != BASELINE_VERSION \
                 or not isinstance(data.get("findings"), list):
             raise UsageError(f"not a colint baseline (expected {{\"colint_baseline\": {BASELINE_VERSION}, "

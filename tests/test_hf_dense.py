@@ -334,8 +334,11 @@ def test_unknown_model_type_is_a_clear_error(tmp_path, capsys):
     p.write_text('{\n  "model_type": "nonexistent_xyz",\n  "hidden_size": 10\n}\n')
     assert main(["inspect", str(p)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith(f"{p}:2:3: error: model_type 'nonexistent_xyz' is not supported by colint; supported: ")
-    assert "llama" in err and "gpt2" in err and "\n" not in err
+    assert err.startswith(f"{p}:2:3: error: model_type 'nonexistent_xyz' is not supported by colint; colint reads ")
+    assert err.endswith("model types (`colint formats` lists them)") and "\n" not in err
+    assert main(["formats"]) == 0
+    listed = capsys.readouterr().out
+    assert "llama, " in listed and "gpt2, " in listed
 
 
 def test_fallback_reads_a_standard_decoder_through_transformers(tmp_path):

@@ -111,7 +111,7 @@ def test_stdin_with_a_filename(capsys, monkeypatch, tmp_path):
     assert rc == 2 and "pass '-' as the PATH" in err
     rc, out, err = _run(["check", "-", "--isolated", "--stdin-filename", "big.yaml"], capsys, monkeypatch,
                         stdin=b"a: 1\n" * 200_000)
-    assert rc == 2 and out.startswith("big.yaml: error: file is 1,000,000 bytes, over the 524,288-byte limit"), out
+    assert rc == 2 and out.startswith("big.yaml:1:1: error: file is 1,000,000 bytes, over the 524,288-byte limit"), out
 
 
 def test_markdown_step_summary(capsys, monkeypatch):
@@ -125,14 +125,14 @@ def test_markdown_step_summary(capsys, monkeypatch):
     from colint import __version__
 
     assert lines[4] == (f"| ⚠️ warning | [CL201](https://github.com/colint-llm/colint/blob/v{__version__}/docs/"
-                        "rules.md#cl201) | `llama-2-7b.json:10:5` `intermediate_size` | intermediate_size 11008 is "
-                        "1376 per shard at tp=8, not a multiple of 128 [b200] |")
+                        "rules.md#cl201) | `llama-2-7b.json:10:5` `intermediate_size` | intermediate\\_size 11008 is "
+                        "1376 per shard at tp=8, not a multiple of 128 \\[b200\\] |")  # markup escaped: text, rendered
 
 
 def test_markdown_cells_cannot_break_the_table():
     from colint.reporters.markdown import cell
 
-    assert cell("a | b\nc <img src=x>") == "a \\| b c &lt;img src=x&gt;"
+    assert cell("a | b\nc <img src=x>") == "a \\| b c \\<img src=x\\>"
 
 
 def _sarif_results(capsys, monkeypatch, path):

@@ -1,7 +1,6 @@
 """Hardware profiles: schema, shipped data, user files, `colint profiles`."""
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -180,7 +179,9 @@ def test_a_huge_or_binary_user_profile_is_a_clear_error(tmp_path, monkeypatch):
 
     big = tmp_path / "big.yaml"
     big.write_text("a" * (hp.MAX_PROFILE_BYTES + 1))
-    monkeypatch.setattr(Path, "read_text", lambda *a, **k: pytest.fail("a huge profile must not be read"))
+    import colint.fileio
+
+    monkeypatch.setattr(colint.fileio, "read_limited", lambda *a, **k: pytest.fail("a huge profile must not be read"))
     with pytest.raises(ProfileError, match="a GPU profile over 256 KiB is refused unread"):
         load_profile(str(big))
     monkeypatch.undo()
@@ -188,4 +189,4 @@ def test_a_huge_or_binary_user_profile_is_a_clear_error(tmp_path, monkeypatch):
     binary.write_bytes(b"name: \xff\xfe\n")
     with pytest.raises(ProfileError) as exc:
         load_profile(str(binary))
-    assert exc.value.located() == f"{binary}: error: not UTF-8 text (byte 0xff at offset 6)"
+    assert exc.value.located() == f"{binary}:1:7: error: not UTF-8 text (byte 0xff at offset 6)"

@@ -125,11 +125,13 @@ def test_sarif_rules_results_and_fixes(monkeypatch, capsys):
     assert "invalid JSON" in note["message"]["text"]
 
 
-def test_sarif_uri_outside_the_working_directory_is_absolute(monkeypatch, capsys, tmp_path):
+def test_sarif_uri_outside_the_working_directory_stays_relative(monkeypatch, capsys, tmp_path):
+    """No absolute file:/// URI (it would publish the runner's directory layout): a ../ path from %SRCROOT%."""
     log = _sarif(monkeypatch, capsys, args=["check", str(GOLDEN / "input" / "config.json"), "--select", "CL0",
                                             "--isolated"], cwd=tmp_path)
     uri = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
-    assert uri == {"uri": (GOLDEN / "input" / "config.json").as_uri()}
+    rel = os.path.relpath(GOLDEN / "input" / "config.json", tmp_path)
+    assert rel.startswith("../") and uri == {"uri": rel, "uriBaseId": "%SRCROOT%"}
 
 
 def test_gitlab_fingerprints_are_unique_and_stable_across_line_moves(monkeypatch, capsys, tmp_path):

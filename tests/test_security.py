@@ -125,11 +125,12 @@ def test_huge_file_is_refused_without_being_opened(tmp_path, capsys, monkeypatch
     path = tmp_path / "config.json"
     with open(path, "wb") as fh:
         fh.truncate(20 * 1024 * 1024)  # sparse: 20 MiB on paper, nothing on disk
-    monkeypatch.setattr(loading, "open", lambda *a, **k: pytest.fail("opened a file over the size limit"),
-                        raising=False)
+    import colint.fileio as fileio
+
+    monkeypatch.setattr(fileio.os, "read", lambda *a, **k: pytest.fail("read a file over the size limit"))
     rc, out = _run(capsys, "check", str(path))
     assert rc == 2
-    assert out.splitlines()[0] == (f"{path}: error: file is 20,971,520 bytes, over the "
+    assert out.splitlines()[0] == (f"{path}:1:1: error: file is 20,971,520 bytes, over the "
                                    f"{loading.MAX_BYTES:,}-byte limit for a JSON config")
 
 

@@ -114,14 +114,20 @@ def test_severity_overrides(tmp_path, monkeypatch, capsys):
     ('[tool.colint\nselect = 1\n', "pyproject.toml:1:"),
 ])
 def test_bad_configuration_is_a_located_error(text, message, tmp_path, monkeypatch, capsys):
-    _tree(tmp_path, {"pyproject.toml": text, "config.json": BAD})
+    """A broken settings file ends the files it governs, each with the settings file's located error; files
+    elsewhere (here: one with no settings file above it) are still checked (issue 19: one bad file never
+    aborts the run)."""
+    _tree(tmp_path, {"proj/pyproject.toml": text, "proj/config.json": BAD, "other/config.json": BAD})
     monkeypatch.chdir(tmp_path)
-    rc = main(["check", "config.json"])
+    rc = main(["check", "proj/config.json", "other/config.json"])
     out, err = capsys.readouterr()
-    assert rc == 2 and out == ""
-    (line,) = err.strip().splitlines()  # one line, no traceback
-    assert line.startswith(str(tmp_path / "pyproject.toml") + ":") and "Traceback" not in err
-    assert line[len(str(tmp_path)) + 1:].startswith(message), line
+    assert rc == 2 and "Traceback" not in out + err
+    lines = out.splitlines()
+    prefix = f"proj/config.json: error: not checked: its settings file {tmp_path / 'proj' / 'pyproject.toml'}:"
+    assert lines[0].startswith(prefix), lines[0]
+    where, _, rest = lines[0][len(prefix) - len("pyproject.toml:"):].partition(" is invalid: ")
+    assert f"{where}: error: {rest}".startswith(message), lines[0]
+    assert any(x.startswith("other/config.json:") and " CL" in x for x in lines[1:])  # still checked
 
 
 def test_unknown_cli_selector_is_exit_2(tmp_path, monkeypatch, capsys):

@@ -16,18 +16,30 @@ import sys
 from colint.analysis.gemm_model import ALIASES, FORMATS, estimate_arrays
 from colint.errors import ProfileError, UsageError
 
+MAX_GEMM_DIM = 1 << 31  # larger dims overflow the vectorized model's int64 products (1 << 40 gave NaN)
+
+MAX_CSV_BYTES = 64 * 1024 * 1024  # about 2 million rows (a second per 100,000); refused unread beyond
 OUT_COLUMNS = ("sol_s", "estimate_s", "bound", "tile_efficiency", "wave_efficiency", "arithmetic_intensity",
                "math_s", "memory_s", "ridge")
 
 
 def _read(path: str) -> tuple[list[str], str, list[str], int]:
     """(comment lines, header line, data lines, line number of the header)."""
+    from colint.fileio import read_limited
+
+    if path == "-":
+        raw = sys.stdin.buffer.read(MAX_CSV_BYTES + 1)
+        if len(raw) > MAX_CSV_BYTES:
+            raise UsageError(f"input is over the {MAX_CSV_BYTES:,}-byte limit for a CSV", path=path, line=1, column=1)
+    else:
+        raw = read_limited(path, MAX_CSV_BYTES, UsageError, limit_for=" for a CSV")
     try:
-        fh = sys.stdin if path == "-" else open(path, newline="", encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read: {exc.strerror or exc}", path=path) from None
-    with fh:
-        lines = fh.read().splitlines()
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise UsageError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})", path=path, line=line,
+                         column=exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1) from None
+    lines = text.splitlines()
     comments: list[str] = []
     i = 0
     while i < len(lines) and (lines[i].startswith("#") or not lines[i].strip()):
@@ -64,9 +76,14 @@ def estimate_csv(path: str, profile, out_dtype: str | None = None) -> str:
         try:
             dims[:, j] = np.array(values, dtype=np.int64) if values else 0
         except (ValueError, OverflowError):
-            bad = next(r for r, v in enumerate(values) if not v.strip().lstrip("+").isdigit())
-            raise UsageError(f"'{values[bad]}' is not an integer", path=path, line=header_line_no + 1 + bad,
-                             key=col) from None
+            bad = next(r for r, v in enumerate(values) if not v.strip().lstrip("+").isdigit() or len(v.strip()) > 19)
+            shown = values[bad] if len(values[bad]) <= 40 else values[bad][:37] + "..."
+            why = "is not an integer" if not values[bad].strip().lstrip("+").isdigit() else "is too large"
+            raise UsageError(f"'{shown}' {why}", path=path, line=header_line_no + 1 + bad, key=col) from None
+        if values and dims[:, j].max() > MAX_GEMM_DIM:
+            bad = int(np.argmax(dims[:, j]))
+            raise UsageError(f"{dims[bad, j]:,} is beyond the {MAX_GEMM_DIM:,} a GEMM dimension may be", path=path,
+                             line=header_line_no + 1 + bad, key=col)
         if values and dims[:, j].min() < 1:
             bad = int(np.argmin(dims[:, j]))
             raise UsageError(f"must be a positive integer (got {dims[bad, j]})", path=path,

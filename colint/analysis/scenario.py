@@ -96,6 +96,14 @@ def fit_to_model(sc: Scenario, spec) -> Scenario:
     return sc
 
 
+# Largest parallel sizes and token counts a scenario takes: far beyond any deployment, small enough that
+# every product of them stays an exact float (10**400 overflowed float() mid-check).
+MAX_PARALLEL = 1 << 20  # GPUs in one parallel group
+MAX_TOKENS = 1 << 40
+LIMITS = {"tp": MAX_PARALLEL, "ep": MAX_PARALLEL, "pp": MAX_PARALLEL, "context": MAX_TOKENS,
+          "decode_concurrency": MAX_TOKENS, "prefill_tokens": MAX_TOKENS}
+
+
 def make_scenario(preset: str = "throughput", *, dtype: str | None = None, tp: int | None = None,
                   ep: int | None = None, pp: int | None = None, context: int | None = None,
                   concurrency: int | None = None, prefill_tokens: int | None = None,
@@ -130,6 +138,11 @@ def make_scenario(preset: str = "throughput", *, dtype: str | None = None, tp: i
         if val is not None:
             if val < 1:
                 raise UsageError(f"--{key.replace('_', '-')} must be >= 1 (got {val})")
+            if val > LIMITS[key]:
+                digits = len(str(val)) if val < 10 ** 4000 else "huge"
+                shown = f"{val:,}" if val < 10 ** 30 else f"a {digits}-digit number"
+                raise UsageError(f"--{key.replace('_', '-').replace('decode-', '')} is {shown}, beyond the "
+                                 f"{LIMITS[key]:,} colint models")
             kw[key] = val
     kw["gpu"] = gpu
     return Scenario(**kw)

@@ -50,15 +50,23 @@ MAX_PROFILE_BYTES = 256 * 1024  # the shipped profiles are 3-5 KiB
 def _read_yaml(path: Path) -> dict:
     """A profile's mapping. libyaml (PyYAML's C loader, installed with pre-commit) when present:
     about 100x faster than a pure-Python parse, which matters for `colint gemm` start-up."""
+    from colint.fileio import read_limited
+
     try:
-        if path.stat().st_size > MAX_PROFILE_BYTES:  # before reading: a profile is a few KiB
-            raise ProfileError(f"a GPU profile over {MAX_PROFILE_BYTES // 1024} KiB is refused unread", path=str(path))
-        text = path.read_text(encoding="utf-8")
+        st = path.stat()
     except OSError as exc:
         raise ProfileError(f"cannot read profile: {exc.strerror or exc}", path=str(path)) from None
+    if st.st_size > MAX_PROFILE_BYTES:  # before reading: a profile is a few KiB
+        raise ProfileError(f"a GPU profile over {MAX_PROFILE_BYTES // 1024} KiB is refused unread", path=str(path),
+                           line=1, column=1)
+    raw = read_limited(str(path), MAX_PROFILE_BYTES, ProfileError, limit_for=" for a GPU profile")
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
         raise ProfileError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})",
-                           path=str(path)) from None
+                           path=str(path), line=line, column=exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1) \
+            from None
     try:
         import yaml
 
@@ -121,11 +129,12 @@ def _validate(data: dict, path: Path) -> Profile:
         err = exc.errors()[0]
         loc = tuple(err["loc"])
         msg = err["msg"].removeprefix("Value error, ")
-        if not loc:  # a cross-field check (Profile._invariants) names its key first: "sources: no source for ..."
-            lead = re.match(r"([A-Za-z_][\w.]*): ", msg)
-            if lead:
-                loc = tuple(int(p) if p.isdigit() else p for p in lead.group(1).split("."))
-                msg = msg[lead.end():]
+        # a cross-field check (an _invariants) names its key first: "sources: no source for ...", relative to
+        # the record that checks it (loc: () for the profile, ("tiles",) for its tiles)
+        lead = re.match(r"([A-Za-z_][\w.]*): ", msg)
+        if lead and err["type"] == "value_error":
+            loc = loc + tuple(int(p) if p.isdigit() else p for p in lead.group(1).split("."))
+            msg = msg[lead.end():]
         line, column = _key_location(path, loc)
         raise ProfileError(msg, path=str(path), key=".".join(str(x) for x in loc) or None, line=line,
                            column=column) from None
@@ -137,10 +146,19 @@ def _key_location(path: Path, loc: tuple) -> tuple[Optional[int], Optional[int]]
     from colint.errors import ColintError
     from colint.loading import load
 
-    try:
-        return load(str(path)).location(loc) if loc else (None, None)
-    except ColintError:
+    if not loc:
         return None, None
+    try:
+        return load(str(path)).location(loc)
+    except ColintError:  # the loader refuses the value itself (a 400-digit number): the key's first line
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None, None
+        m = re.search(r"^([ \t]*)%s[ \t]*:" % re.escape(str(loc[-1])), text, re.M)
+        if m is None:
+            return None, None
+        return text.count("\n", 0, m.start()) + 1, len(m.group(1)) + 1
 
 
 @lru_cache(maxsize=64)

@@ -10,7 +10,8 @@ error. The time model's efficiency constants are not here: they are shared by ev
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+import math
+from typing import Any, Literal, Optional
 
 from colint.records import Record, field
 
@@ -18,6 +19,33 @@ Architecture = Literal["ampere", "ada", "hopper", "blackwell-dc", "blackwell-rtx
 
 # Hardware GEMM formats a profile may list in peak_tflops (what the matrix unit executes).
 HW_FORMATS = ("tf32", "bf16", "fp16", "fp8", "fp8_block", "int8", "fp6", "mxfp8", "nvfp4", "mxfp4")
+
+
+MAX_NUMBER = 1e15  # above any chip figure (SMs, TFLOP/s, GB, MHz, microseconds) by orders of magnitude
+
+
+def _check_numbers(data: Any, where: str = "") -> None:
+    """Every number in a profile finite and of a size a chip can have: a NaN or an infinity made every
+    comparison false and silently yielded no findings; 10**400 overflowed the float conversions."""
+    if isinstance(data, dict):
+        for k, v in data.items():
+            _check_numbers(v, f"{where}.{k}" if where else str(k))
+    elif isinstance(data, (list, tuple)):
+        for i, v in enumerate(data):
+            _check_numbers(v, f"{where}.{i}")
+    elif isinstance(data, bool) or not isinstance(data, (int, float)):
+        return
+    elif isinstance(data, float) and not math.isfinite(data):
+        raise ValueError(f"{where}: must be a finite number, got {data!r}")
+    elif abs(data) > MAX_NUMBER:
+        shown = f"{float(data):.3g}" if abs(data) < 1e300 else f"a {len(str(abs(int(data))))}-digit number"
+        raise ValueError(f"{where}: {shown} is beyond any GPU (limit {MAX_NUMBER:.0e})")
+
+
+def _positive(mapping: dict, where: str) -> None:
+    for k, v in mapping.items():
+        if not v > 0:
+            raise ValueError(f"{where}.{k}: must be > 0, got {v!r}")
 
 
 class Tile(Record, frozen=True, extra="forbid"):
@@ -42,6 +70,9 @@ class Tiles(Record, frozen=True, extra="forbid"):
     def _invariants(self) -> None:
         if not self.candidates:
             raise ValueError("tiles.candidates must list at least one tile")
+        _positive(self.k_tile, "k_tile")
+        if not self.min_m_tile > 0:
+            raise ValueError(f"min_m_tile: must be > 0, got {self.min_m_tile!r}")
 
 
 class TimeModel(Record, frozen=True, extra="forbid"):
@@ -98,6 +129,11 @@ class Profile(Record, frozen=True, extra="forbid"):
     references: dict[str, str] = field(default_factory=dict)  # reference key -> citation
 
     def _invariants(self) -> None:
+        _check_numbers(self.model_dump())
+        _positive(self.alignment, "alignment")
+        if self.time_model is not None:
+            _positive(self.time_model.compute_efficiency, "time_model.compute_efficiency")
+            _positive(self.time_model.max_split_k, "time_model.max_split_k")
         unknown = sorted(set(self.peak_tflops) - set(HW_FORMATS))
         if unknown:
             raise ValueError(f"peak_tflops: unknown format(s) {', '.join(unknown)}; known: {', '.join(HW_FORMATS)}")

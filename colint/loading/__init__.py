@@ -8,8 +8,6 @@ with file, line and column.
 
 from __future__ import annotations
 
-import os
-
 from colint.errors import LoadError
 from colint.loading.document import Document, Path, Span, format_path
 
@@ -25,36 +23,38 @@ def _syntax(path: str) -> str:
     return "json" if path.lower().endswith(".json") else "yaml"
 
 
+def _limit(path: str, syntax: str | None = None) -> tuple[int, str]:
+    if (syntax or _syntax(path)) == "json":
+        return MAX_BYTES, " for a JSON config"
+    return MAX_YAML_BYTES, " for a YAML config"
+
+
 def _check_size(size: int, path: str, syntax: str | None = None) -> None:
-    limit = MAX_BYTES if (syntax or _syntax(path)) == "json" else MAX_YAML_BYTES
+    """Standard input has no size to look at before reading: its bytes are measured instead."""
+    limit, limit_for = _limit(path, syntax)
     if size > limit:
-        raise LoadError(f"file is {size:,} bytes, over the {limit:,}-byte limit for a "
-                        f"{'JSON' if limit == MAX_BYTES else 'YAML'} config", path=path)
+        raise LoadError(f"file is {size:,} bytes, over the {limit:,}-byte limit{limit_for}", path=path, line=1,
+                        column=1)
 
 
 def load(path: str) -> Document:
-    try:
-        if os.path.isdir(path):
-            raise LoadError("is a directory, not a config file", path=path)
-        _check_size(os.path.getsize(path), path)  # before reading: a huge file is never read
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
-        _check_size(len(raw), path)  # pipes and devices report size 0
-    except LoadError:
-        raise
-    except FileNotFoundError:
-        raise LoadError("no such file", path=path) from None
-    except PermissionError:
-        raise LoadError("permission denied", path=path) from None
-    except OSError as exc:
-        raise LoadError(f"cannot read: {exc.strerror or exc}", path=path) from None
+    from colint.fileio import read_limited
+
+    limit, limit_for = _limit(path)
+    # non-blocking open, fstat before any read: a FIFO never blocks, a device or a huge file is never read
+    raw = read_limited(path, limit, LoadError, limit_for=limit_for, noun="config file")
     return load_bytes(raw, path)
 
 
 def load_bytes(raw: bytes, path: str, syntax: str | None = None) -> Document:
-    _check_size(len(raw), path, syntax)  # standard input has no size to look at first
-    if b"\x00" in raw[:8192]:
+    _check_size(len(raw), path, syntax)
+    nul = raw.find(b"\x00")
+    if 0 <= nul < 8192:  # near the start: a binary file (an image, UTF-16 text)
         raise LoadError("binary file (NUL bytes), not a JSON or YAML config", path=path, line=1, column=1)
+    if nul >= 0:  # later: located (ruamel's own error had no position)
+        line = raw.count(b"\n", 0, nul) + 1
+        column = nul - (raw.rfind(b"\n", 0, nul) + 1) + 1  # in bytes
+        raise LoadError("NUL byte in the text, not a JSON or YAML config", path=path, line=line, column=column)
     notes = []
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
@@ -68,6 +68,7 @@ def load_bytes(raw: bytes, path: str, syntax: str | None = None) -> Document:
                         path=path, line=line, column=column) from None
     doc = load_text(text, path, syntax)
     doc.notes[:0] = notes
+    doc.bom = bool(notes)
     return doc
 
 
@@ -86,7 +87,9 @@ def load_text(text: str, path: str, syntax: str | None = None) -> Document:
         from colint.loading.yaml_loader import parse_yaml
 
         doc = parse_yaml(text, path)
+    from colint.loading.document import refuse_huge_numbers
     from colint.loading.interpolation import resolve_document
 
+    refuse_huge_numbers(doc)
     resolve_document(doc)
     return doc

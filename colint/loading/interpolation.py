@@ -8,13 +8,26 @@ and ``Document.unresolved`` records the original text, so that an adapter that n
 value can say exactly which key and which interpolation it could not read.
 ``Document.interpolations`` keeps the text of every interpolation (resolved or not), so that an
 edited copy of the document can be resolved again without parsing the file.
+
+Work is bounded (a config comes from an untrusted pull request): every key's value is resolved
+once and remembered (a chain of keys that each repeat the previous one three times is linear, not
+exponential), and a document may evaluate at most ``MAX_EVALUATIONS`` expressions, nest at most
+``MAX_DEPTH`` references, build no string longer than ``MAX_EXPANSION_CHARS`` and no number beyond
+``MAX_MAGNITUDE``. Going past a limit is a located :class:`~colint.errors.LoadError`, not a guess.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
-from colint.loading.document import Document
+from colint.errors import LoadError
+from colint.loading.document import Document, format_path
+
+MAX_DEPTH = 20  # nested references; real NeMo configs chain 2-3
+MAX_EVALUATIONS = 20_000  # expressions per document; a NeMo config has < 100
+MAX_EXPANSION_CHARS = 65_536  # characters of one resolved string; real ones are a few dozen
+MAX_MAGNITUDE = 1 << 63  # an interpolated number beyond a signed 64-bit integer is no model size
 
 _FULL = re.compile(r"^\$\{(.*)\}$", re.S)
 _ARITH = {
@@ -29,6 +42,37 @@ _ARITH = {
 
 class _Unresolved(Exception):
     pass
+
+
+class _Budget(Exception):
+    """A work limit was reached: the message says which."""
+
+
+class _State:
+    """The memo of resolved keys and the work done so far, for one document."""
+
+    def __init__(self) -> None:
+        self.memo: dict = {}  # path -> resolved value, or _Unresolved when it cannot be resolved
+        self.active: set = set()  # paths being resolved now (a reference back to one is a cycle)
+        self.evaluations = 0
+
+    def tick(self) -> None:
+        self.evaluations += 1
+        if self.evaluations > MAX_EVALUATIONS:
+            raise _Budget(f"more than {MAX_EVALUATIONS:,} evaluations")
+
+
+def _bounded(value):
+    """``value`` when it is within the size limits of a resolved value, else _Budget."""
+    if isinstance(value, str) and len(value) > MAX_EXPANSION_CHARS:
+        raise _Budget(f"a value longer than {MAX_EXPANSION_CHARS:,} characters")
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and abs(value) >= MAX_MAGNITUDE:
+        raise _Budget(f"a number beyond {MAX_MAGNITUDE:.3g}")
+    if isinstance(value, float) and (not math.isfinite(value) or abs(value) >= MAX_MAGNITUDE):
+        raise _Budget(f"the number {value!r}")
+    return value
 
 
 def has_interpolation(value) -> bool:
@@ -48,17 +92,56 @@ def resolve_document(doc: Document) -> None:
     if not targets:
         return
     resolved = 0
-    for path, text in targets:
-        try:
-            value = _resolve_value(doc, path, text, depth=0)
-        except _Unresolved:
-            doc.unresolved[path] = text
-            _set(doc.data, path, None)
-            continue
-        _set(doc.data, path, value)
-        resolved += 1
+    state = _State()
+    doc._interp_state = state
+    try:
+        for path, text in targets:
+            try:
+                value = _resolve_path(doc, path, text)
+            except _Unresolved:
+                doc.unresolved[path] = text
+                continue
+            except _Budget as exc:
+                line, col = doc.location(path)
+                raise LoadError(f"interpolation {_short(text)} at '{format_path(path)}' needs too much work to "
+                                f"resolve ({exc})", path=doc.path, line=line, column=col, key=format_path(path)) \
+                    from None
+            resolved += 1
+    finally:
+        doc._interp_state = None
+    for path, _text in targets:  # set afterwards: every lookup above read the file's own text or the memo
+        value = state.memo.get(path, _Unresolved)
+        _set(doc.data, path, None if value is _Unresolved else value)
     if resolved:
         doc.notes.append(f"resolved {resolved} ${{...}} interpolation(s)")
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _resolve_path(doc: Document, path: tuple, text):
+    """The value of the key at ``path`` whose text is ``text``, resolved once per document."""
+    state = doc._interp_state
+    known = state.memo.get(path)
+    if known is _Unresolved:
+        raise _Unresolved
+    if known is not None or path in state.memo:
+        return known
+    if path in state.active:  # a cycle
+        raise _Unresolved
+    if len(state.active) >= MAX_DEPTH:
+        raise _Budget(f"references nested more than {MAX_DEPTH} deep")
+    state.active.add(path)
+    try:
+        value = _bounded(_resolve_value(doc, path, text, 0))
+    except _Unresolved:
+        state.memo[path] = _Unresolved
+        raise
+    finally:
+        state.active.discard(path)
+    state.memo[path] = value
+    return value
 
 
 def _set(data, path, value):
@@ -107,8 +190,9 @@ def _find_close(s: str, start: int) -> int:
 
 
 def _resolve_value(doc: Document, path: tuple, text, depth: int):
-    if depth > 20:
-        raise _Unresolved
+    if depth > MAX_DEPTH:
+        raise _Budget(f"expressions nested more than {MAX_DEPTH} deep")
+    doc._interp_state.tick()
     if not isinstance(text, str) or "${" not in text:
         return text
     m = _FULL.match(text.strip())
@@ -124,6 +208,7 @@ def _resolve_value(doc: Document, path: tuple, text, depth: int):
         out += text[i:j]
         k = _find_close(text, j)
         out += str(_resolve_expr(doc, path, text[j + 2:k].strip(), depth))
+        _bounded(out)
         i = k + 1
 
 
@@ -158,8 +243,8 @@ def _resolve_expr(doc: Document, path: tuple, expr: str, depth: int):
             if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b)):
                 raise _Unresolved
             try:
-                return _ARITH[name](a, b)
-            except ZeroDivisionError:
+                return _bounded(_ARITH[name](a, b))
+            except (ZeroDivisionError, OverflowError):
                 raise _Unresolved from None
         if name in ("oc.env", "env", "oc.select", "oc.decode"):
             if name == "oc.select" and args:
@@ -188,5 +273,5 @@ def _lookup(doc: Document, path: tuple, ref: str, depth: int):
     if value is sentinel:
         raise _Unresolved
     if has_interpolation(value):
-        value = _resolve_value(doc, target, value, depth + 1)
+        value = _resolve_path(doc, target, value)
     return value

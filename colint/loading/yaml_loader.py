@@ -12,9 +12,40 @@ import re
 
 from colint.errors import LoadError
 from colint.loading.document import (MAX_DEPTH, Document, Span, clamp_to_content, describe_type, line_column,
-                                     line_starts)
+                                     line_starts, long_number_at)
 
 MAX_NODES = 200_000  # plain values after alias expansion; real configs have < 5,000
+# Nodes in the text (scalars, keys, mappings, lists) that ruamel's pure-Python round-trip loader is given: it
+# takes 100-200 us per node (a 399 KB list of 100,000 items: 20 s). The largest YAML config in the corpus
+# has 1,640 (OLMoE's trainer config).
+MAX_TEXT_NODES = 10_000
+
+
+def _refuse_too_many_nodes(text: str, path: str) -> None:
+    """A located LoadError when the text holds more than MAX_TEXT_NODES nodes, counted by libyaml's C parser
+    (PyYAML, a dependency of pre-commit: ~2 us per node) before ruamel reads it; without libyaml, lines and
+    commas stand in for nodes (each node needs one or the other, within a factor of two)."""
+    try:
+        import yaml
+
+        loader = yaml.CSafeLoader
+    except (ImportError, AttributeError):
+        if text.count("\n") + text.count(",") > 2 * MAX_TEXT_NODES:
+            raise LoadError(f"more than {MAX_TEXT_NODES:,} YAML values (no model config has that many): refused "
+                            "unparsed", path=path, line=1, column=1) from None
+        return
+    kinds = (yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent, yaml.AliasEvent)
+    n = 0
+    try:
+        for event in yaml.parse(text, Loader=loader):
+            if isinstance(event, kinds):
+                n += 1
+                if n > MAX_TEXT_NODES:
+                    mark = event.start_mark
+                    raise LoadError(f"more than {MAX_TEXT_NODES:,} YAML values (no model config has that many): "
+                                    "refused", path=path, line=mark.line + 1, column=mark.column + 1)
+    except yaml.YAMLError:
+        return  # ruamel reports the syntax error, located
 
 
 def _yaml():
@@ -32,6 +63,7 @@ def parse_yaml(text: str, path: str) -> Document:
     deep = _too_deep(text) if text.count("[") + text.count("{") >= MAX_DEPTH else None
     if deep is not None:
         raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=path, line=deep[0], column=deep[1])
+    _refuse_too_many_nodes(text, path)
     try:
         raw = _yaml().load(text)
     except MarkedYAMLError as exc:
@@ -48,6 +80,11 @@ def parse_yaml(text: str, path: str) -> Document:
     except YAMLError as exc:
         raise LoadError(f"invalid YAML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
                         path=path) from None
+    except ValueError as exc:  # Python's limit on integer digits (a 5,000-digit number)
+        line, col = long_number_at(text)
+        detail = str(exc).split(";")[0].split(":")[-1].strip()  # "value has 5000 digits"
+        raise LoadError(f"a number with more digits than any config value ({detail})",
+                        path=path, line=line, column=col) from None
     except RecursionError:  # block nesting (indentation) deeper than the composer's stack
         raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=path, line=1, column=1) from None
     if raw is None:

@@ -9,6 +9,7 @@ Severity: error → ``error``, warning → ``warning``, info → ``notice``. Git
 
 from __future__ import annotations
 
+from colint.reporters.escape import control
 from colint.reporters.sarif import display_path
 from colint.reporters.text import fix_line
 
@@ -35,8 +36,8 @@ def command(level: str, message: str, **props) -> str:
 
 
 def _body(f) -> str:
-    lines = [f"{f.code} {f.message}" + (f" [{f.gpu}]" if f.gpu else "")]
-    lines += [f"  {d}" for d in f.details]
+    lines = [control(f"{f.code} {f.message}" + (f" [{f.gpu}]" if f.gpu else ""))]
+    lines += [f"  {control(d)}" for d in f.details]
     lines += [f"  {fix_line(fx)}" for fx in f.fixes]
     return "\n".join(lines)
 
@@ -45,11 +46,11 @@ def render(results, summary: dict, *, cwd: str | None = None) -> str:
     out: list[str] = []
     counts = {"error": 0, "warning": 0, "notice": 0}
     for r in results:
-        path = display_path(r.path, cwd)
+        path = control(display_path(r.path, cwd))
         if r.error is not None:
             e = r.error
             counts["error"] += 1
-            msg = e.message_with_key()
+            msg = control(e.message_with_key())
             out.append(command("error", f"error: {msg}", file=path, line=e.line, col=e.column,
                                title="colint: file not checked"))
             continue

@@ -3,12 +3,12 @@
 One run; ``tool.driver.rules`` lists every registered rule (id, name, short/full description,
 help, ``helpUri`` = the rule's section of docs/rules.md at this version's tag, default level, family
 tag). Results point at the key of the finding with a path relative to the working directory
-(``uriBaseId: %SRCROOT%``; files outside it get an absolute ``file://`` URI); the region runs from the
-key to the end of its value where the loader recorded the value's span (``endLine``/``endColumn``,
-exclusive). ``partialFingerprints["colint/v1"]`` hashes file + code + key path + GPU + the GEMMs the
-finding names (and an occurrence number for exact repeats): it survives line moves and
-reformatting, and two findings on one key stay two results. A fix becomes a SARIF ``fix`` made of the text
-replacements ``colint --fix`` splices (``colint.fixing.text_edits``, carried on the file result):
+(``uriBaseId: %SRCROOT%``; files outside it get a ``../`` path, never an absolute ``file://`` URI); the
+region runs from the key to the end of its value where the loader recorded the value's span
+(``endLine``/``endColumn``, exclusive). ``partialFingerprints["colint/v1"]`` hashes file + code + key path
++ GPU + the GEMMs the finding names (and an occurrence number for exact repeats): it survives line moves
+and reformatting, and two findings on one key stay two results. A fix becomes a SARIF ``fix`` made of the
+text replacements ``colint --fix`` splices (``colint.fixing.text_edits``, carried on the file result):
 ``deletedRegion`` = the old value (empty for an inserted key), ``insertedContent`` = the new text.
 A YAML fix that only the round trip can write (a new key, a collection) has none. Files that could not be
 checked are ``toolExecutionNotifications`` (level ``error``; files not checked because they are not decoder
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Any, Optional
 from urllib.parse import quote
 
@@ -46,12 +45,17 @@ def display_path(path: str, cwd: Optional[str] = None) -> str:
 
 
 def artifact_location(path: str, cwd: Optional[str] = None) -> dict:
-    shown = display_path(path, cwd)
-    if os.path.isabs(shown) or re.match(r"^[A-Za-z]:/", shown):
+    """A URI relative to ``%SRCROOT%`` (the working directory): ``../other/config.json`` for a file outside it,
+    never an absolute ``file:///`` URI that would publish the runner's directory layout. Only a file on
+    another Windows drive (no relative path exists) gets an absolute URI."""
+    cwd = os.path.abspath(cwd or os.getcwd())
+    try:
+        rel = os.path.relpath(os.path.abspath(path), cwd).replace(os.sep, "/")
+    except ValueError:  # another drive
         from pathlib import Path
 
-        return {"uri": Path(shown).as_uri()}
-    return {"uri": quote(shown, safe="/"), "uriBaseId": SRCROOT}
+        return {"uri": Path(os.path.abspath(path)).as_uri()}
+    return {"uri": quote(rel, safe="/"), "uriBaseId": SRCROOT}
 
 
 FINGERPRINT = "colint/v1"

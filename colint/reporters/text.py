@@ -6,10 +6,14 @@ per finding (``--show-fixes`` adds the fix lines). The estimate context (GPU, sc
 parallelism) that the rules write into their details is printed once per run, after the summary,
 not once per finding. Files that are not decoder LLM configs (colint.triage): an out-of-scope
 model is noted on one line; a skipped file only with ``verbose``. ``quiet`` prints the findings and
-the errors only. Colour only when asked (colint.reporters.console.use_colour).
+the errors only. Colour only when asked (colint.reporters.console.use_colour). Text from the file
+(keys, values, the path) goes through :mod:`colint.reporters.escape`: control characters escaped, no
+line a GitHub workflow command.
 """
 
 from __future__ import annotations
+
+from colint.reporters.escape import control, workflow_safe
 
 _COLOURS = {"error": "red", "warning": "yellow", "info": "cyan"}
 
@@ -17,7 +21,7 @@ _COLOURS = {"error": "red", "warning": "yellow", "info": "cyan"}
 def fix_line(fx) -> str:
     """``fix (safety): title [key old → new, ...]`` (the edits left out when the title already says them)."""
     edits = ", ".join(f"{e.key} {e.old} → {e.new}" for e in fx.edits)
-    return f"fix ({fx.safety}): {fx.title}" + (f" [{edits}]" if edits and edits not in fx.title else "")
+    return control(f"fix ({fx.safety}): {fx.title}" + (f" [{edits}]" if edits and edits not in fx.title else ""))
 
 
 def strip_labels(text: str, labels) -> str:
@@ -60,29 +64,29 @@ def render(results, summary: dict, *, colour: bool = False, labels=(), concise: 
     used_estimates = False
     for r in results:
         if r.error is not None:
-            out.append(style(r.error.located(r.path), fg="red", bold=True))
+            out.append(style(control(r.error.located(r.path)), fg="red", bold=True))
             continue
+        path = control(r.path)
         skipped = getattr(r, "skipped", None)
         if skipped is not None:
             if not quiet and (verbose or skipped.kind == "out-of-scope"):
-                out.append(f"{style(r.path, bold=True)}: {style('note', fg='blue')}: {skipped.message()}")
+                out.append(f"{style(path, bold=True)}: {style('note', fg='blue')}: {control(skipped.message())}")
             continue
         for f in r.findings:
             used_estimates = used_estimates or f.gpu is not None
-            where = r.path
+            where = path
             if f.line is not None:
                 where += f":{f.line}:{f.column or 1}"
-            gpu = f" [{f.gpu}]" if f.gpu else ""
+            gpu = f" [{control(f.gpu)}]" if f.gpu else ""
             out.append(f"{style(where, bold=True)}: {style(f.code, bold=True)} "
-                       f"{style(f.severity, fg=_COLOURS[f.severity])} {f.message}{gpu}")
+                       f"{style(f.severity, fg=_COLOURS[f.severity])} {control(f.message)}{gpu}")
             if not concise:
-                out.extend(f"    {strip_labels(d, labels)}" for d in f.details)
+                out.extend(f"    {control(strip_labels(d, labels))}" for d in f.details)
             if not concise or show_fixes:
                 out.extend(f"    {fix_line(fx)}" for fx in f.fixes)
-    if quiet:
-        return "\n".join(out)
-    out.append(summary_line(results, summary))
-    if used_estimates and labels:
-        out.extend(f"{label} (colint's GEMM time model; every est. figure is an estimate, not a measurement)"
-                   if i == 0 else label for i, label in enumerate(labels))
-    return "\n".join(out)
+    if not quiet:
+        out.append(summary_line(results, summary))
+        if used_estimates and labels:
+            out.extend(f"{control(label)} (colint's GEMM time model; every est. figure is an estimate, not a "
+                       "measurement)" if i == 0 else control(label) for i, label in enumerate(labels))
+    return "\n".join(workflow_safe(x) for x in out)

@@ -63,8 +63,12 @@ class Reader:
         return Source(key=self.key_name(key), line=line, column=col, default=not self.doc.has(self.path(key)))
 
     def error(self, key: str | tuple, message: str) -> SpecError:
+        """A SpecError at ``key``, or (a missing key) at its nearest stated ancestor, or (a key missing from
+        the top-level mapping) at line 1, column 1: every error names a place an editor can jump to."""
         p = self.path(key)
         line, col = self.doc.location(p)
+        if line is None:
+            line, col = 1, 1
         return SpecError(message, path=self.doc.path, line=line, column=col, key=format_path(p))
 
     def record(self, field: str, key: str | tuple, default: bool = False) -> None:
@@ -122,6 +126,10 @@ class Reader:
                 if d is MISSING or d is None:  # a table default of None (DeepseekV2Config's top-k) is no integer
                     raise self.error(keys[0] if not self.prefix else (), f"missing key '{keys[0]}'"
                                      if not self.prefix else f"missing key '{self.key_name(keys[0])}'")
+                if isinstance(d, bool) or not isinstance(d, int):  # a family default that is no single size
+                    raise self.error(keys[0] if not self.prefix else (),
+                                     f"missing key '{self.key_name(keys[0])}' (the family's default, {_short_repr(d)}, "
+                                     "is not one integer: state the value)")
                 default = d
             if field:
                 self.record(field, keys[0], default=True)
@@ -217,3 +225,8 @@ def _describe(v: Any) -> str:
     if isinstance(v, (list, dict)):
         return f"a {'list' if isinstance(v, list) else 'mapping'}"
     return repr(v)
+
+
+def _short_repr(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else _describe(v)

@@ -12,11 +12,12 @@ counts are approximate. Anything else is a clear "not supported" error.
 from __future__ import annotations
 
 import os
+import re
 
 from collections.abc import Iterable
 
 from colint.errors import FormatNotRecognized
-from colint.loading.document import Document
+from colint.loading.document import Document, format_path
 from colint.spec.model import ModelSpec
 
 _DECODER_KEYS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size")
@@ -25,11 +26,15 @@ _OPTIONAL_KEYS = ("num_key_value_heads", "head_dim", "vocab_size", "tie_word_emb
 _DROP = ("model_type", "auto_map", "quantization_config", "transformers_version", "architectures")
 
 
-def _unsupported(doc: Document, prefix: tuple, model_type: str, supported: Iterable[str],
-                 why: str = "") -> FormatNotRecognized:
+def _unsupported(doc: Document, prefix: tuple, model_type: str, supported: Iterable[str], why: str = "",
+                 field: str | None = None) -> FormatNotRecognized:
     line, col = doc.location(prefix + ("model_type",))
-    msg = f"model_type {model_type!r} is not supported by colint{why}; supported: " + ", ".join(sorted(supported))
-    return FormatNotRecognized(msg, path=doc.path, line=line or 1, column=col or 1)
+    if field is not None and doc.has(prefix + (field,)):  # transformers named the field it rejects: point there
+        line, col = doc.location(prefix + (field,))
+    msg = (f"model_type {model_type!r} is not supported by colint{why}; colint reads {len(list(supported))} model "
+           "types (`colint formats` lists them)")
+    return FormatNotRecognized(msg, path=doc.path, line=line or 1, column=col or 1,
+                               key=format_path(prefix + (field,)) if field else None)
 
 
 # Layers that are not attention + MLP: reading them as a Llama would be wrong by tens of percent
@@ -49,6 +54,26 @@ def _hybrid_evidence(values: dict) -> str:
             return f"layer_types has {', '.join(other)}"
     keys = [k for k in values if k in _HYBRID_KEYS or k.startswith(_HYBRID_PREFIXES)]
     return f"keys {', '.join(sorted(keys)[:4])}" if keys else ""
+
+
+_LAYER_KEYS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "num_decoder_layers")
+
+
+def _bounded_for_transformers(doc: Document, prefix: tuple, values: dict) -> None:
+    """Refuse, located, the values that would make transformers' config classes work for minutes before colint's
+    own limits apply (a class that builds a per-layer list took over 120 s on num_hidden_layers 10**8)."""
+    from colint.errors import SpecError
+    from colint.spec.reader import MAX_DIM, MAX_LAYERS
+
+    for k, v in values.items():
+        limit = MAX_LAYERS if k in _LAYER_KEYS else MAX_DIM
+        too_big = isinstance(v, int) and not isinstance(v, bool) and abs(v) > limit
+        too_long = isinstance(v, (list, str)) and len(v) > MAX_LAYERS
+        if too_big or too_long:
+            line, col = doc.location(prefix + (k,))
+            what = f"is {v:.3g}" if too_big else f"has {len(v):,} entries"
+            raise SpecError(f"'{k}' {what}, beyond any real model (limit {limit if too_big else MAX_LAYERS:.3g})",
+                            path=doc.path, line=line or 1, column=col or 1, key=k)
 
 
 def _transformers():
@@ -71,6 +96,9 @@ def _read(cfg, key: str):
 
 
 def build_with_transformers(doc: Document, prefix: tuple, model_type: str, supported: Iterable[str]) -> ModelSpec:
+    raw = doc.get(prefix) if prefix else doc.data
+    values = {k: v for k, v in raw.items() if k not in _DROP}
+    _bounded_for_transformers(doc, prefix, values)  # before transformers is even imported
     try:
         config_mapping, auto_config = _transformers()
     except ImportError:
@@ -78,13 +106,15 @@ def build_with_transformers(doc: Document, prefix: tuple, model_type: str, suppo
             from None
     if model_type not in config_mapping:
         raise _unsupported(doc, prefix, model_type, supported)
-    raw = doc.get(prefix) if prefix else doc.data
-    values = {k: v for k, v in raw.items() if k not in _DROP}
     try:
         cfg = auto_config.for_model(model_type, **values)
     except Exception as exc:  # transformers' strict dataclass validation, missing sub-configs, ...
-        first = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-        raise _unsupported(doc, prefix, model_type, supported, f" (transformers rejects this config: {first})") from None
+        said = " ".join(str(exc).split()) or type(exc).__name__  # every line of it, one line
+        said = said if len(said) <= 600 else said[:597] + "..."
+        named = re.search(r"field '([^']+)'", said)
+        field = named.group(1) if named and named.group(1) in values else None
+        raise _unsupported(doc, prefix, model_type, supported, f" (transformers rejects this config: {said})",
+                           field) from None
     defaults = {k: v for k, v in cfg.to_dict().items() if v is not None and not isinstance(v, dict)}
     defaults.update({k: _read(cfg, k) for k in _DECODER_KEYS + _OPTIONAL_KEYS})  # attribute_map names too
     defaults = {k: v for k, v in defaults.items() if v is not None}
