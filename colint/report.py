@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 PP_RANGE = range(2, 17)  # pipeline sizes charted
-COMPONENTS = ("attention projections", "attention core", "FFN", "experts", "LM head", "overheads")
+COMPONENTS = ("attention projections", "attention core", "FFN", "experts", "LM head", "collectives", "overheads")
 
 
 def roofline(w) -> dict[str, Any]:
@@ -58,6 +58,7 @@ def time_breakdown(w) -> dict[str, Any]:
             else:
                 parts["FFN"] += row.total_s
         parts["attention core"] = step.attention_core_s
+        parts["collectives"] = step.comm_s
         parts["overheads"] = max(0.0, step.estimate_s - sum(parts.values()))
         out["regimes"][regime] = {"step_s": step.estimate_s, "tokens": step.tokens, "seconds": parts,
                                   "shares": {k: (v / step.estimate_s if step.estimate_s else 0.0)

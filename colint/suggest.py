@@ -274,6 +274,7 @@ def _probe_quantities(spec, workload, param_total: int) -> dict[str, float]:
         for a in workload.attention[regime]:
             p = f"a|{regime}|{a.kind}|{a.mixer}|"  # a kind with a parallel mixer has two cores
             q[p + "flops"], q[p + "bytes"], q[p + "layers"] = a.flops, a.bytes, a.layers
+            q[p + "est"] = a.estimate_s  # the op model's estimate (ops_attention), interpolated as is
         s = workload.steps[regime]
         q[f"r|{regime}"] = s.estimate_s - s.gemm_s - s.attention_core_s
     return q
@@ -377,7 +378,7 @@ class SearchModel:
         """Vectorized decode / prefill step estimates (s) and params for grid points (N x axes)."""
         import numpy as np
 
-        from colint.analysis.workload import _prefill_shape, attention_roof, routed_expert_rows
+        from colint.analysis.workload import _prefill_shape, routed_expert_rows
 
         sc, profile = self.scenario, self.profile
         q = self.interpolate(points)
@@ -387,7 +388,6 @@ class SearchModel:
             return q[:, col[name]]
 
         n_pts = points.shape[0]
-        roof = attention_roof(profile)
         out = {"params": np.rint(get("params")).astype(np.int64)}
         for regime in ("decode", "prefill"):
             tokens = sc.decode_concurrency if regime == "decode" else sc.prefill_tokens
@@ -432,7 +432,7 @@ class SearchModel:
                 if not a.startswith(f"a|{regime}|"):
                     continue
                 fl, by, layers = get(a + "|flops"), get(a + "|bytes"), np.rint(get(a + "|layers"))
-                est = roof.estimate_s(fl, by, maximum=np.maximum)
+                est = np.maximum(get(a + "|est"), 0.0)  # the attention op models' estimate at the nodes
                 total += np.where((fl > 0) | (by > 0), est, 0.0) * layers
             total += get(f"r|{regime}")
             out[regime + "_s"] = total

@@ -1,0 +1,84 @@
+"""Collective op models (issue 12): all-reduce, all-gather, reduce-scatter, all-to-all, MoE dispatch/combine.
+
+Each is a latency term plus a bandwidth term over the scale-up link (the α-β model; Thakur,
+Rabenseifner & Gropp 2005, "Optimization of Collective Communication Operations in MPICH"):
+
+* bandwidth: the bytes each GPU moves / (link bandwidth · ``link_efficiency``). Link bandwidth is
+  the profile's one-direction scale-up bandwidth (``interconnect_gbps`` / 2) inside an NVLink domain
+  (n <= ``domain_size``); beyond it, ``scaleout_gbps`` per GPU.
+  Bytes per GPU for a message of M bytes over n GPUs (NCCL's "bus bandwidth" factors, nccl-tests
+  doc/PERFORMANCE.md): all-reduce 2(n−1)/n·M; all-gather, reduce-scatter, all-to-all (n−1)/n·M
+  (M = the whole gathered / scattered buffer). A one-shot all-reduce (TensorRT-LLM's custom kernel
+  for small messages) reads all n−1 peers' buffers: (n−1)/n·M·n... = (n−1)·M / n per peer link, which
+  wins below ``oneshot_max_bytes``.
+* latency: ``collective_latency_us`` + ``collective_step_latency_us``·log2(n) (NCCL's tree/NVLS
+  hops; custom all-reduce: one barrier) — shared constants.
+* MoE dispatch/combine (DeepEP high-throughput / low-latency kernels): each token travels to the
+  distinct remote ranks holding its top-k experts, ep·(1 − (1 − 1/ep)^k)·(ep − 1)/ep of them
+  (uniform routing); LL sends one copy per expert (no de-duplication). Dispatch in the wire format
+  (BF16 2 B, FP8 1 B + 1/128 scale, NVFP4 0.5625 B); combine in BF16 (DeepEP's combine). Plus a
+  fixed ``a2a_latency_us`` per backend (notify + barrier kernels).
+
+Returns ``(estimate_s, sol_s)``: sol is bytes / link bandwidth (no latency, no efficiency).
+"""
+
+from __future__ import annotations
+
+import math
+
+ELEM_BYTES = {"half": 2.0, "float16": 2.0, "fp16": 2.0, "bfloat16": 2.0, "bf16": 2.0, "int8": 1.0, "fp8": 1.0,
+              "float": 4.0, "float32": 4.0, "fp32": 4.0}
+WIRE_BYTES = {"bfloat16": 2.0, "bf16": 2.0, "fp8": 1.0 + 4 / 128, "nvfp4": 0.5 + 1 / 16, "mxfp4": 0.5 + 1 / 32}
+OPS = ("all_reduce", "all_gather", "reduce_scatter", "alltoall")
+# bytes each GPU sends per byte of message (nccl-tests bus-bandwidth factors)
+_FACTOR = {"all_reduce": lambda n: 2.0 * (n - 1) / n, "all_gather": lambda n: (n - 1) / n,
+           "reduce_scatter": lambda n: (n - 1) / n, "alltoall": lambda n: (n - 1) / n}
+
+
+def link_bytes_per_s(profile, gpus: int) -> float:
+    """One-direction bandwidth per GPU for a collective over ``gpus`` GPUs (NVLink domain, else scale-out)."""
+    if gpus <= profile.domain_size:
+        return max(profile.interconnect_gbps, 1.0) * 1e9 / 2.0
+    return max(getattr(profile, "scaleout_gbps", None) or 50.0, 1.0) * 1e9  # 400 Gb/s NIC per GPU
+
+
+def collective(op: str, message_bytes: float, gpus: int, profile, model=None, implementation: str = "nccl"):
+    """(estimate_s, sol_s) of one collective of ``message_bytes`` over ``gpus`` GPUs; ``implementation``
+    ``nccl`` or ``custom`` (TensorRT-LLM's one-shot/two-shot all-reduce)."""
+    from colint.hardware_profiles import time_model
+
+    tmod = model or time_model(profile)
+    if gpus <= 1 or message_bytes <= 0:
+        return 0.0, 0.0
+    if op not in _FACTOR:
+        raise ValueError(f"unknown collective '{op}'; known: {', '.join(OPS)}")
+    bw = link_bytes_per_s(profile, gpus)
+    moved = _FACTOR[op](gpus) * message_bytes
+    sol = moved / bw
+    eff = bw * tmod.link_efficiency
+    steps = math.log2(gpus)
+    if implementation == "custom" and op == "all_reduce":
+        oneshot = (gpus - 1) / gpus * message_bytes * gpus / eff if message_bytes <= tmod.oneshot_max_bytes else math.inf
+        twoshot = moved / eff + tmod.collective_step_latency_us * 1e-6 * steps
+        return tmod.custom_allreduce_latency_us * 1e-6 + min(oneshot, twoshot), sol
+    lat = (tmod.collective_latency_us + tmod.collective_step_latency_us * steps) * 1e-6
+    return lat + moved / eff, sol
+
+
+def moe_dispatch_combine(phase: str, tokens: float, hidden: int, topk: int, ep: int, dtype: str, profile,
+                         model=None, backend: str = "deepep_ht") -> tuple[float, float]:
+    """(estimate_s, sol_s) of one MoE dispatch or combine of ``tokens`` tokens per rank over ``ep`` ranks."""
+    from colint.hardware_profiles import time_model
+
+    tmod = model or time_model(profile)
+    if ep <= 1:
+        return 0.0, 0.0
+    b = 2.0 if phase == "combine" else WIRE_BYTES.get(dtype, 2.0)
+    if "ll" in backend.split("_"):
+        copies = topk * (ep - 1) / ep  # one copy per picked expert on another rank
+    else:
+        copies = ep * (1.0 - (1.0 - 1.0 / ep) ** topk) * (ep - 1) / ep  # distinct remote ranks
+    moved = tokens * hidden * b * copies
+    bw = link_bytes_per_s(profile, ep)
+    lat = tmod.a2a_latency_us.get("ll" if "ll" in backend.split("_") else "ht", 50.0) * 1e-6
+    return lat + moved / (bw * tmod.link_efficiency), moved / bw
