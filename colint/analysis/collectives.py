@@ -9,10 +9,10 @@ Rabenseifner & Gropp 2005, "Optimization of Collective Communication Operations 
   Bytes per GPU for a message of M bytes over n GPUs (NCCL's "bus bandwidth" factors, nccl-tests
   doc/PERFORMANCE.md): all-reduce 2(n−1)/n·M; all-gather, reduce-scatter, all-to-all (n−1)/n·M
   (M = the whole gathered / scattered buffer). A one-shot all-reduce (TensorRT-LLM's custom kernel
-  for small messages) reads all n−1 peers' buffers: (n−1)/n·M·n... = (n−1)·M / n per peer link, which
-  wins below ``oneshot_max_bytes``.
-* latency: ``collective_latency_us`` + ``collective_step_latency_us``·log2(n) (NCCL's tree/NVLS
-  hops; custom all-reduce: one barrier) — shared constants.
+  for small messages) reads all n−1 peers' whole buffers, (n−1)·M, up to ``oneshot_max_bytes``.
+* latency: ``collective_latency_us`` + ``collective_step_latency_us``·steps, steps = 2(n−1) for a
+  ring all-reduce, n−1 for all-gather / reduce-scatter and all-to-all (Thakur et al. Table 1);
+  TensorRT-LLM's custom all-reduce: ``custom_allreduce_latency_us`` (one barrier).
 * MoE dispatch/combine (DeepEP high-throughput / low-latency kernels): each token travels to the
   distinct remote ranks holding its top-k experts, ep·(1 − (1 − 1/ep)^k)·(ep − 1)/ep of them
   (uniform routing); LL sends one copy per expert (no de-duplication). Dispatch in the wire format
@@ -56,13 +56,21 @@ def collective(op: str, message_bytes: float, gpus: int, profile, model=None, im
     moved = _FACTOR[op](gpus) * message_bytes
     sol = moved / bw
     eff = bw * tmod.link_efficiency
-    steps = math.log2(gpus)
     if implementation == "custom" and op == "all_reduce":
-        oneshot = (gpus - 1) / gpus * message_bytes * gpus / eff if message_bytes <= tmod.oneshot_max_bytes else math.inf
-        twoshot = moved / eff + tmod.collective_step_latency_us * 1e-6 * steps
+        # one-shot: every GPU reads the n-1 peers' whole buffers; two-shot: reduce-scatter + all-gather
+        oneshot = (gpus - 1) * message_bytes / eff if message_bytes <= tmod.oneshot_max_bytes else math.inf
+        twoshot = moved / eff + tmod.collective_step_latency_us * 1e-6 * 2
         return tmod.custom_allreduce_latency_us * 1e-6 + min(oneshot, twoshot), sol
-    lat = (tmod.collective_latency_us + tmod.collective_step_latency_us * steps) * 1e-6
-    return lat + moved / eff, sol
+    # ring algorithms: all-reduce 2(n-1) steps, all-gather / reduce-scatter n-1; all-to-all n-1 peer exchanges;
+    # NCCL picks the fastest protocol: LL (low latency, half the bandwidth: 4 B flag per 4 B of data),
+    # LL128 (120 of 128 B), Simple (full bandwidth, higher latency) (NCCL src/graph/tuning.cc model)
+    steps = 2.0 * (gpus - 1) if op == "all_reduce" else gpus - 1.0
+    best = math.inf
+    for base_us, hop_x, bw_frac in tmod.nccl_protocols.values():
+        hop_us = hop_x * tmod.collective_step_latency_us
+        t = (tmod.collective_latency_us + base_us + hop_us * steps) * 1e-6 + moved / (eff * bw_frac)
+        best = min(best, t)
+    return best, sol
 
 
 def moe_dispatch_combine(phase: str, tokens: float, hidden: int, topk: int, ep: int, dtype: str, profile,
@@ -80,5 +88,6 @@ def moe_dispatch_combine(phase: str, tokens: float, hidden: int, topk: int, ep: 
         copies = ep * (1.0 - (1.0 - 1.0 / ep) ** topk) * (ep - 1) / ep  # distinct remote ranks
     moved = tokens * hidden * b * copies
     bw = link_bytes_per_s(profile, ep)
-    lat = tmod.a2a_latency_us.get("ll" if "ll" in backend.split("_") else "ht", 50.0) * 1e-6
+    kind = "ll" if "ll" in backend.split("_") else "ht"
+    lat = tmod.a2a_latency_us.get(f"{kind}_{phase}", tmod.a2a_latency_us.get(kind, 50.0)) * 1e-6
     return lat + moved / (bw * tmod.link_efficiency), moved / bw

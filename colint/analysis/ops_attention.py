@@ -24,6 +24,7 @@ from colint.analysis.gemm_model import _Scalar
 
 KV_BYTES = {"bfloat16": 2.0, "bf16": 2.0, "float16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0,
             "nvfp4": 0.5 + 1 / 16, "fp4": 0.5 + 1 / 16}
+XQA_MAX_GROUP = 32  # query heads per KV head that one XQA CTA serves (MEAS: jump between 32 and 48)
 DECODE_CHUNK = 256  # tokens per CTA of a multi-block decode kernel (TensorRT-LLM XQA/MMHA, FlashDecoding)
 
 
@@ -52,27 +53,38 @@ def _grid_bandwidth(ctas, profile, tmod, xp):
 def decode_attention(b, ctx, heads, kv_heads, head_dim, window, kv_dtype: str, profile, tmod=None, xp=_Scalar,
                      q_dtype: str = "bf16"):
     """One decode step of GQA/MHA attention for ``b`` sequences with ``ctx`` cached tokens each
-    (the new token included), ``heads``/``kv_heads`` on this GPU; ``window`` 0 = full."""
+    (the new token included), ``heads``/``kv_heads`` on this GPU; ``window`` 0 = full.
+
+    A GQA group of up to ``XQA_MAX_GROUP`` query heads shares one CTA and one read of its KV head
+    (TensorRT-LLM XQA); a larger group runs one work item per query head, each reading the KV head
+    again (MEAS: the per-item time jumps between groups of 32 and 48 on A100, H100 and B200)."""
     from colint.hardware_profiles import time_model
 
     tmod = tmod or time_model(profile)
     b_kv = KV_BYTES.get(kv_dtype, 2.0)
-    length = xp.where(window > 0, xp.minimum(ctx, window), ctx) if xp is not _Scalar else (
-        min(ctx, window) if window and window > 0 else ctx)
-    kv_bytes = b * length * 2.0 * kv_heads * head_dim * b_kv
+    if xp is _Scalar:
+        length = min(ctx, window) if window and window > 0 else ctx
+    else:
+        length = xp.where(window > 0, xp.minimum(ctx, window), ctx)
+    group = heads / xp.maximum(kv_heads, 1) if xp is not _Scalar else heads / max(kv_heads, 1)
+    split = group > XQA_MAX_GROUP
+    readers = xp.where(split, heads, kv_heads)  # KV-head reads per sequence
+    kv_bytes = b * length * 2.0 * readers * head_dim * b_kv
     qo_bytes = b * heads * head_dim * 2.0 * 2.0
     flops = 4.0 * b * heads * length * head_dim
     peak, eff = _attention_peak(profile, tmod, q_dtype)
     bw = profile.memory_bytes_per_s
-    sol = xp.maximum(flops / peak, (kv_bytes + qo_bytes) / bw)
+    sol = xp.maximum(flops / peak, (b * length * 2.0 * kv_heads * head_dim * b_kv + qo_bytes) / bw)
     chunks = -(-length // DECODE_CHUNK)
-    eta_grid = _grid_bandwidth(b * kv_heads * chunks, profile, tmod, xp)
+    eta_grid = _grid_bandwidth(b * readers * chunks, profile, tmod, xp)
     t_mem = (kv_bytes + qo_bytes) / (bw * tmod.memory_efficiency * eta_grid)
-    # per-(sequence, KV head) work item: prologue, Q load, softmax finalize, O store (SM cycles)
-    gqa = (heads > kv_heads) if xp is _Scalar else (heads > kv_heads)
-    cycles = xp.where(gqa, tmod.decode_item_cycles.get("gqa", 3000.0), tmod.decode_item_cycles.get("mha", 3000.0))
+    # per work item (one sequence x one KV head, or x one query head past XQA's group): prologue, Q load,
+    # softmax finalize, O store, in SM cycles; a GQA item also pays per query head of its group
+    cyc = tmod.decode_item_cycles
+    gqa_base = cyc.get("gqa_fp8", cyc.get("gqa", 3000.0)) if b_kv <= 1.0 else cyc.get("gqa", 3000.0)
+    per_item = xp.where(split | (group <= 1), cyc.get("mha", 3000.0), gqa_base + cyc.get("per_head", 0.0) * group)
     clock = (profile.clock_mhz or 1500.0) * 1e6
-    t_items = b * kv_heads * cycles / (profile.sm_count * clock)
+    t_items = b * readers * per_item / (profile.sm_count * clock)
     t_math = flops / (peak * eff) + t_items
     est = _overlap(t_math, t_mem, tmod.overlap_p, xp) + tmod.attention_floor_us * 1e-6
     return est, sol
@@ -124,7 +136,7 @@ def context_attention(b, seq, heads, kv_heads, head_dim, window, dtype: str, kv_
     clock = (profile.clock_mhz or 1500.0) * 1e6
     t_exp = pairs_tiled / (sms * clock * tmod.softmax_exp_per_clk * eta_wave)
     # per-CTA fixed cycles (Q-tile load, softmax finalize, O store; rope and KV-cache append per token)
-    t_cta = ctas * tmod.context_cta_cycles / (sms * clock)
+    t_cta = (ctas * tmod.context_cta_cycles + b * heads * tiles * tmod.context_tile_cycles) / (sms * clock)
     t_math = t_mma + (1.0 - tmod.softmax_overlap) * t_exp + t_cta
     t_mem = bytes_ / (bw * tmod.memory_efficiency)
     est = _overlap(t_math, t_mem, tmod.overlap_p, xp) + tmod.context_floor_us * 1e-6

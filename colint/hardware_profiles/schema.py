@@ -78,6 +78,7 @@ class TimeModel(Record, frozen=True, extra="forbid"):
     decode_item_cycles: dict[str, float] = field(default_factory=lambda: {"mha": 3000.0, "gqa": 3000.0})
     context_floor_us: float = field(default=15.0, ge=0)  # fixed time of one context-attention call
     context_cta_cycles: float = field(default=5000.0, ge=0)  # SM cycles per (sequence, head, query tile)
+    context_tile_cycles: float = field(default=0.0, ge=0)  # SM cycles per (query tile, key tile) step
     attention_tile: int = field(default=128, gt=0)  # query and key tile of a FlashAttention CTA
     softmax_exp_per_clk: float = field(default=16.0, gt=0)  # SFU exp2 per SM per clock
     softmax_overlap: float = field(default=0.5, ge=0, le=1)  # share of the exp time hidden under MMAs
@@ -85,6 +86,10 @@ class TimeModel(Record, frozen=True, extra="forbid"):
     link_efficiency: float = field(default=0.8, gt=0, le=1)  # achieved / one-direction link bandwidth
     collective_latency_us: float = field(default=10.0, ge=0)  # NCCL collective's fixed latency
     collective_step_latency_us: float = field(default=1.0, ge=0)  # per log2(GPUs) hop
+    # NCCL protocols: name -> (extra base latency us, ring-step latency in units of
+    # collective_step_latency_us, share of the link bandwidth)
+    nccl_protocols: dict[str, tuple[float, float, float]] = field(
+        default_factory=lambda: {"ll": (0.0, 1.0, 0.5), "ll128": (2.0, 2.0, 0.9375), "simple": (8.0, 6.0, 1.0)})
     custom_allreduce_latency_us: float = field(default=3.0, ge=0)  # TensorRT-LLM custom all-reduce floor
     oneshot_max_bytes: float = field(default=2.0**20, ge=0)  # one-shot all-reduce up to this message
     a2a_latency_us: dict[str, float] = field(default_factory=lambda: {"ht": 80.0, "ll": 30.0})
