@@ -7,8 +7,8 @@ them with matplotlib. Every time here is an ESTIMATE of colint's GEMM time model
   intensity, FLOP/B; attained FLOP/s = FLOPs / estimated time), the HBM roof and the compute
   roof and ridge of each format the GPU runs natively.
 - ``time_breakdown(w)``: where each step's estimated time goes — attention projections,
-  attention core, FFN (dense FFN, shared experts, routers), routed experts, LM head and
-  overheads (elementwise passes, kernel launches, TP collectives).
+  attention core, FFN (dense FFN, shared experts, routers), routed experts, LM head, collectives
+  (TP all-reduces, EP dispatch/combine) and overheads (elementwise passes, kernel launches).
 - ``pipeline_balance(w)``: for pp = 2..16, the imbalance (slowest stage / mean − 1) of the
   even split of the decoder layers and of the best contiguous split, in estimated prefill
   and decode time per layer (embedding on the first stage, LM head on the last).

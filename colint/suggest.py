@@ -415,17 +415,17 @@ class SearchModel:
                     touched, m = touched_at[key], m_at[key]
                     inst = inst * touched
                     grouped_n = np.rint(n * inst).astype(np.int64)
-                    jobs.append((info.dtype, m, n, k, layers, np.where(inst > 1, grouped_n, n)))
+                    jobs.append((info.dtype, m, n, k, layers, np.where(inst > 1, grouped_n, n), True))
                 else:
                     m = np.full(n_pts, m_tokens, dtype=np.int64)
-                    jobs.append((info.dtype, m, n, k, layers, n))
+                    jobs.append((info.dtype, m, n, k, layers, n, False))
             total = np.zeros(n_pts)
-            for dtype in {j[0] for j in jobs}:
-                sel = [j for j in jobs if j[0] == dtype]
+            for dtype, expert in {(j[0], j[6]) for j in jobs}:
+                sel = [j for j in jobs if j[0] == dtype and j[6] == expert]
                 m_all = np.concatenate([j[1] for j in sel])
                 n_all = np.concatenate([j[5] for j in sel])  # grouped N for touched experts, else N
                 k_all = np.concatenate([j[3] for j in sel])
-                t = _estimate_unique(m_all, n_all, k_all, dtype, profile, sc.outputs)
+                t = _estimate_unique(m_all, n_all, k_all, dtype, profile, sc.outputs, grouped=expert)
                 for i, j in enumerate(sel):
                     total += t[i * n_pts:(i + 1) * n_pts] * j[4]
             for a in self.attn:
@@ -464,11 +464,13 @@ def _build_model(axes, tie, doc, spec, target, opts, result) -> Optional[SearchM
         return None
 
 
-def _estimate_unique(m, n, k, dtype, profile, out_dtype):
-    """estimate_arrays on the unique (M, N, K) triples only, scattered back."""
+def _estimate_unique(m, n, k, dtype, profile, out_dtype, grouped: bool = False):
+    """estimate_arrays on the unique (M, N, K) triples only, scattered back (``grouped``: routed
+    experts' grouped GEMM, colint.analysis.ops_moe)."""
     import numpy as np
 
     from colint.analysis.gemm_model import estimate_arrays
+    from colint.analysis.ops_moe import grouped_model
 
     (um, im), (un, inn), (uk, ik) = (np.unique(a, return_inverse=True) for a in (m, n, k))
     key = (im.astype(np.int64) * un.size + inn) * uk.size + ik  # one integer per (M, N, K): a fast 1-D unique
@@ -476,7 +478,8 @@ def _estimate_unique(m, n, k, dtype, profile, out_dtype):
     k_i = ukey % uk.size
     n_i = (ukey // uk.size) % un.size
     m_i = ukey // (uk.size * un.size)
-    r = estimate_arrays(um[m_i], un[n_i], uk[k_i], dtype, profile, out_dtype, standalone=False)
+    r = estimate_arrays(um[m_i], un[n_i], uk[k_i], dtype, profile, out_dtype, standalone=False,
+                        model=grouped_model(profile) if grouped else None)
     return np.asarray(r["estimate_s"], dtype=np.float64)[inverse.reshape(-1)]
 
 

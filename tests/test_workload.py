@@ -150,7 +150,7 @@ def test_expert_all_to_all_matches_deepseek_isca_figure():
     tm = time_model(gb200)
     sc = make_scenario("latency", dtype="fp8", ep=72, concurrency=32)
     # DeepEP low-latency kernels at 32 tokens/rank: one copy per routed expert, FP8 (+1/128 scales) out, BF16 back
-    t = expert_all_to_all_s(32, 8, 7168, sc, gb200) - 2 * tm.a2a_latency_us["ll"] * 1e-6
+    t = expert_all_to_all_s(32, 8, 7168, sc, gb200) - (tm.a2a_latency_us["ll_dispatch"] + tm.a2a_latency_us["ll_combine"]) * 1e-6
     assert t * tm.link_efficiency * (1 + 4 / 128 + 2) / (1 + 2) == pytest.approx(
         6.72e-6 * (8 / 9) * (7168 / 7000) * (71 / 72), rel=0.03)
     w = analyse(_spec("tests/corpus/hf/deepseek__DeepSeek-V3.json"), gb200, sc)

@@ -69,6 +69,29 @@ def busiest_rank(tokens: int, topk: int, experts: int, ep: int, alpha: float) ->
     return rows, max(1, round(expect_touched))
 
 
+_GROUPED: dict[int, tuple[object, object]] = {}
+
+
+def _grouped(tmod):
+    """The time model of a grouped (ptr-array) expert GEMM: the dense model with its compute
+    efficiencies scaled by ``moe_gemm_efficiency`` (one scheduler over many small problems)."""
+    hit = _GROUPED.get(id(tmod))
+    if hit is not None and hit[0] is tmod:
+        return hit[1]
+    f = tmod.moe_gemm_efficiency
+    g = tmod if f == 1.0 else tmod.model_copy(
+        update={"compute_efficiency": {k: v * f for k, v in tmod.compute_efficiency.items()}})
+    _GROUPED[id(tmod)] = (tmod, g)
+    return g
+
+
+def grouped_model(profile):
+    """The grouped expert-GEMM time model of ``profile``'s architecture (the step's routed experts)."""
+    from colint.hardware_profiles import time_model
+
+    return _grouped(time_model(profile))
+
+
 def moe_layer(tokens: int, hidden: int, inter: int, topk: int, experts: int, tp: int, ep: int,
               distribution: str, dtype: str, profile, gated: bool = True, model=None) -> tuple[float, float]:
     """One MoE layer (routed experts) on the busiest rank: (estimate_s, sol_s)."""
@@ -84,8 +107,9 @@ def moe_layer(tokens: int, hidden: int, inter: int, topk: int, experts: int, tp:
     n_up = (2 if gated else 1) * i_shard
     rows, touched = busiest_rank(int(tokens), int(topk), int(experts), int(ep), routing_alpha(distribution))
     m = max(1, math.ceil(rows / touched))
-    up = estimate(m, n_up * touched, hidden, fmt, profile, standalone=False, model=tmod)
-    down = estimate(m, hidden * touched, i_shard, fmt, profile, standalone=False, model=tmod)
+    gmod = _grouped(tmod)
+    up = estimate(m, n_up * touched, hidden, fmt, profile, standalone=False, model=gmod)
+    down = estimate(m, hidden * touched, i_shard, fmt, profile, standalone=False, model=gmod)
     gemm_s = up.estimate_s + down.estimate_s
     # quantize once (standalone call): a pass over the tokens' activations at the format's cost
     quant_s = 0.0

@@ -19,6 +19,7 @@ from colint.analysis.inventory import Gemm, gemms, kind_gemms
 from colint.analysis.kv_cache import (kind_mixers, kv_sources, mixer_kv_bytes_per_token, mixer_kv_read_bytes_per_token,
                                       mixer_state_bytes)
 from colint.analysis.moe import touched_share
+from colint.analysis.ops_moe import grouped_model
 from colint.analysis.scenario import Scenario
 from colint.spec.model import LayerKind, Mixer, ModelSpec
 
@@ -292,10 +293,12 @@ def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None
                 inst = inst * touched
             else:
                 m = m_tokens
-            t = estimate(m, n, k, dtype, profile, out_fmt, standalone=False)
+            # routed experts run in the fused MoE's grouped GEMM (ops_moe: moe_gemm_efficiency)
+            gmod = grouped_model(profile) if g.parallel == "expert" and g.count else None
+            t = estimate(m, n, k, dtype, profile, out_fmt, standalone=False, model=gmod)
             if inst > 1:
                 # a grouped GEMM: one kernel, every touched expert's tiles in one grid
-                grouped = estimate(m, int(round(n * inst)), k, dtype, profile, out_fmt, standalone=False)
+                grouped = estimate(m, int(round(n * inst)), k, dtype, profile, out_fmt, standalone=False, model=gmod)
                 layer_s = grouped.estimate_s
             else:
                 layer_s = t.estimate_s  # one GEMM (a GPU holding one expert waits for it when touched)

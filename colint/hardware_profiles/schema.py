@@ -82,6 +82,7 @@ class TimeModel(Record, frozen=True, extra="forbid"):
     attention_tile: int = field(default=128, gt=0)  # query and key tile of a FlashAttention CTA
     softmax_exp_per_clk: float = field(default=16.0, gt=0)  # SFU exp2 per SM per clock
     softmax_overlap: float = field(default=0.5, ge=0, le=1)  # share of the exp time hidden under MMAs
+    moe_gemm_efficiency: float = field(default=1.0, gt=0, le=1)  # grouped expert GEMM vs dense, compute
     moe_fixed_kernels: float = field(default=4.0, ge=0)  # top-k, permute, activation, finalize kernels
     link_efficiency: float = field(default=0.8, gt=0, le=1)  # achieved / one-direction link bandwidth
     collective_latency_us: float = field(default=10.0, ge=0)  # NCCL collective's fixed latency

@@ -17,7 +17,8 @@ FIG_SIZE_IN = (8.0, 5.0)
 DPI = 110
 REGIME_STYLE = {"prefill": ("o", "#1f77b4"), "decode": ("^", "#d62728")}
 COMPONENT_COLOURS = {"attention projections": "#4c72b0", "attention core": "#8172b3", "FFN": "#55a868",
-                     "experts": "#c44e52", "LM head": "#ccb974", "overheads": "#8c8c8c"}
+                     "experts": "#c44e52", "LM head": "#ccb974", "collectives": "#64b5cd",
+                     "overheads": "#8c8c8c"}
 
 
 def _pyplot():
