@@ -210,7 +210,7 @@ SHARED_GRID = {  # the cross-architecture op constants (``common:`` in _architec
 }
 # per-architecture op constants measured on that architecture's GPU (MEAS-OPS); a held-out GPU takes
 # the mean of the other architectures' values instead (what a new architecture would get)
-ARCH_OPS = ("attention_floor_us", "context_floor_us", "decode_item_cycles", "custom_allreduce_latency_us",
+ARCH_OPS = ("attention_floor_us", "mla_floor_us", "context_floor_us", "decode_item_cycles", "custom_allreduce_latency_us",
             "collective_latency_us", "collective_step_latency_us")
 
 
@@ -239,6 +239,12 @@ def fit_shared(data, skip: set[str], base: dict | None = None) -> dict:
     return cur
 
 
+# Published FlashAttention forward rates / dense peak: FA2 on A100 ~0.70 (Dao 2023); FA3 on H100 740
+# TFLOP/s BF16 (0.75) and 1.2 PFLOP/s FP8 (0.61) (Shah et al. 2024); B200 ~1,600 TFLOP/s BF16 (0.71)
+PUBLISHED_ATTENTION = {"ampere": {"bf16": 0.70, "fp16": 0.70}, "hopper": {"bf16": 0.75, "fp16": 0.75, "fp8": 0.61},
+                       "blackwell-dc": {"bf16": 0.71, "fp16": 0.71, "fp8": 0.60}}
+
+
 def _prior(base: dict, arch: str, others: list[str]) -> dict:
     """``arch``'s op constants as a GPU of an unmeasured architecture gets them: the mean of the other
     measured architectures' values; its GEMM constants from published matmul figures (calibrate.py)."""
@@ -258,6 +264,8 @@ def _prior(base: dict, arch: str, others: list[str]) -> dict:
     upd["compute_efficiency"] = {f: pub.get(f, pub.get(FORMATS[f][0] if f in FORMATS else f, pub.get("bf16", 0.8)))
                                  for f in base[arch].compute_efficiency}
     upd["kernel_floor_us"] = PUBLISHED_LAUNCH_US
+    if arch in PUBLISHED_ATTENTION:
+        upd["attention_efficiency"] = PUBLISHED_ATTENTION[arch]
     return upd
 
 

@@ -107,7 +107,13 @@ def context_attention(b, seq, heads, kv_heads, head_dim, window, dtype: str, kv_
 
     tmod = tmod or time_model(profile)
     d_v = head_dim if v_head_dim is None else v_head_dim
-    tile = tmod.attention_tile
+    # a sequence shorter than the tile runs on the smallest MMA-M tile that holds it (FMHA kernels
+    # ship 64-row variants; wgmma M = 64): padding is to that, not to the full 128x128 tile
+    small = profile.tiles.min_m_tile
+    if xp is _Scalar:
+        tile = min(tmod.attention_tile, -(-seq // small) * small)
+    else:
+        tile = xp.minimum(tmod.attention_tile, -(-seq // small) * small)
     b_kv = KV_BYTES.get(kv_dtype, 2.0)
     b_q = 1.0 if dtype in ("fp8", "float8") else 2.0
     q_tiles = -(-seq // tile)
@@ -165,7 +171,8 @@ def mla_decode(b, ctx, heads, kv_lora: int, rope: int, kv_dtype: str, profile, t
     # per-(sequence, head tile) work item, as for GQA decode (the latent is one shared KV head)
     t_items = b * (heads_padded // head_tile) * tmod.decode_item_cycles.get("gqa", 3000.0) / (profile.sm_count * clock)
     t_math = flops * heads_padded / heads / (peak * eff) + t_items
-    est = _overlap(t_math, t_mem, tmod.overlap_p, xp) + tmod.attention_floor_us * 1e-6
+    floor_us = tmod.mla_floor_us if tmod.mla_floor_us is not None else tmod.attention_floor_us
+    est = _overlap(t_math, t_mem, tmod.overlap_p, xp) + floor_us * 1e-6
     return est, sol
 
 

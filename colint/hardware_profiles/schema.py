@@ -76,6 +76,7 @@ class TimeModel(Record, frozen=True, extra="forbid"):
     attention_floor_us: float = field(default=5.0, ge=0)
     # SM cycles of one decode work item (one sequence x one KV head) beyond its KV reads, by kernel kind
     decode_item_cycles: dict[str, float] = field(default_factory=lambda: {"mha": 3000.0, "gqa": 3000.0})
+    mla_floor_us: Optional[float] = field(default=None, ge=0)  # MLA decode call (split-KV + combine); None: attention's
     context_floor_us: float = field(default=15.0, ge=0)  # fixed time of one context-attention call
     context_cta_cycles: float = field(default=5000.0, ge=0)  # SM cycles per (sequence, head, query tile)
     context_tile_cycles: float = field(default=0.0, ge=0)  # SM cycles per (query tile, key tile) step

@@ -226,6 +226,8 @@ def test_several_gpus_read_as_one_block_per_finding_in_gpu_order():
     assert [(f.key, f.severity, f.gpu) for f in fs] == [
         ("model.ffn_hidden_size", "warning", "mi300x"), ("model.ffn_hidden_size", "warning", "b200"),
         ("model.ffn_hidden_size", "warning", "h100-sxm"),
-        ("model.hidden_size", "warning", "b200"), ("model.hidden_size", "warning", "h100-sxm"),
-        ("model.hidden_size", "info", "mi300x")]
+        # hidden_size's o_proj padding: +0.2% of a prefill step on every GPU once the TP all-reduces are
+        # priced from measured kernels (issue 12; was +0.3% on B200/H100, a warning): info everywhere
+        ("model.hidden_size", "info", "mi300x"), ("model.hidden_size", "info", "b200"),
+        ("model.hidden_size", "info", "h100-sxm")]
     assert all(f.message.endswith("not a multiple of 128") for f in fs)
