@@ -62,6 +62,7 @@ def _padding_loss_s(ctx: Context, row, axis: str, value: int, multiple: int) -> 
     is not a multiple of ``multiple``: the GEMM's time minus the time of the padded GEMM scaled
     back to the real work, applied to the row's share of the step."""
     from colint.analysis.gemm_model import estimate
+    from colint.analysis.ops_moe import grouped_model
 
     n = value if axis == "n" else row.n
     k = value if axis == "k" else row.k
@@ -70,8 +71,11 @@ def _padding_loss_s(ctx: Context, row, axis: str, value: int, multiple: int) -> 
     if (n_up, k_up) == (n, k):
         return 0.0
     out = ctx.scenario.outputs
-    t = row.time.estimate_s if (n, k) == (row.n, row.k) else estimate(row.m, n, k, row.dtype, ctx.profile, out).estimate_s
-    t_up = estimate(row.m, n_up, k_up, row.dtype, ctx.profile, out).estimate_s
+    # the time model the row was priced with: routed experts run as the MoE's grouped GEMM (ops_moe)
+    model = grouped_model(ctx.profile) if row.parallel == "expert" and row.gemm.count else None
+    t = (row.time.estimate_s if (n, k) == (row.n, row.k)
+         else estimate(row.m, n, k, row.dtype, ctx.profile, out, model=model).estimate_s)
+    t_up = estimate(row.m, n_up, k_up, row.dtype, ctx.profile, out, model=model).estimate_s
     fixed = _fixed_s(ctx, row)
     work = (n * k) / (n_up * k_up)
     aligned_equiv = fixed + max(0.0, t_up - fixed) * work
