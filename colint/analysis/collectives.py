@@ -29,6 +29,7 @@ import math
 ELEM_BYTES = {"half": 2.0, "float16": 2.0, "fp16": 2.0, "bfloat16": 2.0, "bf16": 2.0, "int8": 1.0, "fp8": 1.0,
               "float": 4.0, "float32": 4.0, "fp32": 4.0}
 WIRE_BYTES = {"bfloat16": 2.0, "bf16": 2.0, "fp8": 1.0 + 4 / 128, "nvfp4": 0.5 + 1 / 16, "mxfp4": 0.5 + 1 / 32}
+PCIE4_X16_BYTES_PER_S = 31.5e9  # PCIe 4.0 x16, one direction: 16 GT/s x 16 lanes x 128/130 encoding / 8
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "alltoall")
 # bytes each GPU sends per byte of message (nccl-tests bus-bandwidth factors)
 _FACTOR = {"all_reduce": lambda n: 2.0 * (n - 1) / n, "all_gather": lambda n: (n - 1) / n,
@@ -37,8 +38,10 @@ _FACTOR = {"all_reduce": lambda n: 2.0 * (n - 1) / n, "all_gather": lambda n: (n
 
 def link_bytes_per_s(profile, gpus: int) -> float:
     """One-direction bandwidth per GPU for a collective over ``gpus`` GPUs (NVLink domain, else scale-out)."""
+    if profile.interconnect_gbps <= 0:  # no scale-up link (L40S): peers talk over PCIe
+        return PCIE4_X16_BYTES_PER_S
     if gpus <= profile.domain_size:
-        return max(profile.interconnect_gbps, 1.0) * 1e9 / 2.0
+        return profile.interconnect_gbps * 1e9 / 2.0
     return max(getattr(profile, "scaleout_gbps", None) or 50.0, 1.0) * 1e9  # 400 Gb/s NIC per GPU
 
 
