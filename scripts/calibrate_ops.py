@@ -176,7 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--wheel", type=Path, default=None, help="the wheel's systems/data folder (default: the sample)")
     ap.add_argument("--make-sample", type=Path, metavar="DIR", help="rebuild tests/data/measured/ops_*.csv")
     ap.add_argument("--fit", action="store_true", help="fit the shared op constants on all GPUs, print them")
-    ap.add_argument("--heldout", action="store_true", help="fit the shared constants without one GPU, report it")
+    ap.add_argument("--heldout", action="store_true", help="fit the shared constants without one GPU, report it; "
+                    "its architecture's constants from the other architectures / published figures")
+    ap.add_argument("--heldout-shared", action="store_true", help="as --heldout, but keep the held-out "
+                    "architecture's measured constants (only the shared constants are held out)")
     ap.add_argument("--bias", action="store_true", help="print the median signed log2 error too")
     args = ap.parse_args(argv)
     if args.make_sample:
@@ -186,8 +189,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.fit:
         print(fit_shared(data, set()))
         return 0
-    if args.heldout:
-        return _heldout(data)
+    if args.heldout or args.heldout_shared:
+        return _heldout(data, priors=not args.heldout_shared)
     results = evaluate(data)
     print(table(results))
     if args.bias:
@@ -269,10 +272,11 @@ def _prior(base: dict, arch: str, others: list[str]) -> dict:
     return upd
 
 
-def _heldout(data) -> int:
-    """Each GPU in turn: the shared constants fitted on the other two GPUs, its architecture's op
-    constants the mean of the other two architectures' (``_prior``); attention efficiencies stay the
-    published FlashAttention figures."""
+def _heldout(data, priors: bool = True) -> int:
+    """Each GPU in turn: the shared constants fitted on the other two GPUs; with ``priors``, its
+    architecture's op constants the mean of the other two architectures' and its attention and GEMM
+    efficiencies the published figures (``_prior``: what an unmeasured architecture gets); without,
+    its architecture's measured constants kept (do the SHARED constants transfer?)."""
     from colint.hardware_profiles import _architectures, load_profile
 
     base = dict(_architectures())
@@ -283,7 +287,8 @@ def _heldout(data) -> int:
         arch = archs[gpu]
         others = [archs[g] for g in gpus if g != gpu]
         held = dict(base)
-        held[arch] = base[arch].model_copy(update=_prior(base, arch, others))
+        if priors:
+            held[arch] = base[arch].model_copy(update=_prior(base, arch, others))
         shared = fit_shared(data, {gpu}, held)
         print(f"{GPUS[gpu]}: shared constants fitted on the other GPUs: {shared}", file=sys.stderr)
         results += evaluate({k: v for k, v in data.items() if k[0] == gpu}, _with(held, shared))

@@ -10,7 +10,9 @@ layer's time: the others wait for it at the combine), as TensorRT-LLM's fused Mo
   busiest rank holds the hottest expert and the rank's mean share of the others.
 * grouped GEMMs on that rank: gate+up (N = 2·I/tp; I/tp when not gated) and down (K = I/tp), one
   grid over every touched local expert (the GEMM time model of colint.analysis.gemm_model with
-  M = the mean rows of a touched expert, N × touched experts);
+  M = the mean rows of a touched expert, N × touched experts), its compute efficiencies scaled by
+  ``moe_gemm_efficiency`` (a ptr-array grouped GEMM sustains less than one dense GEMM; fitted 0.7 on
+  A100, H100 and B200 together);
 * permute (gather the rows in expert order), activation, finalize (un-permute and top-k weighted
   sum): HBM passes over tokens·topk·H (and the intermediate), at the streaming bandwidth, plus
   ``moe_fixed_kernels`` kernel floors (top-k, permute, activation, finalize).
@@ -125,7 +127,7 @@ def moe_layer(tokens: int, hidden: int, inter: int, topk: int, experts: int, tp:
     est = gemm_s + quant_s + move_b / bw + fixed
     # roofline: uniform routing, every local expert's weights read once, no launch costs
     local = max(1, experts // max(ep, 1))
-    mean_rows = max(1, math.ceil(tokens * min(topk, experts) / experts * local / local))
+    mean_rows = max(1, math.ceil(tokens * min(topk, experts) / experts))
     up0 = estimate(mean_rows, n_up * local, hidden, fmt, profile, standalone=False, model=tmod)
     dn0 = estimate(mean_rows, hidden * local, i_shard, fmt, profile, standalone=False, model=tmod)
     sol = up0.sol_s + dn0.sol_s
