@@ -58,7 +58,8 @@ def collective(op: str, message_bytes: float, gpus: int, profile, model=None, im
     bw = link_bytes_per_s(profile, gpus)
     moved = _FACTOR[op](gpus) * message_bytes
     sol = moved / bw
-    eff = bw * tmod.link_efficiency
+    # one peer alone cannot fill a GPU's links: with n-1 peers at most (n-1)·peer_link_share of them
+    eff = bw * tmod.link_efficiency * min(1.0, (gpus - 1) * tmod.peer_link_share)
     if implementation == "custom" and op == "all_reduce":
         # one-shot: every GPU reads the n-1 peers' whole buffers; two-shot: reduce-scatter + all-gather
         oneshot = (gpus - 1) * message_bytes / eff if message_bytes <= tmod.oneshot_max_bytes else math.inf

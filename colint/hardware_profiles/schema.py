@@ -85,13 +85,14 @@ class TimeModel(Record, frozen=True, extra="forbid"):
     softmax_overlap: float = field(default=0.5, ge=0, le=1)  # share of the exp time hidden under MMAs
     moe_gemm_efficiency: float = field(default=1.0, gt=0, le=1)  # grouped expert GEMM vs dense, compute
     moe_fixed_kernels: float = field(default=4.0, ge=0)  # top-k, permute, activation, finalize kernels
+    peer_link_share: float = field(default=1.0, gt=0, le=1)  # share of a GPU's links one peer stream fills
     link_efficiency: float = field(default=0.8, gt=0, le=1)  # achieved / one-direction link bandwidth
     collective_latency_us: float = field(default=10.0, ge=0)  # NCCL collective's fixed latency
     collective_step_latency_us: float = field(default=1.0, ge=0)  # per log2(GPUs) hop
     # NCCL protocols: name -> (extra base latency us, ring-step latency in units of
     # collective_step_latency_us, share of the link bandwidth)
-    nccl_protocols: dict[str, tuple[float, float, float]] = field(
-        default_factory=lambda: {"ll": (0.0, 1.0, 0.5), "ll128": (2.0, 2.0, 0.9375), "simple": (8.0, 6.0, 1.0)})
+    nccl_protocols: dict[str, list[float]] = field(
+        default_factory=lambda: {"ll": [0.0, 1.0, 0.5], "ll128": [12.0, 2.0, 0.9375], "simple": [10.0, 6.0, 1.0]})
     custom_allreduce_latency_us: float = field(default=3.0, ge=0)  # TensorRT-LLM custom all-reduce floor
     oneshot_max_bytes: float = field(default=2.0**20, ge=0)  # one-shot all-reduce up to this message
     a2a_latency_us: dict[str, float] = field(default_factory=lambda: {"ht": 80.0, "ll": 30.0})
