@@ -214,8 +214,8 @@ SHARED_GRID = {  # the cross-architecture op constants (``common:`` in _architec
 }
 # per-architecture op constants measured on that architecture's GPU (MEAS-OPS); a held-out GPU takes
 # the mean of the other architectures' values instead (what a new architecture would get)
-ARCH_OPS = ("attention_floor_us", "mla_floor_us", "context_floor_us", "decode_item_cycles", "custom_allreduce_latency_us",
-            "collective_latency_us", "collective_step_latency_us")
+ARCH_OPS = ("attention_floor_us", "mla_floor_us", "context_floor_us", "decode_item_cycles",
+            "custom_allreduce_latency_us", "collective_latency_us", "collective_step_latency_us")
 
 
 def _with(base: dict, upd: dict) -> dict:
