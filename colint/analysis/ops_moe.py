@@ -11,7 +11,7 @@ layer's time: the others wait for it at the combine), as TensorRT-LLM's fused Mo
 * grouped GEMMs on that rank: gate+up (N = 2·I/tp; I/tp when not gated) and down (K = I/tp), one
   grid over every touched local expert (the GEMM time model of colint.analysis.gemm_model with
   M = the mean rows of a touched expert, N × touched experts), its compute efficiencies scaled by
-  ``moe_gemm_efficiency`` (a ptr-array grouped GEMM sustains less than one dense GEMM; fitted 0.7 on
+  ``moe_gemm_efficiency`` (a ptr-array grouped GEMM sustains less than one dense GEMM; fitted 0.6 on
   A100, H100 and B200 together);
 * permute (gather the rows in expert order), activation, finalize (un-permute and top-k weighted
   sum): HBM passes over tokens·topk·H (and the intermediate), at the streaming bandwidth, plus
