@@ -169,6 +169,33 @@ def gemm_cmd(dims, gpu, dtype, out_dtype, fmt, from_csv, output) -> None:
         click.echo(render_gemm({**d, "m_star": None if g.m_star == float("inf") else g.m_star}, profile.name))
 
 
+@cli.command("ops")
+@click.option("--gpu", default="b200", show_default=True, help="GPU profile name or YAML path.")
+@click.option("--from-csv", "from_csv", type=click.Path(dir_okay=False, allow_dash=True), required=True,
+              help="Rows with the measured-kernel columns (op_name selects the model: generation_attention, "
+                   "context_attention, mla_generation, mla_context, moe, all_reduce, all_gather, reduce_scatter, "
+                   "alltoall, moe_a2a); written back with estimate_ms and sol_ms added.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Output file.")
+def ops_cmd(gpu, from_csv, output) -> None:
+    """Estimates of attention, MLA, MoE and collective ops over a CSV (colint.analysis.ops_csv)."""
+    from colint.analysis.ops_csv import estimate_csv
+    from colint.errors import ColintError
+    from colint.hardware_profiles import load_profile
+
+    try:
+        profile = load_profile(gpu)
+        text = estimate_csv(from_csv, profile, warn=lambda msg: click.echo(msg, err=True))
+    except ColintError as exc:
+        raise _fail(exc.located() if getattr(exc, "path", None) else f"colint: error: {exc.message}")
+    if output:
+        try:
+            _write_atomic(output, text)
+        except OSError as exc:
+            raise _fail(f"{output}: error: cannot write: {exc.strerror or exc}")
+    else:
+        click.echo(text, nl=False)
+
+
 @cli.command("profiles")
 @click.argument("name", required=False)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)

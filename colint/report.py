@@ -7,8 +7,8 @@ them with matplotlib. Every time here is an ESTIMATE of colint's GEMM time model
   intensity, FLOP/B; attained FLOP/s = FLOPs / estimated time), the HBM roof and the compute
   roof and ridge of each format the GPU runs natively.
 - ``time_breakdown(w)``: where each step's estimated time goes — attention projections,
-  attention core, FFN (dense FFN, shared experts, routers), routed experts, LM head and
-  overheads (elementwise passes, kernel launches, TP collectives).
+  attention core, FFN (dense FFN, shared experts, routers), routed experts, LM head, collectives
+  (TP all-reduces, EP dispatch/combine) and overheads (elementwise passes, kernel launches).
 - ``pipeline_balance(w)``: for pp = 2..16, the imbalance (slowest stage / mean − 1) of the
   even split of the decoder layers and of the best contiguous split, in estimated prefill
   and decode time per layer (embedding on the first stage, LM head on the last).
@@ -26,7 +26,7 @@ PP_RANGE = range(2, 17)  # pipeline sizes charted
 # layer: 1,000 layers (the deepest published transformer, DeepNet) take as long as 32; 3,000 took 20 s and
 # 100,000 over 100 s. Deeper stacks are refused with this limit named (colint check reads up to 100,000).
 MAX_REPORT_LAYERS = 1_000
-COMPONENTS = ("attention projections", "attention core", "FFN", "experts", "LM head", "overheads")
+COMPONENTS = ("attention projections", "attention core", "FFN", "experts", "LM head", "collectives", "overheads")
 
 
 def roofline(w) -> dict[str, Any]:
@@ -65,6 +65,7 @@ def time_breakdown(w) -> dict[str, Any]:
             else:
                 parts["FFN"] += row.total_s
         parts["attention core"] = step.attention_core_s
+        parts["collectives"] = step.comm_s
         parts["overheads"] = max(0.0, step.estimate_s - sum(parts.values()))
         out["regimes"][regime] = {"step_s": step.estimate_s, "tokens": step.tokens, "seconds": parts,
                                   "shares": {k: (v / step.estimate_s if step.estimate_s else 0.0)

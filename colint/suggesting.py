@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from itertools import product
 from typing import Any, Optional
 
-from colint.analysis.gemm_model import estimate_unique
+from colint.analysis.vector_pricing import estimate_unique
 from colint.errors import ColintError, UsageError
 
 OBJECTIVES = ("throughput", "latency", "frontier")
@@ -293,6 +293,7 @@ def _probe_quantities(spec, workload, param_total: int) -> dict[str, float]:
         for a in workload.attention[regime]:
             p = f"a|{regime}|{a.kind}|{a.mixer}|"  # a kind with a parallel mixer has two cores
             q[p + "flops"], q[p + "bytes"], q[p + "layers"] = a.flops, a.bytes, a.layers
+            q[p + "est"] = a.estimate_s  # the op model's estimate (ops_attention), interpolated as is
         s = workload.steps[regime]
         q[f"r|{regime}"] = s.estimate_s - s.gemm_s - s.attention_core_s
     return q
@@ -396,7 +397,7 @@ class SearchModel:
         """Vectorized decode / prefill step estimates (s) and params for grid points (N x axes)."""
         import numpy as np
 
-        from colint.analysis.workload import _prefill_shape, attention_roof, routed_expert_rows
+        from colint.analysis.workload import _prefill_shape, routed_expert_rows
 
         sc, profile = self.scenario, self.profile
         q = self.interpolate(points)
@@ -406,7 +407,6 @@ class SearchModel:
             return q[:, col[name]]
 
         n_pts = points.shape[0]
-        roof = attention_roof(profile)
         out = {"params": np.rint(get("params")).astype(np.int64)}
         for regime in ("decode", "prefill"):
             tokens = sc.decode_concurrency if regime == "decode" else sc.prefill_tokens
@@ -435,24 +435,24 @@ class SearchModel:
                     touched, m = touched_at[at.reshape(key.shape)], m_at[at.reshape(key.shape)]
                     inst = inst * touched
                     grouped_n = np.rint(n * inst).astype(np.int64)
-                    jobs.append((info.dtype, m, n, k, layers, np.where(inst > 1, grouped_n, n)))
+                    jobs.append((info.dtype, m, n, k, layers, np.where(inst > 1, grouped_n, n), True))
                 else:
                     m = np.full(n_pts, m_tokens, dtype=np.int64)
-                    jobs.append((info.dtype, m, n, k, layers, n))
+                    jobs.append((info.dtype, m, n, k, layers, n, False))
             total = np.zeros(n_pts)
-            for dtype in {j[0] for j in jobs}:
-                sel = [j for j in jobs if j[0] == dtype]
+            for dtype, expert in {(j[0], j[6]) for j in jobs}:
+                sel = [j for j in jobs if j[0] == dtype and j[6] == expert]
                 m_all = np.concatenate([j[1] for j in sel])
                 n_all = np.concatenate([j[5] for j in sel])  # grouped N for touched experts, else N
                 k_all = np.concatenate([j[3] for j in sel])
-                t = estimate_unique(m_all, n_all, k_all, dtype, profile, sc.outputs)
+                t = estimate_unique(m_all, n_all, k_all, dtype, profile, sc.outputs, grouped=expert)
                 for i, j in enumerate(sel):
                     total += t[i * n_pts:(i + 1) * n_pts] * j[4]
             for a in self.attn:
                 if not a.startswith(f"a|{regime}|"):
                     continue
                 fl, by, layers = get(a + "|flops"), get(a + "|bytes"), np.rint(get(a + "|layers"))
-                est = roof.estimate_s(fl, by, maximum=np.maximum)
+                est = np.maximum(get(a + "|est"), 0.0)  # the attention op models' estimate at the nodes
                 total += np.where((fl > 0) | (by > 0), est, 0.0) * layers
             total += get(f"r|{regime}")
             out[regime + "_s"] = total

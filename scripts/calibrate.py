@@ -116,7 +116,7 @@ def files_from(args_data: list[str]) -> list[Path]:
     paths: list[Path] = []
     for d in args_data or [str(SAMPLE_DIR)]:
         p = Path(d)
-        paths += sorted(p.glob("*.csv")) if p.is_dir() else [p]
+        paths += sorted(p.glob("gemm_*.csv")) if p.is_dir() else [p]
     return paths
 
 

@@ -130,8 +130,9 @@ def test_suggest_search_model_matches_analysis(tmp_path):
     assert r.candidates
     for c in r.candidates:
         assert c.search_params_total == c.params_total
-        assert c.search_steps_s[0] == pytest.approx(c.estimates["prefill_step_s"], rel=1e-9)
-        assert c.search_steps_s[1] == pytest.approx(c.estimates["decode_step_s"], rel=1e-9)
+        # attention cores: the op models' estimates interpolated over the search nodes (see test_workload)
+        assert c.search_steps_s[0] == pytest.approx(c.estimates["prefill_step_s"], rel=0.1)
+        assert c.search_steps_s[1] == pytest.approx(c.estimates["decode_step_s"], rel=0.1)
 
 
 def test_cli_check_and_inspect(tmp_path, capsys):

@@ -103,7 +103,7 @@ def test_dense_peaks_from_hardware_reference(name, fmt, tflops):
 
 
 @pytest.mark.parametrize("name, absent", [
-    ("a100-sxm-80gb", "fp8"), ("h100-sxm", "nvfp4"), ("h200", "mxfp4"), ("l40s", "fp8_block"), ("mi300x", "fp8_block"),
+    ("a100-sxm-80gb", "fp8"), ("h100-sxm", "nvfp4"), ("h200", "mxfp4"), ("l40s", "nvfp4"), ("mi300x", "fp8_block"),
     ("mi300x", "mxfp4"), ("mi355x", "nvfp4"), ("gb300", "int8"),
 ])
 def test_formats_a_chip_lacks_are_absent(name, absent):

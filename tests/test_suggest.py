@@ -137,8 +137,9 @@ def test_search_model_matches_analysis():
         assert r.candidates, path
         for c in r.candidates:
             assert c.search_params_total == c.params_total
-            assert c.search_steps_s[0] == pytest.approx(c.estimates["prefill_step_s"], rel=1e-9)
-            assert c.search_steps_s[1] == pytest.approx(c.estimates["decode_step_s"], rel=1e-9)
+            # attention cores: the op models' estimates interpolated over the nodes (see test_workload)
+            assert c.search_steps_s[0] == pytest.approx(c.estimates["prefill_step_s"], rel=0.1)
+            assert c.search_steps_s[1] == pytest.approx(c.estimates["decode_step_s"], rel=0.1)
 
 
 def test_text_table_and_no_candidate_exit(capsys):

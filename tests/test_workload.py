@@ -143,13 +143,18 @@ def test_expert_all_to_all_matches_deepseek_isca_figure():
     # DeepSeek ISCA'25 §2.3.2 (domain.md V15): 32 tokens/device, FP8 dispatch + BF16 combine, H~7K,
     # 9 experts per token over 900 GB/s NVLink (NVL72): 6.72 us per layer step (their 9 = 8 routed + 1
     # shared; colint sends only the 8 routed, and only the (ep-1)/ep that leave the GPU).
-    from colint.analysis.workload import COLLECTIVE_LATENCY_S, expert_all_to_all_s
+    from colint.analysis.workload import expert_all_to_all_s
+    from colint.hardware_profiles import time_model
 
+    gb200 = load_profile("gb200")
+    tm = time_model(gb200)
     sc = make_scenario("latency", dtype="fp8", ep=72, concurrency=32)
-    t = expert_all_to_all_s(32, 8, 7168, sc, 900e9) - 2 * COLLECTIVE_LATENCY_S
-    assert t == pytest.approx(6.72e-6 * (8 / 9) * (7168 / 7000) * (71 / 72), rel=0.02)
-    w = analyse(_spec("tests/corpus/hf/deepseek__DeepSeek-V3.json"), load_profile("gb200"), sc)
-    assert w.steps["decode"].comm_s == pytest.approx(58 * expert_all_to_all_s(32, 8, 7168, sc, 900e9))
+    # DeepEP low-latency kernels at 32 tokens/rank: one copy per routed expert, FP8 (+1/128 scales) out, BF16 back
+    t = expert_all_to_all_s(32, 8, 7168, sc, gb200) - (tm.a2a_latency_us["ll_dispatch"] + tm.a2a_latency_us["ll_combine"]) * 1e-6
+    assert t * tm.link_efficiency * (1 + 4 / 128 + 2) / (1 + 2) == pytest.approx(
+        6.72e-6 * (8 / 9) * (7168 / 7000) * (71 / 72), rel=0.03)
+    w = analyse(_spec("tests/corpus/hf/deepseek__DeepSeek-V3.json"), gb200, sc)
+    assert w.steps["decode"].comm_s == pytest.approx(58 * expert_all_to_all_s(32, 8, 7168, sc, gb200))
 
 
 # -- Gemma-4 KV sharing (kv_shared) and K=V full layers (v_from_k) --------------------------------
@@ -202,7 +207,7 @@ def test_moe_helpers_take_tp():
 
 
 def test_expert_tokens_under_tp_and_ep():
-    from colint.analysis.workload import COLLECTIVE_LATENCY_S, expert_all_to_all_s
+    from colint.analysis.workload import expert_all_to_all_s, tp_all_reduce_s
 
     spec = _spec("tests/corpus/hf/deepseek__DeepSeek-V3.json")
     prof = load_profile("b200")
@@ -221,10 +226,9 @@ def test_expert_tokens_under_tp_and_ep():
     assert experts(1, 8)[1].m == 64  # eight TP1 groups (unchanged)
     assert experts(8, 64)[1].m == 64 and experts(8, 64)[1].instances == pytest.approx(4.0)  # 8 groups, 4 experts/GPU
     # comm: TP all-reduce (2 per layer, 61 layers) + all-to-all of 256 / 8 = 32 tokens per GPU (58 MoE layers)
-    link = prof.interconnect_gbps * 1e9 / 2
     sc = w.scenario
-    allreduce = 2 * (2.0 * 256 * 7168 * 2.0 * 7 / 8 / link + COLLECTIVE_LATENCY_S)
-    assert w.steps["decode"].comm_s == pytest.approx(61 * allreduce + 58 * expert_all_to_all_s(32, 8, 7168, sc, link))
+    allreduce = 2 * tp_all_reduce_s(256, 7168, 8, prof)
+    assert w.steps["decode"].comm_s == pytest.approx(61 * allreduce + 58 * expert_all_to_all_s(32, 8, 7168, sc, prof))
     # pipeline cost vector: one TP8 group's experts spread over its 8 GPUs by EP or by expert TP do the
     # same FLOPs per GPU per prefill step (before: ep=8 counted 8 groups' tokens)
     assert w.layer_costs[3].prefill_flops == pytest.approx(experts(8, 1)[0].layer_costs[3].prefill_flops)
@@ -256,8 +260,10 @@ def test_suggest_search_model_mirrors_expert_tokens_under_tp_and_ep(tp):
     est = SearchModel(axes, tie, doc, spec, target.profile, target.scenario, None, None).estimate(
         np.array([[a.original for a in axes]]))
     w = analyse(spec, target.profile, target.scenario)
-    assert est["decode_s"][0] == pytest.approx(w.steps["decode"].estimate_s, rel=1e-9)
-    assert est["prefill_s"][0] == pytest.approx(w.steps["prefill"].estimate_s, rel=1e-9)
+    # attention cores: the op models' estimate interpolated over the search nodes (not exact off the
+    # polynomial flops/bytes the roofline used); the candidates shown are re-analysed exactly
+    assert est["decode_s"][0] == pytest.approx(w.steps["decode"].estimate_s, rel=0.1)
+    assert est["prefill_s"][0] == pytest.approx(w.steps["prefill"].estimate_s, rel=0.1)
 
 
 def test_routed_expert_rows_uniform_routing_and_top_k_above_experts():

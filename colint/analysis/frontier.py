@@ -255,7 +255,7 @@ def _decode_prices(profile, grid, w1, w2):
     import numpy as np
 
     from colint.analysis.workload import attention_roof, routed_expert_rows
-    from colint.analysis.gemm_model import estimate_unique
+    from colint.analysis.vector_pricing import estimate_unique
 
     sc = w1.scenario
     b = np.asarray(grid, dtype=np.float64)

@@ -335,18 +335,3 @@ def estimate_arrays(m, n, k, dtype: str, profile, out_dtype: str | None = None, 
     out = {key: np.broadcast_to(np.asarray(v), shape) for key, v in r.items()}
     out["bound"] = np.where(out["math_s"] >= out["memory_s"], "compute", "memory")
     return out
-
-
-def estimate_unique(m, n, k, dtype, profile, out_dtype):
-    """estimate_arrays on the unique (M, N, K) triples only, scattered back (the vectorized pricing of
-    `colint suggest` and `colint pareto`: many variants share most GEMM shapes)."""
-    import numpy as np
-
-    (um, im), (un, inn), (uk, ik) = (np.unique(a, return_inverse=True) for a in (m, n, k))
-    key = (im.astype(np.int64) * un.size + inn) * uk.size + ik  # one integer per (M, N, K): a fast 1-D unique
-    ukey, inverse = np.unique(key, return_inverse=True)
-    k_i = ukey % uk.size
-    n_i = (ukey // uk.size) % un.size
-    m_i = ukey // (uk.size * un.size)
-    r = estimate_arrays(um[m_i], un[n_i], uk[k_i], dtype, profile, out_dtype, standalone=False)
-    return np.asarray(r["estimate_s"], dtype=np.float64)[inverse.reshape(-1)]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from colint.analysis.gemm_model import QUANT_PASS_BYTES, estimate
+from colint.analysis.ops_moe import grouped_model
 
 
 @dataclass
@@ -52,8 +53,11 @@ def padding_loss_s(workload, row, axis: str, value: int, multiple: int) -> float
     if (n_up, k_up) == (n, k):
         return 0.0
     out = workload.scenario.outputs
-    t = row.time.estimate_s if (n, k) == (row.n, row.k) else estimate(row.m, n, k, row.dtype, profile, out).estimate_s
-    t_up = estimate(row.m, n_up, k_up, row.dtype, profile, out).estimate_s
+    # the time model the row was priced with: routed experts run as the MoE's grouped GEMM (ops_moe)
+    model = grouped_model(profile) if row.parallel == "expert" and row.gemm.count else None
+    t = (row.time.estimate_s if (n, k) == (row.n, row.k)
+         else estimate(row.m, n, k, row.dtype, profile, out, model=model).estimate_s)
+    t_up = estimate(row.m, n_up, k_up, row.dtype, profile, out, model=model).estimate_s
     fixed = fixed_s(profile, row)
     work = (n * k) / (n_up * k_up)
     aligned_equiv = fixed + max(0.0, t_up - fixed) * work

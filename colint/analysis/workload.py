@@ -19,6 +19,7 @@ from colint.analysis.inventory import Gemm, gemms, kind_gemms
 from colint.analysis.kv_cache import (kind_mixers, kv_sources, mixer_kv_bytes_per_token, mixer_kv_read_bytes_per_token,
                                       mixer_state_bytes)
 from colint.analysis.moe import touched_share
+from colint.analysis.ops_moe import grouped_model
 from colint.analysis.scenario import Scenario
 from colint.spec.model import LayerKind, Mixer, ModelSpec
 
@@ -29,7 +30,6 @@ REGIMES = ("decode", "prefill")
 ROUTER_FORMAT = "bf16"  # routers stay in high precision (domain.md crib: NVFP4 readiness)
 ATTN_FORMAT = "bf16"  # attention core math (FlashAttention/FlashMLA BF16 path)
 ELEMENTWISE_PASSES = 6  # norm, residual, activation, rope...: activation-sized HBM passes per layer (estimate)
-COLLECTIVE_LATENCY_S = 5e-6  # one all-reduce's fixed latency inside an NVLink domain (estimate)
 ATTN_EFFICIENCY_FALLBACK = 0.7  # attention core's share of peak FLOP/s when the time model has no bf16 entry (estimate)
 
 
@@ -100,7 +100,7 @@ class Step:
     attention_s: float  # token mixer: projections + attention core
     ffn_s: float  # FFN / MoE GEMMs (incl. router)
     other_s: float  # LM head, elementwise, launches, collectives
-    comm_s: float  # TP all-reduce estimate (part of other_s)
+    comm_s: float  # collectives: TP all-reduces + EP dispatch/combine (colint.analysis.collectives; part of other_s)
     launch_s: float  # launches of non-GEMM kernels (part of other_s)
     kernels: int  # kernels per forward
     ftl_s: float | None = None  # prefill: time to first token for one `context` prompt
@@ -117,6 +117,11 @@ class Step:
     @property
     def other_share(self) -> float:
         return self.other_s / self.estimate_s if self.estimate_s else 0.0
+
+    @property
+    def collective_share(self) -> float:
+        """TP all-reduces and EP dispatch/combine (``comm_s``, a part of ``other_s``) over the step."""
+        return self.comm_s / self.estimate_s if self.estimate_s else 0.0
 
 
 @dataclass(frozen=True)
@@ -165,6 +170,9 @@ class Workload:
     max_decode_concurrency: int = 0  # sequences per GPU whose KV fits next to weights + activations (usable HBM)
     activation_bytes_per_gpu: float = 0.0  # peak working set of one forward (colint.analysis.memory)
     memory: Any = None  # colint.analysis.memory.MemoryFit: the whole footprint and usable memory
+    # regime -> layer kind -> the parts of ONE layer's estimate (s): attention_gemms, attention_core,
+    # ffn_gemms, elementwise, launches, collectives; they sum to that kind's LayerCost decode_s/prefill_s
+    layer_parts: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
     @property
     def memory_fits(self) -> bool:
@@ -293,10 +301,12 @@ def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None
                 inst = inst * touched
             else:
                 m = m_tokens
-            t = estimate(m, n, k, dtype, profile, out_fmt, standalone=False)
+            # routed experts run in the fused MoE's grouped GEMM (ops_moe: moe_gemm_efficiency)
+            gmod = grouped_model(profile) if g.parallel == "expert" and g.count else None
+            t = estimate(m, n, k, dtype, profile, out_fmt, standalone=False, model=gmod)
             if inst > 1:
                 # a grouped GEMM: one kernel, every touched expert's tiles in one grid
-                grouped = estimate(m, int(round(n * inst)), k, dtype, profile, out_fmt, standalone=False)
+                grouped = estimate(m, int(round(n * inst)), k, dtype, profile, out_fmt, standalone=False, model=gmod)
                 layer_s = grouped.estimate_s
             else:
                 layer_s = t.estimate_s  # one GEMM (a GPU holding one expert waits for it when touched)
@@ -407,39 +417,72 @@ def _attention(spec: ModelSpec, kind: LayerKind, n_layers: int, profile, sc: Sce
     if mx.kind not in ("attention", "mla"):
         attended = 0.0
     sol = max(flops / roof.peak_flops_per_s, bytes_ / roof.memory_bytes_per_s) if (flops or bytes_) else 0.0
-    est = roof.estimate_s(flops, bytes_) if (flops or bytes_) else 0.0
+    if mx.kind in ("attention", "mla") and (flops or bytes_):
+        est = _core_estimate_s(mx, sc, profile, regime, q_per_gpu, attended, window, flops)
+    else:  # linear attention / Mamba state update: a streaming kernel on the roofline's terms
+        est = roof.estimate_s(flops, bytes_) if (flops or bytes_) else 0.0
     return AttentionCost(kind.name, regime, n_layers, mx.kind, flops, bytes_, sol, est, kv_gpu, replication, attended)
 
 
-def group_bytes_per_s(profile, group: int, all_to_all: bool = False) -> float:
-    """Effective one-direction bandwidth per GPU of a collective over ``group`` GPUs (an estimate). Within the
-    profile's scale-up (NVLink) domain: half its bidirectional interconnect_gbps. Beyond it the traffic that
-    leaves the domain runs at the scale-out (NIC) bandwidth ``scale_out_gbps``: a ring all-reduce is paced by
-    its slowest hop (scale-out); an all-to-all sends (group - domain)/(group - 1) of its volume out of the
-    domain while the rest stays on NVLink, the slower of the two setting the time. Without a scale-out figure
-    in the profile the NVLink speed stands (and the rules say the group exceeds the domain)."""
-    nv = max(profile.interconnect_gbps, 1.0) * 1e9 / 2
-    so_gbps = getattr(profile, "scale_out_gbps", None)
-    dom = max(1, profile.domain_size)
-    if group <= dom or not so_gbps:
-        return nv
-    so = so_gbps * 1e9 / 2
-    if not all_to_all:
-        return min(nv, so)
-    out_share = (group - dom) / max(1, group - 1)
-    t_per_byte = max((1.0 - out_share) / nv, out_share / so)
-    return 1.0 / t_per_byte
+def _kv_dtype(b_kv: float) -> str:
+    """The measured kernels' name of a KV-cache element size (2 B bf16, 1 B fp8, 0.5625 B nvfp4)."""
+    return "bfloat16" if b_kv >= 2 else ("fp8" if b_kv >= 1 else "nvfp4")
 
 
-def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, link_bytes_per_s: float) -> float:
+def _core_estimate_s(mx: Mixer, sc: Scenario, profile, regime: str, q_per_gpu: int, attended: float,
+                     window: int | None, flops: float) -> float:
+    """An attention / MLA core's ESTIMATE from the op models (colint.analysis.ops_attention), checked
+    against measured TensorRT-LLM kernels (README "Op model accuracy")."""
+    from colint.analysis import ops_attention as ops
+
+    kv = _kv_dtype(sc.kv_bytes_per_elem)
+    tp = sc.tp
+    if regime == "decode":
+        ctx = max(1, int(round(attended)))
+        if mx.kind == "mla":
+            return ops.mla_decode(sc.decode_concurrency, ctx, q_per_gpu, mx.kv_lora_rank or 0,
+                                  mx.qk_rope_head_dim or 0, kv, profile)[0]
+        kv_heads = _ceil_div(max(1, mx.num_kv_heads), min(tp, max(1, mx.num_kv_heads)))
+        return ops.decode_attention(sc.decode_concurrency, ctx, q_per_gpu, kv_heads, mx.head_dim, 0, kv, profile)[0]
+    s, n_seq, _chunks = _prefill_shape(sc)
+    if mx.kind == "mla":
+        nope, rope = mx.qk_nope_head_dim or 0, mx.qk_rope_head_dim or 0
+        est, _ = ops.mla_prefill(n_seq, s, q_per_gpu, nope + rope, mx.v_head_dim or nope, kv, profile)
+        model_flops = 2.0 * n_seq * q_per_gpu * s * (s + 1) / 2.0 * (nope + rope + (mx.v_head_dim or nope))
+    else:
+        kv_heads = _ceil_div(max(1, mx.num_kv_heads), min(tp, max(1, mx.num_kv_heads)))
+        d_v = mx.v_head_dim or mx.head_dim
+        est, _ = ops.context_attention(n_seq, s, q_per_gpu, kv_heads, mx.head_dim, window or 0, "bf16", kv, profile,
+                                       v_head_dim=d_v)
+        w = window if window and window < s else s
+        model_flops = 2.0 * n_seq * q_per_gpu * (w * (w + 1) / 2.0 + (s - w) * w) * (mx.head_dim + d_v)
+    # a chunk of a longer prompt also attends to the earlier chunks' cache: the same kernel, more keys
+    return est * max(1.0, flops / model_flops) if model_flops > 0 else est
+
+
+def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, profile) -> float:
     """EP dispatch + combine of one MoE layer for ``tokens`` dispatched by one GPU (analyse passes
     its attention group's tokens / tp: the group's ranks split them, as DeepSeek's TP+SP attention
-    and SGLang's DeepEP path do; an estimate) (DeepSeek ISCA'25 form, domain.md §10):
-    (b_dispatch + b_combine)·T·k·H·(ep−1)/ep / link bandwidth, + two collective latencies.
-    Dispatch travels in the GEMM format (FP8 or narrower: 1 B; else 2 B), combine in BF16."""
-    b_dispatch = 1.0 if FORMATS.get(sc.gemm_format, ("bf16", 2.0, 2.0))[1] <= 1.1 else 2.0
-    vol = (b_dispatch + 2.0) * tokens * top_k * hidden * (sc.ep - 1) / sc.ep
-    return vol / link_bytes_per_s + 2 * COLLECTIVE_LATENCY_S
+    and SGLang's DeepEP path do): the DeepEP op model of colint.analysis.collectives (an ESTIMATE;
+    dispatch in the GEMM format (FP8 or narrower: FP8; NVFP4 as NVFP4; else BF16), combine in BF16;
+    the low-latency kernels for decode-sized batches (<= 128 tokens per rank), else high-throughput)."""
+    from colint.analysis.collectives import moe_dispatch_combine
+
+    fmt = sc.gemm_format
+    wire = "nvfp4" if fmt in ("nvfp4", "mxfp4") else ("fp8" if FORMATS.get(fmt, ("bf16", 2.0, 2.0))[1] <= 1.1
+                                                      else "bfloat16")
+    backend = "deepep_ll" if tokens <= 128 else "deepep_ht"
+    d = moe_dispatch_combine("dispatch", tokens, hidden, top_k, sc.ep, wire, profile, backend=backend)[0]
+    c = moe_dispatch_combine("combine", tokens, hidden, top_k, sc.ep, wire, profile, backend=backend)[0]
+    return d + c
+
+
+def tp_all_reduce_s(tokens: int, hidden: int, tp: int, profile) -> float:
+    """One TP all-reduce of ``tokens`` x ``hidden`` BF16 activations (TensorRT-LLM's custom
+    one-shot/two-shot kernel; colint.analysis.collectives; an ESTIMATE)."""
+    from colint.analysis.collectives import collective
+
+    return collective("all_reduce", tokens * hidden * 2.0, tp, profile, implementation="custom")[0]
 
 
 def _kernels_per_layer(kind: LayerKind, gemm_rows: int, tp: int) -> tuple[int, int]:
@@ -469,8 +512,6 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     counts = spec.layer_counts()
     b_act = 2.0  # BF16 activations between kernels
     h = spec.hidden_size
-    link_bytes_per_s = group_bytes_per_s(profile, scenario.tp)  # one direction; scale-out beyond the domain
-    ep_bytes_per_s = group_bytes_per_s(profile, scenario.ep, all_to_all=True)
 
     entries = _gemm_entries(spec)
     rows = {r: _gemm_rows(spec, profile, scenario, r, entries) for r in REGIMES}
@@ -501,6 +542,7 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
 
     steps: dict[str, Step] = {}
     per_kind_s: dict[str, dict[str, float]] = {r: {} for r in REGIMES}
+    parts: dict[str, dict[str, dict[str, float]]] = {r: {} for r in REGIMES}
     for regime in REGIMES:
         tokens = _tokens(scenario, regime)
         gemm_s = attn_core = attn_total = ffn = other = comm = launches = sol = 0.0
@@ -517,14 +559,22 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
             elem_s = act_bytes / (bw * tmod.memory_efficiency) + n_other * launch_s
             coll_s = 0.0
             if n_coll:
-                vol = 2.0 * tokens * h * b_act * (scenario.tp - 1) / scenario.tp
-                coll_s = n_coll * (vol / link_bytes_per_s + COLLECTIVE_LATENCY_S)
+                coll_s = n_coll * tp_all_reduce_s(tokens, h, scenario.tp, profile)
             if kind.ffn.kind == "moe" and scenario.ep > 1:
                 # each GPU dispatches its share of its attention group's tokens (split over tp ranks)
-                coll_s += expert_all_to_all_s(tokens / scenario.tp, kind.ffn.top_k, h, scenario, ep_bytes_per_s)
+                coll_s += expert_all_to_all_s(tokens / scenario.tp, kind.ffn.top_k, h, scenario, profile)
                 n_coll += 2
+            moe_move_s = 0.0
+            if kind.ffn.kind == "moe":
+                # permute + finalize (ops_moe): tokens·top-k rows of H gathered and scattered back, BF16
+                rows_gpu = tokens * kind.ffn.top_k * scenario.attention_dp_groups / max(scenario.ep, 1)
+                moe_move_s = (4.0 * rows_gpu * h * b_act) / (bw * tmod.memory_efficiency)
+            elem_s += moe_move_s
             layer_s = kt["attention"] + kt["ffn"] + core_s + elem_s + coll_s
             per_kind_s[regime][kind.name] = layer_s
+            parts[regime][kind.name] = {"attention_gemms": kt["attention"], "attention_core": core_s,
+                                        "ffn_gemms": kt["ffn"], "elementwise": elem_s - n_other * launch_s,
+                                        "launches": n_other * launch_s, "collectives": coll_s}
             gemm_s += n * (kt["attention"] + kt["ffn"])
             attn_core += n * core_s
             attn_total += n * (kt["attention"] + core_s)
@@ -614,7 +664,7 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
                      "tokens fit")
     return Workload(spec, profile, scenario, rows, attn, steps, layer_costs, emb, lm, kv_model, kv_gpu,
                     state_seq, launch_s, floor_s, notes, weights_gpu, mem.kv_cache_bytes_per_gpu, mem.hbm_bytes,
-                    mem.max_decode_concurrency, act, mem)
+                    mem.max_decode_concurrency, act, mem, parts)
 
 
 def summary(w: Workload) -> dict:
@@ -634,6 +684,7 @@ def summary(w: Workload) -> dict:
         return {"tokens": s.tokens, "estimate_s": s.estimate_s, "sol_s": s.sol_s, "attention_s": s.attention_s,
                 "attention_core_s": s.attention_core_s, "ffn_s": s.ffn_s, "other_s": s.other_s, "comm_s": s.comm_s,
                 "attention_share": s.attention_share, "ffn_share": s.ffn_share, "other_share": s.other_share,
+                "collective_share": s.collective_share,
                 "kernels": s.kernels, "ftl_s": s.ftl_s, "tokens_per_s": s.tokens_per_s}
 
     return {

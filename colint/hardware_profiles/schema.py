@@ -100,6 +100,33 @@ class TimeModel(Record, frozen=True, extra="forbid"):
     gemv_max_m: dict[str, int] = field(default_factory=dict)
     # Imperfect overlap of math and memory: t = (t_math^p + t_mem^p)^(1/p); p -> inf is max().
     overlap_p: float = field(default=4.0, ge=1)
+    # --- op models (colint.analysis.ops_attention / ops_moe / collectives; issue 12) ---
+    # Sustained fraction of the dense peak for FlashAttention's MMAs, per format (per architecture).
+    attention_efficiency: dict[str, float] = field(default_factory=lambda: {"bf16": 0.6})
+    # Fixed time of one attention kernel call (launch, KV-append/rope, prologue), microseconds.
+    attention_floor_us: float = field(default=5.0, ge=0)
+    # SM cycles of one decode work item (one sequence x one KV head) beyond its KV reads, by kernel kind
+    decode_item_cycles: dict[str, float] = field(default_factory=lambda: {"mha": 3000.0, "gqa": 3000.0})
+    mla_floor_us: Optional[float] = field(default=None, ge=0)  # MLA decode call (split-KV + combine); None: attention's
+    context_floor_us: float = field(default=15.0, ge=0)  # fixed time of one context-attention call
+    context_cta_cycles: float = field(default=5000.0, ge=0)  # SM cycles per (sequence, head, query tile)
+    context_tile_cycles: float = field(default=0.0, ge=0)  # SM cycles per (query tile, key tile) step
+    attention_tile: int = field(default=128, gt=0)  # query and key tile of a FlashAttention CTA
+    softmax_exp_per_clk: float = field(default=16.0, gt=0)  # SFU exp2 per SM per clock
+    softmax_overlap: float = field(default=0.5, ge=0, le=1)  # share of the exp time hidden under MMAs
+    moe_gemm_efficiency: float = field(default=1.0, gt=0, le=1)  # grouped expert GEMM vs dense, compute
+    moe_fixed_kernels: float = field(default=4.0, ge=0)  # top-k, permute, activation, finalize kernels
+    peer_link_share: float = field(default=1.0, gt=0, le=1)  # share of a GPU's links one peer stream fills
+    link_efficiency: float = field(default=0.8, gt=0, le=1)  # achieved / one-direction link bandwidth
+    collective_latency_us: float = field(default=10.0, ge=0)  # NCCL collective's fixed latency
+    collective_step_latency_us: float = field(default=1.0, ge=0)  # per log2(GPUs) hop
+    # NCCL protocols: name -> (extra base latency us, ring-step latency in units of
+    # collective_step_latency_us, share of the link bandwidth)
+    nccl_protocols: dict[str, list[float]] = field(
+        default_factory=lambda: {"ll": [0.0, 1.0, 0.5], "ll128": [12.0, 2.0, 0.9375], "simple": [10.0, 6.0, 1.0]})
+    custom_allreduce_latency_us: float = field(default=3.0, ge=0)  # TensorRT-LLM custom all-reduce floor
+    oneshot_max_bytes: float = field(default=2.0**20, ge=0)  # one-shot all-reduce up to this message
+    a2a_latency_us: dict[str, float] = field(default_factory=lambda: {"ht": 80.0, "ll": 30.0})
     sources: dict[str, str] = field(default_factory=dict)
 
 

@@ -96,7 +96,9 @@ def render_estimates(e: dict) -> str:
                 else f"prefill step, {s['tokens']} tokens")
         extra = f", FTL {_t(s['ftl_s'])}" if s.get("ftl_s") else ""
         lines.append(f"  {what}: estimate {_t(s['estimate_s'])} (roofline {_t(s['sol_s'])}){extra}; "
-                     f"attention {s['attention_share']:.0%}, FFN {s['ffn_share']:.0%}, other {s['other_share']:.0%}")
+                     f"attention {s['attention_share']:.0%}, FFN {s['ffn_share']:.0%}, "
+                     + (f"collectives {s['collective_share']:.0%}, " if s.get("collective_share") else "")
+                     + f"other {s['other_share'] - s.get('collective_share', 0.0):.0%}")
     for regime in ("decode", "prefill"):
         rows = e["gemms"][regime]
         lines.append(f"  {regime} GEMMs per GPU (M x N x K per shard; times per layer):")

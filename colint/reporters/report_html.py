@@ -19,7 +19,8 @@ DPI = 110
 LABELLED_PER_REGIME = 4  # roofline: the costliest GEMMs of each regime get a number and a legend entry
 REGIME_STYLE = {"prefill": ("o", "#1f77b4"), "decode": ("^", "#d62728")}
 COMPONENT_COLOURS = {"attention projections": "#4c72b0", "attention core": "#8172b3", "FFN": "#55a868",
-                     "experts": "#c44e52", "LM head": "#ccb974", "overheads": "#8c8c8c"}
+                     "experts": "#c44e52", "LM head": "#ccb974", "collectives": "#64b5cd",
+                     "overheads": "#8c8c8c"}
 
 
 def _pyplot():

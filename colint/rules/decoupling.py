@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from colint.analysis.scale_out import scale_out_cost_pct
 from colint.rules._fixes import divisors, edit_key, param_delta
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
 
@@ -287,14 +288,12 @@ def kv_parallelism_pays(ctx: Context):
           sources=SOURCES_KV[:1] + ("NVIDIA DGX user guides: one 400 Gb/s ConnectX-7 per GPU (HGX H100/B200)",)),
       graded=True)
 def tp_beyond_domain(ctx: Context):
-    from colint.rules.moe_ep import scale_out_cost_pct
-
     sc, p = ctx.scenario, ctx.profile
     dom = max(1, p.domain_size)
     if sc.tp <= dom:
         return
     so = getattr(p, "scale_out_gbps", None)
-    eff = scale_out_cost_pct(ctx, "tp") if so else {"decode": 0.0, "prefill": 0.0}
+    eff = scale_out_cost_pct(ctx.workload, "tp") if so else {"decode": 0.0, "prefill": 0.0}
     loss = max(eff.values()) if so else None
     msg = (f"tp={sc.tp} spans {-(-sc.tp // dom)} NVLink domains of {dom} on {ctx.gpu}: every layer's all-reduce "
            "crosses the scale-out network"

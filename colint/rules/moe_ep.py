@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from colint.analysis.gemm_model import tile_efficiency
+from colint.analysis.scale_out import scale_out_cost_pct
 from colint.analysis.moe import (concurrency_for_m, ep_for_m, experts_per_gpu, experts_touched, redundant_to_fill,
                                  tokens_per_expert)
 from colint.rules._fixes import edit_key, param_delta
@@ -285,34 +286,6 @@ def fine_grained_under_tp(ctx: Context):
             fixes=[fix(f"experts on ep={tp} (tp for attention only)", "display")])
 
 
-def scale_out_cost_pct(ctx: Context, kind: str) -> dict[str, float]:
-    """Per regime, the estimated share of the step that the collectives of ``kind`` ("ep": the MoE all-to-all,
-    "tp": the attention/FFN all-reduce) lose by crossing the NVLink domain: their time at the scale-out
-    pricing minus their time if the domain were large enough."""
-    from colint.analysis.workload import expert_all_to_all_s, group_bytes_per_s
-
-    w, sc, spec, p = ctx.workload, ctx.scenario, ctx.spec, ctx.profile
-    nv = max(p.interconnect_gbps, 1.0) * 1e9 / 2
-    out = {}
-    for regime in ("decode", "prefill"):
-        tokens = sc.decode_concurrency if regime == "decode" else sc.prefill_tokens
-        lost = 0.0
-        for k, n in zip(spec.layer_kinds, spec.layer_counts()):
-            if not n:
-                continue
-            if kind == "ep" and k.ffn.kind == "moe" and sc.ep > 1:
-                bw = group_bytes_per_s(p, sc.ep, all_to_all=True)
-                lost += n * (expert_all_to_all_s(tokens / sc.tp, k.ffn.top_k, spec.hidden_size, sc, bw)
-                             - expert_all_to_all_s(tokens / sc.tp, k.ffn.top_k, spec.hidden_size, sc, nv))
-            elif kind == "tp" and sc.tp > 1:
-                vol = 2.0 * tokens * spec.hidden_size * 2.0 * (sc.tp - 1) / sc.tp
-                bw = group_bytes_per_s(p, sc.tp)
-                lost += n * 2 * (vol / bw - vol / nv)
-        step = w.steps[regime].estimate_s
-        out[regime] = 100.0 * lost / step if step else 0.0
-    return out
-
-
 @rule("CL504", "ep-beyond-scale-up-domain", FAMILY, "error",
       "Expert parallelism spans more GPUs than the NVLink domain: the all-to-all runs at scale-out speed.",
       RuleDoc(
@@ -335,7 +308,7 @@ def ep_beyond_domain(ctx: Context):
     if sc.ep <= dom or not _moe_kinds(spec):
         return
     so = getattr(p, "scale_out_gbps", None)
-    eff = scale_out_cost_pct(ctx, "ep") if so else {"decode": 0.0, "prefill": 0.0}
+    eff = scale_out_cost_pct(ctx.workload, "ep") if so else {"decode": 0.0, "prefill": 0.0}
     loss = max(eff.values()) if so else None
     out_share = (sc.ep - dom) / max(1, sc.ep - 1)
     msg = (f"ep={sc.ep} spans {-(-sc.ep // dom)} NVLink domains of {dom} on {ctx.gpu}: {out_share:.0%} of the expert "

@@ -1,0 +1,111 @@
+"""Collective op models (issue 12): all-reduce, all-gather, reduce-scatter, all-to-all, MoE dispatch/combine.
+
+Each is a latency term plus a bandwidth term over the scale-up link (the α-β model; Thakur,
+Rabenseifner & Gropp 2005, "Optimization of Collective Communication Operations in MPICH"):
+
+* bandwidth: the bytes each GPU moves / (link bandwidth · ``link_efficiency``). Link bandwidth is
+  the profile's one-direction scale-up bandwidth (``interconnect_gbps`` / 2) inside an NVLink domain
+  (n <= ``domain_size``); beyond it, ``scale_out_gbps`` per GPU for the traffic that leaves the domain.
+  Bytes per GPU for a message of M bytes over n GPUs (NCCL's "bus bandwidth" factors, nccl-tests
+  doc/PERFORMANCE.md): all-reduce 2(n−1)/n·M; all-gather, reduce-scatter, all-to-all (n−1)/n·M
+  (M = the whole gathered / scattered buffer). A one-shot all-reduce (TensorRT-LLM's custom kernel
+  for small messages) reads all n−1 peers' whole buffers, (n−1)·M, up to ``oneshot_max_bytes``.
+* latency: ``collective_latency_us`` + ``collective_step_latency_us``·steps, steps = 2(n−1) for a
+  ring all-reduce, n−1 for all-gather / reduce-scatter and all-to-all (Thakur et al. Table 1);
+  TensorRT-LLM's custom all-reduce: ``custom_allreduce_latency_us`` (one barrier).
+* MoE dispatch/combine (DeepEP high-throughput / low-latency kernels): each token travels to the
+  distinct remote ranks holding its top-k experts, ep·(1 − (1 − 1/ep)^k)·(ep − 1)/ep of them
+  (uniform routing); LL sends one copy per expert (no de-duplication). Dispatch in the wire format
+  (BF16 2 B, FP8 1 B + 1/128 scale, NVFP4 0.5625 B); combine in BF16 (DeepEP's combine). Plus a
+  fixed ``a2a_latency_us`` per backend (notify + barrier kernels).
+
+Returns ``(estimate_s, sol_s)``: sol is bytes / link bandwidth (no latency, no efficiency).
+"""
+
+from __future__ import annotations
+
+import math
+
+ELEM_BYTES = {"half": 2.0, "float16": 2.0, "fp16": 2.0, "bfloat16": 2.0, "bf16": 2.0, "int8": 1.0, "fp8": 1.0,
+              "float": 4.0, "float32": 4.0, "fp32": 4.0}
+WIRE_BYTES = {"bfloat16": 2.0, "bf16": 2.0, "fp8": 1.0 + 4 / 128, "nvfp4": 0.5 + 1 / 16, "mxfp4": 0.5 + 1 / 32}
+PCIE4_X16_BYTES_PER_S = 31.5e9  # PCIe 4.0 x16, one direction: 16 GT/s x 16 lanes x 128/130 encoding / 8
+OPS = ("all_reduce", "all_gather", "reduce_scatter", "alltoall")
+# bytes each GPU sends per byte of message (nccl-tests bus-bandwidth factors)
+_FACTOR = {"all_reduce": lambda n: 2.0 * (n - 1) / n, "all_gather": lambda n: (n - 1) / n,
+           "reduce_scatter": lambda n: (n - 1) / n, "alltoall": lambda n: (n - 1) / n}
+
+
+DEFAULT_SCALE_OUT_GBPS = 100.0  # a 400 Gb/s NIC per GPU, bidirectional (ConnectX-7, as on DGX H100/B200)
+
+
+def link_bytes_per_s(profile, gpus: int, all_to_all: bool = False) -> float:
+    """Effective one-direction bandwidth per GPU of a collective over ``gpus`` GPUs. Within the profile's
+    scale-up (NVLink) domain: half its bidirectional ``interconnect_gbps``. Beyond it the traffic that
+    leaves the domain runs at the scale-out (NIC) bandwidth ``scale_out_gbps`` (bidirectional, like
+    interconnect_gbps): a ring all-reduce is paced by its slowest hop; an all-to-all sends
+    (gpus - domain)/(gpus - 1) of its volume out of the domain while the rest stays on NVLink, the slower
+    of the two setting the time. A profile without a scale-out figure: a 400 Gb/s NIC per GPU."""
+    if profile.interconnect_gbps <= 0:  # no scale-up link (L40S): peers talk over PCIe
+        return PCIE4_X16_BYTES_PER_S
+    nv = profile.interconnect_gbps * 1e9 / 2.0
+    dom = max(1, profile.domain_size)
+    if gpus <= dom:
+        return nv
+    so = max(getattr(profile, "scale_out_gbps", None) or DEFAULT_SCALE_OUT_GBPS, 1.0) * 1e9 / 2.0
+    if not all_to_all:
+        return min(nv, so)
+    out_share = (gpus - dom) / max(1, gpus - 1)
+    return 1.0 / max((1.0 - out_share) / nv, out_share / so)
+
+
+def collective(op: str, message_bytes: float, gpus: int, profile, model=None, implementation: str = "nccl"):
+    """(estimate_s, sol_s) of one collective of ``message_bytes`` over ``gpus`` GPUs; ``implementation``
+    ``nccl`` or ``custom`` (TensorRT-LLM's one-shot/two-shot all-reduce)."""
+    from colint.hardware_profiles import time_model
+
+    tmod = model or time_model(profile)
+    if gpus <= 1 or message_bytes <= 0:
+        return 0.0, 0.0
+    if op not in _FACTOR:
+        raise ValueError(f"unknown collective '{op}'; known: {', '.join(OPS)}")
+    bw = link_bytes_per_s(profile, gpus, all_to_all=op == "alltoall")
+    moved = _FACTOR[op](gpus) * message_bytes
+    sol = moved / bw
+    # one peer alone cannot fill a GPU's links: with n-1 peers at most (n-1)·peer_link_share of them
+    eff = bw * tmod.link_efficiency * min(1.0, (gpus - 1) * tmod.peer_link_share)
+    if implementation == "custom" and op == "all_reduce":
+        # one-shot: every GPU reads the n-1 peers' whole buffers; two-shot: reduce-scatter + all-gather
+        oneshot = (gpus - 1) * message_bytes / eff if message_bytes <= tmod.oneshot_max_bytes else math.inf
+        twoshot = moved / eff + tmod.collective_step_latency_us * 1e-6 * 2
+        return tmod.custom_allreduce_latency_us * 1e-6 + min(oneshot, twoshot), sol
+    # ring algorithms: all-reduce 2(n-1) steps, all-gather / reduce-scatter n-1; all-to-all n-1 peer exchanges;
+    # NCCL picks the fastest protocol: LL (low latency, half the bandwidth: 4 B flag per 4 B of data),
+    # LL128 (120 of 128 B), Simple (full bandwidth, higher latency) (NCCL src/graph/tuning.cc model)
+    steps = 2.0 * (gpus - 1) if op == "all_reduce" else gpus - 1.0
+    best = math.inf
+    for base_us, hop_x, bw_frac in tmod.nccl_protocols.values():
+        hop_us = hop_x * tmod.collective_step_latency_us
+        t = (tmod.collective_latency_us + base_us + hop_us * steps) * 1e-6 + moved / (eff * bw_frac)
+        best = min(best, t)
+    return best, sol
+
+
+def moe_dispatch_combine(phase: str, tokens: float, hidden: int, topk: int, ep: int, dtype: str, profile,
+                         model=None, backend: str = "deepep_ht") -> tuple[float, float]:
+    """(estimate_s, sol_s) of one MoE dispatch or combine of ``tokens`` tokens per rank over ``ep`` ranks."""
+    from colint.hardware_profiles import time_model
+
+    tmod = model or time_model(profile)
+    if ep <= 1:
+        return 0.0, 0.0
+    b = 2.0 if phase == "combine" else WIRE_BYTES.get(dtype, 2.0)
+    if "ll" in backend.split("_"):
+        copies = topk * (ep - 1) / ep  # one copy per picked expert on another rank
+    else:
+        copies = ep * (1.0 - (1.0 - 1.0 / ep) ** topk) * (ep - 1) / ep  # distinct remote ranks
+    moved = tokens * hidden * b * copies
+    bw = link_bytes_per_s(profile, ep, all_to_all=True)
+    kind = "ll" if "ll" in backend.split("_") else "ht"
+    lat = tmod.a2a_latency_us.get(f"{kind}_{phase}", tmod.a2a_latency_us.get(kind, 50.0)) * 1e-6
+    return lat + moved / (bw * tmod.link_efficiency), moved / bw

@@ -1,0 +1,134 @@
+"""MoE layer op model (issue 12): routed experts with routing imbalance, plus permute/finalize.
+
+``moe_layer(...)`` prices ONE MoE layer call on the busiest expert-parallel rank (its time is the
+layer's time: the others wait for it at the combine), as TensorRT-LLM's fused MoE runs it:
+
+* routing: ``tokens`` tokens each pick ``topk`` of ``experts`` experts. ``balanced`` spreads the
+  tokens·topk picks evenly; ``power_law_<α>`` gives the r-th hottest expert a share ∝ r^-α
+  (Zipf; aiconfigurator's routing distributions), each expert capped at ``tokens`` rows (a token
+  picks an expert once). Experts are spread over ``ep`` ranks in contiguous blocks of E/ep; the
+  busiest rank holds the hottest expert and the rank's mean share of the others.
+* grouped GEMMs on that rank: gate+up (N = 2·I/tp; I/tp when not gated) and down (K = I/tp), one
+  grid over every touched local expert (the GEMM time model of colint.analysis.gemm_model with
+  M = the mean rows of a touched expert, N × touched experts), its compute efficiencies scaled by
+  ``moe_gemm_efficiency`` (a ptr-array grouped GEMM sustains less than one dense GEMM; fitted 0.6 on
+  A100, H100 and B200 together);
+* permute (gather the rows in expert order), activation, finalize (un-permute and top-k weighted
+  sum): HBM passes over tokens·topk·H (and the intermediate), at the streaming bandwidth, plus
+  ``moe_fixed_kernels`` kernel floors (top-k, permute, activation, finalize).
+
+Returns ``(estimate_s, sol_s)``; sol is the roofline of the same GEMMs with uniform routing.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from colint.analysis.gemm_model import FORMATS, canonical, estimate
+
+# Measured MoE dtypes -> colint GEMM format (weight-only MXFP4 with BF16 activations: int4_wo's path)
+MOE_FORMATS = {"w4a16_mxfp4": "int4_wo", "w4afp8": "fp8", "int4_wo": "int4_wo", "int8_wo": "int8_wo"}
+
+
+def routing_alpha(distribution: str) -> float:
+    """α of ``power_law_<α>``; 0 for ``balanced`` / uniform."""
+    d = (distribution or "").strip().lower()
+    if d.startswith("power_law"):
+        try:
+            return float(d.rsplit("_", 1)[1])
+        except (IndexError, ValueError):
+            return 1.01
+    return 0.0
+
+
+@lru_cache(maxsize=4096)
+def busiest_rank(tokens: int, topk: int, experts: int, ep: int, alpha: float) -> tuple[float, int]:
+    """(rows on the busiest EP rank, its touched experts) for ``tokens``·``topk`` picks over
+    ``experts`` experts in ``ep`` contiguous blocks."""
+    topk = min(topk, experts)
+    local = max(1, experts // max(ep, 1))
+    picks = float(tokens * topk)
+    if alpha <= 0:
+        mean = picks / experts
+        touched = experts * (1.0 - (1.0 - topk / experts) ** tokens) if tokens * topk < experts else float(experts)
+        rows = mean * local
+        return rows, max(1, min(local, round(touched * local / experts) if touched < experts else local))
+    w = [r ** -alpha for r in range(1, experts + 1)]
+    total = sum(w)
+    load = [min(float(tokens), picks * x / total) for x in w]
+    # capped picks spill to the others in proportion (a token's k picks go to k distinct experts)
+    spill = picks - sum(load)
+    if spill > 1e-9:
+        free = [tokens - x for x in load]
+        fsum = sum(free)
+        load = [x + spill * f / fsum for x, f in zip(load, free)] if fsum > 0 else load
+    hot = load[0]
+    rest = (sum(load) - hot) / max(experts - 1, 1)
+    rows = hot + (local - 1) * rest
+    # touched experts on that rank: the hot one plus the others with >= 1 expected row
+    expect_touched = 1 + (local - 1) * (1.0 - math.exp(-rest)) if local > 1 else 1
+    return rows, max(1, round(expect_touched))
+
+
+_GROUPED: dict[int, tuple[object, object]] = {}
+
+
+def _grouped(tmod):
+    """The time model of a grouped (ptr-array) expert GEMM: the dense model with its compute
+    efficiencies scaled by ``moe_gemm_efficiency`` (one scheduler over many small problems)."""
+    hit = _GROUPED.get(id(tmod))
+    if hit is not None and hit[0] is tmod:
+        return hit[1]
+    f = tmod.moe_gemm_efficiency
+    g = tmod if f == 1.0 else tmod.model_copy(
+        update={"compute_efficiency": {k: v * f for k, v in tmod.compute_efficiency.items()}})
+    _GROUPED[id(tmod)] = (tmod, g)
+    return g
+
+
+def grouped_model(profile):
+    """The grouped expert-GEMM time model of ``profile``'s architecture (the step's routed experts)."""
+    from colint.hardware_profiles import time_model
+
+    return _grouped(time_model(profile))
+
+
+def moe_layer(tokens: int, hidden: int, inter: int, topk: int, experts: int, tp: int, ep: int,
+              distribution: str, dtype: str, profile, gated: bool = True, model=None) -> tuple[float, float]:
+    """One MoE layer (routed experts) on the busiest rank: (estimate_s, sol_s)."""
+    from colint.hardware_profiles import time_model
+
+    tmod = model or time_model(profile)
+    fmt = MOE_FORMATS.get(dtype.strip().lower(), canonical(dtype))
+    if fmt not in FORMATS:
+        fmt = "bf16"
+    if not profile.has(FORMATS[fmt][0]):
+        fmt = "bf16"
+    i_shard = max(1, -(-inter // max(tp, 1)))
+    n_up = (2 if gated else 1) * i_shard
+    rows, touched = busiest_rank(int(tokens), int(topk), int(experts), int(ep), routing_alpha(distribution))
+    m = max(1, math.ceil(rows / touched))
+    gmod = _grouped(tmod)
+    up = estimate(m, n_up * touched, hidden, fmt, profile, standalone=False, model=gmod)
+    down = estimate(m, hidden * touched, i_shard, fmt, profile, standalone=False, model=gmod)
+    gemm_s = up.estimate_s + down.estimate_s
+    # quantize once (standalone call): a pass over the tokens' activations at the format's cost
+    quant_s = 0.0
+    if fmt not in ("bf16", "fp16", "int8_wo", "int4_wo"):
+        quant_s = tmod.format_overhead_us.get(fmt, 0.0) * 1e-6
+    bw = profile.memory_bytes_per_s * tmod.memory_efficiency
+    b_act = FORMATS[fmt][1]
+    # permute: read tokens' rows, write rows·H; activation: read rows·n_up, write rows·I;
+    # finalize: read rows·H (bf16 out of the down GEMM), write tokens·H
+    move_b = (tokens * hidden * b_act + rows * hidden * b_act + rows * (n_up + i_shard) * 2.0
+              + rows * hidden * 2.0 + tokens * hidden * 2.0)
+    fixed = tmod.moe_fixed_kernels * tmod.kernel_floor_us * 1e-6
+    est = gemm_s + quant_s + move_b / bw + fixed
+    # roofline: uniform routing, every local expert's weights read once, no launch costs
+    local = max(1, experts // max(ep, 1))
+    mean_rows = max(1, math.ceil(tokens * min(topk, experts) / experts))
+    up0 = estimate(mean_rows, n_up * local, hidden, fmt, profile, standalone=False, model=tmod)
+    dn0 = estimate(mean_rows, hidden * local, i_shard, fmt, profile, standalone=False, model=tmod)
+    sol = up0.sol_s + dn0.sol_s
+    return est, sol

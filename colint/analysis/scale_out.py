@@ -1,0 +1,31 @@
+"""What crossing the NVLink domain costs a deployment (an ESTIMATE): the share of each step that the
+collectives of tp or ep lose when their group is larger than the profile's scale-up domain, against
+the same collectives priced as if the domain were large enough (colint.analysis.collectives prices
+both). The rules CL504 (ep) and CL704 (tp) quote it."""
+
+from __future__ import annotations
+
+from colint.analysis.workload import expert_all_to_all_s, tp_all_reduce_s
+
+
+def scale_out_cost_pct(w, kind: str) -> dict[str, float]:
+    """Per regime, the estimated share (%) of workload ``w``'s step that ``kind``'s collectives ("ep": the
+    MoE dispatch/combine, "tp": the two all-reduces per layer) lose by crossing the NVLink domain."""
+    sc, spec, p = w.scenario, w.spec, w.profile
+    wide = p.model_copy(update={"domain_size": max(p.domain_size, sc.tp, sc.ep)})  # the domain large enough
+    out = {}
+    for regime in ("decode", "prefill"):
+        tokens = sc.decode_concurrency if regime == "decode" else sc.prefill_tokens
+        lost = 0.0
+        for k, n in zip(spec.layer_kinds, spec.layer_counts()):
+            if not n:
+                continue
+            if kind == "ep" and k.ffn.kind == "moe" and sc.ep > 1:
+                args = (tokens / sc.tp, k.ffn.top_k, spec.hidden_size, sc)
+                lost += n * (expert_all_to_all_s(*args, p) - expert_all_to_all_s(*args, wide))
+            elif kind == "tp" and sc.tp > 1:
+                lost += n * 2 * (tp_all_reduce_s(tokens, spec.hidden_size, sc.tp, p)
+                                 - tp_all_reduce_s(tokens, spec.hidden_size, sc.tp, wide))
+        step = w.steps[regime].estimate_s
+        out[regime] = 100.0 * lost / step if step else 0.0
+    return out
