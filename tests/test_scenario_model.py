@@ -55,4 +55,4 @@ def test_kv_and_output_formats_from_the_project_config(tmp_path):
     (bad / "pyproject.toml").write_text('[tool.colint]\nkv-dtype = "fp7"\n')
     (bad / "c.json").write_text(cfg.read_text())
     r = CliRunner().invoke(cli, ["check", str(bad / "c.json")])
-    assert r.exit_code == 2 and "pyproject.toml:2:1: error: kv-dtype: unknown KV-cache format" in r.output
+    assert r.exit_code == 2 and "pyproject.toml:2:1 is invalid: kv-dtype: unknown KV-cache format" in r.output

@@ -232,7 +232,9 @@ def test_several_gpus_read_as_one_block_per_finding_in_gpu_order():
     # the same finding on each GPU is adjacent, in the --gpu order, whatever each GPU's estimated loss
     fs = run(f"{CORPUS}/megatron/nemo-launcher__falcon_7b.yaml", ["CL201"], tp=8, gpus=["mi300x", "b200", "h100-sxm"])
     assert [(f.key, f.severity, f.gpu) for f in fs] == [
-        ("model.ffn_hidden_size", "warning", "mi300x"), ("model.ffn_hidden_size", "info", "b200"),
+        # est. 0.44% / 0.35% / 0.36% of a step once the TP all-reduces are priced from measured kernels (issue 12):
+        # below the 0.5% warning threshold on every GPU
+        ("model.ffn_hidden_size", "info", "mi300x"), ("model.ffn_hidden_size", "info", "b200"),
         ("model.ffn_hidden_size", "info", "h100-sxm"),
         ("model.hidden_size", "info", "mi300x"), ("model.hidden_size", "info", "b200"),
         ("model.hidden_size", "info", "h100-sxm")]
