@@ -33,6 +33,7 @@ class CheckOptions:
     # (config dir, glob, codes): findings of those codes are dropped for files matching the glob
     per_file_ignores: list[tuple[str, str, frozenset]] = field(default_factory=list)
     baseline: Any = None  # colint.suppression.Baseline: accepted findings, reported no more
+    close_advice: bool = True  # re-check every fix at the state it leads to before showing it (colint.closure)
 
 
 @dataclass
@@ -139,8 +140,10 @@ def check_file(path: str, targets: list[Target], opts: CheckOptions, rules=None)
     return check_document(path, doc, targets, opts, rules)
 
 
-def check_document(path: str, doc, targets: list[Target], opts: CheckOptions, rules=None) -> FileResult:
-    """Check an already-loaded Document (``--fix`` re-checks its edited text this way)."""
+def check_document(path: str, doc, targets: list[Target], opts: CheckOptions, rules=None, *,
+                   close: bool = True) -> FileResult:
+    """Check an already-loaded Document (``--fix`` re-checks its edited text this way, ``close=False``:
+    without re-checking each fix's own state, colint.closure)."""
     from colint.rules import select_rules
     from colint.spec import normalize
     from colint.suppression import apply_suppressions
@@ -156,7 +159,12 @@ def check_document(path: str, doc, targets: list[Target], opts: CheckOptions, ru
         result.error = exc
         return result
     result.format, result.model_type, result.spec, result.doc = spec.format, spec.model_type, spec, doc
-    findings = _locate_keys(doc, check_spec(spec, targets, opts, rules))
+    findings = check_spec(spec, targets, opts, rules)
+    if close and opts.close_advice:
+        from colint.closure import close_advice
+
+        findings = close_advice(path, doc, spec, findings, targets, opts, rules)
+    findings = _locate_keys(doc, findings)
     result.findings, result.suppressed = apply_suppressions(path, doc, findings, {r.code for r in rules}, opts)
     return result
 
@@ -302,7 +310,7 @@ def fix_grouped(results: list[FileResult], groups: list, *, unsafe: bool = False
                 if text == doc.text:
                     continue
                 new_doc = load_text(text, r.path, syntax=doc.syntax)
-                again = check_document(r.path, new_doc, targets, opts, rules)
+                again = check_document(r.path, new_doc, targets, opts, rules, close=False)
                 if again.error is None and _badness(again.findings) < _badness(findings):
                     doc, findings, accepted = new_doc, again.findings, True
                     break

@@ -105,7 +105,8 @@ def kv_cache_replicated(ctx: Context):
         "along the sequence",
     ]
     fixes = [fix(("run attention data-parallel" if n_kv == 1 else f"run attention with tp<={n_kv} (data-parallel "
-                  "replicas)") + f" and keep tp={tp} / ep for the FFN", "display")]
+                  "replicas)") + f" and keep tp={tp} / ep for the FFN", "display",
+                 settings={"tp": n_kv} if n_kv > 1 else {})]
     if not mla and mx.num_heads % tp == 0 and tp <= mx.num_heads:
         d = param_delta(spec, "num_kv_heads", tp, old=mx.num_kv_heads)
         fixes.append(fix(f"use {tp} KV heads ({d.label()}, {tp / n_kv:g}x the KV cache per token)", "unsafe",
@@ -192,7 +193,8 @@ def heads_not_divisible(ctx: Context):
             else:
                 msg = f"{count} {label} cannot be split over tp={tp} ({count / tp:.2f} per rank)"
             if max_tp and max_tp > 1:
-                fixes.append(fix(f"deploy with tp<={max_tp} (the largest power of two dividing {count})", "display"))
+                fixes.append(fix(f"deploy with tp<={max_tp} (the largest power of two dividing {count})", "display",
+                                 settings={"tp": max_tp}))
             elif max_tp == 1:
                 fixes.append(fix(f"run attention without tensor parallelism ({count} has no power-of-two divisor "
                                  "above 1): data-parallel attention, tp/ep for the FFN", "display"))

@@ -1,0 +1,263 @@
+"""Closure of advice: every fix is re-checked at the state it leads to before it is shown.
+
+A rule proposes fixes from its own point of view: CL501 asks for a wider EP, CL201 for the next
+multiple of 128. Applied blindly, such advice can raise another rule's finding (ep=72 over 384
+experts leaves 11% of the expert capacity idle: CL502), load a file that no longer loads, or
+change the model by a different amount than it says. So, as ``colint suggest`` does for its
+variants, each fix that edits the file or names a deployment setting is tried:
+
+* edits are spliced into the original text (colint.fixing.apply_edits), the result is loaded,
+  normalized and checked at the same settings;
+* settings ({"ep": 64}, {"tp": 8}, {"pp": 4}, {"concurrency": 512}) re-check the same spec with
+  those settings in force.
+
+A fix whose state shows a finding that was not there before (same code and key) at the fixed
+finding's severity or above — and always at warning or above — is *blocked*. A blocked fix is
+replaced by its first ``alternatives`` entry that is not blocked; with none, it is left out when
+the finding keeps another fix, and otherwise shown as display advice that names its trade-off
+(the finding it would raise) — unless that state does not load or raises an error: such a fix is
+never offered. A fix that changes nothing the family reads is dropped. The
+parameter delta a title states ("+2.3% FFN params", "-7.0% params") is replaced by the one the
+re-normalized file has, so the figure equals what ``colint inspect`` reports after the edit.
+
+Re-checks run with closure off (no recursion) and are cached per file by edits and settings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Optional
+
+from colint.errors import ColintError
+from colint.findings import SEVERITY_ORDER, Finding, Fix
+
+# CheckOptions fields a fix's settings may name
+SETTINGS = ("tp", "ep", "pp", "concurrency", "context", "dtype")
+WARNING = SEVERITY_ORDER["warning"]
+_DELTA = re.compile(r"([+\-−]\d+(?:\.\d+)?)% (FFN )?params")
+
+
+@dataclasses.dataclass
+class Outcome:
+    """The state a fix leads to: the findings there that were not there before (blocking ones), the
+    re-normalized spec (edits only), or the error that stops the file from being checked."""
+
+    blocking: list[Finding]
+    spec: Any = None
+    error: Optional[str] = None
+    noop: bool = False
+
+    def reason(self) -> str:
+        if self.error:
+            return f"the file would not load: {self.error}"
+        f = self.blocking[0]
+        more = f" (+{len(self.blocking) - 1} more)" if len(self.blocking) > 1 else ""
+        return f"raises {f.code} {f.severity}: {f.message}{more}"
+
+
+@dataclasses.dataclass
+class Stats:
+    """Counts over a run (``scripts``/tests read them): fixes re-checked, kept, replaced, downgraded."""
+
+    tried: int = 0
+    kept: int = 0
+    replaced: int = 0
+    dropped: int = 0
+    tradeoff: int = 0
+    noop: int = 0
+    delta_corrected: int = 0
+
+
+STATS = Stats()
+
+
+class Closure:
+    """Re-checks the fixes of one file's findings (``close``)."""
+
+    def __init__(self, path: str, doc, spec, findings: list[Finding], targets, opts, rules) -> None:
+        self.path, self.doc, self.spec, self.findings = path, doc, spec, findings
+        self.targets, self.opts, self.rules = targets, opts, rules
+        self.before = {(f.code, f.key, f.gpu): SEVERITY_ORDER[f.severity] for f in findings}
+        self._cache: dict = {}
+        self._targets: dict = {}
+        self._params: Optional[tuple] = None
+
+    # -- the states a fix leads to ---------------------------------------------------------------
+    def _targets_for(self, settings: dict):
+        key = tuple(sorted(settings.items()))
+        if key not in self._targets:
+            from colint.checking import build_targets
+
+            opts = dataclasses.replace(self.opts, **settings)
+            self._targets[key] = (opts, build_targets(opts) if self.targets else [])
+        return self._targets[key]
+
+    def outcome(self, fx: Fix, level: int) -> Outcome:
+        key = (tuple((e.key, repr(e.new)) for e in fx.edits), tuple(sorted(fx.settings.items())))
+        if key not in self._cache:
+            self._cache[key] = self._recheck(fx)
+        spec, findings, error, noop = self._cache[key]
+        if error is not None:
+            return Outcome([], error=error)
+        blocking = [f for f in findings if SEVERITY_ORDER[f.severity] <= level
+                    and self.before.get((f.code, f.key, f.gpu), 99) > SEVERITY_ORDER[f.severity]]
+        return Outcome(blocking, spec=spec, noop=noop)
+
+    def _recheck(self, fx: Fix):
+        from colint.checking import check_spec
+
+        settings = {k: v for k, v in fx.settings.items() if k in SETTINGS}
+        opts, targets = self._targets_for(settings) if settings else (self.opts, self.targets)
+        spec = self.spec
+        noop = False
+        try:
+            if fx.edits:
+                from colint.fixing import apply_edits
+                from colint.loading import load_text
+                from colint.spec import normalize
+
+                text = apply_edits(self.doc, fx.edits)
+                doc = load_text(text, self.path, syntax=self.doc.syntax)
+                spec = normalize(doc, input_format=opts.input_format, vocab_size=opts.vocab_size)
+                noop = _same_model(spec, self.spec)
+            findings = check_spec(spec, targets, opts, self.rules)
+        except ColintError as exc:
+            return None, [], exc.message if hasattr(exc, "message") else str(exc), False
+        except ValueError as exc:  # a value the splice cannot write
+            return None, [], str(exc), False
+        return spec, findings, None, noop
+
+    # -- parameter deltas ---------------------------------------------------------------------
+    def _honest_title(self, fx: Fix, spec) -> Fix:
+        """The title's stated parameter delta replaced by the re-normalized spec's."""
+        m = _DELTA.search(fx.title)
+        if not m or spec is None:
+            return fx
+        from colint.analysis.inventory import param_counts
+        from colint.rules._fixes import ffn_params
+
+        if self._params is None:
+            self._params = (param_counts(self.spec).total, ffn_params(self.spec))
+        total, ffn = self._params
+        if m.group(2) and ffn:
+            pct = 100.0 * (ffn_params(spec) - ffn) / ffn
+        elif total:
+            pct = 100.0 * (param_counts(spec).total - total) / total
+        else:
+            return fx
+        new = f"{pct:+.1f}% {m.group(2) or ''}params"
+        if new == m.group(0).replace("−", "-"):
+            return fx
+        STATS.delta_corrected += 1
+        return fx.model_copy(update={"title": fx.title[:m.start()] + new + fx.title[m.end():]})
+
+    # -- the pass over the findings -------------------------------------------------------------
+    def close(self) -> list[Finding]:
+        out = []
+        for f in self.findings:
+            if not any(fx.edits or fx.settings for fx in f.fixes):
+                out.append(f)
+                continue
+            level = max(SEVERITY_ORDER[f.severity], WARNING)
+            kept: list[Fix] = []
+            blocked: list[tuple[Fix, Outcome]] = []
+            for fx in f.fixes:
+                if not (fx.edits or fx.settings):
+                    kept.append(fx)
+                    continue
+                chosen, first = self._first_open(fx, level)
+                if chosen is None:
+                    if first is not None and first.noop:
+                        STATS.noop += 1
+                    else:
+                        blocked.append((fx, first))
+                    continue
+                kept.append(chosen)
+            # a trade-off is a state that runs: one that does not load or raises an error is no option at all
+            soft = [(fx, why) for fx, why in blocked
+                    if why.error is None and all(b.severity != "error" for b in why.blocking)]
+            if soft and not any(fx.edits or fx.settings for fx in kept):
+                fx, why = soft[0]
+                STATS.tradeoff += 1
+                kept.append(Fix(title=f"{fx.title} — trade-off: {why.reason()}", safety="display"))
+                STATS.dropped += len(blocked) - 1
+            else:
+                STATS.dropped += len(blocked)
+            out.append(f if kept == f.fixes else f.model_copy(update={"fixes": kept}))
+        return out
+
+    def _first_open(self, fx: Fix, level: int) -> tuple[Optional[Fix], Optional[Outcome]]:
+        """The fix itself when its state raises nothing blocking, else its first alternative that does
+        not; (None, the fix's own outcome) when none does."""
+        first = None
+        for i, cand in enumerate([fx] + list(fx.alternatives)):
+            STATS.tried += 1
+            oc = self.outcome(cand, level)
+            if first is None:
+                first = oc
+            if oc.error is None and not oc.blocking and not oc.noop:
+                if i:
+                    STATS.replaced += 1
+                else:
+                    STATS.kept += 1
+                clean = cand.model_copy(update={"alternatives": []}) if cand.alternatives else cand
+                return (self._honest_title(clean, oc.spec) if cand.edits else clean), oc
+        return None, first
+
+
+def _same_model(a, b) -> bool:
+    """The edit changed nothing the family reads (a key the adapter ignores)."""
+    return a.model_dump(exclude={"sources", "notes", "key_issues"}) == b.model_dump(
+        exclude={"sources", "notes", "key_issues"})
+
+
+def close_advice(path: str, doc, spec, findings: list[Finding], targets, opts, rules) -> list[Finding]:
+    """``findings`` with every fix re-checked at the state it leads to (see the module doc)."""
+    if not any(fx.edits or fx.settings for f in findings for fx in f.fixes):
+        return findings
+    return Closure(path, doc, spec, findings, targets, opts, rules).close()
+
+
+def verify(result, targets, opts, rules) -> list[tuple[Finding, Fix, list[Finding], Optional[str]]]:
+    """Apply every fix of a checked file that edits it or names a setting, re-check, and return
+    ``(finding, fix, new findings at warning or above, load error)`` per fix tried (the corpus closure
+    test and ``scripts/closure_sweep.py``). Independent of :class:`Closure`: it re-applies, re-loads and
+    re-checks from the file's text."""
+    from colint.checking import check_document
+
+    out = []
+    if result.error is not None or result.doc is None:
+        return out
+    before = {(f.code, f.key, f.gpu): SEVERITY_ORDER[f.severity] for f in result.findings}
+    targets_by: dict = {}
+    for f in result.findings:
+        for fx in f.fixes:
+            if not (fx.edits or fx.settings):
+                continue
+            settings = {k: v for k, v in fx.settings.items() if k in SETTINGS}
+            key = tuple(sorted(settings.items()))
+            if key not in targets_by:
+                from colint.checking import build_targets
+
+                o = dataclasses.replace(opts, **settings)
+                targets_by[key] = (o, build_targets(o) if settings else targets)
+            o, t = targets_by[key]
+            doc = result.doc
+            if fx.edits:
+                from colint.fixing import apply_edits
+                from colint.loading import load_text
+
+                try:
+                    doc = load_text(apply_edits(doc, fx.edits), result.path, syntax=doc.syntax)
+                except ColintError as exc:
+                    out.append((f, fx, [], exc.message))
+                    continue
+            again = check_document(result.path, doc, t, o, rules, close=False)
+            if again.error is not None:
+                out.append((f, fx, [], again.error.message))
+                continue
+            new = [g for g in again.findings if SEVERITY_ORDER[g.severity] <= WARNING
+                   and before.get((g.code, g.key, g.gpu), 99) > SEVERITY_ORDER[g.severity]]
+            out.append((f, fx, new, None))
+    return out
