@@ -12,7 +12,8 @@ variants, each fix that edits the file or names a deployment setting is tried:
   those settings in force.
 
 A fix whose state shows a finding that was not there before (same code and key) at the fixed
-finding's severity or above — and always at warning or above — is *blocked*. A blocked fix is
+finding's severity or above — and always at warning or above — is *blocked*, and so is an edit
+that leaves the finding it fixes standing at its severity (it fixes nothing). A blocked fix is
 replaced by its first ``alternatives`` entry that is not blocked; with none, it is left out when
 the finding keeps another fix, and otherwise shown as display advice that names its trade-off
 (the finding it would raise) — unless that state does not load or raises an error: such a fix is
@@ -93,7 +94,7 @@ class Closure:
             self._targets[key] = (opts, build_targets(opts) if self.targets else [])
         return self._targets[key]
 
-    def outcome(self, fx: Fix, level: int) -> Outcome:
+    def outcome(self, fx: Fix, level: int, fixed: Optional[Finding] = None) -> Outcome:
         key = (tuple((e.key, repr(e.new)) for e in fx.edits), tuple(sorted(fx.settings.items())))
         if key not in self._cache:
             self._cache[key] = self._recheck(fx)
@@ -102,6 +103,11 @@ class Closure:
             return Outcome([], error=error)
         blocking = [f for f in findings if SEVERITY_ORDER[f.severity] <= level
                     and self.before.get((f.code, f.key, f.gpu), 99) > SEVERITY_ORDER[f.severity]]
+        if fixed is not None and fx.edits:
+            # an edit that leaves the finding it fixes standing at its severity (2880 -> 2944 on a 256-wide
+            # cooperative tile: "not a multiple of 256") does not fix it
+            blocking += [f for f in findings if (f.code, f.key, f.gpu) == (fixed.code, fixed.key, fixed.gpu)
+                         and SEVERITY_ORDER[f.severity] <= SEVERITY_ORDER[fixed.severity]]
         return Outcome(blocking, spec=spec, noop=noop)
 
     def _recheck(self, fx: Fix):
@@ -166,7 +172,7 @@ class Closure:
                 if not (fx.edits or fx.settings):
                     kept.append(fx)
                     continue
-                chosen, first = self._first_open(fx, level)
+                chosen, first = self._first_open(fx, level, f)
                 if chosen is None:
                     if first is not None and first.noop:
                         STATS.noop += 1
@@ -187,13 +193,13 @@ class Closure:
             out.append(f if kept == f.fixes else f.model_copy(update={"fixes": kept}))
         return out
 
-    def _first_open(self, fx: Fix, level: int) -> tuple[Optional[Fix], Optional[Outcome]]:
+    def _first_open(self, fx: Fix, level: int, fixed: Finding) -> tuple[Optional[Fix], Optional[Outcome]]:
         """The fix itself when its state raises nothing blocking, else its first alternative that does
         not; (None, the fix's own outcome) when none does."""
         first = None
         for i, cand in enumerate([fx] + list(fx.alternatives)):
             STATS.tried += 1
-            oc = self.outcome(cand, level)
+            oc = self.outcome(cand, level, fixed)
             if first is None:
                 first = oc
             if oc.error is None and not oc.blocking and not oc.noop:

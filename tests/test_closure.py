@@ -99,3 +99,27 @@ def test_corpus_closure(name):
     assert tried > 50
     assert [(os.path.basename(p), code, title, [g.message for g in new], err)
             for p, code, title, new, err in bad] == []
+
+
+def test_gemma4_kv_fix_edits_the_global_kv_heads(tmp_path):
+    """Gemma-4's full layers read num_global_key_value_heads (attention_k_eq_v): CL701's fix edits that key, not
+    num_key_value_heads (16 already), and states the delta the edited file has."""
+    types = (["sliding_attention"] * 5 + ["full_attention"]) * 10
+    cfg = {"model_type": "gemma4_text", "hidden_size": 5376, "intermediate_size": 21504, "num_hidden_layers": 60,
+           "num_attention_heads": 32, "num_key_value_heads": 16, "head_dim": 256, "global_head_dim": 512,
+           "attention_k_eq_v": True, "num_global_key_value_heads": 4, "vocab_size": 262144,
+           "sliding_window": 1024, "layer_types": types}
+    r, _ = _check(json.dumps(cfg, indent=1), gpus=["h100-sxm"], tp=16)
+    (f,) = [f for f in r.findings if f.code == "CL701"]
+    assert f.key == "num_global_key_value_heads"
+    edits = [(e.key, e.old, e.new) for fx in f.fixes for e in fx.edits]
+    assert edits == [("num_global_key_value_heads", 4, 16)]
+
+
+def test_vocab_padding_is_never_safe():
+    path = os.path.join(HERE, "corpus", "hf", "gpt2__gpt2-medium-early-revision.json")
+    opts = CheckOptions()
+    r = check_file(path, build_targets(opts), opts, select_rules())
+    assert not [fx for f in r.findings for fx in f.fixes if fx.safety == "safe"]
+    (f,) = [f for f in r.findings if f.code == "CL202"]
+    assert [fx.safety for fx in f.fixes] == ["unsafe"]
