@@ -123,3 +123,38 @@ def test_vocab_padding_is_never_safe():
     assert not [fx for f in r.findings for fx in f.fixes if fx.safety == "safe"]
     (f,) = [f for f in r.findings if f.code == "CL202"]
     assert [fx.safety for fx in f.fixes] == ["unsafe"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["default", "h100-sxm tp=8"])
+def test_stated_parameter_deltas_are_what_inspect_reports(name):
+    """Every fix title's "+x.x% params" / "+x.x% FFN params" equals the change in the parameter count of the
+    edited file (params.total, as `colint inspect` reports it; FFN params for the FFN share), to one decimal."""
+    import re
+
+    from closure_sweep import SETTINGS, corpus
+
+    from colint.analysis.inventory import param_counts
+    from colint.fixing import apply_edits
+    from colint.rules._fixes import ffn_params
+    from colint.spec import normalize
+
+    opts = CheckOptions(**SETTINGS[name])
+    rules = select_rules()
+    targets = build_targets(opts)
+    checked = 0
+    for path in corpus():
+        r = check_file(path, targets, opts, rules)
+        for f in r.findings:
+            for fx in f.fixes:
+                m = re.search(r"([+\-]\d+\.\d)% (FFN )?params", fx.title)
+                if not m or not fx.edits:
+                    continue
+                after = normalize(load_text(apply_edits(r.doc, fx.edits), path, syntax=r.doc.syntax))
+                if m.group(2):
+                    pct = 100.0 * (ffn_params(after) - ffn_params(r.spec)) / ffn_params(r.spec)
+                else:
+                    pct = 100.0 * (param_counts(after).total - param_counts(r.spec).total) / param_counts(r.spec).total
+                assert m.group(1) == f"{pct:+.1f}", (os.path.basename(path), fx.title)
+                checked += 1
+    assert checked > 10
