@@ -72,6 +72,12 @@ class Stats:
 
 STATS = Stats()
 
+# Re-checked states shared by every file of a run: identical configs (a repository's copies of one
+# model) re-check each fix once. Keyed by the edited text (or the text and the settings) and the
+# check options; bounded so that a long run does not grow without limit.
+_SHARED: dict = {}
+SHARED_MAX = 4096
+
 
 class Closure:
     """Re-checks the fixes of one file's findings (``close``)."""
@@ -85,6 +91,12 @@ class Closure:
         self._params: Optional[tuple] = None
 
     # -- the states a fix leads to ---------------------------------------------------------------
+    def _opts_key(self):
+        if not hasattr(self, "_okey"):
+            o = self.opts
+            self._okey = (repr(o), tuple(r.code for r in self.rules), tuple(t.gpu for t in self.targets))
+        return self._okey
+
     def _targets_for(self, settings: dict):
         key = tuple(sorted(settings.items()))
         if key not in self._targets:
@@ -97,7 +109,14 @@ class Closure:
     def outcome(self, fx: Fix, level: int, fixed: Optional[Finding] = None) -> Outcome:
         key = (tuple((e.key, repr(e.new)) for e in fx.edits), tuple(sorted(fx.settings.items())))
         if key not in self._cache:
-            self._cache[key] = self._recheck(fx)
+            shared = (self.doc.text, self.doc.syntax, key, self._opts_key())
+            hit = _SHARED.get(shared)
+            if hit is None:
+                hit = self._recheck(fx)
+                if len(_SHARED) >= SHARED_MAX:
+                    _SHARED.clear()
+                _SHARED[shared] = hit
+            self._cache[key] = hit
         spec, findings, error, noop = self._cache[key]
         if error is not None:
             return Outcome([], error=error)
@@ -212,10 +231,16 @@ class Closure:
         return None, first
 
 
+_MODEL_FIELDS = ("hidden_size", "num_layers", "vocab_size", "vocab_padding", "tie_word_embeddings",
+                 "max_position_embeddings", "position_embeddings", "layer_kinds", "layer_pattern", "mtp_layers",
+                 "mtp_params", "embedding_params_extra", "extra_params", "quantization", "sliding_window",
+                 "per_layer_lists", "loader_rejects", "dtype")
+
+
 def _same_model(a, b) -> bool:
-    """The edit changed nothing the family reads (a key the adapter ignores)."""
-    return a.model_dump(exclude={"sources", "notes", "key_issues"}) == b.model_dump(
-        exclude={"sources", "notes", "key_issues"})
+    """The edit changed nothing the family reads (a key the adapter ignores): every field that shapes the model
+    or a finding is equal (Records compare by value)."""
+    return all(getattr(a, f) == getattr(b, f) for f in _MODEL_FIELDS)
 
 
 def close_advice(path: str, doc, spec, findings: list[Finding], targets, opts, rules) -> list[Finding]:
