@@ -6,7 +6,7 @@ known (a typo: ``num_key_value_head``). The table holds, per model_type colint r
 ``AutoConfig.for_model(model_type).to_dict()`` plus the attribute map's names (transformers is the
 authority; reading it at lint time would cost seconds, so the table is generated once).
 
-Run: ``HF_HUB_OFFLINE=1 .venv/bin/python scripts/gen_hf_keys.py``
+Run: ``HF_HUB_OFFLINE=1 .venv/bin/python scripts/gen_hf_keys.py [--check]``
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ def _consumed(cls) -> set:
     return {k for k in out if not k.startswith("_")}
 
 
-def main() -> int:
+def generate() -> dict:
+    """The table the installed transformers gives."""
     import transformers
     from transformers import AutoConfig, PretrainedConfig
 
@@ -66,11 +67,21 @@ def main() -> int:
         keys = set(cfg.to_dict()) | set(getattr(cfg, "attribute_map", {})) | set(
             getattr(cfg, "attribute_map", {}).values()) | _consumed(type(cfg))
         table[mt] = sorted(keys - set(common))
+    return {"transformers_version": transformers.__version__, "common": common, "model_types": table}
+
+
+def main() -> int:
+    """Write the table; ``--check``: exit 1 when the committed table differs from the installed transformers'."""
+    data = generate()
+    if "--check" in sys.argv[1:]:
+        with open(OUT, encoding="utf-8") as fh:
+            same = json.load(fh) == data
+        print("hf_keys.json is up to date" if same else "hf_keys.json differs from the installed transformers")
+        return 0 if same else 1
     with open(OUT, "w", encoding="utf-8") as fh:
-        json.dump({"transformers_version": transformers.__version__, "common": common, "model_types": table}, fh,
-                  indent=0, sort_keys=True)
+        json.dump(data, fh, indent=0, sort_keys=True)
         fh.write("\n")
-    print(f"wrote {OUT}: {len(table)} model types")
+    print(f"wrote {OUT}: {len(data['model_types'])} model types")
     return 0
 
 

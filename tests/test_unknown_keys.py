@@ -107,3 +107,17 @@ def test_llama_num_key_value_head_typo():
                                       ("abc", "abc", False)])
 def test_one_edit(a, b, near):
     assert one_edit(a, b) is near and one_edit(b, a) is near
+
+
+def test_committed_key_table_equals_installed_transformers():
+    """colint/spec/hf_keys.json is what scripts/gen_hf_keys.py makes from the installed transformers."""
+    import importlib.util
+    import json
+
+    pytest.importorskip("transformers")
+    root = os.path.dirname(HERE)
+    spec = importlib.util.spec_from_file_location("gen_hf_keys", os.path.join(root, "scripts", "gen_hf_keys.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with open(os.path.join(root, "colint", "spec", "hf_keys.json"), encoding="utf-8") as fh:
+        assert json.load(fh) == mod.generate()
