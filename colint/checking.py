@@ -6,11 +6,12 @@ located error (exit 2 overall) and the other files are still checked.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from colint.errors import ColintError, InternalError, ProfileError, UsageError
-from colint.findings import SEVERITY_ORDER, Finding, rank
+from colint.findings import SEVERITY_ORDER, Finding, Fix, rank
 from colint.settings import CheckOptions  # noqa: F401 - re-exported: the options a check runs with
 
 
@@ -148,8 +149,10 @@ def check_file(path: str, targets: list[Target], opts: CheckOptions, rules=None,
     return check_document(path, doc, targets, opts, rules)
 
 
-def check_document(path: str, doc, targets: list[Target], opts: CheckOptions, rules=None) -> FileResult:
-    """Check an already-loaded Document (``--fix`` re-checks its edited text this way)."""
+def check_document(path: str, doc, targets: list[Target], opts: CheckOptions, rules=None, *,
+                   close: bool = True) -> FileResult:
+    """Check an already-loaded Document (``--fix`` re-checks its edited text this way, ``close=False``:
+    without re-checking each fix's own state, colint.closure)."""
     from colint.rules import select_rules
     from colint.spec import normalize
     from colint.suppression import apply_suppressions
@@ -160,7 +163,13 @@ def check_document(path: str, doc, targets: list[Target], opts: CheckOptions, ru
     try:
         spec = normalize(doc, input_format=opts.input_format, vocab_size=opts.vocab_size)
         result.format, result.model_type, result.spec, result.doc = spec.format, spec.model_type, spec, doc
-        findings = _locate_keys(doc, check_spec(spec, targets, opts, rules))
+        findings = check_spec(spec, targets, opts, rules)
+        if close and opts.close_advice:
+            from colint.closure import close_advice
+
+            findings = close_advice(path, doc, spec, findings, targets, opts, rules, check_spec=check_spec,
+                                    build_targets=build_targets)
+        findings = _locate_keys(doc, findings)
         result.findings, result.suppressed = apply_suppressions(path, doc, findings, {r.code for r in rules}, opts)
     except ColintError as exc:
         if exc.path is None:
@@ -347,7 +356,7 @@ def _fix_one(r: FileResult, opts, rules, targets, allowed: set, max_rounds: int)
             if text == doc.text:
                 continue
             new_doc = load_text(text, r.path, syntax=doc.syntax)
-            again = check_document(r.path, new_doc, targets, opts, rules)
+            again = check_document(r.path, new_doc, targets, opts, rules, close=False)
             if again.error is None and _badness(again.findings) < _badness(findings):
                 doc, findings, accepted = new_doc, again.findings, True
                 break
@@ -378,8 +387,8 @@ def fix_grouped(results: list[FileResult], groups: list, *, unsafe: bool = False
             rules = select_rules(opts.select, opts.ignore, opts.extend_select)
             targets = build_targets(opts) if any(x.needs_workload for x in rules) else []
             cache[id(eff)] = (opts, rules, targets)
+        opts, rules, targets = cache[id(eff)]
         try:
-            opts, rules, targets = cache[id(eff)]
             doc = _fix_one(r, opts, rules, targets, allowed, max_rounds)
         except ColintError as exc:
             if exc.path is None:
@@ -393,3 +402,45 @@ def fix_grouped(results: list[FileResult], groups: list, *, unsafe: bool = False
             bom = "\ufeff" if getattr(r.doc, "bom", False) else ""  # the file's bytes, BOM included, both sides
             changed.append((r.path, bom + r.doc.text, bom + doc.text))
     return changed
+
+
+def verify_fixes(result, targets, opts, rules) -> list[tuple[Finding, Fix, list[Finding], Optional[str]]]:
+    """Apply every fix of a checked file that edits it or names a setting, re-check, and return
+    ``(finding, fix, new findings at warning or above, load error)`` per fix tried (the corpus closure
+    test and ``scripts/closure_sweep.py``). Independent of colint.closure.Closure: it re-applies, re-loads and
+    re-checks from the file's text."""
+    from colint.closure import SETTINGS, WARNING
+
+    out: list[tuple[Any, Any, list[Finding], Optional[str]]] = []
+    if result.error is not None or result.doc is None:
+        return out
+    before = {(f.code, f.key, f.gpu): SEVERITY_ORDER[f.severity] for f in result.findings}
+    targets_by: dict = {}
+    for f in result.findings:
+        for fx in f.fixes:
+            if not (fx.edits or fx.settings):
+                continue
+            settings = {k: v for k, v in fx.settings.items() if k in SETTINGS}
+            key = tuple(sorted(settings.items()))
+            if key not in targets_by:
+                o = dataclasses.replace(opts, **settings)
+                targets_by[key] = (o, build_targets(o) if settings else targets)
+            o, t = targets_by[key]
+            doc = result.doc
+            if fx.edits:
+                from colint.fixing import apply_edits
+                from colint.loading import load_text
+
+                try:
+                    doc = load_text(apply_edits(doc, fx.edits), result.path, syntax=doc.syntax)
+                except ColintError as exc:
+                    out.append((f, fx, [], exc.message))
+                    continue
+            again = check_document(result.path, doc, t, o, rules, close=False)
+            if again.error is not None:
+                out.append((f, fx, [], again.error.message))
+                continue
+            new = [g for g in again.findings if SEVERITY_ORDER[g.severity] <= WARNING
+                   and before.get((g.code, g.key, g.gpu), 99) > SEVERITY_ORDER[g.severity]]
+            out.append((f, fx, new, None))
+    return out

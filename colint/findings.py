@@ -20,6 +20,11 @@ class Fix(Record):
     title: str
     safety: Literal["safe", "unsafe", "display"]
     edits: list[Edit] = field(default_factory=list)
+    # deployment settings the advice names ({"ep": 64}, {"tp": 8}): colint.closure re-checks the
+    # finding's file at them before the advice is shown (not part of the JSON contract)
+    settings: dict[str, Any] = field(default_factory=dict)
+    # fixes to offer instead, in order, when this one's state raises a new finding (colint.closure)
+    alternatives: list[Any] = field(default_factory=list)
 
 
 class Impact(Record):

@@ -377,6 +377,7 @@ class CheckOptions:
     strict: bool = False  # check every file; False: skip what colint.triage recognises as not a decoder LLM
     kv_dtype: Optional[str] = None  # KV-cache format; None = the scenario's (bf16)
     out_dtype: Optional[str] = None  # GEMM output format; None = bf16
+    close_advice: bool = True  # re-check every fix at the state it leads to before showing it (colint.closure)
 
 
 @dataclass

@@ -23,6 +23,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("rules", "fixing", "reporters", "inspection", "report", "triage"),
     ("settings",),
     ("suppression", "sources"),
+    ("closure",),
     ("checking",),
     ("suggesting", "pareto"),
     ("api",),

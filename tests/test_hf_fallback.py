@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from colint.errors import FormatNotRecognized
+from colint.errors import ColintError, FormatNotRecognized
 from colint.loading import load_text
 from colint.spec import normalize
 
@@ -34,7 +34,7 @@ CASES = {
     # shared_expert_intermediate_size, head_dim default 128; oracle 57,185,824 (sinks, q/k norms)
     "flint": ({"moe_intermediate_size": 128, "shared_expert_intermediate_size": 256, "num_key_value_heads": 4,
                "num_experts": 32, "num_experts_per_tok": 4, "decoder_sparse_step": 1},
-              57_184_768, 57_185_824, [False, False, True, True], (32, 4, 128, 1, 256)),
+              57_184_800, 57_185_824, [False, False, True, True], (32, 4, 128, 1, 256)),
     # transformers 5's per-layer mlp_layer_types; oracle 59,274,752
     "mellum": ({"moe_intermediate_size": 256, "num_key_value_heads": 2, "num_local_experts": 16,
                 "num_experts_per_tok": 2, "mlp_layer_types": ["dense", "sparse", "sparse", "sparse"]},
@@ -110,3 +110,54 @@ def test_hybrid_stacks_are_refused_not_read_as_llama(model_type, extra, evidence
     assert f"model_type '{model_type}' is not supported by colint (a hybrid or recurrent stack: " in exc.value.message
     assert evidence in exc.value.message
     assert (exc.value.line, exc.value.column) == (2, 3)
+
+
+# --- per-layer attention geometry (issue 13 item 2) -----------------------------------------------------------
+def test_per_layer_geometry_in_the_family_code_is_refused_located():
+    """MiMo-V2-Flash doubles its sliding layers' KV heads in code (and gives only them sinks): no single geometry
+    fits, so the generic reading refuses at model_type instead of describing layers that do not exist."""
+    if "mimo_v2_flash" not in CONFIG_MAPPING:
+        pytest.skip("this transformers has no mimo_v2_flash")
+    text = json.dumps({"model_type": "mimo_v2_flash", "hidden_size": 1024, "num_hidden_layers": 6,
+                       "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 192, "v_head_dim": 128,
+                       "intermediate_size": 2048, "vocab_size": 1000, "moe_intermediate_size": 256,
+                       "n_routed_experts": 8, "num_experts_per_tok": 2, "sliding_window": 128})
+    with pytest.raises(ColintError) as exc:
+        normalize(load_text(text, "mimo.json"))
+    assert (exc.value.line, exc.value.column, exc.value.key) == (1, 2, "model_type")
+    assert "mixes sliding and full attention layers and its modelling code sizes attention by layer type " \
+           "('num_key_value_heads = config.num_key_value_heads * 2 if is_swa')" in exc.value.message
+
+
+def test_a_layer_type_geometry_key_is_refused_at_the_key():
+    text = json.dumps({"model_type": "flint", **BASE, **CASES["flint"][0], "sliding_window": 128,
+                       "swa_num_key_value_heads": 8}, indent=1)
+    with pytest.raises(ColintError) as exc:
+        normalize(load_text(text, "flint.json"))
+    line = next(i for i, x in enumerate(text.splitlines(), 1) if '"swa_num_key_value_heads"' in x)
+    assert (exc.value.key, exc.value.line) == ("swa_num_key_value_heads", line)
+    layer_types = ["full_attention", "chunked_attention", "full_attention", "full_attention"]
+    text = json.dumps({"model_type": "flint", **BASE, **CASES["flint"][0], "layer_types": layer_types})
+    with pytest.raises(ColintError) as exc:
+        normalize(load_text(text, "flint.json"))
+    assert exc.value.key == "layer_types[1]" and "'chunked_attention'" in exc.value.message
+
+
+def test_v_head_dim_of_the_config_class_sizes_v_and_o():
+    from colint.spec.hf import generic
+    from colint.spec.hf.base import HFReader
+
+    cfg = {"model_type": "x", "hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 16,
+           "num_key_value_heads": 4, "head_dim": 192, "intermediate_size": 2048, "vocab_size": 1000}
+    doc = load_text(json.dumps(cfg), "x.json")
+    spec = generic.build(HFReader(doc, (), defaults={"v_head_dim": 128}, model_type="x"))
+    m = spec.layer_kinds[0].mixer
+    assert (m.head_dim, m.v_head_dim) == (192, 128)
+    # q 1024x3072, k 1024x768, v 1024x512 (4 x 128), o 2048 (16 x 128) x 1024
+    attn = sum(g.weight_params for g in __import__("colint.analysis.inventory", fromlist=["gemms"]).gemms(spec)
+               if g.name.startswith("attn."))
+    assert attn == 1024 * 3072 + 1024 * 768 + 1024 * 512 + 2048 * 1024
+    # a v_head_dim the class does not define is ignored, as transformers ignores it
+    spec = generic.build(HFReader(load_text(json.dumps({**cfg, "v_head_dim": 128}), "x.json"), (), defaults={},
+                                  model_type="x"))
+    assert spec.layer_kinds[0].mixer.v_head_dim is None

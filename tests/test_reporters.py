@@ -103,7 +103,7 @@ def test_sarif_rules_results_and_fixes(monkeypatch, capsys):
     for res in run["results"]:
         assert rules[res["ruleIndex"]]["id"] == res["ruleId"]
         by_rule.setdefault(res["ruleId"], []).append(res)
-    assert sorted(by_rule) == ["CL000", "CL002", "CL005", "CL006", "CL009"]
+    assert sorted(by_rule) == ["CL000", "CL002", "CL005", "CL006", "CL007", "CL009"]
     cl002 = by_rule["CL002"][0]
     loc = cl002["locations"][0]["physicalLocation"]
     assert loc["artifactLocation"] == {"uri": "input/config.json", "uriBaseId": "%SRCROOT%"}
@@ -196,6 +196,7 @@ def test_statistics(monkeypatch, capsys):
         "    1  CL002  error    kv-heads-not-divisor",
         "    1  CL005  warning  duplicate-key",
         "    1  CL006  info     non-standard-literal",
+        "    1  CL007  warning  unknown-key",  # model.colint.yaml's rope_scalling
         "    1  CL009  info     window-covers-context",
     ]
     rc, out, _ = _run(["check", INPUTS[0], "--select", "CL0", "--isolated", "--statistics", "--format", "json"],

@@ -197,7 +197,7 @@ def test_check_and_inspect_write_nothing(tmp_path, capsys, monkeypatch):
 
 def test_fix_writes_only_the_linted_file(tmp_path, capsys, monkeypatch):
     with open(LLAMA, encoding="utf-8") as fh:
-        fixable = fh.read().replace('"vocab_size": 128256', '"vocab_size": 128250')  # safe fix: pad to 128256
+        fixable = fh.read().replace('"vocab_size": 128256', '"vocab_size": 128250')  # unsafe fix: pad to 128256
     target, bystander = tmp_path / "config.json", tmp_path / "other.json"
     target.write_text(fixable, encoding="utf-8")
     bystander.write_text(fixable, encoding="utf-8")
@@ -206,7 +206,7 @@ def test_fix_writes_only_the_linted_file(tmp_path, capsys, monkeypatch):
     real_replace = os.replace
     monkeypatch.setattr(os, "replace", lambda src, dst: replaced.append(os.path.abspath(dst)) or
                         real_replace(src, dst))
-    rc, _ = _run(capsys, "check", "--fix", str(target))
+    rc, _ = _run(capsys, "check", "--unsafe-fixes", "--select", "CL202", str(target))
     assert rc in (0, 1)
     assert replaced == [str(target)]
     assert sorted(os.listdir(tmp_path)) == ["config.json", "other.json"]  # no temp file left behind

@@ -375,9 +375,17 @@ def _width_fixes(ctx: Context, f: str, value: int, multiple: int, safety: str):
     fixes = []
     scope = "ffn" if f in ("intermediate_size", "moe_intermediate_size", "shared_expert_intermediate_size") \
         else "total"
+    coop = _coop(ctx)
+    wide = coop.n * _tp_shard(ctx, f) if coop is not None and multiple % (coop.n * _tp_shard(ctx, f)) else None
     for new in (above, below):
         if new is None:
             continue
+        # on a GPU with a cooperative tile, a 128-multiple can re-fire as "not a multiple of 256": the same side's
+        # multiple of the wider tile is the alternative colint.closure offers then (2880 -> 2944, else 3072)
+        alt = None
+        if wide and new % wide:
+            alt_v = round_up(value, wide) if new > value else value // wide * wide
+            alt = alt_v if alt_v > 0 and alt_v != value else None
         if f == "hidden_size":
             fx = _hidden_fix(ctx, value, new)
             if fx:
@@ -390,7 +398,14 @@ def _width_fixes(ctx: Context, f: str, value: int, multiple: int, safety: str):
             label = f" ({d.label(scope)})"
         except Exception:  # an adapter value with_field cannot rebuild: offer the edit without a delta
             label = ""
-        fixes.append(fix(f"{key} {value} → {new}{label}", safety, edit(key, value, new)))
+        alts = []
+        if alt is not None:
+            try:
+                alt_label = f" ({param_delta(spec, f, alt, None).label(scope)})"
+            except Exception:
+                alt_label = ""
+            alts = [fix(f"{key} {value} → {alt}{alt_label}", safety, edit(key, value, alt))]
+        fixes.append(fix(f"{key} {value} → {new}{label}", safety, edit(key, value, new), alternatives=alts))
     return fixes
 
 
@@ -554,8 +569,10 @@ def vocab_not_padded(ctx: Context):
     yield ctx.finding(
         sev, f"vocab_size {v}{shard}, {what}", field="vocab_size", key=key, evidence=ev, loss_pct=loss,
         details=details,
-        fixes=[fix(f"{key} {v} → {target} (zero-padded rows in embedding and LM head; mask ids ≥ {v} when "
-                   f"sampling)", "safe", edit(key, v, target))])
+        # unsafe: the edit changes the embedding and LM-head shapes, so a released checkpoint no longer loads
+        # until its weights are padded too (function-preserving only with those zero rows and masked logits)
+        fixes=[fix(f"{key} {v} → {target} (pad the checkpoint's embedding and LM-head weights with {target - v} "
+                   f"zero rows to match; mask ids ≥ {v} when sampling)", "unsafe", edit(key, v, target))])
 
 
 def _megatron_vocab(ctx: Context, v: int, tp: int, per_shard: int, sev: Severity, what: str, loss, ev: dict,
@@ -589,9 +606,11 @@ def _megatron_vocab(ctx: Context, v: int, tp: int, per_shard: int, sev: Severity
         sev, f"padded vocab {v} ({key} {div} x tp {file_tp}) is {per_shard} per shard at tp={tp}, {what}",
         field="vocab_divisible_by", key=key, evidence=ev, loss_pct=loss, details=details,
         # an absent key (the format's default) is shown, not inserted: adding a key would rewrite a commented YAML
-        fixes=[fix(f"{key} {div} → {new_div} (vocab pads to {new_vocab}; zero-padded rows, masked logits)"
+        # unsafe: the padded vocab changes the embedding/LM-head shapes of any checkpoint trained with the old one
+        fixes=[fix(f"{key} {div} → {new_div} (vocab pads to {new_vocab}; a trained checkpoint's embedding and "
+                   "LM head must be zero-padded to match, logits masked)"
                    + ("" if src_present else f"; {key} is not in the file (default {div}): add it"),
-                   "safe" if src_present else "display", edit(key, div, new_div))])
+                   "unsafe" if src_present else "display", edit(key, div, new_div))])
 
 
 # --------------------------------------------------------------------------- CL203
@@ -655,7 +674,7 @@ def head_dim_tile(ctx: Context):
           what="For each width tensor parallelism splits (the dense FFN, expert widths under expert TP, shared "
                "experts, query heads' projection width), the largest power of two tp that keeps width/tp a "
                "multiple of 128; the model's value is the minimum over those widths. The vocabulary is reported "
-               "apart: engines pad it (CL202 fixes it safely).",
+               "apart: engines pad it (CL202 pads it; the checkpoint weights must be padded with it).",
           why="Alignment must hold per shard (H'/tp, n_q·d_h/tp, V/tp): a model aligned at tp=1 can fall off "
               "the tile grid at tp=8.",
           example="intermediate_size 11008 = 86 x 128: tp=2 keeps 5504 = 43 x 128; tp=4 gives 2752 (21.5 x 128)",

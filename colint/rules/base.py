@@ -178,5 +178,9 @@ def edit(key: str, old: Any, new: Any) -> Edit:
     return Edit(key=key, old=old, new=new)
 
 
-def fix(title: str, safety: str, *edits: Edit) -> Fix:
-    return Fix(title=title, safety=safety, edits=list(edits))
+def fix(title: str, safety: str, *edits: Edit, settings: dict | None = None,
+        alternatives: list[Fix] | None = None) -> Fix:
+    """A fix: ``edits`` to the file, or display advice; ``settings`` names the deployment the advice
+    leads to ({"ep": 64}) so that colint.closure can re-check the file there."""
+    return Fix(title=title, safety=safety, edits=list(edits), settings=dict(settings or {}),
+               alternatives=list(alternatives or []))

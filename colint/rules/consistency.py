@@ -5,6 +5,7 @@ These rules depend on the spec alone (no GPU): they run once per file.
 
 from __future__ import annotations
 
+from colint.findings import Severity
 from colint.rules._fixes import divisors, edit_key
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
 
@@ -154,7 +155,11 @@ def non_standard_literal(ctx: Context):
 @rule("CL007", "unknown-key", FAMILY, "warning",
       "A key the model family does not read (often a typo).",
       RuleDoc(
-          what="Keys that the family's config class neither defines nor aliases are ignored silently.",
+          what="Keys that the family's config class neither defines nor aliases, and that colint's adapter does "
+               "not read, are ignored silently. Warning when a known key is one edit away (a typo: 'did you "
+               "mean'), info otherwise (the key is a no-op for the model built). Training-framework formats "
+               "(Megatron/NeMo, MaxText, NeoX, OLMo, Meta) report only the typos: their sections hold many keys "
+               "that do not shape the model.",
           why="A typo such as 'hiden_size' leaves the default in force: the model built differs from the "
               "one written, with no error anywhere.",
           example='"num_key_value_head": 8 (missing s) → 32 KV heads are built',
@@ -167,7 +172,9 @@ def unknown_key(ctx: Context):
             msg = f"'{issue.source.key}' is {'not read' if issue.kind == 'unknown' else 'ignored'} by this " \
                   f"model family" + (f"; did you mean '{issue.suggestion}'?" if issue.suggestion else "") + \
                   (f" ({issue.detail})" if issue.detail else "")
-            yield ctx.finding("warning", msg, source=issue.source)
+            # a near-miss of a known key is a typo that leaves a default in force; a key no one reads is a no-op
+            sev: Severity = "warning" if issue.suggestion or issue.kind == "ignored" else "info"
+            yield ctx.finding(sev, msg, source=issue.source)
 
 
 @rule("CL008", "loader-rejects", FAMILY, "error",

@@ -107,16 +107,21 @@ def kv_cache_replicated(ctx: Context):
         "along the sequence",
     ]
     fixes = [fix(("run attention data-parallel" if n_kv == 1 else f"run attention with tp<={n_kv} (data-parallel "
-                  "replicas)") + f" and keep tp={tp} / ep for the FFN", "display")]
-    if not mla and mx.num_heads % tp == 0 and tp <= mx.num_heads:
+                  "replicas)") + f" and keep tp={tp} / ep for the FFN", "display",
+                 settings={"tp": n_kv} if n_kv > 1 else {})]
+    # the key that holds this mixer's KV heads: the model's, or Gemma-4's separate one for its full layers
+    kv_key = (edit_key(spec, "num_kv_heads", "num_key_value_heads") if mx.num_kv_heads == spec.num_kv_heads
+              else spec.sources["num_global_kv_heads"].key if "num_global_kv_heads" in spec.sources else None)
+    if not mla and kv_key and mx.num_heads % tp == 0 and tp <= mx.num_heads:
         d = param_delta(spec, "num_kv_heads", tp, old=mx.num_kv_heads)
         # capacity: the KV cache per GPU stays the same (each rank holds one head either way), so does what fits
         fit = getattr(w, "max_decode_concurrency", None) if getattr(w, "memory", None) is not None else None
         cap = f"; as now, est. {fit} seq of {context:,} tokens fit per GPU" if fit is not None and fit < seqs else ""
         fixes.append(fix(f"use {tp} KV heads ({d.label()}, {tp / n_kv:g}x the KV cache per token{cap})", "unsafe",
-                         edit(edit_key(spec, "num_kv_heads", "num_key_value_heads"), mx.num_kv_heads, tp)))
+                         edit(kv_key, mx.num_kv_heads, tp)))
     yield ctx.finding(
-        ctx.graded(loss), msg, field=_kv_field(spec, mx),
+        ctx.graded(loss), msg, field="num_global_kv_heads" if kv_key and "num_global_kv_heads" in spec.sources
+        and kv_key == spec.sources["num_global_kv_heads"].key else _kv_field(spec, mx),
         evidence={"tp": tp, "kv_heads": n_kv, "kv_replication": rep, "kv_bytes_per_token_per_gpu": round(kv_gpu),
                   "kv_bytes_per_token_sharded": round(kv_ideal), "extra_kv_bytes_per_gpu": round(extra_scn),
                   "decode_concurrency": seqs, "context_tokens": context,
@@ -198,7 +203,8 @@ def heads_not_divisible(ctx: Context):
             else:
                 msg = f"{count} {label} cannot be split over tp={tp} ({count / tp:.2f} per rank)"
             if max_tp and max_tp > 1:
-                fixes.append(fix(f"deploy with tp<={max_tp} (the largest power of two dividing {count})", "display"))
+                fixes.append(fix(f"deploy with tp<={max_tp} (the largest power of two dividing {count})", "display",
+                                 settings={"tp": max_tp}))
             elif max_tp == 1:
                 fixes.append(fix(f"run attention without tensor parallelism ({count} has no power-of-two divisor "
                                  "above 1): data-parallel attention, tp/ep for the FFN", "display"))

@@ -86,7 +86,6 @@ def expert_gemm_memory_bound(ctx: Context):
             continue
         c_star = concurrency_for_m(m_star, k, e)
         ep_need = ep_for_m(m_star, conc, k, e, tp=sc.tp)
-        ep_common = next((x for x in common if x >= ep_need and x <= e), None)
         pre_rows = _expert_rows(w, "prefill", kind.name)
         m_pre = tokens_per_expert(sc.prefill_tokens, sc.ep, k, e, tp=sc.tp)
         pre_star = max((r.time.m_star for r in pre_rows), default=m_star)
@@ -103,13 +102,17 @@ def expert_gemm_memory_bound(ctx: Context):
             msg = (f"at {conc} seq x {spread} a decode step touches est. {touched:,.0f} of {e} routed experts "
                    f"({per_touched:.1f} tokens each); their GEMMs turn compute-bound only from est. M*={m_star:.0f} "
                    f"on {gpu_fmt}")
-        # one GPU per expert at most: wider EP adds replicas, not rows per expert
-        max_ep = min(common[-1], e) if common else ep_need
+        # one GPU per expert at most: wider EP adds replicas, not rows per expert. Sizes advised: the common ones
+        # and the HGX-node multiples that divide E (384 experts: 96, 128, 192 beside 72)
+        sizes = sorted(set(common) | {d for d in range(EXPERT_FIX_MULTIPLE, e + 1, EXPERT_FIX_MULTIPLE) if e % d == 0})
+        domain = getattr(ctx.profile, "domain_size", 0)
+        advised = ep_choices(ep_need, e, sizes, sc.tp, domain) if ep_need > sc.ep else []
+        max_ep = max([x for x in sizes if x <= e], default=ep_need)
         unit = "rank" if sc.tp == 1 else f"attention group of tp={sc.tp}"
         details = [f"compute-bound needs est. {c_star:,.0f} concurrent tokens per EP group (uniform routing)"]
         if ep_need <= max_ep:
             details[0] += (f": ep>={ep_need} at {conc} seq per {unit}"
-                           + (f" (ep={ep_common} of the common sizes)" if ep_common and ep_common != ep_need else ""))
+                           + (f" (ep={advised[0]} advised)" if advised and advised[0] != ep_need else ""))
         else:
             per_group = math.ceil(c_star / max(1, max_ep // max(1, sc.tp)))
             details[0] += (f": out of reach at {conc} seq per {unit}; at ep={max_ep} it takes >={per_group:,} seq "
@@ -119,7 +122,7 @@ def expert_gemm_memory_bound(ctx: Context):
                        f"ep={sc.ep}; prefill gives est. {m_pre:,.0f} tokens per expert "
                        f"({'compute' if m_pre >= pre_star else 'memory'}-bound) ({w.label()})")
         # capacity: does the concurrency this advice assumes fit in memory at the EP width it proposes?
-        ep_adv = min(ep_common or ep_need, max_ep) if ep_need > sc.ep else sc.ep
+        ep_adv = advised[0] if advised else sc.ep
         w_adv = w
         if ep_adv != sc.ep:
             from colint.analysis.workload import analyse
@@ -130,9 +133,9 @@ def expert_gemm_memory_bound(ctx: Context):
             details.append(f"capacity: at ep={ep_adv} only est. {fit} of the {conc} seq of {sc.context:,} tokens fit "
                            f"per GPU (CL801); the concurrency this needs is not reachable there")
         fixes = []
-        if ep_need <= max_ep and ep_need > sc.ep:
-            fixes.append(fix(f"deploy the experts with ep>={ep_common or ep_need} and data-parallel attention",
-                             "display"))
+        choices = [_ep_advice(x, e, sc.tp, domain, ctx.gpu or "") for x in advised]
+        if choices:  # the best first; colint.closure moves to the next when its state raises a finding
+            fixes.append(choices[0].model_copy(update={"alternatives": choices[1:]}))
         yield ctx.finding(
             "info", msg, field="num_experts",
             evidence={"num_experts": e, "top_k": k, "decode_concurrency": conc, "ep": sc.ep,
@@ -141,6 +144,29 @@ def expert_gemm_memory_bound(ctx: Context):
                       "est_experts_touched_per_step": round(touched, 1), "experts_per_gpu": experts_per_gpu(e, sc.ep),
                       "est_prefill_tokens_per_expert": round(m_pre, 1), "moe_layers": n_layers, "gpu": ctx.gpu},
             fixes=fixes, details=details)
+
+
+def ep_choices(ep_need: int, num_experts: int, common: list[int], tp: int, domain: int) -> list[int]:
+    """EP sizes to advise, best first: from the common sizes (and multiples of tp) at least ``ep_need``
+    and at most E, those that divide the experts before those that need redundant experts (EPLB), those
+    inside the GPU's NVLink domain before those that span domains, then the smallest."""
+    sizes = sorted({x for x in common if ep_need <= x <= num_experts and x % max(1, tp) == 0})
+    return sorted(sizes, key=lambda x: (num_experts % x != 0, bool(domain) and x > domain, x))
+
+
+def _ep_advice(ep: int, num_experts: int, tp: int, domain: int, gpu: str):
+    """Display advice for one EP size; it says what it costs (redundant experts, domains spanned)."""
+    notes = []
+    r = redundant_to_fill(num_experts, ep)
+    if r:
+        notes.append(f"{num_experts} experts need {r} redundant copies (EPLB) to fill {ep} x "
+                     f"{experts_per_gpu(num_experts, ep)} slots")
+    if domain and ep > domain:
+        notes.append(f"spans {math.ceil(ep / domain)} {domain}-GPU NVLink domains of {gpu}: the all-to-all runs "
+                     "over the scale-out network")
+    title = f"deploy the experts with ep={ep} and data-parallel attention" + (f" ({'; '.join(notes)})"
+                                                                            if notes else "")
+    return fix(title, "display", settings={"ep": ep})
 
 
 @rule("CL502", "experts-not-divisible-by-ep", FAMILY, "error",
@@ -283,7 +309,7 @@ def fine_grained_under_tp(ctx: Context):
                       "experts_per_gpu_at_ep": per_gpu, "gpu": ctx.gpu,
                       "est_decode_step_pct": round(eff["decode"], 2), "est_prefill_step_pct": round(eff["prefill"], 2)},
             details=details,
-            fixes=[fix(f"experts on ep={tp} (tp for attention only)", "display")])
+            fixes=[fix(f"experts on ep={tp} (tp for attention only)", "display", settings={"ep": tp})])
 
 
 @rule("CL504", "ep-beyond-scale-up-domain", FAMILY, "error",

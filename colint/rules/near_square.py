@@ -251,7 +251,7 @@ def memory_bound_at_any_batch(ctx: Context):
             # expert TP made it thin: EP over the same GPUs keeps each expert whole (the actionable fix first)
             fixes.insert(0, fix(f"deploy the experts with ep={sc.tp} instead of expert tp={sc.tp}: a whole expert's "
                                 f"{r0.name} has N={whole[0]}, K={whole[1]}, I∞ {whole[2]:.0f} FLOP/B above the "
-                                f"ridge {ridge:.0f}", "display"))
+                                f"ridge {ridge:.0f}", "display", settings={"ep": sc.tp}))
         yield ctx.finding(
             ctx.graded(loss),
             f"{_thin_value(ctx, f, r0)}{tp}: {', '.join(names)} {verdict} on {ctx.gpu} in "

@@ -74,7 +74,7 @@ def format_not_native(ctx: Context):
             evidence={"dtype": fmt, "gpu": p.name, "architecture": p.architecture, "native": list(p.peak_tflops)},
             details=[f"native formats on {p.name}: {native}; the other rules did not run for this GPU "
                      f"(no estimate without a native format)"],
-            fixes=[fix(f"use --dtype {alt}", "display") for alt in _alternatives(p, fmt)])
+            fixes=[fix(f"use --dtype {alt}", "display", settings={"dtype": alt}) for alt in _alternatives(p, fmt)])
         return
     ck = _checkpoint_format(ctx.spec)
     # block-scaled FP8 runs on the FP8 Tensor Cores with the scales applied around them (DeepGEMM, AITER, CUTLASS)

@@ -53,15 +53,30 @@ def normalize(doc: Document, input_format: str | None = None, vocab_size: int | 
         raise UsageError(f"unknown input format {input_format!r}; choose from {', '.join(FORMATS)}")
     fmt = input_format or detect_format(doc)
     module = _module(fmt)
-    if vocab_size is not None and getattr(module, "ACCEPTS_VOCAB_SIZE", False):
-        spec = module.normalize(doc, vocab_size=vocab_size)  # the adapter pads it as its framework does
-    else:
-        spec = module.normalize(doc)
+    from colint.spec.reader import collect_accessed
+
+    with collect_accessed() as log:
+        if vocab_size is not None and getattr(module, "ACCEPTS_VOCAB_SIZE", False):
+            spec = module.normalize(doc, vocab_size=vocab_size)  # the adapter pads it as its framework does
+        else:
+            spec = module.normalize(doc)
+    spec = _with_unknown_keys(spec, doc, log)
     spec = _with_document_issues(spec, doc)
     if vocab_size is not None and spec.vocab_size is None:
         spec = spec.model_copy(update={"vocab_size": vocab_size,
                                        "notes": spec.notes + [f"vocab_size {vocab_size} from --vocab-size"]})
     return spec
+
+
+def _with_unknown_keys(spec: ModelSpec, doc: Document, log) -> ModelSpec:
+    """Keys of the adapter's root mapping that no reader looked up and the family does not know (CL007)."""
+    from colint.spec.unknown_keys import unknown_key_issues
+
+    root = log.root if log.root is not None else ()
+    reported = {i.source.key for i in spec.key_issues}
+    issues = [i for i in unknown_key_issues(doc, spec.format, spec.model_type, root, log.paths)
+              if i.source.key not in reported]
+    return spec.model_copy(update={"key_issues": list(spec.key_issues) + issues}) if issues else spec
 
 
 def _with_document_issues(spec: ModelSpec, doc: Document) -> ModelSpec:

@@ -29,6 +29,31 @@ FIELD_MAXIMUM = {"num_layers": MAX_LAYERS, "mtp_layers": MAX_LAYERS, "first_k_de
                  "num_experts": MAX_COUNT, "top_k": MAX_COUNT, "num_shared_experts": MAX_COUNT}
 
 
+# Every Reader built while ``collect_accessed()`` is active reports the key paths it looks up (present or
+# not) there: colint.spec.unknown_keys compares them with the file's keys for CL007 (unknown-key).
+_COLLECTORS: list = []
+
+
+class AccessLog:
+    """The key paths the readers of one normalize call looked up, and the first reader's root."""
+
+    def __init__(self) -> None:
+        self.paths: set[tuple] = set()
+        self.root: tuple | None = None
+
+
+class collect_accessed:
+    """``with collect_accessed() as log: module.normalize(doc)`` -> ``log.paths`` / ``log.root``."""
+
+    def __enter__(self) -> AccessLog:
+        self.log = AccessLog()
+        _COLLECTORS.append(self.log)
+        return self.log
+
+    def __exit__(self, *exc) -> None:
+        _COLLECTORS.remove(self.log)
+
+
 class Reader:
     def __init__(self, doc: Document, prefix: tuple = (), defaults: dict | None = None,
                  aliases: dict | None = None) -> None:
@@ -37,12 +62,16 @@ class Reader:
         self.defaults = defaults or {}
         self.aliases = aliases or {}  # canonical key -> family key (transformers' attribute_map)
         self.sources: dict[str, Source] = {}
+        self._log = _COLLECTORS[-1] if _COLLECTORS else None
+        if self._log is not None and self._log.root is None:
+            self._log.root = self.prefix
 
     # -- locating ----------------------------------------------------------------------------
     def path(self, key: str | tuple) -> tuple:
-        if isinstance(key, tuple):
-            return self.prefix + key
-        return self.prefix + tuple(key.split("."))
+        p = self.prefix + (key if isinstance(key, tuple) else tuple(key.split(".")))
+        if self._log is not None:
+            self._log.paths.add(p)
+        return p
 
     def key_name(self, key: str | tuple) -> str:
         return format_path(self.path(key))

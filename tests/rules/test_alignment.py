@@ -60,7 +60,7 @@ def test_llama31_8b_vocab_at_tp8_is_reported_as_what_it_is():
     assert f.evidence["per_shard"] == 16032 and f.evidence["padded"] == 129024
     assert f.evidence["est_decode_step_pct"] < 0.25 and f.evidence["est_prefill_step_pct"] < 0.25
     assert [(fx.safety, [(e.key, e.old, e.new) for e in fx.edits]) for fx in f.fixes] == [
-        ("safe", [("vocab_size", 128256, 129024)])]
+        ("unsafe", [("vocab_size", 128256, 129024)])]  # the checkpoint's embedding must be padded too
 
 
 def test_mobilellm_125m_hidden_576():
@@ -163,8 +163,10 @@ def test_gpt2_vocab_50257_is_graded_in_bf16_an_error_in_fp8_with_a_safe_pad():
     assert (g.severity, g.impact.estimated_loss_pct) == ("error", None)
     assert g.message == "vocab_size 50257, not a multiple of 16 (fp8's 16-byte row alignment)"
     (fx,) = f.fixes
-    assert (fx.safety, [(e.key, e.old, e.new) for e in fx.edits]) == ("safe", [("vocab_size", 50257, 50304)])
-    assert "mask ids ≥ 50257" in fx.title
+    # never "safe": the edit changes the released checkpoint's embedding shape (it would no longer load)
+    assert (fx.safety, [(e.key, e.old, e.new) for e in fx.edits]) == ("unsafe", [("vocab_size", 50257, 50304)])
+    assert "mask ids ≥ 50257" in fx.title and "pad the checkpoint's embedding and LM-head weights with 47 zero rows" \
+        in fx.title
 
 
 def test_vocab_pad_multiple_follows_tp():
@@ -203,7 +205,7 @@ def test_megatron_vocab_fix_edits_the_divisor_the_format_reads():
                          "tp=8, not a multiple of 128")
     (fx,) = f.fixes
     assert (fx.safety, [(e.key, e.old, e.new) for e in fx.edits]) == (
-        "safe", [("model.make_vocab_size_divisible_by", 128, 1024)])
+        "unsafe", [("model.make_vocab_size_divisible_by", 128, 1024)])
     assert (f.evidence["padded"], f.evidence["new_vocab_divisible_by"]) == (32768, 1024)
     assert run(spec, ["CL202"], tp=1) == []  # 32000 = 250 x 128
 

@@ -130,15 +130,12 @@ def build_with_transformers(doc: Document, prefix: tuple, model_type: str, suppo
 
     aliases = dict(getattr(type(cfg), "attribute_map", {}) or {})
     r = HFReader(doc, prefix, defaults=defaults, aliases=aliases, model_type=model_type)
-    return generic.build(r, gated=_gated_mlp(model_type))
+    source = _modeling_source(model_type)
+    return generic.build(r, gated=_gated_mlp(model_type, source), code=generic.code_traits(source))
 
 
-def _gated_mlp(model_type: str) -> bool:
-    """Whether the family's MLP is gated (gate and up projections), which no config key says: its modelling
-    source names a ``gate_proj`` / ``gate_up_proj`` or splits one projection in two (``.chunk(2``: ModernBERT's
-    ``Wi``, JetMoE's experts) — read as text, never imported (that would need torch). Without the source,
-    gated (the Llama convention). Non-gated families (Persimmon, Jais2, NanoChat, Apertus, the BERTs)
-    counted 20-35 % high when read as gated."""
+def _modeling_source(model_type: str) -> str | None:
+    """The family's modelling source as text (never imported: that would need torch); None without it."""
     import transformers
     from transformers.models.auto.configuration_auto import model_type_to_module_name
 
@@ -146,7 +143,19 @@ def _gated_mlp(model_type: str) -> bool:
     path = os.path.join(os.path.dirname(transformers.__file__), "models", name, f"modeling_{name}.py")
     try:
         with open(path, encoding="utf-8") as fh:
-            source = fh.read()
+            return fh.read()
     except OSError:
+        return None
+
+
+def _gated_mlp(model_type: str, source: str | None = None) -> bool:
+    """Whether the family's MLP is gated (gate and up projections), which no config key says: its modelling
+    source names a ``gate_proj`` / ``gate_up_proj`` or splits one projection in two (``.chunk(2``: ModernBERT's
+    ``Wi``, JetMoE's experts) — read as text, never imported (that would need torch). Without the source,
+    gated (the Llama convention). Non-gated families (Persimmon, Jais2, NanoChat, Apertus, the BERTs)
+    counted 20-35 % high when read as gated."""
+    if source is None:
+        source = _modeling_source(model_type)
+    if source is None:
         return True
     return any(marker in source for marker in ("gate_proj", "gate_up_proj", ".chunk(2"))

@@ -46,7 +46,7 @@ def _overrides(r: HFReader, n_layers: int, types: list[str], k_eq_v: bool) -> di
                                                      default=None)}
         return out
     global_hd = r.int(None, "global_head_dim", default=DEFAULT_GLOBAL_HEAD_DIM)
-    global_kv = r.opt_int(None, "num_global_key_value_heads", minimum=1) if k_eq_v else None
+    global_kv = r.opt_int("num_global_kv_heads", "num_global_key_value_heads", minimum=1) if k_eq_v else None
     return {i: {"head_dim": global_hd, "num_key_value_heads": global_kv}
             for i in range(n_layers) if types[i] == "full_attention"}
 

@@ -1,0 +1,254 @@
+"""Closure of advice: every fix is re-checked at the state it leads to before it is shown.
+
+A rule proposes fixes from its own point of view: CL501 asks for a wider EP, CL201 for the next
+multiple of 128. Applied blindly, such advice can raise another rule's finding (ep=72 over 384
+experts leaves 11% of the expert capacity idle: CL502), load a file that no longer loads, or
+change the model by a different amount than it says. So, as ``colint suggest`` does for its
+variants, each fix that edits the file or names a deployment setting is tried:
+
+* edits are spliced into the original text (colint.fixing.apply_edits), the result is loaded,
+  normalized and checked at the same settings;
+* settings ({"ep": 64}, {"tp": 8}, {"pp": 4}, {"concurrency": 512}) re-check the same spec with
+  those settings in force.
+
+A fix whose state shows a finding that was not there before (same code and key) at the fixed
+finding's severity or above — and always at warning or above — is *blocked*, and so is an edit
+that leaves the finding it fixes standing at its severity (it fixes nothing). A blocked fix is
+replaced by its first ``alternatives`` entry that is not blocked; with none, it is left out when
+the finding keeps another fix, and otherwise shown as display advice that names its trade-off
+(the finding it would raise) — unless that state does not load or raises an error: such a fix is
+never offered. A fix that changes nothing the family reads is dropped. The
+parameter delta a title states ("+2.3% FFN params", "-7.0% params") is replaced by the one the
+re-normalized file has, so the figure equals what ``colint inspect`` reports after the edit.
+
+Re-checks run with closure off (no recursion) and are cached per file by edits and settings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Optional
+
+from colint.errors import ColintError
+from colint.findings import SEVERITY_ORDER, Finding, Fix
+
+# CheckOptions fields a fix's settings may name
+SETTINGS = ("tp", "ep", "pp", "concurrency", "context", "dtype")
+WARNING = SEVERITY_ORDER["warning"]
+_DELTA = re.compile(r"([+\-−]\d+(?:\.\d+)?)% (FFN )?params")
+
+
+@dataclasses.dataclass
+class Outcome:
+    """The state a fix leads to: the findings there that were not there before (blocking ones), the
+    re-normalized spec (edits only), or the error that stops the file from being checked."""
+
+    blocking: list[Finding]
+    spec: Any = None
+    error: Optional[str] = None
+    noop: bool = False
+
+    def reason(self) -> str:
+        if self.error:
+            return f"the file would not load: {self.error}"
+        f = self.blocking[0]
+        more = f" (+{len(self.blocking) - 1} more)" if len(self.blocking) > 1 else ""
+        return f"raises {f.code} {f.severity}: {f.message}{more}"
+
+
+@dataclasses.dataclass
+class Stats:
+    """Counts over a run (``scripts``/tests read them): fixes re-checked, kept, replaced, downgraded."""
+
+    tried: int = 0
+    kept: int = 0
+    replaced: int = 0
+    dropped: int = 0
+    tradeoff: int = 0
+    noop: int = 0
+    delta_corrected: int = 0
+
+
+STATS = Stats()
+
+# Re-checked states shared by every file of a run: identical configs (a repository's copies of one
+# model) re-check each fix once. Keyed by the edited text (or the text and the settings) and the
+# check options; bounded so that a long run does not grow without limit.
+_SHARED: dict = {}
+SHARED_MAX = 4096
+
+
+class Closure:
+    """Re-checks the fixes of one file's findings (``close``)."""
+
+    def __init__(self, path: str, doc, spec, findings: list[Finding], targets, opts, rules, *, check_spec,
+                 build_targets) -> None:
+        # the engine's own check_spec and build_targets (colint.checking), passed in: the engine calls this
+        # module, never the other way round
+        self._check_spec, self._build_targets = check_spec, build_targets
+        self.path, self.doc, self.spec, self.findings = path, doc, spec, findings
+        self.targets, self.opts, self.rules = targets, opts, rules
+        self.before = {(f.code, f.key, f.gpu): SEVERITY_ORDER[f.severity] for f in findings}
+        self._cache: dict = {}
+        self._targets: dict = {}
+        self._params: Optional[tuple] = None
+
+    # -- the states a fix leads to ---------------------------------------------------------------
+    def _opts_key(self):
+        if not hasattr(self, "_okey"):
+            o = self.opts
+            self._okey = (repr(o), tuple(r.code for r in self.rules), tuple(t.gpu for t in self.targets))
+        return self._okey
+
+    def _targets_for(self, settings: dict):
+        key = tuple(sorted(settings.items()))
+        if key not in self._targets:
+            opts = dataclasses.replace(self.opts, **settings)
+            self._targets[key] = (opts, self._build_targets(opts) if self.targets else [])
+        return self._targets[key]
+
+    def outcome(self, fx: Fix, level: int, fixed: Optional[Finding] = None) -> Outcome:
+        key = (tuple((e.key, repr(e.new)) for e in fx.edits), tuple(sorted(fx.settings.items())))
+        if key not in self._cache:
+            shared = (self.doc.text, self.doc.syntax, key, self._opts_key())
+            hit = _SHARED.get(shared)
+            if hit is None:
+                hit = self._recheck(fx)
+                if len(_SHARED) >= SHARED_MAX:
+                    _SHARED.clear()
+                _SHARED[shared] = hit
+            self._cache[key] = hit
+        spec, findings, error, noop = self._cache[key]
+        if error is not None:
+            return Outcome([], error=error)
+        blocking = [f for f in findings if SEVERITY_ORDER[f.severity] <= level
+                    and self.before.get((f.code, f.key, f.gpu), 99) > SEVERITY_ORDER[f.severity]]
+        if fixed is not None and fx.edits:
+            # an edit that leaves the finding it fixes standing at its severity (2880 -> 2944 on a 256-wide
+            # cooperative tile: "not a multiple of 256") does not fix it
+            blocking += [f for f in findings if (f.code, f.key, f.gpu) == (fixed.code, fixed.key, fixed.gpu)
+                         and SEVERITY_ORDER[f.severity] <= SEVERITY_ORDER[fixed.severity]]
+        return Outcome(blocking, spec=spec, noop=noop)
+
+    def _recheck(self, fx: Fix):
+        settings = {k: v for k, v in fx.settings.items() if k in SETTINGS}
+        opts, targets = self._targets_for(settings) if settings else (self.opts, self.targets)
+        spec = self.spec
+        noop = False
+        try:
+            if fx.edits:
+                from colint.fixing import apply_edits
+                from colint.loading import load_text
+                from colint.spec import normalize
+
+                text = apply_edits(self.doc, fx.edits)
+                doc = load_text(text, self.path, syntax=self.doc.syntax)
+                spec = normalize(doc, input_format=opts.input_format, vocab_size=opts.vocab_size)
+                noop = _same_model(spec, self.spec)
+            findings = self._check_spec(spec, targets, opts, self.rules)
+        except ColintError as exc:
+            return None, [], exc.message if hasattr(exc, "message") else str(exc), False
+        except ValueError as exc:  # a value the splice cannot write
+            return None, [], str(exc), False
+        return spec, findings, None, noop
+
+    # -- parameter deltas ---------------------------------------------------------------------
+    def _honest_title(self, fx: Fix, spec) -> Fix:
+        """The title's stated parameter delta replaced by the re-normalized spec's."""
+        m = _DELTA.search(fx.title)
+        if not m or spec is None:
+            return fx
+        from colint.analysis.inventory import param_counts
+        from colint.rules._fixes import ffn_params
+
+        if self._params is None:
+            self._params = (param_counts(self.spec).total, ffn_params(self.spec))
+        total, ffn = self._params
+        if m.group(2) and ffn:
+            pct = 100.0 * (ffn_params(spec) - ffn) / ffn
+        elif total:
+            pct = 100.0 * (param_counts(spec).total - total) / total
+        else:
+            return fx
+        new = f"{pct:+.1f}% {m.group(2) or ''}params"
+        if new == m.group(0).replace("−", "-"):
+            return fx
+        STATS.delta_corrected += 1
+        return fx.model_copy(update={"title": fx.title[:m.start()] + new + fx.title[m.end():]})
+
+    # -- the pass over the findings -------------------------------------------------------------
+    def close(self) -> list[Finding]:
+        out = []
+        for f in self.findings:
+            if not any(fx.edits or fx.settings for fx in f.fixes):
+                out.append(f)
+                continue
+            level = max(SEVERITY_ORDER[f.severity], WARNING)
+            kept: list[Fix] = []
+            blocked: list[tuple[Fix, Optional[Outcome]]] = []
+            for fx in f.fixes:
+                if not (fx.edits or fx.settings):
+                    kept.append(fx)
+                    continue
+                chosen, first = self._first_open(fx, level, f)
+                if chosen is None:
+                    if first is not None and first.noop:
+                        STATS.noop += 1
+                    else:
+                        blocked.append((fx, first))
+                    continue
+                kept.append(chosen)
+            # a trade-off is a state that runs: one that does not load or raises an error is no option at all
+            soft = [(fx, why) for fx, why in blocked
+                    if why is not None and why.error is None and all(b.severity != "error" for b in why.blocking)]
+            if soft and not any(fx.edits or fx.settings for fx in kept):
+                fx, trade = soft[0]
+                STATS.tradeoff += 1
+                assert trade is not None  # (soft holds outcomes only)
+                kept.append(Fix(title=f"{fx.title} — trade-off: {trade.reason()}", safety="display"))
+                STATS.dropped += len(blocked) - 1
+            else:
+                STATS.dropped += len(blocked)
+            out.append(f if kept == f.fixes else f.model_copy(update={"fixes": kept}))
+        return out
+
+    def _first_open(self, fx: Fix, level: int, fixed: Finding) -> tuple[Optional[Fix], Optional[Outcome]]:
+        """The fix itself when its state raises nothing blocking, else its first alternative that does
+        not; (None, the fix's own outcome) when none does."""
+        first = None
+        for i, cand in enumerate([fx] + list(fx.alternatives)):
+            STATS.tried += 1
+            oc = self.outcome(cand, level, fixed)
+            if first is None:
+                first = oc
+            if oc.error is None and not oc.blocking and not oc.noop:
+                if i:
+                    STATS.replaced += 1
+                else:
+                    STATS.kept += 1
+                clean = cand.model_copy(update={"alternatives": []}) if cand.alternatives else cand
+                return (self._honest_title(clean, oc.spec) if cand.edits else clean), oc
+        return None, first
+
+
+_MODEL_FIELDS = ("hidden_size", "num_layers", "vocab_size", "vocab_padding", "tie_word_embeddings",
+                 "max_position_embeddings", "position_embeddings", "layer_kinds", "layer_pattern", "mtp_layers",
+                 "mtp_params", "embedding_params_extra", "extra_params", "quantization", "sliding_window",
+                 "per_layer_lists", "loader_rejects", "dtype")
+
+
+def _same_model(a, b) -> bool:
+    """The edit changed nothing the family reads (a key the adapter ignores): every field that shapes the model
+    or a finding is equal (Records compare by value)."""
+    return all(getattr(a, f) == getattr(b, f) for f in _MODEL_FIELDS)
+
+
+def close_advice(path: str, doc, spec, findings: list[Finding], targets, opts, rules, *, check_spec,
+                 build_targets) -> list[Finding]:
+    """``findings`` with every fix re-checked at the state it leads to (see the module doc); ``check_spec`` and
+    ``build_targets`` are the engine's (colint.checking)."""
+    if not any(fx.edits or fx.settings for f in findings for fx in f.fixes):
+        return findings
+    return Closure(path, doc, spec, findings, targets, opts, rules, check_spec=check_spec,
+                   build_targets=build_targets).close()

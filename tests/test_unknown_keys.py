@@ -1,0 +1,123 @@
+"""CL007 (unknown-key) for every adapter (issue 17 item 5): a key the family does not read is reported, with
+"did you mean" when a known key is one edit away; the published corpus gives no warning."""
+
+from __future__ import annotations
+
+import glob
+import os
+
+import pytest
+
+from colint.errors import ColintError
+from colint.loading import load_text
+from colint.rules import Context, select_rules
+from colint.spec import normalize
+from colint.spec.unknown_keys import one_edit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = sorted(glob.glob(os.path.join(HERE, "corpus", "*", "*.json")) + glob.glob(os.path.join(HERE, "corpus", "*",
+                                                                                                 "*.yaml")))
+FIELDS = ("num_kv_heads", "intermediate_size", "num_heads", "head_dim", "vocab_size", "hidden_size", "num_layers",
+          "max_position_embeddings", "num_experts", "top_k")
+
+
+def _cl007(spec):
+    (rule,) = select_rules(["CL007"])
+    ctx = Context(spec=spec)
+    ctx.current = rule
+    return list(rule.check(ctx))
+
+
+def _misspelled(name: str) -> str:
+    return name[:-1] if len(name) > 3 else name + "x"  # num_key_value_heads -> num_key_value_head
+
+
+def _typo_variants(path: str):
+    """(original key path, misspelled text) for each key the adapter read from the file, in FIELDS order."""
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    syntax = "yaml" if path.endswith(".yaml") else "json"
+    doc = load_text(text, path, syntax=syntax)
+    spec = normalize(doc)
+    for f in FIELDS:
+        src = spec.sources.get(f)
+        if src is None or src.default or src.line is None or src.derived:
+            continue
+        from colint.fixing import parse_key
+
+        p = parse_key(src.key)
+        span = doc.span(p)
+        if span is None:
+            continue
+        name = p[-1]
+        bad = _misspelled(name)
+        # the key's name starts at its recorded column on its line (quoted in JSON)
+        lines = text.splitlines(keepends=True)
+        at = sum(len(x) for x in lines[:span.line - 1]) + span.column - 1
+        q = 1 if text[at] in "\"'" else 0
+        assert text[at + q:at + q + len(name)] == name, (path, src.key)
+        yield src.key, name, bad, text[:at + q] + bad + text[at + q + len(name):], syntax
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[os.path.basename(p) for p in CORPUS])
+def test_one_misspelled_key_is_reported_with_the_key_meant(path):
+    tried = []
+    for key, _name, bad, text, syntax in _typo_variants(path):
+        try:
+            spec = normalize(load_text(text, path, syntax=syntax))
+        except ColintError as exc:  # a required key: the located "missing key" error already names it
+            tried.append((key, exc.message))
+            continue
+        found = [f for f in _cl007(spec) if f.key.endswith(bad)]
+        assert [(f.severity, f"did you mean '{key}'?" in f.message) for f in found] == [("warning", True)], \
+            (key, [f.message for f in found])
+        return
+    # a file of required keys only (torchchat's 3-key llama2-13B): every misspelling is a located load error
+    assert tried and all(msg for _, msg in tried), path
+
+
+def test_the_published_corpus_gives_no_cl007_warning():
+    infos = 0
+    for path in CORPUS:
+        with open(path, encoding="utf-8") as fh:
+            spec = normalize(load_text(fh.read(), path, syntax="yaml" if path.endswith(".yaml") else "json"))
+        found = _cl007(spec)
+        assert [f.message for f in found if f.severity != "info"] == [], path
+        infos += len(found)
+    # each info is a key transformers' class for the family does not define (Qwen3-Coder's
+    # shared_expert_intermediate_size under qwen3_moe, gpt2's n_ctx, Neuron training flags, ...)
+    assert infos == 52
+
+
+def test_llama_num_key_value_head_typo():
+    """The issue's case: the typo leaves 32 KV heads (MHA) in force; CL007 says so and names the key."""
+    text = open(os.path.join(HERE, "corpus", "hf", "llama3__Meta-Llama-3.1-8B.json"), encoding="utf-8").read()
+    text = text.replace('"num_key_value_heads"', '"num_key_value_head"')
+    spec = normalize(load_text(text, "c.json", syntax="json"))
+    (f,) = _cl007(spec)
+    assert (f.severity, f.key, f.message) == (
+        "warning", "num_key_value_head", "'num_key_value_head' is not read by this model family; did you mean "
+        "'num_key_value_heads'? (model_type llama has no such key; its default applies)")
+
+
+@pytest.mark.parametrize("a,b,near", [("num_key_value_head", "num_key_value_heads", True),
+                                      ("hiden_size", "hidden_size", True), ("hidden_szie", "hidden_size", True),
+                                      ("hidden_sizes", "hidden_size", True), ("hidden_sixe", "hidden_size", True),
+                                      ("hidden", "hidden_size", False), ("bos_token_id", "eos_token_id", True),
+                                      ("abc", "abc", False)])
+def test_one_edit(a, b, near):
+    assert one_edit(a, b) is near and one_edit(b, a) is near
+
+
+def test_committed_key_table_equals_installed_transformers():
+    """colint/spec/hf_keys.json is what scripts/gen_hf_keys.py makes from the installed transformers."""
+    import importlib.util
+    import json
+
+    pytest.importorskip("transformers")
+    root = os.path.dirname(HERE)
+    spec = importlib.util.spec_from_file_location("gen_hf_keys", os.path.join(root, "scripts", "gen_hf_keys.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with open(os.path.join(root, "colint", "spec", "hf_keys.json"), encoding="utf-8") as fh:
+        assert json.load(fh) == mod.generate()
