@@ -111,8 +111,10 @@ def test_lsp_session_with_a_real_client(tmp_path):
             ("CL201: intermediate_size 11008 → 10240 (-7.0% FFN params) (unsafe: changes the architecture)",
              "quickfix", False, [(line_of["intermediate_size"], 26, line_of["intermediate_size"], 30, "0240")])]),
         ("actions", "CL202", [
-            ("CL202: vocab_size 32000 → 32768 (zero-padded rows in embedding and LM head; mask ids ≥ 32000 when "
-             "sampling)", "quickfix", True, [(line_of["vocab_size"], 20, line_of["vocab_size"], 23, "768")])]),
+            # unsafe since issue 17: padding changes a released checkpoint's weight shapes (not the preferred fix)
+            ("CL202: vocab_size 32000 → 32768 (pad the checkpoint's embedding and LM-head weights with 768 zero rows "
+             "to match; mask ids ≥ 32000 when sampling) (unsafe: changes the architecture)", "quickfix", False,
+             [(line_of["vocab_size"], 20, line_of["vocab_size"], 23, "768")])]),
         ("fixed", uri, [
             (line_of["vocab_size"], 4, line_of["vocab_size"], width["vocab_size"], 3, "CL202", "colint",
              "vocab_size 32000 is 4000 per shard at tp=8, not a multiple of 128 [b200]")]),

@@ -90,7 +90,7 @@ def test_fix_pads_vocab_in_place_and_reports_what_is_left(tmp_path, capsys):
     captured = capsys.readouterr()
     assert dst.read_text() == before  # no safe fix: the vocab padding needs --unsafe-fixes
     assert "CL201" in captured.out and "CL202" in captured.out
-    rc = main(["check", str(dst), "--tp", "8", "--unsafe-fixes", "--select", "CL202", "--isolated"])
+    rc = main(["check", str(dst), "--tp", "8", "--fix", "--unsafe-fixes", "--select", "CL202", "--isolated"])
     captured = capsys.readouterr()
     assert dst.read_text() == before.replace('"vocab_size": 32000', '"vocab_size": 32768')
     assert "colint: fixed 1 file" in captured.err

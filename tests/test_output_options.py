@@ -63,7 +63,7 @@ def test_full_prints_the_estimate_context_once(capsys, monkeypatch):
     # one line per distinct context: this Llama-2 file clips the context to its 2,048 positions, Llama-3.1 does not
     assert out.count("throughput scenario") == 2 and out.splitlines()[-2] == CONTEXT
     assert out.splitlines()[-1] == CONTEXT.split(" (colint")[0].replace(" 2048 (clipped from 8192: the model's max positions)", " 8192")
-    assert "    est. +0.1% decode step, +0.6% prefill step" in out.splitlines()
+    assert "    est. +0.1% decode step, +0.5% prefill step" in out.splitlines()
     rc, text_out, _ = _run(["check", LLAMA2, str(EXAMPLES / "llama-3.1-8b.json"), "--tp", "8", "--isolated",
                             "--format", "text"], capsys, monkeypatch)
     assert text_out == out  # text is full's old name

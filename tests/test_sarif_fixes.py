@@ -40,6 +40,6 @@ def test_inserted_key_fix_is_in_sarif_and_equals_what_fix_writes(tmp_path, capsy
     assert rep["insertedContent"]["text"] == ',\n    "vocab_size": 262272'
     sarif_text = _apply(original, change["replacements"])
 
-    assert main(["check", str(path), "--isolated", "--select", "CL202", "--fix", "--exit-zero"]) == 0
+    assert main(["check", str(path), "--isolated", "--select", "CL202", "--fix", "--unsafe-fixes", "--exit-zero"]) == 0
     capsys.readouterr()
     assert path.read_text(encoding="utf-8") == sarif_text

@@ -206,7 +206,7 @@ def test_fix_writes_only_the_linted_file(tmp_path, capsys, monkeypatch):
     real_replace = os.replace
     monkeypatch.setattr(os, "replace", lambda src, dst: replaced.append(os.path.abspath(dst)) or
                         real_replace(src, dst))
-    rc, _ = _run(capsys, "check", "--unsafe-fixes", "--select", "CL202", str(target))
+    rc, _ = _run(capsys, "check", "--fix", "--unsafe-fixes", "--select", "CL202", str(target))
     assert rc in (0, 1)
     assert replaced == [str(target)]
     assert sorted(os.listdir(tmp_path)) == ["config.json", "other.json"]  # no temp file left behind

@@ -112,7 +112,8 @@ def expert_gemm_memory_bound(ctx: Context):
         details = [f"compute-bound needs est. {c_star:,.0f} concurrent tokens per EP group (uniform routing)"]
         if ep_need <= max_ep:
             details[0] += (f": ep>={ep_need} at {conc} seq per {unit}"
-                           + (f" (ep={advised[0]} advised)" if advised and advised[0] != ep_need else ""))
+                           + (f" (ep={advised[0]}: the nearest size that divides the experts or fits the domain)"
+                              if advised and advised[0] != ep_need else ""))
         else:
             per_group = math.ceil(c_star / max(1, max_ep // max(1, sc.tp)))
             details[0] += (f": out of reach at {conc} seq per {unit}; at ep={max_ep} it takes >={per_group:,} seq "
