@@ -85,7 +85,7 @@ def test_cl501_at_concurrency_one_gives_the_concurrency_that_fixes_it():
 def test_cl501_mixtral_and_scout_cap_ep_at_the_expert_count():
     (f,) = run(corpus(MIXTRAL), ["CL501"])
     assert (f.evidence["est_tokens_per_expert"], f.evidence["est_ep_needed"]) == (64.0, 5)
-    assert "ep>=5 at 256 seq per rank (ep=8 advised)" in f.details[0]
+    assert "ep>=5 at 256 seq per rank (ep=8: the nearest size that divides the experts or fits the domain)" in f.details[0]
     (g,) = run(corpus("tests/corpus/hf/llama4__Llama-4-Scout-17B-16E-Instruct.json"), ["CL501"], scenario="latency")
     assert "at ep=16 it takes" in g.details[0]  # 16 experts: wider EP only replicates
 
