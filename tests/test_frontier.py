@@ -342,8 +342,8 @@ def test_a_wrong_vectorized_price_falls_back_to_analyse(monkeypatch):
 
     real = fr._decode_prices
 
-    def skewed(profile, grid, w1, w2):  # right at the probes, 10 % slow in between
-        p = real(profile, grid, w1, w2)
+    def skewed(spec, profile, grid, w1, w2):  # right at the probes, 10 % slow in between
+        p = real(spec, profile, grid, w1, w2)
         p.itl_s[:len(grid) - 2] *= [1.0 if b in fr.PROBE_CONCURRENCY else 1.1 for b in grid[:len(grid) - 2]]
         return p
 

@@ -27,10 +27,11 @@ Per point (deployment d, concurrency B = sequences per attention-DP group of d.t
 
 Speed: ``analyse`` costs ~1–3 ms per call, and a 1T MoE on NVL72 has ~30 deployments × ~25
 concurrencies. So each deployment is analysed at two probe concurrencies and the decode step is
-priced over all B at once: the weight GEMMs with ``gemm_model.estimate_arrays`` (M = B, or the
-routed-expert rows of ``workload.routed_expert_rows`` for experts), the attention cores with the
-probes' FLOPs and bytes (linear in B) through ``AttentionRoof.estimate_s``, and the rest of the
-step (elementwise passes, launches, collectives: affine in B) from the two probes. The vectorized
+priced over all B at once: the weight GEMMs with ``vector_pricing.estimate_unique`` (M = B, or for
+routed experts the grouped GEMM of the touched experts' rows of ``workload.routed_expert_rows``,
+``grouped=True``), and the rest of the step (attention cores of ops_attention, elementwise passes,
+MoE permute/finalize, TP all-reduces, EP dispatch/combine) by ``workload.decode_extras_s`` at each B:
+the functions analyse sums, so only the GEMM vectorization can differ. The vectorized
 price must reproduce both probes; then every frontier point is priced again by ``analyse`` itself,
 and a point that differs (an op model in workload.py that is no longer linear in B) makes the
 whole GPU fall back to ``analyse`` per point, with a note. So the frontier always reports
@@ -249,28 +250,29 @@ class _Priced:
     act_bytes: Any
 
 
-def _decode_prices(profile, grid, w1, w2):
-    """Decode step estimates (s) at every concurrency of ``grid`` for w1's deployment, vectorized;
-    ``w1``, ``w2``: analyse at the PROBE_CONCURRENCY values (their affine parts come from them)."""
+def _decode_prices(spec, profile, grid, w1, w2):
+    """Decode step estimates (s) at every concurrency of ``grid`` for w1's deployment: the weight
+    GEMMs of analyse's rows vectorized over the grid (``estimate_unique``; routed experts as analyse
+    prices them, a grouped GEMM of the touched experts' rows, ``routed_expert_rows``), plus the rest
+    of the step (attention cores of ops_attention, elementwise passes, MoE permute/finalize, TP
+    all-reduces, EP dispatch/combine, the KV-parallel exchange) from ``workload.decode_extras_s``, the
+    functions analyse itself sums, at each concurrency. ``w1``, ``w2``: analyse at the probes."""
     import numpy as np
 
-    from colint.analysis.workload import attention_roof, routed_expert_rows
     from colint.analysis.vector_pricing import estimate_unique
+    from colint.analysis.workload import decode_extras_s, routed_expert_rows
 
     sc = w1.scenario
     b = np.asarray(grid, dtype=np.float64)
     b1, b2 = float(w1.scenario.decode_concurrency), float(w2.scenario.decode_concurrency)
-
-    def affine(v1, v2):
-        return v1 + (v2 - v1) * (b - b1) / (b2 - b1)
-
     total = np.zeros(b.size)
-    jobs: dict[str, list] = {}
+    jobs: dict[tuple[str, bool], list] = {}
     groups = sc.attention_dp_groups
     for row in w1.gemms["decode"]:
         g = row.gemm
-        if row.parallel == "expert" and g.count:
-            base_inst = float(-(-g.count // sc.ep)) if sc.ep > 1 else float(g.count)
+        expert = row.parallel == "expert" and bool(g.count)
+        if expert:
+            base_inst = float(-(-g.count // sc.ep)) if sc.ep > 1 else float(g.count)  # as workload._shard
             topk = round(g.m_per_token * g.count)
             m = np.empty(b.size, dtype=np.int64)
             n_eff = np.empty(b.size, dtype=np.int64)
@@ -282,23 +284,16 @@ def _decode_prices(profile, grid, w1, w2):
         else:
             m = np.asarray(grid, dtype=np.int64)
             n_eff = np.full(b.size, row.n, dtype=np.int64)
-        jobs.setdefault(row.dtype, []).append((m, n_eff, np.full(b.size, row.k, dtype=np.int64), row.layers))
-    for dtype, sel in jobs.items():
+        jobs.setdefault((row.dtype, expert), []).append((m, n_eff, np.full(b.size, row.k, dtype=np.int64),
+                                                         row.layers))
+    for (dtype, grouped), sel in jobs.items():
         t = estimate_unique(np.concatenate([j[0] for j in sel]), np.concatenate([j[1] for j in sel]),
-                             np.concatenate([j[2] for j in sel]), dtype, profile, sc.outputs)
+                            np.concatenate([j[2] for j in sel]), dtype, profile, sc.outputs, grouped=grouped)
         for i, j in enumerate(sel):
             total += t[i * b.size:(i + 1) * b.size] * j[3]
-    roof = attention_roof(profile)
-    a1s, a2s = w1.attention["decode"], w2.attention["decode"]
-    if [(a.kind, a.mixer) for a in a1s] != [(a.kind, a.mixer) for a in a2s]:
-        return None
-    for a1, a2 in zip(a1s, a2s):
-        fl, by = affine(a1.flops, a2.flops), affine(a1.bytes, a2.bytes)
-        est = roof.estimate_s(fl, by, maximum=np.maximum)
-        total += np.where((fl > 0) | (by > 0), est, 0.0) * a1.layers
-    s1, s2 = w1.steps["decode"], w2.steps["decode"]
-    total += affine(s1.estimate_s - s1.gemm_s - s1.attention_core_s, s2.estimate_s - s2.gemm_s - s2.attention_core_s)
-    kv = affine(w1.kv_cache_bytes_per_gpu, w2.kv_cache_bytes_per_gpu)
+    total += np.asarray([decode_extras_s(spec, profile, sc.model_copy(update={"decode_concurrency": int(bi)}))
+                         for bi in grid])
+    kv = w1.kv_cache_bytes_per_gpu + (w2.kv_cache_bytes_per_gpu - w1.kv_cache_bytes_per_gpu) * (b - b1) / (b2 - b1)
     return _Priced(total, kv, activation_bytes_per_gpu(w1, b))
 
 
@@ -456,7 +451,7 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
         priced = None
         if not exact:
             # the grid and the two probes in one vectorized call; the price must reproduce the probes
-            priced = _decode_prices(profile, grid + list(PROBE_CONCURRENCY), w1, w2)
+            priced = _decode_prices(spec, profile, grid + list(PROBE_CONCURRENCY), w1, w2)
             if priced is None or not all(_close(float(priced.itl_s[len(grid) + i]), w.steps["decode"].estimate_s)
                                          for i, w in enumerate((w1, w2))):
                 return _exact(spec, profile, base, path, variant, f"{d.label()}: the vectorized price does not "

@@ -47,6 +47,7 @@ class Scenario(Record, frozen=True, extra="forbid"):
     tp: int = field(default=1, ge=1)
     ep: int = field(default=1, ge=1)
     pp: int = field(default=1, ge=1)
+    kvp: int = field(default=1, ge=1)  # KV (Helix) parallelism: GPUs that split each sequence's KV cache
     dp: int = field(default=1, ge=1)
     prefill_tokens: int = field(default=8192, ge=1)  # tokens per forward per replica
     decode_concurrency: int = field(default=256, ge=1)  # sequences per attention-DP group (tp GPUs)
