@@ -8,7 +8,7 @@ each with decode concurrencies up to what fits in memory, prices every point wit
 of ``analyse`` and keeps the non-dominated points: the most tokens/s per GPU for each level of
 tokens/s per user.
 
-Per point (deployment d, concurrency B = sequences per attention-DP group of d.tp GPUs):
+Per point (deployment d, concurrency B = sequences per attention-DP group of d.tp x d.kvp GPUs):
 
 * decode ITL = ``analyse(spec, profile, scenario(d, B)).steps["decode"].estimate_s``;
   tokens/s per user = 1 / ITL; tokens/s per GPU = B / ITL / tp (each group of tp GPUs serves B
@@ -37,8 +37,11 @@ and a point that differs (an op model in workload.py that is no longer linear in
 whole GPU fall back to ``analyse`` per point, with a note. So the frontier always reports
 ``analyse``'s numbers, and a better op model there moves it without a change here.
 
-Not modelled (said in the output): KV (Helix) parallelism — ``Scenario`` has no KV-parallel size,
-so the step model could not price it; pipeline stages for decode (``analyse`` prices pp stages in
+KV (Helix) parallelism: where tp already reaches the KV heads (or for MLA), each tp is also tried
+with kvp = 2, 4, ... within the domain (``kv_parallel_allowed``): an attention group of tp x kvp GPUs
+whose kvp GPUs each hold 1/kvp of every sequence's KV cache (``Scenario.kvp``, priced by analyse).
+
+Not modelled (said in the output): pipeline stages for decode (``analyse`` prices pp stages in
 sequence, no micro-batching; pp enters as prefill only); disaggregated prefill; routing skew
 (uniform routing).
 Every figure is an ESTIMATE of colint's step model, not a measurement.
@@ -63,20 +66,26 @@ MATCH_RTOL = 1e-6  # the vectorized price must equal analyse's within this (floa
 @dataclass(frozen=True)
 class Deployment:
     tp: int  # attention (and dense FFN) tensor parallelism
-    ep: int = 1  # expert parallelism (1: experts tensor-parallel over the tp GPUs)
+    ep: int = 1  # expert parallelism (1: experts tensor-parallel over the tp x kvp GPUs)
+    kvp: int = 1  # KV (Helix) parallelism: GPUs per TP rank that split each sequence's KV cache
+
+    @property
+    def group_gpus(self) -> int:
+        """GPUs of one attention group (tp x kvp), which serve its ``concurrency`` sequences."""
+        return self.tp * self.kvp
 
     @property
     def gpus(self) -> int:
-        return max(self.tp, self.ep)
+        return max(self.group_gpus, self.ep)
 
     @property
     def attention_dp(self) -> int:
         from colint.analysis.moe import attention_dp_groups
 
-        return attention_dp_groups(self.ep, self.tp) if self.ep > 1 else 1
+        return attention_dp_groups(self.ep, self.group_gpus) if self.ep > 1 else 1
 
     def label(self) -> str:
-        s = f"tp{self.tp}"
+        s = f"tp{self.tp}" + (f" kvp{self.kvp}" if self.kvp > 1 else "")
         if self.ep > 1:
             s += f" ep{self.ep}"
             if self.attention_dp > 1:
@@ -104,7 +113,7 @@ class Point:
 
     @property
     def tokens_per_s_per_gpu(self) -> float:
-        return self.concurrency / self.itl_s / self.deployment.tp
+        return self.concurrency / self.itl_s / self.deployment.group_gpus
 
     @property
     def memory_bytes_per_gpu(self) -> float:
@@ -112,7 +121,8 @@ class Point:
 
     def public(self) -> dict[str, Any]:
         d = self.deployment
-        return {"deployment": d.label(), "tp": d.tp, "ep": d.ep, "attention_dp": d.attention_dp, "gpus": d.gpus,
+        return {"deployment": d.label(), "tp": d.tp, "ep": d.ep, "kvp": d.kvp, "attention_dp": d.attention_dp,
+                "gpus": d.gpus,
                 "concurrency": self.concurrency, "itl_s": self.itl_s,
                 "tokens_per_s_per_user": self.tokens_per_s_per_user,
                 "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu, "ftl_s": self.ftl_s,
@@ -180,14 +190,28 @@ def deployments(spec, profile) -> list[Deployment]:
     for tp in _powers_of_two(domain):
         if any(h % tp for h in heads):
             continue
-        out.append(Deployment(tp, 1))
-        if not experts:
-            continue
-        eps = {tp * g for g in _powers_of_two(domain // tp)} | ({domain} if domain % tp == 0 else set())
-        for ep in sorted(eps):
-            if ep > 1 and ep <= min(experts):
-                out.append(Deployment(tp, ep))
+        for kvp in _powers_of_two(domain // tp) if kv_parallel_allowed(spec, tp) else [1]:
+            group = tp * kvp
+            out.append(Deployment(tp, 1, kvp))
+            if not experts:
+                continue
+            eps = {group * g for g in _powers_of_two(domain // group)} | ({domain} if domain % group == 0 else set())
+            for ep in sorted(eps):
+                if ep > 1 and ep <= min(experts):
+                    out.append(Deployment(tp, ep, kvp))
     return out
+
+
+def kv_parallel_allowed(spec, tp: int) -> bool:
+    """KV (Helix) parallelism pays only where tp can no longer shard the KV cache: every attention
+    layer's KV heads already split over the tp GPUs (tp >= KV heads) or MLA (one latent shared by
+    all heads, replicated on every tp rank); layers with a recurrent state (linear attention, Mamba)
+    have no context to split, so a design with them is not enumerated with kvp > 1."""
+    mixers = [mx for k in _used_kinds(spec) for mx in _mixers(k)]
+    if any(mx.kind in ("linear_attention", "mamba") for mx in mixers):
+        return False
+    att = [mx for mx in mixers if mx.kind in ("attention", "mla")]
+    return bool(att) and all(mx.kind == "mla" or tp >= max(1, mx.num_kv_heads) for mx in att)
 
 
 def _mixers(kind):
@@ -213,7 +237,8 @@ def concurrency_grid(limit: int) -> list[int]:
 
 def scenario_for(base, d: Deployment, concurrency: int):
     """The scenario `inspect --gpu` prices deployment ``d`` at ``concurrency`` with."""
-    return base.model_copy(update={"tp": d.tp, "ep": d.ep, "pp": 1, "dp": 1, "decode_concurrency": int(concurrency)})
+    return base.model_copy(update={"tp": d.tp, "ep": d.ep, "kvp": d.kvp, "pp": 1, "dp": 1,
+                                   "decode_concurrency": int(concurrency)})
 
 
 # ------------------------------------------------------------------------------ memory
@@ -486,8 +511,7 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
     replicated = [p for p in front if p.kv_replication > 1]
     if replicated:
         notes.append(f"{len(replicated)} of the {len(front)} frontier points hold the same KV cache on up to "
-                     f"{max(p.kv_replication for p in replicated)} GPUs (tp above the KV heads; MLA: every tp rank): "
-                     "KV (Helix) parallelism would shard it by sequence, and is not enumerated")
+                     f"{max(p.kv_replication for p in replicated)} GPUs (tp above the KV heads; MLA: every tp rank)")
     label = (f"estimate: {profile.name}, {base.gemm_format} weights, KV cache {base.kv_cache}, context "
              f"{base.context}, prefill {base.prefill_tokens} tokens per forward")
     return Frontier(path, profile.name, label, profile.domain_size, hbm, deps, points, front, dropped, unfit, notes,
