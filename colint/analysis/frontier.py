@@ -251,17 +251,30 @@ def activation_bytes_per_gpu(w, concurrency=None):
     priced)."""
     from colint.analysis.memory import B_ACT
 
-    h = w.spec.hidden_size
-    prefill = (w.scenario.prefill_tokens * 2.0 * h * B_ACT
-               + max((r.m * max(r.instances, 1.0) * (r.k + r.n) * B_ACT for r in w.gemms["prefill"]), default=0.0))
-    b0 = w.scenario.decode_concurrency
+    h, prefill, gemm, b0 = _activation_terms(w)
     c = b0 if concurrency is None else concurrency
-    gemm = max((r.m * max(r.instances, 1.0) * (r.k + r.n) * B_ACT for r in w.gemms["decode"]), default=0.0)
     decode = (c * 2.0 * h * B_ACT) + gemm * (c / b0)
     return _maximum(decode, prefill)
 
 
+def _activation_terms(w) -> tuple[int, float, float, int]:
+    """(hidden, prefill activation bytes, the decode step's widest GEMM input + output bytes, its
+    concurrency) of ``w``, kept on it: the memory limit's bisection asks for many concurrencies."""
+    from colint.analysis.memory import B_ACT
+
+    cached = w.__dict__.get("_frontier_activation_terms")
+    if cached is None:
+        h = w.spec.hidden_size
+        prefill = (w.scenario.prefill_tokens * 2.0 * h * B_ACT
+                   + max((r.m * max(r.instances, 1.0) * (r.k + r.n) * B_ACT for r in w.gemms["prefill"]), default=0.0))
+        gemm = max((r.m * max(r.instances, 1.0) * (r.k + r.n) * B_ACT for r in w.gemms["decode"]), default=0.0)
+        cached = w.__dict__["_frontier_activation_terms"] = (h, prefill, gemm, w.scenario.decode_concurrency)
+    return cached
+
+
 def _maximum(a, b):
+    if isinstance(a, (int, float)):
+        return max(a, b)  # one concurrency (the memory limit's bisection): no numpy call
     import numpy as np  # (transformers' dependency; imported on this path only)
 
     return np.maximum(a, b)
