@@ -404,3 +404,19 @@ def test_long_context_gqa8_frontier_gains_from_kvp():
     assert any(p.deployment.kvp > 1 for p in f.frontier)
     assert throughput_at(f.frontier, 100.0) > 1.05 * throughput_at(without, 100.0)
     assert all((throughput_at(f.frontier, u) or 0) >= (throughput_at(without, u) or 0) for u in (20, 50, 100, 200))
+
+
+def test_kvp_from_the_project_settings_and_the_flag(tmp_path, capsys):
+    (tmp_path / "pyproject.toml").write_text("[tool.colint]\ntp = 8\nkvp = 4\n")
+    cfg = tmp_path / "c.json"
+    cfg.write_text(open(LLAMA70B).read())
+    code, out, _ = _run(capsys, ["inspect", str(cfg), "--gpu", "gb200", "--format", "json"])
+    assert code == 0 and json.loads(out)["estimates"]["scenario"]["kvp"] == 4
+    code, out, _ = _run(capsys, ["inspect", str(cfg), "--gpu", "gb200", "--kvp", "2", "--format", "json"])
+    assert code == 0 and json.loads(out)["estimates"]["scenario"]["kvp"] == 2  # the flag wins
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "pyproject.toml").write_text("[tool.colint]\nkvp = 0\n")
+    (bad / "c.json").write_text(cfg.read_text())
+    code, out, _ = _run(capsys, ["check", str(bad / "c.json"), "--gpu", "gb200"])
+    assert code == 2 and "pyproject.toml:2:1 is invalid: kvp: Input should be greater than or equal to 1" in out
