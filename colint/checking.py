@@ -55,7 +55,7 @@ def build_targets(opts: CheckOptions) -> list[Target]:
         tp = None if opts.tp == "auto" else opts.tp  # auto: analyse at tp=1, rules report the best tp
         scenario = make_scenario(opts.scenario, dtype=opts.dtype, tp=tp, ep=opts.ep, pp=opts.pp,
                                  context=opts.context, concurrency=opts.concurrency, gpu=profile.name,
-                                 kv_cache=opts.kv_dtype, out_dtype=opts.out_dtype)
+                                 kv_cache=opts.kv_dtype, out_dtype=opts.out_dtype, kvp=opts.kvp)
         targets.append(Target(gpu=profile.name, profile=profile, scenario=scenario))
     return targets
 

@@ -49,6 +49,8 @@ def cli() -> None:
 @click.option("--tp", type=click.IntRange(min=1), default=None, help="Tensor-parallel size.")
 @click.option("--ep", type=click.IntRange(min=1), default=None, help="Expert-parallel size.")
 @click.option("--pp", type=click.IntRange(min=1), default=None, help="Pipeline-parallel size.")
+@click.option("--kvp", type=click.IntRange(min=1), default=None, help="KV (Helix) parallel size: GPUs per TP rank "
+              "that split each sequence's KV cache.")
 @click.option("--context", type=click.IntRange(min=1), default=None, help="Context length, tokens.")
 @click.option("--concurrency", type=click.IntRange(min=1), default=None,
               help="Concurrent decode sequences per replica.")
@@ -57,7 +59,7 @@ def cli() -> None:
 @click.option("--isolated", is_flag=True, help="Ignore pyproject.toml / .colint.toml files.")
 def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | None, gpu: str | None,
             scenario: str | None, dtype: str | None, tp: int | None, ep: int | None, pp: int | None,
-            context: int | None, concurrency: int | None, kv_dtype: str | None, out_dtype: str | None,
+            kvp: int | None, context: int | None, concurrency: int | None, kv_dtype: str | None, out_dtype: str | None,
             isolated: bool) -> None:
     """Show the normalized spec, parameter counts and weight GEMMs of PATH (with --gpu: estimates).
 
@@ -74,7 +76,7 @@ def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | Non
     flags = {"gpus": [gpu] if gpu is not None else [], "scenario": scenario, "dtype": dtype, "tp": tp, "ep": ep,
              "pp": pp, "context": context, "concurrency": concurrency, "select": [], "ignore": [],
              "extend_select": [], "fail_on": None, "input_format": input_format, "vocab_size": vocab_size,
-             "kv_dtype": kv_dtype, "out_dtype": out_dtype}
+             "kv_dtype": kv_dtype, "out_dtype": out_dtype, "kvp": kvp}
     try:
         opts = _file_options(path, flags, isolated)
     except ColintError as exc:
@@ -246,7 +248,7 @@ FORMATS = list(REPORTERS)
 
 
 _SETTINGS_PARAMS = ("gpus", "scenario", "dtype", "tp", "ep", "pp", "context", "concurrency", "select", "ignore",
-                    "extend_select", "fail_on", "input_format", "vocab_size", "kv_dtype", "out_dtype")
+                    "extend_select", "fail_on", "input_format", "vocab_size", "kv_dtype", "out_dtype", "kvp")
 
 
 def _settings_options(fn):
@@ -269,6 +271,7 @@ def _settings_options(fn):
         click.option("--tp", default=None, help="Tensor-parallel size, or 'auto' (largest power of two that aligns)."),
         click.option("--ep", type=click.IntRange(min=1), default=None, help="Expert-parallel size."),
         click.option("--pp", type=click.IntRange(min=1), default=None, help="Pipeline-parallel size."),
+        click.option("--kvp", type=click.IntRange(min=1), default=None, help="KV (Helix) parallel size."),
         click.option("--context", type=click.IntRange(min=1), default=None, help="Context length, tokens."),
         click.option("--concurrency", type=click.IntRange(min=1), default=None,
                      help="Concurrent decode sequences per GPU."),
@@ -292,14 +295,14 @@ def _settings_options(fn):
 
 
 def _cli_overrides(gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore, extend_select, fail_on,
-                   input_format, vocab_size, kv_dtype=None, out_dtype=None) -> dict:
+                   input_format, vocab_size, kv_dtype=None, out_dtype=None, kvp=None) -> dict:
     def csv(values):
         return [v.strip() for item in values for v in item.split(",") if v.strip()]
 
     return {"gpus": list(gpus), "scenario": scenario, "dtype": dtype, "tp": _parallel(tp, "tp"), "ep": ep, "pp": pp,
             "context": context, "concurrency": concurrency, "select": csv(select), "ignore": csv(ignore),
             "extend_select": csv(extend_select), "fail_on": fail_on, "input_format": input_format,
-            "vocab_size": vocab_size, "kv_dtype": kv_dtype, "out_dtype": out_dtype}
+            "vocab_size": vocab_size, "kv_dtype": kv_dtype, "out_dtype": out_dtype, "kvp": kvp}
 
 
 def _one_path(arg: str) -> str:

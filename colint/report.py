@@ -132,7 +132,7 @@ def model_name(path: str, spec) -> str:
 
 def deployment(scenario) -> str:
     """Format and parallelism of the charted deployment: ``bf16, tp=8, ep=8`` (``bf16, 1 GPU``)."""
-    par = ", ".join(f"{k}={getattr(scenario, k)}" for k in ("tp", "ep", "pp") if getattr(scenario, k) > 1)
+    par = ", ".join(f"{k}={getattr(scenario, k)}" for k in ("tp", "kvp", "ep", "pp") if getattr(scenario, k) > 1)
     return f"{scenario.gemm_format}, {par or '1 GPU'}, {scenario.name} scenario"
 
 

@@ -54,7 +54,7 @@ DEFAULTS: dict[str, Any] = {
     "gpus": ["b200"], "scenario": "throughput", "dtype": None, "tp": None, "ep": None, "pp": None,
     "context": None, "concurrency": None, "select": [], "ignore": [], "extend_select": [],
     "per_file_ignores": {}, "severity": {}, "rules": {}, "fail_on": "warning", "baseline": None,
-    "input_format": None, "vocab_size": None, "kv_dtype": None, "out_dtype": None,
+    "input_format": None, "vocab_size": None, "kv_dtype": None, "out_dtype": None, "kvp": None,
 }
 
 
@@ -111,6 +111,7 @@ class FileSettings(Record, extra="forbid"):
     vocab_size: Optional[int] = field(None, alias="vocab-size", ge=1, le=1 << 40)
     kv_dtype: Optional[str] = field(None, alias="kv-dtype", check=_kv_format)  # KV-cache format (bf16, fp8, ...)
     out_dtype: Optional[str] = field(None, alias="out-dtype", check=_out_format)  # GEMM output format
+    kvp: Optional[int] = field(None, ge=1, le=_MAX_PARALLEL)  # KV (Helix) parallel size
 
 
 # TOML key (as written) for each field, for messages and `colint config`
@@ -378,6 +379,7 @@ class CheckOptions:
     kv_dtype: Optional[str] = None  # KV-cache format; None = the scenario's (bf16)
     out_dtype: Optional[str] = None  # GEMM output format; None = bf16
     close_advice: bool = True  # re-check every fix at the state it leads to before showing it (colint.closure)
+    kvp: Optional[int] = None  # KV (Helix) parallel size; None = 1
 
 
 @dataclass
@@ -399,7 +401,7 @@ class Effective:
             ignore=list(v["ignore"]), extend_select=list(v["extend_select"]), rule_options=self.rule_options,
             severity_overrides=self.severity_overrides, input_format=v["input_format"],
             vocab_size=v["vocab_size"], per_file_ignores=self.per_file_ignores, baseline=baseline,
-            kv_dtype=v["kv_dtype"], out_dtype=v["out_dtype"])
+            kv_dtype=v["kv_dtype"], out_dtype=v["out_dtype"], kvp=v["kvp"])
 
     def as_dict(self) -> dict:
         out = {}

@@ -76,7 +76,7 @@ def test_concurrency_grid():
 # ------------------------------------------------------------------------------ the frontier's figures
 def _inspect(capsys, path, gpu, p: Point, extra=()):
     argv = ["inspect", path, "--gpu", gpu, "--tp", str(p.deployment.tp), "--ep", str(p.deployment.ep),
-            "--concurrency", str(p.concurrency), "--format", "json", *extra]
+            "--kvp", str(p.deployment.kvp), "--concurrency", str(p.concurrency), "--format", "json", *extra]
     code, out, _ = _run(capsys, argv)
     assert code == 0
     return json.loads(out)["estimates"]
@@ -86,6 +86,7 @@ def _inspect(capsys, path, gpu, p: Point, extra=()):
 def test_frontier_points_equal_inspect_gpu(capsys, case, deepseek_gb200, llama70b_h100):
     f, path, gpu = (deepseek_gb200, DEEPSEEK, "gb200") if case == "deepseek" else (llama70b_h100, LLAMA70B, "h100-sxm")
     picks = {0, len(f.frontier) // 2, len(f.frontier) - 1}
+    picks |= set([i for i, p in enumerate(f.frontier) if p.deployment.kvp > 1][:1])  # a KV-parallel point too
     for i in sorted(picks):
         p = f.frontier[i]
         e = _inspect(capsys, path, gpu, p)
@@ -95,7 +96,7 @@ def test_frontier_points_equal_inspect_gpu(capsys, case, deepseek_gb200, llama70
         assert p.kv_cache_bytes_per_gpu == pytest.approx(e["kv_cache_bytes_per_gpu"], rel=1e-12)
         assert e["memory_fits"] is True
         assert p.tokens_per_s_per_gpu == pytest.approx(p.concurrency / e["steps"]["decode"]["estimate_s"]
-                                                       / p.deployment.tp, rel=1e-12)
+                                                       / p.deployment.group_gpus, rel=1e-12)
 
 
 @pytest.mark.parametrize("path,gpu", [(DEEPSEEK, "gb200"), (LLAMA70B, "h100-sxm"),
@@ -342,8 +343,8 @@ def test_a_wrong_vectorized_price_falls_back_to_analyse(monkeypatch):
 
     real = fr._decode_prices
 
-    def skewed(profile, grid, w1, w2):  # right at the probes, 10 % slow in between
-        p = real(profile, grid, w1, w2)
+    def skewed(spec, profile, grid, w1, w2):  # right at the probes, 10 % slow in between
+        p = real(spec, profile, grid, w1, w2)
         p.itl_s[:len(grid) - 2] *= [1.0 if b in fr.PROBE_CONCURRENCY else 1.1 for b in grid[:len(grid) - 2]]
         return p
 
@@ -357,3 +358,65 @@ def test_a_wrong_vectorized_price_falls_back_to_analyse(monkeypatch):
     f = frontier(_spec(LLAMA70B), load_profile("h100-sxm"), make_scenario("throughput"))
     assert "the vectorized price does not reproduce analyse at the probe concurrencies" in f.notes[0]
     assert [p.itl_s for p in f.frontier] == [p.itl_s for p in exact.frontier]
+
+
+# ------------------------------------------------------------------------------ KV (Helix) parallelism
+def test_kv_parallel_deployments_only_where_tp_reaches_the_kv_heads_or_mla():
+    llama = deployments(_spec(LLAMA70B), load_profile("gb200"))  # 8 KV heads, 64 query heads
+    assert sorted({(d.tp, d.kvp) for d in llama if d.kvp > 1}) == [(8, 2), (8, 4), (8, 8), (16, 2), (16, 4),
+                                                                   (32, 2)]
+    assert all(d.kvp == 1 for d in deployments(_spec(LLAMA70B), load_profile("h100-sxm")))  # tp8 fills HGX
+    ds = deployments(_spec(DEEPSEEK), load_profile("gb200"))  # MLA: from tp1
+    assert Deployment(1, 1, 2) in ds and Deployment(2, 64, 4) in ds and Deployment(8, 1, 8) in ds
+    assert all(d.gpus <= 72 and d.ep % d.group_gpus == 0 for d in ds if d.ep > 1)
+
+
+def test_kv_parallel_point_equals_inspect_and_says_kvp(capsys, deepseek_gb200):
+    p = next(p for p in deepseek_gb200.frontier if p.deployment.kvp > 1)
+    e = _inspect(capsys, DEEPSEEK, "gb200", p)
+    assert e["scenario"]["kvp"] == p.deployment.kvp
+    assert p.itl_s == pytest.approx(e["steps"]["decode"]["estimate_s"], rel=1e-12)
+    assert p.kv_cache_bytes_per_gpu == pytest.approx(e["kv_cache_bytes_per_gpu"], rel=1e-12)
+    assert f"kvp{p.deployment.kvp}" in p.deployment.label()
+
+
+def test_kv_bytes_per_gpu_divide_by_kvp():
+    from colint.analysis.workload import analyse
+
+    spec, profile = _spec(LLAMA70B), load_profile("gb200")
+    w = {k: analyse(spec, profile, make_scenario("throughput", tp=8, kvp=k, context=131072, concurrency=16))
+         for k in (1, 2, 4, 8)}
+    for k in (2, 4, 8):
+        assert w[k].kv_cache_bytes_per_gpu == pytest.approx(w[1].kv_cache_bytes_per_gpu / k, rel=1e-12)
+        assert w[k].max_decode_concurrency > w[1].max_decode_concurrency
+        # each GPU reads 1/kvp of the context: the attention cores get cheaper, an all-to-all is added
+        assert w[k].steps["decode"].attention_core_s < w[k // 2].steps["decode"].attention_core_s
+        assert w[k].steps["decode"].comm_s > 0
+    # the FFN runs tensor-parallel over tp x kvp GPUs: its weights per GPU shrink, attention's do not
+    assert w[4].weight_bytes_per_gpu < w[1].weight_bytes_per_gpu
+
+
+def test_long_context_gqa8_frontier_gains_from_kvp():
+    """At 128k tokens on GB200 NVL72, Llama-3.3-70B (GQA-8: tp stops sharding the KV cache at 8) reaches
+    more tok/s/GPU at 100 tok/s/user with KV (Helix) parallelism than without it."""
+    f = _front(LLAMA70B, "gb200", context=131072)
+    without = pareto([p for p in f.points if p.deployment.kvp == 1])
+    assert any(p.deployment.kvp > 1 for p in f.frontier)
+    assert throughput_at(f.frontier, 100.0) > 1.05 * throughput_at(without, 100.0)
+    assert all((throughput_at(f.frontier, u) or 0) >= (throughput_at(without, u) or 0) for u in (20, 50, 100, 200))
+
+
+def test_kvp_from_the_project_settings_and_the_flag(tmp_path, capsys):
+    (tmp_path / "pyproject.toml").write_text("[tool.colint]\ntp = 8\nkvp = 4\n")
+    cfg = tmp_path / "c.json"
+    cfg.write_text(open(LLAMA70B).read())
+    code, out, _ = _run(capsys, ["inspect", str(cfg), "--gpu", "gb200", "--format", "json"])
+    assert code == 0 and json.loads(out)["estimates"]["scenario"]["kvp"] == 4
+    code, out, _ = _run(capsys, ["inspect", str(cfg), "--gpu", "gb200", "--kvp", "2", "--format", "json"])
+    assert code == 0 and json.loads(out)["estimates"]["scenario"]["kvp"] == 2  # the flag wins
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "pyproject.toml").write_text("[tool.colint]\nkvp = 0\n")
+    (bad / "c.json").write_text(cfg.read_text())
+    code, out, _ = _run(capsys, ["check", str(bad / "c.json"), "--gpu", "gb200"])
+    assert code == 2 and "pyproject.toml:2:1 is invalid: kvp: Input should be greater than or equal to 1" in out

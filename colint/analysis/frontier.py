@@ -8,7 +8,7 @@ each with decode concurrencies up to what fits in memory, prices every point wit
 of ``analyse`` and keeps the non-dominated points: the most tokens/s per GPU for each level of
 tokens/s per user.
 
-Per point (deployment d, concurrency B = sequences per attention-DP group of d.tp GPUs):
+Per point (deployment d, concurrency B = sequences per attention-DP group of d.tp x d.kvp GPUs):
 
 * decode ITL = ``analyse(spec, profile, scenario(d, B)).steps["decode"].estimate_s``;
   tokens/s per user = 1 / ITL; tokens/s per GPU = B / ITL / tp (each group of tp GPUs serves B
@@ -27,17 +27,21 @@ Per point (deployment d, concurrency B = sequences per attention-DP group of d.t
 
 Speed: ``analyse`` costs ~1–3 ms per call, and a 1T MoE on NVL72 has ~30 deployments × ~25
 concurrencies. So each deployment is analysed at two probe concurrencies and the decode step is
-priced over all B at once: the weight GEMMs with ``gemm_model.estimate_arrays`` (M = B, or the
-routed-expert rows of ``workload.routed_expert_rows`` for experts), the attention cores with the
-probes' FLOPs and bytes (linear in B) through ``AttentionRoof.estimate_s``, and the rest of the
-step (elementwise passes, launches, collectives: affine in B) from the two probes. The vectorized
+priced over all B at once: the weight GEMMs with ``vector_pricing.estimate_unique`` (M = B, or for
+routed experts the grouped GEMM of the touched experts' rows of ``workload.routed_expert_rows``,
+``grouped=True``), and the rest of the step (attention cores of ops_attention, elementwise passes,
+MoE permute/finalize, TP all-reduces, EP dispatch/combine) by ``workload.decode_extras_s`` at each B:
+the functions analyse sums, so only the GEMM vectorization can differ. The vectorized
 price must reproduce both probes; then every frontier point is priced again by ``analyse`` itself,
 and a point that differs (an op model in workload.py that is no longer linear in B) makes the
 whole GPU fall back to ``analyse`` per point, with a note. So the frontier always reports
 ``analyse``'s numbers, and a better op model there moves it without a change here.
 
-Not modelled (said in the output): KV (Helix) parallelism — ``Scenario`` has no KV-parallel size,
-so the step model could not price it; pipeline stages for decode (``analyse`` prices pp stages in
+KV (Helix) parallelism: where tp already reaches the KV heads (or for MLA), each tp is also tried
+with kvp = 2, 4, ... within the domain (``kv_parallel_allowed``): an attention group of tp x kvp GPUs
+whose kvp GPUs each hold 1/kvp of every sequence's KV cache (``Scenario.kvp``, priced by analyse).
+
+Not modelled (said in the output): pipeline stages for decode (``analyse`` prices pp stages in
 sequence, no micro-batching; pp enters as prefill only); disaggregated prefill; routing skew
 (uniform routing).
 Every figure is an ESTIMATE of colint's step model, not a measurement.
@@ -62,20 +66,26 @@ MATCH_RTOL = 1e-6  # the vectorized price must equal analyse's within this (floa
 @dataclass(frozen=True)
 class Deployment:
     tp: int  # attention (and dense FFN) tensor parallelism
-    ep: int = 1  # expert parallelism (1: experts tensor-parallel over the tp GPUs)
+    ep: int = 1  # expert parallelism (1: experts tensor-parallel over the tp x kvp GPUs)
+    kvp: int = 1  # KV (Helix) parallelism: GPUs per TP rank that split each sequence's KV cache
+
+    @property
+    def group_gpus(self) -> int:
+        """GPUs of one attention group (tp x kvp), which serve its ``concurrency`` sequences."""
+        return self.tp * self.kvp
 
     @property
     def gpus(self) -> int:
-        return max(self.tp, self.ep)
+        return max(self.group_gpus, self.ep)
 
     @property
     def attention_dp(self) -> int:
         from colint.analysis.moe import attention_dp_groups
 
-        return attention_dp_groups(self.ep, self.tp) if self.ep > 1 else 1
+        return attention_dp_groups(self.ep, self.group_gpus) if self.ep > 1 else 1
 
     def label(self) -> str:
-        s = f"tp{self.tp}"
+        s = f"tp{self.tp}" + (f" kvp{self.kvp}" if self.kvp > 1 else "")
         if self.ep > 1:
             s += f" ep{self.ep}"
             if self.attention_dp > 1:
@@ -103,7 +113,7 @@ class Point:
 
     @property
     def tokens_per_s_per_gpu(self) -> float:
-        return self.concurrency / self.itl_s / self.deployment.tp
+        return self.concurrency / self.itl_s / self.deployment.group_gpus
 
     @property
     def memory_bytes_per_gpu(self) -> float:
@@ -111,7 +121,8 @@ class Point:
 
     def public(self) -> dict[str, Any]:
         d = self.deployment
-        return {"deployment": d.label(), "tp": d.tp, "ep": d.ep, "attention_dp": d.attention_dp, "gpus": d.gpus,
+        return {"deployment": d.label(), "tp": d.tp, "ep": d.ep, "kvp": d.kvp, "attention_dp": d.attention_dp,
+                "gpus": d.gpus,
                 "concurrency": self.concurrency, "itl_s": self.itl_s,
                 "tokens_per_s_per_user": self.tokens_per_s_per_user,
                 "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu, "ftl_s": self.ftl_s,
@@ -179,14 +190,28 @@ def deployments(spec, profile) -> list[Deployment]:
     for tp in _powers_of_two(domain):
         if any(h % tp for h in heads):
             continue
-        out.append(Deployment(tp, 1))
-        if not experts:
-            continue
-        eps = {tp * g for g in _powers_of_two(domain // tp)} | ({domain} if domain % tp == 0 else set())
-        for ep in sorted(eps):
-            if ep > 1 and ep <= min(experts):
-                out.append(Deployment(tp, ep))
+        for kvp in _powers_of_two(domain // tp) if kv_parallel_allowed(spec, tp) else [1]:
+            group = tp * kvp
+            out.append(Deployment(tp, 1, kvp))
+            if not experts:
+                continue
+            eps = {group * g for g in _powers_of_two(domain // group)} | ({domain} if domain % group == 0 else set())
+            for ep in sorted(eps):
+                if ep > 1 and ep <= min(experts):
+                    out.append(Deployment(tp, ep, kvp))
     return out
+
+
+def kv_parallel_allowed(spec, tp: int) -> bool:
+    """KV (Helix) parallelism pays only where tp can no longer shard the KV cache: every attention
+    layer's KV heads already split over the tp GPUs (tp >= KV heads) or MLA (one latent shared by
+    all heads, replicated on every tp rank); layers with a recurrent state (linear attention, Mamba)
+    have no context to split, so a design with them is not enumerated with kvp > 1."""
+    mixers = [mx for k in _used_kinds(spec) for mx in _mixers(k)]
+    if any(mx.kind in ("linear_attention", "mamba") for mx in mixers):
+        return False
+    att = [mx for mx in mixers if mx.kind in ("attention", "mla")]
+    return bool(att) and all(mx.kind == "mla" or tp >= max(1, mx.num_kv_heads) for mx in att)
 
 
 def _mixers(kind):
@@ -212,7 +237,8 @@ def concurrency_grid(limit: int) -> list[int]:
 
 def scenario_for(base, d: Deployment, concurrency: int):
     """The scenario `inspect --gpu` prices deployment ``d`` at ``concurrency`` with."""
-    return base.model_copy(update={"tp": d.tp, "ep": d.ep, "pp": 1, "dp": 1, "decode_concurrency": int(concurrency)})
+    return base.model_copy(update={"tp": d.tp, "ep": d.ep, "kvp": d.kvp, "pp": 1, "dp": 1,
+                                   "decode_concurrency": int(concurrency)})
 
 
 # ------------------------------------------------------------------------------ memory
@@ -225,17 +251,30 @@ def activation_bytes_per_gpu(w, concurrency=None):
     priced)."""
     from colint.analysis.memory import B_ACT
 
-    h = w.spec.hidden_size
-    prefill = (w.scenario.prefill_tokens * 2.0 * h * B_ACT
-               + max((r.m * max(r.instances, 1.0) * (r.k + r.n) * B_ACT for r in w.gemms["prefill"]), default=0.0))
-    b0 = w.scenario.decode_concurrency
+    h, prefill, gemm, b0 = _activation_terms(w)
     c = b0 if concurrency is None else concurrency
-    gemm = max((r.m * max(r.instances, 1.0) * (r.k + r.n) * B_ACT for r in w.gemms["decode"]), default=0.0)
     decode = (c * 2.0 * h * B_ACT) + gemm * (c / b0)
     return _maximum(decode, prefill)
 
 
+def _activation_terms(w) -> tuple[int, float, float, int]:
+    """(hidden, prefill activation bytes, the decode step's widest GEMM input + output bytes, its
+    concurrency) of ``w``, kept on it: the memory limit's bisection asks for many concurrencies."""
+    from colint.analysis.memory import B_ACT
+
+    cached = w.__dict__.get("_frontier_activation_terms")
+    if cached is None:
+        h = w.spec.hidden_size
+        prefill = (w.scenario.prefill_tokens * 2.0 * h * B_ACT
+                   + max((r.m * max(r.instances, 1.0) * (r.k + r.n) * B_ACT for r in w.gemms["prefill"]), default=0.0))
+        gemm = max((r.m * max(r.instances, 1.0) * (r.k + r.n) * B_ACT for r in w.gemms["decode"]), default=0.0)
+        cached = w.__dict__["_frontier_activation_terms"] = (h, prefill, gemm, w.scenario.decode_concurrency)
+    return cached
+
+
 def _maximum(a, b):
+    if isinstance(a, (int, float)):
+        return max(a, b)  # one concurrency (the memory limit's bisection): no numpy call
     import numpy as np  # (transformers' dependency; imported on this path only)
 
     return np.maximum(a, b)
@@ -249,28 +288,29 @@ class _Priced:
     act_bytes: Any
 
 
-def _decode_prices(profile, grid, w1, w2):
-    """Decode step estimates (s) at every concurrency of ``grid`` for w1's deployment, vectorized;
-    ``w1``, ``w2``: analyse at the PROBE_CONCURRENCY values (their affine parts come from them)."""
+def _decode_prices(spec, profile, grid, w1, w2):
+    """Decode step estimates (s) at every concurrency of ``grid`` for w1's deployment: the weight
+    GEMMs of analyse's rows vectorized over the grid (``estimate_unique``; routed experts as analyse
+    prices them, a grouped GEMM of the touched experts' rows, ``routed_expert_rows``), plus the rest
+    of the step (attention cores of ops_attention, elementwise passes, MoE permute/finalize, TP
+    all-reduces, EP dispatch/combine, the KV-parallel exchange) from ``workload.decode_extras_s``, the
+    functions analyse itself sums, at each concurrency. ``w1``, ``w2``: analyse at the probes."""
     import numpy as np
 
-    from colint.analysis.workload import attention_roof, routed_expert_rows
     from colint.analysis.vector_pricing import estimate_unique
+    from colint.analysis.workload import decode_extras_s, routed_expert_rows
 
     sc = w1.scenario
     b = np.asarray(grid, dtype=np.float64)
     b1, b2 = float(w1.scenario.decode_concurrency), float(w2.scenario.decode_concurrency)
-
-    def affine(v1, v2):
-        return v1 + (v2 - v1) * (b - b1) / (b2 - b1)
-
     total = np.zeros(b.size)
-    jobs: dict[str, list] = {}
+    jobs: dict[tuple[str, bool], list] = {}
     groups = sc.attention_dp_groups
     for row in w1.gemms["decode"]:
         g = row.gemm
-        if row.parallel == "expert" and g.count:
-            base_inst = float(-(-g.count // sc.ep)) if sc.ep > 1 else float(g.count)
+        expert = row.parallel == "expert" and bool(g.count)
+        if expert:
+            base_inst = float(-(-g.count // sc.ep)) if sc.ep > 1 else float(g.count)  # as workload._shard
             topk = round(g.m_per_token * g.count)
             m = np.empty(b.size, dtype=np.int64)
             n_eff = np.empty(b.size, dtype=np.int64)
@@ -282,23 +322,16 @@ def _decode_prices(profile, grid, w1, w2):
         else:
             m = np.asarray(grid, dtype=np.int64)
             n_eff = np.full(b.size, row.n, dtype=np.int64)
-        jobs.setdefault(row.dtype, []).append((m, n_eff, np.full(b.size, row.k, dtype=np.int64), row.layers))
-    for dtype, sel in jobs.items():
+        jobs.setdefault((row.dtype, expert), []).append((m, n_eff, np.full(b.size, row.k, dtype=np.int64),
+                                                         row.layers))
+    for (dtype, grouped), sel in jobs.items():
         t = estimate_unique(np.concatenate([j[0] for j in sel]), np.concatenate([j[1] for j in sel]),
-                             np.concatenate([j[2] for j in sel]), dtype, profile, sc.outputs)
+                            np.concatenate([j[2] for j in sel]), dtype, profile, sc.outputs, grouped=grouped)
         for i, j in enumerate(sel):
             total += t[i * b.size:(i + 1) * b.size] * j[3]
-    roof = attention_roof(profile)
-    a1s, a2s = w1.attention["decode"], w2.attention["decode"]
-    if [(a.kind, a.mixer) for a in a1s] != [(a.kind, a.mixer) for a in a2s]:
-        return None
-    for a1, a2 in zip(a1s, a2s):
-        fl, by = affine(a1.flops, a2.flops), affine(a1.bytes, a2.bytes)
-        est = roof.estimate_s(fl, by, maximum=np.maximum)
-        total += np.where((fl > 0) | (by > 0), est, 0.0) * a1.layers
-    s1, s2 = w1.steps["decode"], w2.steps["decode"]
-    total += affine(s1.estimate_s - s1.gemm_s - s1.attention_core_s, s2.estimate_s - s2.gemm_s - s2.attention_core_s)
-    kv = affine(w1.kv_cache_bytes_per_gpu, w2.kv_cache_bytes_per_gpu)
+    total += np.asarray([decode_extras_s(spec, profile, sc.model_copy(update={"decode_concurrency": int(bi)}))
+                         for bi in grid])
+    kv = w1.kv_cache_bytes_per_gpu + (w2.kv_cache_bytes_per_gpu - w1.kv_cache_bytes_per_gpu) * (b - b1) / (b2 - b1)
     return _Priced(total, kv, activation_bytes_per_gpu(w1, b))
 
 
@@ -456,7 +489,7 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
         priced = None
         if not exact:
             # the grid and the two probes in one vectorized call; the price must reproduce the probes
-            priced = _decode_prices(profile, grid + list(PROBE_CONCURRENCY), w1, w2)
+            priced = _decode_prices(spec, profile, grid + list(PROBE_CONCURRENCY), w1, w2)
             if priced is None or not all(_close(float(priced.itl_s[len(grid) + i]), w.steps["decode"].estimate_s)
                                          for i, w in enumerate((w1, w2))):
                 return _exact(spec, profile, base, path, variant, f"{d.label()}: the vectorized price does not "
@@ -491,8 +524,7 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
     replicated = [p for p in front if p.kv_replication > 1]
     if replicated:
         notes.append(f"{len(replicated)} of the {len(front)} frontier points hold the same KV cache on up to "
-                     f"{max(p.kv_replication for p in replicated)} GPUs (tp above the KV heads; MLA: every tp rank): "
-                     "KV (Helix) parallelism would shard it by sequence, and is not enumerated")
+                     f"{max(p.kv_replication for p in replicated)} GPUs (tp above the KV heads; MLA: every tp rank)")
     label = (f"estimate: {profile.name}, {base.gemm_format} weights, KV cache {base.kv_cache}, context "
              f"{base.context}, prefill {base.prefill_tokens} tokens per forward")
     return Frontier(path, profile.name, label, profile.domain_size, hbm, deps, points, front, dropped, unfit, notes,

@@ -13,7 +13,12 @@ Regimes:
   routing); ``prefill_tokens`` likewise.
 
 Parallelism shards the weight GEMMs: ``tp`` splits N of column-parallel and K of row-parallel
-layers, ``ep`` spreads routed experts, ``pp`` splits the layers into stages.
+layers, ``ep`` spreads routed experts, ``pp`` splits the layers into stages. ``kvp`` (KV / Helix
+parallelism, NVIDIA 2025) splits each sequence's KV cache along the context over kvp GPUs per TP
+rank: decode attention reads context/kvp tokens per GPU and exchanges partial outputs in one
+all-to-all per attention layer; the FFN and its dense GEMMs run tensor-parallel over tp x kvp GPUs
+(attention projections stay tp-sharded, replicated over the kvp GPUs); prefill attention is not
+split by kvp (an upper bound).
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ class Scenario(Record, frozen=True, extra="forbid"):
     tp: int = field(default=1, ge=1)
     ep: int = field(default=1, ge=1)
     pp: int = field(default=1, ge=1)
+    kvp: int = field(default=1, ge=1)  # KV (Helix) parallelism: GPUs that split each sequence's KV cache
     dp: int = field(default=1, ge=1)
     prefill_tokens: int = field(default=8192, ge=1)  # tokens per forward per replica
     decode_concurrency: int = field(default=256, ge=1)  # sequences per attention-DP group (tp GPUs)
@@ -71,14 +77,21 @@ class Scenario(Record, frozen=True, extra="forbid"):
         sequences / ``prefill_tokens``) whose tokens meet in one EP domain: max(1, ep // tp)."""
         from colint.analysis.moe import attention_dp_groups
 
-        return attention_dp_groups(self.ep, self.tp)
+        return attention_dp_groups(self.ep, self.tp * self.kvp)
+
+    @property
+    def group_gpus(self) -> int:
+        """GPUs of one attention group: ``tp`` (query/KV heads) x ``kvp`` (KV (Helix) parallelism: each of
+        the kvp GPUs holds 1/kvp of every sequence's context); the dense FFN, LM head excepted, is
+        tensor-parallel over all of them (Helix: TP_F = KVP x TP_A)."""
+        return self.tp * self.kvp
 
     @property
     def kv_bytes_per_elem(self) -> float:
         return KV_BYTES[self.kv_cache]
 
     def label(self) -> str:
-        par = ", ".join(f"{k}={getattr(self, k)}" for k in ("tp", "ep", "pp") if getattr(self, k) > 1)
+        par = ", ".join(f"{k}={getattr(self, k)}" for k in ("tp", "kvp", "ep", "pp") if getattr(self, k) > 1)
         clipped = (f" (clipped from {self.context_clipped_from}: the model's max positions)"
                    if self.context_clipped_from else "")
         extra = "".join(f", {what} {v}" for what, v in (("KV", self.kv_cache), ("out", self.outputs)) if v != "bf16")
@@ -100,12 +113,12 @@ def fit_to_model(sc: Scenario, spec) -> Scenario:
 # every product of them stays an exact float (10**400 overflowed float() mid-check).
 MAX_PARALLEL = 1 << 20  # GPUs in one parallel group
 MAX_TOKENS = 1 << 40
-LIMITS = {"tp": MAX_PARALLEL, "ep": MAX_PARALLEL, "pp": MAX_PARALLEL, "context": MAX_TOKENS,
+LIMITS = {"tp": MAX_PARALLEL, "kvp": MAX_PARALLEL, "ep": MAX_PARALLEL, "pp": MAX_PARALLEL, "context": MAX_TOKENS,
           "decode_concurrency": MAX_TOKENS, "prefill_tokens": MAX_TOKENS}
 
 
 def make_scenario(preset: str = "throughput", *, dtype: str | None = None, tp: int | None = None,
-                  ep: int | None = None, pp: int | None = None, context: int | None = None,
+                  ep: int | None = None, pp: int | None = None, kvp: int | None = None, context: int | None = None,
                   concurrency: int | None = None, prefill_tokens: int | None = None,
                   kv_cache: str | None = None, out_dtype: str | None = None, gpu: str | None = None) -> Scenario:
     """A preset with CLI overrides. ``dtype`` sets weights and activations (``int8_wo``/``int4_wo``:
@@ -133,7 +146,7 @@ def make_scenario(preset: str = "throughput", *, dtype: str | None = None, tp: i
         if out_dtype not in OUT_BYTES:
             raise UsageError(f"unknown output format '{out_dtype}'; known: {', '.join(OUT_BYTES)}")
         kw["outputs"] = out_dtype
-    for key, val in (("tp", tp), ("ep", ep), ("pp", pp), ("context", context),
+    for key, val in (("tp", tp), ("ep", ep), ("pp", pp), ("kvp", kvp), ("context", context),
                      ("decode_concurrency", concurrency), ("prefill_tokens", prefill_tokens)):
         if val is not None:
             if val < 1:

@@ -232,17 +232,18 @@ def _fuse(rows: list[Gemm]) -> list[tuple[str, tuple[str, ...], Gemm, int]]:
 def _shard(g: Gemm, n: int, sc: Scenario) -> tuple[int, int, float]:
     """(n, k, GEMM instances per GPU) of one layer's copy of g under the scenario's parallelism."""
     k = g.k
+    tp = sc.tp if _component(g) != "ffn" else sc.group_gpus  # Helix: the FFN over tp x kvp GPUs
     if g.parallel == "column":
-        return _ceil_div(n, sc.tp), k, 1.0
+        return _ceil_div(n, tp), k, 1.0
     if g.parallel == "row":
-        return n, _ceil_div(k, sc.tp), 1.0
+        return n, _ceil_div(k, tp), 1.0
     if g.parallel == "expert":
         if sc.ep > 1:
             return n, k, float(_ceil_div(g.count, sc.ep))
         # experts tensor-parallel (moe_tp = tp): gate/up split N, down split K
         if "down" in g.name:
-            return n, _ceil_div(k, sc.tp), float(g.count)
-        return _ceil_div(n, sc.tp), k, float(g.count)
+            return n, _ceil_div(k, tp), float(g.count)
+        return _ceil_div(n, tp), k, float(g.count)
     return n, k, 1.0
 
 
@@ -382,6 +383,8 @@ def _attention(spec: ModelSpec, kind: LayerKind, n_layers: int, profile, sc: Sce
         b = sc.decode_concurrency
         ctx = sc.context
         attended = min(ctx, window) if window else ctx
+        if mx.kind in ("attention", "mla") and sc.kvp > 1:
+            attended = _ceil_div(int(attended), sc.kvp)  # KV parallelism: this GPU's share of the context
         if mx.kind == "attention":
             d_v = mx.v_head_dim or mx.head_dim
             flops = 2.0 * b * attended * q_per_gpu * (mx.head_dim + d_v)
@@ -499,6 +502,81 @@ def _kernels_per_layer(kind: LayerKind, gemm_rows: int, tp: int) -> tuple[int, i
     return other, collectives
 
 
+def _layer_extras(kind: LayerKind, tokens: int, h: int, scenario: Scenario, profile, tmod, regime: str = "decode"):
+    """(non-GEMM kernels, collectives, elementwise bytes, elementwise + launch + MoE permute/finalize s,
+    collective s) of one layer of ``kind`` at ``tokens`` per forward: analyse's per-layer extras, and
+    the frontier's per-concurrency price (colint.analysis.frontier) through :func:`decode_extras_s`."""
+    b_act = 2.0  # BF16 activations between kernels
+    bw = profile.memory_bytes_per_s
+    launch_s = profile.launch_overhead_us * 1e-6
+    group = scenario.group_gpus  # tp x kvp: the all-reduces after o_proj and the FFN span them (Helix)
+    n_other, n_coll = _kernels_per_layer(kind, 0, group)
+    act_bytes = ELEMENTWISE_PASSES * tokens * h * b_act
+    elem_s = act_bytes / (bw * tmod.memory_efficiency) + n_other * launch_s
+    coll_s = 0.0
+    if n_coll:
+        coll_s = n_coll * tp_all_reduce_s(tokens, h, group, profile)
+    if kind.ffn.kind == "moe" and scenario.ep > 1:
+        # each GPU dispatches its share of its attention group's tokens (split over its tp x kvp ranks)
+        coll_s += expert_all_to_all_s(tokens / group, kind.ffn.top_k, h, scenario, profile)
+        n_coll += 2
+    if regime == "decode":
+        coll_s += kvp_exchange_s(kind, tokens, scenario, profile)
+    moe_move_s = 0.0
+    if kind.ffn.kind == "moe":
+        # permute + finalize (ops_moe): tokens·top-k rows of H gathered and scattered back, BF16
+        rows_gpu = tokens * kind.ffn.top_k * scenario.attention_dp_groups / max(scenario.ep, 1)
+        moe_move_s = (4.0 * rows_gpu * h * b_act) / (bw * tmod.memory_efficiency)
+    elem_s += moe_move_s
+    return n_other, n_coll, act_bytes, elem_s, coll_s
+
+
+def decode_extras_s(spec: ModelSpec, profile, scenario: Scenario) -> float:
+    """The decode step's estimate (s) less its weight GEMMs: attention cores, elementwise passes,
+    launches, MoE permute/finalize and collectives, with the very functions analyse sums
+    (colint.analysis.frontier prices the GEMMs over all concurrencies at once and adds this)."""
+    from colint.hardware_profiles import time_model
+
+    tmod = time_model(profile)
+    sources = kv_sources(spec)
+    total = 0.0
+    tokens = scenario.decode_concurrency
+    for ki, (kind, n) in enumerate(zip(spec.layer_kinds, spec.layer_counts())):
+        if not n:
+            continue
+        core_s = sum(_attention(spec, kind, n, profile, scenario, "decode", sources.get(ki) if j == 0 else None,
+                                mx).estimate_s
+                     for j, mx in enumerate(kind_mixers(kind)) if mx.kind not in ("none", "linear"))
+        _, _, _, elem_s, coll_s = _layer_extras(kind, tokens, spec.hidden_size, scenario, profile, tmod)
+        total += n * (core_s + elem_s + coll_s)
+    return total
+
+
+def kvp_exchange_s(kind: LayerKind, tokens: int, scenario: Scenario, profile) -> float:
+    """KV (Helix) parallelism's one exchange per attention layer (s; an ESTIMATE): the kvp GPUs of a
+    KV-parallel group each hold 1/kvp of every sequence's context and attend to it; their partial
+    outputs (BF16, ``tokens`` x the layer's query heads on this TP rank x d_v, plus a log-sum-exp per
+    head) meet in one all-to-all over the kvp GPUs (Helix, NVIDIA 2025), then each rank combines its
+    heads. 0 with kvp = 1 or for a layer without attention."""
+    from colint.analysis.collectives import collective
+
+    kvp = scenario.kvp
+    if kvp <= 1 or not tokens:
+        return 0.0
+    total = 0.0
+    for mx in kind_mixers(kind):
+        if mx.kind == "attention":
+            d_v = mx.v_head_dim or mx.head_dim
+        elif mx.kind == "mla":
+            d_v = mx.kv_lora_rank or 0  # absorbed: the latent output, up-projected after the exchange
+        else:
+            continue
+        heads = _ceil_div(mx.num_heads, scenario.tp)
+        msg = tokens * heads * (d_v * 2.0 + 4.0)
+        total += collective("alltoall", msg, kvp, profile)[0]
+    return total
+
+
 def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     """The full analysis of one spec on one GPU in one scenario (raises ProfileError when the
     scenario's format is not native on the GPU)."""
@@ -554,22 +632,8 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
             kt = times.get(kind.name) or {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
             cores = cores_by_kind.get(kind.name, [])  # two with a parallel mixer: a sum
             core_s = sum(a.estimate_s for a in cores)
-            n_other, n_coll = _kernels_per_layer(kind, 0, scenario.tp)
-            act_bytes = ELEMENTWISE_PASSES * tokens * h * b_act
-            elem_s = act_bytes / (bw * tmod.memory_efficiency) + n_other * launch_s
-            coll_s = 0.0
-            if n_coll:
-                coll_s = n_coll * tp_all_reduce_s(tokens, h, scenario.tp, profile)
-            if kind.ffn.kind == "moe" and scenario.ep > 1:
-                # each GPU dispatches its share of its attention group's tokens (split over tp ranks)
-                coll_s += expert_all_to_all_s(tokens / scenario.tp, kind.ffn.top_k, h, scenario, profile)
-                n_coll += 2
-            moe_move_s = 0.0
-            if kind.ffn.kind == "moe":
-                # permute + finalize (ops_moe): tokens·top-k rows of H gathered and scattered back, BF16
-                rows_gpu = tokens * kind.ffn.top_k * scenario.attention_dp_groups / max(scenario.ep, 1)
-                moe_move_s = (4.0 * rows_gpu * h * b_act) / (bw * tmod.memory_efficiency)
-            elem_s += moe_move_s
+            n_other, n_coll, act_bytes, elem_s, coll_s = _layer_extras(kind, tokens, h, scenario, profile, tmod,
+                                                                         regime)
             layer_s = kt["attention"] + kt["ffn"] + core_s + elem_s + coll_s
             per_kind_s[regime][kind.name] = layer_s
             parts[regime][kind.name] = {"attention_gemms": kt["attention"], "attention_core": core_s,

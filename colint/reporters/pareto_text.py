@@ -71,12 +71,14 @@ def render(result) -> str:
         lines += render_comparison(c)
     first = result.frontiers[0][0]
     lines += ["",
-              "tok/s/user = 1 / decode ITL at that concurrency (sequences per attention-DP group of tp GPUs); "
-              "tok/s/GPU = concurrency x tok/s/user / tp; FTL = prefill of one prompt on the same GPUs;",
+              "tok/s/user = 1 / decode ITL at that concurrency (sequences per attention-DP group of tp x kvp GPUs); "
+              "tok/s/GPU = concurrency x tok/s/user / (tp x kvp); FTL = prefill of one prompt on the same GPUs;",
+              "kvp = KV (Helix) parallelism: each sequence's KV cache split over kvp GPUs per TP rank (enumerated "
+              "where tp reaches the KV heads, or for MLA);",
               "FTL with pp (shown when it is lower) = the prompt's chunks pipelined through pp copies of the "
               "deployment's GPUs in the domain;",
-              "memory/GPU = weights + KV cache + activations (fits within 90% of HBM). Not enumerated: KV (Helix) "
-              "parallelism, pipeline stages for decode, disaggregated prefill.",
+              "memory/GPU = weights + KV cache + activations (fits within 90% of HBM). Not enumerated: pipeline "
+              "stages for decode, disaggregated prefill.",
               f"every figure is an estimate of colint's step model ({first.label.replace('estimate: ', '', 1)}; "
               "MoE routing uniform), not a measurement"]
     return "\n".join(lines)
