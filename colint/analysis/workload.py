@@ -499,9 +499,29 @@ def _kernels_per_layer(kind: LayerKind, gemm_rows: int, tp: int) -> tuple[int, i
     return other, collectives
 
 
+# analyse() memo: (id(spec), id(profile), scenario) -> (spec, profile, workload). One check asks for the same
+# workload many times (the rules' context, CL801's deployment search, the advice closure's re-checks at other
+# settings); a spec is a plain (unhashable) record, so it is keyed by identity and kept alive beside its entry.
+_ANALYSE_MEMO: dict = {}
+ANALYSE_MEMO_MAX = 512
+
+
 def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     """The full analysis of one spec on one GPU in one scenario (raises ProfileError when the
-    scenario's format is not native on the GPU)."""
+    scenario's format is not native on the GPU). Memoised per (spec object, profile object, scenario):
+    callers treat the Workload as read-only."""
+    key = (id(spec), id(profile), scenario)
+    hit = _ANALYSE_MEMO.get(key)
+    if hit is not None and hit[0] is spec and hit[1] is profile:
+        return hit[2]
+    w = _analyse(spec, profile, scenario)
+    if len(_ANALYSE_MEMO) >= ANALYSE_MEMO_MAX:
+        del _ANALYSE_MEMO[next(iter(_ANALYSE_MEMO))]  # oldest first
+    _ANALYSE_MEMO[key] = (spec, profile, w)
+    return w
+
+
+def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     from colint.hardware_profiles import time_model
 
     check_format(profile, scenario.gemm_format)
