@@ -265,9 +265,23 @@ def routed_expert_rows(t_global: int, topk: int, experts: int) -> tuple[float, i
     return touched, max(1, math.ceil(round(t_global * topk / experts / max(touched, 1e-12), 6)))
 
 
+_ENTRIES_MEMO: dict = {}  # id(spec) -> (spec, entries): analyse and memory_at of one spec at many scenarios
+
+
 def _gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list]]:
     """(kind name, its GEMMs, layers, the fused groups) per used layer kind, then the LM head (kind "");
-    the same for every regime and scenario, so analyse builds it once."""
+    the same for every regime and scenario, so it is built once per spec object (read-only)."""
+    hit = _ENTRIES_MEMO.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    entries = _build_gemm_entries(spec)
+    if len(_ENTRIES_MEMO) >= ANALYSE_MEMO_MAX:
+        del _ENTRIES_MEMO[next(iter(_ENTRIES_MEMO))]
+    _ENTRIES_MEMO[id(spec)] = (spec, entries)
+    return entries
+
+
+def _build_gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list]]:
     entries: list[tuple[str, list[Gemm], int, list]] = []
     for kind, n_layers in zip(spec.layer_kinds, spec.layer_counts()):
         if n_layers:
@@ -521,12 +535,13 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     return w
 
 
-def memory_at(spec: ModelSpec, profile, scenario: Scenario):
+def memory_at(spec: ModelSpec, profile, scenario: Scenario, fits_only: bool = False):
     """The memory fields of ``analyse(spec, profile, scenario).memory`` (a MemoryFit, estimates) without the time
     model: the same weight shards, KV bytes per sequence and peak activation rows, in the same order, so the
-    figures are identical; CL801's deployment search tries many deployments with it."""
+    figures are identical; CL801's deployment search tries many deployments with it. ``fits_only``: None,
+    without the pipeline split, when even an even split of the weights over pp stages cannot fit."""
     from colint.analysis.kv_cache import state_bytes_per_sequence
-    from colint.analysis.memory import B_ACT, heaviest_stage_weight_bytes, memory_fit
+    from colint.analysis.memory import B_ACT, USABLE_HBM_SHARE, heaviest_stage_weight_bytes, memory_fit
 
     check_format(profile, scenario.gemm_format)
     h = spec.hidden_size
@@ -570,7 +585,6 @@ def memory_at(spec: ModelSpec, profile, scenario: Scenario):
     v = spec.vocab_size or 0
     emb_w = v * h * B_ACT / scenario.tp
     lm_w = 0.0 if spec.tie_word_embeddings else v * h * b_w / scenario.tp
-    weights_gpu = heaviest_stage_weight_bytes(layer_w, emb_w, lm_w, scenario.pp)
     # KV bytes per sequence: decode's attention cores, in analyse's order
     b_kv = scenario.kv_bytes_per_elem
     kv_seq = 0.0
@@ -590,6 +604,14 @@ def memory_at(spec: ModelSpec, profile, scenario: Scenario):
                 if mx.kind in ("attention", "mla") else 0.0
             kv_seq += n * kv_gpu * attended
     per_seq = (kv_seq + state_bytes_per_sequence(spec, b_kv) / scenario.tp) / scenario.pp
+    if fits_only and scenario.pp > 1:
+        # the heaviest stage holds at least the mean: a deployment that cannot fit that is not split (margins
+        # absorb float rounding; a deployment near the line gets the exact split below)
+        mean_w = (sum(layer_w) + emb_w + lm_w) / scenario.pp
+        usable = USABLE_HBM_SHARE * profile.memory_gb * 1e9
+        if mean_w * (1 - 1e-9) + scenario.decode_concurrency * per_seq + peak > usable * (1 + 1e-9):
+            return None
+    weights_gpu = heaviest_stage_weight_bytes(layer_w, emb_w, lm_w, scenario.pp)
     return memory_fit(weights_gpu, per_seq, peak, scenario.decode_concurrency, profile.memory_gb)
 
 

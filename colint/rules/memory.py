@@ -84,8 +84,8 @@ def smallest_fitting(spec, profile, scenario, concurrency: int, limit: int = 64)
         if total_w / (max(tp, ep) * pp) > 1.5 * usable:
             continue
         sc = scenario.model_copy(update={"tp": tp, "ep": ep, "pp": pp, "decode_concurrency": concurrency})
-        fit = memory_at(spec, profile, sc)
-        if fit.fits:
+        fit = memory_at(spec, profile, sc, fits_only=True)
+        if fit is not None and fit.fits:
             return tp, ep, pp, fit
     return None
 
