@@ -14,6 +14,7 @@ script and interpreter, with PYTHONDONTWRITEBYTECODE unset and the .pyc files wa
 * ``colint pareto`` (issue 14): the full deployment x concurrency enumeration of a dense 70B
   (examples/llama-3.3-70b.json) and a 1T-parameter MoE (examples/kimi-k2.json) on one GPU type,
   as fresh processes and in-process (``--pareto-only`` runs just this part).
+* ``--bulk-only``: just the one-call figures (copies, distinct variants, the large-MoE mix).
 
 Targets on a 2-core machine: check within 1.5x of the baseline, 1,000 configs under 3 s, a
 few milliseconds of analysis per config. The script reports; it asserts nothing.
@@ -127,31 +128,53 @@ def _make_corpus(n: int, dest: str) -> list[str]:
 _WIDTH_KEYS = ("intermediate_size", "moe_intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim")
 
 
-def _make_variants(n: int, dest: str) -> list[str]:
-    """``n`` distinct configs: corpus file ``i % 45`` with every FFN width it states (top level or in a
-    wrapper's text_config) raised by 64 * (i // 45 + 1), else its vocab by that much, so that repeats of
-    a file do not hit colint's memoized GEMM estimates."""
+# Large MoE/MLA configs (issue 13 item 4): DeepSeek-, Kimi-, Qwen3.5-397B-, Qwen3-Coder-480B-, MiniMax-like
+LARGE_MOE = tuple(os.path.join(HF_CORPUS, f) for f in (
+    "deepseek__DeepSeek-V3.json", "qwen3.5-moe__Qwen3.5-397B-A17B.json",
+    "qwen3-moe__Qwen3-Coder-480B-A35B-Instruct.json", "minimax__MiniMax-M2.5.json")) + (
+    os.path.join(ROOT, "examples", "kimi-k2.json"),)
+
+
+def _write_variant(src: str, bump: int, dest: str) -> str:
+    """``src`` with every FFN width it states (top level or in a wrapper's text_config) raised by
+    ``bump``, else its vocab by that much, written to ``dest``."""
     import json
 
+    with open(src, encoding="utf-8") as fh:
+        data = json.loads(fh.read(), parse_constant=float)
+    changed = False
+    for table in (data, data.get("text_config") or {}, data.get("llm_config") or {}):
+        for key in _WIDTH_KEYS:
+            if isinstance(table.get(key), int) and table[key] > 0:
+                table[key] += bump
+                changed = True
+    if not changed and isinstance(data.get("vocab_size"), int):
+        data["vocab_size"] += bump
+    with open(dest, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2)
+    return dest
+
+
+def _make_variants(n: int, dest: str) -> list[str]:
+    """``n`` distinct configs: corpus file ``i % 45`` with its FFN widths (else vocab) raised by
+    64 * (i // 45 + 1), so that repeats of a file do not hit colint's memoized GEMM estimates."""
     sources = sorted(f for f in os.listdir(HF_CORPUS) if f.endswith(".json"))
+    return [_write_variant(os.path.join(HF_CORPUS, src), 64 * (i // len(sources) + 1),
+                           os.path.join(dest, f"{i:04d}-{src}")) for i, src in
+            ((i, sources[i % len(sources)]) for i in range(n))]
+
+
+def _make_moe_mix(n: int, dest: str) -> list[str]:
+    """``n`` distinct configs, every third one a variant of a large MoE/MLA config (LARGE_MOE, in turn),
+    the others variants of the corpus files; each file's widths raised by a different multiple of 64."""
+    sources = [os.path.join(HF_CORPUS, f) for f in sorted(os.listdir(HF_CORPUS)) if f.endswith(".json")]
     paths = []
     for i in range(n):
-        src = sources[i % len(sources)]
-        bump = 64 * (i // len(sources) + 1)
-        with open(os.path.join(HF_CORPUS, src), encoding="utf-8") as fh:
-            data = json.loads(fh.read(), parse_constant=float)
-        changed = False
-        for table in (data, data.get("text_config") or {}, data.get("llm_config") or {}):
-            for key in _WIDTH_KEYS:
-                if isinstance(table.get(key), int) and table[key] > 0:
-                    table[key] += bump
-                    changed = True
-        if not changed and isinstance(data.get("vocab_size"), int):
-            data["vocab_size"] += bump
-        p = os.path.join(dest, f"{i:04d}-{src}")
-        with open(p, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2)
-        paths.append(p)
+        pool = LARGE_MOE if i % 3 == 0 else sources
+        k = i // 3 if i % 3 == 0 else i - i // 3 - 1
+        src = pool[k % len(pool)]
+        paths.append(_write_variant(src, 64 * (k // len(pool) + 1),
+                                    os.path.join(dest, f"{i:04d}-{os.path.basename(src)}")))
     return paths
 
 
@@ -240,18 +263,51 @@ def _pareto(runs: int) -> None:
           f"{_verdict(both <= TARGET_PARETO_S)}")
 
 
+def _bulk(many: int, runs: int) -> list[str]:
+    """The one-call figures over ``many`` configs: copies, distinct variants, and the large-MoE mix.
+    Returns the copies' command (its files stay for the peak-memory figure)."""
+    tmp_copies = tempfile.mkdtemp(prefix="colint-bench-")
+    many_cmd = [COLINT, "check", *_make_corpus(many, tmp_copies)]
+    _wall(many_cmd)
+    copies = [_wall(many_cmd) for _ in range(runs)]
+    with tempfile.TemporaryDirectory(prefix="colint-bench-variants-") as tmp:
+        variants_cmd = [COLINT, "check", *_make_variants(many, tmp)]
+        _wall(variants_cmd)
+        variants = [_wall(variants_cmd) for _ in range(runs)]
+    with tempfile.TemporaryDirectory(prefix="colint-bench-moe-") as tmp:
+        moe_cmd = [COLINT, "check", *_make_moe_mix(many, tmp)]
+        _wall(moe_cmd)
+        moe = [_wall(moe_cmd) for _ in range(runs)]
+    n_src = len([f for f in os.listdir(HF_CORPUS) if f.endswith(".json")])
+    print(f"{many:,} HF configs in one `colint check` call, start-up included (target for 1,000: < "
+          f"{TARGET_1000_S:.0f} s{'' if many == 1000 else ', scaled'}; load average {os.getloadavg()[0]:.1f})")
+    for label, xs in ((f"copies of the {n_src} tests/corpus/hf files", copies),
+                      ("distinct variants of them (FFN widths changed)", variants),
+                      ("distinct, a third large MoE/MLA (DeepSeek-V3, Kimi-K2, Qwen3.5-397B, ...)", moe)):
+        q = statistics.quantiles(xs, n=4)
+        med_s = statistics.median(xs)
+        print(f"  {label}\n    wall {med_s:.2f} s (IQR {q[0]:.2f}-{q[2]:.2f} s) = {med_s / many * 1e3:.2f} ms "
+              f"per config: {_verdict(med_s * 1000 / many < TARGET_1000_S)}")
+    return many_cmd
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=9, help="fresh-process runs per figure (>= 7)")
     ap.add_argument("--config", default=DEFAULT_CONFIG, help="the one HF config for the start-up figure")
     ap.add_argument("--many", type=int, default=1000, help="configs in the one-call figure")
     ap.add_argument("--pareto-only", action="store_true", help="only the `colint pareto` figures")
+    ap.add_argument("--bulk-only", action="store_true", help="only the one-call figures over --many configs")
     args = ap.parse_args()
     runs = max(7, args.runs)
     if args.pareto_only:
         subprocess.run([PYTHON, "-m", "compileall", "-q", os.path.join(ROOT, "colint")], env=ENV, check=True)
         print(f"machine: {os.cpu_count()} CPUs shared with the team, load average {os.getloadavg()[0]:.1f} at start")
         _pareto(runs)
+        return 0
+    if args.bulk_only:
+        subprocess.run([PYTHON, "-m", "compileall", "-q", os.path.join(ROOT, "colint")], env=ENV, check=True)
+        shutil.rmtree(os.path.dirname(_bulk(args.many, runs)[-1]), ignore_errors=True)
         return 0
     config = os.path.relpath(os.path.abspath(args.config), ROOT)
 
@@ -297,26 +353,10 @@ def main() -> int:
           f"({ratio:.2f}x wall, {cmed['check'] / cmed['baseline']:.2f}x CPU)")
     print()
 
-    with tempfile.TemporaryDirectory(prefix="colint-bench-") as tmp:
-        paths = _make_corpus(args.many, tmp)
-        many_cmd = [COLINT, "check", *paths]
-        _wall(many_cmd)
-        many = [_wall(many_cmd) for _ in range(runs)]
-        rss = {"baseline": _peak_rss_mb(cmds["baseline"]), "check": _peak_rss_mb(cmds["check"]),
-               "many": _peak_rss_mb(many_cmd)}
-    with tempfile.TemporaryDirectory(prefix="colint-bench-variants-") as tmp:
-        variants_cmd = [COLINT, "check", *_make_variants(args.many, tmp)]
-        _wall(variants_cmd)
-        variants = [_wall(variants_cmd) for _ in range(runs)]
-    n_src = len([f for f in os.listdir(HF_CORPUS) if f.endswith(".json")])
-    print(f"{args.many:,} HF configs in one `colint check` call, start-up included (target for 1,000: < "
-          f"{TARGET_1000_S:.0f} s{'' if args.many == 1000 else ', scaled'})")
-    for label, xs in ((f"copies of the {n_src} tests/corpus/hf files", many),
-                      ("distinct variants of them (FFN widths changed)", variants)):
-        q = statistics.quantiles(xs, n=4)
-        med_s = statistics.median(xs)
-        print(f"  {label:<48} wall {med_s:.2f} s (IQR {q[0]:.2f}-{q[2]:.2f} s) = {med_s / args.many * 1e3:.2f} ms "
-              f"per config: {_verdict(med_s * 1000 / args.many < TARGET_1000_S)}")
+    many_cmd = _bulk(args.many, runs)
+    rss = {"baseline": _peak_rss_mb(cmds["baseline"]), "check": _peak_rss_mb(cmds["check"]),
+           "many": _peak_rss_mb(many_cmd)}
+    shutil.rmtree(os.path.dirname(many_cmd[-1]), ignore_errors=True)
     print()
 
     a = _analysis_ms(repeats=max(7, runs))

@@ -274,3 +274,30 @@ def test_routed_expert_rows_uniform_routing_and_top_k_above_experts():
     assert touched == 1.0 - (1.0 - 8 / 256) ** 256 and rows == 9  # ceil(2048 / (256 * 0.99970...)) = ceil(8.002)
     assert routed_expert_rows(1, 1, 64) == (1.0 / 64, 1)  # one token touches one expert, one row
     assert routed_expert_rows(4, 8, 4) == (1.0, 8)  # top-k > E (CL003) clamps: every expert, 4 x 8 / 4 rows
+
+
+@pytest.mark.parametrize("name", ["deepseek__DeepSeek-V3.json", "qwen3.5-moe__Qwen3.5-397B-A17B.json",
+                                  "gemma__gemma-3-27b.json", "nemotron-h__NVIDIA-Nemotron-3-Super-120B-A12B-FP8.json",
+                                  "llama3__Meta-Llama-3.1-405B.json", "gpt-oss__gpt-oss-120b.json"])
+def test_memory_at_is_analyse_memory(name):
+    """CL801's deployment search prices candidates with memory_at: the very MemoryFit analyse computes (MLA,
+    sliding windows, Mamba state, MoE shards, pp splits; two GPUs, two scenarios, two concurrencies)."""
+    import os
+
+    from colint.analysis.workload import memory_at
+    from colint.rules.memory import deployments
+
+    spec = normalize(load(os.path.join(os.path.dirname(__file__), "corpus", "hf", name)))
+    compared = 0
+    for gpu in ("b200", "h100-sxm"):
+        profile = load_profile(gpu)
+        for scenario in ("throughput", "latency"):
+            base = make_scenario(scenario, gpu=profile.name)
+            for tp, ep, pp in deployments(spec, profile, base)[:24]:
+                for conc, kvp in ((1, 1), (base.decode_concurrency, 1), (base.decode_concurrency, 2)):
+                    sc = base.model_copy(update={"tp": tp, "ep": ep, "pp": pp, "decode_concurrency": conc,
+                                                 "kvp": kvp})
+                    assert memory_at(spec, profile, sc) == analyse(spec, profile, sc).memory, \
+                        (gpu, scenario, tp, ep, pp, kvp)
+                    compared += 1
+    assert compared >= 40

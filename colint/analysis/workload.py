@@ -266,9 +266,23 @@ def routed_expert_rows(t_global: int, topk: int, experts: int) -> tuple[float, i
     return touched, max(1, math.ceil(round(t_global * topk / experts / max(touched, 1e-12), 6)))
 
 
+_ENTRIES_MEMO: dict = {}  # id(spec) -> (spec, entries): analyse and memory_at of one spec at many scenarios
+
+
 def _gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list]]:
     """(kind name, its GEMMs, layers, the fused groups) per used layer kind, then the LM head (kind "");
-    the same for every regime and scenario, so analyse builds it once."""
+    the same for every regime and scenario, so it is built once per spec object (read-only)."""
+    hit = _ENTRIES_MEMO.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    entries = _build_gemm_entries(spec)
+    if len(_ENTRIES_MEMO) >= ANALYSE_MEMO_MAX:
+        del _ENTRIES_MEMO[next(iter(_ENTRIES_MEMO))]
+    _ENTRIES_MEMO[id(spec)] = (spec, entries)
+    return entries
+
+
+def _build_gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list]]:
     entries: list[tuple[str, list[Gemm], int, list]] = []
     for kind, n_layers in zip(spec.layer_kinds, spec.layer_counts()):
         if n_layers:
@@ -575,11 +589,111 @@ def kvp_exchange_s(kind: LayerKind, tokens: int, scenario: Scenario, profile) ->
         msg = tokens * heads * (d_v * 2.0 + 4.0)
         total += collective("alltoall", msg, kvp, profile)[0]
     return total
+# analyse() memo: (id(spec), id(profile), scenario) -> (spec, profile, workload). One check asks for the same
+# workload many times (the rules' context, CL801's deployment search, the advice closure's re-checks at other
+# settings); a spec is a plain (unhashable) record, so it is keyed by identity and kept alive beside its entry.
+_ANALYSE_MEMO: dict = {}
+ANALYSE_MEMO_MAX = 512
 
 
 def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     """The full analysis of one spec on one GPU in one scenario (raises ProfileError when the
-    scenario's format is not native on the GPU)."""
+    scenario's format is not native on the GPU). Memoised per (spec object, profile object, scenario):
+    callers treat the Workload as read-only."""
+    key = (id(spec), id(profile), scenario)
+    hit = _ANALYSE_MEMO.get(key)
+    if hit is not None and hit[0] is spec and hit[1] is profile:
+        return hit[2]
+    w = _analyse(spec, profile, scenario)
+    if len(_ANALYSE_MEMO) >= ANALYSE_MEMO_MAX:
+        del _ANALYSE_MEMO[next(iter(_ANALYSE_MEMO))]  # oldest first
+    _ANALYSE_MEMO[key] = (spec, profile, w)
+    return w
+
+
+def memory_at(spec: ModelSpec, profile, scenario: Scenario, fits_only: bool = False):
+    """The memory fields of ``analyse(spec, profile, scenario).memory`` (a MemoryFit, estimates) without the time
+    model: the same weight shards, KV bytes per sequence and peak activation rows, in the same order, so the
+    figures are identical; CL801's deployment search tries many deployments with it. ``fits_only``: None,
+    without the pipeline split, when even an even split of the weights over pp stages cannot fit."""
+    from colint.analysis.kv_cache import state_bytes_per_sequence
+    from colint.analysis.memory import B_ACT, USABLE_HBM_SHARE, heaviest_stage_weight_bytes, memory_fit
+
+    check_format(profile, scenario.gemm_format)
+    h = spec.hidden_size
+    counts = spec.layer_counts()
+    entries = _gemm_entries(spec)
+    b_w = FORMATS[scenario.gemm_format][2]
+    tokens = {r: _tokens(scenario, r) for r in REGIMES}
+    # peak activations: activation_bytes() over the rows _gemm_rows would build (m, instances, n, k only)
+    peak = 0.0
+    for regime in REGIMES:
+        gemm = 0.0
+        for _kind_name, _kg, _n_layers, fused in entries:
+            for _name, _members, g, n_total in fused:
+                n, k, inst = _shard(g, n_total, scenario)
+                if n <= 0 or k <= 0:
+                    continue
+                m_tokens = tokens[regime]
+                if g.name == "lm_head" and regime == "prefill":
+                    m_tokens = _prefill_shape(scenario)[1]
+                if g.parallel == "expert" and g.count:
+                    touched, m = routed_expert_rows(m_tokens * scenario.attention_dp_groups,
+                                                    round(g.m_per_token * g.count), g.count)
+                    inst = inst * touched
+                else:
+                    m = m_tokens
+                gemm = max(gemm, m * max(inst, 1.0) * (k + n) * B_ACT)
+        peak = max(peak, tokens[regime] * 2.0 * h * B_ACT + gemm)
+    # weights: the per-layer shards of analyse's layer costs
+    wbytes_by_kind: dict[str, float] = {}
+    used = iter([e[1] for e in entries[:sum(1 for n in counts if n)]])
+    for kind, n in zip(spec.layer_kinds, counts):
+        if not n:
+            continue
+        wbytes = 0.0
+        for g in next(used):
+            nn, kk, inst = _shard(g, g.n, scenario)
+            wbytes += nn * kk * inst * (2.0 if g.name.endswith("router") else b_w)
+        wbytes_by_kind[kind.name] = wbytes
+    layer_w = [wbytes_by_kind[spec.kind_of(i).name] for i in range(spec.num_layers)
+               if spec.kind_of(i).name in wbytes_by_kind]
+    v = spec.vocab_size or 0
+    emb_w = v * h * B_ACT / scenario.tp
+    lm_w = 0.0 if spec.tie_word_embeddings else v * h * b_w / scenario.tp
+    # KV bytes per sequence: decode's attention cores, in analyse's order
+    b_kv = scenario.kv_bytes_per_elem
+    kv_seq = 0.0
+    for kind, n in zip(spec.layer_kinds, counts):
+        for mx in kind_mixers(kind) if n else []:
+            if mx.kind in ("none", "linear"):
+                continue
+            kv_layer = mixer_kv_bytes_per_token(mx, b_kv)
+            if mx.kind == "attention":
+                kv_gpu = kv_layer / min(scenario.tp, max(1, mx.num_kv_heads))
+            elif mx.kind == "mla":
+                kv_gpu = kv_layer
+            else:
+                kv_gpu = 0.0
+            window = mx.window if mx.attention in ("sliding", "chunked") else None
+            attended = (min(scenario.context, window) if window else scenario.context) \
+                if mx.kind in ("attention", "mla") else 0.0
+            if mx.kind in ("attention", "mla") and scenario.kvp > 1:
+                attended = _ceil_div(int(attended), scenario.kvp)  # as _attention: this GPU's share of the context
+            kv_seq += n * kv_gpu * attended
+    per_seq = (kv_seq + state_bytes_per_sequence(spec, b_kv) / scenario.tp) / scenario.pp
+    if fits_only and scenario.pp > 1:
+        # the heaviest stage holds at least the mean: a deployment that cannot fit that is not split (margins
+        # absorb float rounding; a deployment near the line gets the exact split below)
+        mean_w = (sum(layer_w) + emb_w + lm_w) / scenario.pp
+        usable = USABLE_HBM_SHARE * profile.memory_gb * 1e9
+        if mean_w * (1 - 1e-9) + scenario.decode_concurrency * per_seq + peak > usable * (1 + 1e-9):
+            return None
+    weights_gpu = heaviest_stage_weight_bytes(layer_w, emb_w, lm_w, scenario.pp)
+    return memory_fit(weights_gpu, per_seq, peak, scenario.decode_concurrency, profile.memory_gb)
+
+
+def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     from colint.hardware_profiles import time_model
 
     check_format(profile, scenario.gemm_format)

@@ -68,9 +68,10 @@ def deployments(spec, profile, scenario):
 
 
 def smallest_fitting(spec, profile, scenario, concurrency: int, limit: int = 64):
-    """(tp, ep, pp, workload) of the first deployment (fewest GPUs) whose footprint fits ``concurrency`` sequences
-    per attention group at the scenario's context; None when none of up to ``limit`` candidates does."""
-    from colint.analysis.workload import analyse
+    """(tp, ep, pp, memory fit) of the first deployment (fewest GPUs) whose footprint fits ``concurrency`` sequences
+    per attention group at the scenario's context; None when none of up to ``limit`` candidates does. Each
+    candidate's footprint comes from memory_at (analyse's memory fields without its time model)."""
+    from colint.analysis.workload import analyse, memory_at
 
     from colint.analysis.memory import USABLE_HBM_SHARE
 
@@ -83,9 +84,9 @@ def smallest_fitting(spec, profile, scenario, concurrency: int, limit: int = 64)
         if total_w / (max(tp, ep) * pp) > 1.5 * usable:
             continue
         sc = scenario.model_copy(update={"tp": tp, "ep": ep, "pp": pp, "decode_concurrency": concurrency})
-        w = analyse(spec, profile, sc)
-        if w.memory is not None and w.memory.fits:
-            return tp, ep, pp, w
+        fit = memory_at(spec, profile, sc, fits_only=True)
+        if fit is not None and fit.fits:
+            return tp, ep, pp, fit
     return None
 
 
@@ -134,9 +135,9 @@ def does_not_fit(ctx: Context):
     found = smallest_fitting(spec, ctx.profile, sc, sc.decode_concurrency, int(ctx.option("max_candidates")))
     fixes = []
     if found is not None:
-        tp, ep, pp, fw = found
+        tp, ep, pp, fit = found
         details.append(f"smallest deployment that fits {sc.decode_concurrency} seq x {sc.context:,} tokens: "
-                       f"{_layout(tp, ep, pp)}, est. {_gb(fw.memory.total_bytes)} per GPU")
+                       f"{_layout(tp, ep, pp)}, est. {_gb(fit.total_bytes)} per GPU")
         ev.update(fit_tp=tp, fit_ep=ep, fit_pp=pp)  # parallel sizes (unitless counts)
         fixes.append(fix(f"deploy with {_layout(tp, ep, pp)}", "display"))
     else:
