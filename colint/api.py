@@ -28,9 +28,10 @@ __all__ = ["check", "inspect", "suggest", "report_data", "chart", "SETTINGS"]
 
 Config = Union[Mapping[str, Any], str, "os.PathLike[str]", Any]
 
-SETTINGS = ("scenario", "dtype", "tp", "ep", "pp", "context", "concurrency", "select", "ignore", "extend_select",
-            "input_format", "vocab_size")
-_SCENARIO_SETTINGS = ("scenario", "dtype", "tp", "ep", "pp", "context", "concurrency", "input_format", "vocab_size")
+SETTINGS = ("scenario", "dtype", "tp", "ep", "pp", "kvp", "context", "concurrency", "kv_dtype", "out_dtype", "select",
+            "ignore", "extend_select", "input_format", "vocab_size")
+_SCENARIO_SETTINGS = ("scenario", "dtype", "tp", "ep", "pp", "kvp", "context", "concurrency", "kv_dtype", "out_dtype",
+                      "input_format", "vocab_size")
 DICT_PATH = "<dict>"  # the path of a config given as a dict, in results and errors
 
 
@@ -43,7 +44,7 @@ def _overrides(gpu, settings: dict, allowed=SETTINGS) -> dict:
     def codes(v):
         return [v] if isinstance(v, str) else list(v or [])
 
-    for name in ("tp", "ep", "pp", "context", "concurrency", "vocab_size"):
+    for name in ("tp", "ep", "pp", "kvp", "context", "concurrency", "vocab_size"):
         v = settings.get(name)
         if v is not None and not (name == "tp" and v == "auto") and (not isinstance(v, int) or isinstance(v, bool)
                                                                       or v < 1):
