@@ -142,13 +142,7 @@ def gemm_cmd(dims, gpu, dtype, out_dtype, fmt, from_csv, output) -> None:
             text = estimate_csv(from_csv, profile, out_dtype=out_dtype)
         except ColintError as exc:
             raise _fail(exc.located())
-        if output:
-            try:
-                _write_atomic(output, text)
-            except OSError as exc:
-                raise _fail(f"{output}: error: cannot write: {exc.strerror or exc}")
-        else:
-            click.echo(text, nl=False)
+        _write_or_echo(text, output)
         return
     if len(dims) != 3:
         raise _fail("colint: error: colint gemm needs M N K (three positive integers) or --from-csv FILE")
@@ -189,6 +183,11 @@ def ops_cmd(gpu, from_csv, output) -> None:
         text = estimate_csv(from_csv, profile, warn=lambda msg: click.echo(msg, err=True))
     except ColintError as exc:
         raise _fail(exc.located() if getattr(exc, "path", None) else f"colint: error: {exc.message}")
+    _write_or_echo(text, output)
+
+
+def _write_or_echo(text: str, output: str | None) -> None:
+    """A CSV result (gemm/ops --from-csv): to ``output`` atomically, else to stdout as it is."""
     if output:
         try:
             _write_atomic(output, text)

@@ -7,7 +7,9 @@ are errors and carry no loss, so they are outside the comparison.
 
 from __future__ import annotations
 
+import os
 import pathlib
+import sys
 
 import pytest
 
@@ -16,13 +18,8 @@ from colint.findings import SEVERITY_ORDER
 from colint.rules import all_rules
 
 CORPUS = sorted(str(p) for p in pathlib.Path("tests/corpus").rglob("*") if p.suffix in (".json", ".yaml"))
-SETTINGS = {
-    "default": {},
-    "h100-sxm tp=8": {"gpus": ["h100-sxm"], "tp": 8},
-    "gb200 ep=16": {"gpus": ["gb200"], "ep": 16},
-    "nvfp4": {"dtype": "nvfp4"},
-    "pp=4": {"pp": 4},
-}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
+from closure_sweep import SETTINGS  # noqa: E402 - the five settings of issues 13 and 17, defined once
 
 
 def _inversions(findings) -> list[tuple]:
