@@ -285,7 +285,7 @@ def test_memory_at_is_analyse_memory(name):
     import os
 
     from colint.analysis.workload import memory_at
-    from colint.rules.memory import deployments
+    from colint.analysis.deployments import deployments
 
     spec = normalize(load(os.path.join(os.path.dirname(__file__), "corpus", "hf", name)))
     compared = 0

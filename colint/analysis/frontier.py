@@ -54,6 +54,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from colint.analysis.deployments import powers_of_two
 from colint.analysis.memory import USABLE_HBM_SHARE  # the share of HBM Workload.memory_fits plans with
 
 ACTIVATION_BYTES = 2.0  # BF16 activations between kernels (as analyse's elementwise passes)
@@ -165,14 +166,6 @@ class Frontier:
 
 
 # ------------------------------------------------------------------------------ enumeration
-def _powers_of_two(limit: int) -> list[int]:
-    out, v = [], 1
-    while v <= limit:
-        out.append(v)
-        v *= 2
-    return out
-
-
 def _used_kinds(spec):
     return [k for k, n in zip(spec.layer_kinds, spec.layer_counts()) if n]
 
@@ -187,15 +180,15 @@ def deployments(spec, profile) -> list[Deployment]:
     heads = {mx.num_heads for k in kinds for mx in _mixers(k) if mx.kind in ("attention", "mla") and mx.num_heads}
     experts = [k.ffn.num_experts for k in kinds if k.ffn.kind == "moe" and k.ffn.num_experts]
     out: list[Deployment] = []
-    for tp in _powers_of_two(domain):
+    for tp in powers_of_two(domain):
         if any(h % tp for h in heads):
             continue
-        for kvp in _powers_of_two(domain // tp) if kv_parallel_allowed(spec, tp) else [1]:
+        for kvp in powers_of_two(domain // tp) if kv_parallel_allowed(spec, tp) else [1]:
             group = tp * kvp
             out.append(Deployment(tp, 1, kvp))
             if not experts:
                 continue
-            eps = {group * g for g in _powers_of_two(domain // group)} | ({domain} if domain % group == 0 else set())
+            eps = {group * g for g in powers_of_two(domain // group)} | ({domain} if domain % group == 0 else set())
             for ep in sorted(eps):
                 if ep > 1 and ep <= min(experts):
                     out.append(Deployment(tp, ep, kvp))

@@ -19,6 +19,7 @@ to the aligned value and charged for the part of its time that the padding does 
 
 from __future__ import annotations
 
+from colint.analysis.deployments import powers_of_two
 from colint.analysis.gemm_model import FORMATS, tile_efficiency
 from colint.analysis.padding import Dim
 from colint.analysis.padding import step_effect_pct as padding_step_effect_pct
@@ -727,10 +728,7 @@ def largest_aligned_tp(ctx: Context):
     for cap, why in ((kv_cap, f"{kv_cap} KV head{'s' if kv_cap != 1 else ''} (CL701: more tp replicates the KV cache)"),
                      (dom, f"the {dom}-GPU NVLink domain of {ctx.gpu} (CL704)")):
         if cap and tp > cap:
-            t = 1
-            while t * 2 <= cap:
-                t *= 2
-            tp, capped_by = t, why
+            tp, capped_by = powers_of_two(cap)[-1], why
     msg = (f"largest power-of-two tp keeping every sharded width a multiple of 128: tp={tp} (limited by {what} "
            f"{widths[limit_field]})" if tp else
            f"no tp keeps every sharded width a multiple of 128: {what} {widths[limit_field]} is not one at tp=1")
