@@ -145,7 +145,8 @@ class Profile(Record, frozen=True, extra="forbid"):
     interconnect_gbps: float = field(ge=0)  # scale-up bandwidth per GPU, bidirectional aggregate
     domain_size: int = field(ge=1)  # GPUs in one scale-up domain (8 HGX, 72 NVL72)
     # scale-out (NIC) bandwidth per GPU, bidirectional aggregate like interconnect_gbps (a 400 Gb/s NIC per GPU:
-    # 100 GB/s): what collectives of groups larger than the domain run at; None = not given (not priced)
+    # 100 GB/s): what collectives of groups larger than the domain run at; None = not given: a 400 Gb/s NIC
+    # (collectives.DEFAULT_SCALE_OUT_GBPS) is assumed, and CL504/CL704 say so
     scale_out_gbps: Optional[float] = field(default=None, ge=0)
     tiles: Tiles
     alignment: dict[str, int]  # hard element multiple of a contiguous dim, per format

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from colint.analysis.collectives import DEFAULT_SCALE_OUT_GBPS
 from colint.analysis.scale_out import scale_out_cost_pct
 from colint.rules._fixes import divisors, edit_key, param_delta
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
@@ -298,18 +299,21 @@ def tp_beyond_domain(ctx: Context):
     dom = max(1, p.domain_size)
     if sc.tp <= dom:
         return
-    so = getattr(p, "scale_out_gbps", None)
-    eff = scale_out_cost_pct(ctx.workload, "tp") if so else {"decode": 0.0, "prefill": 0.0}
-    loss = max(eff.values()) if so else None
+    # the step prices collectives beyond the domain at the profile's scale_out_gbps, or at the default NIC
+    # (colint.analysis.collectives) when a user's profile gives none: the finding quotes the same figure
+    given = getattr(p, "scale_out_gbps", None)
+    so = given or DEFAULT_SCALE_OUT_GBPS
+    eff = scale_out_cost_pct(ctx.workload, "tp")
+    loss = max(eff.values())
     msg = (f"tp={sc.tp} spans {-(-sc.tp // dom)} NVLink domains of {dom} on {ctx.gpu}: every layer's all-reduce "
            "crosses the scale-out network"
-           + (f" ({so:g} GB/s per GPU vs {p.interconnect_gbps:g} GB/s NVLink)" if so else
-              " (the profile gives no scale_out_gbps: not priced)"))
+           + f" ({so:g} GB/s per GPU{'' if given else ', assumed: the profile gives no scale_out_gbps'} vs "
+             f"{p.interconnect_gbps:g} GB/s NVLink)")
     yield ctx.finding(
-        ctx.graded(loss) if so else "warning", msg, field="num_heads", loss_pct=loss,
+        ctx.graded(loss), msg, field="num_heads", loss_pct=loss,
         evidence={"tp": sc.tp, "domain_gpus": dom, "scale_out_gbps": so, "interconnect_gbps": p.interconnect_gbps,
                   "gpu": ctx.gpu, "est_decode_step_pct": round(eff["decode"], 2),
                   "est_prefill_step_pct": round(eff["prefill"], 2)},
         details=[f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step against all-reduces at "
-                 f"NVLink speed ({ctx.workload.label()})"] if so else [],
+                 f"NVLink speed ({ctx.workload.label()})"],
         fixes=[fix(f"keep tp <= {dom} and scale out with pp/dp (or ep for experts)", "display")])

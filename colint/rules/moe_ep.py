@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from colint.analysis.gemm_model import tile_efficiency
+from colint.analysis.collectives import DEFAULT_SCALE_OUT_GBPS
 from colint.analysis.scale_out import scale_out_cost_pct
 from colint.analysis.moe import (concurrency_for_m, ep_for_m, experts_per_gpu, experts_touched, redundant_to_fill,
                                  tokens_per_expert)
@@ -334,18 +335,21 @@ def ep_beyond_domain(ctx: Context):
     dom = max(1, p.domain_size)
     if sc.ep <= dom or not _moe_kinds(spec):
         return
-    so = getattr(p, "scale_out_gbps", None)
-    eff = scale_out_cost_pct(ctx.workload, "ep") if so else {"decode": 0.0, "prefill": 0.0}
-    loss = max(eff.values()) if so else None
+    # the step prices collectives beyond the domain at the profile's scale_out_gbps, or at the default NIC
+    # (colint.analysis.collectives) when a user's profile gives none: the finding quotes the same figure
+    given = getattr(p, "scale_out_gbps", None)
+    so = given or DEFAULT_SCALE_OUT_GBPS
+    eff = scale_out_cost_pct(ctx.workload, "ep")
+    loss = max(eff.values())
     out_share = (sc.ep - dom) / max(1, sc.ep - 1)
     msg = (f"ep={sc.ep} spans {-(-sc.ep // dom)} NVLink domains of {dom} on {ctx.gpu}: {out_share:.0%} of the expert "
            f"all-to-all crosses the scale-out network"
-           + (f" ({so:g} GB/s per GPU vs {p.interconnect_gbps:g} GB/s NVLink)" if so else
-              " (the profile gives no scale_out_gbps: not priced)"))
+           + f" ({so:g} GB/s per GPU{'' if given else ', assumed: the profile gives no scale_out_gbps'} vs "
+             f"{p.interconnect_gbps:g} GB/s NVLink)")
     details = ([f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step against an all-to-all "
-                f"at NVLink speed ({ctx.workload.label()})"] if so else [])
+                f"at NVLink speed ({ctx.workload.label()})"])
     yield ctx.finding(
-        ctx.graded(loss) if so else "warning", msg, field="num_experts", loss_pct=loss,
+        ctx.graded(loss), msg, field="num_experts", loss_pct=loss,
         evidence={"ep": sc.ep, "domain_gpus": dom, "off_domain_share": round(out_share, 4),
                   "scale_out_gbps": so, "interconnect_gbps": p.interconnect_gbps, "gpu": ctx.gpu,
                   "est_decode_step_pct": round(eff["decode"], 2), "est_prefill_step_pct": round(eff["prefill"], 2)},

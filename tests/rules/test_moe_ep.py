@@ -180,3 +180,19 @@ def test_cl504_ep_beyond_the_nvlink_domain_is_priced_at_scale_out_and_flagged():
     assert itl[64] > itl[8]
     # inside a rack-scale domain (GB200 NVL72) ep=64 is NVLink all the way: nothing to flag
     assert run(corpus("tests/corpus/hf/deepseek__DeepSeek-V3.json"), ["CL504"], gpus=["gb200"], ep=64) == []
+
+
+def test_cl504_without_a_scale_out_figure_prices_the_assumed_nic_as_the_step_does(tmp_path):
+    # a user's profile without scale_out_gbps: the step prices the off-domain all-to-all at the default NIC
+    # (collectives.DEFAULT_SCALE_OUT_GBPS), and the finding quotes that figure and says it is assumed
+    import pathlib
+
+    src = pathlib.Path(__file__).resolve().parents[2] / "colint" / "hardware_profiles" / "b200.yaml"
+    lines = [x for x in src.read_text().splitlines() if not x.strip().startswith("scale_out_gbps:")]
+    mine = tmp_path / "b200-no-nic.yaml"
+    mine.write_text("\n".join(lines).replace("name: b200", "name: b200-no-nic", 1) + "\n")
+    deepseek = "tests/corpus/hf/deepseek__DeepSeek-V3.json"
+    (f,) = run(corpus(deepseek), ["CL504"], gpus=[str(mine)], ep=64)
+    (g,) = run(corpus(deepseek), ["CL504"], gpus=["b200"], ep=64)
+    assert f.message.endswith("(100 GB/s per GPU, assumed: the profile gives no scale_out_gbps vs 1800 GB/s NVLink)")
+    assert f.impact.estimated_loss_pct == g.impact.estimated_loss_pct  # b200 states 100 GB/s: the same price
