@@ -103,7 +103,7 @@ class SuggestResult:
 
 
 # ------------------------------------------------------------------------------ helpers
-COMMON_PP = (2, 4, 8)
+SPLIT_PP = (2, 4, 8)  # pipeline sizes a suggested layer count should split over evenly (issue 17 item 8)
 
 
 def _is_prime(n: int) -> bool:
@@ -112,7 +112,7 @@ def _is_prime(n: int) -> bool:
 
 def _pp_splits(layers: int) -> int:
     """How many of the common pipeline sizes (2, 4, 8) split ``layers`` evenly."""
-    return sum(layers % p == 0 for p in COMMON_PP)
+    return sum(layers % p == 0 for p in SPLIT_PP)
 
 
 def _lcm(a: int, b: int) -> int:

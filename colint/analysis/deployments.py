@@ -7,7 +7,7 @@ from __future__ import annotations
 from colint.analysis.memory import USABLE_HBM_SHARE
 from colint.analysis.workload import analyse, memory_at
 
-COMMON_PP = (1, 2, 4, 8, 16)
+COMMON_PP = (1, 2, 4, 8, 16)  # pipeline stages tried for a deployment that fits, fewest first
 
 
 def powers_of_two(limit: int) -> list[int]:

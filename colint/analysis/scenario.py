@@ -112,7 +112,7 @@ def fit_to_model(sc: Scenario, spec) -> Scenario:
 # Largest parallel sizes and token counts a scenario takes: far beyond any deployment, small enough that
 # every product of them stays an exact float (10**400 overflowed float() mid-check).
 MAX_PARALLEL = 1 << 20  # GPUs in one parallel group
-MAX_TOKENS = 1 << 40
+MAX_TOKENS = 1 << 40  # tokens in a context or a prefill forward
 LIMITS = {"tp": MAX_PARALLEL, "kvp": MAX_PARALLEL, "ep": MAX_PARALLEL, "pp": MAX_PARALLEL, "context": MAX_TOKENS,
           "decode_concurrency": MAX_TOKENS, "prefill_tokens": MAX_TOKENS}
 

@@ -125,12 +125,12 @@ def expert_gemm_memory_bound(ctx: Context):
                        f"({'compute' if m_pre >= pre_star else 'memory'}-bound) ({w.label()})")
         # capacity: does the concurrency this advice assumes fit in memory at the EP width it proposes?
         ep_adv = advised[0] if advised else sc.ep
-        w_adv = w
-        if ep_adv != sc.ep:
-            from colint.analysis.workload import analyse
+        if ep_adv == sc.ep:
+            fit = w.max_decode_concurrency if w.memory is not None else None
+        else:  # the memory figures analyse would give at that EP width, without its time model
+            from colint.analysis.workload import memory_at
 
-            w_adv = analyse(spec, ctx.profile, sc.model_copy(update={"ep": ep_adv}))
-        fit = w_adv.max_decode_concurrency if getattr(w_adv, "memory", None) is not None else None
+            fit = memory_at(spec, ctx.profile, sc.model_copy(update={"ep": ep_adv})).max_decode_concurrency
         if fit is not None and fit < conc:
             details.append(f"capacity: at ep={ep_adv} only est. {fit} of the {conc} seq of {sc.context:,} tokens fit "
                            f"per GPU (CL801); the concurrency this needs is not reachable there")
