@@ -33,11 +33,6 @@ def _position(text: str, offset: int):
     return types.Position(line=line, character=_utf16(text[start:offset]))
 
 
-def diagnostics_for(path: str, text: str, overrides: dict, isolated: bool) -> list:
-    """The LSP diagnostics of ``text`` (the editor's buffer of ``path``)."""
-    return lint(path, text, overrides, isolated)[0]
-
-
 def lint(path: str, text: str, overrides: dict, isolated: bool) -> tuple[list, object, list]:
     """``(diagnostics, Document or None, findings)`` of ``text`` (the editor's buffer of ``path``); the
     i-th diagnostic is the i-th finding when there are findings."""
