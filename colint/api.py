@@ -172,8 +172,8 @@ def inspect(config: Config, gpu: Union[str, None] = None, **settings) -> dict:
     >>> est["gpu"], sorted(est["steps"])
     ('h100-sxm', ['decode', 'prefill'])
     """
-    from colint.inspection import inspect_spec
-    from colint.spec import normalize
+    from colint.inspect_data import inspect_spec
+    from colint.normalize import normalize
 
     path, doc, _ = _document(config)
     opts = _options(gpu or [], settings, None, False, allowed=_SCENARIO_SETTINGS)
@@ -248,7 +248,7 @@ def report_data(config: Config, gpu: Union[str, None] = None, *, project: bool =
     """
     from colint.analysis.workload import analyse
     from colint.checking import build_targets, check_document
-    from colint.report import report_data as build
+    from colint.report_data import report_data as build
 
     path, doc, start = _document(config)
     opts = _options(gpu, settings, start, project)
@@ -271,6 +271,6 @@ def chart(data: dict, name: str = "roofline", fmt: str = "png") -> bytes:
         raise UsageError(f"unknown chart {name!r}; choose from {', '.join(CHARTS)}")
     if fmt not in ("png", "svg"):
         raise UsageError(f"chart format {fmt!r}: choose png or svg")
-    from colint.reporters.report_html import render_chart
+    from colint.reporters.html_report import render_chart
 
     return render_chart(data, name, fmt)

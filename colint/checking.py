@@ -28,9 +28,9 @@ class FileResult:
     skipped: Any = None  # colint.triage.Triage: not a decoder LLM config, so not checked
 
     def text_edits(self, fix):
-        """``fix`` resolved against this file's text (colint.fixing.text_edits): what --fix splices,
+        """``fix`` resolved against this file's text (colint.fix_text.text_edits): what --fix splices,
         for reporters that show a fix in place; None when only the YAML round trip can write it."""
-        from colint.fixing import text_edits
+        from colint.fix_text import text_edits
 
         return text_edits(self.doc, fix)
 
@@ -154,7 +154,7 @@ def check_document(path: str, doc, targets: list[Target], opts: CheckOptions, ru
     """Check an already-loaded Document (``--fix`` re-checks its edited text this way, ``close=False``:
     without re-checking each fix's own state, colint.closure)."""
     from colint.rules import select_rules
-    from colint.spec import normalize
+    from colint.normalize import normalize
     from colint.suppression import apply_suppressions
 
     if rules is None:
@@ -186,7 +186,7 @@ def _locate_keys(doc, findings: list[Finding]) -> list[Finding]:
     out = []
     for f in findings:
         if f.line is None and f.key:
-            from colint.fixing import parse_key  # here: colint.fixing (difflib, tempfile) only when needed
+            from colint.fix_text import parse_key  # here: colint.fix_text (difflib, tempfile) only when needed
 
             try:
                 path = parse_key(f.key)
@@ -337,7 +337,7 @@ def _badness(findings: list[Finding]) -> tuple[int, int, int]:
 
 def _fix_one(r: FileResult, opts, rules, targets, allowed: set, max_rounds: int):
     """The Document of ``r`` with every accepted fix applied (see fix_grouped)."""
-    from colint.fixing import fixed_text
+    from colint.fix_text import fixed_text
     from colint.loading import load_text
 
     doc, findings = r.doc, r.findings
@@ -428,7 +428,7 @@ def verify_fixes(result, targets, opts, rules) -> list[tuple[Finding, Fix, list[
             o, t = targets_by[key]
             doc = result.doc
             if fx.edits:
-                from colint.fixing import apply_edits
+                from colint.fix_text import apply_edits
                 from colint.loading import load_text
 
                 try:

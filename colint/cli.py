@@ -68,9 +68,9 @@ def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | Non
     import json
 
     from colint.errors import ColintError
-    from colint.inspection import inspect_spec
+    from colint.inspect_data import inspect_spec
     from colint.loading import load
-    from colint.spec import normalize
+    from colint.normalize import normalize
 
     path = _one_path(path)
     flags = {"gpus": [gpu] if gpu is not None else [], "scenario": scenario, "dtype": dtype, "tp": tp, "ep": ep,
@@ -417,7 +417,7 @@ def check(paths, overrides, isolated, fmt, output, quiet, verbose, show_fixes, c
         click.echo("colint: --unsafe-fixes does nothing without --fix or --diff; nothing was changed", err=True)
     if apply_fix or show_diff:
         from colint.checking import fix_grouped
-        from colint.fixing import unified_diff
+        from colint.fix_text import unified_diff
 
         unfixed = [r.error is None for r in results]
         try:
@@ -596,8 +596,8 @@ def formats_cmd() -> None:
     """List the input formats and the Hugging Face model types colint reads."""
     import textwrap
 
-    from colint.spec import FORMATS
-    from colint.spec.hf import FAMILIES
+    from colint.normalize import FORMATS
+    from colint.normalize.hf import FAMILIES
 
     click.echo("input formats: " + ", ".join(FORMATS))
     click.echo(f"Hugging Face model types ({len(FAMILIES)}; others are tried through transformers' config class):")
@@ -629,7 +629,7 @@ def schema_cmd(which: str, output: str | None) -> None:
     if which == "report":
         from colint.reporters.json_schema import report_schema as make
     else:
-        from colint.spec.colint_schema import json_schema as make
+        from colint.normalize.design_file import json_schema as make
 
     text = json.dumps(make(), indent=2) + "\n"
     if output is None:
@@ -775,7 +775,7 @@ def report_cmd(path, overrides, isolated, output, chart, compare_path, variants)
     from colint.analysis.workload import analyse
     from colint.checking import build_targets, check_file, exit_code
     from colint.errors import ColintError
-    from colint.report import report_data
+    from colint.report_data import report_data
 
     path = _one_path(path)
     try:
@@ -786,7 +786,7 @@ def report_cmd(path, overrides, isolated, output, chart, compare_path, variants)
         result = check_file(path, targets, opts)
         if result.error is not None:
             raise result.error
-        from colint.report import MAX_REPORT_LAYERS
+        from colint.report_data import MAX_REPORT_LAYERS
 
         if result.spec.num_layers > MAX_REPORT_LAYERS:
             src = result.spec.sources.get("num_layers")
@@ -807,7 +807,7 @@ def report_cmd(path, overrides, isolated, output, chart, compare_path, variants)
     except ColintError as exc:
         raise _fail_with(exc)
     try:
-        from colint.reporters.report_html import render_chart, render_html
+        from colint.reporters.html_report import render_chart, render_html
     except ImportError as exc:
         raise _fail(f"colint: error: `colint report` needs matplotlib ({exc}): pip install 'colint-llm[report]'")
     from functools import partial

@@ -6,7 +6,7 @@ experts leaves 11% of the expert capacity idle: CL502), load a file that no long
 change the model by a different amount than it says. So, as ``colint suggest`` does for its
 variants, each fix that edits the file or names a deployment setting is tried:
 
-* edits are spliced into the original text (colint.fixing.apply_edits), the result is loaded,
+* edits are spliced into the original text (colint.fix_text.apply_edits), the result is loaded,
   normalized and checked at the same settings;
 * settings ({"ep": 64}, {"tp": 8}, {"pp": 4}, {"concurrency": 512}) re-check the same spec with
   those settings in force.
@@ -138,9 +138,9 @@ class Closure:
         noop = False
         try:
             if fx.edits:
-                from colint.fixing import apply_edits
+                from colint.fix_text import apply_edits
                 from colint.loading import load_text
-                from colint.spec import normalize
+                from colint.normalize import normalize
 
                 text = apply_edits(self.doc, fx.edits)
                 doc = load_text(text, self.path, syntax=self.doc.syntax)
@@ -160,7 +160,7 @@ class Closure:
         if not m or spec is None:
             return fx
         from colint.analysis.inventory import param_counts
-        from colint.rules._fixes import ffn_params
+        from colint.rules.fix_builders import ffn_params
 
         if self._params is None:
             self._params = (param_counts(self.spec).total, ffn_params(self.spec))

@@ -90,7 +90,7 @@ def code_actions(uri: str, doc, findings: list, diagnostics: list, wanted: list)
     edits the file, as the smallest text edit (the safe one preferred; an unsafe one says so)."""
     from lsprotocol import types
 
-    from colint.fixing import fixed_text
+    from colint.fix_text import fixed_text
 
     keys = {(d.code, d.range.start.line, d.message) for d in wanted}
     out = []

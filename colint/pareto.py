@@ -55,14 +55,14 @@ def load_design(path: str, variant: Optional[dict[str, Any]] = None, *, input_fo
                 vocab_size: Optional[int] = None):
     """The ModelSpec of ``path``, with ``variant`` edits (key -> new value) applied to its text."""
     from colint.loading import load
-    from colint.spec import normalize
+    from colint.normalize import normalize
 
     try:
         doc = load(path)
         if not variant:
             return normalize(doc, input_format=input_format, vocab_size=vocab_size)
         from colint.findings import Edit
-        from colint.fixing import apply_edits, parse_key
+        from colint.fix_text import apply_edits, parse_key
         from colint.loading import load_text
 
         edits = []

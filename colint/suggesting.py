@@ -6,7 +6,7 @@ around the original (H and H′ by the tile width times the tensor-parallel size
 head_dim, KV heads dividing the heads, experts on EP-friendly counts), keeps the variants
 within ``budget_pct`` of the original's parameters, ranks them by an ESTIMATE of their step
 time per parameter (so a variant does not win by being smaller), then verifies the best few
-for real: its edits are spliced into the original text (colint.fixing.apply_edits), the
+for real: its edits are spliced into the original text (colint.fix_text.apply_edits), the
 result is loaded, normalized and checked (colint.checking.check_spec) at the same settings,
 and only variants with no errors and no warnings are kept. Their parameter counts and
 estimates come from the real spec and ``analyse``; the search model only orders them.
@@ -132,7 +132,7 @@ def _grid(original: int, step: int, steps: int, lo: int = 1) -> list[int]:
 
 def _file_key(spec, doc, field_name: str) -> Optional[str]:
     """The key of ``field_name`` in this file, when the file holds the spec's value there."""
-    from colint.fixing import parse_key
+    from colint.fix_text import parse_key
 
     src = spec.sources.get(field_name)
     if src is None or src.default:
@@ -245,7 +245,7 @@ def _axes(spec, doc, scenario, pad_vocab: bool = False) -> tuple[list[Axis], Opt
 
 
 def _parse(key: str):
-    from colint.fixing import parse_key
+    from colint.fix_text import parse_key
 
     return parse_key(key)
 
@@ -265,13 +265,13 @@ def _edits_for(axes: list[Axis], tie, values: tuple[int, ...]) -> dict[str, int]
 
 def _variant(doc, edits: dict[str, int], input_format, vocab_size):
     """Load + normalize the original text with ``edits`` applied: (text, doc, spec). A YAML variant is
-    built in memory from the loaded original (colint.fixing.edited_document: no second ruamel parse,
+    built in memory from the loaded original (colint.fix_text.edited_document: no second ruamel parse,
     which took ~0.3 s per variant of a 185 kB file); a JSON one, or one the splice cannot express,
     is parsed from the edited text."""
     from colint.findings import Edit
-    from colint.fixing import apply_edits, edited_document
+    from colint.fix_text import apply_edits, edited_document
     from colint.loading import load_text
-    from colint.spec import normalize
+    from colint.normalize import normalize
 
     edit_list = [Edit(key=k, old=doc.get(_parse(k)), new=v) for k, v in edits.items()]
     vdoc = edited_document(doc, edit_list)
@@ -520,7 +520,7 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
     from colint.checking import build_targets, check_spec
     from colint.loading import load
     from colint.rules import select_rules
-    from colint.spec import normalize
+    from colint.normalize import normalize
 
     if objective not in OBJECTIVES:
         raise UsageError(f"unknown objective {objective!r}; choose from {', '.join(OBJECTIVES)}")

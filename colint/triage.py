@@ -107,7 +107,7 @@ def _str_list(value: Any) -> list[str]:
 
 def _by_model(data: dict) -> Optional[Triage]:
     """What ``model_type`` / ``architectures`` say (None: a decoder family, or they say nothing)."""
-    from colint.spec.hf import FAMILIES, WRAPPER_KEYS, WRAPPER_TEXT_TYPES
+    from colint.normalize.hf import FAMILIES, WRAPPER_KEYS, WRAPPER_TEXT_TYPES
 
     mt = data.get("model_type")
     archs = _str_list(data.get("architectures"))
@@ -167,7 +167,7 @@ def triage(doc) -> Optional[Triage]:
 
 def _some_format_detects(doc) -> bool:
     from colint.errors import FormatNotRecognized
-    from colint.spec import detect_format
+    from colint.normalize import detect_format
 
     try:
         detect_format(doc)

@@ -185,7 +185,7 @@ def _analysis_ms(repeats: int) -> dict:
     from colint.checking import CheckOptions, build_targets, check_spec
     from colint.loading import load
     from colint.rules import select_rules
-    from colint.spec import normalize
+    from colint.normalize import normalize
 
     opts = CheckOptions()
     rules = select_rules(opts.select, opts.ignore, opts.extend_select)

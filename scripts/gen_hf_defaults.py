@@ -1,6 +1,6 @@
-"""Generate colint/spec/hf_defaults.json from the installed transformers.
+"""Generate colint/normalize/hf_defaults.json from the installed transformers.
 
-For every model_type colint reads (``colint.spec.hf.FAMILIES`` plus the MoE families and the
+For every model_type colint reads (``colint.normalize.hf.FAMILIES`` plus the MoE families and the
 text configs of the multimodal wrappers listed below), the table holds the class defaults of
 the keys that shape the model (sizes, heads, biases, tying, windows, MoE/MLA/Mamba keys) and
 the class ``attribute_map`` (canonical name -> the family's own key, e.g. gpt2
@@ -14,7 +14,7 @@ load average 3-6 from other jobs, so absolute numbers are noisy; 7 runs after a 
   - per fresh process (wall, subprocess.run): ``python -c pass`` 102 ms best / 152 ms median;
     ``import json`` + load the table 132 / 155 ms; transformers + ``for_model`` 2,182 / 3,267 ms.
 So reading the table costs ~0.4 ms against ~2-4 s for transformers: ~5,000x less, and keeps
-transformers off the lint path (it is only imported by colint/spec/hf/fallback.py).
+transformers off the lint path (it is only imported by colint/normalize/hf/fallback.py).
 
 Run: ``HF_HUB_OFFLINE=1 .venv/bin/python scripts/gen_hf_defaults.py`` (writes the table);
 ``--check`` exits 1 when the committed table differs from what the installed transformers gives.
@@ -66,7 +66,7 @@ def _jsonable(v) -> bool:
 
 def model_types() -> list[str]:
     sys.path.insert(0, ROOT)
-    from colint.spec.hf import FAMILIES
+    from colint.normalize.hf import FAMILIES
 
     return sorted(set(FAMILIES) | set(EXTRA_TYPES))
 

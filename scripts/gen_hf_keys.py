@@ -1,4 +1,4 @@
-"""Generate colint/spec/hf_keys.json: the keys each Hugging Face model_type's config class knows.
+"""Generate colint/normalize/hf_keys.json: the keys each Hugging Face model_type's config class knows.
 
 CL007 (unknown-key) reports a key of a config.json that the family's config class neither defines
 nor aliases, and that colint's adapter does not read, when it is one edit away from a key that is
@@ -55,7 +55,7 @@ def generate() -> dict:
     import transformers
     from transformers import AutoConfig, PretrainedConfig
 
-    from colint.spec.hf import FAMILIES, WRAPPER_TEXT_TYPES
+    from colint.normalize.hf import FAMILIES, WRAPPER_TEXT_TYPES
 
     common = sorted(PretrainedConfig().to_dict())
     table = {}

@@ -9,7 +9,7 @@ Two steps, two interpreters (torch stays out of colint's venv):
                                                                       # refused, and a summary
 
 Families with a colint adapter must count exactly; the others go through the transformers fallback
-(colint/spec/hf/fallback.py + generic.py), whose counts are approximate by design. ``--geometry`` adds,
+(colint/normalize/hf/fallback.py + generic.py), whose counts are approximate by design. ``--geometry`` adds,
 for every family, a published-style variant ``<type>__geometry.json`` with non-default attention geometry
 (a sliding/full mix where the class has a window, fewer KV heads, another head_dim, v_head_dim and swa_*
 sizes apart from the others where the class has them), so that the fallback's per-layer reading is
@@ -110,8 +110,8 @@ def compare(directory: str) -> int:
     from colint.analysis.inventory import param_counts
     from colint.errors import ColintError
     from colint.loading import load
-    from colint.spec import normalize
-    from colint.spec.hf import FAMILIES
+    from colint.normalize import normalize
+    from colint.normalize.hf import FAMILIES
 
     with open(os.path.join(directory, "_oracle.json")) as fh:
         expected = json.load(fh)

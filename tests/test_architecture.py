@@ -18,9 +18,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "colint"
 LAYERS: list[tuple[str, ...]] = [
     ("colint", "errors", "records", "fileio"),  # the package root holds __version__ only
     ("loading", "findings"),
-    ("spec", "hardware_profiles"),
+    ("normalize", "hardware_profiles"),
     ("analysis",),
-    ("rules", "fixing", "reporters", "inspection", "report", "triage"),
+    ("rules", "fix_text", "reporters", "inspect_data", "report_data", "triage"),
     ("settings",),
     ("suppression", "sources"),
     ("closure",),

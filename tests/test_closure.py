@@ -122,9 +122,9 @@ def test_stated_parameter_deltas_are_what_inspect_reports(name):
     from closure_sweep import SETTINGS, corpus
 
     from colint.analysis.inventory import param_counts
-    from colint.fixing import apply_edits
-    from colint.rules._fixes import ffn_params
-    from colint.spec import normalize
+    from colint.fix_text import apply_edits
+    from colint.rules.fix_builders import ffn_params
+    from colint.normalize import normalize
 
     opts = CheckOptions(**SETTINGS[name])
     rules = select_rules()

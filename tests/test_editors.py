@@ -199,7 +199,7 @@ def test_quick_fix_edits_count_utf16_units(tmp_path):
     pytest.importorskip("pygls")
     from lsprotocol import types
 
-    from colint.fixing import fixed_text
+    from colint.fix_text import fixed_text
     from colint.lsp import code_actions, lint
 
     text = ('{"model_type": "llama", "_name_or_path": "🦙🦙", "vocab_size": 32000,\n "hidden_size": 4096, '

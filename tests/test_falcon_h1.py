@@ -17,7 +17,7 @@ from colint.analysis.scenario import make_scenario
 from colint.analysis.workload import analyse
 from colint.hardware_profiles import load_profile
 from colint.loading import load_text
-from colint.spec import normalize
+from colint.normalize import normalize
 
 
 def spec_from(cfg: dict):

@@ -13,7 +13,7 @@ import pytest
 
 from colint.cli import main
 from colint.findings import Edit
-from colint.fixing import apply_edits, edited_document, yaml_literal
+from colint.fix_text import apply_edits, edited_document, yaml_literal
 from colint.loading import load, load_text
 from colint.loading.document import format_path
 

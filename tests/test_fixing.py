@@ -6,7 +6,7 @@ import pytest
 
 from colint.findings import Edit, Fix
 from colint.fileio import write_atomic
-from colint.fixing import apply_edits, fixed_text, parse_key, unified_diff
+from colint.fix_text import apply_edits, fixed_text, parse_key, unified_diff
 from colint.loading import load, load_text
 
 

@@ -10,8 +10,8 @@ from colint.analysis.inventory import gemms, param_counts
 from colint.cli import main
 from colint.errors import SpecError
 from colint.loading import load, load_text
-from colint.spec import normalize
-from colint.spec.colint_schema import expand_pattern
+from colint.normalize import normalize
+from colint.normalize.design_file import expand_pattern
 
 
 def design(body: str, name: str = "d.yaml"):

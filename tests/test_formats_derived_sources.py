@@ -13,8 +13,8 @@ import os
 
 from colint.cli import main
 from colint.loading import load, load_text
-from colint.spec import normalize
-from colint.spec.model import Source
+from colint.normalize import normalize
+from colint.normalize.model_spec import Source
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus")
 

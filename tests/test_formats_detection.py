@@ -11,7 +11,7 @@ import pytest
 
 from colint.cli import main
 from colint.loading import load, load_text
-from colint.spec import FORMATS, detect_format, normalize
+from colint.normalize import FORMATS, detect_format, normalize
 
 # corpus file-name prefix -> format it must be detected as
 EXPECTED = {"nemo-launcher": "megatron", "maxtext": "maxtext", "gpt-neox": "gpt-neox", "olmo-trainer": "olmo",
@@ -86,9 +86,9 @@ def test_vocab_size_option_pads_like_megatron(capsys):
 
 def test_hf_config_is_not_taken_for_meta_and_llava_params_is_not_hf():
     hf_like = load_text('{"model_type": "distilbert", "dim": 768, "n_layers": 6, "n_heads": 12}', "c.json")
-    assert not importlib.import_module("colint.spec.meta").detect(hf_like)
+    assert not importlib.import_module("colint.normalize.meta_params").detect(hf_like)
     llava = load("tests/corpus/meta/torchchat__llava-1.5.json")
-    assert not importlib.import_module("colint.spec.hf").detect(llava)
+    assert not importlib.import_module("colint.normalize.hf").detect(llava)
     nemo_with_model_section = load_text("trainer: {devices: 8}\nmodel:\n  hidden_size: 64\n  num_layers: 2\n"
                                         "  num_attention_heads: 4\n  position_embedding_type: rope\n", "n.yaml")
     assert detect_format(nemo_with_model_section) == "megatron"
@@ -118,7 +118,7 @@ def _spec_value(spec, field):
 def test_every_located_source_holds_the_spec_value(path):
     # A fix edits sources[field].key from the spec's value to a new one: the key must hold that value
     # (a derived source names the key a value is computed from; no fix edits it).
-    from colint.fixing import parse_key
+    from colint.fix_text import parse_key
 
     doc = load(path)
     spec = normalize(doc, vocab_size=32000)

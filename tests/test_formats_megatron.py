@@ -12,7 +12,7 @@ import pytest
 from colint.analysis.inventory import gemms, param_counts
 from colint.errors import SpecError
 from colint.loading import load, load_text
-from colint.spec import normalize
+from colint.normalize import normalize
 
 CORPUS = "tests/corpus/megatron/"
 

@@ -12,8 +12,8 @@ import pytest
 from colint.analysis.inventory import gemms, param_counts
 from colint.errors import SpecError
 from colint.loading import load, load_text
-from colint.spec import normalize
-from colint.spec.common import llama_ffn_hidden
+from colint.normalize import normalize
+from colint.normalize.format_reader import llama_ffn_hidden
 
 CORPUS = "tests/corpus/meta/"
 

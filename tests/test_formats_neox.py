@@ -13,7 +13,7 @@ from colint.analysis.inventory import gemms, param_counts
 from colint.cli import main
 from colint.errors import LoadError
 from colint.loading import load, load_text
-from colint.spec import normalize
+from colint.normalize import normalize
 
 # file, H, L, heads, mlp, params without vocab, padded vocab for tokenizer 50277, params with it
 # (= the HF GPTNeoX checkpoints: pythia-70m 70,426,624; 1.4b 1,414,647,808; 6.9b 6,857,302,016)

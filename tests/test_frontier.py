@@ -17,7 +17,7 @@ from colint.cli import main
 from colint.hardware_profiles import load_profile
 from colint.loading import load
 from colint.pareto import load_design
-from colint.spec import normalize
+from colint.normalize import normalize
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LLAMA8B = os.path.join(ROOT, "examples", "llama-3.1-8b.json")

@@ -20,8 +20,8 @@ import pytest
 
 from colint.analysis.inventory import gemms, param_counts
 from colint.loading import load
-from colint.spec import normalize
-from colint.spec.hf import FAMILIES, _text_root, resolve_model_type
+from colint.normalize import normalize
+from colint.normalize.hf import FAMILIES, _text_root, resolve_model_type
 
 HERE = os.path.dirname(__file__)
 GOLDEN_FILES = sorted(glob.glob(os.path.join(HERE, "golden", "*.json")))
@@ -51,7 +51,7 @@ def _spec(stem: str):
     except Exception:
         mt = None
     # every golden model has an adapter now: a missing one is a failure, not a skip
-    assert mt in FAMILIES and importlib.util.find_spec(f"colint.spec.hf.{FAMILIES[mt]}") is not None, \
+    assert mt in FAMILIES and importlib.util.find_spec(f"colint.normalize.hf.{FAMILIES[mt]}") is not None, \
         f"no adapter for model_type {mt!r}"
     return normalize(doc, "hf")
 

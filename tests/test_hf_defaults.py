@@ -1,4 +1,4 @@
-"""colint/spec/hf_defaults.json agrees with the installed transformers, and is read the right way."""
+"""colint/normalize/hf_defaults.json agrees with the installed transformers, and is read the right way."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import os
 import pytest
 
 from colint.loading import load_text
-from colint.spec.hf import FAMILIES
-from colint.spec.hf.base import HFReader, family_defaults
+from colint.normalize.hf import FAMILIES
+from colint.normalize.hf.base import HFReader, family_defaults
 
 ROOT = os.path.dirname(os.path.dirname(__file__))
 TABLE = os.path.join(ROOT, "colint", "spec", "hf_defaults.json")
@@ -77,4 +77,4 @@ def test_alias_direction_gpt2():
 def test_table_is_shipped_as_package_data():
     with open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8") as fh:
         text = fh.read()
-    assert '"colint.spec" = ["*.json"]' in text
+    assert '"colint.normalize" = ["*.json"]' in text

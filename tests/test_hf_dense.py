@@ -12,8 +12,8 @@ from colint.analysis.inventory import gemms, param_counts
 from colint.cli import main
 from colint.errors import FormatNotRecognized, SpecError
 from colint.loading import load, load_text
-from colint.spec import normalize
-from colint.spec.hf.nemotron_nas import ffn_mult_to_intermediate_size
+from colint.normalize import normalize
+from colint.normalize.hf.nemotron_nas import ffn_mult_to_intermediate_size
 
 HERE = os.path.dirname(__file__)
 CORPUS = os.path.join(HERE, "corpus", "hf")
@@ -54,7 +54,7 @@ def test_dense_corpus_file_inspects_with_exact_params(stem, capsys):
 
 
 def test_dense_list_covers_every_dense_corpus_file():
-    from colint.spec.hf import FAMILIES
+    from colint.normalize.hf import FAMILIES
 
     dense_modules = {"llama", "gemma", "gemma4", "phi", "gpt2", "opt", "bloom", "falcon", "olmo", "minicpm3", "nemotron_nas"}
     stems = []

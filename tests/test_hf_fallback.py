@@ -1,4 +1,4 @@
-"""The transformers fallback (colint/spec/hf/fallback.py + generic.py): a model_type colint has no
+"""The transformers fallback (colint/normalize/hf/fallback.py + generic.py): a model_type colint has no
 adapter for is read through transformers' config of it, by the key conventions its families share.
 
 The configs below are small instances of transformers 5.24 families without a colint adapter. Their
@@ -16,7 +16,7 @@ import pytest
 
 from colint.errors import ColintError, FormatNotRecognized
 from colint.loading import load_text
-from colint.spec import normalize
+from colint.normalize import normalize
 
 transformers = pytest.importorskip("transformers")
 from transformers import CONFIG_MAPPING  # noqa: E402
@@ -144,8 +144,8 @@ def test_a_layer_type_geometry_key_is_refused_at_the_key():
 
 
 def test_v_head_dim_of_the_config_class_sizes_v_and_o():
-    from colint.spec.hf import generic
-    from colint.spec.hf.base import HFReader
+    from colint.normalize.hf import generic
+    from colint.normalize.hf.base import HFReader
 
     cfg = {"model_type": "x", "hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 16,
            "num_key_value_heads": 4, "head_dim": 192, "intermediate_size": 2048, "vocab_size": 1000}

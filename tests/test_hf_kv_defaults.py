@@ -20,7 +20,7 @@ import pytest
 from colint.analysis.inventory import param_counts
 from colint.errors import SpecError
 from colint.loading import load, load_text
-from colint.spec import normalize
+from colint.normalize import normalize
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus", "hf")
 

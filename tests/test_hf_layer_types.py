@@ -2,7 +2,7 @@
 
 transformers 5.24 rejects such a config (``PreTrainedConfig.validate_layer_type``: num_hidden_layers
 must equal len(layer_types)), so colint reports the mismatch (CL004 from ``spec.per_layer_lists``) and
-reads the layers the list does not name as full attention (``colint.spec.hf.base.layer_types_of``).
+reads the layers the list does not name as full attention (``colint.normalize.hf.base.layer_types_of``).
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ import pytest
 
 from colint.cli import main
 from colint.loading import load_text
-from colint.spec import normalize
+from colint.normalize import normalize
 
 _SHORT = ["sliding_attention", "full_attention", "sliding_attention"]  # 3 entries for 4 layers
 _DIMS = {"hidden_size": 512, "intermediate_size": 1536, "num_hidden_layers": 4, "num_attention_heads": 8,
          "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 32000, "sliding_window": 256,
          "layer_types": _SHORT}
 CONFIGS = {
-    "ministral": {"model_type": "ministral", **_DIMS},  # colint/spec/hf/llama.py
+    "ministral": {"model_type": "ministral", **_DIMS},  # colint/normalize/hf/llama.py
     "qwen2": {"model_type": "qwen2", "use_sliding_window": True, "max_window_layers": 0, **_DIMS},  # llama.py
     "gemma2": {"model_type": "gemma2", **_DIMS},  # gemma.py (sliding_full_kinds)
     "smollm3": {"model_type": "smollm3", "use_sliding_window": True, **_DIMS},  # decoder.py

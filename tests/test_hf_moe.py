@@ -1,4 +1,4 @@
-"""Hugging Face adapters for MoE and hybrid families (colint/spec/hf/{mixtral,qwen2_moe,qwen3_moe,
+"""Hugging Face adapters for MoE and hybrid families (colint/normalize/hf/{mixtral,qwen2_moe,qwen3_moe,
 qwen3_next,deepseek,glm4_moe,dbrx,gpt_oss,jamba,nemotron_h,minimax,minimax_m2,llama4}.py).
 
 Where the numbers come from:
@@ -26,7 +26,7 @@ from colint.analysis.inventory import gemms, kind_params, param_counts
 from colint.cli import main
 from colint.errors import SpecError
 from colint.loading import load, load_text
-from colint.spec import normalize
+from colint.normalize import normalize
 
 HERE = os.path.dirname(__file__)
 CORPUS = os.path.join(HERE, "corpus", "hf")

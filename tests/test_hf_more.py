@@ -1,4 +1,4 @@
-"""More Hugging Face decoder families (colint/spec/hf/decoder.py and the wrappers/hybrids added with it).
+"""More Hugging Face decoder families (colint/normalize/hf/decoder.py and the wrappers/hybrids added with it).
 
 Every expected ``total`` below came from the oracle, not from colint: scripts/gen_golden.py's
 ``build()`` (transformers 5.24.0 + torch 2.13.0 CPU, ``.venv-oracle``) building the config on the
@@ -17,7 +17,7 @@ from colint.analysis.inventory import gemms, param_counts
 from colint.cli import main
 from colint.errors import SpecError
 from colint.loading import load_text
-from colint.spec import normalize
+from colint.normalize import normalize
 
 
 def spec_from(cfg: dict):
@@ -295,7 +295,7 @@ def test_inspect_and_check_exit_codes(name, tmp_path, capsys):
 
 
 def test_every_decoder_family_has_a_defaults_and_a_sized_variant():
-    from colint.spec.hf import FAMILIES
+    from colint.normalize.hf import FAMILIES
 
     for mt in (m for m, mod in FAMILIES.items() if mod in ("decoder", "lfm2", "hybrid")):
         mine = [cfg for cfg, _ in VARIANTS.values() if cfg["model_type"] == mt]

@@ -1,4 +1,4 @@
-"""tie_word_embeddings of multimodal wrappers (colint/spec/hf/tie.py), one function for every adapter.
+"""tie_word_embeddings of multimodal wrappers (colint/normalize/hf/tie.py), one function for every adapter.
 
 Expected values: transformers 5.24 building each wrapper's *ForConditionalGeneration on the meta device
 with the outer key, the text config's key, both (disagreeing) and neither, and testing
@@ -13,7 +13,7 @@ import pytest
 
 from colint.analysis.inventory import param_counts
 from colint.loading import load_text
-from colint.spec import normalize
+from colint.normalize import normalize
 
 _LLAMA = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 1, "num_attention_heads": 2,
           "num_key_value_heads": 1, "vocab_size": 1000}
@@ -112,7 +112,7 @@ def test_wrapper_defaults_and_copy_up_match_installed_transformers():
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import CONFIG_MAPPING
 
-    from colint.spec.hf.tie import WRAPPER_TIE
+    from colint.normalize.hf.tie import WRAPPER_TIE
 
     for mt, (outer_default, copies_up, _) in WRAPPER_TIE.items():
         cls = CONFIG_MAPPING[mt]

@@ -181,7 +181,7 @@ def test_yaml_with_a_long_list_is_refused_before_ruamel(tmp_path, capsys):
 
 
 def test_unknown_model_type_with_huge_layer_count_stops_before_transformers(tmp_path, capsys, monkeypatch):
-    import colint.spec.hf.fallback as fallback
+    import colint.normalize.hf.fallback as fallback
 
     monkeypatch.setattr(fallback, "_transformers", lambda: pytest.fail("transformers was asked"))
     d = _llama(model_type="persimmon", num_hidden_layers=10 ** 8)
@@ -332,7 +332,7 @@ FORMATS = ["text", "json", "github", "sarif", "gitlab"]
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_an_internal_error_on_one_file_is_that_files_error(tmp_path, capsys, monkeypatch, fmt):
-    import colint.spec as spec
+    import colint.normalize as spec
 
     real = spec.normalize
 
@@ -617,7 +617,7 @@ def test_fix_and_diff_keep_every_other_byte(tmp_path, capsys, monkeypatch, varia
 
 def test_yaml_round_trip_keeps_unrelated_lines(tmp_path):
     from colint.findings import Edit
-    from colint.fixing import apply_edits
+    from colint.fix_text import apply_edits
     from colint.loading import load_text
 
     text = ("model_type: llama   # comment\r\nlist: [1,2,   3]\r\nnested:\r\n  a: 1\r\n  b: {x: 1,  y: 2}\r\n"
@@ -646,7 +646,7 @@ def test_corpus_round_trip_changes_only_the_edited_lines(tmp_path, path):
     copy changes exactly the lines of those values (plus the added one), keeps the BOM and the line endings,
     reads back as the edited data, and its --diff applies with patch to the same bytes."""
     from colint.findings import Edit
-    from colint.fixing import apply_edits, unified_diff
+    from colint.fix_text import apply_edits, unified_diff
     from colint.loading import load_bytes
     from colint.loading.document import format_path
 

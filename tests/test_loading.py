@@ -9,8 +9,8 @@ import pytest
 
 from colint.errors import LoadError, SpecError
 from colint.loading import load, load_bytes, load_text
-from colint.spec import normalize
-from colint.spec.reader import Reader
+from colint.normalize import normalize
+from colint.normalize.reader import Reader
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus")
 

@@ -12,7 +12,7 @@ from colint.analysis.workload import _gemm_rows, analyse
 from colint.hardware_profiles import load_profile, time_model
 from colint.loading import load
 from colint.rules.layer_pattern import StackCosts
-from colint.spec import normalize
+from colint.normalize import normalize
 
 
 def test_estimate_memo_equals_a_fresh_estimate():

@@ -117,7 +117,7 @@ def test_layer_time_is_the_sum_of_its_parts():
     from colint.analysis.scenario import make_scenario
     from colint.analysis.workload import analyse
     from colint.loading import load
-    from colint.spec import normalize
+    from colint.normalize import normalize
 
     spec = normalize(load(str(ROOT / "tests/corpus/hf/deepseek__DeepSeek-V3.json")))
     w = analyse(spec, load_profile("b200"), make_scenario("throughput", dtype="fp8", tp=8, ep=8))

@@ -79,7 +79,7 @@ def test_the_generated_constructor_matches_the_reference_one():
     import itertools
 
     from colint.analysis.scenario import Scenario
-    from colint.spec.model import FFN, Mixer, Source
+    from colint.normalize.model_spec import FFN, Mixer, Source
 
     for cls, values in ((Bag, {"name": "b", "items": [1], "tags": {"k": "v"}, "count": 3, "at": Point(x=1)}),
                         (Point, {"x": 1, "y": 2, "label": "p"}),
@@ -215,7 +215,7 @@ def test_colint_value_types_are_records():
     from colint.analysis.scenario import Scenario
     from colint.findings import Edit, Finding, Fix, Impact
     from colint.hardware_profiles.schema import Profile, Tile, Tiles, TimeModel
-    from colint.spec.model import FFN, KeyIssue, LayerKind, Mixer, ModelSpec, Quantization, Source
+    from colint.normalize.model_spec import FFN, KeyIssue, LayerKind, Mixer, ModelSpec, Quantization, Source
 
     for cls in (Scenario, Edit, Finding, Fix, Impact, Profile, Tile, Tiles, TimeModel, FFN, KeyIssue, LayerKind,
                 Mixer, ModelSpec, Quantization, Source):

@@ -30,7 +30,7 @@ def _png_size(data: bytes) -> tuple[int, int]:
 def test_png_chart_reads_back(tmp_path):
     import matplotlib.image as mpimg
 
-    from colint.reporters.report_html import DPI, FIG_SIZE_IN
+    from colint.reporters.html_report import DPI, FIG_SIZE_IN
 
     out = tmp_path / "pipeline.png"
     assert main(["report", DEEPSEEK, "--gpu", "b200", "--ep", "8", "--chart", "pipeline", "-o", str(out),
@@ -93,8 +93,8 @@ def test_report_data_adds_up():
     from colint.analysis.workload import analyse
     from colint.hardware_profiles import load_profile
     from colint.loading import load
-    from colint.report import pipeline_balance, roofline, time_breakdown
-    from colint.spec import normalize
+    from colint.report_data import pipeline_balance, roofline, time_breakdown
+    from colint.normalize import normalize
 
     spec = normalize(load(DEEPSEEK))
     profile = load_profile("b200")
@@ -135,8 +135,8 @@ def test_frontier_chart_draws_both_designs(tmp_path):
     from colint.hardware_profiles import load_profile
     from colint.loading import load
     from colint.pareto import load_design
-    from colint.report import report_data
-    from colint.spec import normalize
+    from colint.report_data import report_data
+    from colint.normalize import normalize
 
     out = tmp_path / "frontier.png"
     assert main(["report", LLAMA, "--gpu", "h100-sxm", "--chart", "frontier", "--variant", "num_key_value_heads=32",

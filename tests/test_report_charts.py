@@ -18,21 +18,21 @@ def test_chart_choices_are_the_charts_the_html_report_draws(monkeypatch):
     from colint.analysis.workload import analyse
     from colint.hardware_profiles import load_profile
     from colint.loading import load
-    from colint.report import report_data
-    from colint.reporters import report_html
-    from colint.spec import normalize
+    from colint.report_data import report_data
+    from colint.reporters import html_report
+    from colint.normalize import normalize
 
     (opt,) = [p for p in cli.commands["report"].params if p.name == "chart"]
     spec = normalize(load(LLAMA))
     data = report_data(LLAMA, spec, analyse(spec, load_profile("b200"), make_scenario("throughput", gpu="b200")), [])
     drawn = []
-    monkeypatch.setattr(report_html, "render_chart", lambda d, chart, fmt="png": drawn.append(chart) or b"")
-    report_html.render_html(data)
-    assert list(opt.type.choices) == drawn == list(report_html.DRAW) == ["roofline", "time", "pipeline", "frontier"]
+    monkeypatch.setattr(html_report, "render_chart", lambda d, chart, fmt="png": drawn.append(chart) or b"")
+    html_report.render_html(data)
+    assert list(opt.type.choices) == drawn == list(html_report.DRAW) == ["roofline", "time", "pipeline", "frontier"]
 
 
 def test_cli_import_leaves_the_drawing_code_out():
     code = ("import sys, colint.cli; "
-            "print(sorted(m for m in ('colint.reporters.report_html', 'matplotlib') if m in sys.modules))")
+            "print(sorted(m for m in ('colint.reporters.html_report', 'matplotlib') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"

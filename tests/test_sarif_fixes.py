@@ -1,4 +1,4 @@
-"""SARIF fixes are the text replacements `colint --fix` makes (colint.fixing.text_edits), so a fix
+"""SARIF fixes are the text replacements `colint --fix` makes (colint.fix_text.text_edits), so a fix
 that inserts a key the file lacks reaches SARIF too (it used to be dropped)."""
 
 from __future__ import annotations

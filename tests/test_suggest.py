@@ -23,7 +23,7 @@ def _run(capsys, argv):
 
 def _apply(path: str, edits: dict, dest: str) -> str:
     from colint.findings import Edit
-    from colint.fixing import apply_edits, parse_key
+    from colint.fix_text import apply_edits, parse_key
     from colint.loading import load
 
     doc = load(path)
@@ -169,7 +169,7 @@ def test_grid_and_point_interpolation_agree():
     from colint.analysis.inventory import param_counts
     from colint.checking import CheckOptions, build_targets
     from colint.loading import load
-    from colint.spec import normalize
+    from colint.normalize import normalize
     from colint.suggesting import SearchModel, _axes, _edits_for, _variant
 
     doc = load(DEEPSEEK)

@@ -11,8 +11,8 @@ import pytest
 from colint.errors import ColintError
 from colint.loading import load_text
 from colint.rules import Context, select_rules
-from colint.spec import normalize
-from colint.spec.unknown_keys import one_edit
+from colint.normalize import normalize
+from colint.normalize.unknown_keys import one_edit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = sorted(glob.glob(os.path.join(HERE, "corpus", "*", "*.json")) + glob.glob(os.path.join(HERE, "corpus", "*",
@@ -43,7 +43,7 @@ def _typo_variants(path: str):
         src = spec.sources.get(f)
         if src is None or src.default or src.line is None or src.derived:
             continue
-        from colint.fixing import parse_key
+        from colint.fix_text import parse_key
 
         p = parse_key(src.key)
         span = doc.span(p)
@@ -110,7 +110,7 @@ def test_one_edit(a, b, near):
 
 
 def test_committed_key_table_equals_installed_transformers():
-    """colint/spec/hf_keys.json is what scripts/gen_hf_keys.py makes from the installed transformers."""
+    """colint/normalize/hf_keys.json is what scripts/gen_hf_keys.py makes from the installed transformers."""
     import importlib.util
     import json
 

@@ -7,7 +7,7 @@ from colint.analysis.workload import analyse
 from colint.errors import ProfileError
 from colint.hardware_profiles import load_profile
 from colint.loading import load
-from colint.spec import normalize
+from colint.normalize import normalize
 
 
 def _spec(path):

@@ -1,12 +1,12 @@
 """GEMM inventory and parameter counts of a ModelSpec: the weight matrices of every layer kind
-(``colint.spec.weights``, where their shapes are defined) listed per model, then the LM head."""
+(``colint.normalize.weights``, where their shapes are defined) listed per model, then the LM head."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from colint.spec.model import ModelSpec
-from colint.spec.weights import Gemm, kind_gemms, kind_params
+from colint.normalize.model_spec import ModelSpec
+from colint.normalize.weights import Gemm, kind_gemms, kind_params
 
 __all__ = ["Gemm", "ParamCounts", "gemms", "kind_gemms", "kind_params", "param_counts"]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from colint.spec.model import LayerKind, Mixer, ModelSpec
+from colint.normalize.model_spec import LayerKind, Mixer, ModelSpec
 
 
 def mixer_kv_bytes_per_token(m: Mixer, bytes_per_elem: float) -> float:

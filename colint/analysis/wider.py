@@ -10,8 +10,8 @@ import math
 from colint.analysis.inventory import param_counts
 from colint.analysis.scenario import fit_to_model, make_scenario
 from colint.analysis.workload import analyse
-from colint.spec.resize import layer_pattern_for, nearest_divisor
-from colint.spec.weights import kind_params
+from colint.normalize.resize import layer_pattern_for, nearest_divisor
+from colint.normalize.weights import kind_params
 
 
 ALIGN = 128  # widths of the alternative are multiples of one 128-wide tile (guideline 2)

@@ -21,7 +21,7 @@ from colint.analysis.kv_cache import (kind_mixers, kv_sources, mixer_kv_bytes_pe
 from colint.analysis.moe import touched_share
 from colint.analysis.ops_moe import grouped_model
 from colint.analysis.scenario import Scenario
-from colint.spec.model import LayerKind, Mixer, ModelSpec
+from colint.normalize.model_spec import LayerKind, Mixer, ModelSpec
 
 if TYPE_CHECKING:
     from colint.hardware_profiles import Profile

@@ -1,4 +1,4 @@
-"""Text rendering of an inspection (the dict built by colint.inspection)."""
+"""Text rendering of an inspection (the dict built by colint.inspect_data)."""
 
 from __future__ import annotations
 

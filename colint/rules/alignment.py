@@ -23,7 +23,7 @@ from colint.analysis.deployments import powers_of_two
 from colint.analysis.gemm_model import FORMATS, tile_efficiency
 from colint.analysis.padding import Dim
 from colint.analysis.padding import step_effect_pct as padding_step_effect_pct
-from colint.rules._fixes import (aligned_neighbours, edit_key, nearest_divisor, param_delta, param_pct_change, round_up,
+from colint.rules.fix_builders import (aligned_neighbours, edit_key, nearest_divisor, param_delta, param_pct_change, round_up,
                                  with_field)
 from colint.findings import Severity
 from colint.rules.base import Context, RuleDoc, edit, fix, rule

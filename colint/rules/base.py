@@ -15,7 +15,7 @@ from typing import Any, Optional
 from collections.abc import Callable, Iterable
 
 from colint.findings import Edit, Finding, Fix, Impact, Severity
-from colint.spec.model import ModelSpec, Source
+from colint.normalize.model_spec import ModelSpec, Source
 
 
 @dataclass(frozen=True)

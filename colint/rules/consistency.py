@@ -6,7 +6,7 @@ These rules depend on the spec alone (no GPU): they run once per file.
 from __future__ import annotations
 
 from colint.findings import Severity
-from colint.rules._fixes import divisors, edit_key
+from colint.rules.fix_builders import divisors, edit_key
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
 
 FAMILY = "consistency"

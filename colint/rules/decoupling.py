@@ -12,7 +12,7 @@ import math
 
 from colint.analysis.collectives import DEFAULT_SCALE_OUT_GBPS
 from colint.analysis.scale_out import scale_out_cost_pct
-from colint.rules._fixes import divisors, edit_key, param_delta
+from colint.rules.fix_builders import divisors, edit_key, param_delta
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
 
 FAMILY = "decoupling"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from colint.analysis.pipeline import Partition, best_partition, best_partition_two, evaluate, even_sizes
-from colint.rules._fixes import edit_key, param_delta_layers
+from colint.rules.fix_builders import edit_key, param_delta_layers
 from colint.findings import Fix, Severity
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
 
@@ -77,7 +77,7 @@ class StackCosts:
     def resized(self, pattern: list[int], n: int) -> StackCosts:
         """The same stack at ``n`` layers: per-layer costs depend on the layer kind only, so the
         cost vectors follow the resized pattern (first-k prefix and period kept)."""
-        from colint.rules._fixes import layer_pattern_for
+        from colint.rules.fix_builders import layer_pattern_for
 
         by_kind: dict[int, tuple[float, float]] = {}
         for k, f, w in zip(pattern, self.flops, self.weights):

@@ -16,7 +16,7 @@ from colint.analysis.collectives import DEFAULT_SCALE_OUT_GBPS
 from colint.analysis.scale_out import scale_out_cost_pct
 from colint.analysis.moe import (concurrency_for_m, ep_for_m, experts_per_gpu, experts_touched, redundant_to_fill,
                                  tokens_per_expert)
-from colint.rules._fixes import edit_key, param_delta
+from colint.rules.fix_builders import edit_key, param_delta
 from colint.findings import Severity
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
 

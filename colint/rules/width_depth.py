@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from colint.rules._fixes import edit_key
+from colint.rules.fix_builders import edit_key
 from colint.rules.base import NEVER, Context, RuleDoc, edit, fix, rule
 
 FAMILY = "width-depth"

@@ -7,7 +7,7 @@ import json
 from colint.checking import CheckOptions, build_targets, check_spec
 from colint.loading import load, load_text
 from colint.rules import Context, select_rules
-from colint.spec import normalize
+from colint.normalize import normalize
 
 
 def spec_of(config: dict | str, name: str = "config.json"):

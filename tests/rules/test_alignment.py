@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from colint.loading import load
-from colint.spec import normalize
+from colint.normalize import normalize
 from tests.rules.helpers import LLAMA_8B, run, spec_of
 
 CORPUS = "tests/corpus"

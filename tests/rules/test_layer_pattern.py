@@ -4,7 +4,7 @@ import pytest
 
 from colint.analysis.pipeline import (best_partition, best_partition_two, bubble_fraction, evaluate, even_sizes,
                                      imbalance)
-from colint.rules._fixes import layer_pattern_for, with_num_layers
+from colint.rules.fix_builders import layer_pattern_for, with_num_layers
 from tests.rules.helpers import LLAMA_8B, corpus, run, spec_of
 
 DSV3 = "tests/corpus/hf/deepseek__DeepSeek-V3.json"

@@ -1,0 +1,97 @@
+"""Normalizing: Document → ModelSpec, one adapter per source format.
+
+``normalize(doc, input_format=None)`` detects the format from the keys (or takes the
+forced one) and hands the document to that format's adapter. Adapters live in
+``colint/normalize/<format>.py`` (Hugging Face families under ``colint/normalize/hf/``) and are
+imported only when a file needs them, so that start-up stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from colint.errors import FormatNotRecognized, UsageError
+from colint.loading.document import Document, format_path
+from colint.normalize.model_spec import FFN, KeyIssue, LayerKind, Mixer, ModelSpec, Quantization, Source
+
+__all__ = ["normalize", "detect_format", "FORMATS", "ModelSpec", "LayerKind", "Mixer", "FFN",
+           "Quantization", "Source"]
+
+# format name -> (module, detector function, normalizer function); detection runs in this order.
+FORMATS: dict[str, str] = {
+    "colint": "colint.normalize.design_file",
+    "hf": "colint.normalize.hf",
+    "megatron": "colint.normalize.megatron",
+    "maxtext": "colint.normalize.maxtext",
+    "gpt-neox": "colint.normalize.neox",
+    "olmo": "colint.normalize.olmo_trainer",
+    "meta": "colint.normalize.meta_params",
+}
+
+
+def _module(fmt: str):
+    return importlib.import_module(FORMATS[fmt])  # an adapter is imported when a file needs it
+
+
+def available_formats() -> list[str]:
+    return list(FORMATS)
+
+
+def detect_format(doc: Document) -> str:
+    tried = []
+    for fmt in available_formats():
+        tried.append(fmt)
+        if _module(fmt).detect(doc):
+            return fmt
+    raise FormatNotRecognized(
+        "format not recognized: the keys match none of the formats tried (" + ", ".join(tried) +
+        "); use --input-format to force one", path=doc.path, line=1, column=1)
+
+
+def normalize(doc: Document, input_format: str | None = None, vocab_size: int | None = None) -> ModelSpec:
+    if input_format is not None and input_format not in FORMATS:
+        raise UsageError(f"unknown input format {input_format!r}; choose from {', '.join(FORMATS)}")
+    fmt = input_format or detect_format(doc)
+    module = _module(fmt)
+    from colint.normalize.reader import collect_accessed
+
+    with collect_accessed() as log:
+        if vocab_size is not None and getattr(module, "ACCEPTS_VOCAB_SIZE", False):
+            spec = module.normalize(doc, vocab_size=vocab_size)  # the adapter pads it as its framework does
+        else:
+            spec = module.normalize(doc)
+    spec = _with_unknown_keys(spec, doc, log)
+    spec = _with_document_issues(spec, doc)
+    if vocab_size is not None and spec.vocab_size is None:
+        spec = spec.model_copy(update={"vocab_size": vocab_size,
+                                       "notes": spec.notes + [f"vocab_size {vocab_size} from --vocab-size"]})
+    return spec
+
+
+def _with_unknown_keys(spec: ModelSpec, doc: Document, log) -> ModelSpec:
+    """Keys of the adapter's root mapping that no reader looked up and the family does not know (CL007)."""
+    from colint.normalize.unknown_keys import unknown_key_issues
+
+    root = log.root if log.root is not None else ()
+    reported = {i.source.key for i in spec.key_issues}
+    issues = [i for i in unknown_key_issues(doc, spec.format, spec.model_type, root, log.paths)
+              if i.source.key not in reported]
+    return spec.model_copy(update={"key_issues": list(spec.key_issues) + issues}) if issues else spec
+
+
+def _with_document_issues(spec: ModelSpec, doc: Document) -> ModelSpec:
+    """Carry what the loader saw (duplicate keys, non-standard literals) into the spec, so that
+    rules can report it without reading the file."""
+    issues = list(spec.key_issues)
+    for path, line, col in doc.duplicate_keys:
+        later = doc.span(path)
+        issues.append(KeyIssue(kind="duplicate", source=Source(key=format_path(path), line=line, column=col),
+                               detail=f"appears again at line {later.line}; the later value wins"
+                               if later else "appears more than once; the later value wins"))
+    for path, token in doc.nonstandard:
+        line, col = doc.location(path)
+        issues.append(KeyIssue(kind="nonstandard", source=Source(key=format_path(path), line=line, column=col),
+                               detail=token))
+    if len(issues) == len(spec.key_issues):
+        return spec
+    return spec.model_copy(update={"key_issues": issues})

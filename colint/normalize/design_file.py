@@ -1,0 +1,255 @@
+"""colint's own YAML schema (``colint: 1``) for architectures that exist only as a design.
+
+A design file says what a model *is*, in the fewest keys that fix every weight shape::
+
+    colint: 1
+    model:
+      name: my-hybrid
+      hidden_size: 4096
+      vocab_size: 131072
+      attention: {heads: 32, kv_heads: 8, head_dim: 128}
+      ffn: {intermediate_size: 14336}
+      mamba: {d_state: 128, expand: 2, head_dim: 64, n_groups: 8}
+      pattern: "[A,A,A,M]*12"
+
+``pattern`` is one letter per layer — ``A`` attention of ``attention.kind``, ``F`` full attention,
+``S`` sliding-window attention, ``X`` MLA, ``M`` Mamba-2, ``L`` linear attention (Gated DeltaNet),
+``N`` no token mixer — optionally followed by ``e`` (MoE FFN), ``d`` (dense FFN) or ``-`` (no
+FFN); without it the ``moe`` section decides (``first_dense_layers``, ``every``). Groups repeat:
+``"[S,S,S,S,S,F]*8"``, ``"F+[M,Me]*20"``; a YAML list of the same tokens works too. The schema is
+exported as JSON Schema by ``colint schema`` and documented in docs/schema.md.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from colint.loading.document import Document
+from colint.normalize.format_reader import FormatReader, attention as attention_mixer, layer, mla as mla_mixer, raise_at
+from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+
+if TYPE_CHECKING:  # pydantic (design_schema) is imported only when a design file is read
+    from colint.normalize.design_file_schema import Model
+
+ACCEPTS_VOCAB_SIZE = True
+SCHEMA_ID = "colint/v1"
+
+
+def json_schema() -> dict:
+    from colint.normalize.design_file_schema import json_schema as build
+
+    return build()
+
+
+def detect(doc: Document) -> bool:
+    d = doc.data
+    return isinstance(d, dict) and (d.get("colint") == 1 or d.get("schema") == SCHEMA_ID)
+
+
+_TOKEN = re.compile(r"^([AFSXMLN])([ed-]?)$")
+
+
+def expand_pattern(text: str) -> list[str]:
+    """``"[A,A,A,M]*12"`` → ['A', 'A', 'A', 'M', ...]; raises ValueError with what is wrong."""
+    s = re.sub(r"\s+", "", text)
+    pos = 0
+
+    def term() -> list[str]:
+        nonlocal pos
+        if pos < len(s) and s[pos] == "[":
+            pos += 1
+            items = [t for t in seq(close="]")]
+            if pos >= len(s) or s[pos] != "]":
+                raise ValueError(f"missing ']' at character {pos + 1}")
+            pos += 1
+        else:
+            m = re.match(r"[A-Za-z][ed-]?", s[pos:])
+            if not m:
+                raise ValueError(f"expected a layer letter or '[' at character {pos + 1}")
+            tok = m.group()
+            if not _TOKEN.match(tok):
+                raise ValueError(f"unknown layer token {tok!r} (letters A F S X M L N, suffix e d -)")
+            pos += len(tok)
+            items = [tok]
+        if pos < len(s) and s[pos] == "*":
+            m = re.match(r"\*(\d+)", s[pos:])
+            if not m or int(m.group(1)) > 100_000:
+                raise ValueError(f"expected a repeat count after '*' at character {pos + 1}")
+            pos += len(m.group())
+            items = items * int(m.group(1))
+        return items
+
+    def seq(close: str | None = None) -> list[str]:
+        nonlocal pos
+        out = term()
+        while pos < len(s) and s[pos] in ",+":
+            pos += 1
+            out += term()
+        return out
+
+    out = seq()
+    if pos != len(s):
+        raise ValueError(f"unexpected {s[pos]!r} at character {pos + 1}")
+    return out
+
+
+def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
+    from pydantic import ValidationError
+
+    from colint.normalize.design_file_schema import ColintFile
+
+    try:
+        f = ColintFile.model_validate(doc.data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(p for p in err["loc"] if isinstance(p, (str, int)))
+        doc_loc = _doc_path(doc, loc)
+        raise raise_at(doc, doc_loc, err["msg"]) from None
+    m = f.model
+    r = FormatReader(doc, "colint", ("model",))
+    h = m.hidden_size
+    r.record("hidden_size", "hidden_size")
+
+    tokens = _pattern(r, m)
+    n_layers = m.layers or len(tokens)
+    r.record("num_layers", "layers", default=m.layers is None)  # never the pattern: its value is text
+    if m.pattern is not None and m.layers is not None and len(tokens) != m.layers:
+        raise r.error("pattern", f"pattern describes {len(tokens)} layers but layers is {m.layers}")
+    if m.pattern is None:
+        tokens = ["A"] * n_layers
+
+    norm_w = h if m.norm == "rms" else 2 * h
+    a = m.attention
+    heads = kv = head_dim = 0
+    if a is not None:
+        heads = a.heads
+        kv = a.kv_heads or heads
+        if a.head_dim is None and h % heads:
+            raise r.error("attention.heads", f"hidden_size {h} is not divisible by {heads} heads; give head_dim")
+        head_dim = a.head_dim or h // heads
+        r.record("num_heads", "attention.heads")
+        r.record("num_kv_heads", "attention.kv_heads", default=a.kv_heads is None)
+        r.record("head_dim", "attention.head_dim", default=a.head_dim is None)
+        if a.window:
+            r.record("sliding_window", "attention.window")
+
+    dense = None
+    if m.ffn is not None:
+        dense = FFN(kind="dense", intermediate_size=m.ffn.intermediate_size, gated=m.ffn.gated, bias=m.ffn.bias)
+        r.record("intermediate_size", "ffn.intermediate_size")
+    moe = None
+    if m.moe is not None:
+        e = m.moe
+        moe = FFN(kind="moe", gated=e.gated, num_experts=e.experts, top_k=e.top_k,
+                  expert_intermediate_size=e.intermediate_size, expert_gated=e.gated,
+                  num_shared_experts=e.shared_experts,
+                  shared_intermediate_size=(e.shared_intermediate_size or e.intermediate_size) if e.shared_experts
+                  else 0, shared_gated=e.gated, router_bias=e.router_bias)
+        for field, key in (("num_experts", "moe.experts"), ("top_k", "moe.top_k"),
+                           ("moe_intermediate_size", "moe.intermediate_size")):
+            r.record(field, key)
+        if e.shared_experts:
+            r.record("shared_expert_intermediate_size",
+                     "moe.shared_intermediate_size" if e.shared_intermediate_size else "moe.intermediate_size")
+    none_ffn = FFN(kind="none")
+
+    layers = []
+    for i, tok in enumerate(tokens[:n_layers]):
+        letter, suffix = tok[0], tok[1:]
+        mixer, other = _mixer(r, m, letter, heads, kv, head_dim, h)
+        if suffix == "e" or (not suffix and moe is not None and i >= m.moe.first_dense_layers
+                             and (i - m.moe.first_dense_layers) % m.moe.every == 0):
+            if moe is None:
+                raise r.error("pattern", f"layer {i} asks for a MoE FFN ('{tok}') but there is no moe: section")
+            ffn = moe
+        elif suffix == "-":
+            ffn = none_ffn
+        else:
+            if dense is None:
+                if suffix == "d" or moe is None:
+                    raise r.error("ffn" if suffix != "d" else "pattern",
+                                  f"layer {i} needs a dense FFN but there is no ffn: section")
+                raise r.error("ffn", f"layer {i} is a dense layer (moe.first_dense_layers / moe.every) but there "
+                                     "is no ffn: section")
+            ffn = dense
+        norms = norm_w * ((mixer.kind != "none") + (ffn.kind != "none"))  # one pre-norm per sub-block
+        layers.append(layer(mixer, ffn, other + norms))
+    vocab = m.vocab_size if m.vocab_size is not None else vocab_size
+    r.record("vocab_size", "vocab_size", default=m.vocab_size is None)
+    if vocab is None:
+        r.notes.append("no vocab_size: counts exclude embedding and LM head")
+    r.record("tie_word_embeddings", "tie_embeddings", default="tie_embeddings" not in (doc.get(("model",)) or {}))
+    sliding = a.window if a is not None and a.window else None
+    return r.spec(
+        hidden_size=h, num_layers=n_layers, layers=layers, model_type=m.name or "design", architecture="colint/v1",
+        vocab_size=vocab, tie_word_embeddings=m.tie_embeddings, max_position_embeddings=m.max_position_embeddings,
+        num_heads=heads, num_kv_heads=kv, head_dim=head_dim,
+        intermediate_size=m.ffn.intermediate_size if m.ffn else None, sliding_window=sliding,
+        mtp_layers=m.mtp_layers, extra_params=norm_w,
+    )
+
+
+def _pattern(r: FormatReader, m: Model) -> list[str]:
+    if m.pattern is None:
+        return []
+    if isinstance(m.pattern, list):
+        for i, t in enumerate(m.pattern):
+            if not _TOKEN.match(t):
+                raise r.error(("pattern", i), f"unknown layer token {t!r} (letters A F S X M L N, suffix e d -)")
+        return list(m.pattern)
+    try:
+        return expand_pattern(m.pattern)
+    except ValueError as exc:
+        raise r.error("pattern", f"cannot read pattern {m.pattern!r}: {exc}") from None
+
+
+def _mixer(r: FormatReader, m: Model, letter: str, heads: int, kv: int, head_dim: int, h: int) -> tuple[Mixer, int]:
+    a = m.attention
+    if letter in "AFSX" and a is None:
+        raise r.error("pattern", f"layer letter {letter} needs an attention: section")
+    if letter == "A":
+        letter = {"full": "F", "sliding": "S", "chunked": "C", "mla": "X"}[a.kind]
+    qk = 2 * head_dim if a is not None and a.qk_norm else 0
+    if letter == "F":
+        return attention_mixer(heads, kv, head_dim, qkv_bias=a.qkv_bias, o_bias=a.o_bias), qk
+    if letter in ("S", "C"):
+        if not a.window:
+            raise r.error("attention", "sliding or chunked attention needs attention.window")
+        return attention_mixer(heads, kv, head_dim, window=a.window, attn="sliding" if letter == "S" else "chunked",
+                               qkv_bias=a.qkv_bias, o_bias=a.o_bias), qk
+    if letter == "X":
+        from colint.normalize.design_file_schema import MLA
+
+        ml = a.mla or MLA()
+        mx = mla_mixer(heads, q_lora_rank=ml.q_lora_rank or None, kv_lora_rank=ml.kv_lora_rank,
+                       nope=ml.qk_nope_head_dim, rope=ml.qk_rope_head_dim, v_head_dim=ml.v_head_dim)
+        r.record("kv_lora_rank", "attention.mla.kv_lora_rank", default=a.mla is None)
+        return mx, ml.q_lora_rank + ml.kv_lora_rank
+    if letter == "M":
+        from colint.normalize.design_file_schema import Mamba
+
+        mb = m.mamba or Mamba()
+        d_inner = mb.expand * h
+        if d_inner % mb.head_dim:
+            raise r.error("mamba", f"expand x hidden_size = {d_inner} is not divisible by mamba.head_dim "
+                                   f"{mb.head_dim}")
+        nh = d_inner // mb.head_dim
+        conv_dim = d_inner + 2 * mb.n_groups * mb.d_state
+        mx = Mixer(kind="mamba", mamba_version=2, d_inner=d_inner, d_state=mb.d_state, n_groups=mb.n_groups,
+                   conv_kernel=mb.d_conv, num_heads=nh)
+        return mx, conv_dim * mb.d_conv + conv_dim + 3 * nh + d_inner  # conv w+b, dt_bias, A_log, D, norm
+    if letter == "L":
+        from colint.normalize.design_file_schema import LinearAttention
+
+        la = m.linear_attention or LinearAttention()
+        mx = Mixer(kind="linear_attention", num_k_heads=la.k_heads, num_v_heads=la.v_heads, k_head_dim=la.k_head_dim,
+                   v_head_dim=la.v_head_dim, conv_kernel=la.conv_kernel)
+        return mx, (2 * la.k_heads * la.k_head_dim + la.v_heads * la.v_head_dim) * la.conv_kernel \
+            + 2 * la.v_heads + la.v_head_dim
+    return Mixer(kind="none"), 0
+
+
+def _doc_path(doc: Document, loc: tuple) -> tuple:
+    """pydantic's loc uses field names; the document uses the same keys (schema_ is 'schema')."""
+    return tuple("schema" if p == "schema_" else p for p in loc)

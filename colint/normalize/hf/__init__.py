@@ -1,0 +1,198 @@
+"""Hugging Face ``config.json`` adapters (and the same keys in YAML).
+
+``FAMILIES`` maps a ``model_type`` to the module that builds its ModelSpec; each module
+exports ``build(r: HFReader) -> ModelSpec``. A multimodal wrapper (``text_config``,
+``llm_config``, ``language_config``) is linted through its language model, with key paths
+that keep the wrapper's prefix (Qwen3-Omni's sits one level deeper: ``thinker_config.text_config``).
+A file without ``model_type`` (2019 GPT-2) is recognised by its ``architectures`` entry or its
+key names.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from colint.errors import SpecError
+from colint.loading.document import Document
+from colint.normalize.hf.base import HFReader, family_defaults
+from colint.normalize.hf.decoder import TRAITS
+from colint.normalize.model_spec import ModelSpec
+
+# model_type -> module under colint.normalize.hf
+FAMILIES: dict[str, str] = {
+    "llama": "llama",
+    "mistral": "llama",
+    "ministral": "llama",
+    "ministral3": "llama",
+    "qwen2": "llama",
+    "qwen3": "llama",
+    "mimo": "llama",
+    # MoE and hybrid families (tests/test_hf_moe.py)
+    "mixtral": "mixtral",
+    "qwen2_moe": "qwen2_moe",
+    "qwen3_moe": "qwen3_moe",
+    "qwen3_vl_moe_text": "qwen3_moe",
+    "qwen3_vl_moe": "qwen3_moe",
+    "qwen3_next": "qwen3_next",
+    "qwen3_5_text": "qwen3_next",
+    "qwen3_5": "qwen3_next",
+    "qwen3_5_moe_text": "qwen3_next",
+    "qwen3_5_moe": "qwen3_next",
+    "deepseek_v2": "deepseek",
+    "deepseek_v3": "deepseek",
+    "deepseek_v32": "deepseek",
+    "kimi_k2": "deepseek",
+    "kimi_k25": "deepseek",
+    "glm4_moe": "glm4_moe",
+    "glm4v_moe_text": "glm4_moe",
+    "glm4v_moe": "glm4_moe",
+    "dbrx": "dbrx",
+    "gpt_oss": "gpt_oss",
+    "jamba": "jamba",
+    "nemotron_h": "nemotron_h",
+    "minimax": "minimax",
+    "minimax_m2": "minimax_m2",
+    "llama4_text": "llama4",
+    "llama4": "llama4",
+    "qwen2_5_vl": "llama",  # flat (pre-v5) layout: the text keys sit at the top level
+    "qwen2_5_vl_text": "llama",
+    "qwen2_vl": "llama",
+    "qwen2_vl_text": "llama",
+    "gemma": "gemma",
+    "gemma2": "gemma",
+    "gemma3_text": "gemma",
+    "gemma4_text": "gemma4",
+    "phi": "phi",
+    "phi3": "phi",
+    "gpt2": "gpt2",
+    "opt": "opt",
+    "bloom": "bloom",
+    "falcon": "falcon",
+    "olmo": "olmo",
+    "olmo2": "olmo",
+    "olmo3": "olmo",
+    "minicpm3": "minicpm3",
+    "nemotron-nas": "nemotron_nas",
+    # families that differ from Llama in a few traits: one row each in decoder.TRAITS (tests/test_hf_more.py)
+    **dict.fromkeys(TRAITS, "decoder"),
+    "lfm2": "lfm2",
+    "bamba": "hybrid",
+    "granitemoehybrid": "hybrid",
+    "mamba2": "hybrid",
+    "falcon_h1": "falcon_h1",  # attention and Mamba-2 in parallel in every layer (LayerKind.parallel_mixer)
+    "qwen3_omni_moe": "qwen3_moe",  # the thinker's language model (NESTED_WRAPPER_KEYS)
+    "qwen3_omni_moe_text": "qwen3_moe",
+}
+
+# Multimodal wrapper model_type -> the text model_type when text_config has none (transformers' default).
+WRAPPER_TEXT_TYPES: dict[str, str] = {
+    "gemma3": "gemma3_text",
+    "gemma4": "gemma4_text",
+    "mistral3": "mistral",
+    "llava": "llama",
+    "llava_next": "llama",
+    "qwen3_vl_moe": "qwen3_vl_moe_text",
+    "qwen3_5": "qwen3_5_text",
+    "qwen3_5_moe": "qwen3_5_moe_text",
+    "llama4": "llama4_text",
+    "kimi_k25": "deepseek_v3",
+    "glm4v_moe": "glm4v_moe_text",
+    "qwen3_omni_moe": "qwen3_omni_moe_text",  # under thinker_config.text_config
+}
+
+WRAPPER_KEYS = ("text_config", "llm_config", "language_config")
+
+# Keys that mark a document as a Hugging Face config even without model_type.
+_HF_MARKERS = ("architectures", "model_type", "num_hidden_layers", "n_layer", "n_embd", "transformers_version")
+
+# architectures[0] -> model_type for files that predate model_type.
+ARCHITECTURE_TYPES = {
+    "GPT2LMHeadModel": "gpt2",
+    "GPT2Model": "gpt2",
+    "LlamaForCausalLM": "llama",
+    "MistralForCausalLM": "mistral",
+    "RWForCausalLM": "falcon",
+    "FalconForCausalLM": "falcon",
+    "BloomForCausalLM": "bloom",
+    "OPTForCausalLM": "opt",
+}
+
+LEGACY_TYPES = {"RefinedWeb": "falcon", "RefinedWebModel": "falcon"}
+
+
+def detect(doc: Document) -> bool:
+    data = doc.data
+    if not isinstance(data, dict):
+        return False
+    dec = data.get("decoder")
+    if isinstance(dec, dict) and "dim" in dec and "n_layers" in dec and not any(
+            isinstance(data.get(w), dict) for w in WRAPPER_KEYS):
+        return False  # torchchat's LLaVA model_params (Meta ModelArgs under decoder:), not an HF config
+    if any(k in data for k in _HF_MARKERS):
+        return True
+    return any(isinstance(data.get(w), dict) for w in WRAPPER_KEYS)
+
+
+# Wrappers whose language model sits one level deeper (Qwen3-Omni: thinker_config.text_config).
+NESTED_WRAPPER_KEYS = ("thinker_config",)
+
+
+def _text_root(doc: Document) -> tuple[tuple, str | None]:
+    """The mapping that holds the language model and its model_type."""
+    data = doc.data
+    for outer in NESTED_WRAPPER_KEYS:
+        if isinstance(data.get(outer), dict):
+            found = _wrapped(data, data[outer], (outer,))
+            if found is not None:
+                return found
+    return _wrapped(data, data, ()) or ((), data.get("model_type"))
+
+
+def _wrapped(data: dict, holder: dict, prefix: tuple) -> tuple[tuple, str | None] | None:
+    for w in WRAPPER_KEYS:
+        sub = holder.get(w)
+        if isinstance(sub, dict) and any(k in sub for k in ("hidden_size", "num_hidden_layers", "model_type",
+                                                              "d_model", "n_embd")):
+            mt = sub.get("model_type")
+            if mt is None and isinstance(data.get("model_type"), str):
+                mt = WRAPPER_TEXT_TYPES.get(data["model_type"])
+            return prefix + (w,), mt
+    return None
+
+
+def resolve_model_type(doc: Document, prefix: tuple, model_type) -> str:
+    if model_type is not None and not isinstance(model_type, str):
+        line, col = doc.location(prefix + ("model_type",))
+        raise SpecError(f"'model_type' must be a string, got {model_type!r}", path=doc.path, line=line, column=col,
+                        key="model_type")
+    if isinstance(model_type, str):
+        model_type = LEGACY_TYPES.get(model_type, model_type)
+        if model_type in FAMILIES:
+            return model_type
+    archs = doc.get(prefix + ("architectures",)) or doc.get(("architectures",)) or []
+    if isinstance(archs, list):
+        for a in archs:
+            if isinstance(a, str) and a in ARCHITECTURE_TYPES and ARCHITECTURE_TYPES[a] in FAMILIES:
+                if model_type is None:
+                    return ARCHITECTURE_TYPES[a]
+    if model_type is None:
+        d = doc.get(prefix) if prefix else doc.data
+        if isinstance(d, dict) and "n_embd" in d and "gpt2" in FAMILIES:
+            return "gpt2"
+        line, col = 1, 1
+        raise SpecError("no 'model_type' and no known 'architectures' entry: cannot tell the model family",
+                        path=doc.path, line=line, column=col, key="model_type")
+    return model_type
+
+
+def normalize(doc: Document) -> ModelSpec:
+    prefix, model_type = _text_root(doc)
+    mt = resolve_model_type(doc, prefix, model_type)
+    if mt not in FAMILIES:
+        from colint.normalize.hf.fallback import build_with_transformers
+
+        return build_with_transformers(doc, prefix, mt, FAMILIES)  # FAMILIES: for "supported: ..."
+    module = importlib.import_module(f"colint.normalize.hf.{FAMILIES[mt]}")
+    defaults, aliases = family_defaults(mt)
+    r = HFReader(doc, prefix, defaults=defaults, aliases=aliases, model_type=mt)
+    return module.build(r)

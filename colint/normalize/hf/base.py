@@ -1,0 +1,165 @@
+"""Shared pieces of the Hugging Face adapters: the reader, defaults, quantization, attention."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+
+from colint.loading.document import Document
+from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec, Quantization
+from colint.normalize.reader import Reader
+
+_DEFAULTS_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "hf_defaults.json")
+
+
+@functools.lru_cache(maxsize=1)
+def _defaults_table() -> dict:
+    """Defaults and attribute maps per model_type, generated from transformers by
+    ``scripts/gen_hf_defaults.py`` (tests check the table against the installed transformers)."""
+    try:
+        with open(_DEFAULTS_FILE, encoding="utf-8") as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        return {"model_types": {}}
+
+
+def family_defaults(model_type: str) -> tuple[dict, dict]:
+    """(defaults, aliases) of a model_type. ``aliases`` is transformers' ``attribute_map``
+    (canonical name -> the family's key: gpt2 ``hidden_size -> n_embd``); the defaults are
+    keyed by the family's keys and, through the map, by the canonical names too."""
+    entry = _defaults_table().get("model_types", {}).get(model_type, {})
+    defaults = dict(entry.get("defaults", {}))
+    aliases = dict(entry.get("attribute_map", {}))
+    for canonical, real in aliases.items():
+        if real in defaults and canonical not in defaults:
+            defaults[canonical] = defaults[real]
+    return defaults, aliases
+
+
+class HFReader(Reader):
+    def __init__(self, doc: Document, prefix: tuple = (), defaults: dict | None = None,
+                 aliases: dict | None = None, model_type: str | None = None) -> None:
+        super().__init__(doc, prefix, defaults, aliases)
+        self.model_type = model_type
+        self.notes: list[str] = []
+        self.per_layer_lists: dict[str, int] = {}
+
+    def record(self, field: str, key, default: bool = False) -> None:
+        # A value that is absent is reported under the key this family spells (gpt2: n_layer).
+        if default and isinstance(key, str):
+            key = self.aliases.get(key, key)
+        super().record(field, key, default)
+
+    @property
+    def key_prefix(self) -> str:
+        return "".join(f"{p}." for p in self.prefix)
+
+    def architecture(self) -> str | None:
+        archs = self.doc.get(self.prefix + ("architectures",)) or self.doc.get(("architectures",))
+        if isinstance(archs, list) and archs and isinstance(archs[0], str):
+            return archs[0]
+        return None
+
+    def dtype(self) -> str | None:
+        v = self.raw("dtype", "torch_dtype")
+        if v is None and self.prefix:
+            v = self.doc.get(("dtype",)) or self.doc.get(("torch_dtype",))
+        return v if isinstance(v, str) else None
+
+    def quantization(self) -> Quantization | None:
+        q = self.doc.get(self.prefix + ("quantization_config",))
+        if q is None and self.prefix:
+            q = self.doc.get(("quantization_config",))
+        if not isinstance(q, dict):
+            return None
+        block = q.get("weight_block_size")
+        group = q.get("group_size")
+        mods = q.get("modules_to_not_convert") or q.get("ignored_layers") or q.get("ignore") or []
+        fmt = q.get("fmt") or q.get("quant_method")
+        return Quantization(
+            quant_method=q.get("quant_method") if isinstance(q.get("quant_method"), str) else None,
+            fmt=fmt if isinstance(fmt, str) else None,
+            weight_block_size=[int(b) for b in block] if isinstance(block, list)
+            and all(isinstance(b, int) and not isinstance(b, bool) for b in block) else None,
+            group_size=group if isinstance(group, int) and not isinstance(group, bool) else None,
+            modules_to_not_convert=[m for m in mods if isinstance(m, str)] if isinstance(mods, list) else [],
+            raw=q,
+        )
+
+    def attention_dims(self, hidden: int, *, heads_default=None, kv_default=None,
+                       head_dim_default=None) -> tuple[int, int, int]:
+        """(num_heads, num_kv_heads, head_dim) with transformers' defaults. ``heads_default=None``: the
+        key is required; ``kv_default=None`` means "equal to heads"; ``head_dim_default=None`` means
+        hidden // heads (transformers' ``getattr`` fallback), as does an explicit null head_dim."""
+        heads = self.int("num_heads", "num_attention_heads",
+                         **({} if heads_default is None else {"default": heads_default}))
+        kv = self.int("num_kv_heads", "num_key_value_heads", default=heads if kv_default is None else kv_default)
+        if self.has("head_dim"):
+            hd = self.int("head_dim", "head_dim")
+        else:  # absent: the family default; explicit null: transformers falls back to H / heads
+            explicit_null = self.doc.has(self.path("head_dim"))
+            hd = head_dim_default if head_dim_default is not None and not explicit_null else hidden // heads
+            self.record("head_dim", "head_dim", default=True)
+        return heads, kv, hd
+
+    def layer_types(self, num_layers: int) -> list[str] | None:
+        lt = self.list("layer_types", "layer_types")
+        if lt is None:
+            return None
+        self.per_layer_lists["layer_types"] = len(lt)
+        for i, t in enumerate(lt):
+            if not isinstance(t, str):
+                raise self.error(("layer_types", i), f"'{self.key_name('layer_types')}[{i}]' must be a string")
+        return lt
+
+    def spec(self, *, hidden_size: int, num_layers: int, kinds: list[LayerKind], pattern: list[int],
+             **fields) -> ModelSpec:
+        """Assemble the ModelSpec with this reader's sources and notes."""
+        notes = fields.pop("notes", []) + self.notes
+        return ModelSpec(
+            format="hf",
+            model_type=self.model_type,
+            architecture=self.architecture(),
+            key_prefix=self.key_prefix,
+            hidden_size=hidden_size,
+            num_layers=num_layers,
+            layer_kinds=kinds,
+            layer_pattern=pattern,
+            dtype=fields.pop("dtype", self.dtype()),
+            quantization=fields.pop("quantization", self.quantization()),
+            notes=notes,
+            sources=dict(self.sources),
+            per_layer_lists={**self.per_layer_lists, **fields.pop("per_layer_lists", {})},
+            **fields,
+        )
+
+
+def layer_types_of(types: list[str] | None, n_layers: int) -> list[str]:
+    """``layer_types`` fitted to ``n_layers``: extra entries dropped, missing ones full attention.
+
+    transformers 5.24 rejects a list whose length is not ``num_hidden_layers``
+    (``PreTrainedConfig.validate_layer_type``), so it has no reading of a missing entry. colint reports
+    the mismatch (``spec.per_layer_lists`` -> a consistency finding) and reads every family's short list
+    the same way: a layer the list does not name gets no window the file does not state."""
+    types = list(types or [])[:n_layers]
+    return types + ["full_attention"] * (n_layers - len(types))
+
+
+def sliding_full_kinds(n_layers: int, types: list[str] | None, window: int | None, ffn: FFN, other_params: int,
+                       **attention) -> tuple[list[LayerKind], list[int]]:
+    """Layer kinds and pattern of a stack whose attention layers are ``sliding_attention`` or full, as
+    ``layer_types`` says (:func:`layer_types_of`; sliding layers without a window are full attention).
+    ``attention`` holds the Mixer fields shared by both kinds (heads, KV heads, head_dim, biases)."""
+    kinds: list[LayerKind] = []
+    index: dict[str, int] = {}
+    pattern = []
+    for t in layer_types_of(types, n_layers):
+        attn = "sliding" if t == "sliding_attention" and window else "full"
+        if attn not in index:
+            index[attn] = len(kinds)
+            kinds.append(LayerKind(name=f"attention/{attn}+dense", mixer=Mixer(
+                kind="attention", attention=attn, window=window if attn == "sliding" else None, **attention),
+                ffn=ffn, other_params=other_params))
+        pattern.append(index[attn])
+    return kinds, pattern

@@ -1,0 +1,116 @@
+"""DeepSeek MLA + MoE decoders: ``deepseek_v2``, ``deepseek_v3``, ``deepseek_v32``, and Kimi K2
+(``kimi_k2``: DeepSeek-V3 architecture; transformers 5.24 has no ``kimi_k2`` config of its own
+and its ``kimi_k25`` wrapper maps ``kimi_k2`` text configs to ``deepseek_v3``).
+
+transformers 5.24 (``modeling_deepseek_v2.py`` / ``_v3.py`` / ``_v32.py``):
+
+- MLA: ``q_proj`` H -> heads·(nope+rope) when ``q_lora_rank`` is null, else ``q_a_proj``
+  (H -> q_lora, bias = ``attention_bias``) + RMSNorm(q_lora) + ``q_b_proj``; ``kv_a_proj_with_mqa``
+  H -> kv_lora + rope (bias = ``attention_bias``) + RMSNorm(kv_lora); ``kv_b_proj``
+  kv_lora -> heads·(nope + v); ``o_proj`` heads·v -> H (bias = ``attention_bias``).
+- V3.2 adds the sparse-attention indexer to every layer: ``wq_b`` q_lora -> index_heads·index_dim,
+  ``wk`` H -> index_dim, ``k_norm`` LayerNorm(index_dim, with bias), ``weights_proj`` H -> index_heads.
+- FFN: layer *i* is MoE iff ``i >= first_k_dense_replace`` (V3.2: ``mlp_layer_types`` when given).
+  MoE = router ``[E, H]`` fp32 (``e_score_correction_bias`` is a buffer, not a parameter), fused
+  experts of ``moe_intermediate_size``, shared experts as one gated MLP of
+  ``n_shared_experts · moe_intermediate_size``. V2's ``mlp_bias`` puts biases on the dense and
+  shared MLPs. V2's ``moe_layer_freq`` is ignored by transformers (noted when it is not 1).
+- MTP (``num_nextn_predict_layers``) is not built by transformers: reported in ``mtp_layers`` /
+  ``mtp_params`` (one MoE decoder layer + enorm + hnorm + eh_proj 2H -> H + shared-head norm).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from colint.normalize.format_reader import mla_norm_params
+from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.moe_common import (
+    KindTable, deepseek_style_mtp_params, ignored_key, layer, nullable_int, str_list,
+)
+from colint.normalize.hf.tie import tie_embeddings
+from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+
+_V3 = dict(vocab=129280, hidden=7168, inter=18432, moe=2048, layers=61, heads=128, shared=1, e=256, k=8,
+           first_k=3, mtp=1)
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "deepseek_v2": dict(vocab=102400, hidden=4096, inter=11008, moe=1407, layers=32, heads=32, shared=2, e=64,
+                        k=None, first_k=0, mtp=0),
+    "deepseek_v3": _V3,
+    "kimi_k2": _V3,
+    "deepseek_v32": dict(_V3, mtp=0),
+}
+
+
+def build(r: HFReader) -> ModelSpec:
+    mt = r.model_type if r.model_type in _DEFAULTS else "deepseek_v3"
+    d = _DEFAULTS[mt]
+    v2, v32 = mt == "deepseek_v2", mt == "deepseek_v32"
+    h = r.int("hidden_size", "hidden_size", default=d["hidden"])
+    n_layers = r.int("num_layers", "num_hidden_layers", default=d["layers"])
+    heads = r.int("num_heads", "num_attention_heads", default=d["heads"])
+    kv_heads = r.int("num_kv_heads", "num_key_value_heads", default=heads)  # nominal under MLA
+    q_lora = nullable_int(r, "q_lora_rank", "q_lora_rank", 1536)  # explicit null (V2-Lite): a plain q projection
+    kv_lora = r.int("kv_lora_rank", "kv_lora_rank", default=512)
+    nope = r.int("qk_nope_head_dim", "qk_nope_head_dim", default=128)
+    rope = r.int("qk_rope_head_dim", "qk_rope_head_dim", default=64)
+    v_dim = r.int("v_head_dim", "v_head_dim", default=128)
+    attn_bias = r.bool(None, "attention_bias", default=False)
+    mlp_bias = r.bool(None, "mlp_bias", default=False) if v2 else False
+    inter = r.int("intermediate_size", "intermediate_size", default=d["inter"])
+    moe_inter = r.int("moe_intermediate_size", "moe_intermediate_size", default=d["moe"])
+    e = r.int("num_experts", "n_routed_experts", "num_local_experts", "num_experts", default=d["e"])
+    k = r.int("top_k", "num_experts_per_tok", **({} if d["k"] is None else {"default": d["k"]}))
+    n_shared = r.int("num_shared_experts", "n_shared_experts", default=d["shared"], minimum=0)
+    first_k = r.int("first_k_dense_replace", "first_k_dense_replace", default=d["first_k"], minimum=0)
+    vocab = r.int("vocab_size", "vocab_size", default=d["vocab"])
+    tie = tie_embeddings(r, False)
+    notes: list[str] = []
+    issues: list = []
+    if v2:
+        freq = r.int(None, "moe_layer_freq", default=1)
+        if freq != 1:
+            issues.append(ignored_key(r, "moe_layer_freq", f"transformers' deepseek_v2 makes every layer from "
+                                      f"first_k_dense_replace on MoE; DeepSeek's remote code only every {freq}th"))
+    rejects = []
+    if v2 and h % heads:
+        rejects.append(f"DeepseekV2Config rejects hidden_size {h} not divisible by num_attention_heads {heads}")
+    if v32 and q_lora is None:
+        raise r.error("q_lora_rank", "deepseek_v32 needs 'q_lora_rank' (its indexer reads the q latent)")
+
+    index_heads = index_dim = None
+    if v32:
+        index_heads = r.int(None, "index_n_heads", default=64)
+        index_dim = r.int(None, "index_head_dim", default=128)
+    mixer = Mixer(kind="mla", num_heads=heads, num_kv_heads=kv_heads, head_dim=nope + rope, v_head_dim=v_dim,
+                  qkv_bias=attn_bias, o_bias=attn_bias, q_lora_rank=q_lora, kv_lora_rank=kv_lora,
+                  qk_nope_head_dim=nope, qk_rope_head_dim=rope,
+                  index_num_heads=index_heads, index_head_dim=index_dim)
+    other = 2 * h + mla_norm_params(mixer) + (2 * index_dim if index_dim else 0)
+    dense_ffn = FFN(kind="dense", intermediate_size=inter, bias=mlp_bias)
+    moe_ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=moe_inter,
+                  num_shared_experts=n_shared, shared_intermediate_size=moe_inter if n_shared else 0,
+                  shared_bias=mlp_bias)
+
+    mlp_types = str_list(r, "mlp_layer_types") if v32 else None
+    if mlp_types is not None:
+        r.per_layer_lists["mlp_layer_types"] = len(mlp_types)
+        r.record("mlp_layer_types", "mlp_layer_types")
+    t = KindTable()
+    for i in range(n_layers):
+        if mlp_types is not None:
+            sparse = i < len(mlp_types) and mlp_types[i] == "sparse"
+        else:
+            sparse = i >= first_k
+        t.add(layer(mixer, moe_ffn if sparse else dense_ffn, other))
+
+    mtp = r.int("mtp_layers", "num_nextn_predict_layers", "num_mtp_layers", default=d["mtp"], minimum=0)
+    mtp_params = mtp * deepseek_style_mtp_params(layer(mixer, moe_ffn, other), h) if mtp else 0
+    return r.spec(
+        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
+        vocab_size=vocab, tie_word_embeddings=tie,
+        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
+        num_heads=heads, num_kv_heads=kv_heads, head_dim=nope + rope, intermediate_size=inter,
+        hidden_act=r.str(None, "hidden_act", default="silu"), extra_params=h,
+        mtp_layers=mtp, mtp_params=mtp_params, notes=notes, loader_rejects=rejects, key_issues=issues,
+    )

@@ -1,0 +1,57 @@
+"""gpt-oss (``gpt_oss``).
+
+transformers 5.24 ``modeling_gpt_oss.py``: q/k/v/o with bias (``attention_bias``, default true),
+head_dim 64 by default (not H / heads), one attention-sink logit per head (``sinks``,
+``num_attention_heads`` parameters); alternating sliding (``sliding_window``, 128) / full
+layers from ``layer_types`` (default: even layers slide). Every layer is MoE: router
+``weight [E, H]`` + ``bias [E]``; experts stored in×out (``gate_up_proj [E, H, 2I]`` +
+``gate_up_proj_bias [E, 2I]``, ``down_proj [E, I, H]`` + ``down_proj_bias [E, H]``, gate/up
+interleaved). Top-k is ``num_experts_per_tok``; OpenAI's ``experts_per_token`` is read when
+that key is absent (transformers ignores it). Two RMSNorms (H) per layer and a final one.
+"""
+
+from __future__ import annotations
+
+from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.moe_common import KindTable, ignored_key, layer, nullable_int
+from colint.normalize.hf.tie import tie_embeddings
+from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+
+
+def build(r: HFReader) -> ModelSpec:
+    h = r.int("hidden_size", "hidden_size", default=2880)
+    n_layers = r.int("num_layers", "num_hidden_layers", default=36)
+    heads, kv, hd = r.attention_dims(h, heads_default=64, kv_default=8, head_dim_default=64)
+    bias = r.bool(None, "attention_bias", default=True)
+    inter = r.int("moe_intermediate_size", "intermediate_size", default=2880)
+    e = r.int("num_experts", "num_local_experts", "num_experts", default=128)
+    notes: list[str] = []
+    issues: list = []
+    if r.has("num_experts_per_tok"):
+        k = r.int("top_k", "num_experts_per_tok")
+        if r.has("experts_per_token") and r.raw("experts_per_token") != k:
+            issues.append(ignored_key(r, "experts_per_token", f"transformers routes to num_experts_per_tok = {k}"))
+    else:
+        k = r.int("top_k", "experts_per_token", default=4)
+    vocab = r.int("vocab_size", "vocab_size", default=201088)
+    tie = tie_embeddings(r, False)
+    window = nullable_int(r, "sliding_window", "sliding_window", 128)
+    types = r.layer_types(n_layers)
+    if types is None:
+        types = ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n_layers)]
+
+    ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter, expert_bias=True,
+              router_bias=True)
+    t = KindTable()
+    for i in range(n_layers):
+        sw = window is not None and i < len(types) and types[i] == "sliding_attention"
+        mixer = Mixer(kind="attention", attention="sliding" if sw else "full", window=window if sw else None,
+                      num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias)
+        t.add(layer(mixer, ffn, 2 * h + heads))
+    return r.spec(
+        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
+        vocab_size=vocab, tie_word_embeddings=tie,
+        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
+        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=None,
+        hidden_act=r.str(None, "hidden_act", default="silu"), sliding_window=window, extra_params=h, notes=notes, key_issues=issues,
+    )

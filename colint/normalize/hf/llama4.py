@@ -1,0 +1,63 @@
+"""Llama 4 (``llama4_text``, and the ``llama4`` multimodal wrapper through its ``text_config``).
+
+transformers 5.24 (``configuration_llama4.py``, ``modeling_llama4.py``): q/k/v/o (bias =
+``attention_bias``), head_dim default 128; the q/k norm (``use_qk_norm``) is a parameter-free L2
+norm. ``no_rope_layers[i]`` = 1 means layer *i* uses RoPE (default: every layer but each
+``no_rope_layer_interval``-th); RoPE layers are chunked-attention layers when
+``attention_chunk_size`` is set (``layer_types`` when given). MoE layers are ``moe_layers``
+(default every ``interleave_moe_layer_step``-th layer, from step-1): router H -> E (no bias,
+top ``num_experts_per_tok``, sigmoid), fused experts ``gate_up_proj [E, H, 2I]`` /
+``down_proj [E, I, H]`` with I = ``intermediate_size``, plus one gated shared expert of
+``intermediate_size``; the other layers are gated MLPs of ``intermediate_size_mlp``. Two
+RMSNorms (H) per layer and a final one. The vision tower of the wrapper is not counted.
+"""
+
+from __future__ import annotations
+
+from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.moe_common import KindTable, int_list, layer, nullable_int
+from colint.normalize.hf.tie import tie_embeddings
+from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+
+
+def build(r: HFReader) -> ModelSpec:
+    h = r.int("hidden_size", "hidden_size", default=5120)
+    n_layers = r.int("num_layers", "num_hidden_layers", default=48)
+    heads, kv, hd = r.attention_dims(h, heads_default=40, kv_default=8, head_dim_default=128)
+    bias = r.bool(None, "attention_bias", default=False)
+    moe_inter = r.int("moe_intermediate_size", "intermediate_size", default=8192)
+    inter = r.int("intermediate_size", "intermediate_size_mlp", default=16384)
+    e = r.int("num_experts", "num_local_experts", default=16)
+    k = r.int("top_k", "num_experts_per_tok", default=1)
+    step = r.int("interleave_moe_layer_step", "interleave_moe_layer_step", default=1)
+    moe_layers = int_list(r, "moe_layers")
+    if moe_layers is None:
+        moe_layers = list(range(step - 1, n_layers, step))
+    moe_set = set(moe_layers)
+    vocab = r.int("vocab_size", "vocab_size", default=202048)
+    tie = tie_embeddings(r, False)
+
+    chunk = nullable_int(r, "attention_chunk_size", "attention_chunk_size", 8192)
+    interval = r.int(None, "no_rope_layer_interval", default=4)
+    no_rope = int_list(r, "no_rope_layers") or [int((i + 1) % interval != 0) for i in range(n_layers)]
+    types = r.layer_types(n_layers)
+    if types is None:
+        types = ["chunked_attention" if (i < len(no_rope) and no_rope[i]) and chunk is not None
+                 else "full_attention" for i in range(n_layers)]
+
+    dense_ffn = FFN(kind="dense", intermediate_size=inter)
+    moe_ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=moe_inter, num_shared_experts=1,
+                  shared_intermediate_size=moe_inter)
+    t = KindTable()
+    for i in range(n_layers):
+        chunked = i < len(types) and types[i] == "chunked_attention"
+        mixer = Mixer(kind="attention", attention="chunked" if chunked else "full", window=chunk if chunked else None,
+                      num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias)
+        t.add(layer(mixer, moe_ffn if i in moe_set else dense_ffn, 2 * h))
+    return r.spec(
+        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
+        vocab_size=vocab, tie_word_embeddings=tie,
+        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
+        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter,
+        hidden_act=r.str(None, "hidden_act", default="silu"), extra_params=h,
+    )

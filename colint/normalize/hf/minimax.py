@@ -1,0 +1,48 @@
+"""MiniMax-01 / MiniMax-M1 (``minimax``): lightning (linear) attention interleaved with softmax
+attention, MoE in every layer.
+
+transformers 5.24 (``configuration_minimax.py``, ``modeling_minimax.py``): ``layer_types``
+(default: even layers ``full_attention``, odd layers ``linear_attention``). head_dim from the file,
+else H / heads. Softmax layers: q/k/v/o without bias. Lightning layers: ``qkv_proj``
+H -> 3·heads·head_dim, ``output_gate`` H -> heads·head_dim, ``out_proj`` heads·head_dim -> H (no
+biases) and an RMSNorm of heads·head_dim; the decay tensors are buffers. MoE: router ``[E, H]``
+(no bias), fused gated experts of ``intermediate_size``. Two RMSNorms (H) per layer. The remote
+code's ``attn_type_list`` (1 = softmax, 0 = lightning) is not read by transformers; a note says so
+when it disagrees with the layer types used.
+"""
+
+from __future__ import annotations
+
+from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.mixtral import attention_mixer, read_config
+from colint.normalize.hf.moe_common import KindTable, layer
+from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+
+
+def build(r: HFReader) -> ModelSpec:
+    h, n_layers, heads, kv, hd, inter, e, k, vocab, tie, window = read_config(r)
+    types = r.layer_types(n_layers)
+    if types is None:
+        types = ["full_attention" if (i + 1) % 2 else "linear_attention" for i in range(n_layers)]
+    notes = []
+    legacy = r.list(None, "attn_type_list")
+    if isinstance(legacy, list) and [("full_attention" if x == 1 else "linear_attention") for x in legacy] != \
+            list(types[:n_layers]):
+        notes.append("attn_type_list (remote code) differs from the layer types transformers builds "
+                     "(layer_types, default alternating); colint follows transformers")
+
+    full = attention_mixer(heads, kv, hd, window)
+    lightning = Mixer(kind="linear_attention", linear_variant="lightning", num_heads=heads, num_k_heads=heads,
+                      num_v_heads=heads, k_head_dim=hd, v_head_dim=hd)
+    ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter)
+    t = KindTable()
+    for i in range(n_layers):
+        lin = i < len(types) and types[i] == "linear_attention"
+        t.add(layer(lightning, ffn, 2 * h + heads * hd) if lin else layer(full, ffn, 2 * h))
+    return r.spec(
+        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
+        vocab_size=vocab, tie_word_embeddings=tie,
+        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
+        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=None,
+        hidden_act=r.str(None, "hidden_act", default="silu"), sliding_window=window, extra_params=h, notes=notes,
+    )

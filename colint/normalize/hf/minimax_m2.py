@@ -1,0 +1,58 @@
+"""MiniMax-M2 / M2.5 (``minimax_m2``).
+
+transformers 5.24 ``modeling_minimax_m2.py``: GQA attention without bias, head_dim default 128
+(not H / heads), q/k RMSNorms over the whole projection (heads·head_dim and kv·head_dim:
+``qk_norm_type`` "per_layer"); partial rotary (``rotary_dim``) changes no shape. Every layer is
+MoE: router ``[E, H]`` without bias (``e_score_correction_bias`` is a buffer), fused gated experts
+of ``intermediate_size``; no shared expert (``shared_intermediate_size`` is not read). Two
+RMSNorms (H) per layer. MTP modules (``use_mtp``, ``num_mtp_modules`` ×
+``mtp_transformer_layers``) are not built by transformers; reported apart, each layer sized as
+one decoder layer + enorm + hnorm + eh_proj (2H -> H) + final norm (an estimate after
+DeepSeek-V3's MTP module).
+"""
+
+from __future__ import annotations
+
+from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.moe_common import KindTable, deepseek_style_mtp_params, ignored_key, layer
+from colint.normalize.hf.tie import tie_embeddings
+from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+
+
+def build(r: HFReader) -> ModelSpec:
+    h = r.int("hidden_size", "hidden_size", default=3072)
+    n_layers = r.int("num_layers", "num_hidden_layers", default=62)
+    heads, kv, hd = r.attention_dims(h, heads_default=48, kv_default=8, head_dim_default=128)
+    inter = r.int("moe_intermediate_size", "intermediate_size", default=1536)
+    e = r.int("num_experts", "num_local_experts", "num_experts", default=256)
+    k = r.int("top_k", "num_experts_per_tok", default=8)
+    vocab = r.int("vocab_size", "vocab_size", default=200064)
+    tie = tie_embeddings(r, False)
+
+    mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd)
+    ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter)
+    kind = layer(mixer, ffn, 2 * h + heads * hd + kv * hd)
+    t = KindTable()
+    for _ in range(n_layers):
+        t.add(kind)
+    mtp = 0
+    notes, issues = [], []
+    if (r.opt_int(None, "shared_intermediate_size") or 0) > 0:
+        issues.append(ignored_key(r, "shared_intermediate_size", "transformers' minimax_m2 builds no shared expert"))
+    if r.bool(None, "use_mtp", default=bool(r.raw("num_mtp_modules"))):
+        modules = r.int(None, "num_mtp_modules", default=1, minimum=0)
+        per = r.int(None, "mtp_transformer_layers", default=1, minimum=0)
+        mtp = modules * per
+        if mtp:
+            r.record("mtp_layers", "num_mtp_modules")
+            notes.append(f"MTP: {modules} module(s) × {per} layer(s), not built by transformers; "
+                         "mtp_params is an estimate")
+    return r.spec(
+        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
+        vocab_size=vocab, tie_word_embeddings=tie,
+        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
+        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=None,
+        hidden_act=r.str(None, "hidden_act", default="silu"), extra_params=h,
+        mtp_layers=mtp, mtp_params=mtp * deepseek_style_mtp_params(kind, h), notes=notes,
+        key_issues=issues,
+    )

@@ -1,0 +1,112 @@
+"""Qwen3-Next (``qwen3_next``) and Qwen3.5 (``qwen3_5_text`` dense, ``qwen3_5_moe_text`` MoE,
+and their multimodal wrappers ``qwen3_5`` / ``qwen3_5_moe``): Gated DeltaNet linear attention
+with a gated full-attention layer every ``full_attention_interval`` layers (or ``layer_types``).
+
+transformers 5.24 (``modeling_qwen3_next.py``, ``modeling_qwen3_5*.py``):
+
+- full attention: ``q_proj`` H -> 2·heads·head_dim (query and output gate), k/v/o, bias from
+  ``attention_bias``; per-head q/k RMSNorms (head_dim each); head_dim defaults to 256.
+- Gated DeltaNet: key dim = ``linear_num_key_heads · linear_key_head_dim``, value dim =
+  ``linear_num_value_heads · linear_value_head_dim``. qwen3_next fuses ``in_proj_qkvz``
+  (H -> 2·key + 2·value) and ``in_proj_ba`` (H -> 2·v heads); Qwen3.5 splits them into
+  ``in_proj_qkv`` / ``in_proj_z`` / ``in_proj_b`` / ``in_proj_a``. Depthwise ``conv1d`` over
+  2·key + value channels (``linear_conv_kernel_dim`` taps, no bias), ``dt_bias`` and ``A_log``
+  (one per v head), a gated RMSNorm of ``linear_value_head_dim``, ``out_proj`` value -> H.
+- FFN: qwen3_next applies mlp_only_layers / decoder_sparse_step like qwen2_moe; the sparse
+  block has a gated shared expert and its sigmoid gate (H -> 1). Qwen3.5 dense uses a gated MLP
+  in every layer, Qwen3.5-MoE the sparse block in every layer.
+- MTP (``num_nextn_predict_layers`` / ``mtp_num_hidden_layers``) is not built by transformers;
+  it is reported apart, sized like DeepSeek's MTP module (a full-attention MoE layer + two norms
+  + fc 2H -> H + final norm) — an estimate.
+"""
+
+from __future__ import annotations
+
+from colint.normalize.hf.base import HFReader, layer_types_of
+from colint.normalize.hf.moe_common import KindTable, deepseek_style_mtp_params, int_list, layer
+from colint.normalize.hf.tie import tie_embeddings
+from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+
+# transformers 5.24 dataclass defaults
+_DEFAULTS = {
+    "qwen3_next": dict(hidden=2048, layers=48, heads=16, kv=2, inter=5632, moe=512, shared=512, k=10, e=512,
+                       vocab=151936),
+    "qwen3_5_text": dict(hidden=4096, layers=32, heads=16, kv=4, inter=12288, moe=0, shared=0, k=0, e=0,
+                         vocab=248320),
+    "qwen3_5_moe_text": dict(hidden=2048, layers=40, heads=16, kv=2, inter=0, moe=512, shared=512, k=8, e=256,
+                             vocab=248320),
+}
+_WRAPPERS = {"qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
+
+
+def build(r: HFReader) -> ModelSpec:
+    mt = _WRAPPERS.get(r.model_type, r.model_type)
+    if mt not in _DEFAULTS:
+        mt = "qwen3_next"
+    d = _DEFAULTS[mt]
+    h = r.int("hidden_size", "hidden_size", default=d["hidden"])
+    n_layers = r.int("num_layers", "num_hidden_layers", default=d["layers"])
+    heads, kv, hd = r.attention_dims(h, heads_default=d["heads"], kv_default=d["kv"], head_dim_default=256)
+    attn_bias = r.bool(None, "attention_bias", default=False)
+    vocab = r.int("vocab_size", "vocab_size", default=d["vocab"])
+    tie = tie_embeddings(r, False)
+
+    nk = r.int(None, "linear_num_key_heads", default=16)
+    nv = r.int(None, "linear_num_value_heads", default=32)
+    dk = r.int(None, "linear_key_head_dim", default=128)
+    dv = r.int(None, "linear_value_head_dim", default=128)
+    conv = r.int(None, "linear_conv_kernel_dim", default=4)
+
+    types = r.layer_types(n_layers)
+    if types is None:
+        interval = r.int(None, "full_attention_interval", default=4)
+        types = ["linear_attention" if (i + 1) % interval else "full_attention" for i in range(n_layers)]
+
+    dense = mt == "qwen3_5_text"
+    inter = r.int("intermediate_size", "intermediate_size", default=d["inter"]) if mt != "qwen3_5_moe_text" else None
+    if not dense:
+        moe_inter = r.int("moe_intermediate_size", "moe_intermediate_size", default=d["moe"])
+        shared = r.int("shared_expert_intermediate_size", "shared_expert_intermediate_size", default=d["shared"],
+                       minimum=0)
+        e = r.int("num_experts", "num_experts", "num_local_experts", default=d["e"],
+                  minimum=0 if mt == "qwen3_next" else 1)
+        k = r.int("top_k", "num_experts_per_tok", default=d["k"])
+    if mt == "qwen3_next":
+        step = r.int("decoder_sparse_step", "decoder_sparse_step", default=1)
+        mlp_only = set(int_list(r, "mlp_only_layers") or [])
+
+    full = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=attn_bias,
+                 o_bias=attn_bias, gated_q=True)
+    full_other = 2 * hd
+    lin = Mixer(kind="linear_attention", num_k_heads=nk, num_v_heads=nv, k_head_dim=dk, v_head_dim=dv,
+                conv_kernel=conv, split_in_proj=mt != "qwen3_next")
+    lin_other = (2 * nk * dk + nv * dv) * conv + 2 * nv + dv
+    dense_ffn = FFN(kind="dense", intermediate_size=inter or 0)
+    moe_ffn = None if dense else FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=moe_inter,
+                                     num_shared_experts=1, shared_intermediate_size=shared, shared_expert_gate=True)
+
+    t = KindTable()
+    for i, lt in enumerate(layer_types_of(types, n_layers)):
+        linear = lt == "linear_attention"
+        mixer, other = (lin, lin_other) if linear else (full, full_other)
+        if dense:
+            ffn = dense_ffn
+        elif mt == "qwen3_next":
+            ffn = moe_ffn if (i not in mlp_only and e > 0 and (i + 1) % step == 0) else dense_ffn
+        else:
+            ffn = moe_ffn
+        t.add(layer(mixer, ffn, other + 2 * h))
+
+    mtp = r.opt_int("mtp_layers", "num_nextn_predict_layers", "mtp_num_hidden_layers") or 0
+    mtp_params = 0
+    if mtp:
+        mtp_kind = layer(full, moe_ffn or dense_ffn, full_other + 2 * h)
+        mtp_params = mtp * deepseek_style_mtp_params(mtp_kind, h)
+    return r.spec(
+        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
+        vocab_size=vocab, tie_word_embeddings=tie,
+        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
+        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter,
+        hidden_act=r.str(None, "hidden_act", default="silu"), extra_params=h,
+        mtp_layers=mtp, mtp_params=mtp_params,
+    )
