@@ -28,26 +28,58 @@ __all__ = ["check", "inspect", "suggest", "report_data", "chart", "SETTINGS"]
 
 Config = Union[Mapping[str, Any], str, "os.PathLike[str]", Any]
 
-SETTINGS = ("scenario", "dtype", "tp", "ep", "pp", "kvp", "context", "concurrency", "kv_dtype", "out_dtype", "select",
-            "ignore", "extend_select", "input_format", "vocab_size")
-_SCENARIO_SETTINGS = ("scenario", "dtype", "tp", "ep", "pp", "kvp", "context", "concurrency", "kv_dtype", "out_dtype",
-                      "input_format", "vocab_size")
+SETTINGS = (
+    "scenario",
+    "dtype",
+    "tp",
+    "ep",
+    "pp",
+    "kvp",
+    "context",
+    "concurrency",
+    "kv_dtype",
+    "out_dtype",
+    "select",
+    "ignore",
+    "extend_select",
+    "input_format",
+    "vocab_size",
+)
+_SCENARIO_SETTINGS = (
+    "scenario",
+    "dtype",
+    "tp",
+    "ep",
+    "pp",
+    "kvp",
+    "context",
+    "concurrency",
+    "kv_dtype",
+    "out_dtype",
+    "input_format",
+    "vocab_size",
+)
 DICT_PATH = "<dict>"  # the path of a config given as a dict, in results and errors
 
 
 def _overrides(gpu, settings: dict, allowed=SETTINGS) -> dict:
     unknown = sorted(set(settings) - set(allowed))
     if unknown:
-        raise TypeError(f"unknown setting{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
-                        f"colint takes {', '.join(allowed)}")
+        raise TypeError(
+            f"unknown setting{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+            f"colint takes {', '.join(allowed)}"
+        )
 
     def codes(v):
         return [v] if isinstance(v, str) else list(v or [])
 
     for name in ("tp", "ep", "pp", "kvp", "context", "concurrency", "vocab_size"):
         v = settings.get(name)
-        if v is not None and not (name == "tp" and v == "auto") and (not isinstance(v, int) or isinstance(v, bool)
-                                                                      or v < 1):
+        if (
+            v is not None
+            and not (name == "tp" and v == "auto")
+            and (not isinstance(v, int) or isinstance(v, bool) or v < 1)
+        ):
             raise UsageError(f"{name}={v!r}: expected a positive integer" + (" or 'auto'" if name == "tp" else ""))
     out = {name: settings.get(name) for name in allowed}
     for name in ("select", "ignore", "extend_select"):
@@ -100,8 +132,9 @@ def _document(config):
         doc.path = DICT_PATH
         return DICT_PATH, doc, None
     if not isinstance(config, (str, os.PathLike)):
-        raise TypeError(f"config: expected a dict, a transformers config, a path or a Hub id, "
-                        f"not {type(config).__name__}")
+        raise TypeError(
+            f"config: expected a dict, a transformers config, a path or a Hub id, not {type(config).__name__}"
+        )
     from colint.sources import resolve_one
 
     src = resolve_one(os.fspath(config))
@@ -210,8 +243,16 @@ def _with_file(config, fn):
             _raise_unlocated(exc, DICT_PATH)
 
 
-def suggest(config: Config, gpu: Union[str, list, None] = None, *, budget_pct: float = 2.0,
-            objective: str = "throughput", top: int = 5, project: bool = False, **settings):
+def suggest(
+    config: Config,
+    gpu: Union[str, list, None] = None,
+    *,
+    budget_pct: float = 2.0,
+    objective: str = "throughput",
+    top: int = 5,
+    project: bool = False,
+    **settings,
+):
     """Variants within ``budget_pct`` % of the parameters that pass every rule, ranked by estimated speed
     (``colint.suggesting.SuggestResult``; ``.public()`` is the ``colint suggest --format json`` record).
 
@@ -226,8 +267,9 @@ def suggest(config: Config, gpu: Union[str, list, None] = None, *, budget_pct: f
     from colint.suggesting import suggest as run_suggest
 
     def run(path, start):
-        result = run_suggest(path, _options(gpu, settings, start, project), budget_pct=budget_pct,
-                             objective=objective, top=top)
+        result = run_suggest(
+            path, _options(gpu, settings, start, project), budget_pct=budget_pct, objective=objective, top=top
+        )
         if _as_dict(config) is not None:
             result.path = DICT_PATH
         return result

@@ -53,9 +53,19 @@ def build_targets(opts: CheckOptions) -> list[Target]:
     for gpu in opts.gpus:
         profile = load_profile(gpu)
         tp = None if opts.tp == "auto" else opts.tp  # auto: analyse at tp=1, rules report the best tp
-        scenario = make_scenario(opts.scenario, dtype=opts.dtype, tp=tp, ep=opts.ep, pp=opts.pp,
-                                 context=opts.context, concurrency=opts.concurrency, gpu=profile.name,
-                                 kv_cache=opts.kv_dtype, out_dtype=opts.out_dtype, kvp=opts.kvp)
+        scenario = make_scenario(
+            opts.scenario,
+            dtype=opts.dtype,
+            tp=tp,
+            ep=opts.ep,
+            pp=opts.pp,
+            context=opts.context,
+            concurrency=opts.concurrency,
+            gpu=profile.name,
+            kv_cache=opts.kv_dtype,
+            out_dtype=opts.out_dtype,
+            kvp=opts.kvp,
+        )
         targets.append(Target(gpu=profile.name, profile=profile, scenario=scenario))
     return targets
 
@@ -89,8 +99,14 @@ def check_spec(spec, targets: list[Target], opts: CheckOptions, rules=None) -> l
             fallback = [r for r in per_gpu if r.without_workload]
             if not fallback:
                 raise
-            ctx = Context(spec=spec, gpu=t.gpu, profile=t.profile, scenario=t.scenario, options=opts.rule_options,
-                          tp_auto=opts.tp == "auto")
+            ctx = Context(
+                spec=spec,
+                gpu=t.gpu,
+                profile=t.profile,
+                scenario=t.scenario,
+                options=opts.rule_options,
+                tp_auto=opts.tp == "auto",
+            )
             reported = []
             for r in fallback:
                 ctx.current = r
@@ -99,8 +115,15 @@ def check_spec(spec, targets: list[Target], opts: CheckOptions, rules=None) -> l
                 raise
             findings.extend(reported)
             continue
-        ctx = Context(spec=spec, workload=workload, gpu=t.gpu, profile=t.profile, scenario=t.scenario,
-                      options=opts.rule_options, tp_auto=opts.tp == "auto")
+        ctx = Context(
+            spec=spec,
+            workload=workload,
+            gpu=t.gpu,
+            profile=t.profile,
+            scenario=t.scenario,
+            options=opts.rule_options,
+            tp_auto=opts.tp == "auto",
+        )
         for r in per_gpu:
             ctx.current = r
             findings.extend(r.check(ctx))
@@ -118,13 +141,23 @@ def check_spec(spec, targets: list[Target], opts: CheckOptions, rules=None) -> l
             kept.append(f)
         findings = kept
     if opts.severity_overrides:
-        findings = [f.model_copy(update={"severity": opts.severity_overrides[f.code]})
-                    if f.code in opts.severity_overrides else f for f in findings]
+        findings = [
+            f.model_copy(update={"severity": opts.severity_overrides[f.code]})
+            if f.code in opts.severity_overrides
+            else f
+            for f in findings
+        ]
     return rank(findings)
 
 
-def check_file(path: str, targets: list[Target], opts: CheckOptions, rules=None, raw: Optional[bytes] = None,
-               syntax: Optional[str] = None) -> FileResult:
+def check_file(
+    path: str,
+    targets: list[Target],
+    opts: CheckOptions,
+    rules=None,
+    raw: Optional[bytes] = None,
+    syntax: Optional[str] = None,
+) -> FileResult:
     """Check the file at ``path``, or ``raw`` (standard input) named ``path``."""
     from colint.loading import load, load_bytes
     from colint.rules import select_rules
@@ -149,8 +182,9 @@ def check_file(path: str, targets: list[Target], opts: CheckOptions, rules=None,
     return check_document(path, doc, targets, opts, rules)
 
 
-def check_document(path: str, doc, targets: list[Target], opts: CheckOptions, rules=None, *,
-                   close: bool = True) -> FileResult:
+def check_document(
+    path: str, doc, targets: list[Target], opts: CheckOptions, rules=None, *, close: bool = True
+) -> FileResult:
     """Check an already-loaded Document (``--fix`` re-checks its edited text this way, ``close=False``:
     without re-checking each fix's own state, colint.closure)."""
     from colint.rules import select_rules
@@ -167,8 +201,9 @@ def check_document(path: str, doc, targets: list[Target], opts: CheckOptions, ru
         if close and opts.close_advice:
             from colint.closure import close_advice
 
-            findings = close_advice(path, doc, spec, findings, targets, opts, rules, check_spec=check_spec,
-                                    build_targets=build_targets)
+            findings = close_advice(
+                path, doc, spec, findings, targets, opts, rules, check_spec=check_spec, build_targets=build_targets
+            )
         findings = _locate_keys(doc, findings)
         result.findings, result.suppressed = apply_suppressions(path, doc, findings, {r.code for r in rules}, opts)
     except ColintError as exc:
@@ -206,8 +241,9 @@ def check_paths(paths: list[str], opts: CheckOptions, stdin=None) -> list[FileRe
     rules = select_rules(opts.select, opts.ignore, opts.extend_select)
     # GPU profiles and scenarios only when a selected rule needs a workload (--select CL0 skips them)
     targets = build_targets(opts) if any(r.needs_workload for r in rules) else []
-    return [check_file(p, targets, opts, rules, *(stdin[1:] if stdin is not None and p == stdin[0] else ()))
-            for p in paths]
+    return [
+        check_file(p, targets, opts, rules, *(stdin[1:] if stdin is not None and p == stdin[0] else ())) for p in paths
+    ]
 
 
 def summary(results: list[FileResult]) -> dict:
@@ -236,8 +272,13 @@ def exit_code(results: list[FileResult], fail_on: str) -> int:
 def grouped_exit_code(results: list[FileResult], groups: list) -> int:
     """The exit code of a run whose files were checked under different settings (``groups``, parallel
     to ``results``): the worst of each group's code at that group's own ``fail_on``."""
-    return max((exit_code([r for r, g in zip(results, groups) if g is eff], eff.values["fail_on"])
-                for eff in {id(g): g for g in groups}.values()), default=0)
+    return max(
+        (
+            exit_code([r for r, g in zip(results, groups) if g is eff], eff.values["fail_on"])
+            for eff in {id(g): g for g in groups}.values()
+        ),
+        default=0,
+    )
 
 
 def estimate_labels(results: list[FileResult], groups: list) -> list[str]:
@@ -264,9 +305,17 @@ def estimate_labels(results: list[FileResult], groups: list) -> list[str]:
     return labels
 
 
-def check_grouped(paths: list[str], cli_overrides: dict, *, isolated: bool = False,
-                  baseline_path: Optional[str] = None, settings_dirs: Optional[dict[str, str]] = None,
-                  strict: bool = False, stdin=None, use_baseline: bool = True):
+def check_grouped(
+    paths: list[str],
+    cli_overrides: dict,
+    *,
+    isolated: bool = False,
+    baseline_path: Optional[str] = None,
+    settings_dirs: Optional[dict[str, str]] = None,
+    strict: bool = False,
+    stdin=None,
+    use_baseline: bool = True,
+):
     """Check ``paths`` under the settings in force for each (nearest config file + CLI flags; the
     config file is looked up from ``settings_dirs[path]`` when given, else beside the file).
 
@@ -290,8 +339,9 @@ def check_grouped(paths: list[str], cli_overrides: dict, *, isolated: bool = Fal
             cfg = None if isolated else find_config(start)
         except ColintError as exc:  # a broken settings file (a pull request's) ends the files it governs only
             where = exc.located().rsplit(": error: ", 1)[0]
-            results[i] = FileResult(path=p, error=UsageError(f"not checked: its settings file {where} is invalid: "
-                                                             f"{exc.message}", path=p))
+            results[i] = FileResult(
+                path=p, error=UsageError(f"not checked: its settings file {where} is invalid: {exc.message}", path=p)
+            )
             broken.append(i)
             continue
         key = cfg.path if cfg is not None else None
@@ -331,8 +381,11 @@ def statistics(results: list[FileResult]) -> list[dict]:
 
 
 def _badness(findings: list[Finding]) -> tuple[int, int, int]:
-    return (sum(f.severity == "error" for f in findings), sum(f.severity == "warning" for f in findings),
-            sum(f.severity == "info" for f in findings))
+    return (
+        sum(f.severity == "error" for f in findings),
+        sum(f.severity == "warning" for f in findings),
+        sum(f.severity == "info" for f in findings),
+    )
 
 
 def _fix_one(r: FileResult, opts, rules, targets, allowed: set, max_rounds: int):
@@ -365,8 +418,9 @@ def _fix_one(r: FileResult, opts, rules, targets, allowed: set, max_rounds: int)
     return doc
 
 
-def fix_grouped(results: list[FileResult], groups: list, *, unsafe: bool = False,
-                max_rounds: int = 25) -> list[tuple[str, str, str]]:
+def fix_grouped(
+    results: list[FileResult], groups: list, *, unsafe: bool = False, max_rounds: int = 25
+) -> list[tuple[str, str, str]]:
     """Apply fixes (``safe`` ones; with ``unsafe`` also architecture-changing ones) one at a time, in
     rank order. A fix is kept only if the re-checked result is strictly better — fewer errors, then
     fewer warnings, then fewer infos — so a fix never trades one finding for a worse one, the loop
@@ -440,7 +494,11 @@ def verify_fixes(result, targets, opts, rules) -> list[tuple[Finding, Fix, list[
             if again.error is not None:
                 out.append((f, fx, [], again.error.message))
                 continue
-            new = [g for g in again.findings if SEVERITY_ORDER[g.severity] <= WARNING
-                   and before.get((g.code, g.key, g.gpu), 99) > SEVERITY_ORDER[g.severity]]
+            new = [
+                g
+                for g in again.findings
+                if SEVERITY_ORDER[g.severity] <= WARNING
+                and before.get((g.code, g.key, g.gpu), 99) > SEVERITY_ORDER[g.severity]
+            ]
             out.append((f, fx, new, None))
     return out

@@ -38,29 +38,62 @@ def cli() -> None:
 @click.argument("path", type=click.Path(dir_okay=True, allow_dash=False, readable=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--input-format", default=None, help="Force the input format instead of detecting it.")
-@click.option("--vocab-size", type=click.IntRange(min=1), default=None,
-              help="Vocabulary size for formats whose vocab comes from a tokenizer (Megatron/NeMo).")
-@click.option("--gpu", default=None, help="Add the per-GEMM roofline table and step estimates for this GPU "
-              "profile (name or YAML path).")
-@click.option("--scenario", type=click.Choice(["throughput", "latency", "long-context"]), default=None,
-              help="[default: throughput]")
-@click.option("--dtype", default=None, help="GEMM format: bf16, fp16, fp8, fp8_block, nvfp4, mxfp4, int8, "
-              "int8_wo, int4_wo. [default: bf16]")
+@click.option(
+    "--vocab-size",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Vocabulary size for formats whose vocab comes from a tokenizer (Megatron/NeMo).",
+)
+@click.option(
+    "--gpu",
+    default=None,
+    help="Add the per-GEMM roofline table and step estimates for this GPU profile (name or YAML path).",
+)
+@click.option(
+    "--scenario",
+    type=click.Choice(["throughput", "latency", "long-context"]),
+    default=None,
+    help="[default: throughput]",
+)
+@click.option(
+    "--dtype",
+    default=None,
+    help="GEMM format: bf16, fp16, fp8, fp8_block, nvfp4, mxfp4, int8, int8_wo, int4_wo. [default: bf16]",
+)
 @click.option("--tp", type=click.IntRange(min=1), default=None, help="Tensor-parallel size.")
 @click.option("--ep", type=click.IntRange(min=1), default=None, help="Expert-parallel size.")
 @click.option("--pp", type=click.IntRange(min=1), default=None, help="Pipeline-parallel size.")
-@click.option("--kvp", type=click.IntRange(min=1), default=None, help="KV (Helix) parallel size: GPUs per TP rank "
-              "that split each sequence's KV cache.")
+@click.option(
+    "--kvp",
+    type=click.IntRange(min=1),
+    default=None,
+    help="KV (Helix) parallel size: GPUs per TP rank that split each sequence's KV cache.",
+)
 @click.option("--context", type=click.IntRange(min=1), default=None, help="Context length, tokens.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=None,
-              help="Concurrent decode sequences per replica.")
+@click.option(
+    "--concurrency", type=click.IntRange(min=1), default=None, help="Concurrent decode sequences per replica."
+)
 @click.option("--kv-dtype", default=None, help="KV-cache format: bf16, fp8, nvfp4, ... [default: bf16]")
 @click.option("--out-dtype", default=None, help="GEMM output format: bf16, fp8, fp32, ... [default: bf16]")
 @click.option("--isolated", is_flag=True, help="Ignore pyproject.toml / .colint.toml files.")
-def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | None, gpu: str | None,
-            scenario: str | None, dtype: str | None, tp: int | None, ep: int | None, pp: int | None,
-            kvp: int | None, context: int | None, concurrency: int | None, kv_dtype: str | None, out_dtype: str | None,
-            isolated: bool) -> None:
+def inspect(
+    path: str,
+    fmt: str,
+    input_format: str | None,
+    vocab_size: int | None,
+    gpu: str | None,
+    scenario: str | None,
+    dtype: str | None,
+    tp: int | None,
+    ep: int | None,
+    pp: int | None,
+    kvp: int | None,
+    context: int | None,
+    concurrency: int | None,
+    kv_dtype: str | None,
+    out_dtype: str | None,
+    isolated: bool,
+) -> None:
     """Show the normalized spec, parameter counts and weight GEMMs of PATH (with --gpu: estimates).
 
     The input format, vocab size, scenario, dtype and parallelism come from the project's
@@ -73,10 +106,25 @@ def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | Non
     from colint.normalize import normalize
 
     path = _one_path(path)
-    flags = {"gpus": [gpu] if gpu is not None else [], "scenario": scenario, "dtype": dtype, "tp": tp, "ep": ep,
-             "pp": pp, "context": context, "concurrency": concurrency, "select": [], "ignore": [],
-             "extend_select": [], "fail_on": None, "input_format": input_format, "vocab_size": vocab_size,
-             "kv_dtype": kv_dtype, "out_dtype": out_dtype, "kvp": kvp}
+    flags = {
+        "gpus": [gpu] if gpu is not None else [],
+        "scenario": scenario,
+        "dtype": dtype,
+        "tp": tp,
+        "ep": ep,
+        "pp": pp,
+        "context": context,
+        "concurrency": concurrency,
+        "select": [],
+        "ignore": [],
+        "extend_select": [],
+        "fail_on": None,
+        "input_format": input_format,
+        "vocab_size": vocab_size,
+        "kv_dtype": kv_dtype,
+        "out_dtype": out_dtype,
+        "kvp": kvp,
+    }
     try:
         opts = _file_options(path, flags, isolated)
     except ColintError as exc:
@@ -109,20 +157,37 @@ def inspect(path: str, fmt: str, input_format: str | None, vocab_size: int | Non
         click.echo(_escape_lines(text))
 
 
-GEMM_OUT_COLUMNS = ("sol_s", "estimate_s", "bound", "tile_efficiency", "wave_efficiency", "arithmetic_intensity",
-                    "math_s", "memory_s", "ridge")
+GEMM_OUT_COLUMNS = (
+    "sol_s",
+    "estimate_s",
+    "bound",
+    "tile_efficiency",
+    "wave_efficiency",
+    "arithmetic_intensity",
+    "math_s",
+    "memory_s",
+    "ridge",
+)
 
 
 @cli.command("gemm")
 @click.argument("dims", nargs=-1, type=click.IntRange(min=1, max=1 << 31))
 @click.option("--gpu", default="b200", show_default=True, help="GPU profile name or YAML path.")
-@click.option("--dtype", default="bf16", show_default=True,
-              help="bf16, fp16, fp8, fp8_block, nvfp4, mxfp4, int8, int8_wo, int4_wo.")
+@click.option(
+    "--dtype",
+    default="bf16",
+    show_default=True,
+    help="bf16, fp16, fp8, fp8_block, nvfp4, mxfp4, int8, int8_wo, int4_wo.",
+)
 @click.option("--out-dtype", default=None, help="Output format (default bf16): bf16, fp16, fp8, fp32, nvfp4, ...")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--from-csv", "from_csv", type=click.Path(dir_okay=False, allow_dash=True, readable=False), default=None,
-              help="Read rows with columns dtype,m,n,k (others passed through); write them back as CSV with "
-                   "the estimates added.")
+@click.option(
+    "--from-csv",
+    "from_csv",
+    type=click.Path(dir_okay=False, allow_dash=True, readable=False),
+    default=None,
+    help="Read rows with columns dtype,m,n,k (others passed through); write them back as CSV with the estimates added.",
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="With --from-csv: output file.")
 def gemm_cmd(dims, gpu, dtype, out_dtype, fmt, from_csv, output) -> None:
     """Speed of light and the time model's estimate for one GEMM: colint gemm M N K."""
@@ -157,8 +222,9 @@ def gemm_cmd(dims, gpu, dtype, out_dtype, fmt, from_csv, output) -> None:
         import json
         import math
 
-        click.echo(json.dumps({k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in d.items()},
-                              indent=2))
+        click.echo(
+            json.dumps({k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in d.items()}, indent=2)
+        )
     else:
         from colint.reporters.estimates_text import render_gemm
 
@@ -167,10 +233,15 @@ def gemm_cmd(dims, gpu, dtype, out_dtype, fmt, from_csv, output) -> None:
 
 @cli.command("ops")
 @click.option("--gpu", default="b200", show_default=True, help="GPU profile name or YAML path.")
-@click.option("--from-csv", "from_csv", type=click.Path(dir_okay=False, allow_dash=True), required=True,
-              help="Rows with the measured-kernel columns (op_name selects the model: generation_attention, "
-                   "context_attention, mla_generation, mla_context, moe, all_reduce, all_gather, reduce_scatter, "
-                   "alltoall, moe_a2a); written back with estimate_ms and sol_ms added.")
+@click.option(
+    "--from-csv",
+    "from_csv",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    required=True,
+    help="Rows with the measured-kernel columns (op_name selects the model: generation_attention, "
+    "context_attention, mla_generation, mla_context, moe, all_reduce, all_gather, reduce_scatter, "
+    "alltoall, moe_a2a); written back with estimate_ms and sol_ms added.",
+)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Output file.")
 def ops_cmd(gpu, from_csv, output) -> None:
     """Estimates of attention, MLA, MoE and collective ops over a CSV (colint.analysis.ops_csv)."""
@@ -246,8 +317,25 @@ def _parallel(value: str | None, name: str):
 FORMATS = list(REPORTERS)
 
 
-_SETTINGS_PARAMS = ("gpus", "scenario", "dtype", "tp", "ep", "pp", "context", "concurrency", "select", "ignore",
-                    "extend_select", "fail_on", "input_format", "vocab_size", "kv_dtype", "out_dtype", "kvp")
+_SETTINGS_PARAMS = (
+    "gpus",
+    "scenario",
+    "dtype",
+    "tp",
+    "ep",
+    "pp",
+    "context",
+    "concurrency",
+    "select",
+    "ignore",
+    "extend_select",
+    "fail_on",
+    "input_format",
+    "vocab_size",
+    "kv_dtype",
+    "out_dtype",
+    "kvp",
+)
 
 
 def _settings_options(fn):
@@ -261,31 +349,57 @@ def _settings_options(fn):
         return fn(overrides=overrides, **kw)
 
     opts = [
-        click.option("--gpu", "gpus", multiple=True, help="Target GPU profile name or YAML path; repeat to lint "
-                     "for a fleet. [default: b200]"),
-        click.option("--scenario", type=click.Choice(["throughput", "latency", "long-context"]), default=None,
-                     help="[default: throughput]"),
-        click.option("--dtype", default=None, help="Weight/activation format: bf16, fp16, fp8, fp8_block, nvfp4, "
-                     "mxfp4, int8. [default: bf16]"),
+        click.option(
+            "--gpu",
+            "gpus",
+            multiple=True,
+            help="Target GPU profile name or YAML path; repeat to lint for a fleet. [default: b200]",
+        ),
+        click.option(
+            "--scenario",
+            type=click.Choice(["throughput", "latency", "long-context"]),
+            default=None,
+            help="[default: throughput]",
+        ),
+        click.option(
+            "--dtype",
+            default=None,
+            help="Weight/activation format: bf16, fp16, fp8, fp8_block, nvfp4, mxfp4, int8. [default: bf16]",
+        ),
         click.option("--tp", default=None, help="Tensor-parallel size, or 'auto' (largest power of two that aligns)."),
         click.option("--ep", type=click.IntRange(min=1), default=None, help="Expert-parallel size."),
         click.option("--pp", type=click.IntRange(min=1), default=None, help="Pipeline-parallel size."),
         click.option("--kvp", type=click.IntRange(min=1), default=None, help="KV (Helix) parallel size."),
         click.option("--context", type=click.IntRange(min=1), default=None, help="Context length, tokens."),
-        click.option("--concurrency", type=click.IntRange(min=1), default=None,
-                     help="Concurrent decode sequences per GPU."),
+        click.option(
+            "--concurrency", type=click.IntRange(min=1), default=None, help="Concurrent decode sequences per GPU."
+        ),
         click.option("--kv-dtype", default=None, help="KV-cache format: bf16, fp8, nvfp4, ... [default: bf16]"),
         click.option("--out-dtype", default=None, help="GEMM output format: bf16, fp8, fp32, ... [default: bf16]"),
-        click.option("--select", multiple=True, help="Rule codes, prefixes, names or families to run (repeatable; "
-                     "replaces the config's select)."),
-        click.option("--ignore", multiple=True, help="Rule codes, prefixes, names or families to skip (repeatable; "
-                     "adds to the config's ignore)."),
+        click.option(
+            "--select",
+            multiple=True,
+            help="Rule codes, prefixes, names or families to run (repeatable; replaces the config's select).",
+        ),
+        click.option(
+            "--ignore",
+            multiple=True,
+            help="Rule codes, prefixes, names or families to skip (repeatable; adds to the config's ignore).",
+        ),
         click.option("--extend-select", multiple=True, help="Rules to run in addition to select (repeatable)."),
-        click.option("--fail-on", type=click.Choice(["error", "warning", "info", "never"]), default=None,
-                     help="Exit 1 when a finding at or above this severity is reported. [default: warning]"),
+        click.option(
+            "--fail-on",
+            type=click.Choice(["error", "warning", "info", "never"]),
+            default=None,
+            help="Exit 1 when a finding at or above this severity is reported. [default: warning]",
+        ),
         click.option("--input-format", default=None, help="Force the input format instead of detecting it."),
-        click.option("--vocab-size", type=click.IntRange(min=1), default=None,
-                     help="Vocabulary size for formats whose vocab comes from a tokenizer."),
+        click.option(
+            "--vocab-size",
+            type=click.IntRange(min=1),
+            default=None,
+            help="Vocabulary size for formats whose vocab comes from a tokenizer.",
+        ),
         click.option("--isolated", is_flag=True, help="Ignore pyproject.toml / .colint.toml files."),
     ]
     for o in reversed(opts):
@@ -293,15 +407,47 @@ def _settings_options(fn):
     return with_overrides
 
 
-def _cli_overrides(gpus, scenario, dtype, tp, ep, pp, context, concurrency, select, ignore, extend_select, fail_on,
-                   input_format, vocab_size, kv_dtype=None, out_dtype=None, kvp=None) -> dict:
+def _cli_overrides(
+    gpus,
+    scenario,
+    dtype,
+    tp,
+    ep,
+    pp,
+    context,
+    concurrency,
+    select,
+    ignore,
+    extend_select,
+    fail_on,
+    input_format,
+    vocab_size,
+    kv_dtype=None,
+    out_dtype=None,
+    kvp=None,
+) -> dict:
     def csv(values):
         return [v.strip() for item in values for v in item.split(",") if v.strip()]
 
-    return {"gpus": list(gpus), "scenario": scenario, "dtype": dtype, "tp": _parallel(tp, "tp"), "ep": ep, "pp": pp,
-            "context": context, "concurrency": concurrency, "select": csv(select), "ignore": csv(ignore),
-            "extend_select": csv(extend_select), "fail_on": fail_on, "input_format": input_format,
-            "vocab_size": vocab_size, "kv_dtype": kv_dtype, "out_dtype": out_dtype, "kvp": kvp}
+    return {
+        "gpus": list(gpus),
+        "scenario": scenario,
+        "dtype": dtype,
+        "tp": _parallel(tp, "tp"),
+        "ep": ep,
+        "pp": pp,
+        "context": context,
+        "concurrency": concurrency,
+        "select": csv(select),
+        "ignore": csv(ignore),
+        "extend_select": csv(extend_select),
+        "fail_on": fail_on,
+        "input_format": input_format,
+        "vocab_size": vocab_size,
+        "kv_dtype": kv_dtype,
+        "out_dtype": out_dtype,
+        "kvp": kvp,
+    }
 
 
 def _one_path(arg: str) -> str:
@@ -329,42 +475,111 @@ OUTPUT_FORMATS = FORMATS  # full, concise, text (= full), json, github, sarif, g
 # each file's read error is its own located error instead (issue 19)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True, readable=False))
 @_settings_options
-@click.option("--output-format", "--format", "fmt", type=click.Choice(OUTPUT_FORMATS), default=None,
-              envvar="COLINT_OUTPUT_FORMAT", show_envvar=True,
-              help="full (alias text): findings with details and fixes; concise: one line per finding; json, github, "
-                   "sarif, gitlab; markdown (a table, for GitHub's step summary). --format is an alias. "
-                   "[default: github when GITHUB_ACTIONS=true, else full]")
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=False), default=None,
-              help="Write the report to this file instead of stdout.")
+@click.option(
+    "--output-format",
+    "--format",
+    "fmt",
+    type=click.Choice(OUTPUT_FORMATS),
+    default=None,
+    envvar="COLINT_OUTPUT_FORMAT",
+    show_envvar=True,
+    help="full (alias text): findings with details and fixes; concise: one line per finding; json, github, "
+    "sarif, gitlab; markdown (a table, for GitHub's step summary). --format is an alias. "
+    "[default: github when GITHUB_ACTIONS=true, else full]",
+)
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the report to this file instead of stdout.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print the findings and errors only: no summary, notes or context.")
 @click.option("-v", "--verbose", is_flag=True, help="Also list the files skipped as not decoder LLM configs.")
 @click.option("--show-fixes", is_flag=True, help="With --output-format concise: print each finding's fixes too.")
-@click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
-              help="Colour the human formats; auto: on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it).")
-@click.option("--stdin-filename", default=None,
-              help="The name of the file read from standard input (PATH '-'): shown in the report, and where "
-                   "its [tool.colint] settings are looked up.")
-@click.option("--strict", is_flag=True, help="Check every file given, even those recognised as not decoder LLM "
-              "configs (pooling, diffusers, vision, tokenizer, generation configs, encoders).")
+@click.option(
+    "--color",
+    "color",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour the human formats; auto: on a terminal, unless NO_COLOR is set (FORCE_COLOR forces it).",
+)
+@click.option(
+    "--stdin-filename",
+    default=None,
+    help="The name of the file read from standard input (PATH '-'): shown in the report, and where "
+    "its [tool.colint] settings are looked up.",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Check every file given, even those recognised as not decoder LLM "
+    "configs (pooling, diffusers, vision, tokenizer, generation configs, encoders).",
+)
 @click.option("--statistics", is_flag=True, help="Print a count per rule instead of the findings.")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings are reported (2 still means an error).")
-@click.option("--baseline", type=click.Path(dir_okay=False, readable=False), default=None,
-              help="Report only findings not recorded in this baseline file.")
-@click.option("--write-baseline", type=click.Path(dir_okay=False), default=None,
-              help="Record every current finding in this baseline file, then exit 0 (exit 2 and write nothing when a "
-                   "file cannot be checked).")
-@click.option("--fix", "apply_fix", is_flag=True,
-              help="Apply the first safe fix of each finding in place (function-preserving: padding).")
-@click.option("--unsafe-fixes", is_flag=True,
-              help="With --fix/--diff, also apply architecture-changing fixes (fine for a design, not a checkpoint); "
-                   "alone it changes nothing.")
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False, readable=False),
+    default=None,
+    help="Report only findings not recorded in this baseline file.",
+)
+@click.option(
+    "--write-baseline",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Record every current finding in this baseline file, then exit 0 (exit 2 and write nothing when a "
+    "file cannot be checked).",
+)
+@click.option(
+    "--fix",
+    "apply_fix",
+    is_flag=True,
+    help="Apply the first safe fix of each finding in place (function-preserving: padding).",
+)
+@click.option(
+    "--unsafe-fixes",
+    is_flag=True,
+    help="With --fix/--diff, also apply architecture-changing fixes (fine for a design, not a checkpoint); "
+    "alone it changes nothing.",
+)
 @click.option("--diff", "show_diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
-@click.option("--include", multiple=True, metavar="GLOB",
-              help="In a directory, lint the files matching these globs instead of the pre-commit hook's names.")
-@click.option("--exclude", multiple=True, metavar="GLOB",
-              help="In a directory, skip files and folders matching these globs (repeatable).")
-def check(paths, overrides, isolated, fmt, output, quiet, verbose, show_fixes, color, stdin_filename, strict,
-          statistics, exit_zero, baseline, write_baseline, apply_fix, unsafe_fixes, show_diff, include, exclude) -> None:
+@click.option(
+    "--include",
+    multiple=True,
+    metavar="GLOB",
+    help="In a directory, lint the files matching these globs instead of the pre-commit hook's names.",
+)
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="In a directory, skip files and folders matching these globs (repeatable).",
+)
+def check(
+    paths,
+    overrides,
+    isolated,
+    fmt,
+    output,
+    quiet,
+    verbose,
+    show_fixes,
+    color,
+    stdin_filename,
+    strict,
+    statistics,
+    exit_zero,
+    baseline,
+    write_baseline,
+    apply_fix,
+    unsafe_fixes,
+    show_diff,
+    include,
+    exclude,
+) -> None:
     """Lint the architecture in each PATH for the target GPU(s).
 
     PATH is a config file, a directory (walked; a checkpoint folder means its config.json), a Hugging
@@ -387,17 +602,25 @@ def check(paths, overrides, isolated, fmt, output, quiet, verbose, show_fixes, c
         click.echo(f"colint: warning: {warning}", err=True)
     if apply_fix and any(s.read_only for s in found.sources):
         src = next(s for s in found.sources if s.read_only)
-        raise _fail(f"colint: error: {src.origin}: --fix does not rewrite the Hugging Face cache; copy "
-                    f"{src.path} out of it, or use --diff")
+        raise _fail(
+            f"colint: error: {src.origin}: --fix does not rewrite the Hugging Face cache; copy "
+            f"{src.path} out of it, or use --diff"
+        )
     settings_dirs = found.settings_dirs()
     paths, stdin = _with_stdin(list(found.paths), stdin_filename)
     if stdin is not None and (apply_fix or write_baseline):
         raise _fail("colint: error: --fix and --write-baseline need files, not standard input")
     try:
-        results, groups = check_grouped(paths, overrides, isolated=isolated,
-                                        baseline_path=None if write_baseline else baseline,
-                                        settings_dirs=settings_dirs, strict=strict, stdin=stdin,
-                                        use_baseline=not write_baseline)
+        results, groups = check_grouped(
+            paths,
+            overrides,
+            isolated=isolated,
+            baseline_path=None if write_baseline else baseline,
+            settings_dirs=settings_dirs,
+            strict=strict,
+            stdin=stdin,
+            use_baseline=not write_baseline,
+        )
     except ColintError as exc:
         raise _fail_with(exc)
     if write_baseline:
@@ -441,22 +664,33 @@ def check(paths, overrides, isolated, fmt, output, quiet, verbose, show_fixes, c
                 _write_atomic(p, new, expect=old.encode("utf-8"))
                 written += 1
             except OSError as exc:
-                click.echo(f"{_escape(p)}: error: fixed file not written: {_escape(exc.strerror or str(exc))}",
-                           err=True)
+                click.echo(
+                    f"{_escape(p)}: error: fixed file not written: {_escape(exc.strerror or str(exc))}", err=True
+                )
                 refused = True
         if written:
             click.echo(f"colint: fixed {written} file{'s' if written != 1 else ''}", err=True)
         if changed:
-            results, groups = check_grouped(paths, overrides, isolated=isolated, baseline_path=baseline,
-                                            settings_dirs=settings_dirs, strict=strict)
+            results, groups = check_grouped(
+                paths, overrides, isolated=isolated, baseline_path=baseline, settings_dirs=settings_dirs, strict=strict
+            )
             for i, r in fix_failed.items():  # a file whose fixing failed keeps that error in the report
                 results[i] = r
     from colint.reporters.console import use_colour
 
     colour = output is None and use_colour(color, sys.stdout.isatty())
     summ = summary(results)
-    report = _render_report(fmt, results, summ, groups, statistics=statistics, quiet=quiet, verbose=verbose,
-                            show_fixes=show_fixes, colour=colour)
+    report = _render_report(
+        fmt,
+        results,
+        summ,
+        groups,
+        statistics=statistics,
+        quiet=quiet,
+        verbose=verbose,
+        show_fixes=show_fixes,
+        colour=colour,
+    )
     if statistics:  # the counts name no file: the files that could not be checked are told apart
         _echo_errors(results)
     _emit(report, output, colour)
@@ -517,8 +751,18 @@ def _with_stdin(paths: list[str], stdin_filename: str | None):
     return [name if p == "-" else p for p in paths], (name, raw, stdin_syntax(stdin_filename, raw))
 
 
-def _render_report(fmt: str, results, summ: dict, groups, *, statistics: bool, colour: bool, quiet: bool = False,
-                   verbose: bool = False, show_fixes: bool = False) -> str:
+def _render_report(
+    fmt: str,
+    results,
+    summ: dict,
+    groups,
+    *,
+    statistics: bool,
+    colour: bool,
+    quiet: bool = False,
+    verbose: bool = False,
+    show_fixes: bool = False,
+) -> str:
     if statistics:
         from colint.checking import statistics as stats
 
@@ -527,15 +771,15 @@ def _render_report(fmt: str, results, summ: dict, groups, *, statistics: bool, c
             import json
 
             return json.dumps(rows, indent=2)
-        return "\n".join(f"{r['count']:>5}  {r['code']}  {r['severity']:<7}  {r['name']}" for r in rows) \
-            or "no findings"
+        return (
+            "\n".join(f"{r['count']:>5}  {r['code']}  {r['severity']:<7}  {r['name']}" for r in rows) or "no findings"
+        )
     from colint.checking import estimate_labels
     from colint.reporters import ReportInput
     from colint.rules import all_rules
 
     labels = tuple(estimate_labels(results, groups))
-    ri = ReportInput(rules=all_rules, colour=colour, labels=labels, quiet=quiet, show_fixes=show_fixes,
-                     verbose=verbose)
+    ri = ReportInput(rules=all_rules, colour=colour, labels=labels, quiet=quiet, show_fixes=show_fixes, verbose=verbose)
     return REPORTERS[fmt](results, summ, ri)
 
 
@@ -560,15 +804,24 @@ def config_cmd(path, overrides, isolated, fmt) -> None:
     if fmt == "json":
         import json
 
-        click.echo(json.dumps({"path": path, "config": eff.config.label if eff.config else None,
-                               "settings": eff.as_dict()}, indent=2))
+        click.echo(
+            json.dumps(
+                {"path": path, "config": eff.config.label if eff.config else None, "settings": eff.as_dict()}, indent=2
+            )
+        )
     else:
         click.echo(_escape_lines(render_effective(eff, path)))
 
 
 @cli.command("rules")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text", show_default=True,
-              help="markdown: every rule's documentation, the page docs/rules.md holds.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="markdown: every rule's documentation, the page docs/rules.md holds.",
+)
 def rules_cmd(fmt: str) -> None:
     """List every rule."""
     from colint.rules import all_rules
@@ -582,10 +835,22 @@ def rules_cmd(fmt: str) -> None:
     if fmt == "json":
         import json
 
-        click.echo(json.dumps([{"code": r.code, "name": r.name, "family": r.family, "severity": r.severity,
-                                "summary": r.summary,
-                                "options": {k: v[0] for k, v in r.options.items()}} for r in rules.values()],
-                              indent=2))
+        click.echo(
+            json.dumps(
+                [
+                    {
+                        "code": r.code,
+                        "name": r.name,
+                        "family": r.family,
+                        "severity": r.severity,
+                        "summary": r.summary,
+                        "options": {k: v[0] for k, v in r.options.items()},
+                    }
+                    for r in rules.values()
+                ],
+                indent=2,
+            )
+        )
         return
     for r in rules.values():
         click.echo(f"{r.code}  {r.name:<34} {r.family:<14} {r.severity:<8} {r.summary}")
@@ -619,8 +884,13 @@ def rule_cmd(code: str) -> None:
 
 @cli.command("schema")
 @click.argument("which", type=click.Choice(["design", "report"]), default="design")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, allow_dash=False), default=None,
-              help="Write the JSON Schema to FILE instead of standard output.")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, allow_dash=False),
+    default=None,
+    help="Write the JSON Schema to FILE instead of standard output.",
+)
 def schema_cmd(which: str, output: str | None) -> None:
     """Print a JSON Schema: of colint's own design-file format (design, docs/schema.md), or of
     `colint check --output-format json` (report, docs/output.md)."""
@@ -659,15 +929,35 @@ def _file_options(path: str, overrides: dict, isolated: bool):
 @cli.command("suggest")
 @click.argument("path", type=click.Path(dir_okay=True, allow_dash=False, readable=False))
 @_settings_options
-@click.option("--budget-pct", type=click.FloatRange(min=0), default=2.0, show_default=True,
-              help="Largest change of the total parameter count, in % of the original.")
-@click.option("--objective", type=click.Choice(["throughput", "latency", "frontier"]), default="throughput",
-              show_default=True, help="throughput: prefill and decode step time weigh the same; latency: decode "
-              "weighs 3x; frontier: tok/s/GPU on the throughput-interactivity frontier at --at-interactivity.")
-@click.option("--at-interactivity", type=click.FloatRange(min=0, min_open=True), default=None, metavar="TOK_S_USER",
-              help="Rank by tok/s/GPU at this many tok/s per user (implies --objective frontier). [default: 50]")
-@click.option("--top", type=click.IntRange(min=1, max=50), default=5, show_default=True,
-              help="How many verified variants to print.")
+@click.option(
+    "--budget-pct",
+    type=click.FloatRange(min=0),
+    default=2.0,
+    show_default=True,
+    help="Largest change of the total parameter count, in % of the original.",
+)
+@click.option(
+    "--objective",
+    type=click.Choice(["throughput", "latency", "frontier"]),
+    default="throughput",
+    show_default=True,
+    help="throughput: prefill and decode step time weigh the same; latency: decode "
+    "weighs 3x; frontier: tok/s/GPU on the throughput-interactivity frontier at --at-interactivity.",
+)
+@click.option(
+    "--at-interactivity",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="TOK_S_USER",
+    help="Rank by tok/s/GPU at this many tok/s per user (implies --objective frontier). [default: 50]",
+)
+@click.option(
+    "--top",
+    type=click.IntRange(min=1, max=50),
+    default=5,
+    show_default=True,
+    help="How many verified variants to print.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def suggest_cmd(path, overrides, isolated, budget_pct, objective, at_interactivity, top, fmt) -> None:
     """Variants of the design within a parameter budget that pass every rule, ranked by estimated speed.
@@ -678,8 +968,14 @@ def suggest_cmd(path, overrides, isolated, budget_pct, objective, at_interactivi
 
     path = _one_path(path)
     try:
-        result = suggest(path, _file_options(path, overrides, isolated), budget_pct=budget_pct,
-                         objective=objective, top=top, at_interactivity=at_interactivity)
+        result = suggest(
+            path,
+            _file_options(path, overrides, isolated),
+            budget_pct=budget_pct,
+            objective=objective,
+            top=top,
+            at_interactivity=at_interactivity,
+        )
     except ColintError as exc:
         raise _fail_with(exc)
     if fmt == "json":
@@ -695,28 +991,65 @@ def suggest_cmd(path, overrides, isolated, budget_pct, objective, at_interactivi
 
 @cli.command("pareto")
 @click.argument("path", type=click.Path(dir_okay=False, allow_dash=False))
-@click.option("--gpu", "gpus", multiple=True, help="GPU profile name or YAML path; repeat for several. "
-              "[default: the project's gpus, else b200]")
-@click.option("--compare", "compare_path", type=click.Path(dir_okay=False, allow_dash=False), default=None,
-              help="A second design whose frontier is put beside PATH's.")
-@click.option("--variant", "variants", multiple=True, metavar="KEY=VALUE",
-              help="Compare against the design with this key of the file changed (repeatable; with --compare: "
-                   "applied to that file).")
-@click.option("--scenario", type=click.Choice(["throughput", "latency", "long-context"]), default=None,
-              help="Context and prefill tokens per forward (deployments and concurrency are enumerated). "
-              "[default: throughput]")
-@click.option("--dtype", default=None, help="GEMM format: bf16, fp16, fp8, fp8_block, nvfp4, mxfp4, int8, "
-              "int8_wo, int4_wo. [default: bf16]")
+@click.option(
+    "--gpu",
+    "gpus",
+    multiple=True,
+    help="GPU profile name or YAML path; repeat for several. [default: the project's gpus, else b200]",
+)
+@click.option(
+    "--compare",
+    "compare_path",
+    type=click.Path(dir_okay=False, allow_dash=False),
+    default=None,
+    help="A second design whose frontier is put beside PATH's.",
+)
+@click.option(
+    "--variant",
+    "variants",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Compare against the design with this key of the file changed (repeatable; with --compare: "
+    "applied to that file).",
+)
+@click.option(
+    "--scenario",
+    type=click.Choice(["throughput", "latency", "long-context"]),
+    default=None,
+    help="Context and prefill tokens per forward (deployments and concurrency are enumerated). [default: throughput]",
+)
+@click.option(
+    "--dtype",
+    default=None,
+    help="GEMM format: bf16, fp16, fp8, fp8_block, nvfp4, mxfp4, int8, int8_wo, int4_wo. [default: bf16]",
+)
 @click.option("--kv-cache", default=None, help="KV-cache format: bf16, fp8, nvfp4, ... [default: bf16]")
 @click.option("--context", type=click.IntRange(min=1), default=None, help="Context length per sequence, tokens.")
 @click.option("--prefill-tokens", type=click.IntRange(min=1), default=None, help="Tokens per prefill forward.")
 @click.option("--input-format", default=None, help="Force the input format instead of detecting it.")
-@click.option("--vocab-size", type=click.IntRange(min=1), default=None,
-              help="Vocabulary size for formats whose vocab comes from a tokenizer (Megatron/NeMo).")
+@click.option(
+    "--vocab-size",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Vocabulary size for formats whose vocab comes from a tokenizer (Megatron/NeMo).",
+)
 @click.option("--isolated", is_flag=True, help="Ignore pyproject.toml / .colint.toml files.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def pareto_cmd(path, gpus, compare_path, variants, scenario, dtype, kv_cache, context, prefill_tokens, input_format,
-               vocab_size, isolated, fmt) -> None:
+def pareto_cmd(
+    path,
+    gpus,
+    compare_path,
+    variants,
+    scenario,
+    dtype,
+    kv_cache,
+    context,
+    prefill_tokens,
+    input_format,
+    vocab_size,
+    isolated,
+    fmt,
+) -> None:
     """The throughput-interactivity frontier of PATH within one scale-up domain (estimates): tok/s/GPU
     against tok/s/user over tp, ep, attention-DP and concurrency; --compare/--variant put a second
     design beside it."""
@@ -726,12 +1059,25 @@ def pareto_cmd(path, gpus, compare_path, variants, scenario, dtype, kv_cache, co
 
     try:
         # the project's [tool.colint] gpus, scenario, dtype, context and input settings apply, as for check
-        opts = _file_options(path, _cli_overrides(gpus, scenario, dtype, None, None, None, context, None, (), (), (),
-                                                  None, input_format, vocab_size), isolated)
-        sc = make_scenario(opts.scenario, dtype=opts.dtype, kv_cache=kv_cache, context=opts.context,
-                           prefill_tokens=prefill_tokens)
-        result = run(path, opts.gpus, sc, compare_path=compare_path, variant=parse_variants(variants),
-                     input_format=opts.input_format, vocab_size=opts.vocab_size)
+        opts = _file_options(
+            path,
+            _cli_overrides(
+                gpus, scenario, dtype, None, None, None, context, None, (), (), (), None, input_format, vocab_size
+            ),
+            isolated,
+        )
+        sc = make_scenario(
+            opts.scenario, dtype=opts.dtype, kv_cache=kv_cache, context=opts.context, prefill_tokens=prefill_tokens
+        )
+        result = run(
+            path,
+            opts.gpus,
+            sc,
+            compare_path=compare_path,
+            variant=parse_variants(variants),
+            input_format=opts.input_format,
+            vocab_size=opts.vocab_size,
+        )
     except ColintError as exc:
         raise _fail_with(exc)
     if fmt == "json":
@@ -747,14 +1093,33 @@ def pareto_cmd(path, gpus, compare_path, variants, scenario, dtype, kv_cache, co
 @cli.command("report")
 @click.argument("path", type=click.Path(dir_okay=True, allow_dash=False, readable=False))
 @_settings_options
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="report.html (every chart and the findings), or x.png / x.svg (one chart).")
-@click.option("--chart", type=click.Choice(list(CHARTS)), default=None,
-              help="The chart a .png/.svg output holds. [default: roofline]")
-@click.option("--compare", "compare_path", type=click.Path(dir_okay=False, allow_dash=False), default=None,
-              help="A second design whose frontier the frontier chart draws beside PATH's.")
-@click.option("--variant", "variants", multiple=True, metavar="KEY=VALUE",
-              help="Draw the frontier of the design with this key changed beside PATH's (repeatable).")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="report.html (every chart and the findings), or x.png / x.svg (one chart).",
+)
+@click.option(
+    "--chart",
+    type=click.Choice(list(CHARTS)),
+    default=None,
+    help="The chart a .png/.svg output holds. [default: roofline]",
+)
+@click.option(
+    "--compare",
+    "compare_path",
+    type=click.Path(dir_okay=False, allow_dash=False),
+    default=None,
+    help="A second design whose frontier the frontier chart draws beside PATH's.",
+)
+@click.option(
+    "--variant",
+    "variants",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Draw the frontier of the design with this key changed beside PATH's (repeatable).",
+)
 def report_cmd(path, overrides, isolated, output, chart, compare_path, variants) -> None:
     """Charts of the design on each GPU: roofline of every GEMM, step-time breakdown, pipeline balance,
     throughput-interactivity frontier.
@@ -790,20 +1155,33 @@ def report_cmd(path, overrides, isolated, output, chart, compare_path, variants)
 
         if result.spec.num_layers > MAX_REPORT_LAYERS:
             src = result.spec.sources.get("num_layers")
-            raise ColintError(f"`colint report` charts stacks of up to {MAX_REPORT_LAYERS:,} layers; this one has "
-                              f"{result.spec.num_layers:,} (`colint check` reads it)", path=path,
-                              line=getattr(src, "line", None) or 1, column=getattr(src, "column", None) or 1)
+            raise ColintError(
+                f"`colint report` charts stacks of up to {MAX_REPORT_LAYERS:,} layers; this one has "
+                f"{result.spec.num_layers:,} (`colint check` reads it)",
+                path=path,
+                line=getattr(src, "line", None) or 1,
+                column=getattr(src, "column", None) or 1,
+            )
         other = None
         if compare_path or variants:
             from colint.pareto import load_design, parse_variants
 
             variant = parse_variants(variants)
-            other = (compare_path or path, variant, load_design(compare_path or path, variant,
-                                                                 input_format=opts.input_format,
-                                                                 vocab_size=opts.vocab_size))
-        sections = [report_data(path, result.spec, analyse(result.spec, t.profile, t.scenario),
-                                [f for f in result.findings if f.gpu in (None, t.gpu)], compare=other)
-                    for t in targets]
+            other = (
+                compare_path or path,
+                variant,
+                load_design(compare_path or path, variant, input_format=opts.input_format, vocab_size=opts.vocab_size),
+            )
+        sections = [
+            report_data(
+                path,
+                result.spec,
+                analyse(result.spec, t.profile, t.scenario),
+                [f for f in result.findings if f.gpu in (None, t.gpu)],
+                compare=other,
+            )
+            for t in targets
+        ]
     except ColintError as exc:
         raise _fail_with(exc)
     try:
@@ -815,8 +1193,13 @@ def report_cmd(path, overrides, isolated, output, chart, compare_path, variants)
     outputs: list[tuple[str, Callable[[], str | bytes]]]
     if ext in (".png", ".svg"):  # one chart per file: with several GPUs, one file each (x-b200.png, x-h100-sxm.png)
         stem = os.path.splitext(output)[0]
-        outputs = [(output if len(sections) == 1 else f"{stem}-{d['gpu']}{ext}",
-                    partial(render_chart, d, chart or "roofline", ext[1:])) for d in sections]
+        outputs = [
+            (
+                output if len(sections) == 1 else f"{stem}-{d['gpu']}{ext}",
+                partial(render_chart, d, chart or "roofline", ext[1:]),
+            )
+            for d in sections
+        ]
     else:
         outputs = [(output, partial(render_html, sections))]
     for out_path, render in outputs:
@@ -863,8 +1246,12 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, ColintError):
             click.echo(_escape(exc.located()), err=True)
         else:
-            click.echo(_escape(f"colint: internal error: {type(exc).__name__}: {exc} "
-                               "(please report this with the input file)"), err=True)
+            click.echo(
+                _escape(
+                    f"colint: internal error: {type(exc).__name__}: {exc} (please report this with the input file)"
+                ),
+                err=True,
+            )
         return EXIT_ERROR
 
 

@@ -82,8 +82,9 @@ SHARED_MAX = 4096
 class Closure:
     """Re-checks the fixes of one file's findings (``close``)."""
 
-    def __init__(self, path: str, doc, spec, findings: list[Finding], targets, opts, rules, *, check_spec,
-                 build_targets) -> None:
+    def __init__(
+        self, path: str, doc, spec, findings: list[Finding], targets, opts, rules, *, check_spec, build_targets
+    ) -> None:
         # the engine's own check_spec and build_targets (colint.checking), passed in: the engine calls this
         # module, never the other way round
         self._check_spec, self._build_targets = check_spec, build_targets
@@ -122,13 +123,21 @@ class Closure:
         spec, findings, error, noop = self._cache[key]
         if error is not None:
             return Outcome([], error=error)
-        blocking = [f for f in findings if SEVERITY_ORDER[f.severity] <= level
-                    and self.before.get((f.code, f.key, f.gpu), 99) > SEVERITY_ORDER[f.severity]]
+        blocking = [
+            f
+            for f in findings
+            if SEVERITY_ORDER[f.severity] <= level
+            and self.before.get((f.code, f.key, f.gpu), 99) > SEVERITY_ORDER[f.severity]
+        ]
         if fixed is not None and fx.edits:
             # an edit that leaves the finding it fixes standing at its severity (2880 -> 2944 on a 256-wide
             # cooperative tile: "not a multiple of 256") does not fix it
-            blocking += [f for f in findings if (f.code, f.key, f.gpu) == (fixed.code, fixed.key, fixed.gpu)
-                         and SEVERITY_ORDER[f.severity] <= SEVERITY_ORDER[fixed.severity]]
+            blocking += [
+                f
+                for f in findings
+                if (f.code, f.key, f.gpu) == (fixed.code, fixed.key, fixed.gpu)
+                and SEVERITY_ORDER[f.severity] <= SEVERITY_ORDER[fixed.severity]
+            ]
         return Outcome(blocking, spec=spec, noop=noop)
 
     def _recheck(self, fx: Fix):
@@ -175,7 +184,7 @@ class Closure:
         if new == m.group(0).replace("−", "-"):
             return fx
         STATS.delta_corrected += 1
-        return fx.model_copy(update={"title": fx.title[:m.start()] + new + fx.title[m.end():]})
+        return fx.model_copy(update={"title": fx.title[: m.start()] + new + fx.title[m.end() :]})
 
     # -- the pass over the findings -------------------------------------------------------------
     def close(self) -> list[Finding]:
@@ -200,8 +209,11 @@ class Closure:
                     continue
                 kept.append(chosen)
             # a trade-off is a state that runs: one that does not load or raises an error is no option at all
-            soft = [(fx, why) for fx, why in blocked
-                    if why is not None and why.error is None and all(b.severity != "error" for b in why.blocking)]
+            soft = [
+                (fx, why)
+                for fx, why in blocked
+                if why is not None and why.error is None and all(b.severity != "error" for b in why.blocking)
+            ]
             if soft and not any(fx.edits or fx.settings for fx in kept):
                 fx, trade = soft[0]
                 STATS.tradeoff += 1
@@ -232,10 +244,26 @@ class Closure:
         return None, first
 
 
-_MODEL_FIELDS = ("hidden_size", "num_layers", "vocab_size", "vocab_padding", "tie_word_embeddings",
-                 "max_position_embeddings", "position_embeddings", "layer_kinds", "layer_pattern", "mtp_layers",
-                 "mtp_params", "embedding_params_extra", "extra_params", "quantization", "sliding_window",
-                 "per_layer_lists", "loader_rejects", "dtype")
+_MODEL_FIELDS = (
+    "hidden_size",
+    "num_layers",
+    "vocab_size",
+    "vocab_padding",
+    "tie_word_embeddings",
+    "max_position_embeddings",
+    "position_embeddings",
+    "layer_kinds",
+    "layer_pattern",
+    "mtp_layers",
+    "mtp_params",
+    "embedding_params_extra",
+    "extra_params",
+    "quantization",
+    "sliding_window",
+    "per_layer_lists",
+    "loader_rejects",
+    "dtype",
+)
 
 
 def _same_model(a, b) -> bool:
@@ -244,11 +272,13 @@ def _same_model(a, b) -> bool:
     return all(getattr(a, f) == getattr(b, f) for f in _MODEL_FIELDS)
 
 
-def close_advice(path: str, doc, spec, findings: list[Finding], targets, opts, rules, *, check_spec,
-                 build_targets) -> list[Finding]:
+def close_advice(
+    path: str, doc, spec, findings: list[Finding], targets, opts, rules, *, check_spec, build_targets
+) -> list[Finding]:
     """``findings`` with every fix re-checked at the state it leads to (see the module doc); ``check_spec`` and
     ``build_targets`` are the engine's (colint.checking)."""
     if not any(fx.edits or fx.settings for f in findings for fx in f.fixes):
         return findings
-    return Closure(path, doc, spec, findings, targets, opts, rules, check_spec=check_spec,
-                   build_targets=build_targets).close()
+    return Closure(
+        path, doc, spec, findings, targets, opts, rules, check_spec=check_spec, build_targets=build_targets
+    ).close()

@@ -6,8 +6,15 @@ from __future__ import annotations
 class ColintError(Exception):
     """Base for errors reported to the user as ``path:line:col: error: message``."""
 
-    def __init__(self, message: str, *, path: str | None = None, line: int | None = None,
-                 column: int | None = None, key: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        key: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.path = path
@@ -60,5 +67,8 @@ class InternalError(ColintError):
     def wrap(cls, exc: BaseException, path: str) -> InternalError:
         text = " ".join(str(exc).split())
         text = text if len(text) <= 300 else text[:297] + "..."
-        return cls(f"internal error: {type(exc).__name__}{': ' + text if text else ''} (please report this with the "
-                   "input file)", path=path)
+        return cls(
+            f"internal error: {type(exc).__name__}{': ' + text if text else ''} (please report this with the "
+            "input file)",
+            path=path,
+        )

@@ -6,8 +6,12 @@ from __future__ import annotations
 import os
 import stat
 
-_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"))
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def file_kind(mode: int) -> str:
@@ -39,8 +43,9 @@ def read_limited(path: str, limit: int, error, limit_for: str = "", noun: str = 
         if not stat.S_ISREG(st.st_mode):
             raise error(f"is {file_kind(st.st_mode)}, not a regular file: refused unread", path=path)
         if st.st_size > limit:
-            raise error(f"file is {st.st_size:,} bytes, over the {limit:,}-byte limit{limit_for}",
-                        path=path, line=1, column=1)
+            raise error(
+                f"file is {st.st_size:,} bytes, over the {limit:,}-byte limit{limit_for}", path=path, line=1, column=1
+            )
         chunks, total = [], 0
         while total <= limit:
             try:

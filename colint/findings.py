@@ -48,19 +48,36 @@ class Finding(Record):
 
     def sort_key(self) -> tuple:
         loss = self.impact.estimated_loss_pct
-        return (SEVERITY_ORDER[self.severity], -(loss if loss is not None else -1.0), self.line or 0,
-                self.code, self.key or "")
+        return (
+            SEVERITY_ORDER[self.severity],
+            -(loss if loss is not None else -1.0),
+            self.line or 0,
+            self.code,
+            self.key or "",
+        )
 
     def public(self) -> dict:
         """The JSON shape of docs/output.md (docs/check-report.schema.json)."""
         return {
-            "code": self.code, "name": self.name, "rule": self.rule, "severity": self.severity,
-            "message": self.message, "key": self.key, "line": self.line, "column": self.column,
-            "gpu": self.gpu, "impact": {"estimated_loss_pct": self.impact.estimated_loss_pct},
+            "code": self.code,
+            "name": self.name,
+            "rule": self.rule,
+            "severity": self.severity,
+            "message": self.message,
+            "key": self.key,
+            "line": self.line,
+            "column": self.column,
+            "gpu": self.gpu,
+            "impact": {"estimated_loss_pct": self.impact.estimated_loss_pct},
             "evidence": self.evidence,
-            "fixes": [{"title": f.title, "safety": f.safety,
-                       "edits": [{"key": e.key, "old": e.old, "new": e.new} for e in f.edits]}
-                      for f in self.fixes],
+            "fixes": [
+                {
+                    "title": f.title,
+                    "safety": f.safety,
+                    "edits": [{"key": e.key, "old": e.old, "new": e.new} for e in f.edits],
+                }
+                for f in self.fixes
+            ],
         }
 
 

@@ -224,8 +224,15 @@ def _yaml_insert(doc: Document, edit: Edit) -> tuple[int, int, str] | None:
     parent, key = path[:-1], path[-1]
     node = doc.get(parent)
     literal = yaml_literal(edit.new)
-    if (not isinstance(node, dict) or key in node or not node or literal is None or not isinstance(key, str)
-            or not _YAML_PLAIN_STR.match(key) or key.lower() in _YAML11_WORDS):
+    if (
+        not isinstance(node, dict)
+        or key in node
+        or not node
+        or literal is None
+        or not isinstance(key, str)
+        or not _YAML_PLAIN_STR.match(key)
+        or key.lower() in _YAML11_WORDS
+    ):
         return None
     if not parent and doc.text.lstrip().startswith("{"):
         return _yaml_flow_insert(doc.text, key, literal)
@@ -239,7 +246,7 @@ def _yaml_insert(doc: Document, edit: Edit) -> tuple[int, int, str] | None:
     last = max(sp.line for sp in spans) - 1  # 0-based line of the last member's key
     key_line = lines[last]
     indent = key_line[: column - 1]
-    if indent.strip() or key_line[column - 1:].startswith(("{", "[", "-")) or "{" in key_line[:column - 1]:
+    if indent.strip() or key_line[column - 1 :].startswith(("{", "[", "-")) or "{" in key_line[: column - 1]:
         return None  # a flow mapping, or a member that shares its line with a list dash
     end = last  # the last line of that member's value: deeper-indented or blank/comment lines that follow
     for i in range(last + 1, len(lines)):
@@ -263,7 +270,7 @@ def _yaml_flow_insert(text: str, key: str, literal: str) -> tuple[int, int, str]
     """The insert of ``"key": literal`` as a new last member of a document that is one flow mapping (GPT-NeoX's
     JSON-with-comments YAML): after the last member, before the closing brace, on its own line."""
     close = text.rfind("}")
-    if close < 0 or any(x.strip() and not x.strip().startswith("#") for x in text[close + 1:].split("\n")):
+    if close < 0 or any(x.strip() and not x.strip().startswith("#") for x in text[close + 1 :].split("\n")):
         return None
     lines = text[:close].split("\n")
     for i in range(len(lines) - 1, -1, -1):
@@ -362,8 +369,15 @@ def edited_document(doc: Document, edits: list[Edit]) -> Document | None:
             _set(data, p, raw)
     for p, v in values.items():
         _set(data, p, v)
-    out = Document(path=doc.path, text=text, syntax=doc.syntax, data=data, spans=spans,
-                   duplicate_keys=list(doc.duplicate_keys), nonstandard=list(doc.nonstandard))
+    out = Document(
+        path=doc.path,
+        text=text,
+        syntax=doc.syntax,
+        data=data,
+        spans=spans,
+        duplicate_keys=list(doc.duplicate_keys),
+        nonstandard=list(doc.nonstandard),
+    )
     resolve_document(out)
     return out
 

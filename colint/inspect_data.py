@@ -24,8 +24,7 @@ def inspect_spec(spec: ModelSpec, path: str) -> dict:
             "counts_include_vocab": p.known_vocab,
         },
         "gemms": [
-            {"name": g.name, "layers": g.layers, "k": g.k, "n": g.n, "m_per_token": g.m_per_token,
-             "count": g.count}
+            {"name": g.name, "layers": g.layers, "k": g.k, "n": g.n, "m_per_token": g.m_per_token, "count": g.count}
             for g in gemms(spec)
         ],
         "kv_cache_bytes_per_token": kv_cache_bytes_per_token(spec),

@@ -49,11 +49,16 @@ def lint(path: str, text: str, overrides: dict, isolated: bool) -> tuple[list, o
         ln = max((line or 1) - 1, 0)
         text_line = lines[ln] if ln < len(lines) else ""
         col = _utf16(text_line[: max((column or 1) - 1, 0)]) if line else 0
-        return types.Range(start=types.Position(line=ln, character=col),
-                           end=types.Position(line=ln, character=max(_utf16(text_line), col)))
+        return types.Range(
+            start=types.Position(line=ln, character=col),
+            end=types.Position(line=ln, character=max(_utf16(text_line), col)),
+        )
 
-    severity = {"error": types.DiagnosticSeverity.Error, "warning": types.DiagnosticSeverity.Warning,
-                "info": types.DiagnosticSeverity.Information}
+    severity = {
+        "error": types.DiagnosticSeverity.Error,
+        "warning": types.DiagnosticSeverity.Warning,
+        "info": types.DiagnosticSeverity.Information,
+    }
     try:
         cfg = None if isolated else find_config(os.path.dirname(os.path.abspath(path)))
         opts = resolve(cfg, overrides).check_options()
@@ -68,10 +73,30 @@ def lint(path: str, text: str, overrides: dict, isolated: bool) -> tuple[list, o
     except ColintError as exc:
         if exc.path is not None and os.path.abspath(exc.path) != os.path.abspath(path):
             # a settings file's error (pyproject.toml, a GPU profile): say where, on the first line
-            return [types.Diagnostic(range=where(None, None), message=exc.located(),
-                                     severity=types.DiagnosticSeverity.Error, source=SOURCE)], None, []
-        return [types.Diagnostic(range=where(exc.line, exc.column), message=exc.message_with_key(),
-                                 severity=types.DiagnosticSeverity.Error, source=SOURCE)], None, []
+            return (
+                [
+                    types.Diagnostic(
+                        range=where(None, None),
+                        message=exc.located(),
+                        severity=types.DiagnosticSeverity.Error,
+                        source=SOURCE,
+                    )
+                ],
+                None,
+                [],
+            )
+        return (
+            [
+                types.Diagnostic(
+                    range=where(exc.line, exc.column),
+                    message=exc.message_with_key(),
+                    severity=types.DiagnosticSeverity.Error,
+                    source=SOURCE,
+                )
+            ],
+            None,
+            [],
+        )
     out = []
     for f in result.findings:
         from colint.reporters.text import fix_line
@@ -80,8 +105,15 @@ def lint(path: str, text: str, overrides: dict, isolated: bool) -> tuple[list, o
         extra = list(f.details) + [fix_line(fx) for fx in f.fixes]
         if extra:
             message += "\n" + "\n".join(extra)
-        out.append(types.Diagnostic(range=where(f.line, f.column), message=message, severity=severity[f.severity],
-                                    code=f.code, source=SOURCE))
+        out.append(
+            types.Diagnostic(
+                range=where(f.line, f.column),
+                message=message,
+                severity=severity[f.severity],
+                code=f.code,
+                source=SOURCE,
+            )
+        )
     return out, doc, list(result.findings)
 
 
@@ -113,12 +145,20 @@ def code_actions(uri: str, doc, findings: list, diagnostics: list, wanted: list)
             end = 0
             while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
                 end += 1
-            edit = types.TextEdit(range=types.Range(start=_position(old, start), end=_position(old, len(old) - end)),
-                                  new_text=new[start:len(new) - end])
+            edit = types.TextEdit(
+                range=types.Range(start=_position(old, start), end=_position(old, len(old) - end)),
+                new_text=new[start : len(new) - end],
+            )
             title = f"{f.code}: {fx.title}" + (" (unsafe: changes the architecture)" if fx.safety == "unsafe" else "")
-            out.append(types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[diag],
-                                        is_preferred=fx.safety == "safe",
-                                        edit=types.WorkspaceEdit(changes={uri: [edit]})))
+            out.append(
+                types.CodeAction(
+                    title=title,
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diag],
+                    is_preferred=fx.safety == "safe",
+                    edit=types.WorkspaceEdit(changes={uri: [edit]}),
+                )
+            )
     return out
 
 
@@ -136,12 +176,17 @@ def create_server(overrides: dict, isolated: bool = False):
         try:
             diags, doc, findings = lint(path, document.source, overrides, isolated)
         except Exception as exc:  # noqa: BLE001 - a server keeps serving; the editor's log says why
-            server.window_log_message(types.LogMessageParams(
-                type=types.MessageType.Error, message=f"colint: internal error on {path}: {type(exc).__name__}: {exc}"))
+            server.window_log_message(
+                types.LogMessageParams(
+                    type=types.MessageType.Error,
+                    message=f"colint: internal error on {path}: {type(exc).__name__}: {exc}",
+                )
+            )
             diags, doc, findings = [], None, []
         state[uri] = (diags, doc, findings)
         server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=diags, version=version))
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=diags, version=version)
+        )
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls, params: types.DidOpenTextDocumentParams) -> None:
@@ -155,8 +200,9 @@ def create_server(overrides: dict, isolated: bool = False):
     def did_save(ls, params: types.DidSaveTextDocumentParams) -> None:
         publish(params.text_document.uri)
 
-    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
-                    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix])
+    )
     def code_action(ls, params: types.CodeActionParams):
         diags, doc, findings = state.get(params.text_document.uri, ([], None, []))
         if doc is None or not findings:
@@ -167,6 +213,7 @@ def create_server(overrides: dict, isolated: bool = False):
     def did_close(ls, params: types.DidCloseTextDocumentParams) -> None:
         state.pop(params.text_document.uri, None)
         server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+            types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
+        )
 
     return server

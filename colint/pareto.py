@@ -28,8 +28,9 @@ class ParetoResult:
         out: dict[str, Any] = {
             "version": __version__,
             "estimate": "every figure is an estimate of colint's step model (not a measurement)",
-            "designs": [{"name": name, "gpus": [f.public() for f in frs]}
-                        for name, frs in zip(self.designs, self.frontiers)],
+            "designs": [
+                {"name": name, "gpus": [f.public() for f in frs]} for name, frs in zip(self.designs, self.frontiers)
+            ],
         }
         if self.comparisons:
             out["comparison"] = self.comparisons
@@ -51,8 +52,13 @@ def parse_variants(items: tuple[str, ...] | list[str]) -> dict[str, Any]:
     return out
 
 
-def load_design(path: str, variant: Optional[dict[str, Any]] = None, *, input_format: Optional[str] = None,
-                vocab_size: Optional[int] = None):
+def load_design(
+    path: str,
+    variant: Optional[dict[str, Any]] = None,
+    *,
+    input_format: Optional[str] = None,
+    vocab_size: Optional[int] = None,
+):
     """The ModelSpec of ``path``, with ``variant`` edits (key -> new value) applied to its text."""
     from colint.loading import load
     from colint.normalize import normalize
@@ -79,24 +85,35 @@ def load_design(path: str, variant: Optional[dict[str, Any]] = None, *, input_fo
         raise
 
 
-def run(path: str, gpus: list[str], scenario, *, compare_path: Optional[str] = None,
-        variant: Optional[dict[str, Any]] = None, input_format: Optional[str] = None,
-        vocab_size: Optional[int] = None) -> ParetoResult:
+def run(
+    path: str,
+    gpus: list[str],
+    scenario,
+    *,
+    compare_path: Optional[str] = None,
+    variant: Optional[dict[str, Any]] = None,
+    input_format: Optional[str] = None,
+    vocab_size: Optional[int] = None,
+) -> ParetoResult:
     """Frontiers of ``path`` (and of the compared design: ``compare_path`` and/or ``variant``) on each GPU."""
     from colint.analysis.frontier import compare, frontier
     from colint.hardware_profiles import load_profile
 
     profiles = [load_profile(g) for g in gpus]
-    specs: list[tuple[str, dict, Any]] = [(path, {}, load_design(path, input_format=input_format, vocab_size=vocab_size))]
+    specs: list[tuple[str, dict, Any]] = [
+        (path, {}, load_design(path, input_format=input_format, vocab_size=vocab_size))
+    ]
     if compare_path or variant:
         other = compare_path or path
-        specs.append((other, dict(variant or {}),
-                      load_design(other, variant, input_format=input_format, vocab_size=vocab_size)))
+        specs.append(
+            (other, dict(variant or {}), load_design(other, variant, input_format=input_format, vocab_size=vocab_size))
+        )
     names = [_name(p, v) for p, v, _ in specs]
     frontiers = []
     for p, v, spec in specs:
-        frontiers.append([frontier(spec, prof, scenario.model_copy(update={"gpu": prof.name}), p, v)
-                          for prof in profiles])
+        frontiers.append(
+            [frontier(spec, prof, scenario.model_copy(update={"gpu": prof.name}), p, v) for prof in profiles]
+        )
     result = ParetoResult(names, frontiers)
     if len(specs) == 2:
         for fa, fb in zip(*frontiers):

@@ -45,8 +45,16 @@ class FieldInfo:
 
     __slots__ = ("name", "default", "default_factory", "constraints", "description", "alias", "check")
 
-    def __init__(self, default: Any = _REQUIRED, *, default_factory: Any = None, description: Optional[str] = None,
-                 alias: Optional[str] = None, check: Any = None, **constraints: Any) -> None:
+    def __init__(
+        self,
+        default: Any = _REQUIRED,
+        *,
+        default_factory: Any = None,
+        description: Optional[str] = None,
+        alias: Optional[str] = None,
+        check: Any = None,
+        **constraints: Any,
+    ) -> None:
         if default is not _REQUIRED and default_factory is not None:
             raise TypeError("give a default or a default_factory, not both")
         unknown = set(constraints) - {"gt", "ge", "lt", "le"}
@@ -65,13 +73,21 @@ class FieldInfo:
         return f"FieldInfo({self.name!r})"
 
 
-def field(default: Any = _REQUIRED, *, default_factory: Any = None, description: Optional[str] = None,
-          alias: Optional[str] = None, check: Any = None, **constraints: Any) -> Any:
+def field(
+    default: Any = _REQUIRED,
+    *,
+    default_factory: Any = None,
+    description: Optional[str] = None,
+    alias: Optional[str] = None,
+    check: Any = None,
+    **constraints: Any,
+) -> Any:
     """A field's default, and what only validation looks at: constraints (``gt``, ``ge``, ``lt``, ``le``),
     ``alias`` (the name in validated input; the field's own name is accepted too) and ``check``
     (``value -> value``, raising ValueError for a value the type admits but the field does not)."""
-    return FieldInfo(default, default_factory=default_factory, description=description, alias=alias,
-                     check=check, **constraints)
+    return FieldInfo(
+        default, default_factory=default_factory, description=description, alias=alias, check=check, **constraints
+    )
 
 
 class Record:
@@ -224,9 +240,12 @@ class Record:
             return value if type(value) is cls else cls._from_mirror(inner(value))
 
         return core_schema.no_info_wrap_validator_function(
-            validate, handler(schema_model(cls)),
+            validate,
+            handler(schema_model(cls)),
             serialization=core_schema.plain_serializer_function_ser_schema(
-                lambda r, info: r.model_dump(mode=info.mode), info_arg=True))
+                lambda r, info: r.model_dump(mode=info.mode), info_arg=True
+            ),
+        )
 
     @classmethod
     def _from_mirror(cls, m: Any) -> Any:
@@ -250,8 +269,12 @@ def _make_init(cls: type) -> Any:
     and rejects unknown ones), defaults applied in line, the values stored as the instance dict: three
     times faster than the generic loop for colint's wide records (ModelSpec, Mixer)."""
     plan = cls.__record_plan__ or _plan(cls)
-    env: dict[str, Any] = {"_M": _REQUIRED, "_set": _set, "_reference": Record.__init__,
-                           "_module": sys.modules[__name__]}
+    env: dict[str, Any] = {
+        "_M": _REQUIRED,
+        "_set": _set,
+        "_reference": Record.__init__,
+        "_module": sys.modules[__name__],
+    }
     params, body, names = [], [], []
     for i, (name, default, factory) in enumerate(plan):
         if not name.isidentifier() or name in ("self", *env):
@@ -267,10 +290,17 @@ def _make_init(cls: type) -> Any:
             env[f"_d{i}"] = default
             body.append(f"    if {name} is _M: {name} = _d{i}")
     passed = "".join(f"({n!r}, {n}), " for n in names)
-    check = (f"    if _module._CHECK:  # COLINT_CHECK_RECORDS: the reference constructor validates\n"
-             f"        return _reference(self, **{{k: v for k, v in ({passed}) if v is not _M}})\n")
-    src = (f"def {cls.__name__}(self, /{', *, ' + ', '.join(params) if params else ''}):\n" + check + "\n".join(body)
-           + ("\n" if body else "") + f"    _set(self, '__dict__', {{{', '.join(f'{n!r}: {n}' for n in names)}}})\n")
+    check = (
+        f"    if _module._CHECK:  # COLINT_CHECK_RECORDS: the reference constructor validates\n"
+        f"        return _reference(self, **{{k: v for k, v in ({passed}) if v is not _M}})\n"
+    )
+    src = (
+        f"def {cls.__name__}(self, /{', *, ' + ', '.join(params) if params else ''}):\n"
+        + check
+        + "\n".join(body)
+        + ("\n" if body else "")
+        + f"    _set(self, '__dict__', {{{', '.join(f'{n!r}: {n}' for n in names)}}})\n"
+    )
     exec(compile(src, f"<record {cls.__qualname__}>", "exec"), env)
     fn = env[cls.__name__]
     fn.__qualname__ = f"{cls.__qualname__}.__init__"
@@ -367,6 +397,7 @@ def schema_model(cls: type) -> type:
         if f.check is not None:
             validators[f"check_{name}"] = field_validator(name)(_checker(f.check))
     if cls._invariants is not Record._invariants:
+
         def _after(m: Any) -> Any:
             cls._invariants(m)
             return m
@@ -374,8 +405,14 @@ def schema_model(cls: type) -> type:
         validators["record_invariants"] = model_validator(mode="after")(_after)
     aliased = any(f.alias is not None for f in cls.__record_fields__.values())
     config = ConfigDict(extra=cls.__record_extra__, **({"populate_by_name": True} if aliased else {}))
-    mirror = create_model(cls.__name__, __config__=config,
-                          __doc__=cls.__doc__, __module__=cls.__module__, __validators__=validators, **fields)
+    mirror = create_model(
+        cls.__name__,
+        __config__=config,
+        __doc__=cls.__doc__,
+        __module__=cls.__module__,
+        __validators__=validators,
+        **fields,
+    )
     _MIRRORS[cls] = mirror
     return mirror
 
@@ -399,8 +436,10 @@ def _adapter(cls: type) -> Any:
 def _check_against_schema(record: Record, data: dict) -> None:
     validated = _adapter(type(record)).validate_python(data)  # pydantic itself, not the exact-data path
     if repr(validated) != repr(record):
-        raise AssertionError(f"trusted {type(record).__name__} differs from its validated value:\n"
-                             f"  trusted:   {record!r}\n  validated: {validated!r}")
+        raise AssertionError(
+            f"trusted {type(record).__name__} differs from its validated value:\n"
+            f"  trusted:   {record!r}\n  validated: {validated!r}"
+        )
 
 
 def from_trusted_data(cls: type, data: Any) -> Any:

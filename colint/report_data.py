@@ -36,18 +36,34 @@ def roofline(w) -> dict[str, Any]:
         step_s = w.steps[regime].estimate_s or 1.0
         for row in w.gemms[regime]:
             t = row.time
-            points.append({
-                "regime": regime, "name": row.name, "kind": row.kind or "lm_head", "dtype": row.dtype,
-                "m": row.m, "n": row.n, "k": row.k,
-                "arithmetic_intensity": t.arithmetic_intensity,
-                "attained_flops_per_s": t.flops / t.estimate_s if t.estimate_s else 0.0,
-                "sol_flops_per_s": t.flops / t.sol_s if t.sol_s else 0.0,
-                "bound": t.bound, "step_share": row.total_s / step_s,
-            })
-    roofs = [{"format": f, "peak_flops_per_s": p.peak_flops(f), "ridge": p.ridge(f)}
-             for f in sorted(p.peak_tflops, key=lambda f: p.peak_tflops[f])]
-    return {"gpu": p.name, "memory_bytes_per_s": p.memory_bytes_per_s, "roofs": roofs,
-            "gemm_format": w.scenario.gemm_format, "points": points, "label": w.label()}
+            points.append(
+                {
+                    "regime": regime,
+                    "name": row.name,
+                    "kind": row.kind or "lm_head",
+                    "dtype": row.dtype,
+                    "m": row.m,
+                    "n": row.n,
+                    "k": row.k,
+                    "arithmetic_intensity": t.arithmetic_intensity,
+                    "attained_flops_per_s": t.flops / t.estimate_s if t.estimate_s else 0.0,
+                    "sol_flops_per_s": t.flops / t.sol_s if t.sol_s else 0.0,
+                    "bound": t.bound,
+                    "step_share": row.total_s / step_s,
+                }
+            )
+    roofs = [
+        {"format": f, "peak_flops_per_s": p.peak_flops(f), "ridge": p.ridge(f)}
+        for f in sorted(p.peak_tflops, key=lambda f: p.peak_tflops[f])
+    ]
+    return {
+        "gpu": p.name,
+        "memory_bytes_per_s": p.memory_bytes_per_s,
+        "roofs": roofs,
+        "gemm_format": w.scenario.gemm_format,
+        "points": points,
+        "label": w.label(),
+    }
 
 
 def time_breakdown(w) -> dict[str, Any]:
@@ -67,9 +83,12 @@ def time_breakdown(w) -> dict[str, Any]:
         parts["attention core"] = step.attention_core_s
         parts["collectives"] = step.comm_s
         parts["overheads"] = max(0.0, step.estimate_s - sum(parts.values()))
-        out["regimes"][regime] = {"step_s": step.estimate_s, "tokens": step.tokens, "seconds": parts,
-                                  "shares": {k: (v / step.estimate_s if step.estimate_s else 0.0)
-                                             for k, v in parts.items()}}
+        out["regimes"][regime] = {
+            "step_s": step.estimate_s,
+            "tokens": step.tokens,
+            "seconds": parts,
+            "shares": {k: (v / step.estimate_s if step.estimate_s else 0.0) for k, v in parts.items()},
+        }
     return out
 
 
@@ -102,19 +121,34 @@ def frontier_chart(frontiers) -> dict[str, Any]:
     for f in frontiers:
         front, labelled, last = [], [], None
         for p in sorted(f.frontier, key=lambda p: p.tokens_per_s_per_user):
-            row = {"tokens_per_s_per_user": p.tokens_per_s_per_user, "tokens_per_s_per_gpu": p.tokens_per_s_per_gpu,
-                   "deployment": p.deployment.label(), "concurrency": p.concurrency}
+            row = {
+                "tokens_per_s_per_user": p.tokens_per_s_per_user,
+                "tokens_per_s_per_gpu": p.tokens_per_s_per_gpu,
+                "deployment": p.deployment.label(),
+                "concurrency": p.concurrency,
+            }
             front.append(row)
             if p.deployment != last:  # the first (highest-throughput) point of each deployment on the frontier
                 labelled.append(row)
                 last = p.deployment
         name = f.path + (" [" + ", ".join(f"{k}={v}" for k, v in f.variant.items()) + "]" if f.variant else "")
-        designs.append({"name": name, "frontier": front, "labelled": labelled,
-                        "points": [(p.tokens_per_s_per_user, p.tokens_per_s_per_gpu) for p in f.points],
-                        "dropped": f.dropped})
+        designs.append(
+            {
+                "name": name,
+                "frontier": front,
+                "labelled": labelled,
+                "points": [(p.tokens_per_s_per_user, p.tokens_per_s_per_gpu) for p in f.points],
+                "dropped": f.dropped,
+            }
+        )
     f0 = frontiers[0]
-    return {"gpu": f0.gpu, "domain_size": f0.domain_size, "label": f0.label, "designs": designs,
-            "levels": list(INTERACTIVITY_LEVELS)}
+    return {
+        "gpu": f0.gpu,
+        "domain_size": f0.domain_size,
+        "label": f0.label,
+        "designs": designs,
+        "levels": list(INTERACTIVITY_LEVELS),
+    }
 
 
 def model_name(path: str, spec) -> str:
@@ -144,19 +178,35 @@ def report_data(path: str, spec, w, findings, compare=None) -> dict[str, Any]:
 
     pc = param_counts(spec)
     title = {"model": model_name(path, spec), "gpu": w.profile.name, "deployment": deployment(w.scenario)}
-    steps = {r: {"estimate_s": s.estimate_s, "tokens_per_s": s.tokens_per_s, "ftl_s": s.ftl_s, "tokens": s.tokens}
-             for r, s in w.steps.items()}
+    steps = {
+        r: {"estimate_s": s.estimate_s, "tokens_per_s": s.tokens_per_s, "ftl_s": s.ftl_s, "tokens": s.tokens}
+        for r, s in w.steps.items()
+    }
     return {
-        "path": path, "model_type": spec.model_type, "format": spec.format, "gpu": w.profile.name,
-        "gpu_name": getattr(w.profile, "display_name", w.profile.name), "label": w.label(),
-        "params_total": pc.total, "params_active": pc.active_per_token, "layers": spec.num_layers,
-        "hidden_size": spec.hidden_size, "steps": steps, "notes": list(w.notes),
+        "path": path,
+        "model_type": spec.model_type,
+        "format": spec.format,
+        "gpu": w.profile.name,
+        "gpu_name": getattr(w.profile, "display_name", w.profile.name),
+        "label": w.label(),
+        "params_total": pc.total,
+        "params_active": pc.active_per_token,
+        "layers": spec.num_layers,
+        "hidden_size": spec.hidden_size,
+        "steps": steps,
+        "notes": list(w.notes),
         "kv_cache_bytes_per_token": w.kv_bytes_per_token,
-        "model": title["model"], "deployment": title["deployment"],
-        "roofline": {**roofline(w), **title}, "time": {**time_breakdown(w), **title},
+        "model": title["model"],
+        "deployment": title["deployment"],
+        "roofline": {**roofline(w), **title},
+        "time": {**time_breakdown(w), **title},
         "pipeline": {**pipeline_balance(w), **title},
-        "frontier": {**frontier_chart([frontier(spec, w.profile, w.scenario, path)]
-                                      + ([frontier(compare[2], w.profile, w.scenario, compare[0], compare[1])]
-                                         if compare else [])), **title},
+        "frontier": {
+            **frontier_chart(
+                [frontier(spec, w.profile, w.scenario, path)]
+                + ([frontier(compare[2], w.profile, w.scenario, compare[0], compare[1])] if compare else [])
+            ),
+            **title,
+        },
         "findings": [f.public() for f in findings],
     }

@@ -51,10 +51,27 @@ FailOn = Literal["error", "warning", "info", "never"]
 Scenario = Literal["throughput", "latency", "long-context"]
 
 DEFAULTS: dict[str, Any] = {
-    "gpus": ["b200"], "scenario": "throughput", "dtype": None, "tp": None, "ep": None, "pp": None,
-    "context": None, "concurrency": None, "select": [], "ignore": [], "extend_select": [],
-    "per_file_ignores": {}, "severity": {}, "rules": {}, "fail_on": "warning", "baseline": None,
-    "input_format": None, "vocab_size": None, "kv_dtype": None, "out_dtype": None, "kvp": None,
+    "gpus": ["b200"],
+    "scenario": "throughput",
+    "dtype": None,
+    "tp": None,
+    "ep": None,
+    "pp": None,
+    "context": None,
+    "concurrency": None,
+    "select": [],
+    "ignore": [],
+    "extend_select": [],
+    "per_file_ignores": {},
+    "severity": {},
+    "rules": {},
+    "fail_on": "warning",
+    "baseline": None,
+    "input_format": None,
+    "vocab_size": None,
+    "kv_dtype": None,
+    "out_dtype": None,
+    "kvp": None,
 }
 
 
@@ -237,7 +254,7 @@ def validate(cfg: ConfigFile) -> None:
             _check_selectors(vals, KEY_NAMES[fname], cfg, KEY_NAMES[fname])
     for glob, codes in (s.per_file_ignores or {}).items():
         _check_selectors(codes, f"per-file-ignores {glob!r}", cfg, glob)
-    for code in (s.severity or {}):
+    for code in s.severity or {}:
         _check_selectors([code], "severity", cfg, code)
     if s.rules:
         resolve_rule_options(s.rules, cfg)
@@ -260,8 +277,12 @@ def parse_config(path: str) -> Optional[ConfigFile]:
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
         msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
-        raise UsageError(f"invalid TOML: {msg}", path=path, line=int(m.group(1)) if m else None,
-                         column=int(m.group(2)) if m else None) from None
+        raise UsageError(
+            f"invalid TOML: {msg}",
+            path=path,
+            line=int(m.group(1)) if m else None,
+            column=int(m.group(2)) if m else None,
+        ) from None
     if kind == "pyproject":
         table = data.get("tool", {}).get("colint")
         if table is None:
@@ -281,11 +302,15 @@ def parse_config(path: str) -> Optional[ConfigFile]:
         dotted = ".".join(loc)
         if e["type"] == "extra_forbidden":
             known = ", ".join(sorted(KEY_NAMES.values()))
-            msg = f"unknown key {dotted!r} in {'[tool.colint]' if kind == 'pyproject' else 'the config'} " \
-                  f"(known: {known})"
+            msg = (
+                f"unknown key {dotted!r} in {'[tool.colint]' if kind == 'pyproject' else 'the config'} (known: {known})"
+            )
         else:
-            got = repr(e.get("input")) if not isinstance(e.get("input"), int) or abs(e["input"]) < 10 ** 30 \
+            got = (
+                repr(e.get("input"))
+                if not isinstance(e.get("input"), int) or abs(e["input"]) < 10**30
                 else "a huge number"
+            )
             got = got if len(got) <= 60 else got[:57] + "..."
             msg = f"{dotted}: {e['msg'].removeprefix('Value error, ')} (got {got})"
         key_for_pos = loc[1] if len(loc) > 1 and key in ("per-file-ignores", "severity", "rules") else key
@@ -396,25 +421,40 @@ class Effective:
     def check_options(self, baseline=None) -> CheckOptions:
         v = self.values
         return CheckOptions(
-            gpus=list(v["gpus"]), scenario=v["scenario"], dtype=v["dtype"], tp=v["tp"], ep=v["ep"], pp=v["pp"],
-            context=v["context"], concurrency=v["concurrency"], select=list(v["select"]),
-            ignore=list(v["ignore"]), extend_select=list(v["extend_select"]), rule_options=self.rule_options,
-            severity_overrides=self.severity_overrides, input_format=v["input_format"],
-            vocab_size=v["vocab_size"], per_file_ignores=self.per_file_ignores, baseline=baseline,
-            kv_dtype=v["kv_dtype"], out_dtype=v["out_dtype"], kvp=v["kvp"])
+            gpus=list(v["gpus"]),
+            scenario=v["scenario"],
+            dtype=v["dtype"],
+            tp=v["tp"],
+            ep=v["ep"],
+            pp=v["pp"],
+            context=v["context"],
+            concurrency=v["concurrency"],
+            select=list(v["select"]),
+            ignore=list(v["ignore"]),
+            extend_select=list(v["extend_select"]),
+            rule_options=self.rule_options,
+            severity_overrides=self.severity_overrides,
+            input_format=v["input_format"],
+            vocab_size=v["vocab_size"],
+            per_file_ignores=self.per_file_ignores,
+            baseline=baseline,
+            kv_dtype=v["kv_dtype"],
+            out_dtype=v["out_dtype"],
+            kvp=v["kvp"],
+        )
 
     def as_dict(self) -> dict:
         out = {}
         for name in DEFAULTS:
-            out[KEY_NAMES[name]] = {
-                "value": self.values[name], "source": self.sources[name]}
+            out[KEY_NAMES[name]] = {"value": self.values[name], "source": self.sources[name]}
         return out
 
 
 def resolve(cfg: Optional[ConfigFile], cli: dict[str, Any]) -> Effective:
     """Defaults ← config file ← CLI flags (only those given: values that are not None/empty)."""
-    values: dict[str, Any] = {k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
-              for k, v in DEFAULTS.items()}
+    values: dict[str, Any] = {
+        k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v) for k, v in DEFAULTS.items()
+    }
     sources = {k: "default" for k in DEFAULTS}
     if cfg is not None:
         s = cfg.settings
@@ -442,8 +482,10 @@ def resolve(cfg: Optional[ConfigFile], cli: dict[str, Any]) -> Effective:
     eff = Effective(values=values, sources=sources, config=cfg)
     if cfg is not None:
         base = cfg.dir
-        eff.per_file_ignores = [(base, glob, frozenset().union(*(_codes_for(c) for c in codes)) if codes
-                                 else frozenset()) for glob, codes in sorted(values["per_file_ignores"].items())]
+        eff.per_file_ignores = [
+            (base, glob, frozenset().union(*(_codes_for(c) for c in codes)) if codes else frozenset())
+            for glob, codes in sorted(values["per_file_ignores"].items())
+        ]
         eff.rule_options = resolve_rule_options(values["rules"], cfg) if values["rules"] else {}
         for sel, sev in values["severity"].items():
             for code in _codes_for(sel):
@@ -553,8 +595,10 @@ def per_file_ignored_codes(path: str, per_file_ignores) -> frozenset:
 def render_effective(eff: Effective, path: str) -> str:
     import json
 
-    lines = [f"# effective colint settings for {path}",
-             f"# config file: {eff.config.label if eff.config else 'none found (defaults)'}"]
+    lines = [
+        f"# effective colint settings for {path}",
+        f"# config file: {eff.config.label if eff.config else 'none found (defaults)'}",
+    ]
     rows = eff.as_dict()
     width = max(len(k) for k in rows)
     for key, item in rows.items():

@@ -40,8 +40,9 @@ CHECKPOINT_MARKERS = ("model.safetensors.index.json", "pytorch_model.bin.index.j
 CONFIG_NAMES = ("config.json", "params.json")
 
 # Skipped when walking outside a git work tree (inside one, .gitignore decides): every hidden folder and these.
-SKIP_DIRS = frozenset({"node_modules", "__pycache__", "venv", "site-packages", "__pypackages__", "build", "dist",
-                       "buck-out", "_build"})
+SKIP_DIRS = frozenset(
+    {"node_modules", "__pycache__", "venv", "site-packages", "__pypackages__", "build", "dist", "buck-out", "_build"}
+)
 
 _CONFIG_EXTENSIONS = (".json", ".yaml", ".yml")
 
@@ -118,8 +119,11 @@ def resolve_one(arg: str) -> Source:
     found = expand([arg])
     if len(found.sources) != 1:
         n = len(found.sources)
-        raise UsageError(f"{'no config file' if n == 0 else f'{n} config files'} found in this folder; name one "
-                         "file (this command reads one config)", path=arg)
+        raise UsageError(
+            f"{'no config file' if n == 0 else f'{n} config files'} found in this folder; name one "
+            "file (this command reads one config)",
+            path=arg,
+        )
     return found.sources[0]
 
 
@@ -134,9 +138,11 @@ def _resolve(arg: str, include, exclude, warnings: list[str]) -> list[Source]:
             return [Source(config, arg, "checkpoint")]
         files = walk(arg, include=include, exclude=exclude, warnings=warnings)
         if not files:
-            warnings.append(f"{arg}: no config files found (looked for "
-                            f"{'the --include globs' if include else 'config.json, *.colint.yaml, megatron_*.yaml, nemo_*.yaml'}"
-                            f"{'' if include else '; --include GLOB selects others'})")
+            warnings.append(
+                f"{arg}: no config files found (looked for "
+                f"{'the --include globs' if include else 'config.json, *.colint.yaml, megatron_*.yaml, nemo_*.yaml'}"
+                f"{'' if include else '; --include GLOB selects others'})"
+            )
         return [Source(f, arg, "walked") for f in files]
     parsed = hub_id(arg)
     if parsed is not None:
@@ -152,8 +158,7 @@ def checkpoint_config(directory: str) -> str | None:
         names = os.listdir(directory)
     except OSError:
         return None
-    if not any(n.endswith(WEIGHT_SUFFIXES) or n in CHECKPOINT_MARKERS or n.startswith("consolidated.")
-               for n in names):
+    if not any(n.endswith(WEIGHT_SUFFIXES) or n in CHECKPOINT_MARKERS or n.startswith("consolidated.") for n in names):
         return None
     for name in CONFIG_NAMES:
         if name in names and os.path.isfile(os.path.join(directory, name)):
@@ -219,14 +224,22 @@ def _git_files(directory: str) -> list[str] | None:
     import subprocess
 
     try:
-        proc = subprocess.run(["git", "-C", directory, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                              capture_output=True, timeout=60)
+        proc = subprocess.run(
+            ["git", "-C", directory, "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            capture_output=True,
+            timeout=60,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     if proc.returncode != 0:
         return None
-    if not proc.stdout and subprocess.run(["git", "-C", directory, "check-ignore", "-q", "."],
-                                          capture_output=True, timeout=60).returncode == 0:
+    if (
+        not proc.stdout
+        and subprocess.run(
+            ["git", "-C", directory, "check-ignore", "-q", "."], capture_output=True, timeout=60
+        ).returncode
+        == 0
+    ):
         return None  # the folder named is itself ignored: the user asked for it, so walk it
     return sorted({p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p})
 

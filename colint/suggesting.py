@@ -91,14 +91,29 @@ class SuggestResult:
     def public(self) -> dict:
         return {
             "original": self.original,
-            "candidates": [{"edits": c.edits, "params_total": c.params_total,
-                            "params_delta_pct": round(c.params_delta_pct, 3), "estimates": c.estimates,
-                            "findings": c.findings} for c in self.candidates],
-            "search": {"gpu": self.gpu, "label": self.label, "objective": self.objective,
-                       "at_interactivity": self.at_interactivity,
-                       "budget_pct": self.budget_pct, "axes": self.axes, "candidates_searched": self.searched,
-                       "within_budget": self.within_budget, "verified": self.verified,
-                       "seconds": round(self.seconds, 3), "notes": self.notes},
+            "candidates": [
+                {
+                    "edits": c.edits,
+                    "params_total": c.params_total,
+                    "params_delta_pct": round(c.params_delta_pct, 3),
+                    "estimates": c.estimates,
+                    "findings": c.findings,
+                }
+                for c in self.candidates
+            ],
+            "search": {
+                "gpu": self.gpu,
+                "label": self.label,
+                "objective": self.objective,
+                "at_interactivity": self.at_interactivity,
+                "budget_pct": self.budget_pct,
+                "axes": self.axes,
+                "candidates_searched": self.searched,
+                "within_budget": self.within_budget,
+                "verified": self.verified,
+                "seconds": round(self.seconds, 3),
+                "notes": self.notes,
+            },
         }
 
 
@@ -107,7 +122,7 @@ SPLIT_PP = (2, 4, 8)  # pipeline sizes a suggested layer count should split over
 
 
 def _is_prime(n: int) -> bool:
-    return n > 1 and all(n % d for d in range(2, int(n ** 0.5) + 1))
+    return n > 1 and all(n % d for d in range(2, int(n**0.5) + 1))
 
 
 def _pp_splits(layers: int) -> int:
@@ -150,8 +165,7 @@ def _main_kinds(spec):
     return [k for k, n in zip(spec.layer_kinds, spec.layer_counts()) if n]
 
 
-def _axes(spec, doc, scenario, pad_vocab: bool = False) -> tuple[list[Axis], Optional[tuple[str, str, int]],
-                                                                 list[str]]:
+def _axes(spec, doc, scenario, pad_vocab: bool = False) -> tuple[list[Axis], Optional[tuple[str, str, int]], list[str]]:
     """The dimensions to vary, and the heads tie (heads key, H key, head_dim) when the file derives
     head_dim as H / heads (heads then follow H so that head_dim stays)."""
     notes: list[str] = []
@@ -167,8 +181,13 @@ def _axes(spec, doc, scenario, pad_vocab: bool = False) -> tuple[list[Axis], Opt
     heads_key = _file_key(spec, doc, "num_heads") if mixers & {"attention", "mla"} else None
     hd_src = spec.sources.get("head_dim")
     head_dim_in_file = hd_src is not None and not hd_src.default
-    tied = "attention" in mixers and not head_dim_in_file and spec.head_dim and spec.num_heads \
+    tied = (
+        "attention" in mixers
+        and not head_dim_in_file
+        and spec.head_dim
+        and spec.num_heads
         and spec.num_heads * spec.head_dim == spec.hidden_size
+    )
     if h_key:
         h = spec.hidden_size
         if tied:
@@ -180,8 +199,9 @@ def _axes(spec, doc, scenario, pad_vocab: bool = False) -> tuple[list[Axis], Opt
                 axes.append(Axis("hidden_size", h_key, h, vals, degree=2, step=step))
                 tie = (heads_key, h_key, spec.head_dim)
         else:
-            axes.append(Axis("hidden_size", h_key, h, _grid(h, 2 * TILE, H_STEPS, lo=2 * TILE), degree=2,
-                             step=2 * TILE))
+            axes.append(
+                Axis("hidden_size", h_key, h, _grid(h, 2 * TILE, H_STEPS, lo=2 * TILE), degree=2, step=2 * TILE)
+            )
     if heads_key and not tie:
         nh = spec.num_heads
         base = 8 if nh >= 32 else (4 if nh >= 8 else 1)
@@ -194,15 +214,23 @@ def _axes(spec, doc, scenario, pad_vocab: bool = False) -> tuple[list[Axis], Opt
             nkv = spec.num_kv_heads
             top = max(spec.num_heads * 2, nkv)
             # at least tp KV heads (fewer replicate the KV cache: CL701), so KV bytes per GPU stay linear
-            kv_vals = ({nkv} if nkv >= tp else set()) | \
-                {1 << i for i in range(0, 12) if max(tp, nkv // 4) <= (1 << i) <= min(top, max(nkv * 4, tp))}
+            kv_vals = ({nkv} if nkv >= tp else set()) | {
+                1 << i for i in range(0, 12) if max(tp, nkv // 4) <= (1 << i) <= min(top, max(nkv * 4, tp))
+            }
             axes.append(Axis("num_kv_heads", kv_key, nkv, sorted(kv_vals), step=tp))
     if dense:
         i_key = _file_key(spec, doc, "intermediate_size")
         if i_key and spec.intermediate_size:
             step = TILE * tp
-            axes.append(Axis("intermediate_size", i_key, spec.intermediate_size,
-                             _grid(spec.intermediate_size, step, FFN_STEPS, lo=step), step=step))
+            axes.append(
+                Axis(
+                    "intermediate_size",
+                    i_key,
+                    spec.intermediate_size,
+                    _grid(spec.intermediate_size, step, FFN_STEPS, lo=step),
+                    step=step,
+                )
+            )
     if moe:
         f = moe[0]
         e_key = _file_key(spec, doc, "num_experts")
@@ -215,8 +243,15 @@ def _axes(spec, doc, scenario, pad_vocab: bool = False) -> tuple[list[Axis], Opt
         ie_key = _file_key(spec, doc, "moe_intermediate_size")
         if ie_key and doc.get(_parse(ie_key)) == f.expert_intermediate_size and f.expert_intermediate_size:
             step = TILE * (tp if ep == 1 else 1)
-            axes.append(Axis("moe_intermediate_size", ie_key, f.expert_intermediate_size,
-                             _grid(f.expert_intermediate_size, step, FFN_STEPS, lo=step), step=step))
+            axes.append(
+                Axis(
+                    "moe_intermediate_size",
+                    ie_key,
+                    f.expert_intermediate_size,
+                    _grid(f.expert_intermediate_size, step, FFN_STEPS, lo=step),
+                    step=step,
+                )
+            )
     v_key = _file_key(spec, doc, "vocab_size")
     v_step = TILE * tp
     if pad_vocab and v_key and spec.vocab_size and spec.vocab_size % v_step:
@@ -234,9 +269,15 @@ def _axes(spec, doc, scenario, pad_vocab: bool = False) -> tuple[list[Axis], Opt
         # whole periods of the layer pattern (interleaved MoE / global-attention layers), on pp
         # layer counts that split over pipeline stages: never a prime (issue 17: 80 -> 79 layers for -0.04%)
         # unless --pp asks for multiples of it; the ranking prefers counts that split over more common pp sizes
-        vals = sorted({n} | {v for v in (n + i * period for i in range(-2 * LAYER_STEPS * pp, 2 * LAYER_STEPS * pp + 1))
-                             if v > prefix + period and v % pp == 0 and (pp > 1 or not _is_prime(v))})
-        near = sorted(vals, key=lambda v: (abs(v - n), v))[:2 * LAYER_STEPS + 1]
+        vals = sorted(
+            {n}
+            | {
+                v
+                for v in (n + i * period for i in range(-2 * LAYER_STEPS * pp, 2 * LAYER_STEPS * pp + 1))
+                if v > prefix + period and v % pp == 0 and (pp > 1 or not _is_prime(v))
+            }
+        )
+        near = sorted(vals, key=lambda v: (abs(v - n), v))[: 2 * LAYER_STEPS + 1]
         axes.append(Axis("num_layers", l_key, n, sorted(near), step=pp))
     elif l_key:
         notes.append("num_layers kept: the file lists per-layer values")
@@ -358,10 +399,12 @@ class SearchModel:
                 raise ColintError("the layer structure changes across the searched dimensions")
         self.values = np.array([[t[k] for k in self.keys] for t in table]).reshape(shape + (len(self.keys),))
         self.col = {k: i for i, k in enumerate(self.keys)}
-        self.rows = sorted({k.rsplit("|", 1)[0] for k in self.keys if k.startswith("g|")},
-                           key=lambda p: self.keys.index(p + "|n"))
-        self.attn = sorted({k.rsplit("|", 1)[0] for k in self.keys if k.startswith("a|")},
-                           key=lambda p: self.keys.index(p + "|flops"))
+        self.rows = sorted(
+            {k.rsplit("|", 1)[0] for k in self.keys if k.startswith("g|")}, key=lambda p: self.keys.index(p + "|n")
+        )
+        self.attn = sorted(
+            {k.rsplit("|", 1)[0] for k in self.keys if k.startswith("a|")}, key=lambda p: self.keys.index(p + "|flops")
+        )
         self.row_info = {f"g|{r.kind}|{r.name}": r for r in analyse(spec, profile, scenario).gemms["decode"]}
 
     def interpolate(self, points, columns: Optional[list[str]] = None):
@@ -374,12 +417,12 @@ class SearchModel:
         table = self.values[..., idx].reshape(-1, len(idx))  # probes (C order over the axes) x quantities
         out = np.empty((points.shape[0], len(idx)))
         for lo in range(0, points.shape[0], INTERP_CHUNK):
-            chunk = points[lo:lo + INTERP_CHUNK]
+            chunk = points[lo : lo + INTERP_CHUNK]
             w = np.ones((chunk.shape[0], 1))
             for j in range(len(self.axes)):
                 wj = _lagrange(chunk[:, j], self.nodes[j])
                 w = (w[:, :, None] * wj[:, None, :]).reshape(chunk.shape[0], -1)
-            out[lo:lo + INTERP_CHUNK] = w @ table
+            out[lo : lo + INTERP_CHUNK] = w @ table
         return out
 
     def interpolate_grid(self, columns: list[str]):
@@ -447,7 +490,7 @@ class SearchModel:
                 k_all = np.concatenate([j[3] for j in sel])
                 t = estimate_unique(m_all, n_all, k_all, dtype, profile, sc.outputs, grouped=expert)
                 for i, j in enumerate(sel):
-                    total += t[i * n_pts:(i + 1) * n_pts] * j[4]
+                    total += t[i * n_pts : (i + 1) * n_pts] * j[4]
             for a in self.attn:
                 if not a.startswith(f"a|{regime}|"):
                     continue
@@ -487,10 +530,15 @@ def _build_model(axes, tie, doc, spec, target, opts, result) -> Optional[SearchM
 # ------------------------------------------------------------------------------ the command
 def _estimates(w) -> dict[str, Any]:
     d, p = w.steps["decode"], w.steps["prefill"]
-    return {"prefill_step_s": p.estimate_s, "prefill_tokens_per_s": p.tokens_per_s, "ftl_s": p.ftl_s,
-            "decode_step_s": d.estimate_s, "decode_tokens_per_s": d.tokens_per_s,
-            # sequences of the scenario's context that fit per GPU next to weights and activations (an estimate)
-            "max_decode_concurrency": min(w.max_decode_concurrency, 10**9)}
+    return {
+        "prefill_step_s": p.estimate_s,
+        "prefill_tokens_per_s": p.tokens_per_s,
+        "ftl_s": p.ftl_s,
+        "decode_step_s": d.estimate_s,
+        "decode_tokens_per_s": d.tokens_per_s,
+        # sequences of the scenario's context that fit per GPU next to weights and activations (an estimate)
+        "max_decode_concurrency": min(w.max_decode_concurrency, 10**9),
+    }
 
 
 def _with_deltas(est: dict, base: dict) -> dict:
@@ -505,9 +553,16 @@ def _counts(findings) -> dict[str, int]:
     return {s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")}
 
 
-def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objective: str = "throughput",
-            top: int = DEFAULT_TOP, max_verify: int = MAX_VERIFY,
-            at_interactivity: Optional[float] = None) -> SuggestResult:
+def suggest(
+    path: str,
+    opts,
+    *,
+    budget_pct: float = DEFAULT_BUDGET_PCT,
+    objective: str = "throughput",
+    top: int = DEFAULT_TOP,
+    max_verify: int = MAX_VERIFY,
+    at_interactivity: Optional[float] = None,
+) -> SuggestResult:
     """Search, rank and verify variants of the design in ``path`` (CheckOptions ``opts``: the
     settings `colint check` uses; the first GPU ranks, every GPU verifies). Objective ``frontier``
     (or an ``at_interactivity``): the verified variants are ranked by the tok/s/GPU their
@@ -552,16 +607,37 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
     base_findings = check_spec(spec, targets, opts, rules)
     pad_vocab = any(f.code == "CL202" and f.severity in ("error", "warning") for f in base_findings)
     axes, tie, notes = _axes(spec, doc, target.scenario, pad_vocab)
-    original: dict[str, Any] = {"path": path, "params_total": base_params, "values": {a.key: a.original for a in axes},
-                "estimates": base_est, "findings": _counts(base_findings)}
+    original: dict[str, Any] = {
+        "path": path,
+        "params_total": base_params,
+        "values": {a.key: a.original for a in axes},
+        "estimates": base_est,
+        "findings": _counts(base_findings),
+    }
     if tie:
         original["values"][tie[0]] = spec.num_heads
-    result = SuggestResult(path, target.gpu, base_w.label(), objective, budget_pct, original, [], 0, 0, 0, 0.0,
-                           [a.key for a in axes], notes, at_interactivity)
+    result = SuggestResult(
+        path,
+        target.gpu,
+        base_w.label(),
+        objective,
+        budget_pct,
+        original,
+        [],
+        0,
+        0,
+        0,
+        0.0,
+        [a.key for a in axes],
+        notes,
+        at_interactivity,
+    )
     mem = [f for f in base_findings if f.code.startswith("CL8") and f.severity in ("error", "warning")]
     if mem:
-        result.notes.append(f"the original does not fit this scenario ({mem[0].code}: {mem[0].message}); variants are "
-                            "judged on the other rules, each with the same deployment")
+        result.notes.append(
+            f"the original does not fit this scenario ({mem[0].code}: {mem[0].message}); variants are "
+            "judged on the other rules, each with the same deployment"
+        )
     if not axes:
         result.notes.append("nothing to vary: the file holds none of the searched dimensions as plain integers")
         result.seconds = time.perf_counter() - t0
@@ -585,8 +661,7 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
         result.seconds = time.perf_counter() - t0
         return result
     est = model.estimate(points)
-    score = _score(est["prefill_s"] / est["params"], est["decode_s"] / est["params"], base_est, base_params,
-                   objective)
+    score = _score(est["prefill_s"] / est["params"], est["decode_s"] / est["params"], base_est, base_params, objective)
     order = np.argsort(score, kind="stable")
     verified = 0
     rejected: dict[str, int] = {}
@@ -618,8 +693,10 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
                 rejected[code] = rejected.get(code, 0) + 1
             stuck = stuck & codes if stuck is not None else base_codes & codes
             if not result.candidates and stuck and verified >= GIVE_UP_AFTER:
-                result.notes.append(f"stopped after {verified} finalists: each keeps the original's "
-                                    f"{', '.join(sorted(stuck))}, which no searched dimension fixes")
+                result.notes.append(
+                    f"stopped after {verified} finalists: each keeps the original's "
+                    f"{', '.join(sorted(stuck))}, which no searched dimension fixes"
+                )
                 break
             continue
         total = param_counts(vspec).total
@@ -634,10 +711,17 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
             continue
         shapes.add(shape)
         specs.append(vspec)
-        result.candidates.append(Candidate(edits, total, (total / base_params - 1.0) * 100.0,
-                                           _with_deltas(_estimates(w), base_est), int(est["params"][i]),
-                                           search_steps_s=(float(est["prefill_s"][i]), float(est["decode_s"][i])),
-                                           findings={"info": counts["info"]}))
+        result.candidates.append(
+            Candidate(
+                edits,
+                total,
+                (total / base_params - 1.0) * 100.0,
+                _with_deltas(_estimates(w), base_est),
+                int(est["params"][i]),
+                search_steps_s=(float(est["prefill_s"][i]), float(est["decode_s"][i])),
+                findings={"info": counts["info"]},
+            )
+        )
     result.verified = verified
     if rejected:
         result.notes.append("finalists rejected by " + ", ".join(f"{c} ({n})" for c, n in sorted(rejected.items())))
@@ -646,14 +730,28 @@ def suggest(path: str, opts, *, budget_pct: float = DEFAULT_BUDGET_PCT, objectiv
         result.seconds = time.perf_counter() - t0
         return result
     for c in result.candidates:
-        c.estimates["score_delta_pct"] = round((float(_score(
-            c.estimates["prefill_step_s"] / c.params_total, c.estimates["decode_step_s"] / c.params_total,
-            base_est, base_params, objective)) - 1.0) * 100.0, 3)
+        c.estimates["score_delta_pct"] = round(
+            (
+                float(
+                    _score(
+                        c.estimates["prefill_step_s"] / c.params_total,
+                        c.estimates["decode_step_s"] / c.params_total,
+                        base_est,
+                        base_params,
+                        objective,
+                    )
+                )
+                - 1.0
+            )
+            * 100.0,
+            3,
+        )
     worse = [c for c in result.candidates if c.estimates["score_delta_pct"] > 0]
     if worse:  # a suggestion is never worse than what the user has (issue 17)
         result.candidates = [c for c in result.candidates if c.estimates["score_delta_pct"] <= 0]
-        result.notes.append(f"{len(worse)} verified variant{'s' if len(worse) != 1 else ''} dropped: estimated worse "
-                            "than the original")
+        result.notes.append(
+            f"{len(worse)} verified variant{'s' if len(worse) != 1 else ''} dropped: estimated worse than the original"
+        )
     l_key = next((a.key for a in axes if a.field == "num_layers"), None)
 
     def rank_key(c):
@@ -688,8 +786,9 @@ def _rank_by_frontier(result: SuggestResult, spec, specs, target, at: float, top
             c.estimates["score_delta_pct"] = -100.0
     if base is None:
         result.notes.append(f"the original's frontier does not reach {at:g} tok/s/user on {target.gpu}")
-    result.candidates.sort(key=lambda c: (c.estimates["score_delta_pct"] is None,
-                                          -(c.estimates["frontier_tokens_per_s_per_gpu"] or 0.0)))
+    result.candidates.sort(
+        key=lambda c: (c.estimates["score_delta_pct"] is None, -(c.estimates["frontier_tokens_per_s_per_gpu"] or 0.0))
+    )
     del result.candidates[top:]
 
 
@@ -705,7 +804,7 @@ def _score(prefill_s_per_param, decode_s_per_param, base_est: dict, base_params:
     wp = PREFILL_WEIGHT[objective]
     rp = prefill_s_per_param / (base_est["prefill_step_s"] / base_params)
     rd = decode_s_per_param / (base_est["decode_step_s"] / base_params)
-    return rp ** wp * rd ** (1.0 - wp)
+    return rp**wp * rd ** (1.0 - wp)
 
 
 def _feasible(points, axes, tie, spec, scenario):

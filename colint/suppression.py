@@ -61,8 +61,10 @@ def parse_directives(text: str) -> list[Directive]:
         if rest and not rest.startswith("#"):
             cm = _CODES.match(rest)
             if cm is None:
-                error = (f"malformed suppression comment: expected `# colint: {m.group('kind')}[CODE, ...]`, "
-                         f"got `{m.group(0).strip()}`")
+                error = (
+                    f"malformed suppression comment: expected `# colint: {m.group('kind')}[CODE, ...]`, "
+                    f"got `{m.group(0).strip()}`"
+                )
             else:
                 codes = tuple(c.strip().upper() for c in cm.group("codes").split(",") if c.strip())
                 if not codes:
@@ -78,8 +80,7 @@ def parse_directives(text: str) -> list[Directive]:
                     if stripped and not stripped.startswith("#"):
                         target = j + 1
                         break
-        out.append(Directive(line=i + 1, column=col, file_wide=file_wide, target_line=target, codes=codes,
-                             error=error))
+        out.append(Directive(line=i + 1, column=col, file_wide=file_wide, target_line=target, codes=codes, error=error))
     return out
 
 
@@ -123,26 +124,33 @@ class Baseline:
         from colint.fileio import read_limited
 
         if not os.path.lexists(path):
-            raise UsageError("baseline file not found (create it with `colint check --write-baseline FILE`)",
-                             path=path)
+            raise UsageError("baseline file not found (create it with `colint check --write-baseline FILE`)", path=path)
         raw = read_limited(path, MAX_BASELINE_BYTES, UsageError, limit_for=" for a baseline")
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise UsageError(f"baseline is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
-                             path=path) from None
+            raise UsageError(
+                f"baseline is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})", path=path
+            ) from None
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise UsageError(f"baseline is not valid JSON: {exc.msg}", path=path, line=exc.lineno,
-                             column=exc.colno) from None
+            raise UsageError(
+                f"baseline is not valid JSON: {exc.msg}", path=path, line=exc.lineno, column=exc.colno
+            ) from None
         except (ValueError, RecursionError) as exc:  # a 5,000-digit number, nesting beyond the stack
-            raise UsageError(f"baseline is not valid JSON: {str(exc).split(';')[0]}", path=path, line=1,
-                             column=1) from None
-        if not isinstance(data, dict) or data.get("colint_baseline") != BASELINE_VERSION \
-                or not isinstance(data.get("findings"), list):
-            raise UsageError(f"not a colint baseline (expected {{\"colint_baseline\": {BASELINE_VERSION}, "
-                             "\"findings\": [...]}})", path=path)
+            raise UsageError(
+                f"baseline is not valid JSON: {str(exc).split(';')[0]}", path=path, line=1, column=1
+            ) from None
+        if (
+            not isinstance(data, dict)
+            or data.get("colint_baseline") != BASELINE_VERSION
+            or not isinstance(data.get("findings"), list)
+        ):
+            raise UsageError(
+                f'not a colint baseline (expected {{"colint_baseline": {BASELINE_VERSION}, "findings": [...]}}}})',
+                path=path,
+            )
         out = cls(path=path)
         for i, e in enumerate(data["findings"]):
             if not isinstance(e, dict) or not all(isinstance(e.get(k), str) for k in ("path", "code", "key")):
@@ -193,8 +201,7 @@ def _locate(doc, key: str) -> tuple[Optional[int], Optional[int]]:
     return None, None
 
 
-def apply_suppressions(path: str, doc, findings: list[Finding], ran_codes: set[str],
-                       opts) -> tuple[list[Finding], int]:
+def apply_suppressions(path: str, doc, findings: list[Finding], ran_codes: set[str], opts) -> tuple[list[Finding], int]:
     """Drop suppressed findings; add CL000 for suppressions that suppress nothing.
 
     Order: YAML comments, then the baseline, then per-file-ignores (which also apply to CL000).
@@ -230,22 +237,36 @@ def apply_suppressions(path: str, doc, findings: list[Finding], ran_codes: set[s
                         continue
                     for c in d.codes:
                         if c not in known:
-                            extra.append(_unused(f"suppression names unknown rule code {c} (see `colint rules`)",
-                                                 d.line, d.column, code=c))
+                            extra.append(
+                                _unused(
+                                    f"suppression names unknown rule code {c} (see `colint rules`)",
+                                    d.line,
+                                    d.column,
+                                    code=c,
+                                )
+                            )
                         elif c in ran_codes and c not in d.used:
-                            extra.append(_unused(f"unused suppression: no {c} finding {scope}", d.line, d.column,
-                                                 code=c))
+                            extra.append(
+                                _unused(f"unused suppression: no {c} finding {scope}", d.line, d.column, code=c)
+                            )
 
     baseline = opts.baseline
     if baseline is not None:
         kept = [f for f in kept if not baseline.suppresses(path, f)]
         if report_unused:
-            for (_p, code, key) in baseline.stale_for(path):
+            for _p, code, key in baseline.stale_for(path):
                 if code in ran_codes or code not in known:
                     line, col = _locate(doc, key)
                     where = f" at {key}" if key else ""
-                    extra.append(_unused(f"baseline entry {code}{where} no longer matches a finding "
-                                         "(rewrite the baseline with --write-baseline)", line, col, code=code))
+                    extra.append(
+                        _unused(
+                            f"baseline entry {code}{where} no longer matches a finding "
+                            "(rewrite the baseline with --write-baseline)",
+                            line,
+                            col,
+                            code=code,
+                        )
+                    )
 
     kept += extra
     pfi = opts.per_file_ignores

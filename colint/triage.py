@@ -25,63 +25,294 @@ from dataclasses import dataclass
 from typing import Any, Literal, Optional
 
 # transformers model types of encoder-only language models (masked-LM / embedding backbones).
-ENCODER_TYPES = frozenset({
-    "albert", "bert", "bert-generation", "big_bird", "camembert", "canine", "convbert", "data2vec-text", "deberta",
-    "deberta-v2", "distilbert", "electra", "ernie", "ernie_m", "esm", "flaubert", "funnel", "hubert_text", "ibert",
-    "jina_bert", "layoutlm", "layoutlmv2", "layoutlmv3", "lilt", "longformer", "luke", "markuplm", "megatron-bert",
-    "mobilebert", "modernbert", "mpnet", "mra", "nezha", "nomic_bert", "nystromformer", "qdqbert", "realm",
-    "rembert", "retribert", "roberta", "roberta-prelayernorm", "roc_bert", "roformer", "splinter", "squeezebert",
-    "tapas", "xlm", "xlm-roberta", "xlm-roberta-xl", "xmod", "yoso", "neobert", "eurobert",
-})
+ENCODER_TYPES = frozenset(
+    {
+        "albert",
+        "bert",
+        "bert-generation",
+        "big_bird",
+        "camembert",
+        "canine",
+        "convbert",
+        "data2vec-text",
+        "deberta",
+        "deberta-v2",
+        "distilbert",
+        "electra",
+        "ernie",
+        "ernie_m",
+        "esm",
+        "flaubert",
+        "funnel",
+        "hubert_text",
+        "ibert",
+        "jina_bert",
+        "layoutlm",
+        "layoutlmv2",
+        "layoutlmv3",
+        "lilt",
+        "longformer",
+        "luke",
+        "markuplm",
+        "megatron-bert",
+        "mobilebert",
+        "modernbert",
+        "mpnet",
+        "mra",
+        "nezha",
+        "nomic_bert",
+        "nystromformer",
+        "qdqbert",
+        "realm",
+        "rembert",
+        "retribert",
+        "roberta",
+        "roberta-prelayernorm",
+        "roc_bert",
+        "roformer",
+        "splinter",
+        "squeezebert",
+        "tapas",
+        "xlm",
+        "xlm-roberta",
+        "xlm-roberta-xl",
+        "xmod",
+        "yoso",
+        "neobert",
+        "eurobert",
+    }
+)
 # encoder-decoder language / speech models
-ENCODER_DECODER_TYPES = frozenset({
-    "bart", "bigbird_pegasus", "blenderbot", "blenderbot-small", "encoder-decoder", "fsmt", "led", "longt5",
-    "m2m_100", "marian", "mbart", "mt5", "mvp", "nllb-moe", "pegasus", "pegasus_x", "plbart", "prophetnet",
-    "seamless_m4t", "speech-encoder-decoder", "speech_to_text", "switch_transformers", "t5", "t5gemma", "umt5",
-    "whisper", "moonshine", "pix2struct", "nougat", "donut-swin", "vision-encoder-decoder",
-})
+ENCODER_DECODER_TYPES = frozenset(
+    {
+        "bart",
+        "bigbird_pegasus",
+        "blenderbot",
+        "blenderbot-small",
+        "encoder-decoder",
+        "fsmt",
+        "led",
+        "longt5",
+        "m2m_100",
+        "marian",
+        "mbart",
+        "mt5",
+        "mvp",
+        "nllb-moe",
+        "pegasus",
+        "pegasus_x",
+        "plbart",
+        "prophetnet",
+        "seamless_m4t",
+        "speech-encoder-decoder",
+        "speech_to_text",
+        "switch_transformers",
+        "t5",
+        "t5gemma",
+        "umt5",
+        "whisper",
+        "moonshine",
+        "pix2struct",
+        "nougat",
+        "donut-swin",
+        "vision-encoder-decoder",
+    }
+)
 # vision, vision-language contrastive encoders and speech encoders: not language models colint reads
-VISION_AUDIO_TYPES = frozenset({
-    "beit", "bit", "clip", "clip_text_model", "clip_vision_model", "clipseg", "conditional_detr",
-    "convnext", "convnextv2", "cvt", "data2vec-audio", "data2vec-vision", "deformable_detr", "deit", "depth_anything",
-    "detr", "dinov2", "dinov2_with_registers", "dinov3_vit", "dinov3_convnext", "dpt", "efficientnet", "encodec",
-    "focalnet", "glpn", "groupvit", "hiera", "hubert", "imagegpt", "levit", "mask2former", "maskformer", "mobilenet_v1",
-    "mobilenet_v2", "mobilevit", "mobilevitv2", "owlv2", "owlvit", "perceiver", "poolformer", "pvt", "pvt_v2",
-    "regnet", "resnet", "rt_detr", "sam", "segformer", "seggpt", "siglip", "siglip_text_model",
-    "siglip_vision_model", "siglip2", "siglip2_vision_model", "swin", "swin2sr", "swinv2", "table-transformer",
-    "timesformer", "timm_wrapper", "upernet", "videomae", "vit", "vit_hybrid", "vit_mae", "vit_msn", "vitdet",
-    "vitmatte", "vivit", "wav2vec2", "wav2vec2-bert", "wav2vec2-conformer", "wavlm", "yolos", "zoedepth",
-    "unispeech", "unispeech-sat", "sew", "sew-d", "audio-spectrogram-transformer", "clap", "speecht5", "univnet",
-})
+VISION_AUDIO_TYPES = frozenset(
+    {
+        "beit",
+        "bit",
+        "clip",
+        "clip_text_model",
+        "clip_vision_model",
+        "clipseg",
+        "conditional_detr",
+        "convnext",
+        "convnextv2",
+        "cvt",
+        "data2vec-audio",
+        "data2vec-vision",
+        "deformable_detr",
+        "deit",
+        "depth_anything",
+        "detr",
+        "dinov2",
+        "dinov2_with_registers",
+        "dinov3_vit",
+        "dinov3_convnext",
+        "dpt",
+        "efficientnet",
+        "encodec",
+        "focalnet",
+        "glpn",
+        "groupvit",
+        "hiera",
+        "hubert",
+        "imagegpt",
+        "levit",
+        "mask2former",
+        "maskformer",
+        "mobilenet_v1",
+        "mobilenet_v2",
+        "mobilevit",
+        "mobilevitv2",
+        "owlv2",
+        "owlvit",
+        "perceiver",
+        "poolformer",
+        "pvt",
+        "pvt_v2",
+        "regnet",
+        "resnet",
+        "rt_detr",
+        "sam",
+        "segformer",
+        "seggpt",
+        "siglip",
+        "siglip_text_model",
+        "siglip_vision_model",
+        "siglip2",
+        "siglip2_vision_model",
+        "swin",
+        "swin2sr",
+        "swinv2",
+        "table-transformer",
+        "timesformer",
+        "timm_wrapper",
+        "upernet",
+        "videomae",
+        "vit",
+        "vit_hybrid",
+        "vit_mae",
+        "vit_msn",
+        "vitdet",
+        "vitmatte",
+        "vivit",
+        "wav2vec2",
+        "wav2vec2-bert",
+        "wav2vec2-conformer",
+        "wavlm",
+        "yolos",
+        "zoedepth",
+        "unispeech",
+        "unispeech-sat",
+        "sew",
+        "sew-d",
+        "audio-spectrogram-transformer",
+        "clap",
+        "speecht5",
+        "univnet",
+    }
+)
 # architectures[] heads that only encoders carry (a decoder family's ForSequenceClassification head is a
 # decoder: reward models are linted)
-_ENCODER_HEADS = ("ForMaskedLM", "ForTokenClassification", "ForQuestionAnswering", "ForMultipleChoice",
-                  "ForNextSentencePrediction", "ForPreTraining")
-_VISION_AUDIO_HEADS = ("ForImageClassification", "ForObjectDetection", "ForSemanticSegmentation",
-                       "ForDepthEstimation", "ForImageSegmentation", "ForMaskedImageModeling", "ForAudioClassification",
-                       "ForCTC", "ForAudioFrameClassification", "ForXVector", "ForUniversalSegmentation",
-                       "ForVideoClassification", "ForZeroShotImageClassification", "ForZeroShotObjectDetection")
+_ENCODER_HEADS = (
+    "ForMaskedLM",
+    "ForTokenClassification",
+    "ForQuestionAnswering",
+    "ForMultipleChoice",
+    "ForNextSentencePrediction",
+    "ForPreTraining",
+)
+_VISION_AUDIO_HEADS = (
+    "ForImageClassification",
+    "ForObjectDetection",
+    "ForSemanticSegmentation",
+    "ForDepthEstimation",
+    "ForImageSegmentation",
+    "ForMaskedImageModeling",
+    "ForAudioClassification",
+    "ForCTC",
+    "ForAudioFrameClassification",
+    "ForXVector",
+    "ForUniversalSegmentation",
+    "ForVideoClassification",
+    "ForZeroShotImageClassification",
+    "ForZeroShotObjectDetection",
+)
 _ENCODER_DECODER_HEADS = ("ForConditionalGeneration", "ForSpeechSeq2Seq")  # only with an encoder-decoder type
 
 # Keys that carry a decoder's architecture in some format colint reads (HF, Megatron, MaxText, NeoX, OLMo,
 # Meta params.json, colint's schema). A file with none of them, anywhere in its top level or a wrapper,
 # describes no model colint could lint.
-ARCHITECTURE_KEYS = frozenset({
-    "model_type", "architectures", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
-    "n_layer", "n_layers", "n_embd", "n_head", "n_heads", "d_model", "num_layers", "dim", "emb_dim", "base_emb_dim",
-    "ffn_hidden_size", "vocab_size", "padded_vocab_size", "text_config", "llm_config", "language_config",
-    "thinker_config", "model", "decoder", "layers", "base_num_decoder_layers", "colint", "schema", "num-layers",
-    "hidden-size",
-})
-_GENERATION_KEYS = frozenset({
-    "_from_model_config", "do_sample", "temperature", "top_p", "top_k", "max_new_tokens", "max_length",
-    "repetition_penalty", "num_beams", "min_length", "length_penalty", "no_repeat_ngram_size", "typical_p",
-    "decoder_start_token_id", "forced_eos_token_id", "begin_suppress_tokens", "suppress_tokens",
-})
-_TOKENIZER_KEYS = frozenset({"tokenizer_class", "added_tokens_decoder", "model_max_length", "chat_template",
-                             "clean_up_tokenization_spaces", "add_bos_token", "add_eos_token", "tokenizer_file"})
-_PROCESSOR_KEYS = frozenset({"image_processor_type", "feature_extractor_type", "processor_class",
-                             "video_processor_type", "audio_processor_type"})
+ARCHITECTURE_KEYS = frozenset(
+    {
+        "model_type",
+        "architectures",
+        "hidden_size",
+        "num_hidden_layers",
+        "num_attention_heads",
+        "intermediate_size",
+        "n_layer",
+        "n_layers",
+        "n_embd",
+        "n_head",
+        "n_heads",
+        "d_model",
+        "num_layers",
+        "dim",
+        "emb_dim",
+        "base_emb_dim",
+        "ffn_hidden_size",
+        "vocab_size",
+        "padded_vocab_size",
+        "text_config",
+        "llm_config",
+        "language_config",
+        "thinker_config",
+        "model",
+        "decoder",
+        "layers",
+        "base_num_decoder_layers",
+        "colint",
+        "schema",
+        "num-layers",
+        "hidden-size",
+    }
+)
+_GENERATION_KEYS = frozenset(
+    {
+        "_from_model_config",
+        "do_sample",
+        "temperature",
+        "top_p",
+        "top_k",
+        "max_new_tokens",
+        "max_length",
+        "repetition_penalty",
+        "num_beams",
+        "min_length",
+        "length_penalty",
+        "no_repeat_ngram_size",
+        "typical_p",
+        "decoder_start_token_id",
+        "forced_eos_token_id",
+        "begin_suppress_tokens",
+        "suppress_tokens",
+    }
+)
+_TOKENIZER_KEYS = frozenset(
+    {
+        "tokenizer_class",
+        "added_tokens_decoder",
+        "model_max_length",
+        "chat_template",
+        "clean_up_tokenization_spaces",
+        "add_bos_token",
+        "add_eos_token",
+        "tokenizer_file",
+    }
+)
+_PROCESSOR_KEYS = frozenset(
+    {
+        "image_processor_type",
+        "feature_extractor_type",
+        "processor_class",
+        "video_processor_type",
+        "audio_processor_type",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -122,8 +353,9 @@ def _by_model(data: dict) -> Optional[Triage]:
             return Triage("out-of-scope", f"encoder-only model (model_type '{mt}')")
         if mt in ENCODER_DECODER_TYPES:
             only_encoder = archs and all(a.endswith("EncoderModel") for a in archs)
-            return Triage("out-of-scope", f"{'encoder' if only_encoder else 'encoder-decoder'} model "
-                                          f"(model_type '{mt}')")
+            return Triage(
+                "out-of-scope", f"{'encoder' if only_encoder else 'encoder-decoder'} model (model_type '{mt}')"
+            )
         if mt in VISION_AUDIO_TYPES:
             return Triage("skip", f"vision/speech model config (model_type '{mt}')")
     if archs:

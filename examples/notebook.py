@@ -30,9 +30,15 @@ except ImportError:
 
 # %%
 config = {
-    "model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32,
-    "num_attention_heads": 32, "num_key_value_heads": 32, "vocab_size": 32000,
-    "max_position_embeddings": 4096, "tie_word_embeddings": False,
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "intermediate_size": 11008,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 32,
+    "vocab_size": 32000,
+    "max_position_embeddings": 4096,
+    "tie_word_embeddings": False,
 }
 findings = colint.check(config, gpu="b200", tp=8)
 
@@ -42,16 +48,19 @@ findings = colint.check(config, gpu="b200", tp=8)
 
 # %%
 COLUMNS = ("code", "severity", "key", "message", "estimated_loss_pct")
-rows = [{**{k: f.public()[k] for k in COLUMNS[:4]}, "estimated_loss_pct": f.impact.estimated_loss_pct}
-        for f in findings]
+rows = [
+    {**{k: f.public()[k] for k in COLUMNS[:4]}, "estimated_loss_pct": f.impact.estimated_loss_pct} for f in findings
+]
 try:
     import pandas as pd
 
     table = pd.DataFrame(rows, columns=COLUMNS)
 except ImportError:
     widths = [max(len(c), *(len(str(r[c])) for r in rows)) for c in COLUMNS]
-    table = "\n".join(" | ".join(str(v).ljust(w) for v, w in zip(row, widths))
-                      for row in [COLUMNS, *[[r[c] for c in COLUMNS] for r in rows]])
+    table = "\n".join(
+        " | ".join(str(v).ljust(w) for v, w in zip(row, widths))
+        for row in [COLUMNS, *[[r[c] for c in COLUMNS] for r in rows]]
+    )
 if IN_NOTEBOOK:
     display(table)
 else:

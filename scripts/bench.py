@@ -38,8 +38,10 @@ HF_CORPUS = os.path.join(ROOT, "tests", "corpus", "hf")
 DEFAULT_CONFIG = os.path.join(HF_CORPUS, "llama3__Meta-Llama-3.1-8B.json")
 BASELINE_CODE = "import pydantic, click, ruamel.yaml"
 # A model repository's settings, validated on every run (colint.settings)
-PROJECT_SETTINGS = ('[tool.colint]\ngpus = ["b200", "h100-sxm"]\ntp = 8\nextend-select = ["CL2"]\n'
-                    'fail-on = "error"\n[tool.colint.severity]\nCL201 = "error"\n')
+PROJECT_SETTINGS = (
+    '[tool.colint]\ngpus = ["b200", "h100-sxm"]\ntp = 8\nextend-select = ["CL2"]\n'
+    'fail-on = "error"\n[tool.colint.severity]\nCL201 = "error"\n'
+)
 HEAVY = ("transformers", "torch", "numpy", "matplotlib", "rich", "scipy", "pandas", "huggingface_hub")
 TARGET_RATIO, TARGET_1000_S, TARGET_ANALYSIS_MS = 1.5, 3.0, 5.0
 PARETO_MODELS = (os.path.join("examples", "llama-3.3-70b.json"), os.path.join("examples", "kimi-k2.json"))
@@ -84,8 +86,10 @@ def _wall(cmd: list[str]) -> float:
 
 def _peak_rss_mb(cmd: list[str]) -> float:
     """Max RSS of ``cmd`` alone: a wrapper process waits for it and reads RUSAGE_CHILDREN."""
-    code = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
-            "stderr=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    code = (
+        "import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
+        "stderr=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
     out = subprocess.run([PYTHON, "-c", code, *cmd], capture_output=True, text=True, env=ENV, cwd=ROOT)
     return int(out.stdout.strip()) / 1024  # Linux reports KiB
 
@@ -129,10 +133,15 @@ _WIDTH_KEYS = ("intermediate_size", "moe_intermediate_size", "ffn_hidden_size", 
 
 
 # Large MoE/MLA configs (issue 13 item 4): DeepSeek-, Kimi-, Qwen3.5-397B-, Qwen3-Coder-480B-, MiniMax-like
-LARGE_MOE = tuple(os.path.join(HF_CORPUS, f) for f in (
-    "deepseek__DeepSeek-V3.json", "qwen3.5-moe__Qwen3.5-397B-A17B.json",
-    "qwen3-moe__Qwen3-Coder-480B-A35B-Instruct.json", "minimax__MiniMax-M2.5.json")) + (
-    os.path.join(ROOT, "examples", "kimi-k2.json"),)
+LARGE_MOE = tuple(
+    os.path.join(HF_CORPUS, f)
+    for f in (
+        "deepseek__DeepSeek-V3.json",
+        "qwen3.5-moe__Qwen3.5-397B-A17B.json",
+        "qwen3-moe__Qwen3-Coder-480B-A35B-Instruct.json",
+        "minimax__MiniMax-M2.5.json",
+    )
+) + (os.path.join(ROOT, "examples", "kimi-k2.json"),)
 
 
 def _write_variant(src: str, bump: int, dest: str) -> str:
@@ -159,9 +168,10 @@ def _make_variants(n: int, dest: str) -> list[str]:
     """``n`` distinct configs: corpus file ``i % 45`` with its FFN widths (else vocab) raised by
     64 * (i // 45 + 1), so that repeats of a file do not hit colint's memoized GEMM estimates."""
     sources = sorted(f for f in os.listdir(HF_CORPUS) if f.endswith(".json"))
-    return [_write_variant(os.path.join(HF_CORPUS, src), 64 * (i // len(sources) + 1),
-                           os.path.join(dest, f"{i:04d}-{src}")) for i, src in
-            ((i, sources[i % len(sources)]) for i in range(n))]
+    return [
+        _write_variant(os.path.join(HF_CORPUS, src), 64 * (i // len(sources) + 1), os.path.join(dest, f"{i:04d}-{src}"))
+        for i, src in ((i, sources[i % len(sources)]) for i in range(n))
+    ]
 
 
 def _make_moe_mix(n: int, dest: str) -> list[str]:
@@ -173,8 +183,9 @@ def _make_moe_mix(n: int, dest: str) -> list[str]:
         pool = LARGE_MOE if i % 3 == 0 else sources
         k = i // 3 if i % 3 == 0 else i - i // 3 - 1
         src = pool[k % len(pool)]
-        paths.append(_write_variant(src, 64 * (k // len(pool) + 1),
-                                    os.path.join(dest, f"{i:04d}-{os.path.basename(src)}")))
+        paths.append(
+            _write_variant(src, 64 * (k // len(pool) + 1), os.path.join(dest, f"{i:04d}-{os.path.basename(src)}"))
+        )
     return paths
 
 
@@ -209,19 +220,26 @@ def _analysis_ms(repeats: int) -> dict:
         loads.append(statistics.median(ls) * 1e3)
     worst = max(per_config, key=per_config.get)
     values = list(per_config.values())
-    return {"median": statistics.median(values), "mean": statistics.fmean(values), "max": per_config[worst],
-            "worst": worst, "n": len(values), "load_median": statistics.median(loads),
-            "load_mean": statistics.fmean(loads)}
+    return {
+        "median": statistics.median(values),
+        "mean": statistics.fmean(values),
+        "max": per_config[worst],
+        "worst": worst,
+        "n": len(values),
+        "load_median": statistics.median(loads),
+        "load_mean": statistics.fmean(loads),
+    }
 
 
 def _importtime(config: str) -> tuple[list[tuple[int, int, str]], set[str]]:
-    out = subprocess.run([PYTHON, "-X", "importtime", "-m", "colint", "check", config], capture_output=True,
-                         text=True, env=ENV, cwd=ROOT)
+    out = subprocess.run(
+        [PYTHON, "-X", "importtime", "-m", "colint", "check", config], capture_output=True, text=True, env=ENV, cwd=ROOT
+    )
     rows = []
     for line in out.stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
             continue
-        self_us, cum_us, name = line[len("import time:"):].split("|")
+        self_us, cum_us, name = line[len("import time:") :].split("|")
         rows.append((int(self_us), int(cum_us), name.rstrip()))
     return rows, {r[2].strip().split(".")[0] for r in rows}
 
@@ -253,14 +271,18 @@ def _pareto(runs: int) -> None:
             f = frontier(spec, profile, sc)
             ts.append(time.perf_counter() - t0)
         total += statistics.median(ts)
-        print(f"  {m:<30} {len(f.deployments)} deployments, {len(f.points) + f.dropped:,} points "
-              f"({f.dropped:,} do not fit), {len(f.frontier)} on the frontier: in-process median "
-              f"{_ms(statistics.median(ts))}; fresh `colint pareto` wall {_ms(statistics.median(walls[m]))} "
-              f"{_spread(walls[m])}, CPU {_ms(statistics.median(cpus[m]))}")
+        print(
+            f"  {m:<30} {len(f.deployments)} deployments, {len(f.points) + f.dropped:,} points "
+            f"({f.dropped:,} do not fit), {len(f.frontier)} on the frontier: in-process median "
+            f"{_ms(statistics.median(ts))}; fresh `colint pareto` wall {_ms(statistics.median(walls[m]))} "
+            f"{_spread(walls[m])}, CPU {_ms(statistics.median(cpus[m]))}"
+        )
     both = statistics.median(walls["both"])
-    print(f"  both in one call (--compare): wall {_ms(both)} {_spread(walls['both'])}, CPU "
-          f"{_ms(statistics.median(cpus['both']))}; in-process sum {_ms(total)}: "
-          f"{_verdict(both <= TARGET_PARETO_S)}")
+    print(
+        f"  both in one call (--compare): wall {_ms(both)} {_spread(walls['both'])}, CPU "
+        f"{_ms(statistics.median(cpus['both']))}; in-process sum {_ms(total)}: "
+        f"{_verdict(both <= TARGET_PARETO_S)}"
+    )
 
 
 def _bulk(many: int, runs: int) -> list[str]:
@@ -279,15 +301,21 @@ def _bulk(many: int, runs: int) -> list[str]:
         _wall(moe_cmd)
         moe = [_wall(moe_cmd) for _ in range(runs)]
     n_src = len([f for f in os.listdir(HF_CORPUS) if f.endswith(".json")])
-    print(f"{many:,} HF configs in one `colint check` call, start-up included (target for 1,000: < "
-          f"{TARGET_1000_S:.0f} s{'' if many == 1000 else ', scaled'}; load average {os.getloadavg()[0]:.1f})")
-    for label, xs in ((f"copies of the {n_src} tests/corpus/hf files", copies),
-                      ("distinct variants of them (FFN widths changed)", variants),
-                      ("distinct, a third large MoE/MLA (DeepSeek-V3, Kimi-K2, Qwen3.5-397B, ...)", moe)):
+    print(
+        f"{many:,} HF configs in one `colint check` call, start-up included (target for 1,000: < "
+        f"{TARGET_1000_S:.0f} s{'' if many == 1000 else ', scaled'}; load average {os.getloadavg()[0]:.1f})"
+    )
+    for label, xs in (
+        (f"copies of the {n_src} tests/corpus/hf files", copies),
+        ("distinct variants of them (FFN widths changed)", variants),
+        ("distinct, a third large MoE/MLA (DeepSeek-V3, Kimi-K2, Qwen3.5-397B, ...)", moe),
+    ):
         q = statistics.quantiles(xs, n=4)
         med_s = statistics.median(xs)
-        print(f"  {label}\n    wall {med_s:.2f} s (IQR {q[0]:.2f}-{q[2]:.2f} s) = {med_s / many * 1e3:.2f} ms "
-              f"per config: {_verdict(med_s * 1000 / many < TARGET_1000_S)}")
+        print(
+            f"  {label}\n    wall {med_s:.2f} s (IQR {q[0]:.2f}-{q[2]:.2f} s) = {med_s / many * 1e3:.2f} ms "
+            f"per config: {_verdict(med_s * 1000 / many < TARGET_1000_S)}"
+        )
     return many_cmd
 
 
@@ -319,8 +347,10 @@ def main() -> int:
     cpus = os.cpu_count()
     load1 = os.getloadavg()[0]
     print(f"colint benchmark: medians of {runs} fresh processes each, .pyc warm, PYTHONDONTWRITEBYTECODE unset")
-    print(f"machine: {cpus} CPUs, {platform.python_implementation()} {platform.python_version()}, "
-          f"load average {load1:.1f} at start; interpreter {os.path.relpath(PYTHON, ROOT)}")
+    print(
+        f"machine: {cpus} CPUs, {platform.python_implementation()} {platform.python_version()}, "
+        f"load average {load1:.1f} at start; interpreter {os.path.relpath(PYTHON, ROOT)}"
+    )
     print()
 
     project = tempfile.mkdtemp(prefix="colint-bench-project-")
@@ -340,36 +370,54 @@ def main() -> int:
     med = {k: statistics.median(v) for k, v in t.items()}
     cmed = {k: statistics.median(v) for k, v in cpu.items()}
     ratio = med["check"] / med["baseline"]
-    labels = {"python": "python -c pass", "baseline": f'baseline: python -c "{BASELINE_CODE}"',
-              "check": "colint check",
-              "check_project": "colint check, [tool.colint] with 2 GPUs and tp=8", "check_cl0": "colint check --select CL0 (no GPU analysis)",
-              "inspect": "colint inspect"}
-    print("start-up, one config (" + os.path.basename(config) + "): wall median (IQR) | CPU median, "
-          "ratio to the baseline")
+    labels = {
+        "python": "python -c pass",
+        "baseline": f'baseline: python -c "{BASELINE_CODE}"',
+        "check": "colint check",
+        "check_project": "colint check, [tool.colint] with 2 GPUs and tp=8",
+        "check_cl0": "colint check --select CL0 (no GPU analysis)",
+        "inspect": "colint inspect",
+    }
+    print(
+        "start-up, one config (" + os.path.basename(config) + "): wall median (IQR) | CPU median, ratio to the baseline"
+    )
     for k, label in labels.items():
-        print(f"  {label:<55} {_ms(med[k]):>8} {_spread(t[k]):<18} | CPU {_ms(cmed[k]):>7}  "
-              f"wall {med[k] / med['baseline']:.2f}x, CPU {cmed[k] / cmed['baseline']:.2f}x")
-    print(f"  target: colint check within {TARGET_RATIO}x of the baseline: {_verdict(ratio <= TARGET_RATIO)} "
-          f"({ratio:.2f}x wall, {cmed['check'] / cmed['baseline']:.2f}x CPU)")
+        print(
+            f"  {label:<55} {_ms(med[k]):>8} {_spread(t[k]):<18} | CPU {_ms(cmed[k]):>7}  "
+            f"wall {med[k] / med['baseline']:.2f}x, CPU {cmed[k] / cmed['baseline']:.2f}x"
+        )
+    print(
+        f"  target: colint check within {TARGET_RATIO}x of the baseline: {_verdict(ratio <= TARGET_RATIO)} "
+        f"({ratio:.2f}x wall, {cmed['check'] / cmed['baseline']:.2f}x CPU)"
+    )
     print()
 
     many_cmd = _bulk(args.many, runs)
-    rss = {"baseline": _peak_rss_mb(cmds["baseline"]), "check": _peak_rss_mb(cmds["check"]),
-           "many": _peak_rss_mb(many_cmd)}
+    rss = {
+        "baseline": _peak_rss_mb(cmds["baseline"]),
+        "check": _peak_rss_mb(cmds["check"]),
+        "many": _peak_rss_mb(many_cmd),
+    }
     shutil.rmtree(os.path.dirname(many_cmd[-1]), ignore_errors=True)
     print()
 
     a = _analysis_ms(repeats=max(7, runs))
     print("core analysis per config, in-process (normalize + analyse + rules on b200, load excluded)")
-    print(f"  over the {a['n']} corpus configs: median {a['median']:.2f} ms, mean {a['mean']:.2f} ms, slowest "
-          f"{a['max']:.2f} ms ({a['worst']}) (target: a few ms: {_verdict(a['median'] <= TARGET_ANALYSIS_MS)})")
-    print(f"  load (read + parse + key positions), not included above: median {a['load_median']:.2f} ms, "
-          f"mean {a['load_mean']:.2f} ms")
+    print(
+        f"  over the {a['n']} corpus configs: median {a['median']:.2f} ms, mean {a['mean']:.2f} ms, slowest "
+        f"{a['max']:.2f} ms ({a['worst']}) (target: a few ms: {_verdict(a['median'] <= TARGET_ANALYSIS_MS)})"
+    )
+    print(
+        f"  load (read + parse + key positions), not included above: median {a['load_median']:.2f} ms, "
+        f"mean {a['load_mean']:.2f} ms"
+    )
     print()
 
     print("peak memory (max RSS of the process)")
-    print(f"  baseline {rss['baseline']:.0f} MiB, colint check one config {rss['check']:.0f} MiB, "
-          f"{args.many:,} configs {rss['many']:.0f} MiB")
+    print(
+        f"  baseline {rss['baseline']:.0f} MiB, colint check one config {rss['check']:.0f} MiB, "
+        f"{args.many:,} configs {rss['many']:.0f} MiB"
+    )
     print()
 
     rows, top_level = _importtime(config)
@@ -382,11 +430,14 @@ def main() -> int:
     for _self_us, cum_us, name in sorted(roots, key=lambda r: -r[1])[:8]:
         print(f"    {cum_us:>8,}  {name.strip()}")
     pydantic = sorted(top_level & {"pydantic", "pydantic_core", "annotated_types"})
-    print(f"  pydantic on the check path: {', '.join(pydantic) if pydantic else 'not imported'} (colint's Records "
-          "are plain classes; pydantic is imported to validate input that needs coercion or has an error)")
+    print(
+        f"  pydantic on the check path: {', '.join(pydantic) if pydantic else 'not imported'} (colint's Records "
+        "are plain classes; pydantic is imported to validate input that needs coercion or has an error)"
+    )
     heavy = sorted(set(HEAVY) & top_level)
-    print(f"  heavy modules on the check path: {', '.join(heavy) if heavy else 'none'} "
-          f"(looked for: {', '.join(HEAVY)})")
+    print(
+        f"  heavy modules on the check path: {', '.join(heavy) if heavy else 'none'} (looked for: {', '.join(HEAVY)})"
+    )
     print()
     _pareto(runs)
     return 0

@@ -24,11 +24,25 @@ sys.path.insert(0, str(ROOT))
 
 SAMPLE_DIR = ROOT / "tests" / "data" / "measured"
 # file stem -> profile name
-GPUS = {"gemm_h100_sxm": "h100-sxm", "gemm_b200_sxm": "b200", "gemm_a100_sxm": "a100-sxm-80gb",
-        "gemm_h200_sxm": "h200", "gemm_gb200": "gb200", "gemm_gb200_sxm": "gb200", "gemm_b300": "b300",
-        "gemm_b300_sxm": "b300", "gemm_gb300": "gb300", "gemm_gb300_sxm": "gb300", "gemm_l40s_pcie": "l40s",
-        "gemm_l40s": "l40s", "gemm_mi300x": "mi300x", "gemm_mi325x": "mi325x", "gemm_mi355x": "mi355x",
-        "gemm_h100_nvl": "h100-nvl", "gemm_rtx_pro_6000": "rtx-pro-6000"}
+GPUS = {
+    "gemm_h100_sxm": "h100-sxm",
+    "gemm_b200_sxm": "b200",
+    "gemm_a100_sxm": "a100-sxm-80gb",
+    "gemm_h200_sxm": "h200",
+    "gemm_gb200": "gb200",
+    "gemm_gb200_sxm": "gb200",
+    "gemm_b300": "b300",
+    "gemm_b300_sxm": "b300",
+    "gemm_gb300": "gb300",
+    "gemm_gb300_sxm": "gb300",
+    "gemm_l40s_pcie": "l40s",
+    "gemm_l40s": "l40s",
+    "gemm_mi300x": "mi300x",
+    "gemm_mi325x": "mi325x",
+    "gemm_mi355x": "mi355x",
+    "gemm_h100_nvl": "h100-nvl",
+    "gemm_rtx_pro_6000": "rtx-pro-6000",
+}
 TARGETS = {"median": 0.25, "p90": 0.8, "rho": 0.97}
 
 
@@ -97,7 +111,7 @@ def spearman(a, b) -> float:
             while j + 1 < len(xs) and xs[j + 1] == xs[i]:
                 j += 1
             if j > i:
-                r[order[i:j + 1]] = (i + j) / 2.0
+                r[order[i : j + 1]] = (i + j) / 2.0
             i = j + 1
         return r
 
@@ -108,8 +122,12 @@ def errors(pred, meas) -> dict:
     import numpy as np
 
     e = np.abs(np.log2(pred / meas))
-    return {"median": float(np.median(e)), "p90": float(np.percentile(e, 90)), "rho": spearman(pred, meas),
-            "bias": float(np.median(np.log2(pred / meas)))}
+    return {
+        "median": float(np.median(e)),
+        "p90": float(np.percentile(e, 90)),
+        "rho": spearman(pred, meas),
+        "bias": float(np.median(np.log2(pred / meas))),
+    }
 
 
 def files_from(args_data: list[str]) -> list[Path]:
@@ -135,23 +153,39 @@ def evaluate(paths: list[Path], models: dict | None = None, skip_gpus: set[str] 
         for dtype, (m, n, k, t) in sorted(data.items()):
             fmt = to_format(dtype)
             if fmt is None or not profile.has(FORMATS[fmt][0]):
-                print(f"{path.name}: skipped {len(t)} '{dtype}' rows (not a format colint models on {gpu})",
-                      file=sys.stderr)
+                print(
+                    f"{path.name}: skipped {len(t)} '{dtype}' rows (not a format colint models on {gpu})",
+                    file=sys.stderr,
+                )
                 continue
             model = (models or {}).get(profile.architecture)
             r = estimate_arrays(m, n, k, fmt, profile, model=model)
-            out.append({"gpu": gpu, "arch": profile.architecture, "dtype": dtype, "format": fmt, "rows": len(t),
-                        "model": errors(r["estimate_s"], t), "roofline": errors(r["sol_s"], t)})
+            out.append(
+                {
+                    "gpu": gpu,
+                    "arch": profile.architecture,
+                    "dtype": dtype,
+                    "format": fmt,
+                    "rows": len(t),
+                    "model": errors(r["estimate_s"], t),
+                    "roofline": errors(r["sol_s"], t),
+                }
+            )
     return out
 
 
 def table(results: list[dict]) -> str:
-    lines = ["| GPU | dtype (format) | rows | model median | model p90 | model ρ | roofline median | "
-             "roofline p90 | roofline ρ |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| GPU | dtype (format) | rows | model median | model p90 | model ρ | roofline median | "
+        "roofline p90 | roofline ρ |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in results:
         mo, ro = r["model"], r["roofline"]
-        lines.append(f"| {r['gpu']} | {r['dtype']} ({r['format']}) | {r['rows']:,} | {mo['median']:.3f} | "
-                     f"{mo['p90']:.3f} | {mo['rho']:.4f} | {ro['median']:.3f} | {ro['p90']:.3f} | {ro['rho']:.4f} |")
+        lines.append(
+            f"| {r['gpu']} | {r['dtype']} ({r['format']}) | {r['rows']:,} | {mo['median']:.3f} | "
+            f"{mo['p90']:.3f} | {mo['rho']:.4f} | {ro['median']:.3f} | {ro['p90']:.3f} | {ro['rho']:.4f} |"
+        )
     return "\n".join(lines)
 
 
@@ -185,10 +219,12 @@ def fit_shared(paths: list[Path], skip_gpus: set[str], base: dict | None = None)
     base = dict(base or _architectures())
     any_tm = next(iter(base.values()))
     cur = {k: getattr(any_tm, k) for k in SHARED}
-    grids = {"k_fill_tiles": [0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0],
-             "memory_efficiency": [0.7, 0.75, 0.8, 0.85, 0.9, 0.95],
-             "per_sm_bandwidth_share": [1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0],
-             "overlap_p": [1.5, 2.0, 3.0, 4.0, 6.0, 10.0]}
+    grids = {
+        "k_fill_tiles": [0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0],
+        "memory_efficiency": [0.7, 0.75, 0.8, 0.85, 0.9, 0.95],
+        "per_sm_bandwidth_share": [1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0],
+        "overlap_p": [1.5, 2.0, 3.0, 4.0, 6.0, 10.0],
+    }
     overhead = dict(any_tm.format_overhead_us)
     cur["format_overhead_us"] = overhead
     best = objective(evaluate(paths, _models_with(base, **cur), skip_gpus))
@@ -253,16 +289,21 @@ def main(argv: list[str] | None = None) -> int:
     results = evaluate(paths)
     print(table(results))
     bad = [r for r in results if not meets(r)]
-    print(f"\ntargets: median <= {TARGETS['median']}, p90 <= {TARGETS['p90']}, rho >= {TARGETS['rho']}: "
-          + ("all met" if not bad else "missed for " + ", ".join(f"{r['gpu']}/{r['dtype']}" for r in bad)))
+    print(
+        f"\ntargets: median <= {TARGETS['median']}, p90 <= {TARGETS['p90']}, rho >= {TARGETS['rho']}: "
+        + ("all met" if not bad else "missed for " + ", ".join(f"{r['gpu']}/{r['dtype']}" for r in bad))
+    )
     return 0 if not bad else 1
 
 
 # Published achievable-matmul ratios (domain.md §3.3, ml-engineering MAMF): what a GPU whose
 # architecture has no measurements here gets in the held-out check; formats without a published
 # ratio take the bf16 one; the kernel floor is the published launch latency (Hazy: 2.1 us).
-PUBLISHED_MAMF = {"ampere": {"bf16": 0.869}, "hopper": {"bf16": 0.803, "fp8": 0.709},
-                  "blackwell-dc": {"bf16": 0.776, "fp8": 0.763}}
+PUBLISHED_MAMF = {
+    "ampere": {"bf16": 0.869},
+    "hopper": {"bf16": 0.803, "fp8": 0.709},
+    "blackwell-dc": {"bf16": 0.776, "fp8": 0.763},
+}
 PUBLISHED_LAUNCH_US = 2.1
 
 
@@ -286,23 +327,33 @@ def _heldout(paths: list[Path]) -> int:
             if profile_for(p2) != gpu:
                 train_formats |= {to_format(d) for d in read_csv(p2)[1]}
         arch = __import__("colint.hardware_profiles", fromlist=["load_profile"]).load_profile(gpu).architecture
-        prior = {f: (0.0 if FORMATS[f][0] == "bf16" else PUBLISHED_LAUNCH_US)
-                 for f in base[arch].format_overhead_us if f not in train_formats}
-        base = {a: tm.model_copy(update={"format_overhead_us": {**tm.format_overhead_us, **prior}})
-                for a, tm in base.items()}
+        prior = {
+            f: (0.0 if FORMATS[f][0] == "bf16" else PUBLISHED_LAUNCH_US)
+            for f in base[arch].format_overhead_us
+            if f not in train_formats
+        }
+        base = {
+            a: tm.model_copy(update={"format_overhead_us": {**tm.format_overhead_us, **prior}})
+            for a, tm in base.items()
+        }
         shared = fit_shared(paths, {gpu}, base)
         models = _models_with(base, **shared)
         pub = PUBLISHED_MAMF.get(arch, {})
-        eff = {f: pub.get(f, pub.get(FORMATS[f][0] if f in FORMATS else f, pub.get("bf16", 0.8)))
-               for f in models[arch].compute_efficiency}
-        models[arch] = models[arch].model_copy(update={"compute_efficiency": eff,
-                                                       "kernel_floor_us": PUBLISHED_LAUNCH_US})
+        eff = {
+            f: pub.get(f, pub.get(FORMATS[f][0] if f in FORMATS else f, pub.get("bf16", 0.8)))
+            for f in models[arch].compute_efficiency
+        }
+        models[arch] = models[arch].model_copy(
+            update={"compute_efficiency": eff, "kernel_floor_us": PUBLISHED_LAUNCH_US}
+        )
         notes.append(f"{gpu}: shared constants fitted on {', '.join(others)}: {shared}")
         for r in evaluate([path], models):
             mo, ro = r["model"], r["roofline"]
             all_ok &= meets(r)
-            print(f"| {gpu} | {r['dtype']} | {mo['median']:.3f} | {mo['p90']:.3f} | {mo['rho']:.4f} | "
-                  f"{ro['median']:.3f} | {ro['p90']:.3f} |")
+            print(
+                f"| {gpu} | {r['dtype']} | {mo['median']:.3f} | {mo['p90']:.3f} | {mo['rho']:.4f} | "
+                f"{ro['median']:.3f} | {ro['p90']:.3f} |"
+            )
     print()
     for n in notes:
         print(n)

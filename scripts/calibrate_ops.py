@@ -31,17 +31,33 @@ WHEEL = "aiconfigurator-core 0.12.0 wheel (PyPI, Apache-2.0)"
 GPUS = {"a100_sxm": "a100-sxm-80gb", "h100_sxm": "h100-sxm", "b200_sxm": "b200"}
 # family -> (parquet path under <gpu>/ per GPU folder (first that exists), sample rows per GPU)
 SOURCES = {
-    "generation_attention": (["attention/trtllm/1.3.0rc20/generation_attention_perf.parquet",
-                              "attention/trtllm/1.0.0/generation_attention_perf.parquet"], 300),
-    "context_attention": (["attention/trtllm/1.3.0rc20/context_attention_perf.parquet",
-                           "attention/trtllm/1.0.0/context_attention_perf.parquet"], 300),
-    "mla_generation": (["mla/trtllm/1.3.0rc20/generation_mla_perf.parquet",
-                        "mla/trtllm/1.0.0/generation_mla_perf.parquet"], 150),
-    "mla_context": (["mla/trtllm/1.3.0rc20/context_mla_perf.parquet", "mla/trtllm/1.0.0/context_mla_perf.parquet"],
-                    150),
+    "generation_attention": (
+        [
+            "attention/trtllm/1.3.0rc20/generation_attention_perf.parquet",
+            "attention/trtllm/1.0.0/generation_attention_perf.parquet",
+        ],
+        300,
+    ),
+    "context_attention": (
+        [
+            "attention/trtllm/1.3.0rc20/context_attention_perf.parquet",
+            "attention/trtllm/1.0.0/context_attention_perf.parquet",
+        ],
+        300,
+    ),
+    "mla_generation": (
+        ["mla/trtllm/1.3.0rc20/generation_mla_perf.parquet", "mla/trtllm/1.0.0/generation_mla_perf.parquet"],
+        150,
+    ),
+    "mla_context": (
+        ["mla/trtllm/1.3.0rc20/context_mla_perf.parquet", "mla/trtllm/1.0.0/context_mla_perf.parquet"],
+        150,
+    ),
     "moe": (["moe/trtllm/1.3.0rc20/moe_perf.parquet", "moe/trtllm/1.0.0/moe_perf.parquet"], 300),
-    "custom_allreduce": (["comm/trtllm/1.3.0rc20/custom_allreduce_perf.parquet",
-                          "comm/trtllm/1.0.0/custom_allreduce_perf.parquet"], 100),
+    "custom_allreduce": (
+        ["comm/trtllm/1.3.0rc20/custom_allreduce_perf.parquet", "comm/trtllm/1.0.0/custom_allreduce_perf.parquet"],
+        100,
+    ),
     "nccl": (["comm/nccl/2.27.3/nccl_perf.parquet"], 200),
     "moe_a2a": (["comm/trtllm/1.3.0rc11/moe_a2a_perf.parquet"], 150),
 }
@@ -82,8 +98,10 @@ def make_sample(data_dir: Path) -> None:
         out = SAMPLE_DIR / f"ops_{fam}_{gpu}.csv"
         unit = "latency in us" if fam == "moe_a2a" else "latency in ms"
         with open(out, "w", newline="", encoding="utf-8") as fh:
-            fh.write(f"# Measured {fam} kernels on {meta['device'] or gpu}, {meta['framework']} {meta['version']} "
-                     f"({unit}); from the {WHEEL}, systems/data/{gpu}/{rel}\n")
+            fh.write(
+                f"# Measured {fam} kernels on {meta['device'] or gpu}, {meta['framework']} {meta['version']} "
+                f"({unit}); from the {WHEEL}, systems/data/{gpu}/{rel}\n"
+            )
             w = csv.writer(fh, lineterminator="\n")
             w.writerow(keep)
             for i in picked:
@@ -102,7 +120,7 @@ def load(wheel: Path | None) -> dict[tuple[str, str], list[dict]]:
     out: dict[tuple[str, str], list[dict]] = {}
     if wheel is None:
         for path in sorted(SAMPLE_DIR.glob("ops_*.csv")):
-            stem = path.stem[len("ops_"):]
+            stem = path.stem[len("ops_") :]
             gpu = next(g for g in GPUS if stem.endswith(g))
             out[(gpu, stem[: -len(gpu) - 1])] = _rows_csv(path)
         return out
@@ -150,8 +168,15 @@ def evaluate(data, models: dict | None = None, skip: set[str] = frozenset()) -> 
     out = []
     for (gpu, key), vals in sorted(groups.items()):
         a = np.array(vals)
-        out.append({"gpu": GPUS[gpu], "family": key, "rows": len(a), "model": errors(a[:, 0], a[:, 2]),
-                    "roofline": errors(np.maximum(a[:, 1], 1e-12), a[:, 2])})
+        out.append(
+            {
+                "gpu": GPUS[gpu],
+                "family": key,
+                "rows": len(a),
+                "model": errors(a[:, 0], a[:, 2]),
+                "roofline": errors(np.maximum(a[:, 1], 1e-12), a[:, 2]),
+            }
+        )
     return out
 
 
@@ -161,13 +186,17 @@ def meets(r: dict) -> bool:
 
 
 def table(results: list[dict]) -> str:
-    lines = ["| GPU | op family | rows | model median | model p90 | model ρ | roofline median | roofline p90 | "
-             "roofline ρ |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| GPU | op family | rows | model median | model p90 | model ρ | roofline median | roofline p90 | roofline ρ |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in results:
         mo, ro = r["model"], r["roofline"]
         flag = "" if meets(r) else " ✗"
-        lines.append(f"| {r['gpu']} | {r['family']}{flag} | {r['rows']:,} | {mo['median']:.3f} | {mo['p90']:.3f} | "
-                     f"{mo['rho']:.3f} | {ro['median']:.3f} | {ro['p90']:.3f} | {ro['rho']:.3f} |")
+        lines.append(
+            f"| {r['gpu']} | {r['family']}{flag} | {r['rows']:,} | {mo['median']:.3f} | {mo['p90']:.3f} | "
+            f"{mo['rho']:.3f} | {ro['median']:.3f} | {ro['p90']:.3f} | {ro['rho']:.3f} |"
+        )
     return "\n".join(lines)
 
 
@@ -176,10 +205,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--wheel", type=Path, default=None, help="the wheel's systems/data folder (default: the sample)")
     ap.add_argument("--make-sample", type=Path, metavar="DIR", help="rebuild tests/data/measured/ops_*.csv")
     ap.add_argument("--fit", action="store_true", help="fit the shared op constants on all GPUs, print them")
-    ap.add_argument("--heldout", action="store_true", help="fit the shared constants without one GPU, report it; "
-                    "its architecture's constants from the other architectures / published figures")
-    ap.add_argument("--heldout-shared", action="store_true", help="as --heldout, but keep the held-out "
-                    "architecture's measured constants (only the shared constants are held out)")
+    ap.add_argument(
+        "--heldout",
+        action="store_true",
+        help="fit the shared constants without one GPU, report it; "
+        "its architecture's constants from the other architectures / published figures",
+    )
+    ap.add_argument(
+        "--heldout-shared",
+        action="store_true",
+        help="as --heldout, but keep the held-out "
+        "architecture's measured constants (only the shared constants are held out)",
+    )
     ap.add_argument("--bias", action="store_true", help="print the median signed log2 error too")
     args = ap.parse_args(argv)
     if args.make_sample:
@@ -197,8 +234,10 @@ def main(argv: list[str] | None = None) -> int:
         for r in results:
             print(f"{r['gpu']:14s} {r['family']:24s} bias {r['model']['bias']:+.3f}")
     bad = [r for r in results if not meets(r)]
-    print(f"\ntargets: median <= {TARGETS['median']}, p90 <= {TARGETS['p90']}, rho >= {TARGETS['rho']}: "
-          + ("all met" if not bad else "missed for " + ", ".join(f"{r['gpu']}/{r['family']}" for r in bad)))
+    print(
+        f"\ntargets: median <= {TARGETS['median']}, p90 <= {TARGETS['p90']}, rho >= {TARGETS['rho']}: "
+        + ("all met" if not bad else "missed for " + ", ".join(f"{r['gpu']}/{r['family']}" for r in bad))
+    )
     return 0 if not bad else 1
 
 
@@ -214,8 +253,15 @@ SHARED_GRID = {  # the cross-architecture op constants (``common:`` in _architec
 }
 # per-architecture op constants measured on that architecture's GPU (MEAS-OPS); a held-out GPU takes
 # the mean of the other architectures' values instead (what a new architecture would get)
-ARCH_OPS = ("attention_floor_us", "mla_floor_us", "context_floor_us", "decode_item_cycles",
-            "custom_allreduce_latency_us", "collective_latency_us", "collective_step_latency_us")
+ARCH_OPS = (
+    "attention_floor_us",
+    "mla_floor_us",
+    "context_floor_us",
+    "decode_item_cycles",
+    "custom_allreduce_latency_us",
+    "collective_latency_us",
+    "collective_step_latency_us",
+)
 
 
 def _with(base: dict, upd: dict) -> dict:
@@ -245,8 +291,11 @@ def fit_shared(data, skip: set[str], base: dict | None = None) -> dict:
 
 # Published FlashAttention forward rates / dense peak: FA2 on A100 ~0.70 (Dao 2023); FA3 on H100 740
 # TFLOP/s BF16 (0.75) and 1.2 PFLOP/s FP8 (0.61) (Shah et al. 2024); B200 ~1,600 TFLOP/s BF16 (0.71)
-PUBLISHED_ATTENTION = {"ampere": {"bf16": 0.70, "fp16": 0.70}, "hopper": {"bf16": 0.75, "fp16": 0.75, "fp8": 0.61},
-                       "blackwell-dc": {"bf16": 0.71, "fp16": 0.71, "fp8": 0.60}}
+PUBLISHED_ATTENTION = {
+    "ampere": {"bf16": 0.70, "fp16": 0.70},
+    "hopper": {"bf16": 0.75, "fp16": 0.75, "fp8": 0.61},
+    "blackwell-dc": {"bf16": 0.71, "fp16": 0.71, "fp8": 0.60},
+}
 
 
 def _prior(base: dict, arch: str, others: list[str]) -> dict:
@@ -265,8 +314,10 @@ def _prior(base: dict, arch: str, others: list[str]) -> dict:
         else:
             upd[key] = sum(vals) / len(vals)
     pub = PUBLISHED_MAMF.get(arch, {})
-    upd["compute_efficiency"] = {f: pub.get(f, pub.get(FORMATS[f][0] if f in FORMATS else f, pub.get("bf16", 0.8)))
-                                 for f in base[arch].compute_efficiency}
+    upd["compute_efficiency"] = {
+        f: pub.get(f, pub.get(FORMATS[f][0] if f in FORMATS else f, pub.get("bf16", 0.8)))
+        for f in base[arch].compute_efficiency
+    }
     upd["kernel_floor_us"] = PUBLISHED_LAUNCH_US
     if arch in PUBLISHED_ATTENTION:
         upd["attention_efficiency"] = PUBLISHED_ATTENTION[arch]
@@ -295,8 +346,9 @@ def _heldout(data, priors: bool = True) -> int:
         results += evaluate({k: v for k, v in data.items() if k[0] == gpu}, _with(held, shared))
     print(table(results))
     bad = [r for r in results if not meets(r)]
-    print("\nheld out: " + ("all met" if not bad else "missed for " + ", ".join(
-        f"{r['gpu']}/{r['family']}" for r in bad)))
+    print(
+        "\nheld out: " + ("all met" if not bad else "missed for " + ", ".join(f"{r['gpu']}/{r['family']}" for r in bad))
+    )
     return 0 if not bad else 1
 
 

@@ -28,8 +28,10 @@ SETTINGS = {
 
 
 def corpus() -> list[str]:
-    return sorted(glob.glob(os.path.join(ROOT, "tests", "corpus", "*", "*.json"))
-                  + glob.glob(os.path.join(ROOT, "tests", "corpus", "*", "*.yaml")))
+    return sorted(
+        glob.glob(os.path.join(ROOT, "tests", "corpus", "*", "*.json"))
+        + glob.glob(os.path.join(ROOT, "tests", "corpus", "*", "*.yaml"))
+    )
 
 
 def sweep(settings: dict, close: bool = True, paths: list[str] | None = None):
@@ -65,12 +67,16 @@ def main(argv: list[str]) -> int:
                 print(f"    {os.path.basename(p)} {code} [{title[:90]}] -> {what[:160]}")
     from colint.closure import STATS
 
-    print(f"{'all':16s} fixes tried {total_tried:4d}, raising a new warning/error {total_bad:3d} "
-          f"(closure {'on' if close else 'off'})")
+    print(
+        f"{'all':16s} fixes tried {total_tried:4d}, raising a new warning/error {total_bad:3d} "
+        f"(closure {'on' if close else 'off'})"
+    )
     if close:
-        print(f"closure: {STATS.tried} fix states re-checked, {STATS.kept} kept, {STATS.replaced} replaced by an "
-              f"alternative, {STATS.dropped} left out, {STATS.tradeoff} shown as a trade-off, {STATS.noop} no-ops "
-              f"dropped, {STATS.delta_corrected} parameter deltas corrected")
+        print(
+            f"closure: {STATS.tried} fix states re-checked, {STATS.kept} kept, {STATS.replaced} replaced by an "
+            f"alternative, {STATS.dropped} left out, {STATS.tradeoff} shown as a trade-off, {STATS.noop} no-ops "
+            f"dropped, {STATS.delta_corrected} parameter deltas corrected"
+        )
     return 0
 
 

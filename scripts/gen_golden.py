@@ -48,8 +48,13 @@ CORPUS = os.path.join(ROOT, "tests", "corpus", "hf")
 GOLDEN = os.path.join(ROOT, "tests", "golden")
 
 WRAPPER_KEYS = ("text_config", "llm_config", "language_config")
-WRAPPER_TEXT_TYPES = {"gemma3": "gemma3_text", "gemma4": "gemma4_text", "mistral3": "mistral", "llava": "llama",
-                      "llava_next": "llama"}
+WRAPPER_TEXT_TYPES = {
+    "gemma3": "gemma3_text",
+    "gemma4": "gemma4_text",
+    "mistral3": "mistral",
+    "llava": "llama",
+    "llava_next": "llama",
+}
 _LAYER_INDEX = re.compile(r"\.\d+(?=\.)")
 
 
@@ -67,8 +72,12 @@ def translate(d: dict) -> tuple[str, dict, list[str]]:
             notes.append("no model_type: read as gpt2 (architectures / n_embd)")
     if mt in ("RefinedWeb", "RefinedWebModel"):
         notes.append(f"legacy {mt} (remote code) read as falcon")
-        for old, new in (("n_head", "num_attention_heads"), ("n_head_kv", "num_kv_heads"),
-                         ("n_layer", "num_hidden_layers"), ("n_embed", "hidden_size")):
+        for old, new in (
+            ("n_head", "num_attention_heads"),
+            ("n_head_kv", "num_kv_heads"),
+            ("n_layer", "num_hidden_layers"),
+            ("n_embed", "hidden_size"),
+        ):
             if old in d:
                 d[new] = d.pop(old)
         if mt == "RefinedWeb":
@@ -105,8 +114,10 @@ def build(raw: dict):
             model = AutoModel.from_config(text_cfg)
             if not getattr(text_cfg, "tie_word_embeddings", False):
                 lm_head_added = (text_cfg.vocab_size, text_cfg.hidden_size)
-            notes.append("no CausalLM class for the text config: base model + lm_head "
-                         f"({'tied' if lm_head_added is None else 'untied'})")
+            notes.append(
+                "no CausalLM class for the text config: base model + lm_head "
+                f"({'tied' if lm_head_added is None else 'untied'})"
+            )
     return model, text_cfg.model_type, notes, lm_head_added
 
 
@@ -136,8 +147,9 @@ def describe(model, lm_head_added=None) -> dict:
             transposed = getattr(mod, "is_transposed", None)
             if transposed is None:  # not decorated (Llama4TextExperts is [E, in, out]): infer from H
                 hidden = getattr(model.config, "hidden_size", None)
-                transposed = (name.endswith("gate_up_proj") and shape[1] == hidden != shape[2]) or \
-                    (name.endswith("down_proj") and shape[2] == hidden != shape[1])
+                transposed = (name.endswith("gate_up_proj") and shape[1] == hidden != shape[2]) or (
+                    name.endswith("down_proj") and shape[2] == hidden != shape[1]
+                )
             transposed = bool(transposed)
             layouts.add("[E,in,out]" if transposed else "[E,out,in]")
             e, a, b = shape
@@ -165,8 +177,17 @@ def describe(model, lm_head_added=None) -> dict:
     if lm_head_added is not None:
         v, h = lm_head_added
         total += v * h
-        out_weights.append({"name": "lm_head.weight", "module": "Linear", "shape": [v, h], "in": h, "out": v,
-                            "count": 1, "added": True})
+        out_weights.append(
+            {
+                "name": "lm_head.weight",
+                "module": "Linear",
+                "shape": [v, h],
+                "in": h,
+                "out": v,
+                "count": 1,
+                "added": True,
+            }
+        )
     res = {"params_total": int(total), "weights": out_weights}
     if layouts:
         res["expert_layout"] = sorted(layouts)[0] if len(layouts) == 1 else sorted(layouts)

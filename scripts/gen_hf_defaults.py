@@ -33,27 +33,69 @@ OUT = os.path.join(ROOT, "colint", "spec", "hf_defaults.json")
 
 # MoE families (adapters written in other modules) and the text configs of multimodal wrappers.
 EXTRA_TYPES = [
-    "mixtral", "qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5", "qwen3_5_text", "qwen3_5_moe",
-    "qwen3_5_moe_text", "deepseek_v2", "deepseek_v3", "deepseek_v32", "kimi_k2", "glm4_moe", "dbrx",
-    "gpt_oss", "jamba", "nemotron_h", "minimax", "minimax_m2", "llama4_text", "llama4",
-    "qwen3_vl_moe", "qwen3_vl_moe_text",
-    "gemma3_text", "gemma4_text", "ministral3", "qwen2_5_vl_text", "llava",
+    "mixtral",
+    "qwen2_moe",
+    "qwen3_moe",
+    "qwen3_next",
+    "qwen3_5",
+    "qwen3_5_text",
+    "qwen3_5_moe",
+    "qwen3_5_moe_text",
+    "deepseek_v2",
+    "deepseek_v3",
+    "deepseek_v32",
+    "kimi_k2",
+    "glm4_moe",
+    "dbrx",
+    "gpt_oss",
+    "jamba",
+    "nemotron_h",
+    "minimax",
+    "minimax_m2",
+    "llama4_text",
+    "llama4",
+    "qwen3_vl_moe",
+    "qwen3_vl_moe_text",
+    "gemma3_text",
+    "gemma4_text",
+    "ministral3",
+    "qwen2_5_vl_text",
+    "llava",
 ]
 
 # Keys kept from a class's defaults: these exact names, or names matching SHAPE_PATTERN.
 KEYS = {
-    "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads",
-    "head_dim", "vocab_size", "tie_word_embeddings", "attention_bias", "mlp_bias", "max_position_embeddings",
-    "sliding_window", "use_sliding_window", "max_window_layers", "layer_types", "hidden_act",
-    "hidden_activation", "activation_function", "model_type", "sliding_window_pattern",
+    "hidden_size",
+    "intermediate_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "vocab_size",
+    "tie_word_embeddings",
+    "attention_bias",
+    "mlp_bias",
+    "max_position_embeddings",
+    "sliding_window",
+    "use_sliding_window",
+    "max_window_layers",
+    "layer_types",
+    "hidden_act",
+    "hidden_activation",
+    "activation_function",
+    "model_type",
+    "sliding_window_pattern",
 }
 SHAPE_PATTERN = re.compile(
     r"(expert|moe|lora|head_dim|mamba|ssm|conv|window|dense|shared|mtp|nextn|group|chunk|partial|ffn|inner|"
     r"embd|n_head|n_layer|kv|bias|vocab|position|tie|heads|intermediate|hidden|sparse|router|top_?k|attn|"
     r"attention|block|state|expand|linear|latent|mult|parallel|multi_query|alibi|new_decoder|project|"
-    r"word_embed|d_model|layers|layer_freq|layer_step|pattern|norm|n_ctx|n_positions|topk)")
-EXCLUDE_PATTERN = re.compile(r"(dropout|_token_id|initializer|^output_|^return_|^use_cache$|^_|eps$|"
-                             r"^id2label$|^label2id$|chunk_size_feed_forward|scale|^pruned_heads$|pdrop|epsilon|cross_attention)")
+    r"word_embed|d_model|layers|layer_freq|layer_step|pattern|norm|n_ctx|n_positions|topk)"
+)
+EXCLUDE_PATTERN = re.compile(
+    r"(dropout|_token_id|initializer|^output_|^return_|^use_cache$|^_|eps$|"
+    r"^id2label$|^label2id$|chunk_size_feed_forward|scale|^pruned_heads$|pdrop|epsilon|cross_attention)"
+)
 
 
 def _jsonable(v) -> bool:
@@ -86,11 +128,17 @@ def generate() -> dict:
         try:
             values = cls().to_dict()
         except Exception as exc:  # a class whose own defaults do not validate
-            table[mt] = {"defaults": {}, "attribute_map": dict(getattr(cls, "attribute_map", {}) or {}),
-                         "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"}
+            table[mt] = {
+                "defaults": {},
+                "attribute_map": dict(getattr(cls, "attribute_map", {}) or {}),
+                "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}",
+            }
             continue
-        defaults = {k: v for k, v in sorted(values.items())
-                    if (k in KEYS or SHAPE_PATTERN.search(k)) and not EXCLUDE_PATTERN.search(k) and _jsonable(v)}
+        defaults = {
+            k: v
+            for k, v in sorted(values.items())
+            if (k in KEYS or SHAPE_PATTERN.search(k)) and not EXCLUDE_PATTERN.search(k) and _jsonable(v)
+        }
         amap = {k: v for k, v in sorted((getattr(cls, "attribute_map", {}) or {}).items())}
         table[mt] = {"defaults": defaults, "attribute_map": amap}
     return {"transformers_version": transformers.__version__, "model_types": table}

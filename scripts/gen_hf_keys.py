@@ -64,8 +64,12 @@ def generate() -> dict:
             cfg = AutoConfig.for_model(mt)
         except Exception:  # a type this transformers does not know (remote-code families): accessed keys only
             continue
-        keys = set(cfg.to_dict()) | set(getattr(cfg, "attribute_map", {})) | set(
-            getattr(cfg, "attribute_map", {}).values()) | _consumed(type(cfg))
+        keys = (
+            set(cfg.to_dict())
+            | set(getattr(cfg, "attribute_map", {}))
+            | set(getattr(cfg, "attribute_map", {}).values())
+            | _consumed(type(cfg))
+        )
         table[mt] = sorted(keys - set(common))
     return {"transformers_version": transformers.__version__, "common": common, "model_types": table}
 

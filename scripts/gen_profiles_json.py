@@ -29,8 +29,7 @@ def build() -> str:
     files = {}
     for path in sorted(PROFILE_DIR.glob("*.yaml")):
         files[path.name] = {"fingerprint": _fingerprint(path.read_bytes()), "data": _read_yaml(path)}
-    index = {"_generated_by": "scripts/gen_profiles_json.py from the *.yaml files here (the source)",
-             "files": files}
+    index = {"_generated_by": "scripts/gen_profiles_json.py from the *.yaml files here (the source)", "files": files}
     return json.dumps(index, indent=1, ensure_ascii=False) + "\n"
 
 

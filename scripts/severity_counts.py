@@ -33,8 +33,12 @@ def corpus_files() -> list[str]:
 
 def run(args: list[str]) -> dict:
     exe = os.path.join(os.path.dirname(sys.executable), "colint")
-    p = subprocess.run([exe, "check", "--format", "json", "--isolated", "--fail-on", "never", *args,
-                        *corpus_files()], capture_output=True, text=True, cwd=ROOT)
+    p = subprocess.run(
+        [exe, "check", "--format", "json", "--isolated", "--fail-on", "never", *args, *corpus_files()],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     return json.loads(p.stdout)
 
 
@@ -47,8 +51,12 @@ def main() -> None:
             for x in f["findings"]:
                 by_code[(x["code"], x["severity"])] += 1
         s = rep["summary"]
-        table[name] = {"errors": s["errors"], "warnings": s["warnings"], "infos": s["infos"],
-                       "by_code": {f"{c} {sev}": n for (c, sev), n in sorted(by_code.items())}}
+        table[name] = {
+            "errors": s["errors"],
+            "warnings": s["warnings"],
+            "infos": s["infos"],
+            "by_code": {f"{c} {sev}": n for (c, sev), n in sorted(by_code.items())},
+        }
         print(f"{name:<16} errors {s['errors']:>4}  warnings {s['warnings']:>4}  infos {s['infos']:>4}")
     if "--json" in sys.argv:
         with open(sys.argv[sys.argv.index("--json") + 1], "w") as fh:

@@ -98,8 +98,11 @@ def snapshot(dest: str) -> int:
 
     for name, flags in SUGGEST:
         path = os.path.join(CORPUS, "hf", name)
-        write(f"suggest__{'_'.join(flags) or 'default'}__{name}",
-              ["suggest", path, "--isolated", "--format", "json", *flags], post=no_seconds)
+        write(
+            f"suggest__{'_'.join(flags) or 'default'}__{name}",
+            ["suggest", path, "--isolated", "--format", "json", *flags],
+            post=no_seconds,
+        )
     print(f"wrote {written} files into {dest}")
     return 0
 

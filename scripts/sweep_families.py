@@ -35,8 +35,9 @@ def geometry_variant(raw: dict) -> dict | None:
     n = raw.get("num_hidden_layers")
     changed = False
     if isinstance(heads, int) and heads >= 4 and isinstance(raw.get("num_key_value_heads"), int):
-        kv = next((d for d in (heads // 4, heads // 2, 1) if d and heads % d == 0 and d != raw["num_key_value_heads"]),
-                  None)
+        kv = next(
+            (d for d in (heads // 4, heads // 2, 1) if d and heads % d == 0 and d != raw["num_key_value_heads"]), None
+        )
         if kv:
             v["num_key_value_heads"], changed = kv, True
     if isinstance(raw.get("head_dim"), int) and raw["head_dim"] >= 64:
@@ -140,12 +141,16 @@ def compare(directory: str) -> int:
     variants = sum("__" in mt for mt, *_ in exact + off + refused + crashed)
     if variants:
         for label, rows in (("exact", exact), ("approximate", off), ("refused", refused)):
-            print(f"non-default geometry variants {label}: {sum('__' in r[0] for r in rows)} "
-                  f"(fallback {sum('__' in r[0] and not r[1] for r in rows)})")
-    print(f"\n{n} configs transformers builds ({variants} of them non-default geometry variants): {len(exact)} exact "
-          f"({sum(k for _, k, *_ in exact)} with an adapter), {len(off)} approximate "
-          f"({sum(e < 0.01 for e in errs)} within 1 %, {sum(e < 0.05 for e in errs)} within 5 %), "
-          f"{len(refused)} refused with a located error, {len(crashed)} crashed")
+            print(
+                f"non-default geometry variants {label}: {sum('__' in r[0] for r in rows)} "
+                f"(fallback {sum('__' in r[0] and not r[1] for r in rows)})"
+            )
+    print(
+        f"\n{n} configs transformers builds ({variants} of them non-default geometry variants): {len(exact)} exact "
+        f"({sum(k for _, k, *_ in exact)} with an adapter), {len(off)} approximate "
+        f"({sum(e < 0.01 for e in errs)} within 1 %, {sum(e < 0.05 for e in errs)} within 5 %), "
+        f"{len(refused)} refused with a located error, {len(crashed)} crashed"
+    )
     adapter_off = [mt for mt, known, *_ in off if known]
     if adapter_off:
         print(f"families WITH an adapter that do not count exactly: {', '.join(adapter_off)}")
@@ -156,8 +161,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("directory")
     ap.add_argument("--oracle", action="store_true", help="build the configs and counts (torch venv)")
-    ap.add_argument("--geometry", action="store_true", help="with --oracle: add a non-default attention geometry "
-                                                             "variant of every family")
+    ap.add_argument(
+        "--geometry",
+        action="store_true",
+        help="with --oracle: add a non-default attention geometry variant of every family",
+    )
     args = ap.parse_args()
     return oracle(args.directory, args.geometry) if args.oracle else compare(args.directory)
 

@@ -34,8 +34,7 @@ def test_doctests(name, monkeypatch):
 
 def test_check_returns_the_records_of_the_json_output(capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
-    rc = main(["check", "examples/llama-2-7b.json", "--tp", "8", "--gpu", "h100-sxm", "--isolated",
-               "--format", "json"])
+    rc = main(["check", "examples/llama-2-7b.json", "--tp", "8", "--gpu", "h100-sxm", "--isolated", "--format", "json"])
     cli = json.loads(capsys.readouterr().out)["files"][0]["findings"]
     assert rc == 1 and cli
     from_path = colint.check("examples/llama-2-7b.json", gpu="h100-sxm", tp=8)
@@ -64,8 +63,16 @@ def test_errors(monkeypatch):
     with pytest.raises(UsageError, match="unknown rule"):
         colint.check(str(LLAMA), select="CL999")
     with pytest.raises(SpecError) as info:
-        colint.check({"model_type": "llama", "hidden_size": 0, "num_hidden_layers": 2, "num_attention_heads": 2,
-                      "intermediate_size": 64, "vocab_size": 100})
+        colint.check(
+            {
+                "model_type": "llama",
+                "hidden_size": 0,
+                "num_hidden_layers": 2,
+                "num_attention_heads": 2,
+                "intermediate_size": 64,
+                "vocab_size": 100,
+            }
+        )
     assert (info.value.path, info.value.line, info.value.column) == ("<dict>", None, None)
     assert info.value.located().startswith("<dict>: error: ")
     with pytest.raises(TypeError, match="expected a dict, a transformers config, a path or a Hub id, not int"):
@@ -79,10 +86,13 @@ def test_errors(monkeypatch):
 def test_transformers_config_object():
     from transformers import LlamaConfig
 
-    cfg = LlamaConfig(hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32,
-                      vocab_size=32000)
-    assert [(f.code, f.key) for f in colint.check(cfg, tp=8)] == [("CL201", "intermediate_size"),
-                                                                  ("CL202", "vocab_size")]
+    cfg = LlamaConfig(
+        hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32, vocab_size=32000
+    )
+    assert [(f.code, f.key) for f in colint.check(cfg, tp=8)] == [
+        ("CL201", "intermediate_size"),
+        ("CL202", "vocab_size"),
+    ]
 
 
 def test_hub_id_through_the_api(tmp_path, monkeypatch):
@@ -93,8 +103,7 @@ def test_hub_id_through_the_api(tmp_path, monkeypatch):
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     snap = make_cache(tmp_path, "meta-llama/Llama-2-7b-hf", {"config.json": LLAMA.read_text()})
     assert colint.inspect("meta-llama/Llama-2-7b-hf")["path"] == str(snap / "config.json")
-    assert [(f.code, f.line) for f in colint.check("meta-llama/Llama-2-7b-hf", tp=8)] == [("CL201", 10),
-                                                                                          ("CL202", 25)]
+    assert [(f.code, f.line) for f in colint.check("meta-llama/Llama-2-7b-hf", tp=8)] == [("CL201", 10), ("CL202", 25)]
 
 
 def test_suggest_stays_the_api_function_after_the_search_module_is_imported():
@@ -103,8 +112,7 @@ def test_suggest_stays_the_api_function_after_the_search_module_is_imported():
     assert colint.suggest is colint.api.suggest
     result = colint.suggest({**json.loads(LLAMA.read_text())}, gpu="b200", tp=8, top=1)
     assert result.path == "<dict>"
-    assert result.candidates[0].edits == {"num_key_value_heads": 8, "intermediate_size": 14336,
-                                          "num_hidden_layers": 30}
+    assert result.candidates[0].edits == {"num_key_value_heads": 8, "intermediate_size": 14336, "num_hidden_layers": 30}
 
 
 def test_chart_bytes():
@@ -116,17 +124,21 @@ def test_chart_bytes():
 
 
 def test_import_colint_stays_cheap():
-    code = ("import sys, colint; heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('pydantic', 'click', 'transformers', 'huggingface_hub', 'numpy', 'ruamel') or m == 'colint.api');"
-            "print(heavy); print(sorted(set(colint.__all__) - set(dir(colint))))")
+    code = (
+        "import sys, colint; heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('pydantic', 'click', 'transformers', 'huggingface_hub', 'numpy', 'ruamel') or m == 'colint.api');"
+        "print(heavy); print(sorted(set(colint.__all__) - set(dir(colint))))"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout == "[]\n[]\n"
 
 
 def test_one_liner_from_the_issue():
-    code = ("import colint; print([f.code for f in colint.check({'model_type': 'llama', 'hidden_size': 4096, "
-            "'intermediate_size': 11008, 'num_hidden_layers': 32, 'num_attention_heads': 32, "
-            "'vocab_size': 32000}, gpu='b200', tp=8)])")
+    code = (
+        "import colint; print([f.code for f in colint.check({'model_type': 'llama', 'hidden_size': 4096, "
+        "'intermediate_size': 11008, 'num_hidden_layers': 32, 'num_attention_heads': 32, "
+        "'vocab_size': 32000}, gpu='b200', tp=8)])"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd="/")
     assert proc.stdout == "['CL201', 'CL202']\n"
 

@@ -95,8 +95,10 @@ def test_no_upward_imports():
     for module, imports in GRAPH.items():
         for target, line in imports:
             if _unit(target) != _unit(module) and RANK[_unit(target)] > RANK[_unit(module)]:
-                bad.append(f"{MODULES[module].relative_to(PACKAGE.parent)}:{line}: {module} imports {target} "
-                           f"({_unit(module)} is below {_unit(target)})")
+                bad.append(
+                    f"{MODULES[module].relative_to(PACKAGE.parent)}:{line}: {module} imports {target} "
+                    f"({_unit(module)} is below {_unit(target)})"
+                )
     assert bad == []
 
 
@@ -136,11 +138,14 @@ def test_no_import_cycles():
     assert cycles == []
 
 
-@pytest.mark.parametrize("source, expected", [
-    ("from colint.cli import main\n", [("colint.cli", 1)]),
-    ("import colint.rules.base\n", [("colint.rules.base", 1)]),
-    ("def f():\n    from colint.checking import check_paths\n", [("colint.checking", 2)]),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("from colint.cli import main\n", [("colint.cli", 1)]),
+        ("import colint.rules.base\n", [("colint.rules.base", 1)]),
+        ("def f():\n    from colint.checking import check_paths\n", [("colint.checking", 2)]),
+    ],
+)
 def test_the_import_reader_sees_every_form(source, expected, monkeypatch, tmp_path):
     path = tmp_path / "m.py"
     path.write_text(source, encoding="utf-8")

@@ -30,8 +30,11 @@ def _check(text: str, **settings):
     opts = CheckOptions(**settings)
     rules = select_rules()
     targets = build_targets(opts)
-    return check_document("kimi.json", load_text(text, "kimi.json", syntax="json"), targets, opts, rules), \
-        (targets, opts, rules)
+    return check_document("kimi.json", load_text(text, "kimi.json", syntax="json"), targets, opts, rules), (
+        targets,
+        opts,
+        rules,
+    )
 
 
 @pytest.mark.parametrize("gpu", ["b200", "gb200"])
@@ -63,8 +66,13 @@ def test_ep_advice_inside_the_domain_names_its_cost():
     r = check_file(path, build_targets(opts), opts, rules)
     (f,) = [f for f in r.findings if f.code == "CL501"]
     assert [(x.safety, x.title, x.settings) for x in f.fixes] == [
-        ("display", "deploy the experts with ep=32 and data-parallel attention (60 experts need 4 redundant copies "
-                    "(EPLB) to fill 32 x 2 slots)", {"ep": 32})]
+        (
+            "display",
+            "deploy the experts with ep=32 and data-parallel attention (60 experts need 4 redundant copies "
+            "(EPLB) to fill 32 x 2 slots)",
+            {"ep": 32},
+        )
+    ]
 
 
 def test_closure_off_keeps_the_rules_advice():
@@ -84,18 +92,28 @@ def test_corpus_closure(name):
 
     tried, bad = sweep(SETTINGS[name])
     assert tried >= 40  # enough states to mean something (49 at the default setting)
-    assert [(os.path.basename(p), code, title, [g.message for g in new], err)
-            for p, code, title, new, err in bad] == []
+    assert [(os.path.basename(p), code, title, [g.message for g in new], err) for p, code, title, new, err in bad] == []
 
 
 def test_gemma4_kv_fix_edits_the_global_kv_heads(tmp_path):
     """Gemma-4's full layers read num_global_key_value_heads (attention_k_eq_v): CL701's fix edits that key, not
     num_key_value_heads (16 already), and states the delta the edited file has."""
     types = (["sliding_attention"] * 5 + ["full_attention"]) * 10
-    cfg = {"model_type": "gemma4_text", "hidden_size": 5376, "intermediate_size": 21504, "num_hidden_layers": 60,
-           "num_attention_heads": 32, "num_key_value_heads": 16, "head_dim": 256, "global_head_dim": 512,
-           "attention_k_eq_v": True, "num_global_key_value_heads": 4, "vocab_size": 262144,
-           "sliding_window": 1024, "layer_types": types}
+    cfg = {
+        "model_type": "gemma4_text",
+        "hidden_size": 5376,
+        "intermediate_size": 21504,
+        "num_hidden_layers": 60,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 16,
+        "head_dim": 256,
+        "global_head_dim": 512,
+        "attention_k_eq_v": True,
+        "num_global_key_value_heads": 4,
+        "vocab_size": 262144,
+        "sliding_window": 1024,
+        "layer_types": types,
+    }
     r, _ = _check(json.dumps(cfg, indent=1), gpus=["h100-sxm"], tp=16)
     (f,) = [f for f in r.findings if f.code == "CL701"]
     assert f.key == "num_global_key_value_heads"

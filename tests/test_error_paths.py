@@ -19,11 +19,16 @@ LLAMA = json.loads((HERE / "corpus" / "hf" / "llama3__Meta-Llama-3.1-8B.json").r
 
 # name -> (text, (line, column) or None, message)
 BROKEN = {
-    "bool.json": ('{\n  "model_type": "llama",\n  "hidden_size": true\n}\n', (3, 3),
-                  "'hidden_size' must be an integer, got true"),
-    "truncated.json": ('{\n  "model_type": "llama",\n  "hidden_size": 4096,\n', (3, 23),
-                       "invalid JSON: file ends before the document is complete (Expecting property name enclosed in "
-                       "double quotes)"),
+    "bool.json": (
+        '{\n  "model_type": "llama",\n  "hidden_size": true\n}\n',
+        (3, 3),
+        "'hidden_size' must be an integer, got true",
+    ),
+    "truncated.json": (
+        '{\n  "model_type": "llama",\n  "hidden_size": 4096,\n',
+        (3, 23),
+        "invalid JSON: file ends before the document is complete (Expecting property name enclosed in double quotes)",
+    ),
     "unknown.json": ('{\n  "model_type": "nonexistent_xyz",\n  "hidden_size": 10\n}\n', (2, 3), None),
     "missing.json": (None, None, "no such file"),
 }
@@ -94,8 +99,11 @@ def _structured(fmt: str, out: str) -> None:
             got = (f["error"]["line"], f["error"]["column"])
             text = f["error"]["message"]
         elif fmt == "github":
-            (line,) = [x for x in out.splitlines() if x.startswith(f"::error file={name},") or
-                       x.startswith(f"::error file={name}::")]
+            (line,) = [
+                x
+                for x in out.splitlines()
+                if x.startswith(f"::error file={name},") or x.startswith(f"::error file={name}::")
+            ]
             props = dict(p.split("=", 1) for p in line.split("::")[1].split(" ", 1)[1].split(","))
             got = (int(props["line"]), int(props["col"])) if "line" in props else None
             text = line.split("::", 2)[2].removeprefix("error: ").replace("%3A", ":").replace("%2C", ",")

@@ -26,18 +26,49 @@ def spec_from(cfg: dict):
 
 VARIANTS = {
     "falcon_h1_defaults": ({"model_type": "falcon_h1"}, 8_514_961_408),
-    "falcon_h1_other_dims": ({"model_type": "falcon_h1", "hidden_size": 1536, "num_hidden_layers": 3,
-                              "num_attention_heads": 12, "num_key_value_heads": 4, "head_dim": 64,
-                              "intermediate_size": 4096, "vocab_size": 65537, "mamba_d_ssm": 2048,
-                              "mamba_n_heads": 32, "mamba_n_groups": 2, "mamba_d_state": 128, "mamba_d_conv": 3,
-                              "mamba_conv_bias": False, "mamba_proj_bias": True, "projectors_bias": True,
-                              "mamba_rms_norm": True, "attention_bias": True, "mlp_bias": True,
-                              "tie_word_embeddings": True}, 197_639_808),
+    "falcon_h1_other_dims": (
+        {
+            "model_type": "falcon_h1",
+            "hidden_size": 1536,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 12,
+            "num_key_value_heads": 4,
+            "head_dim": 64,
+            "intermediate_size": 4096,
+            "vocab_size": 65537,
+            "mamba_d_ssm": 2048,
+            "mamba_n_heads": 32,
+            "mamba_n_groups": 2,
+            "mamba_d_state": 128,
+            "mamba_d_conv": 3,
+            "mamba_conv_bias": False,
+            "mamba_proj_bias": True,
+            "projectors_bias": True,
+            "mamba_rms_norm": True,
+            "attention_bias": True,
+            "mlp_bias": True,
+            "tie_word_embeddings": True,
+        },
+        197_639_808,
+    ),
     # null mamba_d_ssm = mamba_expand x hidden; null num_key_value_heads = num_attention_heads
-    "falcon_h1_expand_width": ({"model_type": "falcon_h1", "hidden_size": 1024, "num_hidden_layers": 2,
-                                "num_attention_heads": 8, "num_key_value_heads": None, "intermediate_size": 2816,
-                                "vocab_size": 32784, "mamba_d_ssm": None, "mamba_expand": 2, "mamba_n_heads": 16,
-                                "mamba_d_head": 128, "mamba_d_state": 64}, 105_736_544),
+    "falcon_h1_expand_width": (
+        {
+            "model_type": "falcon_h1",
+            "hidden_size": 1024,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 8,
+            "num_key_value_heads": None,
+            "intermediate_size": 2816,
+            "vocab_size": 32784,
+            "mamba_d_ssm": None,
+            "mamba_expand": 2,
+            "mamba_n_heads": 16,
+            "mamba_d_head": 128,
+            "mamba_d_state": 64,
+        },
+        105_736_544,
+    ),
 }
 
 
@@ -122,10 +153,23 @@ def test_suggest_search_model_matches_analysis(tmp_path):
     from colint.suggesting import suggest
 
     path = tmp_path / "config.json"
-    path.write_text(json.dumps({"model_type": "falcon_h1", "hidden_size": 2048, "num_hidden_layers": 8,
-                                "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 128,
-                                "intermediate_size": 6144, "vocab_size": 65536, "mamba_d_ssm": 2048,
-                                "mamba_n_heads": 32}, indent=1))
+    path.write_text(
+        json.dumps(
+            {
+                "model_type": "falcon_h1",
+                "hidden_size": 2048,
+                "num_hidden_layers": 8,
+                "num_attention_heads": 16,
+                "num_key_value_heads": 4,
+                "head_dim": 128,
+                "intermediate_size": 6144,
+                "vocab_size": 65536,
+                "mamba_d_ssm": 2048,
+                "mamba_n_heads": 32,
+            },
+            indent=1,
+        )
+    )
     r = suggest(str(path), CheckOptions(gpus=["b200"], tp=2), top=3)
     assert r.candidates
     for c in r.candidates:

@@ -58,8 +58,9 @@ def test_unsafe_fix_changes_only_targeted_values_and_is_idempotent(src, tmp_path
             touched |= set(range(i1 + 1, i2 + 1))
     # Every changed line holds a changed value (or is where a missing key was inserted).
     inserted = {p for p in changed if old_doc.span(p) is None}
-    assert touched <= allowed_lines | ({max(allowed_lines | {0})} if inserted else set()) | \
-        (set(range(1, len(old_lines) + 1)) if inserted else set())
+    assert touched <= allowed_lines | ({max(allowed_lines | {0})} if inserted else set()) | (
+        set(range(1, len(old_lines) + 1)) if inserted else set()
+    )
     # A second run finds nothing left to fix.
     rc2 = main(["check", str(dst), "--tp", "8", "--unsafe-fixes", "--diff", "--isolated"])
     assert capsys.readouterr().out == ""
@@ -78,8 +79,8 @@ def test_diff_writes_nothing_and_prints_the_unsafe_fixes_only_when_asked(tmp_pat
     out = capsys.readouterr().out
     assert rc == 1
     assert dst.read_bytes() == before
-    assert "-    \"vocab_size\": 32000\n+    \"vocab_size\": 32768\n" in out  # the last member: no comma
-    assert "-    \"intermediate_size\": 11008,\n+    \"intermediate_size\": 11264,\n" in out
+    assert '-    "vocab_size": 32000\n+    "vocab_size": 32768\n' in out  # the last member: no comma
+    assert '-    "intermediate_size": 11008,\n+    "intermediate_size": 11264,\n' in out
 
 
 def test_fix_pads_vocab_in_place_and_reports_what_is_left(tmp_path, capsys):

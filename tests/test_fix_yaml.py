@@ -74,8 +74,14 @@ def test_edited_document_is_what_parsing_the_edited_text_gives(name):
     built = edited_document(doc, edits)
     parsed = load_text(apply_edits(doc, edits), name)
     assert built is not None
-    assert (built.text, built.data, built.spans, built.unresolved, built.interpolations, built.notes) == \
-        (parsed.text, parsed.data, parsed.spans, parsed.unresolved, parsed.interpolations, parsed.notes)
+    assert (built.text, built.data, built.spans, built.unresolved, built.interpolations, built.notes) == (
+        parsed.text,
+        parsed.data,
+        parsed.spans,
+        parsed.unresolved,
+        parsed.interpolations,
+        parsed.notes,
+    )
     assert doc.data == load(str(CORPUS / name)).data  # the original is left as it was
 
 
@@ -108,10 +114,23 @@ def test_splice_and_round_trip_together():
     assert "layers: 3 # depth" in new and "# top" in new
 
 
-@pytest.mark.parametrize("value, text", [
-    (7, "7"), (True, "true"), (None, "null"), (0.5, "0.5"), (1e-05, "1e-05"), (float("inf"), ".inf"),
-    ("swiglu", "swiglu"), ("yes", '"yes"'), ("a: b", '"a: b"'), ("", '""'), ("é", '"\\u00e9"'), ([1], None),
-])
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (7, "7"),
+        (True, "true"),
+        (None, "null"),
+        (0.5, "0.5"),
+        (1e-05, "1e-05"),
+        (float("inf"), ".inf"),
+        ("swiglu", "swiglu"),
+        ("yes", '"yes"'),
+        ("a: b", '"a: b"'),
+        ("", '""'),
+        ("é", '"\\u00e9"'),
+        ([1], None),
+    ],
+)
 def test_yaml_literal_reads_back_as_the_value(value, text):
     assert yaml_literal(value) == text
     if text is not None:
@@ -143,8 +162,11 @@ def test_sarif_fixes_for_a_yaml_file(monkeypatch, capsys, tmp_path):
         assert change["artifactLocation"] == {"uri": "falcon.yaml", "uriBaseId": "%SRCROOT%"}
         text = src
         edits = []
-        for rep in sorted(change["replacements"], key=lambda r: (r["deletedRegion"]["startLine"],
-                                                                 r["deletedRegion"]["startColumn"]), reverse=True):
+        for rep in sorted(
+            change["replacements"],
+            key=lambda r: (r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"]),
+            reverse=True,
+        ):
             reg = rep["deletedRegion"]
             start = _offset(src, reg["startLine"], reg["startColumn"])
             end = _offset(src, reg["endLine"], reg["endColumn"])

@@ -11,8 +11,13 @@ from colint.loading import load, load_text
 
 
 def test_parse_key():
-    assert parse_key("text_config.block_configs[3].ffn.ffn_mult") == ("text_config", "block_configs", 3, "ffn",
-                                                                      "ffn_mult")
+    assert parse_key("text_config.block_configs[3].ffn.ffn_mult") == (
+        "text_config",
+        "block_configs",
+        3,
+        "ffn",
+        "ffn_mult",
+    )
 
 
 def test_json_splice_changes_only_the_value_bytes():
@@ -25,10 +30,12 @@ def test_json_splice_changes_only_the_value_bytes():
 def test_json_nested_and_inserted_key_keeps_indentation():
     text = '{\n  "text_config": {\n    "hidden_size": 5120\n  },\n  "vocab_size": 50257\n}\n'
     doc = load_text(text, "c.json")
-    new = apply_edits(doc, [Edit(key="vocab_size", old=50257, new=50304),
-                            Edit(key="text_config.head_dim", old=None, new=128)])
-    assert new == ('{\n  "text_config": {\n    "hidden_size": 5120,\n    "head_dim": 128\n  },\n'
-                   '  "vocab_size": 50304\n}\n')
+    new = apply_edits(
+        doc, [Edit(key="vocab_size", old=50257, new=50304), Edit(key="text_config.head_dim", old=None, new=128)]
+    )
+    assert new == (
+        '{\n  "text_config": {\n    "hidden_size": 5120,\n    "head_dim": 128\n  },\n  "vocab_size": 50304\n}\n'
+    )
 
 
 def test_yaml_splice_keeps_comments_and_literals():
@@ -57,7 +64,7 @@ def test_fixed_text_refuses_to_write_a_non_standard_literal():
 def test_unified_diff_names_the_file():
     d = unified_diff("c.json", '{"a": 1}\n', '{"a": 2}\n')
     assert d.splitlines()[:2] == ["--- a/c.json", "+++ b/c.json"]
-    assert "-{\"a\": 1}" in d and "+{\"a\": 2}" in d
+    assert '-{"a": 1}' in d and '+{"a": 2}' in d
 
 
 @pytest.mark.parametrize("name", sorted(os.listdir("tests/corpus/hf")))

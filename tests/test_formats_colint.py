@@ -18,8 +18,10 @@ def design(body: str, name: str = "d.yaml"):
     return normalize(load_text("colint: 1\nmodel:\n" + body, name))
 
 
-LLAMA2_7B = ("  hidden_size: 4096\n  layers: 32\n  vocab_size: 32000\n"
-             "  attention: {heads: 32}\n  ffn: {intermediate_size: 11008}\n")
+LLAMA2_7B = (
+    "  hidden_size: 4096\n  layers: 32\n  vocab_size: 32000\n"
+    "  attention: {heads: 32}\n  ffn: {intermediate_size: 11008}\n"
+)
 
 
 def test_a_design_equal_to_llama2_7b_counts_like_it():
@@ -33,11 +35,15 @@ def test_a_design_equal_to_llama2_7b_counts_like_it():
 
 
 def test_schema_marker_alternative_and_moe_mla():
-    s = normalize(load_text(
-        "schema: colint/v1\nmodel:\n  hidden_size: 7168\n  vocab_size: 129280\n"
-        "  attention: {heads: 128, kind: mla, mla: {q_lora_rank: 1536}}\n  ffn: {intermediate_size: 18432}\n"
-        "  moe: {experts: 256, top_k: 8, intermediate_size: 2048, shared_experts: 1, first_dense_layers: 3}\n"
-        "  layers: 61\n", "v3.yaml"))
+    s = normalize(
+        load_text(
+            "schema: colint/v1\nmodel:\n  hidden_size: 7168\n  vocab_size: 129280\n"
+            "  attention: {heads: 128, kind: mla, mla: {q_lora_rank: 1536}}\n  ffn: {intermediate_size: 18432}\n"
+            "  moe: {experts: 256, top_k: 8, intermediate_size: 2048, shared_experts: 1, first_dense_layers: 3}\n"
+            "  layers: 61\n",
+            "v3.yaml",
+        )
+    )
     hf = normalize(load("tests/corpus/hf/deepseek__DeepSeek-V3.json"))
     assert param_counts(s).total == param_counts(hf).total  # DeepSeek-V3 671B written as a design
     assert [s.kind_of(i).ffn.kind for i in (0, 2, 3, 60)] == ["dense", "dense", "moe", "moe"]
@@ -55,10 +61,13 @@ def test_pattern_grammar():
 def test_hybrid_pattern_layers_and_sources():
     s = normalize(load("examples/design.colint.yaml"))
     assert s.num_layers == 48
-    assert [s.kind_of(i).name for i in range(4)] == ["attention/full+dense", "mamba+dense", "mamba+moe",
-                                                     "mamba+moe"]
-    assert {k.name: c for k, c in zip(s.layer_kinds, s.layer_counts())} == \
-        {"attention/full+dense": 1, "mamba+dense": 1, "mamba+moe": 35, "attention/full+moe": 11}
+    assert [s.kind_of(i).name for i in range(4)] == ["attention/full+dense", "mamba+dense", "mamba+moe", "mamba+moe"]
+    assert {k.name: c for k, c in zip(s.layer_kinds, s.layer_counts())} == {
+        "attention/full+dense": 1,
+        "mamba+dense": 1,
+        "mamba+moe": 35,
+        "attention/full+moe": 11,
+    }
     m = s.kind_of(1).mixer
     assert (m.d_inner, m.num_heads, m.d_state, m.n_groups) == (8192, 128, 128, 8)
     src = s.sources["num_layers"]  # from the pattern; the key a fix would add is layers, never the pattern text
@@ -73,8 +82,10 @@ def test_errors_are_located():
         design("  hidden_size: 64\n  layer: 2\n")
     assert e.value.located() == "d.yaml:4:3: error: model.layer: Extra inputs are not permitted"
     with pytest.raises(SpecError) as e:
-        design("  hidden_size: 64\n  layers: 3\n  attention: {heads: 4}\n  ffn: {intermediate_size: 8}\n"
-               "  pattern: '[A,A]*2'\n")
+        design(
+            "  hidden_size: 64\n  layers: 3\n  attention: {heads: 4}\n  ffn: {intermediate_size: 8}\n"
+            "  pattern: '[A,A]*2'\n"
+        )
     assert e.value.located() == "d.yaml:7:3: error: model.pattern: pattern describes 4 layers but layers is 3"
     with pytest.raises(SpecError) as e:
         design("  hidden_size: 64\n  attention: {heads: 4}\n  pattern: '[A,M]'\n")
@@ -85,8 +96,16 @@ def test_colint_schema_command(tmp_path, capsys):
     assert main(["schema"]) == 0
     schema = json.loads(capsys.readouterr().out)
     assert schema["$id"] == "colint/v1" and schema["required"] == ["model"]
-    assert set(schema["$defs"]["Model"]["properties"]) >= {"hidden_size", "layers", "attention", "ffn", "moe",
-                                                           "pattern", "vocab_size", "tie_embeddings"}
+    assert set(schema["$defs"]["Model"]["properties"]) >= {
+        "hidden_size",
+        "layers",
+        "attention",
+        "ffn",
+        "moe",
+        "pattern",
+        "vocab_size",
+        "tie_embeddings",
+    }
     out = tmp_path / "schema.json"
     assert main(["schema", "--output", str(out)]) == 0
     assert json.loads(out.read_text()) == schema

@@ -33,8 +33,11 @@ def test_meta_derived_ffn_width_points_at_multiple_of(capsys):
     spec = normalize(load(path), "meta")
     assert spec.intermediate_size == 8192
     assert spec.sources["intermediate_size"] == Source(key="multiple_of", line=9, column=5, derived=True)
-    cl201 = [f for f in _check(capsys, "--tp", "128", "--select", "CL201", path)
-             if f["message"].startswith("intermediate_size")]
+    cl201 = [
+        f
+        for f in _check(capsys, "--tp", "128", "--select", "CL201", path)
+        if f["message"].startswith("intermediate_size")
+    ]
     assert [_row(f) for f in cl201] == [("CL201", "multiple_of", 9, 5)]
     assert cl201[0]["message"] == "intermediate_size 8192 is 64 per shard at tp=128, not a multiple of 128"
 
@@ -46,7 +49,8 @@ def _meta(**keys):
 
 def test_meta_derived_width_source_by_keys_present():
     assert _meta(ffn_dim_multiplier=1.3).sources["intermediate_size"] == Source(
-        key="ffn_dim_multiplier", line=7, column=2, derived=True)
+        key="ffn_dim_multiplier", line=7, column=2, derived=True
+    )
     # no key it is computed from in the file: hidden_dim is the key to add (torchchat / ExecuTorch), no line
     assert _meta().sources["intermediate_size"] == Source(key="hidden_dim", default=True)
 
@@ -54,11 +58,24 @@ def test_meta_derived_width_source_by_keys_present():
 def test_no_fix_writes_a_derived_value_into_its_key(tmp_path, capsys):
     # multiple_of 100: width 14200 (not a multiple of 128); "multiple_of 14200 -> 14208" would be nonsense
     path = tmp_path / "params.json"
-    path.write_text(json.dumps({"dim": 4096, "n_layers": 32, "n_heads": 32, "n_kv_heads": 8, "vocab_size": 128256,
-                                "multiple_of": 100, "ffn_dim_multiplier": 1.3}, indent=1))
+    path.write_text(
+        json.dumps(
+            {
+                "dim": 4096,
+                "n_layers": 32,
+                "n_heads": 32,
+                "n_kv_heads": 8,
+                "vocab_size": 128256,
+                "multiple_of": 100,
+                "ffn_dim_multiplier": 1.3,
+            },
+            indent=1,
+        )
+    )
     findings = _check(capsys, "--select", "CL201", str(path))
     assert [(_row(f), f["message"], f["fixes"]) for f in findings] == [
-        (("CL201", "multiple_of", 7, 2), "intermediate_size 14200, not a multiple of 128", [])]
+        (("CL201", "multiple_of", 7, 2), "intermediate_size 14200, not a multiple of 128", [])
+    ]
 
 
 def test_olmoe_expert_width_points_at_mlp_ratio(capsys):

@@ -14,8 +14,15 @@ from colint.loading import load, load_text
 from colint.normalize import FORMATS, detect_format, normalize
 
 # corpus file-name prefix -> format it must be detected as
-EXPECTED = {"nemo-launcher": "megatron", "maxtext": "maxtext", "gpt-neox": "gpt-neox", "olmo-trainer": "olmo",
-            "deepseek-native": "meta", "executorch": "meta", "torchchat": "meta"}
+EXPECTED = {
+    "nemo-launcher": "megatron",
+    "maxtext": "maxtext",
+    "gpt-neox": "gpt-neox",
+    "olmo-trainer": "olmo",
+    "deepseek-native": "meta",
+    "executorch": "meta",
+    "torchchat": "meta",
+}
 NON_HF = sorted(glob.glob("tests/corpus/megatron/*.yaml") + glob.glob("tests/corpus/meta/*.json"))
 HF = sorted(glob.glob("tests/corpus/hf/*.json"))
 
@@ -50,14 +57,18 @@ def test_unrelated_yaml_is_not_recognized(tmp_path, capsys):
     p.write_text("name: build\non:\n  push: {}\njobs:\n  test:\n    runs-on: ubuntu-latest\n")
     assert main(["inspect", str(p)]) == 2
     err = capsys.readouterr().err
-    assert err == (f"{p}:1:1: error: format not recognized: the keys match none of the formats tried "
-                   "(colint, hf, megatron, maxtext, gpt-neox, olmo, meta); use --input-format to force one\n")
+    assert err == (
+        f"{p}:1:1: error: format not recognized: the keys match none of the formats tried "
+        "(colint, hf, megatron, maxtext, gpt-neox, olmo, meta); use --input-format to force one\n"
+    )
 
 
 def test_input_format_override(tmp_path, capsys):
     # A bare Megatron section that also carries a NeoX-only key is detected as gpt-neox ...
-    text = ("num_layers: 2\nhidden_size: 256\nnum_attention_heads: 4\npos_emb: rotary\nffn_hidden_size: 512\n"
-            "position_embedding_type: rope\n")
+    text = (
+        "num_layers: 2\nhidden_size: 256\nnum_attention_heads: 4\npos_emb: rotary\nffn_hidden_size: 512\n"
+        "position_embedding_type: rope\n"
+    )
     p = tmp_path / "cfg.yaml"
     p.write_text(text)
     assert detect_format(load_text(text, "cfg.yaml")) == "gpt-neox"
@@ -89,28 +100,47 @@ def test_hf_config_is_not_taken_for_meta_and_llava_params_is_not_hf():
     assert not importlib.import_module("colint.normalize.meta_params").detect(hf_like)
     llava = load("tests/corpus/meta/torchchat__llava-1.5.json")
     assert not importlib.import_module("colint.normalize.hf").detect(llava)
-    nemo_with_model_section = load_text("trainer: {devices: 8}\nmodel:\n  hidden_size: 64\n  num_layers: 2\n"
-                                        "  num_attention_heads: 4\n  position_embedding_type: rope\n", "n.yaml")
+    nemo_with_model_section = load_text(
+        "trainer: {devices: 8}\nmodel:\n  hidden_size: 64\n  num_layers: 2\n"
+        "  num_attention_heads: 4\n  position_embedding_type: rope\n",
+        "n.yaml",
+    )
     assert detect_format(nemo_with_model_section) == "megatron"
     assert normalize(nemo_with_model_section).key_prefix == "model."
 
 
 def _spec_value(spec, field):
-    direct = {"hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim", "intermediate_size", "vocab_size",
-              "tie_word_embeddings", "max_position_embeddings", "sliding_window", "position_embeddings",
-              "mtp_layers"}
+    direct = {
+        "hidden_size",
+        "num_layers",
+        "num_heads",
+        "num_kv_heads",
+        "head_dim",
+        "intermediate_size",
+        "vocab_size",
+        "tie_word_embeddings",
+        "max_position_embeddings",
+        "sliding_window",
+        "position_embeddings",
+        "mtp_layers",
+    }
     if field in direct:
         return getattr(spec, field)
     moe = next((k.ffn for k in spec.layer_kinds if k.ffn.kind == "moe"), None)
     mix = next((k.mixer for k in spec.layer_kinds if k.mixer.kind == "mla"), None)
-    table = {"num_experts": moe and moe.num_experts, "top_k": moe and moe.top_k,
-             "moe_intermediate_size": moe and moe.expert_intermediate_size,
-             "shared_expert_intermediate_size": moe and moe.shared_intermediate_size,  # per shared expert
-             "num_shared_experts": moe and moe.num_shared_experts,
-             "first_k_dense": next((i for i in range(spec.num_layers) if spec.kind_of(i).ffn.kind == "moe"), None),
-             "q_lora_rank": mix and (mix.q_lora_rank or 0), "kv_lora_rank": mix and mix.kv_lora_rank,
-             "qk_nope_head_dim": mix and mix.qk_nope_head_dim, "qk_rope_head_dim": mix and mix.qk_rope_head_dim,
-             "v_head_dim": mix and mix.v_head_dim}
+    table = {
+        "num_experts": moe and moe.num_experts,
+        "top_k": moe and moe.top_k,
+        "moe_intermediate_size": moe and moe.expert_intermediate_size,
+        "shared_expert_intermediate_size": moe and moe.shared_intermediate_size,  # per shared expert
+        "num_shared_experts": moe and moe.num_shared_experts,
+        "first_k_dense": next((i for i in range(spec.num_layers) if spec.kind_of(i).ffn.kind == "moe"), None),
+        "q_lora_rank": mix and (mix.q_lora_rank or 0),
+        "kv_lora_rank": mix and mix.kv_lora_rank,
+        "qk_nope_head_dim": mix and mix.qk_nope_head_dim,
+        "qk_rope_head_dim": mix and mix.qk_rope_head_dim,
+        "v_head_dim": mix and mix.v_head_dim,
+    }
     return table.get(field, KeyError)
 
 

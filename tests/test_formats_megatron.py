@@ -19,32 +19,201 @@ CORPUS = "tests/corpus/megatron/"
 # file, model name, H, L, heads, query groups, kv_channels, ffn, tied, params without vocab,
 # padded vocab for --vocab-size 32000 (at the file's TP), params with it, {layer kind: count}
 NEMO = [
-    ("chatglm3-6b", "megatron_chatglm3", 4096, 28, 32, 2, 128, 13696, False, 5_710_907_392, 32000,
-     5_973_051_392, {"attention/full+dense": 28}),
-    ("falcon_7b", "megatron_falcon_gpt", 4544, 32, 71, 1, 64, 18176, False, 6_626_251_648, 32000,
-     6_917_067_648, {"attention/full+dense": 32}),
-    ("gpt3_175b", "megatron_gpt", 12288, 96, 96, 96, 128, 49152, True, 173_986_701_312, 32256,
-     174_383_063_040, {"attention/full+dense": 96}),
-    ("grok1_proxy", "megatron_grok1", 6144, 64, 48, 8, 128, 32768, False, 314_878_728_192, 32000,
-     315_271_944_192, {"attention/full+moe": 64}),
-    ("llama2_70b", "megatron_llama", 8192, 80, 64, 8, 128, 28672, False, 68_452_360_192, 32256,
-     68_980_842_496, {"attention/full+dense": 80}),
-    ("llama2_7b", "megatron_llama", 4096, 32, 32, 32, 128, 11008, False, 6_476_271_616, 32000,
-     6_738_415_616, {"attention/full+dense": 32}),
-    ("llama3_1_405b", "megatron_llama", 16384, 126, 128, 16, 128, 53248, False, 405_878_554_624, 32768,
-     406_952_296_448, {"attention/full+dense": 126}),
-    ("mistral_7b", "megatron_mistral", 4096, 32, 32, 8, 128, 14336, False, 6_979_588_096, 32768,
-     7_248_023_552, {"attention/sliding+dense": 32}),
-    ("mistral_nemo_123b", "megatron_mistral", 12288, 88, 96, 8, 128, 28672, False, 121_804_763_136, 32768,
-     122_610_069_504, {"attention/sliding+dense": 88}),
-    ("mistral_nemo_12b", "megatron_mistral_nemo_12b", 5120, 40, 32, 8, 128, 14336, False, 10_905_605_120, 32768,
-     11_241_149_440, {"attention/sliding+dense": 40}),
-    ("mixtral_8x7b", "megatron_mixtral", 4096, 32, 32, 8, 128, 14336, False, 46_440_648_704, 32000,
-     46_702_792_704, {"attention/full+moe": 32}),
-    ("nemotron_15b", "megatron_gpt", 6144, 32, 48, 8, 128, 24576, False, 12_483_047_424, 32256,
-     12_879_409_152, {"attention/full+dense": 32}),
-    ("qwen2_72b", "megatron_qwen2", 8192, 80, 64, 64, 128, 24576, False, 69_796_503_552, 32256,
-     70_324_985_856, {"attention/full+dense": 80}),
+    (
+        "chatglm3-6b",
+        "megatron_chatglm3",
+        4096,
+        28,
+        32,
+        2,
+        128,
+        13696,
+        False,
+        5_710_907_392,
+        32000,
+        5_973_051_392,
+        {"attention/full+dense": 28},
+    ),
+    (
+        "falcon_7b",
+        "megatron_falcon_gpt",
+        4544,
+        32,
+        71,
+        1,
+        64,
+        18176,
+        False,
+        6_626_251_648,
+        32000,
+        6_917_067_648,
+        {"attention/full+dense": 32},
+    ),
+    (
+        "gpt3_175b",
+        "megatron_gpt",
+        12288,
+        96,
+        96,
+        96,
+        128,
+        49152,
+        True,
+        173_986_701_312,
+        32256,
+        174_383_063_040,
+        {"attention/full+dense": 96},
+    ),
+    (
+        "grok1_proxy",
+        "megatron_grok1",
+        6144,
+        64,
+        48,
+        8,
+        128,
+        32768,
+        False,
+        314_878_728_192,
+        32000,
+        315_271_944_192,
+        {"attention/full+moe": 64},
+    ),
+    (
+        "llama2_70b",
+        "megatron_llama",
+        8192,
+        80,
+        64,
+        8,
+        128,
+        28672,
+        False,
+        68_452_360_192,
+        32256,
+        68_980_842_496,
+        {"attention/full+dense": 80},
+    ),
+    (
+        "llama2_7b",
+        "megatron_llama",
+        4096,
+        32,
+        32,
+        32,
+        128,
+        11008,
+        False,
+        6_476_271_616,
+        32000,
+        6_738_415_616,
+        {"attention/full+dense": 32},
+    ),
+    (
+        "llama3_1_405b",
+        "megatron_llama",
+        16384,
+        126,
+        128,
+        16,
+        128,
+        53248,
+        False,
+        405_878_554_624,
+        32768,
+        406_952_296_448,
+        {"attention/full+dense": 126},
+    ),
+    (
+        "mistral_7b",
+        "megatron_mistral",
+        4096,
+        32,
+        32,
+        8,
+        128,
+        14336,
+        False,
+        6_979_588_096,
+        32768,
+        7_248_023_552,
+        {"attention/sliding+dense": 32},
+    ),
+    (
+        "mistral_nemo_123b",
+        "megatron_mistral",
+        12288,
+        88,
+        96,
+        8,
+        128,
+        28672,
+        False,
+        121_804_763_136,
+        32768,
+        122_610_069_504,
+        {"attention/sliding+dense": 88},
+    ),
+    (
+        "mistral_nemo_12b",
+        "megatron_mistral_nemo_12b",
+        5120,
+        40,
+        32,
+        8,
+        128,
+        14336,
+        False,
+        10_905_605_120,
+        32768,
+        11_241_149_440,
+        {"attention/sliding+dense": 40},
+    ),
+    (
+        "mixtral_8x7b",
+        "megatron_mixtral",
+        4096,
+        32,
+        32,
+        8,
+        128,
+        14336,
+        False,
+        46_440_648_704,
+        32000,
+        46_702_792_704,
+        {"attention/full+moe": 32},
+    ),
+    (
+        "nemotron_15b",
+        "megatron_gpt",
+        6144,
+        32,
+        48,
+        8,
+        128,
+        24576,
+        False,
+        12_483_047_424,
+        32256,
+        12_879_409_152,
+        {"attention/full+dense": 32},
+    ),
+    (
+        "qwen2_72b",
+        "megatron_qwen2",
+        8192,
+        80,
+        64,
+        64,
+        128,
+        24576,
+        False,
+        69_796_503_552,
+        32256,
+        70_324_985_856,
+        {"attention/full+dense": 80},
+    ),
 ]
 
 
@@ -61,14 +230,19 @@ def test_nemo_launcher_file(row):
     name, mtype, h, n_layers, heads, groups, hd, ffn, tied, params, vocab, params_v, layer_counts = row
     s = spec_of(name)
     assert (s.format, s.model_type, s.key_prefix) == ("megatron", mtype, "model.")
-    assert (s.hidden_size, s.num_layers, s.num_heads, s.num_kv_heads, s.head_dim, s.intermediate_size) == \
-        (h, n_layers, heads, groups, hd, ffn)
+    assert (s.hidden_size, s.num_layers, s.num_heads, s.num_kv_heads, s.head_dim, s.intermediate_size) == (
+        h,
+        n_layers,
+        heads,
+        groups,
+        hd,
+        ffn,
+    )
     assert s.tie_word_embeddings is tied
     assert s.vocab_size is None
     assert any("vocab size comes from the tokenizer" in n for n in s.notes)
     p = param_counts(s)
-    assert (p.total, p.embedding, p.lm_head, p.known_vocab) == \
-        (params, s.position_embeddings * h, 0, False)
+    assert (p.total, p.embedding, p.lm_head, p.known_vocab) == (params, s.position_embeddings * h, 0, False)
     assert kinds(s) == layer_counts
     qkv = next(g for g in gemms(s) if g.name == "attn.qkv_proj")
     assert (qkv.k, qkv.n, qkv.layers) == (h, (heads + 2 * groups) * hd, n_layers)
@@ -80,9 +254,12 @@ def test_nemo_launcher_file(row):
 def test_llama2_7b_gemms_and_sources():
     s = spec_of("llama2_7b")
     assert [(g.name, g.k, g.n, g.layers, g.count) for g in gemms(s)] == [
-        ("attn.qkv_proj", 4096, 12288, 32, 1), ("attn.o_proj", 4096, 4096, 32, 1),
-        ("mlp.gate_proj", 4096, 11008, 32, 1), ("mlp.up_proj", 4096, 11008, 32, 1),
-        ("mlp.down_proj", 11008, 4096, 32, 1)]
+        ("attn.qkv_proj", 4096, 12288, 32, 1),
+        ("attn.o_proj", 4096, 4096, 32, 1),
+        ("mlp.gate_proj", 4096, 11008, 32, 1),
+        ("mlp.up_proj", 4096, 11008, 32, 1),
+        ("mlp.down_proj", 11008, 4096, 32, 1),
+    ]
     src = s.sources["intermediate_size"]
     assert (src.key, src.line, src.column) == ("model.ffn_hidden_size", 67, 3)
     assert s.sources["num_kv_heads"].default and s.sources["num_kv_heads"].key == "model.num_query_groups"
@@ -107,17 +284,27 @@ def hf(name: str):
 
 def test_counts_agree_with_hf_adapter_given_the_same_vocab():
     # Llama-2-7B: TP 1 keeps 32000 → identical to the HF config.
-    assert param_counts(spec_of("llama2_7b", vocab_size=32000)).total == \
-        param_counts(hf("llama2__Llama-2-7b-neuron-training")).total == 6_738_415_616
+    assert (
+        param_counts(spec_of("llama2_7b", vocab_size=32000)).total
+        == param_counts(hf("llama2__Llama-2-7b-neuron-training")).total
+        == 6_738_415_616
+    )
     # Mixtral-8x7B: TP 1 → identical.
-    assert param_counts(spec_of("mixtral_8x7b", vocab_size=32000)).total == \
-        param_counts(hf("mixtral__Mixtral-8x7B-v0.1")).total == 46_702_792_704
+    assert (
+        param_counts(spec_of("mixtral_8x7b", vocab_size=32000)).total
+        == param_counts(hf("mixtral__Mixtral-8x7B-v0.1")).total
+        == 46_702_792_704
+    )
     # Llama-2-70B: TP 4 pads 32000 to 32256 (multiple of 128 x 4): + 2 x 256 x 8192 rows over HF.
-    assert param_counts(spec_of("llama2_70b", vocab_size=32000)).total == \
-        param_counts(hf("llama2__Llama-2-70b-neuron-training")).total + 2 * 256 * 8192
+    assert (
+        param_counts(spec_of("llama2_70b", vocab_size=32000)).total
+        == param_counts(hf("llama2__Llama-2-70b-neuron-training")).total + 2 * 256 * 8192
+    )
     # Mistral-7B: TP 8 pads 32000 to 32768 — exactly Mistral-7B-v0.3's vocab, so identical.
-    assert param_counts(spec_of("mistral_7b", vocab_size=32000)).total == \
-        param_counts(hf("mistral__Mistral-7B-Instruct-v0.3")).total
+    assert (
+        param_counts(spec_of("mistral_7b", vocab_size=32000)).total
+        == param_counts(hf("mistral__Mistral-7B-Instruct-v0.3")).total
+    )
     # Llama-3.1-405B: NeMo says 16 query groups where the release has 8 KV heads: k and v
     # projections are twice as wide (126 layers x 2 x 8 x 128 x 16384 more); vocab 128256 at TP 8
     # stays 128256 (a multiple of 1024? no: padded to 129024), so compare with that padding.
@@ -153,20 +340,25 @@ def yaml_doc(text: str):
 
 
 def test_unresolved_interpolation_is_a_located_error():
-    doc = yaml_doc("model:\n  num_layers: 2\n  hidden_size: 64\n  num_attention_heads: 4\n"
-                   "  ffn_hidden_size: ${oc.env:FFN_SIZE}\n")
+    doc = yaml_doc(
+        "model:\n  num_layers: 2\n  hidden_size: 64\n  num_attention_heads: 4\n  ffn_hidden_size: ${oc.env:FFN_SIZE}\n"
+    )
     with pytest.raises(SpecError) as e:
         normalize(doc)
-    assert e.value.located() == ("cfg.yaml:5:3: error: model.ffn_hidden_size: interpolation ${oc.env:FFN_SIZE} "
-                                 "cannot be resolved offline; give the value")
+    assert e.value.located() == (
+        "cfg.yaml:5:3: error: model.ffn_hidden_size: interpolation ${oc.env:FFN_SIZE} "
+        "cannot be resolved offline; give the value"
+    )
 
 
 def test_bare_megatron_lm_arguments():
-    doc = yaml_doc("num_layers: 4\nhidden_size: 1024\nnum_attention_heads: 16\ngroup_query_attention: true\n"
-                   "num_query_groups: 4\nswiglu: true\nnormalization: RMSNorm\nposition_embedding_type: rope\n"
-                   "untie_embeddings_and_output_weights: true\ndisable_bias_linear: true\n"
-                   "tensor_model_parallel_size: 2\nnum_experts: 8\nmoe_router_topk: 2\nmoe_ffn_hidden_size: 512\n"
-                   "moe_shared_expert_intermediate_size: 1024\nmoe_layer_freq: ([0]*1+[1]*1)*2\n")
+    doc = yaml_doc(
+        "num_layers: 4\nhidden_size: 1024\nnum_attention_heads: 16\ngroup_query_attention: true\n"
+        "num_query_groups: 4\nswiglu: true\nnormalization: RMSNorm\nposition_embedding_type: rope\n"
+        "untie_embeddings_and_output_weights: true\ndisable_bias_linear: true\n"
+        "tensor_model_parallel_size: 2\nnum_experts: 8\nmoe_router_topk: 2\nmoe_ffn_hidden_size: 512\n"
+        "moe_shared_expert_intermediate_size: 1024\nmoe_layer_freq: ([0]*1+[1]*1)*2\n"
+    )
     s = normalize(doc, vocab_size=50257)
     assert (s.format, s.key_prefix, s.num_kv_heads, s.head_dim) == ("megatron", "", 4, 64)
     assert s.intermediate_size == 2688  # int(4h·2/3 / 64)·64, Megatron-LM's swiglu default
@@ -179,8 +371,10 @@ def test_bare_megatron_lm_arguments():
 
 
 def test_integer_moe_layer_freq_and_bad_values():
-    base = "model:\n  num_layers: 4\n  hidden_size: 64\n  num_attention_heads: 4\n  num_moe_experts: 4\n" \
+    base = (
+        "model:\n  num_layers: 4\n  hidden_size: 64\n  num_attention_heads: 4\n  num_moe_experts: 4\n"
         "  position_embedding_type: rope\n"
+    )
     s = normalize(yaml_doc(base + "  moe_layer_freq: 2\n"))
     assert [s.kind_of(i).ffn.kind for i in range(4)] == ["moe", "dense", "moe", "dense"]
     with pytest.raises(SpecError) as e:
@@ -191,29 +385,36 @@ def test_integer_moe_layer_freq_and_bad_values():
     assert e.value.located().startswith("cfg.yaml:7:3: error: model.activation: unknown activation 'mystery'")
     with pytest.raises(SpecError) as e:
         normalize(yaml_doc("model:\n  num_layers: 4\n  hidden_size: 60\n  num_attention_heads: 8\n"))
-    assert e.value.located() == ("cfg.yaml:4:3: error: model.num_attention_heads: hidden_size 60 is not divisible "
-                                 "by num_attention_heads 8 and kv_channels is not given")
+    assert e.value.located() == (
+        "cfg.yaml:4:3: error: model.num_attention_heads: hidden_size 60 is not divisible "
+        "by num_attention_heads 8 and kv_channels is not given"
+    )
     with pytest.raises(SpecError) as e:
         normalize(yaml_doc("model:\n  num_layers: 4\n  hidden_size: 64\n  num_attention_heads: 8\n"))
-    assert e.value.located() == ("cfg.yaml:3:3: error: model.hidden_size: learned_absolute position embeddings need "
-                                 "encoder_seq_length or max_position_embeddings (the rows of the position table)")
+    assert e.value.located() == (
+        "cfg.yaml:3:3: error: model.hidden_size: learned_absolute position embeddings need "
+        "encoder_seq_length or max_position_embeddings (the rows of the position table)"
+    )
 
 
 def test_megatron_core_mla_section():
     # Megatron-core TransformerConfig keys for DeepSeek-V3-style MLA: the same shapes as the HF adapter.
-    doc = yaml_doc("model:\n  num_layers: 61\n  hidden_size: 7168\n  num_attention_heads: 128\n"
-                   "  multi_latent_attention: true\n  q_lora_rank: 1536\n  kv_lora_rank: 512\n  qk_head_dim: 128\n"
-                   "  qk_pos_emb_head_dim: 64\n  v_head_dim: 128\n  ffn_hidden_size: 18432\n  activation: swiglu\n"
-                   "  normalization: rmsnorm\n  bias: false\n  position_embedding_type: rope\n"
-                   "  share_embeddings_and_output_weights: false\n  num_moe_experts: 256\n  moe_router_topk: 8\n"
-                   "  moe_ffn_hidden_size: 2048\n  moe_shared_expert_intermediate_size: 2048\n"
-                   "  moe_layer_freq: '[0]*3+[1]*58'\n  make_vocab_size_divisible_by: 1280\n")
+    doc = yaml_doc(
+        "model:\n  num_layers: 61\n  hidden_size: 7168\n  num_attention_heads: 128\n"
+        "  multi_latent_attention: true\n  q_lora_rank: 1536\n  kv_lora_rank: 512\n  qk_head_dim: 128\n"
+        "  qk_pos_emb_head_dim: 64\n  v_head_dim: 128\n  ffn_hidden_size: 18432\n  activation: swiglu\n"
+        "  normalization: rmsnorm\n  bias: false\n  position_embedding_type: rope\n"
+        "  share_embeddings_and_output_weights: false\n  num_moe_experts: 256\n  moe_router_topk: 8\n"
+        "  moe_ffn_hidden_size: 2048\n  moe_shared_expert_intermediate_size: 2048\n"
+        "  moe_layer_freq: '[0]*3+[1]*58'\n  make_vocab_size_divisible_by: 1280\n"
+    )
     s = normalize(doc, vocab_size=129280)
     hf_v3 = hf("deepseek__DeepSeek-V3")
     assert s.vocab_size == 129280
     assert param_counts(s).total == param_counts(hf_v3).total
-    assert {(g.name, g.k, g.n, g.layers, g.count) for g in gemms(s)} == \
-        {(g.name, g.k, g.n, g.layers, g.count) for g in gemms(hf_v3)}
+    assert {(g.name, g.k, g.n, g.layers, g.count) for g in gemms(s)} == {
+        (g.name, g.k, g.n, g.layers, g.count) for g in gemms(hf_v3)
+    }
 
 
 def test_vocab_from_the_command_line_has_no_file_key():

@@ -29,8 +29,14 @@ def test_pythia(row):
     size, h, n_layers, heads, mlp, params, vocab, params_v = row
     doc = load(f"tests/corpus/megatron/gpt-neox__pythia-{size}.yaml")
     s = normalize(doc)
-    assert (s.format, s.model_type, s.hidden_size, s.num_layers, s.num_heads, s.num_kv_heads) == \
-        ("gpt-neox", "gpt-neox", h, n_layers, heads, heads)
+    assert (s.format, s.model_type, s.hidden_size, s.num_layers, s.num_heads, s.num_kv_heads) == (
+        "gpt-neox",
+        "gpt-neox",
+        h,
+        n_layers,
+        heads,
+        heads,
+    )
     assert (s.intermediate_size, s.head_dim, s.vocab_size, s.tie_word_embeddings) == (mlp, h // heads, None, False)
     assert param_counts(s).total == params
     sv = normalize(doc, vocab_size=50277)
@@ -40,18 +46,25 @@ def test_pythia(row):
 
 
 def test_hyphen_and_underscore_spellings_are_the_same():
-    a = normalize(load_text('{"num-layers": 2, "hidden-size": 256, "num-attention-heads": 4, "pos-emb": "rotary"}',
-                            "a.yml"))
-    b = normalize(load_text('{"num_layers": 2, "hidden_size": 256, "num_attention_heads": 4, "pos_emb": "rotary"}',
-                            "b.yml"))
+    a = normalize(
+        load_text('{"num-layers": 2, "hidden-size": 256, "num-attention-heads": 4, "pos-emb": "rotary"}', "a.yml")
+    )
+    b = normalize(
+        load_text('{"num_layers": 2, "hidden_size": 256, "num_attention_heads": 4, "pos_emb": "rotary"}', "b.yml")
+    )
     assert a.format == b.format == "gpt-neox"
     assert a.layer_kinds == b.layer_kinds and param_counts(a) == param_counts(b)
     assert a.sources["hidden_size"].key == "hidden-size" and b.sources["hidden_size"].key == "hidden_size"
 
 
 def test_learned_positions_by_default_and_swiglu_width():
-    s = normalize(load_text('{"num-layers": 2, "hidden-size": 1024, "num-attention-heads": 8, "rotary-pct": 1,\n'
-                            ' "max-position-embeddings": 2048, "activation": "swiglu", "norm": "rmsnorm"}', "c.yml"))
+    s = normalize(
+        load_text(
+            '{"num-layers": 2, "hidden-size": 1024, "num-attention-heads": 8, "rotary-pct": 1,\n'
+            ' "max-position-embeddings": 2048, "activation": "swiglu", "norm": "rmsnorm"}',
+            "c.yml",
+        )
+    )
     assert s.position_embeddings == 2048  # NeoX's pos-emb default is "learned"
     assert s.intermediate_size == 2816 and s.kind_of(0).ffn.gated  # int(8h/3) rounded up to 256
     assert s.kind_of(0).other_params == 2 * 1024

@@ -29,8 +29,13 @@ def test_olmoe_1b_7b():
 
 
 def test_dense_olmo_with_bias_and_errors():
-    s = normalize(load_text("model:\n  d_model: 256\n  n_layers: 2\n  n_heads: 4\n  mlp_ratio: 8\n"
-                            "  vocab_size: 1000\n  rope: true\n  activation_type: gelu\n", "o.yaml"))
+    s = normalize(
+        load_text(
+            "model:\n  d_model: 256\n  n_layers: 2\n  n_heads: 4\n  mlp_ratio: 8\n"
+            "  vocab_size: 1000\n  rope: true\n  activation_type: gelu\n",
+            "o.yaml",
+        )
+    )
     k = s.kind_of(0)
     assert (k.ffn.kind, k.ffn.intermediate_size, k.ffn.gated, k.ffn.bias) == ("dense", 2048, False, True)
     assert s.tie_word_embeddings and s.position_embeddings == 0

@@ -10,8 +10,17 @@ import re
 
 import pytest
 
-from colint.analysis.frontier import (USABLE_HBM_SHARE, Deployment, Point, compare, concurrency_grid, deployments,
-                                      frontier, pareto, throughput_at)
+from colint.analysis.frontier import (
+    USABLE_HBM_SHARE,
+    Deployment,
+    Point,
+    compare,
+    concurrency_grid,
+    deployments,
+    frontier,
+    pareto,
+    throughput_at,
+)
 from colint.analysis.scenario import make_scenario
 from colint.cli import main
 from colint.hardware_profiles import load_profile
@@ -75,8 +84,23 @@ def test_concurrency_grid():
 
 # ------------------------------------------------------------------------------ the frontier's figures
 def _inspect(capsys, path, gpu, p: Point, extra=()):
-    argv = ["inspect", path, "--gpu", gpu, "--tp", str(p.deployment.tp), "--ep", str(p.deployment.ep),
-            "--kvp", str(p.deployment.kvp), "--concurrency", str(p.concurrency), "--format", "json", *extra]
+    argv = [
+        "inspect",
+        path,
+        "--gpu",
+        gpu,
+        "--tp",
+        str(p.deployment.tp),
+        "--ep",
+        str(p.deployment.ep),
+        "--kvp",
+        str(p.deployment.kvp),
+        "--concurrency",
+        str(p.concurrency),
+        "--format",
+        "json",
+        *extra,
+    ]
     code, out, _ = _run(capsys, argv)
     assert code == 0
     return json.loads(out)["estimates"]
@@ -95,13 +119,19 @@ def test_frontier_points_equal_inspect_gpu(capsys, case, deepseek_gb200, llama70
         assert p.weight_bytes_per_gpu == pytest.approx(e["weight_bytes_per_gpu"], rel=1e-12)
         assert p.kv_cache_bytes_per_gpu == pytest.approx(e["kv_cache_bytes_per_gpu"], rel=1e-12)
         assert e["memory_fits"] is True
-        assert p.tokens_per_s_per_gpu == pytest.approx(p.concurrency / e["steps"]["decode"]["estimate_s"]
-                                                       / p.deployment.group_gpus, rel=1e-12)
+        assert p.tokens_per_s_per_gpu == pytest.approx(
+            p.concurrency / e["steps"]["decode"]["estimate_s"] / p.deployment.group_gpus, rel=1e-12
+        )
 
 
-@pytest.mark.parametrize("path,gpu", [(DEEPSEEK, "gb200"), (LLAMA70B, "h100-sxm"),
-                                      (os.path.join(ROOT, "tests", "corpus", "hf",
-                                                    "qwen3-next__Qwen3-Next-80B-A3B-Thinking.json"), "b200")])
+@pytest.mark.parametrize(
+    "path,gpu",
+    [
+        (DEEPSEEK, "gb200"),
+        (LLAMA70B, "h100-sxm"),
+        (os.path.join(ROOT, "tests", "corpus", "hf", "qwen3-next__Qwen3-Next-80B-A3B-Thinking.json"), "b200"),
+    ],
+)
 def test_vectorized_pricing_equals_analyse_at_every_point(path, gpu):
     """The fast path prices every (deployment, concurrency) as analyse does (within float-order noise)."""
     fast = _front(path, gpu)
@@ -112,8 +142,9 @@ def test_vectorized_pricing_equals_analyse_at_every_point(path, gpu):
         assert a.itl_s == pytest.approx(b.itl_s, rel=1e-9)
         assert a.kv_cache_bytes_per_gpu == pytest.approx(b.kv_cache_bytes_per_gpu, rel=1e-9)
         assert a.activation_bytes_per_gpu == pytest.approx(b.activation_bytes_per_gpu, rel=1e-9)
-    assert [(p.deployment, p.concurrency) for p in fast.frontier] == \
-        [(p.deployment, p.concurrency) for p in exact.frontier]
+    assert [(p.deployment, p.concurrency) for p in fast.frontier] == [
+        (p.deployment, p.concurrency) for p in exact.frontier
+    ]
 
 
 def test_no_frontier_point_is_dominated(deepseek_gb200, llama70b_h100):
@@ -121,13 +152,17 @@ def test_no_frontier_point_is_dominated(deepseek_gb200, llama70b_h100):
         assert len(f.frontier) >= 10
         for p in f.frontier:
             for q in f.points:
-                better_or_equal = (q.tokens_per_s_per_user >= p.tokens_per_s_per_user * (1 + 1e-12)
-                                   and q.tokens_per_s_per_gpu >= p.tokens_per_s_per_gpu * (1 + 1e-12))
+                better_or_equal = q.tokens_per_s_per_user >= p.tokens_per_s_per_user * (
+                    1 + 1e-12
+                ) and q.tokens_per_s_per_gpu >= p.tokens_per_s_per_gpu * (1 + 1e-12)
                 assert not better_or_equal, (p, q)
         # and every other point is dominated by a frontier point
         for q in f.points:
-            assert any(p.tokens_per_s_per_user >= q.tokens_per_s_per_user * (1 - 1e-12)
-                       and p.tokens_per_s_per_gpu >= q.tokens_per_s_per_gpu * (1 - 1e-12) for p in f.frontier)
+            assert any(
+                p.tokens_per_s_per_user >= q.tokens_per_s_per_user * (1 - 1e-12)
+                and p.tokens_per_s_per_gpu >= q.tokens_per_s_per_gpu * (1 - 1e-12)
+                for p in f.frontier
+            )
 
 
 def test_nothing_that_does_not_fit_appears(deepseek_gb200, llama70b_h100):
@@ -156,8 +191,9 @@ def test_dropped_points_are_the_ones_past_memory(llama70b_h100):
 def test_faster_hbm_never_lowers_the_frontier(tmp_path):
     src = os.path.join(ROOT, "colint", "hardware_profiles", "h100-sxm.yaml")
     text = open(src, encoding="utf-8").read()
-    fast = re.sub(r"^memory_tbps: .*$", "memory_tbps: 4.8", text, flags=re.M).replace("name: h100-sxm",
-                                                                                        "name: h100-fast-hbm")
+    fast = re.sub(r"^memory_tbps: .*$", "memory_tbps: 4.8", text, flags=re.M).replace(
+        "name: h100-sxm", "name: h100-fast-hbm"
+    )
     assert fast != text
     path = tmp_path / "h100-fast-hbm.yaml"
     path.write_text(fast, encoding="utf-8")
@@ -188,8 +224,10 @@ def test_mha_kv_cache_lowers_the_decode_frontier():
 
 # ------------------------------------------------------------------------------ pareto and interpolation
 def test_pareto_keeps_exactly_the_non_dominated():
-    pts = [Point(Deployment(1), b, itl, 0.0, 0.0, 0.0, 0.0) for b, itl in
-           [(1, 0.010), (2, 0.011), (4, 0.020), (4, 0.012), (8, 0.014), (8, 0.020), (16, 0.025), (3, 0.010)]]
+    pts = [
+        Point(Deployment(1), b, itl, 0.0, 0.0, 0.0, 0.0)
+        for b, itl in [(1, 0.010), (2, 0.011), (4, 0.020), (4, 0.012), (8, 0.014), (8, 0.020), (16, 0.025), (3, 0.010)]
+    ]
     front = pareto(pts)
     # (tok/s/user, tok/s/GPU): (100, 100) (90.9, 181.8) (50, 200) (83.3, 333) (71.4, 571) (50, 400) (40, 640)
     # (100, 300): (4, 0.020) and (8, 0.020) fall behind (8, 0.014); (1, 0.010) behind (3, 0.010)
@@ -226,15 +264,28 @@ def test_cli_json_has_points_and_frontier(capsys):
     assert [g["gpu"] for g in data["designs"][0]["gpus"]] == ["h100-sxm", "b200"]
     g = data["designs"][0]["gpus"][0]
     assert g["points_priced"] == len(g["points"]) + g["points_dropped_not_fit"]
-    keys = {"deployment", "tp", "ep", "attention_dp", "gpus", "concurrency", "itl_s", "tokens_per_s_per_user",
-            "tokens_per_s_per_gpu", "ftl_s", "memory_bytes_per_gpu", "bound"}
+    keys = {
+        "deployment",
+        "tp",
+        "ep",
+        "attention_dp",
+        "gpus",
+        "concurrency",
+        "itl_s",
+        "tokens_per_s_per_user",
+        "tokens_per_s_per_gpu",
+        "ftl_s",
+        "memory_bytes_per_gpu",
+        "bound",
+    }
     assert keys <= set(g["frontier"][0])
     assert "estimate" in data and "comparison" not in data
 
 
 def test_cli_compare_and_variant(capsys):
-    code, out, _ = _run(capsys, ["pareto", LLAMA8B, "--gpu", "h100-sxm", "--variant", "num_key_value_heads=32",
-                                 "--format", "json"])
+    code, out, _ = _run(
+        capsys, ["pareto", LLAMA8B, "--gpu", "h100-sxm", "--variant", "num_key_value_heads=32", "--format", "json"]
+    )
     assert code == 0
     data = json.loads(out)
     assert data["designs"][1]["name"].endswith("[num_key_value_heads=32]")
@@ -266,8 +317,9 @@ def test_cli_bad_variant_is_one_line_exit_2(capsys):
 
 # ------------------------------------------------------------------------------ suggest --objective frontier
 def test_suggest_ranks_variants_by_their_frontier_at_the_target_interactivity(capsys):
-    code, out, _ = _run(capsys, ["suggest", LLAMA8B, "--gpu", "h100-sxm", "--at-interactivity", "150", "--format",
-                                 "json", "--isolated"])
+    code, out, _ = _run(
+        capsys, ["suggest", LLAMA8B, "--gpu", "h100-sxm", "--at-interactivity", "150", "--format", "json", "--isolated"]
+    )
     assert code == 0
     data = json.loads(out)
     assert data["search"]["objective"] == "frontier" and data["search"]["at_interactivity"] == 150
@@ -312,8 +364,9 @@ def test_pipelined_prefill_ftl():
     spec = _spec(LLAMA70B)
     long = analyse(spec, profile, scenario_for(make_scenario("long-context"), Deployment(8), 1))  # 16 chunks
     assert pipelined_ftl(long, 1) == long.steps["prefill"].ftl_s
-    part = best_partition([c.prefill_s for c in long.layer_costs], 4, long.embedding_cost.prefill_s,
-                          long.lm_head_cost.prefill_s)
+    part = best_partition(
+        [c.prefill_s for c in long.layer_costs], 4, long.embedding_cost.prefill_s, long.lm_head_cost.prefill_s
+    )
     send_s = 8192 * 8192 * 2.0 / (profile.interconnect_gbps * 1e9 / 2)
     assert pipelined_ftl(long, 4) == pytest.approx((16 + 3) * (part.max + send_s), rel=1e-12)
     ftl, pp = best_pipelined_ftl(long, Deployment(8), 72)
@@ -330,8 +383,12 @@ def test_kv_replication_is_reported_where_helix_would_shard_it(deepseek_gb200, l
     # MLA keeps one latent KV per token that every tp rank holds; Llama-70B at tp8 has 8 KV heads: no copies
     assert all(p.kv_replication == p.deployment.tp for p in deepseek_gb200.frontier)
     n = sum(p.deployment.tp > 1 for p in deepseek_gb200.frontier)
-    assert any(note.startswith(f"{n} of the {len(deepseek_gb200.frontier)} frontier points hold the same KV cache on "
-                               "up to 64 GPUs") for note in deepseek_gb200.notes)
+    assert any(
+        note.startswith(
+            f"{n} of the {len(deepseek_gb200.frontier)} frontier points hold the same KV cache on up to 64 GPUs"
+        )
+        for note in deepseek_gb200.notes
+    )
     assert all(p.kv_replication == 1 for p in llama70b_h100.frontier) and llama70b_h100.notes == []
     assert all(p.kv_replication == p.deployment.tp for p in deepseek_gb200.points)
 
@@ -345,15 +402,16 @@ def test_a_wrong_vectorized_price_falls_back_to_analyse(monkeypatch):
 
     def skewed(spec, profile, grid, w1, w2):  # right at the probes, 10 % slow in between
         p = real(spec, profile, grid, w1, w2)
-        p.itl_s[:len(grid) - 2] *= [1.0 if b in fr.PROBE_CONCURRENCY else 1.1 for b in grid[:len(grid) - 2]]
+        p.itl_s[: len(grid) - 2] *= [1.0 if b in fr.PROBE_CONCURRENCY else 1.1 for b in grid[: len(grid) - 2]]
         return p
 
     exact = frontier(_spec(LLAMA70B), load_profile("h100-sxm"), make_scenario("throughput"), exact=True)
     monkeypatch.setattr(fr, "_decode_prices", skewed)
     f = frontier(_spec(LLAMA70B), load_profile("h100-sxm"), make_scenario("throughput"))
     assert f.notes[0].startswith("every point priced by analyse (slower): tp8 at concurrency ")
-    assert [(p.deployment, p.concurrency, p.itl_s) for p in f.frontier] == \
-        [(p.deployment, p.concurrency, p.itl_s) for p in exact.frontier]
+    assert [(p.deployment, p.concurrency, p.itl_s) for p in f.frontier] == [
+        (p.deployment, p.concurrency, p.itl_s) for p in exact.frontier
+    ]
     monkeypatch.setattr(fr, "_decode_prices", lambda *a: None)
     f = frontier(_spec(LLAMA70B), load_profile("h100-sxm"), make_scenario("throughput"))
     assert "the vectorized price does not reproduce analyse at the probe concurrencies" in f.notes[0]
@@ -363,8 +421,7 @@ def test_a_wrong_vectorized_price_falls_back_to_analyse(monkeypatch):
 # ------------------------------------------------------------------------------ KV (Helix) parallelism
 def test_kv_parallel_deployments_only_where_tp_reaches_the_kv_heads_or_mla():
     llama = deployments(_spec(LLAMA70B), load_profile("gb200"))  # 8 KV heads, 64 query heads
-    assert sorted({(d.tp, d.kvp) for d in llama if d.kvp > 1}) == [(8, 2), (8, 4), (8, 8), (16, 2), (16, 4),
-                                                                   (32, 2)]
+    assert sorted({(d.tp, d.kvp) for d in llama if d.kvp > 1}) == [(8, 2), (8, 4), (8, 8), (16, 2), (16, 4), (32, 2)]
     assert all(d.kvp == 1 for d in deployments(_spec(LLAMA70B), load_profile("h100-sxm")))  # tp8 fills HGX
     ds = deployments(_spec(DEEPSEEK), load_profile("gb200"))  # MLA: from tp1
     assert Deployment(1, 1, 2) in ds and Deployment(2, 64, 4) in ds and Deployment(8, 1, 8) in ds
@@ -384,8 +441,10 @@ def test_kv_bytes_per_gpu_divide_by_kvp():
     from colint.analysis.workload import analyse
 
     spec, profile = _spec(LLAMA70B), load_profile("gb200")
-    w = {k: analyse(spec, profile, make_scenario("throughput", tp=8, kvp=k, context=131072, concurrency=16))
-         for k in (1, 2, 4, 8)}
+    w = {
+        k: analyse(spec, profile, make_scenario("throughput", tp=8, kvp=k, context=131072, concurrency=16))
+        for k in (1, 2, 4, 8)
+    }
     for k in (2, 4, 8):
         assert w[k].kv_cache_bytes_per_gpu == pytest.approx(w[1].kv_cache_bytes_per_gpu / k, rel=1e-12)
         assert w[k].max_decode_concurrency > w[1].max_decode_concurrency

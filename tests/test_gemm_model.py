@@ -9,11 +9,14 @@ from colint.errors import ProfileError
 from colint.hardware_profiles import load_profile
 
 
-@pytest.mark.parametrize("m, math_us, read_us, write_us", [
-    (256, 0.14, 0.30, 0.26),
-    (2048, 1.15, 0.37, 2.10),
-    (16384, 9.16, 0.89, 16.8),
-])
+@pytest.mark.parametrize(
+    "m, math_us, read_us, write_us",
+    [
+        (256, 0.14, 0.30, 0.26),
+        (2048, 1.15, 0.37, 2.10),
+        (16384, 9.16, 0.89, 16.8),
+    ],
+)
 def test_codesign_blog_table2_gb300_ffn2_nvfp4(m, math_us, read_us, write_us):
     # NVIDIA co-design blog Table 2: GB300 15 PF NVFP4, 8 TB/s; N=8192, K=512, NVFP4 in, FP8 out.
     g = estimate(m, 8192, 512, "nvfp4", load_profile("gb300"), out_dtype="fp8")
@@ -75,8 +78,14 @@ def test_vectorized_path_matches_scalar_on_every_profile_and_format():
     from colint.hardware_profiles import list_profiles
 
     rnd = random.Random(7)
-    shapes = [(rnd.choice([1, 3, 64, 257, 4096, 20000]), rnd.choice([32, 576, 4097, 65536]),
-               rnd.choice([16, 512, 7168, 65536])) for _ in range(12)]
+    shapes = [
+        (
+            rnd.choice([1, 3, 64, 257, 4096, 20000]),
+            rnd.choice([32, 576, 4097, 65536]),
+            rnd.choice([16, 512, 7168, 65536]),
+        )
+        for _ in range(12)
+    ]
     m, n, k = (np.array(c) for c in zip(*shapes))
     for name in list_profiles():
         p = load_profile(name)
@@ -97,8 +106,13 @@ def test_vectorized_path_matches_scalar():
     p = load_profile("b200")
     shapes = [(1, 4096, 4096), (257, 256, 512), (8192, 8192, 8192), (33, 65536, 1024), (4353, 1536, 7168)]
     for dtype in ("bf16", "fp8", "nvfp4"):
-        arr = estimate_arrays(np.array([s[0] for s in shapes]), np.array([s[1] for s in shapes]),
-                              np.array([s[2] for s in shapes]), dtype, p)
+        arr = estimate_arrays(
+            np.array([s[0] for s in shapes]),
+            np.array([s[1] for s in shapes]),
+            np.array([s[2] for s in shapes]),
+            dtype,
+            p,
+        )
         for i, (m, n, k) in enumerate(shapes):
             g = estimate(m, n, k, dtype, p)
             assert arr["estimate_s"][i] == pytest.approx(g.estimate_s, rel=1e-12)
@@ -115,11 +129,43 @@ from colint.cli import main  # noqa: E402
 
 
 def test_cli_gemm_json_keys(capsys):
-    assert main(["gemm", "2048", "8192", "512", "--gpu", "gb300", "--dtype", "nvfp4", "--out-dtype", "fp8",
-                 "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "gemm",
+                "2048",
+                "8192",
+                "512",
+                "--gpu",
+                "gb300",
+                "--dtype",
+                "nvfp4",
+                "--out-dtype",
+                "fp8",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     d = json.loads(capsys.readouterr().out)
-    for key in ("m", "n", "k", "dtype", "flops", "bytes", "arithmetic_intensity", "ridge", "bound", "math_s",
-                "memory_s", "sol_s", "estimate_s", "tile_efficiency", "wave_efficiency"):
+    for key in (
+        "m",
+        "n",
+        "k",
+        "dtype",
+        "flops",
+        "bytes",
+        "arithmetic_intensity",
+        "ridge",
+        "bound",
+        "math_s",
+        "memory_s",
+        "sol_s",
+        "estimate_s",
+        "tile_efficiency",
+        "wave_efficiency",
+    ):
         assert key in d
     assert (d["m"], d["n"], d["k"], d["dtype"], d["bound"]) == (2048, 8192, 512, "nvfp4", "memory")
     assert d["math_s"] == pytest.approx(1.145e-6, rel=1e-3)
@@ -170,8 +216,16 @@ def test_model_meets_accuracy_targets_on_measured_sample():
     spec.loader.exec_module(cal)
     results = cal.evaluate(cal.files_from([]))
     assert {(r["gpu"], r["format"]) for r in results} >= {
-        ("h100-sxm", "bf16"), ("h100-sxm", "fp8"), ("h100-sxm", "fp8_block"), ("b200", "bf16"), ("b200", "fp8"),
-        ("b200", "fp8_block"), ("b200", "nvfp4"), ("a100-sxm-80gb", "bf16"), ("a100-sxm-80gb", "int8")}
+        ("h100-sxm", "bf16"),
+        ("h100-sxm", "fp8"),
+        ("h100-sxm", "fp8_block"),
+        ("b200", "bf16"),
+        ("b200", "fp8"),
+        ("b200", "fp8_block"),
+        ("b200", "nvfp4"),
+        ("a100-sxm-80gb", "bf16"),
+        ("a100-sxm-80gb", "int8"),
+    }
     for r in results:
         m = r["model"]
         assert m["median"] <= 0.25 and m["p90"] <= 0.8 and m["rho"] >= 0.97, r

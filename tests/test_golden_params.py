@@ -51,12 +51,16 @@ def _spec(stem: str):
     except Exception:
         mt = None
     # every golden model has an adapter now: a missing one is a failure, not a skip
-    assert mt in FAMILIES and importlib.util.find_spec(f"colint.normalize.hf.{FAMILIES[mt]}") is not None, \
+    assert mt in FAMILIES and importlib.util.find_spec(f"colint.normalize.hf.{FAMILIES[mt]}") is not None, (
         f"no adapter for model_type {mt!r}"
+    )
     return normalize(doc, "hf")
 
 
-_FUSE = [(re.compile(r"\b(q_proj|k_proj|v_proj)\b"), "qkv"), (re.compile(r"\b(gate_proj|up_proj|w1|w3|v1)\b"), "gate_up")]
+_FUSE = [
+    (re.compile(r"\b(q_proj|k_proj|v_proj)\b"), "qkv"),
+    (re.compile(r"\b(gate_proj|up_proj|w1|w3|v1)\b"), "gate_up"),
+]
 
 
 def golden_shapes(g: dict) -> collections.Counter:

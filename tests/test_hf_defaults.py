@@ -17,8 +17,9 @@ TABLE = os.path.join(ROOT, "colint", "spec", "hf_defaults.json")
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("gen_hf_defaults", os.path.join(ROOT, "scripts",
-                                                                                   "gen_hf_defaults.py"))
+    spec = importlib.util.spec_from_file_location(
+        "gen_hf_defaults", os.path.join(ROOT, "scripts", "gen_hf_defaults.py")
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

@@ -19,16 +19,38 @@ HERE = os.path.dirname(__file__)
 CORPUS = os.path.join(HERE, "corpus", "hf")
 
 DENSE_FILES = [
-    "bloom__BLOOMChat-176B-v1", "falcon__falcon-40b-instruct-legacy-RW", "gemma__gemma-3-27b",
-    "gpt2__gpt2-medium-early-revision", "llama2__Llama-2-70b-neuron-training", "llama2__Llama-2-7b-neuron-training",
-    "llama3__Llama-3.2-1B-Instruct", "llama3__Llama-3.2-3B-Instruct", "llama3__Llama-3.3-70B-Instruct",
-    "llama3__Meta-Llama-3.1-405B", "llama3__Meta-Llama-3.1-8B", "mimo__MiMo-7B-Base",
-    "mistral__Devstral-Small-2-24B-Instruct", "mistral__Mistral-7B-Instruct-v0.3", "mobilellm__MobileLLM-1.5B",
-    "mobilellm__MobileLLM-125M", "nemotron-nas__Llama-3_3-Nemotron-Super-49B-v1", "opt__opt-125m", "phi__phi-1",
-    "phi__phi-4", "qwen2.5-vl__Qwen2.5-VL-7B-Instruct", "qwen2.5__Qwen2.5-7B-Instruct", "qwen3__Qwen3-0.6B",
-    "qwen3__Qwen3-1.7B", "qwen3__Qwen3-32B", "qwen3__Qwen3-8B",
-    "gemma2__gemma-2-9b-it", "gemma__gemma-3-4b-it", "mistral__Devstral-2-123B-Instruct",
-    "mistral__Mistral-Nemo-Base-2407", "olmo3__Olmo-3.1-32B-Instruct", "voxtral__Voxtral-Mini-3B-2507",
+    "bloom__BLOOMChat-176B-v1",
+    "falcon__falcon-40b-instruct-legacy-RW",
+    "gemma__gemma-3-27b",
+    "gpt2__gpt2-medium-early-revision",
+    "llama2__Llama-2-70b-neuron-training",
+    "llama2__Llama-2-7b-neuron-training",
+    "llama3__Llama-3.2-1B-Instruct",
+    "llama3__Llama-3.2-3B-Instruct",
+    "llama3__Llama-3.3-70B-Instruct",
+    "llama3__Meta-Llama-3.1-405B",
+    "llama3__Meta-Llama-3.1-8B",
+    "mimo__MiMo-7B-Base",
+    "mistral__Devstral-Small-2-24B-Instruct",
+    "mistral__Mistral-7B-Instruct-v0.3",
+    "mobilellm__MobileLLM-1.5B",
+    "mobilellm__MobileLLM-125M",
+    "nemotron-nas__Llama-3_3-Nemotron-Super-49B-v1",
+    "opt__opt-125m",
+    "phi__phi-1",
+    "phi__phi-4",
+    "qwen2.5-vl__Qwen2.5-VL-7B-Instruct",
+    "qwen2.5__Qwen2.5-7B-Instruct",
+    "qwen3__Qwen3-0.6B",
+    "qwen3__Qwen3-1.7B",
+    "qwen3__Qwen3-32B",
+    "qwen3__Qwen3-8B",
+    "gemma2__gemma-2-9b-it",
+    "gemma__gemma-3-4b-it",
+    "mistral__Devstral-2-123B-Instruct",
+    "mistral__Mistral-Nemo-Base-2407",
+    "olmo3__Olmo-3.1-32B-Instruct",
+    "voxtral__Voxtral-Mini-3B-2507",
     "qwen2.5-vl__olmOCR-2-7B-1025",
 ]
 
@@ -56,7 +78,19 @@ def test_dense_corpus_file_inspects_with_exact_params(stem, capsys):
 def test_dense_list_covers_every_dense_corpus_file():
     from colint.normalize.hf import FAMILIES
 
-    dense_modules = {"llama", "gemma", "gemma4", "phi", "gpt2", "opt", "bloom", "falcon", "olmo", "minicpm3", "nemotron_nas"}
+    dense_modules = {
+        "llama",
+        "gemma",
+        "gemma4",
+        "phi",
+        "gpt2",
+        "opt",
+        "bloom",
+        "falcon",
+        "olmo",
+        "minicpm3",
+        "nemotron_nas",
+    }
     stems = []
     for p in sorted(glob.glob(os.path.join(CORPUS, "*.json"))):
         spec = normalize(load(p))
@@ -69,92 +103,410 @@ def test_dense_list_covers_every_dense_corpus_file():
 # (`.venv-oracle/bin/python scripts/gen_golden.py --count cfg.json`: transformers 5.24.0 + torch 2.13.0
 # building the config on the meta device, tied weights once).
 VARIANTS = {
-    "llama": ({"model_type": "llama", "hidden_size": 1536, "intermediate_size": 4096, "num_hidden_layers": 6,
-               "num_attention_heads": 12, "num_key_value_heads": 4, "vocab_size": 50000, "attention_bias": True,
-               "mlp_bias": True, "tie_word_embeddings": True}, 227_897_856),
-    "mistral": ({"model_type": "mistral", "hidden_size": 2048, "intermediate_size": 5632, "num_hidden_layers": 5,
-                 "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 96, "vocab_size": 32768,
-                 "sliding_window": 4096}, 354_441_216),
-    "ministral3": ({"model_type": "ministral3", "hidden_size": 3072, "intermediate_size": 9216,
-                    "num_hidden_layers": 3, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
-                    "vocab_size": 131072, "tie_word_embeddings": True}, 751_850_496),
-    "qwen2": ({"model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 3,
-               "num_attention_heads": 14, "num_key_value_heads": 2, "vocab_size": 151936, "tie_word_embeddings": True,
-               "use_sliding_window": True, "sliding_window": 4096, "max_window_layers": 2}, 180_872_704),
-    "qwen3": ({"model_type": "qwen3", "hidden_size": 1024, "intermediate_size": 3072, "num_hidden_layers": 4,
-               "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936,
-               "tie_word_embeddings": True, "attention_bias": True}, 218_527_744),
-    "gemma": ({"model_type": "gemma", "hidden_size": 2048, "intermediate_size": 16384, "num_hidden_layers": 3,
-               "num_attention_heads": 8, "num_key_value_heads": 1, "head_dim": 256, "vocab_size": 256000},
-              854_603_776),
-    "gemma2": ({"model_type": "gemma2", "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 4,
-                "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "vocab_size": 256000,
-                "sliding_window": 4096}, 901_290_240),
-    "gemma3_text": ({"model_type": "gemma3_text", "hidden_size": 640, "intermediate_size": 2048,
-                     "num_hidden_layers": 7, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 256,
-                     "vocab_size": 262144, "sliding_window": 512}, 206_788_224),
-    "phi": ({"model_type": "phi", "hidden_size": 2560, "intermediate_size": 10240, "num_hidden_layers": 3,
-             "num_attention_heads": 32, "vocab_size": 51200, "qk_layernorm": True}, 498_215_360),
-    "phi3": ({"model_type": "phi3", "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 3,
-              "num_attention_heads": 24, "num_key_value_heads": 8, "vocab_size": 200064, "tie_word_embeddings": True},
-             916_608_000),
-    "gpt2": ({"model_type": "gpt2", "n_embd": 1280, "n_layer": 3, "n_head": 20, "n_positions": 2048, "n_inner": 3000,
-              "vocab_size": 50257}, 109_697_320),
-    "opt_projected": ({"model_type": "opt", "hidden_size": 1024, "ffn_dim": 4096, "num_hidden_layers": 3,
-                       "num_attention_heads": 16, "word_embed_proj_dim": 512, "max_position_embeddings": 2048,
-                       "vocab_size": 50272}, 66_677_760),
-    "opt_untied_post_ln": ({"model_type": "opt", "hidden_size": 768, "ffn_dim": 3072, "num_hidden_layers": 2,
-                            "num_attention_heads": 12, "word_embed_proj_dim": 512, "max_position_embeddings": 1024,
-                            "vocab_size": 50272, "tie_word_embeddings": False, "do_layer_norm_before": False},
-                           67_228_672),
-    "bloom": ({"model_type": "bloom", "hidden_size": 1024, "n_layer": 3, "n_head": 16, "vocab_size": 250880},
-              294_693_888),
-    "falcon_multi_query": ({"model_type": "falcon", "hidden_size": 4544, "num_hidden_layers": 2,
-                            "num_attention_heads": 71, "multi_query": True, "parallel_attn": True,
-                            "vocab_size": 65024}, 709_618_304),
-    "falcon_new_arch": ({"model_type": "falcon", "hidden_size": 2048, "num_hidden_layers": 2,
-                         "num_attention_heads": 32, "num_kv_heads": 4, "new_decoder_architecture": True, "bias": True,
-                         "ffn_hidden_size": 6000, "vocab_size": 65024, "tie_word_embeddings": False}, 334_410_464),
-    "falcon_sequential_alibi": ({"model_type": "falcon", "hidden_size": 1024, "num_hidden_layers": 2,
-                                 "num_attention_heads": 16, "multi_query": False, "parallel_attn": False,
-                                 "alibi": True, "vocab_size": 65024}, 91_760_640),
-    "refinedweb_legacy": ({"model_type": "RefinedWeb", "hidden_size": 2048, "n_head": 32, "n_head_kv": 4,
-                           "n_layer": 3, "parallel_attn": True, "bias": False, "vocab_size": 65024}, 262_172_672),
-    "olmo": ({"model_type": "olmo", "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 3,
-              "num_attention_heads": 16, "vocab_size": 50304}, 407_371_776),
-    "olmo2": ({"model_type": "olmo2", "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 3,
-               "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 100352}, 593_516_032),
-    "olmo3": ({"model_type": "olmo3", "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 4,
-               "num_attention_heads": 16, "vocab_size": 100352, "sliding_window": 4096}, 679_512_064),
-    "minicpm3": ({"model_type": "minicpm3", "hidden_size": 2560, "intermediate_size": 6400, "num_hidden_layers": 3,
-                  "num_attention_heads": 40, "num_key_value_heads": 40, "q_lora_rank": 768, "kv_lora_rank": 256,
-                  "qk_nope_head_dim": 64, "qk_rope_head_dim": 32, "v_head_dim": 64, "vocab_size": 73448},
-                 376_054_272),
+    "llama": (
+        {
+            "model_type": "llama",
+            "hidden_size": 1536,
+            "intermediate_size": 4096,
+            "num_hidden_layers": 6,
+            "num_attention_heads": 12,
+            "num_key_value_heads": 4,
+            "vocab_size": 50000,
+            "attention_bias": True,
+            "mlp_bias": True,
+            "tie_word_embeddings": True,
+        },
+        227_897_856,
+    ),
+    "mistral": (
+        {
+            "model_type": "mistral",
+            "hidden_size": 2048,
+            "intermediate_size": 5632,
+            "num_hidden_layers": 5,
+            "num_attention_heads": 16,
+            "num_key_value_heads": 8,
+            "head_dim": 96,
+            "vocab_size": 32768,
+            "sliding_window": 4096,
+        },
+        354_441_216,
+    ),
+    "ministral3": (
+        {
+            "model_type": "ministral3",
+            "hidden_size": 3072,
+            "intermediate_size": 9216,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 8,
+            "head_dim": 128,
+            "vocab_size": 131072,
+            "tie_word_embeddings": True,
+        },
+        751_850_496,
+    ),
+    "qwen2": (
+        {
+            "model_type": "qwen2",
+            "hidden_size": 896,
+            "intermediate_size": 4864,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 14,
+            "num_key_value_heads": 2,
+            "vocab_size": 151936,
+            "tie_word_embeddings": True,
+            "use_sliding_window": True,
+            "sliding_window": 4096,
+            "max_window_layers": 2,
+        },
+        180_872_704,
+    ),
+    "qwen3": (
+        {
+            "model_type": "qwen3",
+            "hidden_size": 1024,
+            "intermediate_size": 3072,
+            "num_hidden_layers": 4,
+            "num_attention_heads": 16,
+            "num_key_value_heads": 8,
+            "head_dim": 128,
+            "vocab_size": 151936,
+            "tie_word_embeddings": True,
+            "attention_bias": True,
+        },
+        218_527_744,
+    ),
+    "gemma": (
+        {
+            "model_type": "gemma",
+            "hidden_size": 2048,
+            "intermediate_size": 16384,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 8,
+            "num_key_value_heads": 1,
+            "head_dim": 256,
+            "vocab_size": 256000,
+        },
+        854_603_776,
+    ),
+    "gemma2": (
+        {
+            "model_type": "gemma2",
+            "hidden_size": 2304,
+            "intermediate_size": 9216,
+            "num_hidden_layers": 4,
+            "num_attention_heads": 8,
+            "num_key_value_heads": 4,
+            "head_dim": 256,
+            "vocab_size": 256000,
+            "sliding_window": 4096,
+        },
+        901_290_240,
+    ),
+    "gemma3_text": (
+        {
+            "model_type": "gemma3_text",
+            "hidden_size": 640,
+            "intermediate_size": 2048,
+            "num_hidden_layers": 7,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 1,
+            "head_dim": 256,
+            "vocab_size": 262144,
+            "sliding_window": 512,
+        },
+        206_788_224,
+    ),
+    "phi": (
+        {
+            "model_type": "phi",
+            "hidden_size": 2560,
+            "intermediate_size": 10240,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 32,
+            "vocab_size": 51200,
+            "qk_layernorm": True,
+        },
+        498_215_360,
+    ),
+    "phi3": (
+        {
+            "model_type": "phi3",
+            "hidden_size": 3072,
+            "intermediate_size": 8192,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 24,
+            "num_key_value_heads": 8,
+            "vocab_size": 200064,
+            "tie_word_embeddings": True,
+        },
+        916_608_000,
+    ),
+    "gpt2": (
+        {
+            "model_type": "gpt2",
+            "n_embd": 1280,
+            "n_layer": 3,
+            "n_head": 20,
+            "n_positions": 2048,
+            "n_inner": 3000,
+            "vocab_size": 50257,
+        },
+        109_697_320,
+    ),
+    "opt_projected": (
+        {
+            "model_type": "opt",
+            "hidden_size": 1024,
+            "ffn_dim": 4096,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 16,
+            "word_embed_proj_dim": 512,
+            "max_position_embeddings": 2048,
+            "vocab_size": 50272,
+        },
+        66_677_760,
+    ),
+    "opt_untied_post_ln": (
+        {
+            "model_type": "opt",
+            "hidden_size": 768,
+            "ffn_dim": 3072,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 12,
+            "word_embed_proj_dim": 512,
+            "max_position_embeddings": 1024,
+            "vocab_size": 50272,
+            "tie_word_embeddings": False,
+            "do_layer_norm_before": False,
+        },
+        67_228_672,
+    ),
+    "bloom": (
+        {"model_type": "bloom", "hidden_size": 1024, "n_layer": 3, "n_head": 16, "vocab_size": 250880},
+        294_693_888,
+    ),
+    "falcon_multi_query": (
+        {
+            "model_type": "falcon",
+            "hidden_size": 4544,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 71,
+            "multi_query": True,
+            "parallel_attn": True,
+            "vocab_size": 65024,
+        },
+        709_618_304,
+    ),
+    "falcon_new_arch": (
+        {
+            "model_type": "falcon",
+            "hidden_size": 2048,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 32,
+            "num_kv_heads": 4,
+            "new_decoder_architecture": True,
+            "bias": True,
+            "ffn_hidden_size": 6000,
+            "vocab_size": 65024,
+            "tie_word_embeddings": False,
+        },
+        334_410_464,
+    ),
+    "falcon_sequential_alibi": (
+        {
+            "model_type": "falcon",
+            "hidden_size": 1024,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 16,
+            "multi_query": False,
+            "parallel_attn": False,
+            "alibi": True,
+            "vocab_size": 65024,
+        },
+        91_760_640,
+    ),
+    "refinedweb_legacy": (
+        {
+            "model_type": "RefinedWeb",
+            "hidden_size": 2048,
+            "n_head": 32,
+            "n_head_kv": 4,
+            "n_layer": 3,
+            "parallel_attn": True,
+            "bias": False,
+            "vocab_size": 65024,
+        },
+        262_172_672,
+    ),
+    "olmo": (
+        {
+            "model_type": "olmo",
+            "hidden_size": 2048,
+            "intermediate_size": 8192,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 16,
+            "vocab_size": 50304,
+        },
+        407_371_776,
+    ),
+    "olmo2": (
+        {
+            "model_type": "olmo2",
+            "hidden_size": 2048,
+            "intermediate_size": 8192,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 16,
+            "num_key_value_heads": 4,
+            "vocab_size": 100352,
+        },
+        593_516_032,
+    ),
+    "olmo3": (
+        {
+            "model_type": "olmo3",
+            "hidden_size": 2048,
+            "intermediate_size": 8192,
+            "num_hidden_layers": 4,
+            "num_attention_heads": 16,
+            "vocab_size": 100352,
+            "sliding_window": 4096,
+        },
+        679_512_064,
+    ),
+    "minicpm3": (
+        {
+            "model_type": "minicpm3",
+            "hidden_size": 2560,
+            "intermediate_size": 6400,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 40,
+            "num_key_value_heads": 40,
+            "q_lora_rank": 768,
+            "kv_lora_rank": 256,
+            "qk_nope_head_dim": 64,
+            "qk_rope_head_dim": 32,
+            "v_head_dim": 64,
+            "vocab_size": 73448,
+        },
+        376_054_272,
+    ),
     # Gemma-4 text (per-layer head_dim/KV heads, KV sharing, per-layer embeddings, MoE beside the MLP)
-    "gemma4_text": ({"model_type": "gemma4_text", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 7,
-        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1000,
-        "hidden_size_per_layer_input": 0, "global_head_dim": 128}, 15_076_992),
-    "gemma4_text_per_layer_embeddings": ({"model_type": "gemma4_text", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 7,
-        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1000}, 492_315_520),
-    "gemma4_text_kv_shared_double_wide": ({"model_type": "gemma4_text", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 8,
-        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1000,
-        "hidden_size_per_layer_input": 32, "vocab_size_per_layer_input": 500, "num_kv_shared_layers": 3,
-        "use_double_wide_mlp": True, "layer_types": ["sliding_attention", "full_attention", "sliding_attention",
-        "full_attention", "sliding_attention", "full_attention", "sliding_attention", "full_attention"],
-        "global_head_dim": 96}, 21_764_640),
-    "gemma4_text_moe_k_eq_v": ({"model_type": "gemma4_text", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 7,
-        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1000,
-        "enable_moe_block": True, "num_experts": 8, "top_k_experts": 2, "moe_intermediate_size": 256,
-        "attention_k_eq_v": True, "num_global_key_value_heads": 1, "hidden_size_per_layer_input": 0,
-        "attention_bias": True}, 40_298_680),
-    "gemma4_text_per_layer_config": ({"model_type": "gemma4_text", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 4,
-        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1000,
-        "hidden_size_per_layer_input": 0, "per_layer_config": {"1": {"head_dim": 192, "num_key_value_heads": 1},
-        "3": {"head_dim": 192, "num_key_value_heads": 1}}, "layer_types": ["sliding_attention", "full_attention",
-        "sliding_attention", "full_attention"]}, 9_565_696),
-    "gemma4_wrapper": ({"model_type": "gemma4", "text_config": {"model_type": "gemma4_text", "hidden_size": 512,
-        "intermediate_size": 1024, "num_hidden_layers": 7, "num_attention_heads": 4, "num_key_value_heads": 2,
-        "head_dim": 64, "vocab_size": 1000, "hidden_size_per_layer_input": 0}, "tie_word_embeddings": False}, 20_309_120),
+    "gemma4_text": (
+        {
+            "model_type": "gemma4_text",
+            "hidden_size": 512,
+            "intermediate_size": 1024,
+            "num_hidden_layers": 7,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "head_dim": 64,
+            "vocab_size": 1000,
+            "hidden_size_per_layer_input": 0,
+            "global_head_dim": 128,
+        },
+        15_076_992,
+    ),
+    "gemma4_text_per_layer_embeddings": (
+        {
+            "model_type": "gemma4_text",
+            "hidden_size": 512,
+            "intermediate_size": 1024,
+            "num_hidden_layers": 7,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "head_dim": 64,
+            "vocab_size": 1000,
+        },
+        492_315_520,
+    ),
+    "gemma4_text_kv_shared_double_wide": (
+        {
+            "model_type": "gemma4_text",
+            "hidden_size": 512,
+            "intermediate_size": 1024,
+            "num_hidden_layers": 8,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "head_dim": 64,
+            "vocab_size": 1000,
+            "hidden_size_per_layer_input": 32,
+            "vocab_size_per_layer_input": 500,
+            "num_kv_shared_layers": 3,
+            "use_double_wide_mlp": True,
+            "layer_types": [
+                "sliding_attention",
+                "full_attention",
+                "sliding_attention",
+                "full_attention",
+                "sliding_attention",
+                "full_attention",
+                "sliding_attention",
+                "full_attention",
+            ],
+            "global_head_dim": 96,
+        },
+        21_764_640,
+    ),
+    "gemma4_text_moe_k_eq_v": (
+        {
+            "model_type": "gemma4_text",
+            "hidden_size": 512,
+            "intermediate_size": 1024,
+            "num_hidden_layers": 7,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "head_dim": 64,
+            "vocab_size": 1000,
+            "enable_moe_block": True,
+            "num_experts": 8,
+            "top_k_experts": 2,
+            "moe_intermediate_size": 256,
+            "attention_k_eq_v": True,
+            "num_global_key_value_heads": 1,
+            "hidden_size_per_layer_input": 0,
+            "attention_bias": True,
+        },
+        40_298_680,
+    ),
+    "gemma4_text_per_layer_config": (
+        {
+            "model_type": "gemma4_text",
+            "hidden_size": 512,
+            "intermediate_size": 1024,
+            "num_hidden_layers": 4,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "head_dim": 64,
+            "vocab_size": 1000,
+            "hidden_size_per_layer_input": 0,
+            "per_layer_config": {
+                "1": {"head_dim": 192, "num_key_value_heads": 1},
+                "3": {"head_dim": 192, "num_key_value_heads": 1},
+            },
+            "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+        },
+        9_565_696,
+    ),
+    "gemma4_wrapper": (
+        {
+            "model_type": "gemma4",
+            "text_config": {
+                "model_type": "gemma4_text",
+                "hidden_size": 512,
+                "intermediate_size": 1024,
+                "num_hidden_layers": 7,
+                "num_attention_heads": 4,
+                "num_key_value_heads": 2,
+                "head_dim": 64,
+                "vocab_size": 1000,
+                "hidden_size_per_layer_input": 0,
+            },
+            "tie_word_embeddings": False,
+        },
+        20_309_120,
+    ),
 }
 
 
@@ -165,6 +517,7 @@ def test_unseen_config_counts_like_transformers(name):
 
 
 # -- family semantics ---------------------------------------------------------------------------
+
 
 def test_gpt2_2019_file_without_model_type():
     spec = _spec("gpt2__gpt2-medium-early-revision")
@@ -202,8 +555,17 @@ def test_gemma3_wrapper_reads_text_config():
 
 
 def test_gemma3_without_layer_types_uses_the_pattern_of_six():
-    spec = _spec_of({"model_type": "gemma3_text", "hidden_size": 640, "intermediate_size": 2048,
-                     "num_hidden_layers": 12, "num_attention_heads": 4, "vocab_size": 1000, "sliding_window": 512})
+    spec = _spec_of(
+        {
+            "model_type": "gemma3_text",
+            "hidden_size": 640,
+            "intermediate_size": 2048,
+            "num_hidden_layers": 12,
+            "num_attention_heads": 4,
+            "vocab_size": 1000,
+            "sliding_window": 512,
+        }
+    )
     full = [i for i in range(12) if spec.kind_of(i).mixer.attention == "full"]
     assert full == [5, 11]
 
@@ -216,19 +578,39 @@ def test_mistral3_wrapper_reads_ministral3_text_config():
 def test_llava_wrapper_without_text_model_type_is_llama():
     # Expected total from scripts/gen_golden.py (the language model built from text_config; the
     # wrapper's tie_word_embeddings applies).
-    cfg = {"model_type": "llava", "architectures": ["LlavaForConditionalGeneration"],
-           "text_config": {"hidden_size": 1024, "intermediate_size": 2816, "num_hidden_layers": 3,
-                           "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 32064},
-           "vision_config": {"model_type": "clip_vision_model"}, "tie_word_embeddings": False}
+    cfg = {
+        "model_type": "llava",
+        "architectures": ["LlavaForConditionalGeneration"],
+        "text_config": {
+            "hidden_size": 1024,
+            "intermediate_size": 2816,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 16,
+            "num_key_value_heads": 4,
+            "vocab_size": 32064,
+        },
+        "vision_config": {"model_type": "clip_vision_model"},
+        "tie_word_embeddings": False,
+    }
     spec = _spec_of(cfg)
     assert (spec.model_type, spec.key_prefix) == ("llama", "text_config.")
     assert param_counts(spec).total == 99_490_816
 
 
 def test_qwen2_5_vl_nested_text_config():
-    cfg = {"model_type": "qwen2_5_vl", "text_config": {
-        "model_type": "qwen2_5_vl_text", "hidden_size": 1024, "intermediate_size": 2816, "num_hidden_layers": 3,
-        "num_attention_heads": 16, "num_key_value_heads": 2, "vocab_size": 151936, "tie_word_embeddings": True}}
+    cfg = {
+        "model_type": "qwen2_5_vl",
+        "text_config": {
+            "model_type": "qwen2_5_vl_text",
+            "hidden_size": 1024,
+            "intermediate_size": 2816,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 16,
+            "num_key_value_heads": 2,
+            "vocab_size": 151936,
+            "tie_word_embeddings": True,
+        },
+    }
     assert param_counts(_spec_of(cfg)).total == 188_623_616  # scripts/gen_golden.py
 
 
@@ -250,8 +632,16 @@ def test_mimo_mtp_layers_reported_apart():
 
 
 def test_phi_lm_head_has_bias():
-    spec = _spec_of({"model_type": "phi", "hidden_size": 64, "intermediate_size": 256, "num_hidden_layers": 1,
-                     "num_attention_heads": 4, "vocab_size": 100})
+    spec = _spec_of(
+        {
+            "model_type": "phi",
+            "hidden_size": 64,
+            "intermediate_size": 256,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 4,
+            "vocab_size": 100,
+        }
+    )
     assert spec.extra_params == 2 * 64 + 100  # final LayerNorm weight+bias and the LM head bias
 
 
@@ -306,8 +696,16 @@ def test_nemotron_nas_linear_and_no_op_sublayers():
         {"attention": {"replace_with_linear": True}, "ffn": {"no_op": True}},
         {"attention": {"no_op": True}, "ffn": {"replace_with_linear": True}},
     ]
-    spec = _spec_of({"model_type": "nemotron-nas", "hidden_size": 256, "num_hidden_layers": 3,
-                     "num_attention_heads": 8, "vocab_size": 1000, "block_configs": blocks})
+    spec = _spec_of(
+        {
+            "model_type": "nemotron-nas",
+            "hidden_size": 256,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 8,
+            "vocab_size": 1000,
+            "block_configs": blocks,
+        }
+    )
     kinds = [(spec.kind_of(i).mixer.kind, spec.kind_of(i).ffn.kind) for i in range(3)]
     assert kinds == [("attention", "dense"), ("linear", "none"), ("none", "linear")]
     assert (spec.kind_of(0).mixer.attention, spec.kind_of(0).mixer.window) == ("sliding", 4096)
@@ -317,10 +715,17 @@ def test_nemotron_nas_linear_and_no_op_sublayers():
 
 
 def test_nemotron_nas_bad_ffn_mult_is_located():
-    text = json.dumps({"model_type": "nemotron-nas", "hidden_size": 256, "num_hidden_layers": 1,
-                       "num_attention_heads": 8, "vocab_size": 10,
-                       "block_configs": [{"attention": {"n_heads_in_group": 4}, "ffn": {"ffn_mult": "wide"}}]},
-                      indent=1)
+    text = json.dumps(
+        {
+            "model_type": "nemotron-nas",
+            "hidden_size": 256,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 8,
+            "vocab_size": 10,
+            "block_configs": [{"attention": {"n_heads_in_group": 4}, "ffn": {"ffn_mult": "wide"}}],
+        },
+        indent=1,
+    )
     with pytest.raises(SpecError) as exc:
         normalize(load_text(text, "nas.json"))
     assert exc.value.key == "block_configs[0].ffn.ffn_mult"
@@ -328,6 +733,7 @@ def test_nemotron_nas_bad_ffn_mult_is_located():
 
 
 # -- the transformers fallback ------------------------------------------------------------------
+
 
 def test_unknown_model_type_is_a_clear_error(tmp_path, capsys):
     p = tmp_path / "c.json"
@@ -344,13 +750,20 @@ def test_unknown_model_type_is_a_clear_error(tmp_path, capsys):
 def test_fallback_reads_a_standard_decoder_through_transformers(tmp_path):
     pytest.importorskip("transformers")
     # vaultgemma: a family without an adapter (cohere, used here before, has one in decoder.py now)
-    cfg = {"model_type": "vaultgemma", "hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 4,
-           "num_attention_heads": 8, "vocab_size": 32000}
+    cfg = {
+        "model_type": "vaultgemma",
+        "hidden_size": 1024,
+        "intermediate_size": 4096,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 8,
+        "vocab_size": 32000,
+    }
     spec = _spec_of(cfg, str(tmp_path / "vaultgemma.json"))
-    assert (spec.model_type, spec.hidden_size, spec.num_layers, spec.intermediate_size) == ("vaultgemma", 1024, 4,
-                                                                                              4096)
-    assert spec.notes == ["read through transformers' generic config by the key conventions its families share "
-                          "(no colint adapter for this model type); parameter counts approximate"]
+    assert (spec.model_type, spec.hidden_size, spec.num_layers, spec.intermediate_size) == ("vaultgemma", 1024, 4, 4096)
+    assert spec.notes == [
+        "read through transformers' generic config by the key conventions its families share "
+        "(no colint adapter for this model type); parameter counts approximate"
+    ]
     assert spec.tie_word_embeddings  # VaultGemmaConfig's default, not Llama's
 
 

@@ -23,37 +23,106 @@ from transformers import CONFIG_MAPPING  # noqa: E402
 
 from colint.analysis.inventory import param_counts  # noqa: E402
 
-BASE = {"hidden_size": 512, "intermediate_size": 1536, "num_hidden_layers": 4, "num_attention_heads": 8,
-        "vocab_size": 32000}
+BASE = {
+    "hidden_size": 512,
+    "intermediate_size": 1536,
+    "num_hidden_layers": 4,
+    "num_attention_heads": 8,
+    "vocab_size": 32000,
+}
 CASES = {
     # first_k_dense_replace + num_shared_experts; oracle 57,832,448 (q/k norms of 64 per layer not modelled)
-    "exaone_moe": ({"moe_intermediate_size": 256, "num_key_value_heads": 2, "head_dim": 64, "num_experts": 16,
-                    "num_experts_per_tok": 4, "num_shared_experts": 1, "first_k_dense_replace": 1},
-                   57_831_936, 57_832_448, [False, True, True, True], (16, 4, 256, 1, 256)),
+    "exaone_moe": (
+        {
+            "moe_intermediate_size": 256,
+            "num_key_value_heads": 2,
+            "head_dim": 64,
+            "num_experts": 16,
+            "num_experts_per_tok": 4,
+            "num_shared_experts": 1,
+            "first_k_dense_replace": 1,
+        },
+        57_831_936,
+        57_832_448,
+        [False, True, True, True],
+        (16, 4, 256, 1, 256),
+    ),
     # Qwen-MoE layout: decoder_sparse_step with the class's mlp_only_layers default [0, 1], one shared expert of
     # shared_expert_intermediate_size, head_dim default 128; oracle 57,185,824 (sinks, q/k norms)
-    "flint": ({"moe_intermediate_size": 128, "shared_expert_intermediate_size": 256, "num_key_value_heads": 4,
-               "num_experts": 32, "num_experts_per_tok": 4, "decoder_sparse_step": 1},
-              57_184_800, 57_185_824, [False, False, True, True], (32, 4, 128, 1, 256)),
+    "flint": (
+        {
+            "moe_intermediate_size": 128,
+            "shared_expert_intermediate_size": 256,
+            "num_key_value_heads": 4,
+            "num_experts": 32,
+            "num_experts_per_tok": 4,
+            "decoder_sparse_step": 1,
+        },
+        57_184_800,
+        57_185_824,
+        [False, False, True, True],
+        (32, 4, 128, 1, 256),
+    ),
     # transformers 5's per-layer mlp_layer_types; oracle 59,274,752
-    "mellum": ({"moe_intermediate_size": 256, "num_key_value_heads": 2, "num_local_experts": 16,
-                "num_experts_per_tok": 2, "mlp_layer_types": ["dense", "sparse", "sparse", "sparse"]},
-               59_273_728, 59_274_752, [False, True, True, True], (16, 2, 256, 0, 0)),
+    "mellum": (
+        {
+            "moe_intermediate_size": 256,
+            "num_key_value_heads": 2,
+            "num_local_experts": 16,
+            "num_experts_per_tok": 2,
+            "mlp_layer_types": ["dense", "sparse", "sparse", "sparse"],
+        },
+        59_273_728,
+        59_274_752,
+        [False, True, True, True],
+        (16, 2, 256, 0, 0),
+    ),
     # MLA with a plain q projection + DeepSeek MoE keys: exact
-    "sarvam_mla": ({"moe_intermediate_size": 256, "kv_lora_rank": 128, "q_lora_rank": None, "qk_nope_head_dim": 64,
-                    "qk_rope_head_dim": 32, "v_head_dim": 64, "n_routed_experts": 16, "n_shared_experts": 1,
-                    "num_experts_per_tok": 4, "first_k_dense_replace": 1},
-                   58_684_416, 58_684_416, [False, True, True, True], (16, 4, 256, 1, 256)),
+    "sarvam_mla": (
+        {
+            "moe_intermediate_size": 256,
+            "kv_lora_rank": 128,
+            "q_lora_rank": None,
+            "qk_nope_head_dim": 64,
+            "qk_rope_head_dim": 32,
+            "v_head_dim": 64,
+            "n_routed_experts": 16,
+            "n_shared_experts": 1,
+            "num_experts_per_tok": 4,
+            "first_k_dense_replace": 1,
+        },
+        58_684_416,
+        58_684_416,
+        [False, True, True, True],
+        (16, 4, 256, 1, 256),
+    ),
     # MLA without experts: exact
-    "youtu": ({"num_key_value_heads": 8, "kv_lora_rank": 128, "q_lora_rank": 256, "qk_nope_head_dim": 64,
-               "qk_rope_head_dim": 32, "qk_head_dim": 96, "v_head_dim": 64},
-              29_038_592, 29_038_592, [False] * 4, None),
+    "youtu": (
+        {
+            "num_key_value_heads": 8,
+            "kv_lora_rank": 128,
+            "q_lora_rank": 256,
+            "qk_nope_head_dim": 64,
+            "qk_rope_head_dim": 32,
+            "qk_head_dim": 96,
+            "v_head_dim": 64,
+        },
+        29_038_592,
+        29_038_592,
+        [False] * 4,
+        None,
+    ),
     # a non-gated MLP (up, act, down): modeling_jais2.py names no gate projection; oracle 43,279,360 (LayerNorm
     # biases)
     "jais2": ({"num_key_value_heads": 8}, 43_274_752, 43_279_360, [False] * 4, None),
     # expert keys switched off by is_moe: false; oracle 45,364,240
-    "doge": ({"num_key_value_heads": 4, "is_moe": False, "num_experts": 1024, "num_experts_per_tok": 32},
-             45_355_520, 45_364_240, [False] * 4, None),
+    "doge": (
+        {"num_key_value_heads": 4, "is_moe": False, "num_experts": 1024, "num_experts_per_tok": 32},
+        45_355_520,
+        45_364_240,
+        [False] * 4,
+        None,
+    ),
 }
 
 
@@ -74,10 +143,17 @@ def test_unknown_families_are_read_by_their_key_conventions(model_type):
     assert [spec.kind_of(i).ffn.kind == "moe" for i in range(spec.num_layers)] == sparse
     if moe is not None:
         f = next(k.ffn for k in spec.layer_kinds if k.ffn.kind == "moe")
-        assert (f.num_experts, f.top_k, f.expert_intermediate_size, f.num_shared_experts,
-                f.shared_intermediate_size) == moe
-    assert spec.notes == ["read through transformers' generic config by the key conventions its families share "
-                          "(no colint adapter for this model type); parameter counts approximate"]
+        assert (
+            f.num_experts,
+            f.top_k,
+            f.expert_intermediate_size,
+            f.num_shared_experts,
+            f.shared_intermediate_size,
+        ) == moe
+    assert spec.notes == [
+        "read through transformers' generic config by the key conventions its families share "
+        "(no colint adapter for this model type); parameter counts approximate"
+    ]
     assert all(k.ffn.gated for k in spec.layer_kinds if k.ffn.kind == "dense") == (model_type != "jais2")
 
 
@@ -85,7 +161,13 @@ def test_mla_fields_come_from_the_file():
     spec = _spec("sarvam_mla", CASES["sarvam_mla"][0])
     m = spec.layer_kinds[0].mixer
     assert (m.kind, m.q_lora_rank, m.kv_lora_rank, m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim) == (
-        "mla", None, 128, 64, 32, 64)
+        "mla",
+        None,
+        128,
+        64,
+        32,
+        64,
+    )
     assert (spec.sources["kv_lora_rank"].line, spec.sources["num_experts"].key) == (9, "n_routed_experts")
 
 
@@ -98,11 +180,17 @@ def test_the_config_class_defaults_fill_what_the_file_omits():
     assert [spec.kind_of(i).ffn.kind for i in range(4)] == ["moe"] * 4
 
 
-@pytest.mark.parametrize("model_type, extra, evidence", [
-    ("zamba", {"mamba_d_state": 16, "attn_layer_period": 6}, "keys attn_layer_period, "),
-    ("olmo_hybrid", {"layer_types": ["linear_attention", "linear_attention", "linear_attention", "full_attention"]},
-     "layer_types has linear_attention"),
-])
+@pytest.mark.parametrize(
+    "model_type, extra, evidence",
+    [
+        ("zamba", {"mamba_d_state": 16, "attn_layer_period": 6}, "keys attn_layer_period, "),
+        (
+            "olmo_hybrid",
+            {"layer_types": ["linear_attention", "linear_attention", "linear_attention", "full_attention"]},
+            "layer_types has linear_attention",
+        ),
+    ],
+)
 def test_hybrid_stacks_are_refused_not_read_as_llama(model_type, extra, evidence):
     """Reading Mamba / linear-attention layers as attention + MLP was 10-130 % off: an error says so."""
     with pytest.raises(FormatNotRecognized) as exc:
@@ -118,20 +206,37 @@ def test_per_layer_geometry_in_the_family_code_is_refused_located():
     fits, so the generic reading refuses at model_type instead of describing layers that do not exist."""
     if "mimo_v2_flash" not in CONFIG_MAPPING:
         pytest.skip("this transformers has no mimo_v2_flash")
-    text = json.dumps({"model_type": "mimo_v2_flash", "hidden_size": 1024, "num_hidden_layers": 6,
-                       "num_attention_heads": 16, "num_key_value_heads": 4, "head_dim": 192, "v_head_dim": 128,
-                       "intermediate_size": 2048, "vocab_size": 1000, "moe_intermediate_size": 256,
-                       "n_routed_experts": 8, "num_experts_per_tok": 2, "sliding_window": 128})
+    text = json.dumps(
+        {
+            "model_type": "mimo_v2_flash",
+            "hidden_size": 1024,
+            "num_hidden_layers": 6,
+            "num_attention_heads": 16,
+            "num_key_value_heads": 4,
+            "head_dim": 192,
+            "v_head_dim": 128,
+            "intermediate_size": 2048,
+            "vocab_size": 1000,
+            "moe_intermediate_size": 256,
+            "n_routed_experts": 8,
+            "num_experts_per_tok": 2,
+            "sliding_window": 128,
+        }
+    )
     with pytest.raises(ColintError) as exc:
         normalize(load_text(text, "mimo.json"))
     assert (exc.value.line, exc.value.column, exc.value.key) == (1, 2, "model_type")
-    assert "mixes sliding and full attention layers and its modelling code sizes attention by layer type " \
-           "('num_key_value_heads = config.num_key_value_heads * 2 if is_swa')" in exc.value.message
+    assert (
+        "mixes sliding and full attention layers and its modelling code sizes attention by layer type "
+        "('num_key_value_heads = config.num_key_value_heads * 2 if is_swa')" in exc.value.message
+    )
 
 
 def test_a_layer_type_geometry_key_is_refused_at_the_key():
-    text = json.dumps({"model_type": "flint", **BASE, **CASES["flint"][0], "sliding_window": 128,
-                       "swa_num_key_value_heads": 8}, indent=1)
+    text = json.dumps(
+        {"model_type": "flint", **BASE, **CASES["flint"][0], "sliding_window": 128, "swa_num_key_value_heads": 8},
+        indent=1,
+    )
     with pytest.raises(ColintError) as exc:
         normalize(load_text(text, "flint.json"))
     line = next(i for i, x in enumerate(text.splitlines(), 1) if '"swa_num_key_value_heads"' in x)
@@ -147,17 +252,29 @@ def test_v_head_dim_of_the_config_class_sizes_v_and_o():
     from colint.normalize.hf import generic
     from colint.normalize.hf.base import HFReader
 
-    cfg = {"model_type": "x", "hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 16,
-           "num_key_value_heads": 4, "head_dim": 192, "intermediate_size": 2048, "vocab_size": 1000}
+    cfg = {
+        "model_type": "x",
+        "hidden_size": 1024,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 16,
+        "num_key_value_heads": 4,
+        "head_dim": 192,
+        "intermediate_size": 2048,
+        "vocab_size": 1000,
+    }
     doc = load_text(json.dumps(cfg), "x.json")
     spec = generic.build(HFReader(doc, (), defaults={"v_head_dim": 128}, model_type="x"))
     m = spec.layer_kinds[0].mixer
     assert (m.head_dim, m.v_head_dim) == (192, 128)
     # q 1024x3072, k 1024x768, v 1024x512 (4 x 128), o 2048 (16 x 128) x 1024
-    attn = sum(g.weight_params for g in __import__("colint.analysis.inventory", fromlist=["gemms"]).gemms(spec)
-               if g.name.startswith("attn."))
+    attn = sum(
+        g.weight_params
+        for g in __import__("colint.analysis.inventory", fromlist=["gemms"]).gemms(spec)
+        if g.name.startswith("attn.")
+    )
     assert attn == 1024 * 3072 + 1024 * 768 + 1024 * 512 + 2048 * 1024
     # a v_head_dim the class does not define is ignored, as transformers ignores it
-    spec = generic.build(HFReader(load_text(json.dumps({**cfg, "v_head_dim": 128}), "x.json"), (), defaults={},
-                                  model_type="x"))
+    spec = generic.build(
+        HFReader(load_text(json.dumps({**cfg, "v_head_dim": 128}), "x.json"), (), defaults={}, model_type="x")
+    )
     assert spec.layer_kinds[0].mixer.v_head_dim is None

@@ -24,24 +24,35 @@ from colint.normalize import normalize
 
 CORPUS = os.path.join(os.path.dirname(__file__), "corpus", "hf")
 
-BASE = {"hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 4,
-        "vocab_size": 1000, "max_position_embeddings": 4096, "pad_token_id": 0, "bos_token_id": 1,
-        "eos_token_id": 2}
+BASE = {
+    "hidden_size": 512,
+    "intermediate_size": 1024,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "vocab_size": 1000,
+    "max_position_embeddings": 4096,
+    "pad_token_id": 0,
+    "bos_token_id": 1,
+    "eos_token_id": 2,
+}
 
 
 def _spec(cfg: dict):
     return normalize(load_text(json.dumps(cfg, indent=1), "config.json"), "hf")
 
 
-@pytest.mark.parametrize("extra, kv, total", [
-    ({"model_type": "llama"}, 4, 6_269_440),  # default None: the head count
-    ({"model_type": "mistral"}, 8, 7_318_016),
-    ({"model_type": "qwen2"}, 32, 13_626_880),
-    ({"model_type": "qwen3", "head_dim": 128}, 32, 13_609_984),
-    ({"model_type": "gemma", "head_dim": 128}, 16, 8_903_168),
-    ({"model_type": "gemma2", "head_dim": 128, "num_attention_heads": 8}, 4, 6_808_064),
-    ({"model_type": "gemma3_text", "head_dim": 128, "num_attention_heads": 8}, 4, 6_808_576),
-])
+@pytest.mark.parametrize(
+    "extra, kv, total",
+    [
+        ({"model_type": "llama"}, 4, 6_269_440),  # default None: the head count
+        ({"model_type": "mistral"}, 8, 7_318_016),
+        ({"model_type": "qwen2"}, 32, 13_626_880),
+        ({"model_type": "qwen3", "head_dim": 128}, 32, 13_609_984),
+        ({"model_type": "gemma", "head_dim": 128}, 16, 8_903_168),
+        ({"model_type": "gemma2", "head_dim": 128, "num_attention_heads": 8}, 4, 6_808_064),
+        ({"model_type": "gemma3_text", "head_dim": 128, "num_attention_heads": 8}, 4, 6_808_576),
+    ],
+)
 def test_absent_kv_heads_take_the_class_default(extra, kv, total):
     s = _spec({**BASE, **extra})
     assert s.num_kv_heads == kv
@@ -65,11 +76,14 @@ def test_gemma3_4b_wrapper_without_kv_key():
 
 
 # Other keys whose absence means the class default (or a derivation), not hidden_size // heads.
-@pytest.mark.parametrize("cfg, total", [
-    # Qwen3Config and Ministral3Config fix head_dim at 128, not hidden_size // heads (512 / 8 = 64)
-    ({"model_type": "qwen3"}, 6_794_240),
-    ({"model_type": "ministral3"}, 6_793_728),
-])
+@pytest.mark.parametrize(
+    "cfg, total",
+    [
+        # Qwen3Config and Ministral3Config fix head_dim at 128, not hidden_size // heads (512 / 8 = 64)
+        ({"model_type": "qwen3"}, 6_794_240),
+        ({"model_type": "ministral3"}, 6_793_728),
+    ],
+)
 def test_absent_head_dim_takes_the_class_default(cfg, total):
     s = _spec({**BASE, **cfg, "num_attention_heads": 8, "num_key_value_heads": 2})
     assert s.head_dim == 128
@@ -90,8 +104,17 @@ def test_minicpm3_absent_keys():
 
 def test_gpt2_ignores_intermediate_size():
     # GPT2MLP's width is n_inner (default 4 x n_embd); GPT2Config has no intermediate_size attribute
-    s = _spec({"model_type": "gpt2", "n_embd": 512, "n_layer": 2, "n_head": 4, "vocab_size": 1000,
-               "n_positions": 1024, "intermediate_size": 1024})
+    s = _spec(
+        {
+            "model_type": "gpt2",
+            "n_embd": 512,
+            "n_layer": 2,
+            "n_head": 4,
+            "vocab_size": 1000,
+            "n_positions": 1024,
+            "intermediate_size": 1024,
+        }
+    )
     assert s.intermediate_size == 2048
     assert param_counts(s).total == 7_342_080
 

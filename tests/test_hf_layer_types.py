@@ -16,9 +16,17 @@ from colint.loading import load_text
 from colint.normalize import normalize
 
 _SHORT = ["sliding_attention", "full_attention", "sliding_attention"]  # 3 entries for 4 layers
-_DIMS = {"hidden_size": 512, "intermediate_size": 1536, "num_hidden_layers": 4, "num_attention_heads": 8,
-         "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 32000, "sliding_window": 256,
-         "layer_types": _SHORT}
+_DIMS = {
+    "hidden_size": 512,
+    "intermediate_size": 1536,
+    "num_hidden_layers": 4,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 2,
+    "head_dim": 64,
+    "vocab_size": 32000,
+    "sliding_window": 256,
+    "layer_types": _SHORT,
+}
 CONFIGS = {
     "ministral": {"model_type": "ministral", **_DIMS},  # colint/normalize/hf/llama.py
     "qwen2": {"model_type": "qwen2", "use_sliding_window": True, "max_window_layers": 0, **_DIMS},  # llama.py
@@ -52,4 +60,5 @@ def test_short_layer_types_is_reported(family, tmp_path, capsys):
     main(["check", "--format", "json", "--select", "CL004", str(path)])
     findings = json.loads(capsys.readouterr().out)["files"][0]["findings"]
     assert [(f["code"], f["message"], f["key"], f["line"]) for f in findings] == [
-        ("CL004", "layer_types has 3 entries for 4 layers", "layer_types", 11)]
+        ("CL004", "layer_types has 3 entries for 4 layers", "layer_types", 11)
+    ]

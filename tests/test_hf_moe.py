@@ -95,16 +95,25 @@ def test_known_figures_from_the_brief():
     assert param_counts(spec_of("deepseek__DeepSeek-V3")).total == 671_026_404_352
 
 
-@pytest.mark.parametrize("stem", [c[0] for c in CORPUS_FACTS if c[0].split("__")[0] in
-                                  ("mixtral", "qwen3-moe", "deepseek", "gpt-oss", "jamba", "nemotron-h")])
+@pytest.mark.parametrize(
+    "stem",
+    [
+        c[0]
+        for c in CORPUS_FACTS
+        if c[0].split("__")[0] in ("mixtral", "qwen3-moe", "deepseek", "gpt-oss", "jamba", "nemotron-h")
+    ],
+)
 def test_active_is_total_minus_idle_experts(stem):
     """active = total - sum over MoE layers of (E - top_k) routed experts."""
     spec = spec_of(stem)
     idle = 0
     for kind, n in zip(spec.layer_kinds, spec.layer_counts()):
         if kind.ffn.kind == "moe":
-            per_expert = sum(g.k * g.n + (g.n if g.bias else 0) for g in gemms(spec, merge=False)
-                             if g.kind == kind.name and g.parallel == "expert")
+            per_expert = sum(
+                g.k * g.n + (g.n if g.bias else 0)
+                for g in gemms(spec, merge=False)
+                if g.kind == kind.name and g.parallel == "expert"
+            )
             idle += n * (kind.ffn.num_experts - kind.ffn.top_k) * per_expert
     p = param_counts(spec)
     assert p.active_per_token == p.total - idle
@@ -118,6 +127,7 @@ def test_corpus_moe_and_hybrid_files_inspect_with_exit_0(capsys):
 
 
 # -- layer patterns -------------------------------------------------------------------------------
+
 
 def moe_layers(spec) -> list[int]:
     return [i for i in range(spec.num_layers) if spec.kind_of(i).ffn.kind == "moe"]
@@ -140,19 +150,28 @@ def test_jamba_attention_every_8th_from_4_and_moe_on_odd_layers():
     assert [i for i in range(32) if spec.kind_of(i).mixer.kind == "attention"] == [4, 12, 20, 28]
     assert moe_layers(spec) == list(range(1, 32, 2))
     mamba = spec.kind_of(0).mixer
-    assert (mamba.mamba_version, mamba.d_inner, mamba.d_state, mamba.conv_kernel, mamba.dt_rank) == (1, 8192, 16, 4,
-                                                                                                      256)
+    assert (mamba.mamba_version, mamba.d_inner, mamba.d_state, mamba.conv_kernel, mamba.dt_rank) == (
+        1,
+        8192,
+        16,
+        4,
+        256,
+    )
 
 
 def test_nemotron_h_pattern_round_trips():
     chars = {"mamba": "M", "attention": "*", "none": None}
-    for stem in ("nemotron-h__NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
-                 "nemotron-h__NVIDIA-Nemotron-3-Super-120B-A12B-FP8"):
+    for stem in (
+        "nemotron-h__NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+        "nemotron-h__NVIDIA-Nemotron-3-Super-120B-A12B-FP8",
+    ):
         spec = spec_of(stem)
         with open(os.path.join(CORPUS, stem + ".json"), encoding="utf-8") as fh:
             pattern = json.load(fh)["hybrid_override_pattern"]
-        got = "".join(chars[spec.kind_of(i).mixer.kind] or {"moe": "E", "dense": "-"}[spec.kind_of(i).ffn.kind]
-                      for i in range(spec.num_layers))
+        got = "".join(
+            chars[spec.kind_of(i).mixer.kind] or {"moe": "E", "dense": "-"}[spec.kind_of(i).ffn.kind]
+            for i in range(spec.num_layers)
+        )
         assert got == pattern and spec.num_layers == len(pattern)
 
 
@@ -179,12 +198,22 @@ def test_llama4_maverick_interleaves_moe_and_chunked_attention():
 
 
 def test_qwen2_moe_sparse_step_and_mlp_only_layers():
-    spec = spec_from({"model_type": "qwen2_moe", "hidden_size": 256, "num_hidden_layers": 6, "num_attention_heads": 4,
-                      "decoder_sparse_step": 2, "mlp_only_layers": [5], "vocab_size": 1000})
+    spec = spec_from(
+        {
+            "model_type": "qwen2_moe",
+            "hidden_size": 256,
+            "num_hidden_layers": 6,
+            "num_attention_heads": 4,
+            "decoder_sparse_step": 2,
+            "mlp_only_layers": [5],
+            "vocab_size": 1000,
+        }
+    )
     assert moe_layers(spec) == [1, 3]
 
 
 # -- key GEMMs: (k, n, count, m_per_token, layers) -------------------------------------------------
+
 
 def test_deepseek_v3_gemms():
     spec = spec_of("deepseek__DeepSeek-V3")
@@ -257,7 +286,7 @@ def test_minimax_m25_mtp_and_full_width_qk_norm():
     spec = spec_of("minimax__MiniMax-M2.5")
     assert spec.layer_kinds[0].other_params == 2 * 3072 + 48 * 128 + 8 * 128
     assert spec.mtp_layers == 3  # num_mtp_modules 3 x mtp_transformer_layers 1
-    assert param_counts(spec).mtp == 3 * (kind_params(spec.layer_kinds[0], 3072)[0] + 3 * 3072 + 2 * 3072 ** 2)
+    assert param_counts(spec).mtp == 3 * (kind_params(spec.layer_kinds[0], 3072)[0] + 3 * 3072 + 2 * 3072**2)
 
 
 def test_nemotron_infinity_in_time_step_limit_is_harmless():
@@ -268,202 +297,574 @@ def test_nemotron_infinity_in_time_step_limit_is_harmless():
 # -- unseen but valid configs (one per family), totals from the transformers 5.24 meta-device oracle --
 
 UNSEEN = [
-    ("mixtral", 199_123_968, dict(model_type="mixtral", hidden_size=1024, num_hidden_layers=3,
-                                  num_attention_heads=16, num_key_value_heads=4, head_dim=80, intermediate_size=2816,
-                                  num_local_experts=6, num_experts_per_tok=2, vocab_size=32768, sliding_window=4096,
-                                  tie_word_embeddings=True)),
-    ("qwen2_moe", 370_715_136, dict(model_type="qwen2_moe", hidden_size=1536, num_hidden_layers=6,
-                                    num_attention_heads=12, num_key_value_heads=4, intermediate_size=4096,
-                                    moe_intermediate_size=704, shared_expert_intermediate_size=2816, num_experts=12,
-                                    num_experts_per_tok=3, decoder_sparse_step=2, mlp_only_layers=[5],
-                                    qkv_bias=False, vocab_size=50000)),
-    ("qwen3_moe", 206_302_144, dict(model_type="qwen3_moe", hidden_size=1024, num_hidden_layers=5,
-                                    num_attention_heads=8, num_key_value_heads=2, head_dim=160, attention_bias=True,
-                                    intermediate_size=3072, moe_intermediate_size=384, num_experts=24,
-                                    num_experts_per_tok=4, mlp_only_layers=[0], tie_word_embeddings=True,
-                                    vocab_size=65536)),
-    ("qwen3_next", 335_550_720, dict(model_type="qwen3_next", hidden_size=1024, num_hidden_layers=8,
-                                     num_attention_heads=8, num_key_value_heads=2, head_dim=128,
-                                     linear_num_key_heads=8, linear_num_value_heads=16, linear_key_head_dim=64,
-                                     linear_value_head_dim=96, linear_conv_kernel_dim=3, full_attention_interval=3,
-                                     moe_intermediate_size=256, shared_expert_intermediate_size=384, num_experts=32,
-                                     num_experts_per_tok=4, mlp_only_layers=[0], intermediate_size=2048,
-                                     vocab_size=50000)),
-    ("qwen3_5_text", 203_798_400, dict(model_type="qwen3_5_text", hidden_size=1024, num_hidden_layers=6,
-                                       num_attention_heads=8, num_key_value_heads=2, head_dim=128,
-                                       linear_num_key_heads=8, linear_num_value_heads=16, linear_key_head_dim=64,
-                                       linear_value_head_dim=64, full_attention_interval=3, intermediate_size=3072,
-                                       vocab_size=60000)),
-    ("qwen3_5_moe_text", 208_565_984, dict(model_type="qwen3_5_moe_text", hidden_size=1024, num_hidden_layers=4,
-                                           num_attention_heads=8, num_key_value_heads=2, head_dim=128,
-                                           linear_num_key_heads=8, linear_num_value_heads=16,
-                                           moe_intermediate_size=256, shared_expert_intermediate_size=512,
-                                           num_experts=16, num_experts_per_tok=2, vocab_size=60000)),
-    ("deepseek_v2", 2_839_898_816, dict(model_type="deepseek_v2", hidden_size=2048, num_hidden_layers=5,
-                                        num_attention_heads=16, q_lora_rank=None, kv_lora_rank=512,
-                                        qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
-                                        moe_intermediate_size=1408, n_shared_experts=2, n_routed_experts=64,
-                                        num_experts_per_tok=6, first_k_dense_replace=1, intermediate_size=10944,
-                                        mlp_bias=True, attention_bias=True, vocab_size=102400, moe_layer_freq=1)),
-    ("deepseek_v3", 1_017_649_664, dict(model_type="deepseek_v3", hidden_size=2560, num_hidden_layers=6,
-                                        num_attention_heads=20, q_lora_rank=768, kv_lora_rank=256,
-                                        qk_nope_head_dim=64, qk_rope_head_dim=32, v_head_dim=64,
-                                        moe_intermediate_size=512, n_shared_experts=2, n_routed_experts=32,
-                                        num_experts_per_tok=4, first_k_dense_replace=2, intermediate_size=6912,
-                                        num_nextn_predict_layers=2, vocab_size=64000, n_group=4, topk_group=2)),
-    ("deepseek_v32", 480_237_056, dict(model_type="deepseek_v32", hidden_size=2048, num_hidden_layers=4,
-                                       num_attention_heads=16, q_lora_rank=512, kv_lora_rank=256,
-                                       qk_nope_head_dim=64, qk_rope_head_dim=32, v_head_dim=64,
-                                       moe_intermediate_size=512, n_shared_experts=1, n_routed_experts=16,
-                                       num_experts_per_tok=4, first_k_dense_replace=1, intermediate_size=5632,
-                                       index_n_heads=16, index_head_dim=64, vocab_size=64000, n_group=4,
-                                       topk_group=2)),
+    (
+        "mixtral",
+        199_123_968,
+        dict(
+            model_type="mixtral",
+            hidden_size=1024,
+            num_hidden_layers=3,
+            num_attention_heads=16,
+            num_key_value_heads=4,
+            head_dim=80,
+            intermediate_size=2816,
+            num_local_experts=6,
+            num_experts_per_tok=2,
+            vocab_size=32768,
+            sliding_window=4096,
+            tie_word_embeddings=True,
+        ),
+    ),
+    (
+        "qwen2_moe",
+        370_715_136,
+        dict(
+            model_type="qwen2_moe",
+            hidden_size=1536,
+            num_hidden_layers=6,
+            num_attention_heads=12,
+            num_key_value_heads=4,
+            intermediate_size=4096,
+            moe_intermediate_size=704,
+            shared_expert_intermediate_size=2816,
+            num_experts=12,
+            num_experts_per_tok=3,
+            decoder_sparse_step=2,
+            mlp_only_layers=[5],
+            qkv_bias=False,
+            vocab_size=50000,
+        ),
+    ),
+    (
+        "qwen3_moe",
+        206_302_144,
+        dict(
+            model_type="qwen3_moe",
+            hidden_size=1024,
+            num_hidden_layers=5,
+            num_attention_heads=8,
+            num_key_value_heads=2,
+            head_dim=160,
+            attention_bias=True,
+            intermediate_size=3072,
+            moe_intermediate_size=384,
+            num_experts=24,
+            num_experts_per_tok=4,
+            mlp_only_layers=[0],
+            tie_word_embeddings=True,
+            vocab_size=65536,
+        ),
+    ),
+    (
+        "qwen3_next",
+        335_550_720,
+        dict(
+            model_type="qwen3_next",
+            hidden_size=1024,
+            num_hidden_layers=8,
+            num_attention_heads=8,
+            num_key_value_heads=2,
+            head_dim=128,
+            linear_num_key_heads=8,
+            linear_num_value_heads=16,
+            linear_key_head_dim=64,
+            linear_value_head_dim=96,
+            linear_conv_kernel_dim=3,
+            full_attention_interval=3,
+            moe_intermediate_size=256,
+            shared_expert_intermediate_size=384,
+            num_experts=32,
+            num_experts_per_tok=4,
+            mlp_only_layers=[0],
+            intermediate_size=2048,
+            vocab_size=50000,
+        ),
+    ),
+    (
+        "qwen3_5_text",
+        203_798_400,
+        dict(
+            model_type="qwen3_5_text",
+            hidden_size=1024,
+            num_hidden_layers=6,
+            num_attention_heads=8,
+            num_key_value_heads=2,
+            head_dim=128,
+            linear_num_key_heads=8,
+            linear_num_value_heads=16,
+            linear_key_head_dim=64,
+            linear_value_head_dim=64,
+            full_attention_interval=3,
+            intermediate_size=3072,
+            vocab_size=60000,
+        ),
+    ),
+    (
+        "qwen3_5_moe_text",
+        208_565_984,
+        dict(
+            model_type="qwen3_5_moe_text",
+            hidden_size=1024,
+            num_hidden_layers=4,
+            num_attention_heads=8,
+            num_key_value_heads=2,
+            head_dim=128,
+            linear_num_key_heads=8,
+            linear_num_value_heads=16,
+            moe_intermediate_size=256,
+            shared_expert_intermediate_size=512,
+            num_experts=16,
+            num_experts_per_tok=2,
+            vocab_size=60000,
+        ),
+    ),
+    (
+        "deepseek_v2",
+        2_839_898_816,
+        dict(
+            model_type="deepseek_v2",
+            hidden_size=2048,
+            num_hidden_layers=5,
+            num_attention_heads=16,
+            q_lora_rank=None,
+            kv_lora_rank=512,
+            qk_nope_head_dim=128,
+            qk_rope_head_dim=64,
+            v_head_dim=128,
+            moe_intermediate_size=1408,
+            n_shared_experts=2,
+            n_routed_experts=64,
+            num_experts_per_tok=6,
+            first_k_dense_replace=1,
+            intermediate_size=10944,
+            mlp_bias=True,
+            attention_bias=True,
+            vocab_size=102400,
+            moe_layer_freq=1,
+        ),
+    ),
+    (
+        "deepseek_v3",
+        1_017_649_664,
+        dict(
+            model_type="deepseek_v3",
+            hidden_size=2560,
+            num_hidden_layers=6,
+            num_attention_heads=20,
+            q_lora_rank=768,
+            kv_lora_rank=256,
+            qk_nope_head_dim=64,
+            qk_rope_head_dim=32,
+            v_head_dim=64,
+            moe_intermediate_size=512,
+            n_shared_experts=2,
+            n_routed_experts=32,
+            num_experts_per_tok=4,
+            first_k_dense_replace=2,
+            intermediate_size=6912,
+            num_nextn_predict_layers=2,
+            vocab_size=64000,
+            n_group=4,
+            topk_group=2,
+        ),
+    ),
+    (
+        "deepseek_v32",
+        480_237_056,
+        dict(
+            model_type="deepseek_v32",
+            hidden_size=2048,
+            num_hidden_layers=4,
+            num_attention_heads=16,
+            q_lora_rank=512,
+            kv_lora_rank=256,
+            qk_nope_head_dim=64,
+            qk_rope_head_dim=32,
+            v_head_dim=64,
+            moe_intermediate_size=512,
+            n_shared_experts=1,
+            n_routed_experts=16,
+            num_experts_per_tok=4,
+            first_k_dense_replace=1,
+            intermediate_size=5632,
+            index_n_heads=16,
+            index_head_dim=64,
+            vocab_size=64000,
+            n_group=4,
+            topk_group=2,
+        ),
+    ),
     # kimi_k2 has no transformers config; the oracle built it as deepseek_v3 (what kimi_k25 does with it).
-    ("kimi_k2", 2_581_808_128, dict(model_type="kimi_k2", architectures=["DeepseekV3ForCausalLM"], hidden_size=3072,
-                                    num_hidden_layers=4, num_attention_heads=32, q_lora_rank=1024, kv_lora_rank=512,
-                                    qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128,
-                                    moe_intermediate_size=1024, n_shared_experts=1, n_routed_experts=48,
-                                    num_experts_per_tok=8, first_k_dense_replace=1, intermediate_size=8192,
-                                    num_nextn_predict_layers=0, vocab_size=163840, n_group=1, topk_group=1)),
-    ("glm4_moe", 1_396_474_112, dict(model_type="glm4_moe", hidden_size=2048, num_hidden_layers=5,
-                                     num_attention_heads=32, num_key_value_heads=4, head_dim=128, attention_bias=True,
-                                     use_qk_norm=True, intermediate_size=8192, moe_intermediate_size=768,
-                                     n_routed_experts=40, num_experts_per_tok=6, n_shared_experts=1,
-                                     first_k_dense_replace=2, vocab_size=151552)),
-    ("dbrx", 1_305_298_944, dict(model_type="dbrx", d_model=2048, n_heads=16, n_layers=4,
-                                 attn_config=dict(kv_n_heads=4, clip_qkv=6, rope_theta=500000),
-                                 ffn_config=dict(ffn_hidden_size=5376, moe_num_experts=8, moe_top_k=2),
-                                 vocab_size=50368)),
-    ("gpt_oss", 925_605_888, dict(model_type="gpt_oss", hidden_size=1440, num_hidden_layers=6,
-                                  num_attention_heads=32, num_key_value_heads=4, head_dim=64, num_local_experts=16,
-                                  num_experts_per_tok=2, intermediate_size=1440, sliding_window=256,
-                                  vocab_size=100000)),
-    ("jamba", 1_802_665_856, dict(model_type="jamba", hidden_size=2048, num_hidden_layers=12, num_attention_heads=16,
-                                  num_key_value_heads=4, attn_layer_period=6, attn_layer_offset=2,
-                                  expert_layer_period=3, expert_layer_offset=2, num_experts=8, num_experts_per_tok=2,
-                                  intermediate_size=5632, mamba_d_state=32, mamba_d_conv=3, mamba_expand=2,
-                                  mamba_dt_rank="auto", mamba_proj_bias=True, mamba_conv_bias=False,
-                                  vocab_size=32000)),
-    ("nemotron_h", 300_206_464, dict(model_type="nemotron_h", hidden_size=2048, hybrid_override_pattern="M-M*EM-",
-                                     mamba_num_heads=32, mamba_head_dim=64, n_groups=4, ssm_state_size=64,
-                                     conv_kernel=3, num_attention_heads=16, num_key_value_heads=4, head_dim=128,
-                                     intermediate_size=5120, moe_intermediate_size=1024,
-                                     moe_shared_expert_intermediate_size=2048, n_routed_experts=16,
-                                     num_experts_per_tok=4, mlp_bias=True, use_bias=True, use_conv_bias=False,
-                                     vocab_size=32000)),
+    (
+        "kimi_k2",
+        2_581_808_128,
+        dict(
+            model_type="kimi_k2",
+            architectures=["DeepseekV3ForCausalLM"],
+            hidden_size=3072,
+            num_hidden_layers=4,
+            num_attention_heads=32,
+            q_lora_rank=1024,
+            kv_lora_rank=512,
+            qk_nope_head_dim=128,
+            qk_rope_head_dim=64,
+            v_head_dim=128,
+            moe_intermediate_size=1024,
+            n_shared_experts=1,
+            n_routed_experts=48,
+            num_experts_per_tok=8,
+            first_k_dense_replace=1,
+            intermediate_size=8192,
+            num_nextn_predict_layers=0,
+            vocab_size=163840,
+            n_group=1,
+            topk_group=1,
+        ),
+    ),
+    (
+        "glm4_moe",
+        1_396_474_112,
+        dict(
+            model_type="glm4_moe",
+            hidden_size=2048,
+            num_hidden_layers=5,
+            num_attention_heads=32,
+            num_key_value_heads=4,
+            head_dim=128,
+            attention_bias=True,
+            use_qk_norm=True,
+            intermediate_size=8192,
+            moe_intermediate_size=768,
+            n_routed_experts=40,
+            num_experts_per_tok=6,
+            n_shared_experts=1,
+            first_k_dense_replace=2,
+            vocab_size=151552,
+        ),
+    ),
+    (
+        "dbrx",
+        1_305_298_944,
+        dict(
+            model_type="dbrx",
+            d_model=2048,
+            n_heads=16,
+            n_layers=4,
+            attn_config=dict(kv_n_heads=4, clip_qkv=6, rope_theta=500000),
+            ffn_config=dict(ffn_hidden_size=5376, moe_num_experts=8, moe_top_k=2),
+            vocab_size=50368,
+        ),
+    ),
+    (
+        "gpt_oss",
+        925_605_888,
+        dict(
+            model_type="gpt_oss",
+            hidden_size=1440,
+            num_hidden_layers=6,
+            num_attention_heads=32,
+            num_key_value_heads=4,
+            head_dim=64,
+            num_local_experts=16,
+            num_experts_per_tok=2,
+            intermediate_size=1440,
+            sliding_window=256,
+            vocab_size=100000,
+        ),
+    ),
+    (
+        "jamba",
+        1_802_665_856,
+        dict(
+            model_type="jamba",
+            hidden_size=2048,
+            num_hidden_layers=12,
+            num_attention_heads=16,
+            num_key_value_heads=4,
+            attn_layer_period=6,
+            attn_layer_offset=2,
+            expert_layer_period=3,
+            expert_layer_offset=2,
+            num_experts=8,
+            num_experts_per_tok=2,
+            intermediate_size=5632,
+            mamba_d_state=32,
+            mamba_d_conv=3,
+            mamba_expand=2,
+            mamba_dt_rank="auto",
+            mamba_proj_bias=True,
+            mamba_conv_bias=False,
+            vocab_size=32000,
+        ),
+    ),
+    (
+        "nemotron_h",
+        300_206_464,
+        dict(
+            model_type="nemotron_h",
+            hidden_size=2048,
+            hybrid_override_pattern="M-M*EM-",
+            mamba_num_heads=32,
+            mamba_head_dim=64,
+            n_groups=4,
+            ssm_state_size=64,
+            conv_kernel=3,
+            num_attention_heads=16,
+            num_key_value_heads=4,
+            head_dim=128,
+            intermediate_size=5120,
+            moe_intermediate_size=1024,
+            moe_shared_expert_intermediate_size=2048,
+            n_routed_experts=16,
+            num_experts_per_tok=4,
+            mlp_bias=True,
+            use_bias=True,
+            use_conv_bias=False,
+            vocab_size=32000,
+        ),
+    ),
     # Latent MoE with mlp_bias: fc1/fc2_latent_proj carry biases (FFN.latent_bias).
-    ("nemotron_h_latent", 46_975_792, dict(model_type="nemotron_h", hidden_size=1024, hybrid_override_pattern="ME*E",
-                                           mamba_num_heads=16, mamba_head_dim=64, n_groups=2, ssm_state_size=64,
-                                           num_attention_heads=8, num_key_value_heads=2, head_dim=64,
-                                           moe_intermediate_size=512, moe_shared_expert_intermediate_size=1024,
-                                           moe_latent_size=256, n_routed_experts=8, num_experts_per_tok=2,
-                                           mlp_bias=True, vocab_size=16000, num_nextn_predict_layers=1,
-                                           mtp_hybrid_override_pattern="*E")),
+    (
+        "nemotron_h_latent",
+        46_975_792,
+        dict(
+            model_type="nemotron_h",
+            hidden_size=1024,
+            hybrid_override_pattern="ME*E",
+            mamba_num_heads=16,
+            mamba_head_dim=64,
+            n_groups=2,
+            ssm_state_size=64,
+            num_attention_heads=8,
+            num_key_value_heads=2,
+            head_dim=64,
+            moe_intermediate_size=512,
+            moe_shared_expert_intermediate_size=1024,
+            moe_latent_size=256,
+            n_routed_experts=8,
+            num_experts_per_tok=2,
+            mlp_bias=True,
+            vocab_size=16000,
+            num_nextn_predict_layers=1,
+            mtp_hybrid_override_pattern="*E",
+        ),
+    ),
     # layers_block_type list with legacy names; mamba_* aliases win over n_groups/conv_kernel/use_conv_bias;
     # num_hidden_layers (7) is ignored: the list has 4 layers.
-    ("nemotron_h_list", 13_447_704, dict(model_type="nemotron_h", hidden_size=512,
-                                         layers_block_type=["mamba", "mlp", "attention", "moe"], mamba_num_heads=8,
-                                         mamba_head_dim=64, n_groups=2, ssm_state_size=32, num_attention_heads=8,
-                                         num_key_value_heads=2, head_dim=64, intermediate_size=1024,
-                                         moe_intermediate_size=256, moe_shared_expert_intermediate_size=512,
-                                         n_routed_experts=8, num_experts_per_tok=2, vocab_size=8000,
-                                         num_hidden_layers=7, mamba_n_groups=4, mamba_d_conv=2,
-                                         mamba_conv_bias=False)),
-    ("minimax_m2", 1_680_909_312, dict(model_type="minimax_m2", hidden_size=2048, num_hidden_layers=6,
-                                       num_attention_heads=16, num_key_value_heads=4, head_dim=128,
-                                       intermediate_size=1024, num_local_experts=32, num_experts_per_tok=4,
-                                       vocab_size=100000)),
-    ("minimax", 1_445_153_280, dict(model_type="minimax", hidden_size=1536, num_hidden_layers=8,
-                                    num_attention_heads=12, num_key_value_heads=4, head_dim=128,
-                                    intermediate_size=2048, num_local_experts=16, num_experts_per_tok=2,
-                                    vocab_size=50000,
-                                    layer_types=(["linear_attention"] * 3 + ["full_attention"]) * 2)),
+    (
+        "nemotron_h_list",
+        13_447_704,
+        dict(
+            model_type="nemotron_h",
+            hidden_size=512,
+            layers_block_type=["mamba", "mlp", "attention", "moe"],
+            mamba_num_heads=8,
+            mamba_head_dim=64,
+            n_groups=2,
+            ssm_state_size=32,
+            num_attention_heads=8,
+            num_key_value_heads=2,
+            head_dim=64,
+            intermediate_size=1024,
+            moe_intermediate_size=256,
+            moe_shared_expert_intermediate_size=512,
+            n_routed_experts=8,
+            num_experts_per_tok=2,
+            vocab_size=8000,
+            num_hidden_layers=7,
+            mamba_n_groups=4,
+            mamba_d_conv=2,
+            mamba_conv_bias=False,
+        ),
+    ),
+    (
+        "minimax_m2",
+        1_680_909_312,
+        dict(
+            model_type="minimax_m2",
+            hidden_size=2048,
+            num_hidden_layers=6,
+            num_attention_heads=16,
+            num_key_value_heads=4,
+            head_dim=128,
+            intermediate_size=1024,
+            num_local_experts=32,
+            num_experts_per_tok=4,
+            vocab_size=100000,
+        ),
+    ),
+    (
+        "minimax",
+        1_445_153_280,
+        dict(
+            model_type="minimax",
+            hidden_size=1536,
+            num_hidden_layers=8,
+            num_attention_heads=12,
+            num_key_value_heads=4,
+            head_dim=128,
+            intermediate_size=2048,
+            num_local_experts=16,
+            num_experts_per_tok=2,
+            vocab_size=50000,
+            layer_types=(["linear_attention"] * 3 + ["full_attention"]) * 2,
+        ),
+    ),
     # Remote-code attn_type_list is ignored by transformers: default alternating full / lightning layers.
-    ("minimax_attn_type_list", 185_101_312, dict(model_type="minimax", hidden_size=1024, num_hidden_layers=4,
-                                                 num_attention_heads=8, intermediate_size=2048,
-                                                 num_local_experts=4, num_experts_per_tok=2, vocab_size=32000,
-                                                 attn_type_list=[0, 0, 0, 1])),
+    (
+        "minimax_attn_type_list",
+        185_101_312,
+        dict(
+            model_type="minimax",
+            hidden_size=1024,
+            num_hidden_layers=4,
+            num_attention_heads=8,
+            intermediate_size=2048,
+            num_local_experts=4,
+            num_experts_per_tok=2,
+            vocab_size=32000,
+            attn_type_list=[0, 0, 0, 1],
+        ),
+    ),
     # Wrapper: the oracle built Glm4vMoeTextModel from text_config plus an untied lm_head.
-    ("glm4v_moe", 193_661_952, dict(model_type="glm4v_moe", tie_word_embeddings=False,
-                                    text_config=dict(model_type="glm4v_moe_text", hidden_size=1024,
-                                                     num_hidden_layers=4, num_attention_heads=16,
-                                                     num_key_value_heads=2, head_dim=128, intermediate_size=4096,
-                                                     moe_intermediate_size=512, n_routed_experts=16,
-                                                     num_experts_per_tok=4, first_k_dense_replace=1,
-                                                     vocab_size=40000))),
+    (
+        "glm4v_moe",
+        193_661_952,
+        dict(
+            model_type="glm4v_moe",
+            tie_word_embeddings=False,
+            text_config=dict(
+                model_type="glm4v_moe_text",
+                hidden_size=1024,
+                num_hidden_layers=4,
+                num_attention_heads=16,
+                num_key_value_heads=2,
+                head_dim=128,
+                intermediate_size=4096,
+                moe_intermediate_size=512,
+                n_routed_experts=16,
+                num_experts_per_tok=4,
+                first_k_dense_replace=1,
+                vocab_size=40000,
+            ),
+        ),
+    ),
     # Qwen3.5-MoE wrapper: text_config with layer_types and mtp_num_hidden_layers; vision tower not counted.
-    ("qwen3_5_moe_wrapper", 368_273_856,
-     {'model_type': 'qwen3_5_moe',
-      'architectures': ['Qwen3_5MoeForConditionalGeneration'],
-      'tie_word_embeddings': False,
-      'text_config': {'model_type': 'qwen3_5_moe_text',
-                      'hidden_size': 1024,
-                      'num_hidden_layers': 8,
-                      'layer_types': ['linear_attention', 'linear_attention', 'linear_attention',
-                                      'full_attention', 'linear_attention', 'linear_attention',
-                                      'linear_attention', 'full_attention'],
-                      'num_attention_heads': 8,
-                      'num_key_value_heads': 2,
-                      'head_dim': 128,
-                      'linear_num_key_heads': 8,
-                      'linear_num_value_heads': 16,
-                      'linear_key_head_dim': 128,
-                      'linear_value_head_dim': 128,
-                      'moe_intermediate_size': 256,
-                      'shared_expert_intermediate_size': 256,
-                      'num_experts': 32,
-                      'num_experts_per_tok': 4,
-                      'vocab_size': 50000,
-                      'mtp_num_hidden_layers': 1,
-                      'attn_output_gate': True}}),
+    (
+        "qwen3_5_moe_wrapper",
+        368_273_856,
+        {
+            "model_type": "qwen3_5_moe",
+            "architectures": ["Qwen3_5MoeForConditionalGeneration"],
+            "tie_word_embeddings": False,
+            "text_config": {
+                "model_type": "qwen3_5_moe_text",
+                "hidden_size": 1024,
+                "num_hidden_layers": 8,
+                "layer_types": [
+                    "linear_attention",
+                    "linear_attention",
+                    "linear_attention",
+                    "full_attention",
+                    "linear_attention",
+                    "linear_attention",
+                    "linear_attention",
+                    "full_attention",
+                ],
+                "num_attention_heads": 8,
+                "num_key_value_heads": 2,
+                "head_dim": 128,
+                "linear_num_key_heads": 8,
+                "linear_num_value_heads": 16,
+                "linear_key_head_dim": 128,
+                "linear_value_head_dim": 128,
+                "moe_intermediate_size": 256,
+                "shared_expert_intermediate_size": 256,
+                "num_experts": 32,
+                "num_experts_per_tok": 4,
+                "vocab_size": 50000,
+                "mtp_num_hidden_layers": 1,
+                "attn_output_gate": True,
+            },
+        },
+    ),
     # kimi_k25 wrapper: transformers builds its kimi_k2 text_config as deepseek_v3. The LM head is tied by the
     # wrapper's tie_word_embeddings (KimiK25Config default true), not the text config's false: the oracle built
     # Kimi_K25ForConditionalGeneration (language model + lm_head, tied once) = 71,148,416.
-    ("kimi_k25_wrapper", 71_148_416,
-     {'model_type': 'kimi_k25',
-      'architectures': ['KimiK25ForConditionalGeneration'],
-      'text_config': {'model_type': 'kimi_k2',
-                      'hidden_size': 1024,
-                      'num_hidden_layers': 3,
-                      'num_attention_heads': 8,
-                      'q_lora_rank': 384,
-                      'kv_lora_rank': 256,
-                      'qk_nope_head_dim': 64,
-                      'qk_rope_head_dim': 32,
-                      'v_head_dim': 64,
-                      'moe_intermediate_size': 256,
-                      'n_shared_experts': 1,
-                      'n_routed_experts': 16,
-                      'num_experts_per_tok': 4,
-                      'first_k_dense_replace': 1,
-                      'intermediate_size': 2048,
-                      'num_nextn_predict_layers': 0,
-                      'vocab_size': 32000,
-                      'n_group': 1,
-                      'topk_group': 1,
-                      'tie_word_embeddings': False}}),
+    (
+        "kimi_k25_wrapper",
+        71_148_416,
+        {
+            "model_type": "kimi_k25",
+            "architectures": ["KimiK25ForConditionalGeneration"],
+            "text_config": {
+                "model_type": "kimi_k2",
+                "hidden_size": 1024,
+                "num_hidden_layers": 3,
+                "num_attention_heads": 8,
+                "q_lora_rank": 384,
+                "kv_lora_rank": 256,
+                "qk_nope_head_dim": 64,
+                "qk_rope_head_dim": 32,
+                "v_head_dim": 64,
+                "moe_intermediate_size": 256,
+                "n_shared_experts": 1,
+                "n_routed_experts": 16,
+                "num_experts_per_tok": 4,
+                "first_k_dense_replace": 1,
+                "intermediate_size": 2048,
+                "num_nextn_predict_layers": 0,
+                "vocab_size": 32000,
+                "n_group": 1,
+                "topk_group": 1,
+                "tie_word_embeddings": False,
+            },
+        },
+    ),
     # llama4 wrapper: explicit moe_layers and no_rope_layers, chunked attention off (null).
-    ("llama4_wrapper", 104_360_960,
-     {'model_type': 'llama4',
-      'text_config': {'model_type': 'llama4_text',
-                      'hidden_size': 1024,
-                      'num_hidden_layers': 4,
-                      'num_attention_heads': 8,
-                      'num_key_value_heads': 2,
-                      'head_dim': 128,
-                      'intermediate_size': 512,
-                      'intermediate_size_mlp': 2048,
-                      'num_local_experts': 4,
-                      'moe_layers': [0, 3],
-                      'no_rope_layers': [1, 0, 1, 0],
-                      'attention_chunk_size': None,
-                      'vocab_size': 32000,
-                      'attention_bias': True}}),
-    ("llama4_text", 717_957_120, dict(model_type="llama4_text", hidden_size=2048, num_hidden_layers=6,
-                                      num_attention_heads=16, num_key_value_heads=4, head_dim=128,
-                                      intermediate_size=1024, intermediate_size_mlp=4096, num_local_experts=8,
-                                      num_experts_per_tok=1, interleave_moe_layer_step=2, attention_chunk_size=4096,
-                                      no_rope_layer_interval=3, vocab_size=100000)),
+    (
+        "llama4_wrapper",
+        104_360_960,
+        {
+            "model_type": "llama4",
+            "text_config": {
+                "model_type": "llama4_text",
+                "hidden_size": 1024,
+                "num_hidden_layers": 4,
+                "num_attention_heads": 8,
+                "num_key_value_heads": 2,
+                "head_dim": 128,
+                "intermediate_size": 512,
+                "intermediate_size_mlp": 2048,
+                "num_local_experts": 4,
+                "moe_layers": [0, 3],
+                "no_rope_layers": [1, 0, 1, 0],
+                "attention_chunk_size": None,
+                "vocab_size": 32000,
+                "attention_bias": True,
+            },
+        },
+    ),
+    (
+        "llama4_text",
+        717_957_120,
+        dict(
+            model_type="llama4_text",
+            hidden_size=2048,
+            num_hidden_layers=6,
+            num_attention_heads=16,
+            num_key_value_heads=4,
+            head_dim=128,
+            intermediate_size=1024,
+            intermediate_size_mlp=4096,
+            num_local_experts=8,
+            num_experts_per_tok=1,
+            interleave_moe_layer_step=2,
+            attention_chunk_size=4096,
+            no_rope_layer_interval=3,
+            vocab_size=100000,
+        ),
+    ),
 ]
 
 
@@ -506,17 +907,26 @@ def test_unseen_layouts():
     assert key_gemm(by["minimax"], "linear_attn.output_gate") == (1536, 12 * 128, 1, 1.0, 6)
     assert any("attn_type_list" in n for n in by["minimax_attn_type_list"].notes)
     assert by["glm4v_moe"].layer_counts() == [1, 3] and gemm(by["glm4v_moe"], "attn.q_proj").bias
-    assert [by["nemotron_h"].kind_of(i).name for i in range(5)] == ["mamba+none", "none+dense", "mamba+none",
-                                                                     "attention/full+none", "none+moe"]
+    assert [by["nemotron_h"].kind_of(i).name for i in range(5)] == [
+        "mamba+none",
+        "none+dense",
+        "mamba+none",
+        "attention/full+none",
+        "none+moe",
+    ]
 
 
 # -- bad input: a located one-line error ------------------------------------------------------------
 
-@pytest.mark.parametrize("cfg,key", [
-    (dict(model_type="nemotron_h", hidden_size=64, hybrid_override_pattern="MX*"), "hybrid_override_pattern"),
-    (dict(model_type="deepseek_v32", hidden_size=64, q_lora_rank=None), "q_lora_rank"),
-    (dict(model_type="qwen2_moe", hidden_size=64, mlp_only_layers=["3"]), "mlp_only_layers[0]"),
-])
+
+@pytest.mark.parametrize(
+    "cfg,key",
+    [
+        (dict(model_type="nemotron_h", hidden_size=64, hybrid_override_pattern="MX*"), "hybrid_override_pattern"),
+        (dict(model_type="deepseek_v32", hidden_size=64, q_lora_rank=None), "q_lora_rank"),
+        (dict(model_type="qwen2_moe", hidden_size=64, mlp_only_layers=["3"]), "mlp_only_layers[0]"),
+    ],
+)
 def test_bad_values_raise_located_errors(cfg, key):
     with pytest.raises(SpecError) as exc:
         spec_from(cfg)
@@ -532,28 +942,50 @@ def test_a_none_class_default_is_a_missing_key_error(model_type, key):
     assert exc.value.key == key and f"missing key '{key}'" in str(exc.value)
 
 
-@pytest.mark.parametrize("cfg,words", [
-    (dict(model_type="jamba", hidden_size=64, num_attention_heads=4, attn_layer_period=4, attn_layer_offset=4),
-     "attn_layer_offset 4 >= attn_layer_period 4"),
-    (dict(model_type="dbrx", d_model=64, n_heads=4, tie_word_embeddings=True), "tie_word_embeddings"),
-    (dict(model_type="deepseek_v2", hidden_size=100, num_attention_heads=8, num_experts_per_tok=2),
-     "hidden_size 100 not divisible by num_attention_heads 8"),
-])
+@pytest.mark.parametrize(
+    "cfg,words",
+    [
+        (
+            dict(model_type="jamba", hidden_size=64, num_attention_heads=4, attn_layer_period=4, attn_layer_offset=4),
+            "attn_layer_offset 4 >= attn_layer_period 4",
+        ),
+        (dict(model_type="dbrx", d_model=64, n_heads=4, tie_word_embeddings=True), "tie_word_embeddings"),
+        (
+            dict(model_type="deepseek_v2", hidden_size=100, num_attention_heads=8, num_experts_per_tok=2),
+            "hidden_size 100 not divisible by num_attention_heads 8",
+        ),
+    ],
+)
 def test_values_transformers_rejects_reach_cl008(cfg, words):
     spec = spec_from(cfg)
     assert len(spec.loader_rejects) == 1 and words in spec.loader_rejects[0]
 
 
-@pytest.mark.parametrize("cfg,key", [
-    (dict(model_type="gpt_oss", hidden_size=64, num_attention_heads=4, num_experts_per_tok=4, experts_per_token=2),
-     "experts_per_token"),
-    (dict(model_type="deepseek_v2", hidden_size=64, num_attention_heads=4, num_experts_per_tok=2, moe_layer_freq=2),
-     "moe_layer_freq"),
-    (dict(model_type="minimax_m2", hidden_size=64, num_attention_heads=4, shared_intermediate_size=512),
-     "shared_intermediate_size"),
-    (dict(model_type="nemotron_h", hidden_size=64, hybrid_override_pattern="M*E", n_shared_experts=2),
-     "n_shared_experts"),
-])
+@pytest.mark.parametrize(
+    "cfg,key",
+    [
+        (
+            dict(
+                model_type="gpt_oss", hidden_size=64, num_attention_heads=4, num_experts_per_tok=4, experts_per_token=2
+            ),
+            "experts_per_token",
+        ),
+        (
+            dict(
+                model_type="deepseek_v2", hidden_size=64, num_attention_heads=4, num_experts_per_tok=2, moe_layer_freq=2
+            ),
+            "moe_layer_freq",
+        ),
+        (
+            dict(model_type="minimax_m2", hidden_size=64, num_attention_heads=4, shared_intermediate_size=512),
+            "shared_intermediate_size",
+        ),
+        (
+            dict(model_type="nemotron_h", hidden_size=64, hybrid_override_pattern="M*E", n_shared_experts=2),
+            "n_shared_experts",
+        ),
+    ],
+)
 def test_keys_transformers_ignores_are_key_issues(cfg, key):
     spec = spec_from(cfg)
     assert [(i.kind, i.source.key) for i in spec.key_issues] == [("ignored", key)]
@@ -561,6 +993,10 @@ def test_keys_transformers_ignores_are_key_issues(cfg, key):
 
 
 def test_official_configs_raise_no_ignored_key_issue():
-    for stem in ("gpt-oss__gpt-oss-20b", "deepseek__DeepSeek-V3", "minimax__MiniMax-M2.5",
-                 "nemotron-h__NVIDIA-Nemotron-3-Super-120B-A12B-FP8"):
+    for stem in (
+        "gpt-oss__gpt-oss-20b",
+        "deepseek__DeepSeek-V3",
+        "minimax__MiniMax-M2.5",
+        "nemotron-h__NVIDIA-Nemotron-3-Super-120B-A12B-FP8",
+    ):
         assert [i for i in spec_of(stem).key_issues if i.kind == "ignored"] == []

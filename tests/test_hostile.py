@@ -82,6 +82,7 @@ def _error_line(text: str, path) -> str:
 
 # -- unbounded work -------------------------------------------------------------------------------------------
 
+
 def test_interpolation_chain_that_triples_per_line(tmp_path, capsys):
     # x_i = x_{i-1} three times: 3^30 characters without a memo; the last line is resolved first
     lines = ['x0: "ab"'] + [f'x{i}: "${{x{i - 1}}}${{x{i - 1}}}${{x{i - 1}}}"' for i in range(1, 30)]
@@ -98,7 +99,7 @@ def test_interpolation_chain_is_linear_with_the_memo(tmp_path):
     # 9 lines: 2 * 3^8 = 13,122 characters, within the limit; resolved once per key
     lines = ['x0: "ab"'] + [f'x{i}: "${{x{i - 1}}}${{x{i - 1}}}${{x{i - 1}}}"' for i in range(1, 9)]
     doc = load_text("\n".join(reversed(lines)) + "\n", "m.yaml")
-    assert doc.data["x8"] == "ab" * 3 ** 8 and not doc.unresolved
+    assert doc.data["x8"] == "ab" * 3**8 and not doc.unresolved
 
 
 def test_nested_multiply_interpolations(tmp_path, capsys):
@@ -108,8 +109,11 @@ def test_nested_multiply_interpolations(tmp_path, capsys):
     p = _write(tmp_path / "config.json", d)
     rc, out, _ = _run(capsys, "check", p)
     line = _error_line(out, p)
-    assert rc == 2 and re.search(r":\d+:\d+: error: interpolation \$\{multiply:\$\{a5\},\$\{a5\}\} at 'a6' needs too "
-                                 r"much work to resolve \(a number beyond 9\.22e\+18\)", line), line
+    assert rc == 2 and re.search(
+        r":\d+:\d+: error: interpolation \$\{multiply:\$\{a5\},\$\{a5\}\} at 'a6' needs too "
+        r"much work to resolve \(a number beyond 9\.22e\+18\)",
+        line,
+    ), line
 
 
 def test_glob_with_thirty_double_stars(tmp_path, capsys):
@@ -176,25 +180,29 @@ def test_yaml_with_a_long_list_is_refused_before_ruamel(tmp_path, capsys):
 
     p = _write(tmp_path / "m.yaml", "model_type: llama\nx:\n" + "- 1\n" * 99_000)
     rc, out, _ = _run(capsys, "check", p)
-    assert rc == 2 and re.fullmatch(rf"{re.escape(str(p))}:9998:3: error: more than {MAX_TEXT_NODES:,} YAML values "
-                                    r"\(no model config has that many\): refused", _error_line(out, p))
+    assert rc == 2 and re.fullmatch(
+        rf"{re.escape(str(p))}:9998:3: error: more than {MAX_TEXT_NODES:,} YAML values "
+        r"\(no model config has that many\): refused",
+        _error_line(out, p),
+    )
 
 
 def test_unknown_model_type_with_huge_layer_count_stops_before_transformers(tmp_path, capsys, monkeypatch):
     import colint.normalize.hf.fallback as fallback
 
     monkeypatch.setattr(fallback, "_transformers", lambda: pytest.fail("transformers was asked"))
-    d = _llama(model_type="persimmon", num_hidden_layers=10 ** 8)
+    d = _llama(model_type="persimmon", num_hidden_layers=10**8)
     p = _write(tmp_path / "config.json", d)
     rc, out, _ = _run(capsys, "check", p)
     assert rc == 2
-    assert _error_line(out, p) == (f"{p}:17:3: error: 'num_hidden_layers' is 1e+08, beyond any real model "
-                                   "(limit 1e+05)")
+    assert _error_line(out, p) == (
+        f"{p}:17:3: error: 'num_hidden_layers' is 1e+08, beyond any real model (limit 1e+05)"
+    )
 
 
 def test_suggest_with_a_million_experts(tmp_path, capsys):
     d = json.loads(MIXTRAL.read_text())
-    d.update(num_local_experts=2 ** 20, num_experts_per_tok=2 ** 16)
+    d.update(num_local_experts=2**20, num_experts_per_tok=2**16)
     p = _write(tmp_path / "config.json", d)
     rc, out, _ = _run(capsys, "suggest", p, "--select", "CL0,CL5")
     assert rc in (0, 1) and "num_local_experts kept" in out  # its variants (> 2^20) do not load
@@ -204,8 +212,10 @@ def test_report_states_its_layer_limit(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     p = _write(tmp_path / "config.json", _llama(num_hidden_layers=100_000))
     rc, _, err = _run(capsys, "report", p, "-o", tmp_path / "r.html")
-    assert rc == 2 and err.strip() == (f"{p}:17:3: error: `colint report` charts stacks of up to 1,000 layers; this "
-                                       "one has 100,000 (`colint check` reads it)")
+    assert rc == 2 and err.strip() == (
+        f"{p}:17:3: error: `colint report` charts stacks of up to 1,000 layers; this "
+        "one has 100,000 (`colint check` reads it)"
+    )
     assert not (tmp_path / "r.html").exists()
 
 
@@ -214,21 +224,48 @@ def test_report_states_its_layer_limit(tmp_path, capsys):
 HUGE = "1" + "0" * 400
 
 
-@pytest.mark.parametrize("name,text,where,message", [
-    ("huge.json", '{\n  "model_type": "llama",\n  "hidden_size": %s\n}\n' % HUGE, (3, 3),
-     "'hidden_size' is a 401-digit number, beyond any config value (a float holds at most 309 digits)"),
-    ("huge.yaml", "model_type: llama\nhidden_size: %s\n" % HUGE, (2, 1),
-     "'hidden_size' is a 401-digit number, beyond any config value (a float holds at most 309 digits)"),
-    ("digits.json", '{\n  "model_type": "llama",\n  "hidden_size": %s\n}\n' % ("9" * 5000), (3, 18),
-     "a number with more digits than any config value (value has 5000 digits)"),
-    ("digits.yaml", "model_type: llama\nhidden_size: %s\n" % ("9" * 5000), (2, 14),
-     "a number with more digits than any config value (value has 5000 digits)"),
-    ("late_nul.yaml", "model_type: llama\n" + "# pad\n" * 3000 + "hidden_size: 4096\x00\n", (3002, 18),
-     "NUL byte in the text, not a JSON or YAML config"),
-    ("ernie.json", '{\n  "model_type": "ernie4_5_vl_moe_text", "hidden_size": 1024, "num_hidden_layers": 2,\n'
-                   '  "num_attention_heads": 8, "intermediate_size": 2048\n}\n', (1, 1),
-     "missing key 'moe_intermediate_size' (the family's default, [1536, 512], is not one integer: state the value)"),
-])
+@pytest.mark.parametrize(
+    "name,text,where,message",
+    [
+        (
+            "huge.json",
+            '{\n  "model_type": "llama",\n  "hidden_size": %s\n}\n' % HUGE,
+            (3, 3),
+            "'hidden_size' is a 401-digit number, beyond any config value (a float holds at most 309 digits)",
+        ),
+        (
+            "huge.yaml",
+            "model_type: llama\nhidden_size: %s\n" % HUGE,
+            (2, 1),
+            "'hidden_size' is a 401-digit number, beyond any config value (a float holds at most 309 digits)",
+        ),
+        (
+            "digits.json",
+            '{\n  "model_type": "llama",\n  "hidden_size": %s\n}\n' % ("9" * 5000),
+            (3, 18),
+            "a number with more digits than any config value (value has 5000 digits)",
+        ),
+        (
+            "digits.yaml",
+            "model_type: llama\nhidden_size: %s\n" % ("9" * 5000),
+            (2, 14),
+            "a number with more digits than any config value (value has 5000 digits)",
+        ),
+        (
+            "late_nul.yaml",
+            "model_type: llama\n" + "# pad\n" * 3000 + "hidden_size: 4096\x00\n",
+            (3002, 18),
+            "NUL byte in the text, not a JSON or YAML config",
+        ),
+        (
+            "ernie.json",
+            '{\n  "model_type": "ernie4_5_vl_moe_text", "hidden_size": 1024, "num_hidden_layers": 2,\n'
+            '  "num_attention_heads": 8, "intermediate_size": 2048\n}\n',
+            (1, 1),
+            "missing key 'moe_intermediate_size' (the family's default, [1536, 512], is not one integer: state the value)",
+        ),
+    ],
+)
 def test_bad_numbers_and_bytes_are_located_and_do_not_stop_the_run(tmp_path, capsys, name, text, where, message):
     if name.startswith("ernie"):
         pytest.importorskip("transformers")
@@ -241,9 +278,12 @@ def test_bad_numbers_and_bytes_are_located_and_do_not_stop_the_run(tmp_path, cap
 
 
 def test_meta_config_missing_key_is_located(tmp_path, capsys):
-    p = _write(tmp_path / "params.json", '{"dim": 2048, "n_layers": 2, "n_heads": 16, "n_dense_layers": 1,\n'
-                                         ' "n_routed_experts": 8, "moe_inter_dim": 1408, "kv_lora_rank": 512,\n'
-                                         ' "vocab_size": 1000}\n')
+    p = _write(
+        tmp_path / "params.json",
+        '{"dim": 2048, "n_layers": 2, "n_heads": 16, "n_dense_layers": 1,\n'
+        ' "n_routed_experts": 8, "moe_inter_dim": 1408, "kv_lora_rank": 512,\n'
+        ' "vocab_size": 1000}\n',
+    )
     rc, out, _ = _run(capsys, "check", p)
     assert rc == 2 and _error_line(out, p) == f"{p}:1:1: error: missing key 'inter_dim'"
 
@@ -254,37 +294,50 @@ def test_parallel_sizes_beyond_range(tmp_path, capsys):
     rc, out, _ = _run(capsys, "check", p)
     assert rc == 2 and _error_line(out, p) == (
         f"{p}: error: not checked: its settings file {tmp_path / 'proj' / '.colint.toml'}:1:1 is invalid: tp: must "
-        "be at most 1,048,576 or 'auto' (got a huge number)")
+        "be at most 1,048,576 or 'auto' (got a huge number)"
+    )
     rc, _, err = _run(capsys, "check", LLAMA, "--tp", HUGE)
     assert rc == 2 and err.strip() == "colint: error: --tp is a 401-digit number, beyond the 1,048,576 colint models"
     rc, _, err = _run(capsys, "gemm", HUGE, 1, 1)
     assert rc == 2 and err.startswith("colint: error: Invalid value for '[DIMS]...'")
 
 
-@pytest.mark.parametrize("content,where,message", [
-    (b"dtype,m,n,k\nbf16,4096,4096,4096\nbf16," + HUGE.encode() + b",1,1\n", 3,
-     "m: '1000000000000000000000000000000000000...' is too large"),
-    (b"dtype,m,n,k\nbf16,4096,4096,4096\nbf16,1099511627776,1,1\n", 3,
-     "m: 1,099,511,627,776 is beyond the 2,147,483,648 a GEMM dimension may be"),
-    (b"dtype,m,n,k\nbf16,4096,4096,4\xff\n", "2:17", "not UTF-8 text (byte 0xff at offset 28)"),
-])
+@pytest.mark.parametrize(
+    "content,where,message",
+    [
+        (
+            b"dtype,m,n,k\nbf16,4096,4096,4096\nbf16," + HUGE.encode() + b",1,1\n",
+            3,
+            "m: '1000000000000000000000000000000000000...' is too large",
+        ),
+        (
+            b"dtype,m,n,k\nbf16,4096,4096,4096\nbf16,1099511627776,1,1\n",
+            3,
+            "m: 1,099,511,627,776 is beyond the 2,147,483,648 a GEMM dimension may be",
+        ),
+        (b"dtype,m,n,k\nbf16,4096,4096,4\xff\n", "2:17", "not UTF-8 text (byte 0xff at offset 28)"),
+    ],
+)
 def test_gemm_csv_with_huge_values_or_bad_bytes(tmp_path, capsys, content, where, message):
     p = _write(tmp_path / "shapes.csv", content)
     rc, out, err = _run(capsys, "gemm", "--from-csv", p)
     assert rc == 2 and out == "" and err.strip() == f"{p}:{where}: error: {message}"
 
 
-@pytest.mark.parametrize("edit,column,message", [
-    (("alignment: {tf32: 4, bf16: 8", "alignment: {tf32: 4, bf16: 0"), "22", "alignment.bf16: must be > 0, got 0"),
-    (("k_tile: {tf32: 32, bf16: 64", "k_tile: {tf32: 32, bf16: 0"), "22", "tiles.k_tile.bf16: must be > 0, got 0"),
-    (("sm_count: 148", f"sm_count: {HUGE}"), "1", "sm_count: a 401-digit number is beyond any GPU (limit 1e+15)"),
-    (("memory_gb: 180", "memory_gb: .inf"), "1", "memory_gb: must be a finite number, got inf"),
-    (("memory_tbps: 8.0", "memory_tbps: .nan"), "1", "memory_tbps: Input should be greater than 0"),
-])
+@pytest.mark.parametrize(
+    "edit,column,message",
+    [
+        (("alignment: {tf32: 4, bf16: 8", "alignment: {tf32: 4, bf16: 0"), "22", "alignment.bf16: must be > 0, got 0"),
+        (("k_tile: {tf32: 32, bf16: 64", "k_tile: {tf32: 32, bf16: 0"), "22", "tiles.k_tile.bf16: must be > 0, got 0"),
+        (("sm_count: 148", f"sm_count: {HUGE}"), "1", "sm_count: a 401-digit number is beyond any GPU (limit 1e+15)"),
+        (("memory_gb: 180", "memory_gb: .inf"), "1", "memory_gb: must be a finite number, got inf"),
+        (("memory_tbps: 8.0", "memory_tbps: .nan"), "1", "memory_tbps: Input should be greater than 0"),
+    ],
+)
 def test_gpu_profile_zero_huge_or_not_finite(tmp_path, capsys, edit, column, message):
     text = PROFILE.read_text()
     assert edit[0] in text
-    where = f"{text[:text.index(edit[0])].count(chr(10)) + 1}:{column}"  # the edited line, wherever the profile has it
+    where = f"{text[: text.index(edit[0])].count(chr(10)) + 1}:{column}"  # the edited line, wherever the profile has it
     prof = _write(tmp_path / "gpu.yaml", text.replace(edit[0], edit[1], 1))
     rc, out, err = _run(capsys, "check", LLAMA, "--gpu", prof)
     assert rc == 2 and err.strip() == f"{prof}:{where}: error: {message}"
@@ -423,7 +476,9 @@ def test_github_and_sarif_output_carry_no_raw_control_characters(tmp_path, capsy
     _, out, _ = _run(capsys, "check", "config.json", "--format", "sarif")
     run = json.loads(out)["runs"][0]
     assert run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"] == {
-        "uri": "config.json", "uriBaseId": "%SRCROOT%"}
+        "uri": "config.json",
+        "uriBaseId": "%SRCROOT%",
+    }
     assert p.exists()
 
 
@@ -453,8 +508,12 @@ def test_the_step_summary_table_gives_file_content_no_markup(tmp_path, capsys):
     prose = re.sub(r"(?<!\\)`[^`\n]*?(?<!\\)`", "", out)
     assert not re.search(r"(?<!\\)\[click(?<!\\)\]", prose) and not re.search(r"(?<!\\)<img", prose)
     assert "```" not in out
-    assert all(line.startswith(("|", "#", "**", "- ", "<sub>", "<details>", "</details>")) or not line.strip()
-               or line[0].isdigit() for line in out.splitlines())
+    assert all(
+        line.startswith(("|", "#", "**", "- ", "<sub>", "<details>", "</details>"))
+        or not line.strip()
+        or line[0].isdigit()
+        for line in out.splitlines()
+    )
 
 
 def test_sarif_path_outside_the_working_directory_is_relative(tmp_path, capsys, monkeypatch):
@@ -579,6 +638,7 @@ def test_write_atomic_leaves_no_temporary_file_and_refuses_directories(tmp_path)
 
 # -- byte fidelity --------------------------------------------------------------------------------------------
 
+
 def _patched(tmp_path: Path, name: str, original: bytes, diff: str) -> bytes:
     """``original`` with ``diff`` applied by GNU patch (-p1, in a scratch directory)."""
     import subprocess
@@ -587,8 +647,9 @@ def _patched(tmp_path: Path, name: str, original: bytes, diff: str) -> bytes:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir()
     (work / name).write_bytes(original)
-    proc = subprocess.run(["patch", "-p1", "--batch", "--no-backup-if-mismatch"], input=diff.encode(), cwd=work,
-                          capture_output=True)
+    proc = subprocess.run(
+        ["patch", "-p1", "--batch", "--no-backup-if-mismatch"], input=diff.encode(), cwd=work, capture_output=True
+    )
     assert proc.returncode == 0, proc.stdout.decode() + proc.stderr.decode()
     return (work / name).read_bytes()
 
@@ -620,12 +681,16 @@ def test_yaml_round_trip_keeps_unrelated_lines(tmp_path):
     from colint.fix_text import apply_edits
     from colint.loading import load_text
 
-    text = ("model_type: llama   # comment\r\nlist: [1,2,   3]\r\nnested:\r\n  a: 1\r\n  b: {x: 1,  y: 2}\r\n"
-            "hidden_size: 4096\r\nblock: |\r\n  some\r\n  text\r\n")
+    text = (
+        "model_type: llama   # comment\r\nlist: [1,2,   3]\r\nnested:\r\n  a: 1\r\n  b: {x: 1,  y: 2}\r\n"
+        "hidden_size: 4096\r\nblock: |\r\n  some\r\n  text\r\n"
+    )
     doc = load_text(text, "m.yaml")
     new = apply_edits(doc, [Edit(key="nested.c", old=None, new=5), Edit(key="block", old="some\ntext\n", new=3)])
-    assert new == ("model_type: llama   # comment\r\nlist: [1,2,   3]\r\nnested:\r\n  a: 1\r\n  b: {x: 1,  y: 2}\r\n"
-                   "  c: 5\r\nhidden_size: 4096\r\nblock: 3\r\n")
+    assert new == (
+        "model_type: llama   # comment\r\nlist: [1,2,   3]\r\nnested:\r\n  a: 1\r\n  b: {x: 1,  y: 2}\r\n"
+        "  c: 5\r\nhidden_size: 4096\r\nblock: 3\r\n"
+    )
 
 
 def _corpus_files() -> list[Path]:
@@ -656,8 +721,15 @@ def test_corpus_round_trip_changes_only_the_edited_lines(tmp_path, path):
             doc = load_bytes(raw, path.name)
         except Exception as exc:  # noqa: BLE001 - a corpus file colint refuses is out of scope here
             pytest.skip(f"not loadable: {exc}")
-        ints = [(p, v) for p, v in doc.walk() if type(v) is int and len(p) <= 2 and p not in doc.interpolations
-                and doc.span(p) is not None and doc.span(p).value_start is not None][:3]
+        ints = [
+            (p, v)
+            for p, v in doc.walk()
+            if type(v) is int
+            and len(p) <= 2
+            and p not in doc.interpolations
+            and doc.span(p) is not None
+            and doc.span(p).value_start is not None
+        ][:3]
         if not ints:
             continue
         edits = [Edit(key=format_path(p), old=v, new=v + 1) for p, v in ints]
@@ -667,6 +739,7 @@ def test_corpus_round_trip_changes_only_the_edited_lines(tmp_path, path):
         edited = {doc.span(p).line - 1 for p, _ in ints}
         kept = [line for i, line in enumerate(old_lines) if i not in edited]
         assert len(new_lines) <= len(old_lines) + 1
+
         # every line that was not edited survives byte for byte, in order (in JSON and flow YAML the member before the
         # added key gains its comma)
         # (the CR of CRLF compared apart: a last line without a break gains one when a key is added after it)

@@ -16,8 +16,9 @@ def _inspect(capsys, *args: str) -> dict:
 
 
 def test_inspect_takes_the_scenario_from_the_project_config_unless_isolated_or_overridden(tmp_path, capsys):
-    (tmp_path / "pyproject.toml").write_text('[tool.colint]\ntp = 8\ndtype = "fp8"\nscenario = "latency"\n',
-                                             encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.colint]\ntp = 8\ndtype = "fp8"\nscenario = "latency"\n', encoding="utf-8"
+    )
     path = tmp_path / "config.json"
     shutil.copy(LLAMA, path)
 

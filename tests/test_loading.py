@@ -17,6 +17,7 @@ CORPUS = os.path.join(os.path.dirname(__file__), "corpus")
 
 # -- non-standard JSON literals -------------------------------------------------------------------
 
+
 def test_bare_infinity_in_nemotron_h():
     doc = load(os.path.join(CORPUS, "hf", "nemotron-h__NVIDIA-Nemotron-3-Super-120B-A12B-FP8.json"))
     assert doc.get(("time_step_limit",)) == [0.0, math.inf]
@@ -88,6 +89,7 @@ def test_duplicate_yaml_key_is_refused_with_its_position():
 
 # -- byte-order mark and line endings ------------------------------------------------------------------
 
+
 def test_bom_is_stripped_and_columns_do_not_shift():
     doc = load_bytes(b'\xef\xbb\xbf{"hidden_size": 64,\n "vocab_size": 8}', "b.json")
     assert doc.data == {"hidden_size": 64, "vocab_size": 8}
@@ -107,7 +109,7 @@ def test_crlf_json_line_numbers():
     assert doc.location(("a",)) == (2, 3)
     assert doc.location(("text_config", "hidden_size")) == (4, 5)
     span = doc.span(("text_config", "hidden_size"))
-    assert doc.text[span.value_start:span.value_end] == "3"
+    assert doc.text[span.value_start : span.value_end] == "3"
 
 
 def test_crlf_yaml_line_numbers():
@@ -123,6 +125,7 @@ def test_invalid_json_is_located():
 
 
 # -- YAML scalars ---------------------------------------------------------------------------------
+
 
 def test_underscored_integer_in_yaml():
     doc = load(os.path.join(CORPUS, "megatron", "maxtext__deepseek2-16b.yaml"))
@@ -149,8 +152,11 @@ model:
 
 def test_interpolations_written_with_escapes_are_still_found():
     """resolve_document skips its walk only when no "$" can be in any value: escaped dollars count."""
-    for text, name in (('{"a": "\\u0024{b}", "b": 3}', "e.json"), ('{"a": "$\\u007bb}", "b": 3}', "f.json"),
-                       ('a: "\\x24{b}"\nb: 3\n', "g.yaml")):
+    for text, name in (
+        ('{"a": "\\u0024{b}", "b": 3}', "e.json"),
+        ('{"a": "$\\u007bb}", "b": 3}', "f.json"),
+        ('a: "\\x24{b}"\nb: 3\n', "g.yaml"),
+    ):
         doc = load_text(text, name)
         assert (doc.data["a"], doc.interpolations) == (3, {("a",): "${b}"}), name
     assert load_text('{"a": "b", "c": [1, {"d": "e"}]}', "h.json").interpolations == {}
@@ -181,6 +187,7 @@ def test_nemo_launcher_model_section_resolves():
 
 # -- multimodal wrappers and files without model_type --------------------------------------------------
 
+
 def test_wrapper_text_config_positions():
     doc = load(os.path.join(CORPUS, "hf", "gemma__gemma-3-27b.json"))
     assert doc.location(("text_config", "hidden_size")) == (24, 5)
@@ -191,8 +198,10 @@ def test_wrapper_text_config_positions():
 
 
 def test_wrapper_error_names_the_nested_key():
-    text = '{\n  "model_type": "gemma3",\n  "text_config": {\n    "hidden_size": "big",\n' \
-           '    "num_hidden_layers": 2\n  }\n}'
+    text = (
+        '{\n  "model_type": "gemma3",\n  "text_config": {\n    "hidden_size": "big",\n'
+        '    "num_hidden_layers": 2\n  }\n}'
+    )
     with pytest.raises(SpecError) as exc:
         normalize(load_text(text, "w.json"))
     assert (exc.value.line, exc.value.column) == (4, 5)

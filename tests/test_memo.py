@@ -24,8 +24,10 @@ def test_estimate_memo_equals_a_fresh_estimate():
     fresh = gemm_model._estimate(256, 28672, 4096, "bf16", p, None, time_model(p), False)
     assert fresh == first
     # standalone pays the quantize pass of FP8: a different key, a different answer
-    assert gemm_model.estimate(256, 28672, 4096, "fp8", p).estimate_s != \
-        gemm_model.estimate(256, 28672, 4096, "fp8", p, standalone=False).estimate_s
+    assert (
+        gemm_model.estimate(256, 28672, 4096, "fp8", p).estimate_s
+        != gemm_model.estimate(256, 28672, 4096, "fp8", p, standalone=False).estimate_s
+    )
 
 
 def test_estimate_memo_keys_on_argument_types():
@@ -45,9 +47,14 @@ def test_estimate_memo_keys_on_the_profile_object():
     assert gemm_model.estimate(1, 8192, 8192, "bf16", p) is a
 
 
-@pytest.mark.parametrize("path", ["tests/corpus/hf/deepseek__DeepSeek-V3.json",
-                                  "tests/corpus/hf/nemotron-nas__Llama-3_3-Nemotron-Super-49B-v1.json",
-                                  "tests/corpus/hf/qwen3-next__Qwen3-Next-80B-A3B-Thinking.json"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "tests/corpus/hf/deepseek__DeepSeek-V3.json",
+        "tests/corpus/hf/nemotron-nas__Llama-3_3-Nemotron-Super-49B-v1.json",
+        "tests/corpus/hf/qwen3-next__Qwen3-Next-80B-A3B-Thinking.json",
+    ],
+)
 def test_analyse_rows_equal_the_per_regime_build(path):
     spec = normalize(load(path))
     p, sc = load_profile("b200"), make_scenario("throughput", tp=8)
@@ -72,8 +79,15 @@ def test_cl604_bound_never_hides_an_idle_split():
     for _ in range(400):
         n = rnd.randint(2, 64)
         kinds = [rnd.choice([1e12, 3e12, 2.9e12, 0.0]) for _ in range(3)]
-        c = StackCosts([rnd.choice(kinds) for _ in range(n)], [rnd.random() * 1e9 for _ in range(n)],
-                       rnd.choice([0.0, 1e11]), 1e9, rnd.choice([0.0, 2e12]), 2e9, 0)
+        c = StackCosts(
+            [rnd.choice(kinds) for _ in range(n)],
+            [rnd.random() * 1e9 for _ in range(n)],
+            rnd.choice([0.0, 1e11]),
+            1e9,
+            rnd.choice([0.0, 2e12]),
+            2e9,
+            0,
+        )
         for pp in (2, 4, 8):
             p = c.best(pp) if n >= pp else None
             if p is None:
@@ -92,8 +106,10 @@ def test_cl301_width_search_counts_params_exactly():
     from colint.analysis.wider import _r128, _ScaledParams, scaled_spec
 
     checked = 0
-    for path in sorted(glob.glob("tests/corpus/hf/*.json"))[::3] + ["tests/corpus/hf/deepseek__DeepSeek-V3.json",
-                                                                    "tests/corpus/hf/qwen3-next__Qwen3-Next-80B-A3B-Thinking.json"]:
+    for path in sorted(glob.glob("tests/corpus/hf/*.json"))[::3] + [
+        "tests/corpus/hf/deepseek__DeepSeek-V3.json",
+        "tests/corpus/hf/qwen3-next__Qwen3-Next-80B-A3B-Thinking.json",
+    ]:
         spec = normalize(load(path))
         L, H = spec.num_layers, spec.hidden_size
         if L < 4:

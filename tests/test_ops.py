@@ -51,9 +51,18 @@ def accuracy():
 def test_every_family_measured_on_every_gpu(accuracy):
     fams = {f for _, f in accuracy}
     for gpu in ("a100-sxm-80gb", "h100-sxm", "b200"):
-        for fam in ("generation_attention", "context_attention", "mla_generation", "mla_context", "moe",
-                    "all_reduce (custom)", "nccl all_reduce", "nccl all_gather", "nccl reduce_scatter",
-                    "nccl alltoall"):
+        for fam in (
+            "generation_attention",
+            "context_attention",
+            "mla_generation",
+            "mla_context",
+            "moe",
+            "all_reduce (custom)",
+            "nccl all_reduce",
+            "nccl all_gather",
+            "nccl reduce_scatter",
+            "nccl alltoall",
+        ):
             assert (gpu, fam) in accuracy, (gpu, fam)
     assert {"moe_a2a deepep_ht", "moe_a2a deepep_ll"} <= fams  # H100 and B200 only (no A100 file)
 

@@ -17,9 +17,11 @@ from colint.reporters.console import use_colour
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 LLAMA2 = str(EXAMPLES / "llama-2-7b.json")
 # This Llama-2-7B file holds 2,048 positions: the scenario's 8,192-token context is clipped to it (as each finding's details say)
-CONTEXT = ("estimate: b200, throughput scenario: bf16, decode 256 seq, prefill 8192 tok, context 2048 (clipped from "
-           "8192: the model's max positions), tp=8 "
-           "(colint's GEMM time model; every est. figure is an estimate, not a measurement)")
+CONTEXT = (
+    "estimate: b200, throughput scenario: bf16, decode 256 seq, prefill 8192 tok, context 2048 (clipped from "
+    "8192: the model's max positions), tp=8 "
+    "(colint's GEMM time model; every est. figure is an estimate, not a measurement)"
+)
 
 
 def _run(args, capsys, monkeypatch, env=None, stdin: bytes | None = None):
@@ -35,8 +37,7 @@ def _run(args, capsys, monkeypatch, env=None, stdin: bytes | None = None):
 
 
 def test_concise_is_one_line_per_finding(capsys, monkeypatch):
-    rc, out, err = _run(["check", LLAMA2, "--tp", "8", "--isolated", "--output-format", "concise"], capsys,
-                        monkeypatch)
+    rc, out, err = _run(["check", LLAMA2, "--tp", "8", "--isolated", "--output-format", "concise"], capsys, monkeypatch)
     assert rc == 1 and err == ""
     assert out.splitlines() == [
         f"{LLAMA2}:10:5: CL201 warning intermediate_size 11008 is 1376 per shard at tp=8, not a multiple of 128 [b200]",
@@ -44,46 +45,64 @@ def test_concise_is_one_line_per_finding(capsys, monkeypatch):
         "2 findings: 0 errors, 1 warning, 1 info",
         CONTEXT,
     ]
-    rc, shown, _ = _run(["check", LLAMA2, "--tp", "8", "--isolated", "--format", "concise", "--show-fixes"], capsys,
-                        monkeypatch)
+    rc, shown, _ = _run(
+        ["check", LLAMA2, "--tp", "8", "--isolated", "--format", "concise", "--show-fixes"], capsys, monkeypatch
+    )
     assert shown.splitlines()[1:4] == [
         "    fix (unsafe): intermediate_size 11008 → 11264 (+2.3% FFN params)",
         "    fix (unsafe): intermediate_size 11008 → 10240 (-7.0% FFN params)",
-        f"{LLAMA2}:25:5: CL202 info vocab_size 32000 is 4000 per shard at tp=8, not a multiple of 128 [b200]"]
-    rc, env_out, _ = _run(["check", LLAMA2, "--tp", "8", "--isolated"], capsys, monkeypatch,
-                          env={"COLINT_OUTPUT_FORMAT": "concise"})
+        f"{LLAMA2}:25:5: CL202 info vocab_size 32000 is 4000 per shard at tp=8, not a multiple of 128 [b200]",
+    ]
+    rc, env_out, _ = _run(
+        ["check", LLAMA2, "--tp", "8", "--isolated"], capsys, monkeypatch, env={"COLINT_OUTPUT_FORMAT": "concise"}
+    )
     assert env_out == out
 
 
 def test_full_prints_the_estimate_context_once(capsys, monkeypatch):
-    rc, out, _ = _run(["check", LLAMA2, str(EXAMPLES / "llama-3.1-8b.json"), "--tp", "8", "--isolated"], capsys,
-                      monkeypatch)
+    rc, out, _ = _run(
+        ["check", LLAMA2, str(EXAMPLES / "llama-3.1-8b.json"), "--tp", "8", "--isolated"], capsys, monkeypatch
+    )
     assert rc == 1
     assert "(estimate: b200" not in out  # not repeated inside the findings' details
     # one line per distinct context: this Llama-2 file clips the context to its 2,048 positions, Llama-3.1 does not
     assert out.count("throughput scenario") == 2 and out.splitlines()[-2] == CONTEXT
-    assert out.splitlines()[-1] == CONTEXT.split(" (colint")[0].replace(" 2048 (clipped from 8192: the model's max positions)", " 8192")
+    assert out.splitlines()[-1] == CONTEXT.split(" (colint")[0].replace(
+        " 2048 (clipped from 8192: the model's max positions)", " 8192"
+    )
     assert "    est. +0.1% decode step, +0.5% prefill step" in out.splitlines()
-    rc, text_out, _ = _run(["check", LLAMA2, str(EXAMPLES / "llama-3.1-8b.json"), "--tp", "8", "--isolated",
-                            "--format", "text"], capsys, monkeypatch)
+    rc, text_out, _ = _run(
+        ["check", LLAMA2, str(EXAMPLES / "llama-3.1-8b.json"), "--tp", "8", "--isolated", "--format", "text"],
+        capsys,
+        monkeypatch,
+    )
     assert text_out == out  # text is full's old name
 
 
 def test_quiet_prints_findings_only(capsys, monkeypatch):
-    rc, out, _ = _run(["check", LLAMA2, "--tp", "8", "--isolated", "-q", "--output-format", "concise"], capsys,
-                      monkeypatch)
+    rc, out, _ = _run(
+        ["check", LLAMA2, "--tp", "8", "--isolated", "-q", "--output-format", "concise"], capsys, monkeypatch
+    )
     assert rc == 1 and len(out.splitlines()) == 2 and "findings:" not in out
-    rc, out, _ = _run(["check", str(EXAMPLES / "llama-3.1-8b.json"), "--isolated", "-q", "--select", "CL2"],
-                      capsys, monkeypatch)
+    rc, out, _ = _run(
+        ["check", str(EXAMPLES / "llama-3.1-8b.json"), "--isolated", "-q", "--select", "CL2"], capsys, monkeypatch
+    )
     assert (rc, out) == (0, "")
 
 
-@pytest.mark.parametrize("choice, isatty, env, expected", [
-    ("auto", True, {}, True), ("auto", False, {}, False), ("auto", True, {"NO_COLOR": "1"}, False),
-    ("auto", True, {"NO_COLOR": ""}, True),  # no-color.org: set and non-empty
-    ("auto", False, {"FORCE_COLOR": "1"}, True), ("auto", True, {"NO_COLOR": "1", "FORCE_COLOR": "1"}, False),
-    ("always", False, {"NO_COLOR": "1"}, True), ("never", True, {"FORCE_COLOR": "1"}, False),
-])
+@pytest.mark.parametrize(
+    "choice, isatty, env, expected",
+    [
+        ("auto", True, {}, True),
+        ("auto", False, {}, False),
+        ("auto", True, {"NO_COLOR": "1"}, False),
+        ("auto", True, {"NO_COLOR": ""}, True),  # no-color.org: set and non-empty
+        ("auto", False, {"FORCE_COLOR": "1"}, True),
+        ("auto", True, {"NO_COLOR": "1", "FORCE_COLOR": "1"}, False),
+        ("always", False, {"NO_COLOR": "1"}, True),
+        ("never", True, {"FORCE_COLOR": "1"}, False),
+    ],
+)
 def test_colour_precedence(choice, isatty, env, expected):
     assert use_colour(choice, isatty, env) is expected
 
@@ -99,34 +118,41 @@ def test_stdin_with_a_filename(capsys, monkeypatch, tmp_path):
     raw = Path(LLAMA2).read_bytes()
     (tmp_path / "pyproject.toml").write_text("[tool.colint]\ntp = 8\n")
     name = str(tmp_path / "models" / "config.json")  # need not exist: it names the input and finds the settings
-    rc, out, _ = _run(["check", "-", "--stdin-filename", name, "--output-format", "concise"], capsys, monkeypatch,
-                      stdin=raw)
+    rc, out, _ = _run(
+        ["check", "-", "--stdin-filename", name, "--output-format", "concise"], capsys, monkeypatch, stdin=raw
+    )
     assert rc == 1
-    assert out.splitlines()[0] == (f"{name}:10:5: CL201 warning intermediate_size 11008 is 1376 per shard at tp=8, "
-                                   "not a multiple of 128 [b200]")
-    rc, out, _ = _run(["check", "-", "--isolated", "--tp", "8", "-q", "--output-format", "concise"], capsys,
-                      monkeypatch, stdin=raw)
+    assert out.splitlines()[0] == (
+        f"{name}:10:5: CL201 warning intermediate_size 11008 is 1376 per shard at tp=8, not a multiple of 128 [b200]"
+    )
+    rc, out, _ = _run(
+        ["check", "-", "--isolated", "--tp", "8", "-q", "--output-format", "concise"], capsys, monkeypatch, stdin=raw
+    )
     assert out.splitlines()[0].startswith("-:10:5: CL201 warning")  # sniffed as JSON: positions are JSON's
     rc, out, err = _run(["check", LLAMA2, "--stdin-filename", "x.json"], capsys, monkeypatch)
     assert rc == 2 and "pass '-' as the PATH" in err
-    rc, out, err = _run(["check", "-", "--isolated", "--stdin-filename", "big.yaml"], capsys, monkeypatch,
-                        stdin=b"a: 1\n" * 200_000)
+    rc, out, err = _run(
+        ["check", "-", "--isolated", "--stdin-filename", "big.yaml"], capsys, monkeypatch, stdin=b"a: 1\n" * 200_000
+    )
     assert rc == 2 and out.startswith("big.yaml:1:1: error: file is 1,000,000 bytes, over the 524,288-byte limit"), out
 
 
 def test_markdown_step_summary(capsys, monkeypatch):
     monkeypatch.chdir(EXAMPLES)
-    rc, out, _ = _run(["check", "llama-2-7b.json", "--tp", "8", "--isolated", "--output-format", "markdown"], capsys,
-                      monkeypatch)
+    rc, out, _ = _run(
+        ["check", "llama-2-7b.json", "--tp", "8", "--isolated", "--output-format", "markdown"], capsys, monkeypatch
+    )
     assert rc == 1
     lines = out.splitlines()
     assert lines[0] == "### colint: 2 findings (0 errors, 1 warning, 1 info)"
     assert lines[2:4] == ["| | code | location | finding |", "|---|---|---|---|"]
     from colint import __version__
 
-    assert lines[4] == (f"| ⚠️ warning | [CL201](https://github.com/colint-llm/colint/blob/v{__version__}/docs/"
-                        "rules.md#cl201) | `llama-2-7b.json:10:5` `intermediate_size` | intermediate\\_size 11008 is "
-                        "1376 per shard at tp=8, not a multiple of 128 \\[b200\\] |")  # markup escaped: text, rendered
+    assert lines[4] == (
+        f"| ⚠️ warning | [CL201](https://github.com/colint-llm/colint/blob/v{__version__}/docs/"
+        "rules.md#cl201) | `llama-2-7b.json:10:5` `intermediate_size` | intermediate\\_size 11008 is "
+        "1376 per shard at tp=8, not a multiple of 128 \\[b200\\] |"
+    )  # markup escaped: text, rendered
 
 
 def test_markdown_cells_cannot_break_the_table():
@@ -152,8 +178,9 @@ def test_sarif_fingerprints_survive_line_moves_and_tell_findings_apart(capsys, m
     (tmp_path / "config.json").write_text(moved, encoding="utf-8")
     after = _sarif_results(capsys, monkeypatch, "config.json")
     assert [r["partialFingerprints"] for r in after] == [r["partialFingerprints"] for r in before]
-    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in after] == \
-        [r["locations"][0]["physicalLocation"]["region"]["startLine"] + 2 for r in before]
+    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in after] == [
+        r["locations"][0]["physicalLocation"]["region"]["startLine"] + 2 for r in before
+    ]
 
 
 def test_sarif_help_uri_points_at_an_anchor_of_docs_rules(capsys, monkeypatch):

@@ -30,9 +30,17 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data" / "model_repos"
 
-BAD = {"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 4096,
-       "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
-       "num_key_value_heads": 8, "max_position_embeddings": 4096, "vocab_size": 32000}
+BAD = {
+    "model_type": "llama",
+    "architectures": ["LlamaForCausalLM"],
+    "hidden_size": 4096,
+    "intermediate_size": 11008,
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "max_position_embeddings": 4096,
+    "vocab_size": 32000,
+}
 
 
 def _git(*args: str, cwd: Path) -> str:
@@ -51,8 +59,14 @@ def _head_has_hook() -> str | None:
 
 
 def _run(cwd: Path, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color", "never"],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.mark.slow  # runs the real pre-commit (installs a venv): ~90 s of the suite
@@ -76,21 +90,26 @@ def test_hook_fails_on_the_finding_and_passes_once_fixed(tmp_path):
         f"    rev: {sha}\n"
         "    hooks:\n"
         "      - id: colint\n"
-        "        args: [--select, CL2]\n")
+        "        args: [--select, CL2]\n"
+    )
     (work / "pyproject.toml").write_text('[project]\nname = "tiny-model"\n\n[tool.colint]\ntp = 8\n')
     _git("add", "-A", cwd=work)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PRE_COMMIT"))}
     env["PRE_COMMIT_HOME"] = str(tmp_path / "pre-commit-home")
     env["NO_COLOR"] = "1"
-    env["PIP_NO_COMPILE"] = "1"  # no byte-compiling of transformers in the hook env (the install waits on the index anyway)
+    env["PIP_NO_COMPILE"] = (
+        "1"  # no byte-compiling of transformers in the hook env (the install waits on the index anyway)
+    )
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
 
     bad = _run(work, env)
     out = bad.stdout + bad.stderr
     assert bad.returncode == 1, out
     assert "colint" in out and "Failed" in out, out
-    assert "models/tiny/config.json:7:3: CL201 warning intermediate_size 11008 is 1376 per shard at tp=8, " \
-           "not a multiple of 128" in out, out
+    assert (
+        "models/tiny/config.json:7:3: CL201 warning intermediate_size 11008 is 1376 per shard at tp=8, "
+        "not a multiple of 128" in out
+    ), out
     assert "notes.json" not in out, out
     assert "format not recognized" not in out and "error:" not in out, out
     assert "unet" not in out and "1_Pooling" not in out, out  # skipped quietly (--verbose lists them)
@@ -104,8 +123,11 @@ def test_hook_fails_on_the_finding_and_passes_once_fixed(tmp_path):
 
 
 def test_manifest_is_valid():
-    rc = subprocess.run([sys.executable, "-m", "pre_commit", "validate-manifest", str(REPO / ".pre-commit-hooks.yaml")],
-                        capture_output=True, text=True)
+    rc = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-manifest", str(REPO / ".pre-commit-hooks.yaml")],
+        capture_output=True,
+        text=True,
+    )
     assert rc.returncode == 0, rc.stdout + rc.stderr
 
 
@@ -134,9 +156,19 @@ def test_action_and_hook_lint_the_same_files():
     (pattern,) = re.findall(r"pattern='([^']+)'", run)
     assert pattern == hook["files"]
     files = re.compile(hook["files"])
-    for path in ("config.json", "models/llama/config.json", "arch/tiny.colint.yaml", "x.colint.yml",
-                 "conf/megatron_llama_config.yaml", "nemo_gpt.yml"):
+    for path in (
+        "config.json",
+        "models/llama/config.json",
+        "arch/tiny.colint.yaml",
+        "x.colint.yml",
+        "conf/megatron_llama_config.yaml",
+        "nemo_gpt.yml",
+    ):
         assert files.search(path), path
     for path in ("config.json.bak", "tokenizer_config.json", "colint.yaml", "conf/llama2_7b.yaml", "generation.json"):
         assert not files.search(path), path
-    assert hook["require_serial"] is True and hook["language"] == "python" and hook["entry"] == "colint check --output-format concise"
+    assert (
+        hook["require_serial"] is True
+        and hook["language"] == "python"
+        and hook["entry"] == "colint check --output-format concise"
+    )

@@ -8,8 +8,21 @@ from colint.cli import main
 from colint.errors import ProfileError, UsageError
 from colint.hardware_profiles import HW_FORMATS, PROFILE_DIR, list_profiles, load_profile, time_model
 
-NAMES = ["a100-sxm-80gb", "b200", "b300", "gb200", "gb300", "h100-nvl", "h100-sxm", "h200", "l40s", "mi300x",
-         "mi325x", "mi355x", "rtx-pro-6000"]
+NAMES = [
+    "a100-sxm-80gb",
+    "b200",
+    "b300",
+    "gb200",
+    "gb300",
+    "h100-nvl",
+    "h100-sxm",
+    "h200",
+    "l40s",
+    "mi300x",
+    "mi325x",
+    "mi355x",
+    "rtx-pro-6000",
+]
 
 
 def test_shipped_profile_names_are_stable():
@@ -74,7 +87,9 @@ def test_shipped_json_index_holds_every_yaml_file_as_parsed():
     assert sorted(index) == names
     for name in names:
         path = PROFILE_DIR / name
-        assert index[name]["fingerprint"] == _fingerprint(path.read_bytes()), f"{name}: run scripts/gen_profiles_json.py"
+        assert index[name]["fingerprint"] == _fingerprint(path.read_bytes()), (
+            f"{name}: run scripts/gen_profiles_json.py"
+        )
         parsed = _read_yaml(path)
         assert index[name]["data"] == parsed and list(index[name]["data"]) == list(parsed), name
 
@@ -82,30 +97,57 @@ def test_shipped_json_index_holds_every_yaml_file_as_parsed():
 def test_a_yaml_edited_after_the_index_is_read_from_the_yaml(monkeypatch):
     import colint.hardware_profiles as hp
 
-    stale = {name: {"fingerprint": "0:00000000", "data": {**entry["data"], "display_name": "stale"}}
-             for name, entry in hp._shipped_index().items()}
+    stale = {
+        name: {"fingerprint": "0:00000000", "data": {**entry["data"], "display_name": "stale"}}
+        for name, entry in hp._shipped_index().items()
+    }
     monkeypatch.setattr(hp, "_shipped_index", lambda: stale)
     assert hp._read_shipped(hp.PROFILE_DIR / "b200.yaml") == hp._read_yaml(hp.PROFILE_DIR / "b200.yaml")
-    fresh = {**stale, "b200.yaml": {**stale["b200.yaml"],
-                                    "fingerprint": hp._fingerprint((hp.PROFILE_DIR / "b200.yaml").read_bytes())}}
+    fresh = {
+        **stale,
+        "b200.yaml": {
+            **stale["b200.yaml"],
+            "fingerprint": hp._fingerprint((hp.PROFILE_DIR / "b200.yaml").read_bytes()),
+        },
+    }
     monkeypatch.setattr(hp, "_shipped_index", lambda: fresh)
     assert hp._read_shipped(hp.PROFILE_DIR / "b200.yaml")["display_name"] == "stale"  # the index is used
 
 
-@pytest.mark.parametrize("name, fmt, tflops", [
-    ("a100-sxm-80gb", "bf16", 312), ("h100-sxm", "bf16", 989.4), ("h100-sxm", "fp8", 1978.9),
-    ("h100-nvl", "fp8", 1670.5), ("h200", "fp8", 1978.9), ("b200", "nvfp4", 9000), ("gb200", "bf16", 2500),
-    ("gb300", "nvfp4", 15000), ("l40s", "bf16", 362.05), ("rtx-pro-6000", "nvfp4", 2015),
-    ("mi300x", "bf16", 1307.4), ("mi355x", "mxfp4", 10066.3),
-])
+@pytest.mark.parametrize(
+    "name, fmt, tflops",
+    [
+        ("a100-sxm-80gb", "bf16", 312),
+        ("h100-sxm", "bf16", 989.4),
+        ("h100-sxm", "fp8", 1978.9),
+        ("h100-nvl", "fp8", 1670.5),
+        ("h200", "fp8", 1978.9),
+        ("b200", "nvfp4", 9000),
+        ("gb200", "bf16", 2500),
+        ("gb300", "nvfp4", 15000),
+        ("l40s", "bf16", 362.05),
+        ("rtx-pro-6000", "nvfp4", 2015),
+        ("mi300x", "bf16", 1307.4),
+        ("mi355x", "mxfp4", 10066.3),
+    ],
+)
 def test_dense_peaks_from_hardware_reference(name, fmt, tflops):
     assert load_profile(name).peak_tflops[fmt] == tflops
 
 
-@pytest.mark.parametrize("name, absent", [
-    ("a100-sxm-80gb", "fp8"), ("h100-sxm", "nvfp4"), ("h200", "mxfp4"), ("l40s", "nvfp4"), ("mi300x", "fp8_block"),
-    ("mi300x", "mxfp4"), ("mi355x", "nvfp4"), ("gb300", "int8"),
-])
+@pytest.mark.parametrize(
+    "name, absent",
+    [
+        ("a100-sxm-80gb", "fp8"),
+        ("h100-sxm", "nvfp4"),
+        ("h200", "mxfp4"),
+        ("l40s", "nvfp4"),
+        ("mi300x", "fp8_block"),
+        ("mi300x", "mxfp4"),
+        ("mi355x", "nvfp4"),
+        ("gb300", "int8"),
+    ],
+)
 def test_formats_a_chip_lacks_are_absent(name, absent):
     assert not load_profile(name).has(absent)
 
@@ -125,7 +167,7 @@ def test_unknown_name_is_a_usage_error():
 
 
 def test_user_profile_through_the_same_schema(tmp_path):
-    text = (load_profile("h100-sxm").model_dump_json())
+    text = load_profile("h100-sxm").model_dump_json()
     data = json.loads(text)
     data.update(name="my-h100", memory_tbps=4.0)
     from ruamel.yaml import YAML
@@ -149,8 +191,10 @@ def test_user_profile_errors_name_the_key(tmp_path):
     with pytest.raises(ProfileError, match="unknown format") as exc:
         load_profile(str(path))
     line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if t.startswith("peak_tflops:"))
-    assert exc.value.located() == (f"{path}:{line}:1: error: peak_tflops: unknown format(s) fp5; known: "
-                                   "tf32, bf16, fp16, fp8, fp8_block, int8, fp6, mxfp8, nvfp4, mxfp4")
+    assert exc.value.located() == (
+        f"{path}:{line}:1: error: peak_tflops: unknown format(s) fp5; known: "
+        "tf32, bf16, fp16, fp8, fp8_block, int8, fp6, mxfp8, nvfp4, mxfp4"
+    )
     text = (PROFILE_DIR / "h200.yaml").read_text()
     assert text.count("  base: {m: 128, n: 128, sms: 1}\n") == 1
     path.write_text(text.replace("  base: {m: 128, n: 128, sms: 1}\n", "  base: {m: 128, n: -1, sms: 1}\n"))

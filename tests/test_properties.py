@@ -43,20 +43,41 @@ WRAPPERS = ("text_config", "llm_config", "language_config")
 
 # Dimension keys and the range a perturbation stays in (layers stay small to keep examples fast).
 DIM_KEYS = {
-    "hidden_size": (64, 16384), "intermediate_size": (64, 65536), "moe_intermediate_size": (64, 8192),
-    "num_attention_heads": (1, 128), "num_key_value_heads": (1, 128), "head_dim": (8, 256),
-    "num_hidden_layers": (1, 96), "vocab_size": (256, 262144), "num_local_experts": (1, 512),
-    "num_experts": (1, 512), "n_routed_experts": (1, 512), "num_experts_per_tok": (1, 16),
-    "shared_expert_intermediate_size": (64, 16384), "kv_lora_rank": (16, 1024), "q_lora_rank": (16, 2048),
-    "qk_rope_head_dim": (8, 128), "qk_nope_head_dim": (8, 256), "v_head_dim": (8, 256),
-    "first_k_dense_replace": (0, 8), "sliding_window": (16, 131072), "n_embd": (64, 8192), "n_head": (1, 64),
-    "n_layer": (1, 48), "n_inner": (64, 32768), "ffn_hidden_size": (64, 65536), "num_kv_heads": (1, 64),
+    "hidden_size": (64, 16384),
+    "intermediate_size": (64, 65536),
+    "moe_intermediate_size": (64, 8192),
+    "num_attention_heads": (1, 128),
+    "num_key_value_heads": (1, 128),
+    "head_dim": (8, 256),
+    "num_hidden_layers": (1, 96),
+    "vocab_size": (256, 262144),
+    "num_local_experts": (1, 512),
+    "num_experts": (1, 512),
+    "n_routed_experts": (1, 512),
+    "num_experts_per_tok": (1, 16),
+    "shared_expert_intermediate_size": (64, 16384),
+    "kv_lora_rank": (16, 1024),
+    "q_lora_rank": (16, 2048),
+    "qk_rope_head_dim": (8, 128),
+    "qk_nope_head_dim": (8, 256),
+    "v_head_dim": (8, 256),
+    "first_k_dense_replace": (0, 8),
+    "sliding_window": (16, 131072),
+    "n_embd": (64, 8192),
+    "n_head": (1, 64),
+    "n_layer": (1, 48),
+    "n_inner": (64, 32768),
+    "ffn_hidden_size": (64, 65536),
+    "num_kv_heads": (1, 64),
 }
 
 BAD_VALUES = st.one_of(
-    st.none(), st.booleans(), st.text(max_size=12),
-    st.floats(allow_nan=True, allow_infinity=True), st.integers(min_value=-(10 ** 6), max_value=0),
-    st.sampled_from([10 ** 12, 10 ** 18, 10 ** 100, -(10 ** 100), 2 ** 63, 0.5, 1e300, -0.0]),
+    st.none(),
+    st.booleans(),
+    st.text(max_size=12),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(min_value=-(10**6), max_value=0),
+    st.sampled_from([10**12, 10**18, 10**100, -(10**100), 2**63, 0.5, 1e300, -0.0]),
     st.lists(st.integers(min_value=-3, max_value=5000), max_size=4),
     st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
 )
@@ -79,12 +100,15 @@ def perturbed_configs(draw) -> dict:
         if not isinstance(value, int) or isinstance(value, bool) or not draw(st.booleans()):
             continue
         lo, hi = DIM_KEYS[key]
-        root[key] = draw(st.one_of(
-            st.integers(min_value=lo, max_value=hi),
-            st.sampled_from([m for m in (64, 128, 256) if lo <= m <= hi] or [1]).map(
-                lambda m, v=value, lo=lo, hi=hi: min(hi, max(lo, round(v / m) * m))),
-            st.integers(min_value=-3, max_value=3).map(lambda k, v=value, lo=lo, hi=hi: min(hi, max(lo, v + k))),
-        ))
+        root[key] = draw(
+            st.one_of(
+                st.integers(min_value=lo, max_value=hi),
+                st.sampled_from([m for m in (64, 128, 256) if lo <= m <= hi] or [1]).map(
+                    lambda m, v=value, lo=lo, hi=hi: min(hi, max(lo, round(v / m) * m))
+                ),
+                st.integers(min_value=-3, max_value=3).map(lambda k, v=value, lo=lo, hi=hi: min(hi, max(lo, v + k))),
+            )
+        )
     return d
 
 
@@ -150,8 +174,13 @@ def _check_contract(text: str, suffix: str) -> None:
         assert (rc == 1) == bool(worst & {"error", "warning"}), (rc, worst)
 
 
-COMMON = settings(max_examples=100, deadline=None, derandomize=True, database=None,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+COMMON = settings(
+    max_examples=100,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @COMMON

@@ -81,12 +81,14 @@ def test_the_generated_constructor_matches_the_reference_one():
     from colint.analysis.scenario import Scenario
     from colint.normalize.model_spec import FFN, Mixer, Source
 
-    for cls, values in ((Bag, {"name": "b", "items": [1], "tags": {"k": "v"}, "count": 3, "at": Point(x=1)}),
-                        (Point, {"x": 1, "y": 2, "label": "p"}),
-                        (Mixer, {"kind": "mla", "num_heads": 8, "kv_lora_rank": 512, "window": None}),
-                        (FFN, {"kind": "moe", "num_experts": 8, "top_k": 2}),
-                        (Source, {"key": "a.b", "line": 3, "column": 1, "default": False}),
-                        (Scenario, {"tp": 8, "context": 1024})):
+    for cls, values in (
+        (Bag, {"name": "b", "items": [1], "tags": {"k": "v"}, "count": 3, "at": Point(x=1)}),
+        (Point, {"x": 1, "y": 2, "label": "p"}),
+        (Mixer, {"kind": "mla", "num_heads": 8, "kv_lora_rank": 512, "window": None}),
+        (FFN, {"kind": "moe", "num_experts": 8, "top_k": 2}),
+        (Source, {"key": "a.b", "line": 3, "column": 1, "default": False}),
+        (Scenario, {"tp": 8, "context": 1024}),
+    ):
         required = [n for n, f in cls.__record_fields__.items() if f.required]
         optional = [n for n in values if n not in required]
         for r in range(len(optional) + 1):
@@ -130,12 +132,22 @@ def test_model_copy_updates_and_keeps_the_original():
 
 def test_model_dump_and_json_schema_still_work():
     b = Bag(name="a", at=Point(x=1, label="p"))
-    assert b.model_dump(mode="json") == {"name": "a", "items": [], "tags": {}, "count": 1,
-                                         "at": {"x": 1, "y": 0, "label": "p"}}
+    assert b.model_dump(mode="json") == {
+        "name": "a",
+        "items": [],
+        "tags": {},
+        "count": 1,
+        "at": {"x": 1, "y": 0, "label": "p"},
+    }
     assert json.loads(b.model_dump_json())["at"]["x"] == 1
     schema = Bag.model_json_schema()
-    assert schema["properties"]["count"] == {"default": 1, "description": "how many", "minimum": 1,
-                                             "title": "Count", "type": "integer"}
+    assert schema["properties"]["count"] == {
+        "default": 1,
+        "description": "how many",
+        "minimum": 1,
+        "title": "Count",
+        "type": "integer",
+    }
     assert schema["required"] == ["name"] and "Point" in schema["$defs"]
     assert repr(Point(x=1)) == "Point(x=1, y=0, label=None)" and str(Point(x=1)) == "x=1 y=0 label=None"
     assert dict(Point(x=1)) == {"x": 1, "y": 0, "label": None}
@@ -153,8 +165,11 @@ def test_json_dump_is_what_pydantic_would_write():
         raw: dict = field(default_factory=dict)
 
     raw = {"t": (1, 2), "inf": float("inf"), "nan": float("nan"), 3: "three", True: "yes", "n": [None, 1.5]}
-    assert Loose(raw=raw).model_dump(mode="json") == schema_model(Loose)(raw=raw).model_dump(mode="json") == {
-        "raw": {"t": [1, 2], "inf": None, "nan": None, "3": "three", "true": "yes", "n": [None, 1.5]}}
+    assert (
+        Loose(raw=raw).model_dump(mode="json")
+        == schema_model(Loose)(raw=raw).model_dump(mode="json")
+        == {"raw": {"t": [1, 2], "inf": None, "nan": None, "3": "three", "true": "yes", "n": [None, 1.5]}}
+    )
     assert Loose(raw={"t": (1, 2)}).model_dump() == {"raw": {"t": (1, 2)}}
 
 
@@ -183,11 +198,15 @@ def test_validation_errors_name_the_field_and_run_invariants():
 
 def test_declaration_mistakes_are_refused():
     with pytest.raises(TypeError, match="not model_config"):
+
         class A(Record):
             model_config = {"frozen": True}
+
     with pytest.raises(TypeError, match="extra must be one of"):
+
         class B(Record, extra="allow"):
             x: int
+
     with pytest.raises(TypeError, match="unknown field constraint"):
         field(default=1, multiple_of=2)
     with pytest.raises(TypeError, match="not both"):
@@ -217,8 +236,24 @@ def test_colint_value_types_are_records():
     from colint.hardware_profiles.schema import Profile, Tile, Tiles, TimeModel
     from colint.normalize.model_spec import FFN, KeyIssue, LayerKind, Mixer, ModelSpec, Quantization, Source
 
-    for cls in (Scenario, Edit, Finding, Fix, Impact, Profile, Tile, Tiles, TimeModel, FFN, KeyIssue, LayerKind,
-                Mixer, ModelSpec, Quantization, Source):
+    for cls in (
+        Scenario,
+        Edit,
+        Finding,
+        Fix,
+        Impact,
+        Profile,
+        Tile,
+        Tiles,
+        TimeModel,
+        FFN,
+        KeyIssue,
+        LayerKind,
+        Mixer,
+        ModelSpec,
+        Quantization,
+        Source,
+    ):
         assert issubclass(cls, Record) and not hasattr(cls, "model_config"), cls
     with pytest.raises(ValidationError):
         Scenario.model_validate({"tp": 0})
@@ -246,14 +281,21 @@ def test_check_path_never_imports_pydantic(tmp_path):
     for name in ("deepseek__DeepSeek-V3.json", "gpt2__gpt2-medium-early-revision.json", "gpt-oss__gpt-oss-20b.json"):
         shutil.copy(os.path.join(HF, name), tmp_path / name)
         files.append(str(tmp_path / name))
-    (tmp_path / "pyproject.toml").write_text('[tool.colint]\ngpus = ["h100-sxm"]\ntp = 8\nextend-select = ["CL2"]\n'
-                                             '[tool.colint.severity]\nCL201 = "error"\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.colint]\ngpus = ["h100-sxm"]\ntp = 8\nextend-select = ["CL2"]\n[tool.colint.severity]\nCL201 = "error"\n'
+    )
     from colint.hardware_profiles import PROFILE_DIR
 
     shutil.copy(PROFILE_DIR / "h200.yaml", tmp_path / "my-gpu.yaml")
     env = {k: v for k, v in os.environ.items() if k != "COLINT_CHECK_RECORDS"}
-    proc = subprocess.run([sys.executable, "-c", _HOT_PATH, *files, "--gpu", "b200", "--gpu", "h100-sxm",
-                           files[0]], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", _HOT_PATH, *files, "--gpu", "b200", "--gpu", "h100-sxm", files[0]],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["codes"] == [1, 1, 0, 1]  # these configs have warnings: findings were built and reported
@@ -278,9 +320,19 @@ def _valid_samples() -> list:
         (Profile, _read_yaml(PROFILE_DIR / "b200.yaml")),
         (Profile, _read_yaml(PROFILE_DIR / "mi300x.yaml")),
         (Scenario, {"name": "latency", "tp": 8, "ep": 16, "context": 131072, "gpu": "b200"}),
-        (FileSettings, {"gpus": ["b200"], "tp": "auto", "extend-select": ["CL2"], "fail_on": "info",
-                        "per-file-ignores": {"a/**": ["CL201"]}, "severity": {"CL009": "warning"},
-                        "rules": {"CL201": {"x": 1.5}}, "vocab-size": 32000}),
+        (
+            FileSettings,
+            {
+                "gpus": ["b200"],
+                "tp": "auto",
+                "extend-select": ["CL2"],
+                "fail_on": "info",
+                "per-file-ignores": {"a/**": ["CL201"]},
+                "severity": {"CL009": "warning"},
+                "rules": {"CL201": {"x": 1.5}},
+                "vocab-size": 32000,
+            },
+        ),
         (Tile, {"m": 128, "n": 256, "sms": 2}),
         (Bag, {"name": "a", "items": [1, 2], "tags": {"k": "v"}, "at": {"x": 1, "label": "p"}}),
     ]
@@ -288,11 +340,17 @@ def _valid_samples() -> list:
 
 _SAMPLES = _valid_samples()
 _ODD_VALUES = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([10**100, 2**63, 128, 1e-9, 0.5, 7.0]),
-    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=4), st.sampled_from(["auto", "bf16", "b200"]),
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from([10**100, 2**63, 128, 1e-9, 0.5, 7.0]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=4),
+    st.sampled_from(["auto", "bf16", "b200"]),
     st.lists(st.one_of(st.integers(-1, 3), st.text(max_size=3), st.none()), max_size=3),
     st.dictionaries(st.text(max_size=3), st.one_of(st.integers(-1, 3), st.floats(), st.text(max_size=3)), max_size=3),
-    st.tuples(st.integers(), st.integers()))
+    st.tuples(st.integers(), st.integers()),
+)
 
 
 def _paths(value, prefix=()):

@@ -48,9 +48,24 @@ def test_built_wheel_metadata_matches_the_readme(tmp_path):
 
     if int(setuptools.__version__.split(".")[0]) < 77:
         pytest.skip("the PEP 639 license string needs setuptools>=77 (the test extra installs it)")
-    rc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-                         "--disable-pip-version-check", "-w", str(tmp_path), str(REPO)],
-                        capture_output=True, text=True, timeout=300)
+    rc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--disable-pip-version-check",
+            "-w",
+            str(tmp_path),
+            str(REPO),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert rc.returncode == 0, rc.stdout + rc.stderr
     (wheel,) = tmp_path.glob("*.whl")
     with zipfile.ZipFile(wheel) as z:
@@ -148,10 +163,12 @@ def test_generated_docs_are_current():
     from colint.reporters.rules_doc import render
     from colint.rules import all_rules
 
-    assert (REPO / "docs" / "rules.md").read_text(encoding="utf-8") == render(all_rules()), \
+    assert (REPO / "docs" / "rules.md").read_text(encoding="utf-8") == render(all_rules()), (
         "regenerate: colint rules --format markdown > docs/rules.md"
-    assert json.loads((REPO / "docs" / "check-report.schema.json").read_text(encoding="utf-8")) == \
-        json.loads(json.dumps(report_schema())), "regenerate: colint schema report -o docs/check-report.schema.json"
+    )
+    assert json.loads((REPO / "docs" / "check-report.schema.json").read_text(encoding="utf-8")) == json.loads(
+        json.dumps(report_schema())
+    ), "regenerate: colint schema report -o docs/check-report.schema.json"
 
 
 def test_json_outputs_validate_against_the_published_schema(capsys, monkeypatch):
@@ -167,8 +184,19 @@ def test_json_outputs_validate_against_the_published_schema(capsys, monkeypatch)
     jsonschema.Draft202012Validator(schema).validate(golden)  # errors, suppressions, fixes
     monkeypatch.chdir(REPO / "tests" / "data" / "model_repos")
     monkeypatch.delenv("COLINT_OUTPUT_FORMAT", raising=False)
-    main(["check", "llm/config.json", "bert/config.json", "vit/config.json", "--tp", "8", "--isolated",
-          "--output-format", "json"])
+    main(
+        [
+            "check",
+            "llm/config.json",
+            "bert/config.json",
+            "vit/config.json",
+            "--tp",
+            "8",
+            "--isolated",
+            "--output-format",
+            "json",
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     assert [f["skipped"] is None for f in out["files"]] == [True, False, False]
     jsonschema.Draft202012Validator(schema).validate(out)

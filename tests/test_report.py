@@ -33,8 +33,26 @@ def test_png_chart_reads_back(tmp_path):
     from colint.reporters.html_report import DPI, FIG_SIZE_IN
 
     out = tmp_path / "pipeline.png"
-    assert main(["report", DEEPSEEK, "--gpu", "b200", "--ep", "8", "--chart", "pipeline", "-o", str(out),
-                 "--isolated", "--fail-on", "never"]) == 0
+    assert (
+        main(
+            [
+                "report",
+                DEEPSEEK,
+                "--gpu",
+                "b200",
+                "--ep",
+                "8",
+                "--chart",
+                "pipeline",
+                "-o",
+                str(out),
+                "--isolated",
+                "--fail-on",
+                "never",
+            ]
+        )
+        == 0
+    )
     data = out.read_bytes()
     width, height = _png_size(data)
     assert (width, height) == (round(FIG_SIZE_IN[0] * DPI), round(FIG_SIZE_IN[1] * DPI))
@@ -63,25 +81,64 @@ def test_html_embeds_real_png_charts(tmp_path):
 def test_every_gpu_gets_a_section_and_fail_on_decides_the_exit(tmp_path, capsys):
     out = tmp_path / "report.html"
     # Llama-2-7B at tp=8: intermediate_size 11008 is 1376 per shard, a CL201 warning on each GPU
-    assert main(["report", LLAMA2, "--gpu", "b200", "--gpu", "h100-sxm", "--tp", "8", "-o", str(out),
-                 "--isolated"]) == 1
+    assert (
+        main(["report", LLAMA2, "--gpu", "b200", "--gpu", "h100-sxm", "--tp", "8", "-o", str(out), "--isolated"]) == 1
+    )
     text = out.read_text(encoding="utf-8")
     assert re.findall(r'<section id="gpu-([\w-]+)">', text) == ["b200", "h100-sxm"]
     assert len(re.findall(r'<img [^>]*src="data:image/png', text)) == 2 * len(CHARTS)  # every chart per GPU
     assert "Findings on b200 (" in text and "Findings on h100-sxm (" in text
-    assert main(["report", LLAMA2, "--gpu", "b200", "--gpu", "h100-sxm", "--tp", "8", "-o", str(out), "--isolated",
-                 "--fail-on", "error"]) == 0
+    assert (
+        main(
+            [
+                "report",
+                LLAMA2,
+                "--gpu",
+                "b200",
+                "--gpu",
+                "h100-sxm",
+                "--tp",
+                "8",
+                "-o",
+                str(out),
+                "--isolated",
+                "--fail-on",
+                "error",
+            ]
+        )
+        == 0
+    )
     png = tmp_path / "roofline.png"
-    assert main(["report", LLAMA2, "--gpu", "b200", "--gpu", "h100-sxm", "-o", str(png), "--isolated",
-                 "--fail-on", "never"]) == 0
+    assert (
+        main(
+            ["report", LLAMA2, "--gpu", "b200", "--gpu", "h100-sxm", "-o", str(png), "--isolated", "--fail-on", "never"]
+        )
+        == 0
+    )
     assert sorted(p.name for p in tmp_path.glob("*.png")) == ["roofline-b200.png", "roofline-h100-sxm.png"]
     assert "wrote " + str(tmp_path / "roofline-h100-sxm.png") in capsys.readouterr().err
 
 
 def test_svg_chart_is_valid_xml(tmp_path):
     out = tmp_path / "time.svg"
-    assert main(["report", LLAMA, "--gpu", "h100-sxm", "--chart", "time", "-o", str(out), "--isolated",
-                 "--fail-on", "never"]) == 0
+    assert (
+        main(
+            [
+                "report",
+                LLAMA,
+                "--gpu",
+                "h100-sxm",
+                "--chart",
+                "time",
+                "-o",
+                str(out),
+                "--isolated",
+                "--fail-on",
+                "never",
+            ]
+        )
+        == 0
+    )
     root = ET.parse(out).getroot()
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
     assert len(list(root.iter())) > 50
@@ -139,8 +196,26 @@ def test_frontier_chart_draws_both_designs(tmp_path):
     from colint.normalize import normalize
 
     out = tmp_path / "frontier.png"
-    assert main(["report", LLAMA, "--gpu", "h100-sxm", "--chart", "frontier", "--variant", "num_key_value_heads=32",
-                 "-o", str(out), "--isolated", "--fail-on", "never"]) == 0
+    assert (
+        main(
+            [
+                "report",
+                LLAMA,
+                "--gpu",
+                "h100-sxm",
+                "--chart",
+                "frontier",
+                "--variant",
+                "num_key_value_heads=32",
+                "-o",
+                str(out),
+                "--isolated",
+                "--fail-on",
+                "never",
+            ]
+        )
+        == 0
+    )
     pixels = mpimg.imread(io.BytesIO(out.read_bytes()), format="png")
     assert pixels.std() > 0.01
     # the chart's numbers are the frontier's
@@ -148,11 +223,13 @@ def test_frontier_chart_draws_both_designs(tmp_path):
     sc = make_scenario("throughput", gpu=profile.name)
     spec = normalize(load(LLAMA))
     variant = load_design(LLAMA, {"num_key_value_heads": 32})
-    d = report_data(LLAMA, spec, analyse(spec, profile, sc), [], compare=(LLAMA, {"num_key_value_heads": 32},
-                                                                          variant))["frontier"]
+    d = report_data(LLAMA, spec, analyse(spec, profile, sc), [], compare=(LLAMA, {"num_key_value_heads": 32}, variant))[
+        "frontier"
+    ]
     assert [x["name"] for x in d["designs"]] == [LLAMA, LLAMA + " [num_key_value_heads=32]"]
     f = frontier(spec, profile, sc)
-    assert [(p["deployment"], p["concurrency"]) for p in d["designs"][0]["frontier"]] == \
-        [(p.deployment.label(), p.concurrency) for p in sorted(f.frontier, key=lambda p: p.tokens_per_s_per_user)]
+    assert [(p["deployment"], p["concurrency"]) for p in d["designs"][0]["frontier"]] == [
+        (p.deployment.label(), p.concurrency) for p in sorted(f.frontier, key=lambda p: p.tokens_per_s_per_user)
+    ]
     assert d["designs"][0]["labelled"][0]["deployment"] == d["designs"][0]["frontier"][0]["deployment"]
     assert main(["report", LLAMA, "--variant", "nope=1", "-o", str(tmp_path / "x.png"), "--isolated"]) == 2

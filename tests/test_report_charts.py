@@ -32,7 +32,9 @@ def test_chart_choices_are_the_charts_the_html_report_draws(monkeypatch):
 
 
 def test_cli_import_leaves_the_drawing_code_out():
-    code = ("import sys, colint.cli; "
-            "print(sorted(m for m in ('colint.reporters.html_report', 'matplotlib') if m in sys.modules))")
+    code = (
+        "import sys, colint.cli; "
+        "print(sorted(m for m in ('colint.reporters.html_report', 'matplotlib') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.strip() == "[]"

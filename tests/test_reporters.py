@@ -53,8 +53,9 @@ def _normalize_sarif(text: str) -> str:
 def _normalize(text: str, fmt: str = "") -> str:
     if fmt == "sarif":
         text = _normalize_sarif(text)
-    return text.replace(f'"version": "{__version__}"', '"version": "<VERSION>"') \
-        .replace(f'"semanticVersion": "{__version__}"', '"semanticVersion": "<VERSION>"')
+    return text.replace(f'"version": "{__version__}"', '"version": "<VERSION>"').replace(
+        f'"semanticVersion": "{__version__}"', '"semanticVersion": "<VERSION>"'
+    )
 
 
 @pytest.mark.parametrize("fmt", list(EXT))
@@ -116,7 +117,7 @@ def test_sarif_rules_results_and_fixes(monkeypatch, capsys):
         (rep,) = change["replacements"]
         reg = rep["deletedRegion"]
         assert reg["startLine"] == reg["endLine"] == 9
-        assert text[8][reg["startColumn"] - 1: reg["endColumn"] - 1] == "12"
+        assert text[8][reg["startColumn"] - 1 : reg["endColumn"] - 1] == "12"
         news.append(rep["insertedContent"]["text"])
     assert news == ["8", "16"]
     assert run["invocations"][0]["executionSuccessful"] is False
@@ -127,8 +128,12 @@ def test_sarif_rules_results_and_fixes(monkeypatch, capsys):
 
 def test_sarif_uri_outside_the_working_directory_stays_relative(monkeypatch, capsys, tmp_path):
     """No absolute file:/// URI (it would publish the runner's directory layout): a ../ path from %SRCROOT%."""
-    log = _sarif(monkeypatch, capsys, args=["check", str(GOLDEN / "input" / "config.json"), "--select", "CL0",
-                                            "--isolated"], cwd=tmp_path)
+    log = _sarif(
+        monkeypatch,
+        capsys,
+        args=["check", str(GOLDEN / "input" / "config.json"), "--select", "CL0", "--isolated"],
+        cwd=tmp_path,
+    )
     uri = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
     rel = os.path.relpath(GOLDEN / "input" / "config.json", tmp_path)
     assert rel.startswith("../") and uri == {"uri": rel, "uriBaseId": "%SRCROOT%"}
@@ -137,14 +142,22 @@ def test_sarif_uri_outside_the_working_directory_stays_relative(monkeypatch, cap
 def test_gitlab_fingerprints_are_unique_and_stable_across_line_moves(monkeypatch, capsys, tmp_path):
     src = (GOLDEN / "input" / "config.json").read_text(encoding="utf-8")
     (tmp_path / "config.json").write_text(src, encoding="utf-8")
-    _, out, _ = _run(["check", "config.json", "--select", "CL0", "--isolated", "--format", "gitlab"],
-                     monkeypatch, capsys, cwd=tmp_path)
+    _, out, _ = _run(
+        ["check", "config.json", "--select", "CL0", "--isolated", "--format", "gitlab"],
+        monkeypatch,
+        capsys,
+        cwd=tmp_path,
+    )
     first = json.loads(out)
     assert len({e["fingerprint"] for e in first}) == len(first) == 3
     assert [e["severity"] for e in first] == ["critical", "minor", "info"]
     (tmp_path / "config.json").write_text(src.replace("{\n", '{\n  "torch_dtype": "bfloat16",\n', 1), encoding="utf-8")
-    _, out, _ = _run(["check", "config.json", "--select", "CL0", "--isolated", "--format", "gitlab"],
-                     monkeypatch, capsys, cwd=tmp_path)
+    _, out, _ = _run(
+        ["check", "config.json", "--select", "CL0", "--isolated", "--format", "gitlab"],
+        monkeypatch,
+        capsys,
+        cwd=tmp_path,
+    )
     moved = json.loads(out)
     assert [e["location"]["lines"]["begin"] for e in moved] == [e["location"]["lines"]["begin"] + 1 for e in first]
     assert [e["fingerprint"] for e in moved] == [e["fingerprint"] for e in first]
@@ -160,20 +173,28 @@ def test_toolkit_escaping():
 
 
 def test_command_skips_empty_properties_and_escapes_each():
-    assert command("warning", "100% of 2:1\nnext", file="we,ird:dir/a%b.json", line=3, col=None, title="t") == \
-        "::warning file=we%2Cird%3Adir/a%25b.json,line=3,title=t::100%25 of 2:1%0Anext"
+    assert (
+        command("warning", "100% of 2:1\nnext", file="we,ird:dir/a%b.json", line=3, col=None, title="t")
+        == "::warning file=we%2Cird%3Adir/a%25b.json,line=3,title=t::100%25 of 2:1%0Anext"
+    )
 
 
 def test_github_annotation_for_a_path_with_comma_and_colon(monkeypatch, capsys, tmp_path):
     d = tmp_path / "we,ird:dir"
     d.mkdir()
     (d / "config.json").write_text((GOLDEN / "input" / "config.json").read_text(encoding="utf-8"), encoding="utf-8")
-    _, out, _ = _run(["check", "we,ird:dir/config.json", "--select", "CL002", "--isolated", "--format", "github"],
-                     monkeypatch, capsys, cwd=tmp_path)
+    _, out, _ = _run(
+        ["check", "we,ird:dir/config.json", "--select", "CL002", "--isolated", "--format", "github"],
+        monkeypatch,
+        capsys,
+        cwd=tmp_path,
+    )
     lines = out.splitlines()
     assert lines[0] == "::group::colint: we,ird:dir/config.json"
-    assert lines[1].startswith("::error file=we%2Cird%3Adir/config.json,line=9,col=3,"
-                               "title=colint CL002 (kv-heads-not-divisor)::CL002 12 KV heads")
+    assert lines[1].startswith(
+        "::error file=we%2Cird%3Adir/config.json,line=9,col=3,"
+        "title=colint CL002 (kv-heads-not-divisor)::CL002 12 KV heads"
+    )
 
 
 # ---------------------------------------------------------------- --output, --statistics, --exit-zero
@@ -183,13 +204,16 @@ def test_output_file_gets_the_report_and_stdout_stays_empty(monkeypatch, capsys,
     target = tmp_path / "report.sarif"
     rc, out, err = _run([*ARGS, "--format", "sarif", "--output", str(target)], monkeypatch, capsys)
     assert rc == 2 and out == "" and err == ""
-    assert _normalize(target.read_text(encoding="utf-8"), "sarif") == (GOLDEN / "expected.sarif.sarif").read_text(encoding="utf-8")
+    assert _normalize(target.read_text(encoding="utf-8"), "sarif") == (GOLDEN / "expected.sarif.sarif").read_text(
+        encoding="utf-8"
+    )
     assert [p.name for p in tmp_path.iterdir()] == ["report.sarif"]  # no temporary file left behind
 
 
 def test_statistics(monkeypatch, capsys):
-    rc, out, _ = _run(["check", INPUTS[0], INPUTS[1], "--select", "CL0", "--isolated", "--statistics"],
-                      monkeypatch, capsys)
+    rc, out, _ = _run(
+        ["check", INPUTS[0], INPUTS[1], "--select", "CL0", "--isolated", "--statistics"], monkeypatch, capsys
+    )
     assert rc == 1
     assert out.splitlines() == [
         "    1  CL000  warning  unused-suppression",
@@ -199,8 +223,9 @@ def test_statistics(monkeypatch, capsys):
         "    1  CL007  warning  unknown-key",  # model.colint.yaml's rope_scalling
         "    1  CL009  info     window-covers-context",
     ]
-    rc, out, _ = _run(["check", INPUTS[0], "--select", "CL0", "--isolated", "--statistics", "--format", "json"],
-                      monkeypatch, capsys)
+    rc, out, _ = _run(
+        ["check", INPUTS[0], "--select", "CL0", "--isolated", "--statistics", "--format", "json"], monkeypatch, capsys
+    )
     assert json.loads(out)[0] == {"code": "CL002", "name": "kv-heads-not-divisor", "severity": "error", "count": 1}
     rc, _, err = _run([*ARGS, "--statistics", "--format", "sarif"], monkeypatch, capsys)
     assert rc == 2 and "--statistics" in err

@@ -87,12 +87,19 @@ _LLAMA_TEXT = _dump(_base())
 _CUT = _LLAMA_TEXT.index('"intermediate_size"') + 5  # inside the key string
 
 MALFORMED = [
-    ("truncated.json", _LLAMA_TEXT[:_CUT], _loc(_LLAMA_TEXT, "intermediate_size"),
-     "invalid JSON: Unterminated string starting at"),
+    (
+        "truncated.json",
+        _LLAMA_TEXT[:_CUT],
+        _loc(_LLAMA_TEXT, "intermediate_size"),
+        "invalid JSON: Unterminated string starting at",
+    ),
     # "file ends" points just after the last character, not at the empty line after the last newline
-    ("unclosed.json", _LLAMA_TEXT.rstrip()[:-1], (_LLAMA_TEXT.rstrip().count("\n"),
-                                                  len('  "vocab_size": 128256') + 1),
-     "invalid JSON: file ends before the document is complete (Expecting ',' delimiter)"),
+    (
+        "unclosed.json",
+        _LLAMA_TEXT.rstrip()[:-1],
+        (_LLAMA_TEXT.rstrip().count("\n"), len('  "vocab_size": 128256') + 1),
+        "invalid JSON: file ends before the document is complete (Expecting ',' delimiter)",
+    ),
     ("missing-colon.json", '{\n  "hidden_size" 4096\n}\n', (2, 17), "invalid JSON: Expecting ':' delimiter"),
     ("empty.json", "", (1, 1), "empty file: expected a mapping of model keys"),
     ("blank.json", " \n\n\t\n", (1, 1), "empty file: expected a mapping of model keys"),
@@ -104,18 +111,42 @@ MALFORMED = [
     ("number.json", "7\n", (1, 1), "expected a JSON object of model keys at the top level, found a number"),
     ("list.yaml", "- 1\n- 2\n", (1, 1), "expected a mapping of model keys at the top level, found a list"),
     ("scalar.yaml", "just text\n", (1, 1), "expected a mapping of model keys at the top level, found a string"),
-    ("tab.yaml", "model_type: llama\n\thidden_size: 3\n", (2, 1),
-     "invalid YAML: found character '\\t' that cannot start any token"),
-    ("unclosed.yaml", "hidden_size: 4096\nnum_hidden_layers: [1, 2\n", (2, 25),
-     "invalid YAML: expected ',' or ']', but got '<stream end>'"),
-    ("duplicate.yaml", "model_type: llama\nhidden_size: 4096\nhidden_size: 8192\n", (3, 1),
-     "invalid YAML: duplicate key 'hidden_size' (YAML forbids it; readers disagree on which value wins)"),
-    ("binary.json", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", (1, 1),
-     "binary file (NUL bytes), not a JSON or YAML config"),
-    ("latin1.json", '{\n  "model_type": "caf\u00e9"\n}\n'.encode("latin-1"), (2, 21),
-     "not UTF-8 text (byte 0xe9 at offset 22)"),
-    ("utf16.json", '{"model_type": "llama"}'.encode("utf-16"), (1, 1),
-     "binary file (NUL bytes), not a JSON or YAML config"),
+    (
+        "tab.yaml",
+        "model_type: llama\n\thidden_size: 3\n",
+        (2, 1),
+        "invalid YAML: found character '\\t' that cannot start any token",
+    ),
+    (
+        "unclosed.yaml",
+        "hidden_size: 4096\nnum_hidden_layers: [1, 2\n",
+        (2, 25),
+        "invalid YAML: expected ',' or ']', but got '<stream end>'",
+    ),
+    (
+        "duplicate.yaml",
+        "model_type: llama\nhidden_size: 4096\nhidden_size: 8192\n",
+        (3, 1),
+        "invalid YAML: duplicate key 'hidden_size' (YAML forbids it; readers disagree on which value wins)",
+    ),
+    (
+        "binary.json",
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+        (1, 1),
+        "binary file (NUL bytes), not a JSON or YAML config",
+    ),
+    (
+        "latin1.json",
+        '{\n  "model_type": "caf\u00e9"\n}\n'.encode("latin-1"),
+        (2, 21),
+        "not UTF-8 text (byte 0xe9 at offset 22)",
+    ),
+    (
+        "utf16.json",
+        '{"model_type": "llama"}'.encode("utf-16"),
+        (1, 1),
+        "binary file (NUL bytes), not a JSON or YAML config",
+    ),
 ]
 
 
@@ -147,20 +178,35 @@ BAD_VALUES = [
     ("negative", "hidden_size", "-4096", "'hidden_size' must be at least 1, got -4096"),
     ("negative-layers", "num_hidden_layers", "-1", "'num_hidden_layers' must be at least 1, got -1"),
     ("huge", "hidden_size", "1" + "0" * 100, "'hidden_size' is 1e+100, beyond any real model (limit 1.1e+12)"),
-    ("huge-float", "intermediate_size", "1e300", "'intermediate_size' is 1e+300, beyond any real model "
-     "(limit 1.1e+12)"),
-    ("huge-layers", "num_hidden_layers", "1000000", "'num_hidden_layers' is 1e+06, beyond any real model "
-     "(limit 1e+05)"),
-    ("huge-heads", "num_attention_heads", "1000000000000", "'num_attention_heads' is 1e+12, beyond any real "
-     "model (limit 1.05e+06)"),
+    (
+        "huge-float",
+        "intermediate_size",
+        "1e300",
+        "'intermediate_size' is 1e+300, beyond any real model (limit 1.1e+12)",
+    ),
+    (
+        "huge-layers",
+        "num_hidden_layers",
+        "1000000",
+        "'num_hidden_layers' is 1e+06, beyond any real model (limit 1e+05)",
+    ),
+    (
+        "huge-heads",
+        "num_attention_heads",
+        "1000000000000",
+        "'num_attention_heads' is 1e+12, beyond any real model (limit 1.05e+06)",
+    ),
     ("nan", "hidden_size", "NaN", "'hidden_size' must be an integer, got nan"),
     ("inf", "hidden_size", "Infinity", "'hidden_size' must be an integer, got inf"),
     ("-inf", "num_hidden_layers", "-Infinity", "'num_hidden_layers' must be an integer, got -inf"),
-    ("bool-tie", "tie_word_embeddings", '"yes"', "'tie_word_embeddings' must be true or false, got the string "
-     "'yes'"),
+    ("bool-tie", "tie_word_embeddings", '"yes"', "'tie_word_embeddings' must be true or false, got the string 'yes'"),
     ("model-type-int", "model_type", "3", "'model_type' must be a string, got 3"),
-    ("layer-types-string", "layer_types", '"full_attention"', "'layer_types' must be a list, got the string "
-     "'full_attention'"),
+    (
+        "layer-types-string",
+        "layer_types",
+        '"full_attention"',
+        "'layer_types' must be a list, got the string 'full_attention'",
+    ),
 ]
 
 
@@ -188,13 +234,16 @@ def test_bad_list_item_points_at_the_item(tmp_path, capsys):
     assert _check_error(capsys, path) == f"{path}:{line + 2}:5: error: 'layer_types[1]' must be a string"
 
 
-@pytest.mark.parametrize("value,message", [
-    (".inf", "'hidden_size' must be an integer, got inf"),
-    (".nan", "'hidden_size' must be an integer, got nan"),
-    ("'4096'", "'hidden_size' must be an integer, got the string '4096'"),
-    ("~", "'hidden_size' must be an integer, got null"),
-    ("4096.5", "'hidden_size' must be an integer, got 4096.5"),
-])
+@pytest.mark.parametrize(
+    "value,message",
+    [
+        (".inf", "'hidden_size' must be an integer, got inf"),
+        (".nan", "'hidden_size' must be an integer, got nan"),
+        ("'4096'", "'hidden_size' must be an integer, got the string '4096'"),
+        ("~", "'hidden_size' must be an integer, got null"),
+        ("4096.5", "'hidden_size' must be an integer, got 4096.5"),
+    ],
+)
 def test_bad_value_in_yaml(tmp_path, capsys, value, message):
     path = _write(tmp_path, "config.yaml", f"model_type: llama\nnum_hidden_layers: 2\nhidden_size: {value}\n")
     assert _check_error(capsys, path) == f"{path}:3:1: error: {message}"
@@ -218,8 +267,9 @@ def test_directory(tmp_path, capsys):
     rc, out, err = _run(capsys, "check", str(d))
     assert (rc, out.splitlines()[0]) == (0, "0 findings: 0 errors, 0 warnings, 0 infos")
     assert err.startswith(f"colint: warning: {d}: no config files found (looked for config.json, ")
-    assert _inspect_error(capsys, str(d)) == (f"{d}: error: no config file found in this folder; name one file "
-                                              "(this command reads one config)")
+    assert _inspect_error(capsys, str(d)) == (
+        f"{d}: error: no config file found in this folder; name one file (this command reads one config)"
+    )
 
 
 def test_missing_file(tmp_path, capsys):
@@ -264,8 +314,9 @@ def test_yaml_over_its_size_limit_is_refused_before_parsing(tmp_path, capsys):
     body = "model_type: llama\n" + "".join(f"k{i}: {i}\n" for i in range(60_000))
     assert len(body) > MAX_YAML_BYTES
     path = _write(tmp_path, "big.yaml", body)
-    assert _check_error(capsys, path) == (f"{path}:1:1: error: file is {len(body):,} bytes, over the "
-                                          f"{MAX_YAML_BYTES:,}-byte limit for a YAML config")
+    assert _check_error(capsys, path) == (
+        f"{path}:1:1: error: file is {len(body):,} bytes, over the {MAX_YAML_BYTES:,}-byte limit for a YAML config"
+    )
 
 
 def test_large_json_under_the_limit_is_checked(tmp_path, capsys):
@@ -301,11 +352,14 @@ def _findings(capsys, path: str) -> tuple[int, list[dict]]:
     return rc, f["findings"]
 
 
-@pytest.mark.parametrize("changes,code,key", [
-    ({"num_key_value_heads": 12}, "CL002", "num_key_value_heads"),
-    ({"hidden_size": 4000, "num_attention_heads": 48}, "CL001", "num_attention_heads"),
-    ({"layer_types": ["full_attention"] * 3}, None, "layer_types"),
-])
+@pytest.mark.parametrize(
+    "changes,code,key",
+    [
+        ({"num_key_value_heads": 12}, "CL002", "num_key_value_heads"),
+        ({"hidden_size": 4000, "num_attention_heads": 48}, "CL001", "num_attention_heads"),
+        ({"layer_types": ["full_attention"] * 3}, None, "layer_types"),
+    ],
+)
 def test_inconsistent_dims_are_findings(tmp_path, capsys, changes, code, key):
     text = _mutated(**changes)
     path = _write(tmp_path, "config.json", text)
@@ -322,8 +376,9 @@ def test_top_k_above_experts_is_a_finding(tmp_path, capsys):
     path = _write(tmp_path, "config.json", text)
     rc, findings = _findings(capsys, path)
     assert rc == 1
-    assert [(f["code"], f["line"]) for f in findings if f["code"] == "CL003"] == \
-        [("CL003", _loc(text, "num_experts_per_tok")[0])]
+    assert [(f["code"], f["line"]) for f in findings if f["code"] == "CL003"] == [
+        ("CL003", _loc(text, "num_experts_per_tok")[0])
+    ]
 
 
 def test_duplicate_json_key_is_a_finding(tmp_path, capsys):
@@ -357,8 +412,9 @@ def test_no_model_type(tmp_path, capsys):
     d = _base()
     del d["model_type"], d["architectures"]
     path = _write(tmp_path, "config.json", _dump(d))
-    assert _check_error(capsys, path) == (f"{path}:1:1: error: no 'model_type' and no known 'architectures' "
-                                          "entry: cannot tell the model family")
+    assert _check_error(capsys, path) == (
+        f"{path}:1:1: error: no 'model_type' and no known 'architectures' entry: cannot tell the model family"
+    )
 
 
 def test_one_bad_file_does_not_stop_the_others(tmp_path, capsys):
@@ -367,19 +423,29 @@ def test_one_bad_file_does_not_stop_the_others(tmp_path, capsys):
     rc, out, _ = _run(capsys, "check", bad, good, "--format", "json")
     assert rc == 2
     files = json.loads(out)["files"]
-    assert files[0]["error"] == {"message": "invalid JSON: file ends before the document is complete "
-                                            "(Expecting property name enclosed in double quotes)",
-                                 "line": 1, "column": 2}
+    assert files[0]["error"] == {
+        "message": "invalid JSON: file ends before the document is complete "
+        "(Expecting property name enclosed in double quotes)",
+        "line": 1,
+        "column": 2,
+    }
     assert files[1]["error"] is None
 
 
 # -- the installed console script: no traceback on stderr ------------------------------------------------
-@pytest.mark.parametrize("name,content,args", [
-    ("truncated.json", _LLAMA_TEXT[:_CUT], ["check"]),
-    ("binary.yaml", b"\x00\x01\x02garbage", ["inspect"]),
-    ("bomb.yaml", 'a: &a ["x","x","x","x","x","x","x","x","x"]\n' + "".join(
-        f"{n}: &{n} [" + ",".join([f"*{p}"] * 9) + "]\n" for p, n in zip("abcdefgh", "bcdefghi")), ["check"]),
-])
+@pytest.mark.parametrize(
+    "name,content,args",
+    [
+        ("truncated.json", _LLAMA_TEXT[:_CUT], ["check"]),
+        ("binary.yaml", b"\x00\x01\x02garbage", ["inspect"]),
+        (
+            "bomb.yaml",
+            'a: &a ["x","x","x","x","x","x","x","x","x"]\n'
+            + "".join(f"{n}: &{n} [" + ",".join([f"*{p}"] * 9) + "]\n" for p, n in zip("abcdefgh", "bcdefghi")),
+            ["check"],
+        ),
+    ],
+)
 def test_console_script_never_prints_a_traceback(tmp_path, name, content, args):
     path = _write(tmp_path, name, content)
     env = {k: v for k, v in os.environ.items() if not k.startswith("COLINT")}
@@ -396,10 +462,19 @@ def test_very_deep_irregular_stack_is_checked_not_hung(tmp_path):
     import random
 
     rng = random.Random(7)
-    cfg = {"model_type": "mistral", "architectures": ["MistralForCausalLM"], "hidden_size": 256,
-           "intermediate_size": 1024, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 64,
-           "num_hidden_layers": 3000, "vocab_size": 32000, "sliding_window": 4096,
-           "layer_types": [rng.choice(["sliding_attention", "full_attention"]) for _ in range(3000)]}
+    cfg = {
+        "model_type": "mistral",
+        "architectures": ["MistralForCausalLM"],
+        "hidden_size": 256,
+        "intermediate_size": 1024,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 1,
+        "head_dim": 64,
+        "num_hidden_layers": 3000,
+        "vocab_size": 32000,
+        "sliding_window": 4096,
+        "layer_types": [rng.choice(["sliding_attention", "full_attention"]) for _ in range(3000)],
+    }
     path = _write(tmp_path, "config.json", json.dumps(cfg))
     proc = subprocess.run([*COLINT, "check", path], capture_output=True, text=True, timeout=60)
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr

@@ -17,9 +17,17 @@ def _apply(text: str, replacements: list[dict]) -> str:
     def offset(line: int, column: int) -> int:
         return starts[line - 1] + column - 1
 
-    spans = sorted(((offset(r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"]),
-                     offset(r["deletedRegion"]["endLine"], r["deletedRegion"]["endColumn"]),
-                     r["insertedContent"]["text"]) for r in replacements), reverse=True)
+    spans = sorted(
+        (
+            (
+                offset(r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"]),
+                offset(r["deletedRegion"]["endLine"], r["deletedRegion"]["endColumn"]),
+                r["insertedContent"]["text"],
+            )
+            for r in replacements
+        ),
+        reverse=True,
+    )
     for start, end, new in spans:
         text = text[:start] + new + text[end:]
     return text
@@ -30,7 +38,9 @@ def test_inserted_key_fix_is_in_sarif_and_equals_what_fix_writes(tmp_path, capsy
     path = tmp_path / "config.json"
     shutil.copy(GEMMA, path)
     original = path.read_text(encoding="utf-8")
-    assert main(["check", str(path), "--isolated", "--select", "CL202", "--format", "sarif"]) == 0  # CL202 here is an info
+    assert (
+        main(["check", str(path), "--isolated", "--select", "CL202", "--format", "sarif"]) == 0
+    )  # CL202 here is an info
     result = json.loads(capsys.readouterr().out)["runs"][0]["results"][0]
     (fix,) = result["fixes"]
     (change,) = fix["artifactChanges"]

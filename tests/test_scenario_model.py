@@ -20,19 +20,55 @@ def test_context_is_clipped_to_the_models_positions_and_the_label_says_so():
     assert (sc.context, sc.context_clipped_from) == (1024, 8192)
     assert "context 1024 (clipped from 8192: the model's max positions)" in sc.label()
     # a model that attends that far keeps the scenario's context
-    assert fit_to_model(make_scenario("throughput"), corpus("tests/corpus/hf/llama3__Meta-Llama-3.1-8B.json")) \
-        .context == 8192
+    assert (
+        fit_to_model(make_scenario("throughput"), corpus("tests/corpus/hf/llama3__Meta-Llama-3.1-8B.json")).context
+        == 8192
+    )
 
 
 def test_check_and_inspect_take_kv_and_output_formats():
-    r = CliRunner().invoke(cli, ["check", THIN_MOE, "--isolated", "--gpu", "gb300", "--dtype", "nvfp4", "--out-dtype",
-                                 "fp8", "--kv-dtype", "fp8", "--select", "CL103", "--format", "json"])
+    r = CliRunner().invoke(
+        cli,
+        [
+            "check",
+            THIN_MOE,
+            "--isolated",
+            "--gpu",
+            "gb300",
+            "--dtype",
+            "nvfp4",
+            "--out-dtype",
+            "fp8",
+            "--kv-dtype",
+            "fp8",
+            "--select",
+            "CL103",
+            "--format",
+            "json",
+        ],
+    )
     assert r.exit_code == 0, r.output
     (f,) = json.loads(r.output)["files"][0]["findings"]
     # the blog's FFN-2 (K=512, N=8192, NVFP4 in, FP8 out): I∞ 989 FLOP/B against GB300's ridge 1875
     assert f["evidence"]["down_limit_intensity_flop_per_byte"] == 989.2
-    r = CliRunner().invoke(cli, ["check", THIN_MOE, "--isolated", "--gpu", "gb300", "--dtype", "nvfp4", "--out-dtype",
-                                 "fp8", "--kv-dtype", "fp8", "--select", "CL103"])
+    r = CliRunner().invoke(
+        cli,
+        [
+            "check",
+            THIN_MOE,
+            "--isolated",
+            "--gpu",
+            "gb300",
+            "--dtype",
+            "nvfp4",
+            "--out-dtype",
+            "fp8",
+            "--kv-dtype",
+            "fp8",
+            "--select",
+            "CL103",
+        ],
+    )
     assert "context 8192, KV fp8, out fp8 (" in r.output
     r = CliRunner().invoke(cli, ["inspect", GPT2, "--gpu", "b200", "--kv-dtype", "fp8", "--format", "json"])
     assert r.exit_code == 0, r.output

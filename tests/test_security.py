@@ -28,13 +28,16 @@ def _run(capsys, *args: str) -> tuple[int, str]:
 
 
 # -- no code execution ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("tagged", [
-    '!!python/object/apply:os.system ["touch {marker}"]',
-    '!!python/object/apply:subprocess.call [["touch", "{marker}"]]',
-    '!!python/object/new:os.system ["touch {marker}"]',
-    '!!python/name:os.system',
-    '!!python/module:os',
-])
+@pytest.mark.parametrize(
+    "tagged",
+    [
+        '!!python/object/apply:os.system ["touch {marker}"]',
+        '!!python/object/apply:subprocess.call [["touch", "{marker}"]]',
+        '!!python/object/new:os.system ["touch {marker}"]',
+        "!!python/name:os.system",
+        "!!python/module:os",
+    ],
+)
 def test_yaml_python_tags_are_not_executed(tmp_path, capsys, tagged):
     marker = tmp_path / "PWNED"
     tagged = tagged.format(marker=marker)
@@ -54,8 +57,13 @@ def test_remote_code_is_never_imported(tmp_path, capsys, monkeypatch):
     fallback must not import it (no trust_remote_code), and the answer is a located error."""
     marker = tmp_path / "PWNED"
     (tmp_path / "configuration_evil.py").write_text(f"open({str(marker)!r}, 'w').close()\n", encoding="utf-8")
-    cfg = {"model_type": "evil_remote_model", "auto_map": {"AutoConfig": "configuration_evil.EvilConfig"},
-           "architectures": ["EvilForCausalLM"], "hidden_size": 64, "num_hidden_layers": 2}
+    cfg = {
+        "model_type": "evil_remote_model",
+        "auto_map": {"AutoConfig": "configuration_evil.EvilConfig"},
+        "architectures": ["EvilForCausalLM"],
+        "hidden_size": 64,
+        "num_hidden_layers": 2,
+    }
     path = tmp_path / "config.json"
     path.write_text(json.dumps(cfg, indent=2), encoding="utf-8")
     monkeypatch.chdir(tmp_path)
@@ -89,8 +97,11 @@ def test_alias_bomb_is_refused_before_expansion(tmp_path, capsys, monkeypatch):
 
 def test_moderate_aliases_are_fine(tmp_path, capsys):
     path = tmp_path / "ok.yaml"
-    path.write_text("base: &b {hidden_size: 4096, num_hidden_layers: 2}\nmodel_type: llama\n"
-                    "text_config:\n  <<: *b\n  model_type: llama\n", encoding="utf-8")
+    path.write_text(
+        "base: &b {hidden_size: 4096, num_hidden_layers: 2}\nmodel_type: llama\n"
+        "text_config:\n  <<: *b\n  model_type: llama\n",
+        encoding="utf-8",
+    )
     rc, text = _run(capsys, "inspect", str(path))
     assert rc == 0, text
 
@@ -102,12 +113,15 @@ def test_recursive_alias_does_not_hang(tmp_path, capsys):
     assert rc in (0, 1), text
 
 
-@pytest.mark.parametrize("name,text,where", [
-    ("deep.json", '{"a": ' * 100_000 + "1" + "}" * 100_000, (1, 1 + 64 * 6)),
-    ("shallow-enough.json", '{"model_type": "llama", "x": ' + "[" * 63 + "]" * 63 + "}", None),
-    ("deep-flow.yaml", "model_type: llama\nx: " + "[" * 100_000 + "]" * 100_000 + "\n", (2, 3 + 64)),
-    ("deep-block.yaml", "".join("  " * i + f"k{i}:\n" for i in range(70)) + "  " * 70 + "v: 1\n", (64, 127)),
-])
+@pytest.mark.parametrize(
+    "name,text,where",
+    [
+        ("deep.json", '{"a": ' * 100_000 + "1" + "}" * 100_000, (1, 1 + 64 * 6)),
+        ("shallow-enough.json", '{"model_type": "llama", "x": ' + "[" * 63 + "]" * 63 + "}", None),
+        ("deep-flow.yaml", "model_type: llama\nx: " + "[" * 100_000 + "]" * 100_000 + "\n", (2, 3 + 64)),
+        ("deep-block.yaml", "".join("  " * i + f"k{i}:\n" for i in range(70)) + "  " * 70 + "v: 1\n", (64, 127)),
+    ],
+)
 def test_deep_nesting_is_refused_without_parsing(tmp_path, capsys, monkeypatch, name, text, where):
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
@@ -130,8 +144,9 @@ def test_huge_file_is_refused_without_being_opened(tmp_path, capsys, monkeypatch
     monkeypatch.setattr(fileio.os, "read", lambda *a, **k: pytest.fail("read a file over the size limit"))
     rc, out = _run(capsys, "check", str(path))
     assert rc == 2
-    assert out.splitlines()[0] == (f"{path}:1:1: error: file is 20,971,520 bytes, over the "
-                                   f"{loading.MAX_BYTES:,}-byte limit for a JSON config")
+    assert out.splitlines()[0] == (
+        f"{path}:1:1: error: file is 20,971,520 bytes, over the {loading.MAX_BYTES:,}-byte limit for a JSON config"
+    )
 
 
 # -- no network, no writes ------------------------------------------------------------------------------
@@ -160,9 +175,20 @@ def test_no_socket_is_ever_opened(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(socket, "getaddrinfo", no_network)
     unknown = tmp_path / "config.json"
     # a model type transformers knows but colint has no adapter for: the fallback imports transformers
-    unknown.write_text(json.dumps({"model_type": "helium", "hidden_size": 256, "num_hidden_layers": 2,
-                                   "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 1024,
-                                   "vocab_size": 1000}), encoding="utf-8")
+    unknown.write_text(
+        json.dumps(
+            {
+                "model_type": "helium",
+                "hidden_size": 256,
+                "num_hidden_layers": 2,
+                "num_attention_heads": 4,
+                "num_key_value_heads": 4,
+                "intermediate_size": 1024,
+                "vocab_size": 1000,
+            }
+        ),
+        encoding="utf-8",
+    )
     for args in _NETWORK_CASES + [["check", str(unknown)], ["inspect", str(unknown)]]:
         rc, text = _run(capsys, *args)
         assert rc in (0, 1, 2) and "network access attempted" not in text, (args, text)
@@ -186,8 +212,12 @@ def test_check_and_inspect_write_nothing(tmp_path, capsys, monkeypatch):
         return real_open(file, mode, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "open", watching_open)
-    for args in (["check", str(config), str(bad)], ["check", str(config), "--format", "json"],
-                 ["inspect", str(config)], ["inspect", str(bad)]):
+    for args in (
+        ["check", str(config), str(bad)],
+        ["check", str(config), "--format", "json"],
+        ["inspect", str(config)],
+        ["inspect", str(bad)],
+    ):
         rc, _ = _run(capsys, *args)
         assert rc in (0, 1, 2)
     monkeypatch.setattr(builtins, "open", real_open)
@@ -204,8 +234,7 @@ def test_fix_writes_only_the_linted_file(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     replaced = []
     real_replace = os.replace
-    monkeypatch.setattr(os, "replace", lambda src, dst: replaced.append(os.path.abspath(dst)) or
-                        real_replace(src, dst))
+    monkeypatch.setattr(os, "replace", lambda src, dst: replaced.append(os.path.abspath(dst)) or real_replace(src, dst))
     rc, _ = _run(capsys, "check", "--fix", "--unsafe-fixes", "--select", "CL202", str(target))
     assert rc in (0, 1)
     assert replaced == [str(target)]

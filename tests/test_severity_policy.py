@@ -27,10 +27,13 @@ def _inversions(findings) -> list[tuple]:
     out = []
     for a in graded:
         for b in graded:
-            if SEVERITY_ORDER[a.severity] < SEVERITY_ORDER[b.severity] \
-                    and b.impact.estimated_loss_pct >= 10 * a.impact.estimated_loss_pct:
-                out.append((a.code, a.severity, a.impact.estimated_loss_pct, b.code, b.severity,
-                            b.impact.estimated_loss_pct))
+            if (
+                SEVERITY_ORDER[a.severity] < SEVERITY_ORDER[b.severity]
+                and b.impact.estimated_loss_pct >= 10 * a.impact.estimated_loss_pct
+            ):
+                out.append(
+                    (a.code, a.severity, a.impact.estimated_loss_pct, b.code, b.severity, b.impact.estimated_loss_pct)
+                )
     return out
 
 
@@ -48,8 +51,9 @@ def test_no_finding_outranks_one_with_ten_times_its_loss(setting):
 def test_every_graded_rule_documents_its_thresholds_and_they_lie_within_a_factor_of_ten():
     rules = all_rules()
     graded = [r for r in rules.values() if r.graded]
-    assert {"CL101", "CL102", "CL201", "CL202", "CL301", "CL502", "CL503", "CL601", "CL602", "CL701"} <= \
-        {r.code for r in graded}
+    assert {"CL101", "CL102", "CL201", "CL202", "CL301", "CL502", "CL503", "CL601", "CL602", "CL701"} <= {
+        r.code for r in graded
+    }
     warn = [r.options["warning_loss_pct"][0] for r in graded]
     err = [r.options["error_loss_pct"][0] for r in graded if r.options["error_loss_pct"][0] < 1e9]
     assert max(warn) <= 10 * min(warn) and max(err) <= 10 * min(err)
@@ -59,8 +63,9 @@ def test_every_graded_rule_documents_its_thresholds_and_they_lie_within_a_factor
 
 def test_hard_constraints_carry_no_loss():
     # GPT-2's vocabulary in FP8 (kernels refuse rows that are not 16-byte aligned): an error without a loss
-    (r,) = check_paths(["tests/corpus/hf/gpt2__gpt2-medium-early-revision.json"],
-                       CheckOptions(dtype="fp8", select=["CL202"]))
+    (r,) = check_paths(
+        ["tests/corpus/hf/gpt2__gpt2-medium-early-revision.json"], CheckOptions(dtype="fp8", select=["CL202"])
+    )
     (f,) = r.findings
     assert (f.severity, f.impact.estimated_loss_pct) == ("error", None)
 
@@ -70,9 +75,7 @@ def test_thresholds_are_configurable():
     (r,) = check_paths([path], CheckOptions(tp=8, select=["CL201"]))
     (f,) = r.findings
     assert f.severity == "warning" and 0.5 <= f.impact.estimated_loss_pct < 25
-    (r,) = check_paths([path], CheckOptions(tp=8, select=["CL201"],
-                                            rule_options={"CL201": {"warning_loss_pct": 5.0}}))
+    (r,) = check_paths([path], CheckOptions(tp=8, select=["CL201"], rule_options={"CL201": {"warning_loss_pct": 5.0}}))
     assert r.findings[0].severity == "info"
-    (r,) = check_paths([path], CheckOptions(tp=8, select=["CL201"],
-                                            rule_options={"CL201": {"error_loss_pct": 0.1}}))
+    (r,) = check_paths([path], CheckOptions(tp=8, select=["CL201"], rule_options={"CL201": {"error_loss_pct": 0.1}}))
     assert r.findings[0].severity == "error"

@@ -76,8 +76,17 @@ def _line_of(text: str, key: str) -> int:
 
 
 def test_walk_selects_the_hook_names(tmp_path):
-    for rel in ["config.json", "a/config.json", "a/b/model.colint.yaml", "m/megatron_gpt.yaml", "m/nemo_x.yml",
-                "other.json", "a/notes.yaml", "a/tokenizer_config.json", "a/my_config.json"]:
+    for rel in [
+        "config.json",
+        "a/config.json",
+        "a/b/model.colint.yaml",
+        "m/megatron_gpt.yaml",
+        "m/nemo_x.yml",
+        "other.json",
+        "a/notes.yaml",
+        "a/tokenizer_config.json",
+        "a/my_config.json",
+    ]:
         _touch(tmp_path / rel)
     got = [os.path.relpath(p, tmp_path) for p in sources.walk(str(tmp_path))]
     assert got == ["a/b/model.colint.yaml", "a/config.json", "config.json", "m/megatron_gpt.yaml", "m/nemo_x.yml"]
@@ -85,8 +94,14 @@ def test_walk_selects_the_hook_names(tmp_path):
 
 def test_walk_outside_git_skips_hidden_and_environment_folders(tmp_path, monkeypatch):
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
-    for rel in ["config.json", ".cache/x/config.json", ".venv/lib/config.json", "node_modules/p/config.json",
-                "venv/config.json", "models/m1/config.json"]:
+    for rel in [
+        "config.json",
+        ".cache/x/config.json",
+        ".venv/lib/config.json",
+        "node_modules/p/config.json",
+        "venv/config.json",
+        "models/m1/config.json",
+    ]:
         _touch(tmp_path / rel)
     got = [os.path.relpath(p, tmp_path) for p in sources.walk(str(tmp_path))]
     assert got == ["config.json", "models/m1/config.json"]
@@ -100,8 +115,15 @@ def _git(cwd, *args):
 def test_walk_in_a_git_work_tree_honours_gitignore(tmp_path):
     _git(tmp_path, "init", "-q")
     _touch(tmp_path / ".gitignore", "ignored/\n*.local.json\nbuild-*/\n")
-    for rel in ["config.json", "ignored/config.json", "keep/config.json", "x/config.local.json",
-                "build-1/config.json", "sub/deep/megatron_a.yaml", "tracked/config.json"]:
+    for rel in [
+        "config.json",
+        "ignored/config.json",
+        "keep/config.json",
+        "x/config.local.json",
+        "build-1/config.json",
+        "sub/deep/megatron_a.yaml",
+        "tracked/config.json",
+    ]:
         _touch(tmp_path / rel)
     _git(tmp_path, "add", "-f", "tracked/config.json")  # tracked files count even when a rule would ignore them
     _touch(tmp_path / ".gitignore", "ignored/\n*.local.json\nbuild-*/\ntracked/\n")
@@ -140,8 +162,12 @@ def test_include_and_exclude_globs(tmp_path):
     assert walk(include=["**/*.json"]) == ["a/config.json", "c/x.json", "config.json", "tests/config.json"]
     assert walk(exclude=["tests"]) == ["a/config.json", "config.json"]
     assert walk(exclude=["a/*"]) == ["config.json", "tests/config.json"]
-    assert walk(include=["*.yaml", "*.json"], exclude=["b", "c/x.json"]) == \
-        ["a/arch.yaml", "a/config.json", "config.json", "tests/config.json"]
+    assert walk(include=["*.yaml", "*.json"], exclude=["b", "c/x.json"]) == [
+        "a/arch.yaml",
+        "a/config.json",
+        "config.json",
+        "tests/config.json",
+    ]
 
 
 def test_hook_pattern_is_the_pre_commit_hooks(tmp_path):
@@ -159,13 +185,15 @@ def test_cli_checks_a_directory_with_include_exclude(tmp_path, capsys):
     rc, out, _ = _run(["check", str(tmp_path), *ARGS, "--format", "json"], capsys)
     paths = [os.path.relpath(f["path"], tmp_path) for f in json.loads(out)["files"]]
     assert (rc, paths) == (1, ["m1/config.json", "m2/config.json"])
-    rc, out, _ = _run(["check", str(tmp_path), *ARGS, "--format", "json", "--include", "*.json",
-                       "--exclude", "m2"], capsys)
+    rc, out, _ = _run(
+        ["check", str(tmp_path), *ARGS, "--format", "json", "--include", "*.json", "--exclude", "m2"], capsys
+    )
     paths = [os.path.relpath(f["path"], tmp_path) for f in json.loads(out)["files"]]
     assert paths == ["designs/llama.json", "m1/config.json"]
     # a file named twice (itself and through its folder) is checked once
-    rc, out, _ = _run(["check", str(tmp_path / "m1"), str(tmp_path / "m1" / "config.json"), *ARGS,
-                       "--format", "json"], capsys)
+    rc, out, _ = _run(
+        ["check", str(tmp_path / "m1"), str(tmp_path / "m1" / "config.json"), *ARGS, "--format", "json"], capsys
+    )
     assert len(json.loads(out)["files"]) == 1
 
 
@@ -173,8 +201,10 @@ def test_cli_directory_without_configs_warns(tmp_path, capsys):
     _touch(tmp_path / "notes.json")
     rc, out, err = _run(["check", str(tmp_path), "--isolated"], capsys)
     assert rc == 0
-    assert err == (f"colint: warning: {tmp_path}: no config files found (looked for config.json, *.colint.yaml, "
-                   "megatron_*.yaml, nemo_*.yaml; --include GLOB selects others)\n")
+    assert err == (
+        f"colint: warning: {tmp_path}: no config files found (looked for config.json, *.colint.yaml, "
+        "megatron_*.yaml, nemo_*.yaml; --include GLOB selects others)\n"
+    )
     assert out.startswith("0 findings")
 
 
@@ -215,15 +245,18 @@ def test_cache_snapshot_positions_point_at_the_cached_file(hf_cache, capsys):
     lines = [ln for ln in out.splitlines() if re.match(r"\S+:\d+:\d+: CL", ln)]
     assert [ln.split(": ")[0] for ln in lines] == [
         f"{snap / 'config.json'}:{_line_of(text, 'intermediate_size')}:5",
-        f"{snap / 'config.json'}:{_line_of(text, 'vocab_size')}:5"]
+        f"{snap / 'config.json'}:{_line_of(text, 'vocab_size')}:5",
+    ]
 
 
 def test_cache_snapshot_without_a_config(hf_cache, capsys):
     snap = make_cache(hf_cache, "org/weights-only", {"model.safetensors": "w"})
     rc, _, err = _run(["check", str(snap), "--isolated"], capsys)
     assert rc == 2
-    assert err == f"{snap}: error: Hugging Face cache folder of org/weights-only: snapshot {SHA} holds no " \
-                  "config.json or params.json\n"
+    assert (
+        err == f"{snap}: error: Hugging Face cache folder of org/weights-only: snapshot {SHA} holds no "
+        "config.json or params.json\n"
+    )
 
 
 def test_fix_refuses_to_rewrite_the_cache(hf_cache, capsys):
@@ -237,20 +270,23 @@ def test_fix_refuses_to_rewrite_the_cache(hf_cache, capsys):
 # ------------------------------------------------------------------ Hub ids
 
 
-@pytest.mark.parametrize("arg,expected", [
-    ("meta-llama/Llama-3.1-8B", ("meta-llama/Llama-3.1-8B", None)),
-    ("org/name@v1.0", ("org/name", "v1.0")),
-    (f"org/name@{SHA}", ("org/name", SHA)),
-    ("org/name@refs/pr/1", ("org/name", "refs/pr/1")),
-    ("hf://org/config.json", ("org/config.json", None)),  # hf:// forces a Hub id
-    ("org/config.json", None),  # a config file's extension: a (missing) path
-    ("configs/a.yaml", None),
-    ("./org/name", None),
-    ("org/name/extra", None),
-    ("gpt2", None),  # a single name is a (missing) file, not a legacy Hub id
-    ("org--x/name", None),
-    ("-org/name", None),
-])
+@pytest.mark.parametrize(
+    "arg,expected",
+    [
+        ("meta-llama/Llama-3.1-8B", ("meta-llama/Llama-3.1-8B", None)),
+        ("org/name@v1.0", ("org/name", "v1.0")),
+        (f"org/name@{SHA}", ("org/name", SHA)),
+        ("org/name@refs/pr/1", ("org/name", "refs/pr/1")),
+        ("hf://org/config.json", ("org/config.json", None)),  # hf:// forces a Hub id
+        ("org/config.json", None),  # a config file's extension: a (missing) path
+        ("configs/a.yaml", None),
+        ("./org/name", None),
+        ("org/name/extra", None),
+        ("gpt2", None),  # a single name is a (missing) file, not a legacy Hub id
+        ("org--x/name", None),
+        ("-org/name", None),
+    ],
+)
 def test_hub_id_or_path(arg, expected, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert sources.hub_id(arg) == expected
@@ -267,15 +303,18 @@ def test_an_existing_path_wins_over_a_hub_id(tmp_path, monkeypatch):
 def test_hub_id_offline_from_the_cache(hf_cache, capsys, tmp_path, monkeypatch):
     text = LLAMA.read_text()
     snap = make_cache(hf_cache, "meta-llama/Llama-2-7b-hf", {"config.json": text})
-    make_cache(hf_cache, "meta-llama/Llama-2-7b-hf", {"config.json": text.replace("11008", "11264")}, sha=SHA2,
-               ref="v2")
+    make_cache(
+        hf_cache, "meta-llama/Llama-2-7b-hf", {"config.json": text.replace("11008", "11264")}, sha=SHA2, ref="v2"
+    )
     monkeypatch.chdir(tmp_path)
     rc, out, _ = _run(["check", "meta-llama/Llama-2-7b-hf", *ARGS, "--format", "json"], capsys)
     report = json.loads(out)
     assert rc == 1
     assert [f["path"] for f in report["files"]] == [str(snap / "config.json")]
     assert [(f["code"], f["line"]) for f in report["files"][0]["findings"]] == [
-        ("CL201", _line_of(text, "intermediate_size")), ("CL202", _line_of(text, "vocab_size"))]
+        ("CL201", _line_of(text, "intermediate_size")),
+        ("CL202", _line_of(text, "vocab_size")),
+    ]
     # a revision: a branch through refs/, a commit hash directly
     for rev in ("v2", SHA2):
         rc, out, _ = _run(["check", f"meta-llama/Llama-2-7b-hf@{rev}", *ARGS, "--format", "json"], capsys)
@@ -288,8 +327,10 @@ def test_hub_id_offline_not_cached(hf_cache, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     rc, out, err = _run(["check", "org/missing@v1", "--isolated"], capsys)
     assert (rc, out) == (2, "")
-    assert err == ("org/missing@v1: error: HF_HUB_OFFLINE is set and config.json or params.json at revision 'v1' "
-                   f"is not in the Hugging Face cache ({hf_cache}); run once online, or unset HF_HUB_OFFLINE\n")
+    assert err == (
+        "org/missing@v1: error: HF_HUB_OFFLINE is set and config.json or params.json at revision 'v1' "
+        f"is not in the Hugging Face cache ({hf_cache}); run once online, or unset HF_HUB_OFFLINE\n"
+    )
 
 
 def _hf_error(name: str):
@@ -301,15 +342,26 @@ def _hf_error(name: str):
     return exc
 
 
-@pytest.mark.parametrize("raised,message", [
-    ("GatedRepoError", "gated repository: request access on https://huggingface.co/org/m and set HF_TOKEN (or run "
-                       "`hf auth login`) with a token of that account"),
-    ("RepositoryNotFoundError", "repository not found on the Hugging Face Hub (a private one needs HF_TOKEN); a local "
-                                "path of that name does not exist either"),
-    ("RevisionNotFoundError", "revision 'v9' not found in the repository"),
-    ("EntryNotFoundError", "the repository has no config.json or params.json at revision 'v9': not a model colint "
-                           "can read"),
-])
+@pytest.mark.parametrize(
+    "raised,message",
+    [
+        (
+            "GatedRepoError",
+            "gated repository: request access on https://huggingface.co/org/m and set HF_TOKEN (or run "
+            "`hf auth login`) with a token of that account",
+        ),
+        (
+            "RepositoryNotFoundError",
+            "repository not found on the Hugging Face Hub (a private one needs HF_TOKEN); a local "
+            "path of that name does not exist either",
+        ),
+        ("RevisionNotFoundError", "revision 'v9' not found in the repository"),
+        (
+            "EntryNotFoundError",
+            "the repository has no config.json or params.json at revision 'v9': not a model colint can read",
+        ),
+    ],
+)
 def test_hub_errors_name_the_id_and_the_reason(raised, message, monkeypatch):
     import huggingface_hub
 
@@ -358,8 +410,15 @@ def test_hub_id_from_the_command_line_offline(tmp_path):
     snap = make_cache(cache, "meta-llama/Llama-2-7b-hf", {"config.json": text})
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}
     env.update(HF_HOME=str(tmp_path / "hf"), HF_HUB_OFFLINE="1")
-    proc = subprocess.run([sys.executable, "-m", "colint", "check", "meta-llama/Llama-2-7b-hf", *ARGS],
-                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "colint", "check", "meta-llama/Llama-2-7b-hf", *ARGS],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert proc.returncode == 1, proc.stderr
     assert proc.stdout.splitlines()[0].startswith(
-        f"{snap / 'config.json'}:{_line_of(text, 'intermediate_size')}:5: CL201 warning intermediate_size 11008 ")
+        f"{snap / 'config.json'}:{_line_of(text, 'intermediate_size')}:5: CL201 warning intermediate_size 11008 "
+    )

@@ -56,16 +56,28 @@ def test_json_shape(llama_suggestions):
     for c in data["candidates"]:
         assert set(c) >= {"edits", "params_total", "params_delta_pct", "estimates"}
         assert c["edits"] and all(isinstance(v, int) for v in c["edits"].values())
-        assert set(c["edits"]) <= {"hidden_size", "num_attention_heads", "num_key_value_heads", "intermediate_size",
-                                   "num_hidden_layers"}
+        assert set(c["edits"]) <= {
+            "hidden_size",
+            "num_attention_heads",
+            "num_key_value_heads",
+            "intermediate_size",
+            "num_hidden_layers",
+        }
         assert isinstance(c["params_total"], int)
         assert c["params_delta_pct"] == pytest.approx((c["params_total"] / o["params_total"] - 1) * 100, abs=1e-3)
-        assert {"prefill_tokens_per_s", "decode_step_s", "prefill_tokens_per_s_delta_pct",
-                "decode_step_s_delta_pct", "score_delta_pct"} <= set(c["estimates"])
+        assert {
+            "prefill_tokens_per_s",
+            "decode_step_s",
+            "prefill_tokens_per_s_delta_pct",
+            "decode_step_s_delta_pct",
+            "score_delta_pct",
+        } <= set(c["estimates"])
     s = data["search"]
     assert s["candidates_searched"] >= s["within_budget"] >= len(data["candidates"])
-    print(f"\nsuggest llama-2-7b tp=8: {s['candidates_searched']} variants, {s['within_budget']} within budget, "
-          f"{s['verified']} verified in {s['seconds']:.2f} s")
+    print(
+        f"\nsuggest llama-2-7b tp=8: {s['candidates_searched']} variants, {s['within_budget']} within budget, "
+        f"{s['verified']} verified in {s['seconds']:.2f} s"
+    )
 
 
 def test_every_candidate_passes_check_within_budget(llama_suggestions, tmp_path, capsys):
@@ -76,8 +88,7 @@ def test_every_candidate_passes_check_within_budget(llama_suggestions, tmp_path,
     for i, c in enumerate(data["candidates"]):
         assert abs(c["params_total"] - base) <= 0.02 * base
         path = _apply(LLAMA2, c["edits"], str(tmp_path / f"variant{i}.json"))
-        code, out, err = _run(capsys, ["check", path, "--gpu", "b200", "--tp", "8", "--format", "json",
-                                       "--isolated"])
+        code, out, err = _run(capsys, ["check", path, "--gpu", "b200", "--tp", "8", "--format", "json", "--isolated"])
         summary = json.loads(out)["summary"]
         assert (summary["errors"], summary["warnings"]) == (0, 0), (c["edits"], out)
         assert code == 0
@@ -89,12 +100,14 @@ def test_every_candidate_passes_check_within_budget(llama_suggestions, tmp_path,
 PYTHIA_YAML = os.path.join(ROOT, "tests", "corpus", "megatron", "gpt-neox__pythia-1.4b.yaml")
 
 
-@pytest.mark.parametrize("path, settings", [(DEEPSEEK, ["--ep", "8"]), (PYTHIA_YAML, [])],
-                         ids=["deepseek-v3-ep8", "pythia-yaml"])
+@pytest.mark.parametrize(
+    "path, settings", [(DEEPSEEK, ["--ep", "8"]), (PYTHIA_YAML, [])], ids=["deepseek-v3-ep8", "pythia-yaml"]
+)
 def test_other_formats_pass_check(path, settings, tmp_path, capsys):
     """An MLA + MoE config and a GPT-NeoX YAML (edits spliced into YAML with its own dashed keys)."""
-    code, out, _ = _run(capsys, ["suggest", path, "--gpu", "b200", *settings, "--top", "2", "--format", "json",
-                                 "--isolated"])
+    code, out, _ = _run(
+        capsys, ["suggest", path, "--gpu", "b200", *settings, "--top", "2", "--format", "json", "--isolated"]
+    )
     assert code == 0
     data = json.loads(out)
     base = data["original"]["params_total"]
@@ -106,16 +119,37 @@ def test_other_formats_pass_check(path, settings, tmp_path, capsys):
         code, out, _ = _run(capsys, ["check", dest, "--gpu", "b200", *settings, "--format", "json", "--isolated"])
         # the memory fit (CL8xx) is the deployment's: a variant shares the original's (DeepSeek-V3 at ep=8 does not
         # fit one B200 per rank either way) and is judged on every other rule
-        serious = [f for f in json.loads(out)["files"][0]["findings"]
-                   if f["severity"] in ("error", "warning") and not f["code"].startswith("CL8")]
+        serious = [
+            f
+            for f in json.loads(out)["files"][0]["findings"]
+            if f["severity"] in ("error", "warning") and not f["code"].startswith("CL8")
+        ]
         assert serious == [], (c["edits"], out)
         code, out, _ = _run(capsys, ["inspect", dest, "--format", "json"])
         assert json.loads(out)["params"]["total"] == c["params_total"]
 
 
 def test_budget_and_objective(tmp_path, capsys):
-    code, out, _ = _run(capsys, ["suggest", LLAMA2, "--gpu", "b200", "--tp", "8", "--budget-pct", "0.5",
-                                 "--objective", "latency", "--top", "3", "--format", "json", "--isolated"])
+    code, out, _ = _run(
+        capsys,
+        [
+            "suggest",
+            LLAMA2,
+            "--gpu",
+            "b200",
+            "--tp",
+            "8",
+            "--budget-pct",
+            "0.5",
+            "--objective",
+            "latency",
+            "--top",
+            "3",
+            "--format",
+            "json",
+            "--isolated",
+        ],
+    )
     data = json.loads(out)
     base = data["original"]["params_total"]
     assert data["search"]["objective"] == "latency"
@@ -190,8 +224,10 @@ def test_grid_and_point_interpolation_agree():
 
 def test_never_worse_than_the_original_and_no_prime_layer_counts(capsys):
     """Issue 17: Pythia-1.4B at --pp 4 ranked a +16.5% worse variant first; the 70B proposed 80 -> 79 layers."""
-    for path, settings in ((PYTHIA_YAML, ["--pp", "4"]),
-                           (os.path.join(ROOT, "tests", "corpus", "hf", "llama3__Llama-3.3-70B-Instruct.json"), [])):
+    for path, settings in (
+        (PYTHIA_YAML, ["--pp", "4"]),
+        (os.path.join(ROOT, "tests", "corpus", "hf", "llama3__Llama-3.3-70B-Instruct.json"), []),
+    ):
         code, out, _ = _run(capsys, ["suggest", path, "--gpu", "b200", *settings, "--format", "json", "--isolated"])
         data = json.loads(out)
         for c in data["candidates"]:

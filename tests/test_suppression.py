@@ -21,9 +21,11 @@ sliding_window: 4096
 vocab_size: 32000
 """
 
-JSON = ('{\n  "model_type": "llama",\n  "hidden_size": 2048,\n  "intermediate_size": 5632,\n'
-        '  "num_hidden_layers": 4,\n  "num_attention_heads": 32,\n  "num_key_value_heads": 12,\n'
-        '  "vocab_size": 32000\n}\n')
+JSON = (
+    '{\n  "model_type": "llama",\n  "hidden_size": 2048,\n  "intermediate_size": 5632,\n'
+    '  "num_hidden_layers": 4,\n  "num_attention_heads": 32,\n  "num_key_value_heads": 12,\n'
+    '  "vocab_size": 32000\n}\n'
+)
 
 
 def _check(args, monkeypatch, capsys, cwd: Path):
@@ -59,10 +61,12 @@ def test_own_line_comment_covers_the_next_key_and_ignore_file_the_whole_file(tmp
 
 
 def test_unused_unknown_and_malformed_suppressions_are_reported(tmp_path, monkeypatch, capsys):
-    text = YAML.format(kv_comment="  # colint: ignore[CL002, CL004]") \
-        .replace("hidden_size: 1024", "hidden_size: 1024  # colint: ignore[CL777]") \
-        .replace("vocab_size: 32000", "vocab_size: 32000  # colint: ignore CL009") \
+    text = (
+        YAML.format(kv_comment="  # colint: ignore[CL002, CL004]")
+        .replace("hidden_size: 1024", "hidden_size: 1024  # colint: ignore[CL777]")
+        .replace("vocab_size: 32000", "vocab_size: 32000  # colint: ignore CL009")
         .replace("intermediate_size: 2816", "intermediate_size: 2816  # colint: ignore[CL201]")
+    )
     (tmp_path / "m.yaml").write_text(text)
     monkeypatch.chdir(tmp_path)
     rc = main(["check", "m.yaml", "--select", "CL0", "--isolated"])
@@ -94,34 +98,48 @@ def test_baseline_accepts_current_findings_and_reports_only_new_ones(tmp_path, m
     cfg = repo / "ckpt" / "config.json"
     cfg.write_text(JSON)
     monkeypatch.chdir(repo)
-    assert main(["check", "ckpt/config.json", "--select", "CL0", "--isolated", "--write-baseline",
-                 "colint-baseline.json"]) == 0
+    assert (
+        main(["check", "ckpt/config.json", "--select", "CL0", "--isolated", "--write-baseline", "colint-baseline.json"])
+        == 0
+    )
     assert capsys.readouterr().err.strip() == "colint: recorded 1 finding in colint-baseline.json"
     data = json.loads((repo / "colint-baseline.json").read_text())
-    assert data == {"colint_baseline": 1, "findings": [
-        {"path": "ckpt/config.json", "code": "CL002", "key": "num_key_value_heads",
-         "message": "12 KV heads do not divide 32 query heads"}]}
+    assert data == {
+        "colint_baseline": 1,
+        "findings": [
+            {
+                "path": "ckpt/config.json",
+                "code": "CL002",
+                "key": "num_key_value_heads",
+                "message": "12 KV heads do not divide 32 query heads",
+            }
+        ],
+    }
 
-    rc, found, _ = _check(["ckpt/config.json", "--select", "CL0", "--baseline", "colint-baseline.json"],
-                          monkeypatch, capsys, repo)
+    rc, found, _ = _check(
+        ["ckpt/config.json", "--select", "CL0", "--baseline", "colint-baseline.json"], monkeypatch, capsys, repo
+    )
     assert (rc, found) == (0, [])
 
     # reformatted (every line moved) and run from another directory: the entry still matches
     cfg.write_text(JSON.replace("{\n", '{\n  "torch_dtype": "bfloat16",\n\n', 1))
-    rc, found, _ = _check(["config.json", "--select", "CL0", "--baseline", "../colint-baseline.json"],
-                          monkeypatch, capsys, repo / "ckpt")
+    rc, found, _ = _check(
+        ["config.json", "--select", "CL0", "--baseline", "../colint-baseline.json"], monkeypatch, capsys, repo / "ckpt"
+    )
     assert (rc, found) == (0, [])
 
     # a new finding is reported; the accepted one is not
     cfg.write_text(JSON.replace('"vocab_size": 32000', '"vocab_size": 32000,\n  "rope_theta": NaN'))
-    rc, found, _ = _check(["ckpt/config.json", "--select", "CL0", "--baseline", "colint-baseline.json"],
-                          monkeypatch, capsys, repo)
+    rc, found, _ = _check(
+        ["ckpt/config.json", "--select", "CL0", "--baseline", "colint-baseline.json"], monkeypatch, capsys, repo
+    )
     assert found == [("CL006", 9)]
 
     # once the accepted finding is fixed, the stale entry is reported where its key is
     cfg.write_text(JSON.replace('"num_key_value_heads": 12', '"num_key_value_heads": 8'))
-    rc, found, _ = _check(["ckpt/config.json", "--select", "CL0", "--baseline", "colint-baseline.json"],
-                          monkeypatch, capsys, repo)
+    rc, found, _ = _check(
+        ["ckpt/config.json", "--select", "CL0", "--baseline", "colint-baseline.json"], monkeypatch, capsys, repo
+    )
     assert found == [("CL000", 7)] and rc == 1
     monkeypatch.chdir(repo)
     main(["check", "ckpt/config.json", "--select", "CL0", "--isolated", "--baseline", "colint-baseline.json"])
@@ -131,8 +149,14 @@ def test_baseline_accepts_current_findings_and_reports_only_new_ones(tmp_path, m
 def test_baseline_from_the_config_file(tmp_path, monkeypatch, capsys):
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "config.json").write_text(JSON)
-    (tmp_path / "base.json").write_text(json.dumps({"colint_baseline": 1, "findings": [
-        {"path": "m/config.json", "code": "CL002", "key": "num_key_value_heads"}]}))
+    (tmp_path / "base.json").write_text(
+        json.dumps(
+            {
+                "colint_baseline": 1,
+                "findings": [{"path": "m/config.json", "code": "CL002", "key": "num_key_value_heads"}],
+            }
+        )
+    )
     (tmp_path / ".colint.toml").write_text('select = ["CL0"]\nbaseline = "base.json"\n')
     monkeypatch.chdir(tmp_path / "m")
     assert main(["check", "config.json", "--format", "json"]) == 0
@@ -143,16 +167,19 @@ def test_bad_baseline_is_exit_2(tmp_path, monkeypatch, capsys):
     (tmp_path / "config.json").write_text(JSON)
     monkeypatch.chdir(tmp_path)
     assert main(["check", "config.json", "--isolated", "--select", "CL0", "--baseline", "missing.json"]) == 2
-    assert capsys.readouterr().err.strip() == \
-        "missing.json: error: baseline file not found (create it with `colint check --write-baseline FILE`)"
+    assert (
+        capsys.readouterr().err.strip()
+        == "missing.json: error: baseline file not found (create it with `colint check --write-baseline FILE`)"
+    )
     (tmp_path / "bad.json").write_text('{"findings": []}')
     assert main(["check", "config.json", "--isolated", "--select", "CL0", "--baseline", "bad.json"]) == 2
     assert "not a colint baseline" in capsys.readouterr().err
 
 
 def test_parse_directives():
-    text = "a: 1  # colint: ignore[cl002,CL005]\n# colint: ignore[CL009]\n\n# other comment\nb: 2\n" \
-           "# colint: ignore-file\n"
+    text = (
+        "a: 1  # colint: ignore[cl002,CL005]\n# colint: ignore[CL009]\n\n# other comment\nb: 2\n# colint: ignore-file\n"
+    )
     d = parse_directives(text)
     assert [(x.line, x.column, x.file_wide, x.target_line, x.codes, x.error) for x in d] == [
         (1, 7, False, 1, ("CL002", "CL005"), None),

@@ -15,10 +15,21 @@ from colint.normalize import normalize
 from colint.normalize.unknown_keys import one_edit
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORPUS = sorted(glob.glob(os.path.join(HERE, "corpus", "*", "*.json")) + glob.glob(os.path.join(HERE, "corpus", "*",
-                                                                                                 "*.yaml")))
-FIELDS = ("num_kv_heads", "intermediate_size", "num_heads", "head_dim", "vocab_size", "hidden_size", "num_layers",
-          "max_position_embeddings", "num_experts", "top_k")
+CORPUS = sorted(
+    glob.glob(os.path.join(HERE, "corpus", "*", "*.json")) + glob.glob(os.path.join(HERE, "corpus", "*", "*.yaml"))
+)
+FIELDS = (
+    "num_kv_heads",
+    "intermediate_size",
+    "num_heads",
+    "head_dim",
+    "vocab_size",
+    "hidden_size",
+    "num_layers",
+    "max_position_embeddings",
+    "num_experts",
+    "top_k",
+)
 
 
 def _cl007(spec):
@@ -53,10 +64,10 @@ def _typo_variants(path: str):
         bad = _misspelled(name)
         # the key's name starts at its recorded column on its line (quoted in JSON)
         lines = text.splitlines(keepends=True)
-        at = sum(len(x) for x in lines[:span.line - 1]) + span.column - 1
+        at = sum(len(x) for x in lines[: span.line - 1]) + span.column - 1
         q = 1 if text[at] in "\"'" else 0
-        assert text[at + q:at + q + len(name)] == name, (path, src.key)
-        yield src.key, name, bad, text[:at + q] + bad + text[at + q + len(name):], syntax
+        assert text[at + q : at + q + len(name)] == name, (path, src.key)
+        yield src.key, name, bad, text[: at + q] + bad + text[at + q + len(name) :], syntax
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=[os.path.basename(p) for p in CORPUS])
@@ -69,8 +80,10 @@ def test_one_misspelled_key_is_reported_with_the_key_meant(path):
             tried.append((key, exc.message))
             continue
         found = [f for f in _cl007(spec) if f.key.endswith(bad)]
-        assert [(f.severity, f"did you mean '{key}'?" in f.message) for f in found] == [("warning", True)], \
-            (key, [f.message for f in found])
+        assert [(f.severity, f"did you mean '{key}'?" in f.message) for f in found] == [("warning", True)], (
+            key,
+            [f.message for f in found],
+        )
         return
     # a file of required keys only (torchchat's 3-key llama2-13B): every misspelling is a located load error
     assert tried and all(msg for _, msg in tried), path
@@ -96,15 +109,26 @@ def test_llama_num_key_value_head_typo():
     spec = normalize(load_text(text, "c.json", syntax="json"))
     (f,) = _cl007(spec)
     assert (f.severity, f.key, f.message) == (
-        "warning", "num_key_value_head", "'num_key_value_head' is not read by this model family; did you mean "
-        "'num_key_value_heads'? (model_type llama has no such key; its default applies)")
+        "warning",
+        "num_key_value_head",
+        "'num_key_value_head' is not read by this model family; did you mean "
+        "'num_key_value_heads'? (model_type llama has no such key; its default applies)",
+    )
 
 
-@pytest.mark.parametrize("a,b,near", [("num_key_value_head", "num_key_value_heads", True),
-                                      ("hiden_size", "hidden_size", True), ("hidden_szie", "hidden_size", True),
-                                      ("hidden_sizes", "hidden_size", True), ("hidden_sixe", "hidden_size", True),
-                                      ("hidden", "hidden_size", False), ("bos_token_id", "eos_token_id", True),
-                                      ("abc", "abc", False)])
+@pytest.mark.parametrize(
+    "a,b,near",
+    [
+        ("num_key_value_head", "num_key_value_heads", True),
+        ("hiden_size", "hidden_size", True),
+        ("hidden_szie", "hidden_size", True),
+        ("hidden_sizes", "hidden_size", True),
+        ("hidden_sixe", "hidden_size", True),
+        ("hidden", "hidden_size", False),
+        ("bos_token_id", "eos_token_id", True),
+        ("abc", "abc", False),
+    ],
+)
 def test_one_edit(a, b, near):
     assert one_edit(a, b) is near and one_edit(b, a) is near
 

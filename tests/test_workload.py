@@ -14,18 +14,24 @@ def _spec(path):
     return normalize(load(path))
 
 
-@pytest.mark.parametrize("path, kv", [
-    ("tests/corpus/hf/deepseek__DeepSeek-V3.json", 70_272),
-    ("tests/corpus/hf/llama3__Meta-Llama-3.1-405B.json", 516_096),
-])
+@pytest.mark.parametrize(
+    "path, kv",
+    [
+        ("tests/corpus/hf/deepseek__DeepSeek-V3.json", 70_272),
+        ("tests/corpus/hf/llama3__Meta-Llama-3.1-405B.json", 516_096),
+    ],
+)
 def test_kv_bytes_per_token_bf16(path, kv):
     w = analyse(_spec(path), load_profile("h100-sxm"), make_scenario("throughput"))
     assert w.kv_bytes_per_token == kv
 
 
 def test_fp8_kv_halves_bytes():
-    w = analyse(_spec("tests/corpus/hf/llama3__Meta-Llama-3.1-405B.json"), load_profile("b200"),
-                make_scenario("throughput", kv_cache="fp8"))
+    w = analyse(
+        _spec("tests/corpus/hf/llama3__Meta-Llama-3.1-405B.json"),
+        load_profile("b200"),
+        make_scenario("throughput", kv_cache="fp8"),
+    )
     assert w.kv_bytes_per_token == 516_096 // 2
 
 
@@ -82,8 +88,23 @@ def test_cli_inspect_with_gpu(capsys):
 
     from colint.cli import main
 
-    assert main(["inspect", "examples/llama-3.1-8b.json", "--gpu", "h200", "--scenario", "latency", "--tp", "2",
-                 "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "inspect",
+                "examples/llama-3.1-8b.json",
+                "--gpu",
+                "h200",
+                "--scenario",
+                "latency",
+                "--tp",
+                "2",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     est = out["estimates"]
     assert est["gpu"] == "h200" and est["scenario"]["tp"] == 2 and est["scenario"]["decode_concurrency"] == 1
@@ -128,8 +149,7 @@ def test_sliding_window_caps_kv_reads_and_footprint():
     sliding, full = by_kind["attention/sliding+dense"], by_kind["attention/full+dense"]
     assert (sliding.attended_tokens, full.attended_tokens) == (1024, 131072)
     assert sliding.bytes == 16 * 1024 * sliding.kv_bytes_per_token
-    assert w.kv_cache_bytes_per_gpu == pytest.approx(
-        16 * (52 * 1024 + 10 * 131072) * full.kv_bytes_per_token)
+    assert w.kv_cache_bytes_per_gpu == pytest.approx(16 * (52 * 1024 + 10 * 131072) * full.kv_bytes_per_token)
 
 
 def test_mamba_state_not_kv():
@@ -150,19 +170,35 @@ def test_expert_all_to_all_matches_deepseek_isca_figure():
     tm = time_model(gb200)
     sc = make_scenario("latency", dtype="fp8", ep=72, concurrency=32)
     # DeepEP low-latency kernels at 32 tokens/rank: one copy per routed expert, FP8 (+1/128 scales) out, BF16 back
-    t = expert_all_to_all_s(32, 8, 7168, sc, gb200) - (tm.a2a_latency_us["ll_dispatch"] + tm.a2a_latency_us["ll_combine"]) * 1e-6
+    t = (
+        expert_all_to_all_s(32, 8, 7168, sc, gb200)
+        - (tm.a2a_latency_us["ll_dispatch"] + tm.a2a_latency_us["ll_combine"]) * 1e-6
+    )
     assert t * tm.link_efficiency * (1 + 4 / 128 + 2) / (1 + 2) == pytest.approx(
-        6.72e-6 * (8 / 9) * (7168 / 7000) * (71 / 72), rel=0.03)
+        6.72e-6 * (8 / 9) * (7168 / 7000) * (71 / 72), rel=0.03
+    )
     w = analyse(_spec("tests/corpus/hf/deepseek__DeepSeek-V3.json"), gb200, sc)
     assert w.steps["decode"].comm_s == pytest.approx(58 * expert_all_to_all_s(32, 8, 7168, sc, gb200))
 
 
 # -- Gemma-4 KV sharing (kv_shared) and K=V full layers (v_from_k) --------------------------------
-GEMMA4_SHARED = {"model_type": "gemma4_text", "hidden_size": 512, "intermediate_size": 1024, "num_hidden_layers": 8,
-                 "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 64, "global_head_dim": 96,
-                 "vocab_size": 1000, "hidden_size_per_layer_input": 0, "num_kv_shared_layers": 3,
-                 "sliding_window": 128, "attention_k_eq_v": True, "num_global_key_value_heads": 1,
-                 "layer_types": ["sliding_attention", "full_attention"] * 4}
+GEMMA4_SHARED = {
+    "model_type": "gemma4_text",
+    "hidden_size": 512,
+    "intermediate_size": 1024,
+    "num_hidden_layers": 8,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 64,
+    "global_head_dim": 96,
+    "vocab_size": 1000,
+    "hidden_size_per_layer_input": 0,
+    "num_kv_shared_layers": 3,
+    "sliding_window": 128,
+    "attention_k_eq_v": True,
+    "num_global_key_value_heads": 1,
+    "layer_types": ["sliding_attention", "full_attention"] * 4,
+}
 
 
 def test_gemma4_kv_sharing_stores_nothing_and_k_eq_v_stores_k_only():
@@ -179,8 +215,11 @@ def test_gemma4_kv_sharing_stores_nothing_and_k_eq_v_stores_k_only():
     assert w.kv_bytes_per_token == 1920 and w.kv_bytes_per_token_per_gpu == 1920
     by_kind = {a.kind: a for a in w.attention["decode"]}
     assert {k: a.kv_bytes_per_token for k, a in by_kind.items()} == {
-        "attention/sliding+dense": 512, "attention/full+dense": 192,
-        "attention/full(kv-shared)+dense": 0, "attention/sliding(kv-shared)+dense": 0}
+        "attention/sliding+dense": 512,
+        "attention/full+dense": 192,
+        "attention/full(kv-shared)+dense": 0,
+        "attention/sliding(kv-shared)+dense": 0,
+    }
     # a KV-sharing layer still reads its producer's cache each step: layer 6 reads layer 4's sliding
     # window (128 tokens x 512 B), layers 5 and 7 read layer 3's K-only full cache (8192 x 192 B)
     assert by_kind["attention/sliding(kv-shared)+dense"].bytes == 128 * 512
@@ -258,7 +297,8 @@ def test_suggest_search_model_mirrors_expert_tokens_under_tp_and_ep(tp):
     target = build_targets(CheckOptions(gpus=["b200"], tp=tp, ep=8))[0]
     axes, tie, _ = _axes(spec, doc, target.scenario)
     est = SearchModel(axes, tie, doc, spec, target.profile, target.scenario, None, None).estimate(
-        np.array([[a.original for a in axes]]))
+        np.array([[a.original for a in axes]])
+    )
     w = analyse(spec, target.profile, target.scenario)
     # attention cores: the op models' estimate interpolated over the search nodes (not exact off the
     # polynomial flops/bytes the roofline used); the candidates shown are re-analysed exactly
@@ -276,9 +316,17 @@ def test_routed_expert_rows_uniform_routing_and_top_k_above_experts():
     assert routed_expert_rows(4, 8, 4) == (1.0, 8)  # top-k > E (CL003) clamps: every expert, 4 x 8 / 4 rows
 
 
-@pytest.mark.parametrize("name", ["deepseek__DeepSeek-V3.json", "qwen3.5-moe__Qwen3.5-397B-A17B.json",
-                                  "gemma__gemma-3-27b.json", "nemotron-h__NVIDIA-Nemotron-3-Super-120B-A12B-FP8.json",
-                                  "llama3__Meta-Llama-3.1-405B.json", "gpt-oss__gpt-oss-120b.json"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "deepseek__DeepSeek-V3.json",
+        "qwen3.5-moe__Qwen3.5-397B-A17B.json",
+        "gemma__gemma-3-27b.json",
+        "nemotron-h__NVIDIA-Nemotron-3-Super-120B-A12B-FP8.json",
+        "llama3__Meta-Llama-3.1-405B.json",
+        "gpt-oss__gpt-oss-120b.json",
+    ],
+)
 def test_memory_at_is_analyse_memory(name):
     """CL801's deployment search prices candidates with memory_at: the very MemoryFit analyse computes (MLA,
     sliding windows, Mamba state, MoE shards, pp splits; two GPUs, two scenarios, two concurrencies)."""
@@ -295,9 +343,14 @@ def test_memory_at_is_analyse_memory(name):
             base = make_scenario(scenario, gpu=profile.name)
             for tp, ep, pp in deployments(spec, profile, base)[:24]:
                 for conc, kvp in ((1, 1), (base.decode_concurrency, 1), (base.decode_concurrency, 2)):
-                    sc = base.model_copy(update={"tp": tp, "ep": ep, "pp": pp, "decode_concurrency": conc,
-                                                 "kvp": kvp})
-                    assert memory_at(spec, profile, sc) == analyse(spec, profile, sc).memory, \
-                        (gpu, scenario, tp, ep, pp, kvp)
+                    sc = base.model_copy(update={"tp": tp, "ep": ep, "pp": pp, "decode_concurrency": conc, "kvp": kvp})
+                    assert memory_at(spec, profile, sc) == analyse(spec, profile, sc).memory, (
+                        gpu,
+                        scenario,
+                        tp,
+                        ep,
+                        pp,
+                        kvp,
+                    )
                     compared += 1
     assert compared >= 40

@@ -26,14 +26,28 @@ from __future__ import annotations
 
 import math
 
-ELEM_BYTES = {"half": 2.0, "float16": 2.0, "fp16": 2.0, "bfloat16": 2.0, "bf16": 2.0, "int8": 1.0, "fp8": 1.0,
-              "float": 4.0, "float32": 4.0, "fp32": 4.0}
+ELEM_BYTES = {
+    "half": 2.0,
+    "float16": 2.0,
+    "fp16": 2.0,
+    "bfloat16": 2.0,
+    "bf16": 2.0,
+    "int8": 1.0,
+    "fp8": 1.0,
+    "float": 4.0,
+    "float32": 4.0,
+    "fp32": 4.0,
+}
 WIRE_BYTES = {"bfloat16": 2.0, "bf16": 2.0, "fp8": 1.0 + 4 / 128, "nvfp4": 0.5 + 1 / 16, "mxfp4": 0.5 + 1 / 32}
 PCIE4_X16_BYTES_PER_S = 31.5e9  # PCIe 4.0 x16, one direction: 16 GT/s x 16 lanes x 128/130 encoding / 8
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "alltoall")
 # bytes each GPU sends per byte of message (nccl-tests bus-bandwidth factors)
-_FACTOR = {"all_reduce": lambda n: 2.0 * (n - 1) / n, "all_gather": lambda n: (n - 1) / n,
-           "reduce_scatter": lambda n: (n - 1) / n, "alltoall": lambda n: (n - 1) / n}
+_FACTOR = {
+    "all_reduce": lambda n: 2.0 * (n - 1) / n,
+    "all_gather": lambda n: (n - 1) / n,
+    "reduce_scatter": lambda n: (n - 1) / n,
+    "alltoall": lambda n: (n - 1) / n,
+}
 
 
 DEFAULT_SCALE_OUT_GBPS = 100.0  # a 400 Gb/s NIC per GPU, bidirectional (ConnectX-7, as on DGX H100/B200)
@@ -91,8 +105,17 @@ def collective(op: str, message_bytes: float, gpus: int, profile, model=None, im
     return best, sol
 
 
-def moe_dispatch_combine(phase: str, tokens: float, hidden: int, topk: int, ep: int, dtype: str, profile,
-                         model=None, backend: str = "deepep_ht") -> tuple[float, float]:
+def moe_dispatch_combine(
+    phase: str,
+    tokens: float,
+    hidden: int,
+    topk: int,
+    ep: int,
+    dtype: str,
+    profile,
+    model=None,
+    backend: str = "deepep_ht",
+) -> tuple[float, float]:
     """(estimate_s, sol_s) of one MoE dispatch or combine of ``tokens`` tokens per rank over ``ep`` ranks."""
     from colint.hardware_profiles import time_model
 

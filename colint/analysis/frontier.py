@@ -122,17 +122,27 @@ class Point:
 
     def public(self) -> dict[str, Any]:
         d = self.deployment
-        return {"deployment": d.label(), "tp": d.tp, "ep": d.ep, "kvp": d.kvp, "attention_dp": d.attention_dp,
-                "gpus": d.gpus,
-                "concurrency": self.concurrency, "itl_s": self.itl_s,
-                "tokens_per_s_per_user": self.tokens_per_s_per_user,
-                "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu, "ftl_s": self.ftl_s,
-                "ftl_pipelined_s": self.ftl_pipelined_s, "ftl_pp": self.ftl_pp,
-                "weight_bytes_per_gpu": self.weight_bytes_per_gpu,
-                "kv_cache_bytes_per_gpu": self.kv_cache_bytes_per_gpu,
-                "activation_bytes_per_gpu": self.activation_bytes_per_gpu,
-                "memory_bytes_per_gpu": self.memory_bytes_per_gpu, "bound": self.bound,
-                "kv_replication": self.kv_replication}
+        return {
+            "deployment": d.label(),
+            "tp": d.tp,
+            "ep": d.ep,
+            "kvp": d.kvp,
+            "attention_dp": d.attention_dp,
+            "gpus": d.gpus,
+            "concurrency": self.concurrency,
+            "itl_s": self.itl_s,
+            "tokens_per_s_per_user": self.tokens_per_s_per_user,
+            "tokens_per_s_per_gpu": self.tokens_per_s_per_gpu,
+            "ftl_s": self.ftl_s,
+            "ftl_pipelined_s": self.ftl_pipelined_s,
+            "ftl_pp": self.ftl_pp,
+            "weight_bytes_per_gpu": self.weight_bytes_per_gpu,
+            "kv_cache_bytes_per_gpu": self.kv_cache_bytes_per_gpu,
+            "activation_bytes_per_gpu": self.activation_bytes_per_gpu,
+            "memory_bytes_per_gpu": self.memory_bytes_per_gpu,
+            "bound": self.bound,
+            "kv_replication": self.kv_replication,
+        }
 
 
 @dataclass
@@ -157,12 +167,21 @@ class Frontier:
         return throughput_at(self.frontier, tokens_per_s_per_user)
 
     def public(self) -> dict[str, Any]:
-        return {"path": self.path, "variant": self.variant, "gpu": self.gpu, "label": self.label,
-                "domain_size": self.domain_size, "hbm_bytes": self.hbm_bytes,
-                "deployments": [d.label() for d in self.deployments],
-                "unfit_deployments": self.unfit_deployments, "points_priced": len(self.points) + self.dropped,
-                "points_dropped_not_fit": self.dropped, "notes": self.notes,
-                "frontier": [p.public() for p in self.frontier], "points": [p.public() for p in self.points]}
+        return {
+            "path": self.path,
+            "variant": self.variant,
+            "gpu": self.gpu,
+            "label": self.label,
+            "domain_size": self.domain_size,
+            "hbm_bytes": self.hbm_bytes,
+            "deployments": [d.label() for d in self.deployments],
+            "unfit_deployments": self.unfit_deployments,
+            "points_priced": len(self.points) + self.dropped,
+            "points_dropped_not_fit": self.dropped,
+            "notes": self.notes,
+            "frontier": [p.public() for p in self.frontier],
+            "points": [p.public() for p in self.points],
+        }
 
 
 # ------------------------------------------------------------------------------ enumeration
@@ -230,8 +249,9 @@ def concurrency_grid(limit: int) -> list[int]:
 
 def scenario_for(base, d: Deployment, concurrency: int):
     """The scenario `inspect --gpu` prices deployment ``d`` at ``concurrency`` with."""
-    return base.model_copy(update={"tp": d.tp, "ep": d.ep, "kvp": d.kvp, "pp": 1, "dp": 1,
-                                   "decode_concurrency": int(concurrency)})
+    return base.model_copy(
+        update={"tp": d.tp, "ep": d.ep, "kvp": d.kvp, "pp": 1, "dp": 1, "decode_concurrency": int(concurrency)}
+    )
 
 
 # ------------------------------------------------------------------------------ memory
@@ -258,8 +278,9 @@ def _activation_terms(w) -> tuple[int, float, float, int]:
     cached = w.__dict__.get("_frontier_activation_terms")
     if cached is None:
         h = w.spec.hidden_size
-        prefill = (w.scenario.prefill_tokens * 2.0 * h * B_ACT
-                   + max((r.m * max(r.instances, 1.0) * (r.k + r.n) * B_ACT for r in w.gemms["prefill"]), default=0.0))
+        prefill = w.scenario.prefill_tokens * 2.0 * h * B_ACT + max(
+            (r.m * max(r.instances, 1.0) * (r.k + r.n) * B_ACT for r in w.gemms["prefill"]), default=0.0
+        )
         gemm = max((r.m * max(r.instances, 1.0) * (r.k + r.n) * B_ACT for r in w.gemms["decode"]), default=0.0)
         cached = w.__dict__["_frontier_activation_terms"] = (h, prefill, gemm, w.scenario.decode_concurrency)
     return cached
@@ -315,15 +336,22 @@ def _decode_prices(spec, profile, grid, w1, w2):
         else:
             m = np.asarray(grid, dtype=np.int64)
             n_eff = np.full(b.size, row.n, dtype=np.int64)
-        jobs.setdefault((row.dtype, expert), []).append((m, n_eff, np.full(b.size, row.k, dtype=np.int64),
-                                                         row.layers))
+        jobs.setdefault((row.dtype, expert), []).append((m, n_eff, np.full(b.size, row.k, dtype=np.int64), row.layers))
     for (dtype, grouped), sel in jobs.items():
-        t = estimate_unique(np.concatenate([j[0] for j in sel]), np.concatenate([j[1] for j in sel]),
-                            np.concatenate([j[2] for j in sel]), dtype, profile, sc.outputs, grouped=grouped)
+        t = estimate_unique(
+            np.concatenate([j[0] for j in sel]),
+            np.concatenate([j[1] for j in sel]),
+            np.concatenate([j[2] for j in sel]),
+            dtype,
+            profile,
+            sc.outputs,
+            grouped=grouped,
+        )
         for i, j in enumerate(sel):
-            total += t[i * b.size:(i + 1) * b.size] * j[3]
-    total += np.asarray([decode_extras_s(spec, profile, sc.model_copy(update={"decode_concurrency": int(bi)}))
-                         for bi in grid])
+            total += t[i * b.size : (i + 1) * b.size] * j[3]
+    total += np.asarray(
+        [decode_extras_s(spec, profile, sc.model_copy(update={"decode_concurrency": int(bi)})) for bi in grid]
+    )
     kv = w1.kv_cache_bytes_per_gpu + (w2.kv_cache_bytes_per_gpu - w1.kv_cache_bytes_per_gpu) * (b - b1) / (b2 - b1)
     return _Priced(total, kv, activation_bytes_per_gpu(w1, b))
 
@@ -363,8 +391,9 @@ def pipelined_ftl(w, stages: int) -> Optional[float]:
     chunks = _prefill_shape(w.scenario)[2]
     if stages == 1:
         return w.steps["prefill"].ftl_s
-    part = best_partition([c.prefill_s for c in w.layer_costs], stages, w.embedding_cost.prefill_s,
-                          w.lm_head_cost.prefill_s)
+    part = best_partition(
+        [c.prefill_s for c in w.layer_costs], stages, w.embedding_cost.prefill_s, w.lm_head_cost.prefill_s
+    )
     if part is None:
         return None
     link_bytes_per_s = max(w.profile.interconnect_gbps, 1.0) * 1e9 / 2  # one direction, as analyse
@@ -400,9 +429,17 @@ def step_bound(w) -> str:
 
 
 def _point(d: Deployment, b: int, w, ftl_s: float, activation_bytes: float) -> Point:
-    return Point(d, b, w.steps["decode"].estimate_s, ftl_s, w.weight_bytes_per_gpu, w.kv_cache_bytes_per_gpu,
-                 activation_bytes, step_bound(w),
-                 kv_replication=max((a.kv_replication for a in w.attention["decode"]), default=1))
+    return Point(
+        d,
+        b,
+        w.steps["decode"].estimate_s,
+        ftl_s,
+        w.weight_bytes_per_gpu,
+        w.kv_cache_bytes_per_gpu,
+        activation_bytes,
+        step_bound(w),
+        kv_replication=max((a.kv_replication for a in w.attention["decode"]), default=1),
+    )
 
 
 def pareto(points: list[Point]) -> list[Point]:
@@ -441,8 +478,7 @@ def throughput_at(frontier: list[Point], tokens_per_s_per_user: float) -> Option
     return pts[-1].tokens_per_s_per_gpu
 
 
-def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None, *,
-             exact: bool = False) -> Frontier:
+def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None, *, exact: bool = False) -> Frontier:
     """The frontier of ``spec`` on ``profile`` for scenario ``base`` (its formats, context and
     prefill tokens; its tp/ep/pp/concurrency are what is enumerated). ``exact``: price every point
     with ``analyse`` (what the vectorized path must equal; tests and the fallback use it)."""
@@ -483,17 +519,32 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
         if not exact:
             # the grid and the two probes in one vectorized call; the price must reproduce the probes
             priced = _decode_prices(spec, profile, grid + list(PROBE_CONCURRENCY), w1, w2)
-            if priced is None or not all(_close(float(priced.itl_s[len(grid) + i]), w.steps["decode"].estimate_s)
-                                         for i, w in enumerate((w1, w2))):
-                return _exact(spec, profile, base, path, variant, f"{d.label()}: the vectorized price does not "
-                              "reproduce analyse at the probe concurrencies")
+            if priced is None or not all(
+                _close(float(priced.itl_s[len(grid) + i]), w.steps["decode"].estimate_s) for i, w in enumerate((w1, w2))
+            ):
+                return _exact(
+                    spec,
+                    profile,
+                    base,
+                    path,
+                    variant,
+                    f"{d.label()}: the vectorized price does not reproduce analyse at the probe concurrencies",
+                )
         for i, b in enumerate(grid):
             if priced is None:
-                p = _point(d, b, analyse(spec, profile, scenario_for(base, d, b)), ftl,
-                           float(activation_bytes_per_gpu(w1, b)))
+                p = _point(
+                    d, b, analyse(spec, profile, scenario_for(base, d, b)), ftl, float(activation_bytes_per_gpu(w1, b))
+                )
             else:
-                p = Point(d, b, float(priced.itl_s[i]), ftl, w1.weight_bytes_per_gpu, float(priced.kv_bytes[i]),
-                          float(priced.act_bytes[i]))
+                p = Point(
+                    d,
+                    b,
+                    float(priced.itl_s[i]),
+                    ftl,
+                    w1.weight_bytes_per_gpu,
+                    float(priced.kv_bytes[i]),
+                    float(priced.act_bytes[i]),
+                )
             if p.memory_bytes_per_gpu > usable or b > w1.max_decode_concurrency:
                 dropped += 1  # (the limit is computed to fit: a guard, not the filter)
                 continue
@@ -510,26 +561,51 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
             q = _point(p.deployment, p.concurrency, w, p.ftl_s, p.activation_bytes_per_gpu)
             q.ftl_pipelined_s, q.ftl_pp = p.ftl_pipelined_s, p.ftl_pp
             if not (_close(q.itl_s, p.itl_s) and _close(q.kv_cache_bytes_per_gpu, p.kv_cache_bytes_per_gpu)):
-                return _exact(spec, profile, base, path, variant, f"{p.deployment.label()} at concurrency "
-                              f"{p.concurrency}: the vectorized price differs from analyse")
+                return _exact(
+                    spec,
+                    profile,
+                    base,
+                    path,
+                    variant,
+                    f"{p.deployment.label()} at concurrency {p.concurrency}: the vectorized price differs from analyse",
+                )
             checked.append(q)
         front = checked
     replicated = [p for p in front if p.kv_replication > 1]
     if replicated:
-        notes.append(f"{len(replicated)} of the {len(front)} frontier points hold the same KV cache on up to "
-                     f"{max(p.kv_replication for p in replicated)} GPUs (tp above the KV heads; MLA: every tp rank)")
-    label = (f"estimate: {profile.name}, {base.gemm_format} weights, KV cache {base.kv_cache}, context "
-             f"{base.context}, prefill {base.prefill_tokens} tokens per forward")
-    return Frontier(path, profile.name, label, profile.domain_size, hbm, deps, points, front, dropped, unfit, notes,
-                    dict(variant or {}), time.perf_counter() - t0)
+        notes.append(
+            f"{len(replicated)} of the {len(front)} frontier points hold the same KV cache on up to "
+            f"{max(p.kv_replication for p in replicated)} GPUs (tp above the KV heads; MLA: every tp rank)"
+        )
+    label = (
+        f"estimate: {profile.name}, {base.gemm_format} weights, KV cache {base.kv_cache}, context "
+        f"{base.context}, prefill {base.prefill_tokens} tokens per forward"
+    )
+    return Frontier(
+        path,
+        profile.name,
+        label,
+        profile.domain_size,
+        hbm,
+        deps,
+        points,
+        front,
+        dropped,
+        unfit,
+        notes,
+        dict(variant or {}),
+        time.perf_counter() - t0,
+    )
 
 
 def _exact(spec, profile, base, path, variant, why: str) -> Frontier:
     """The frontier priced by analyse at every point, with a note saying why (the fast path's guard)."""
     t0 = time.perf_counter()
     f = frontier(spec, profile, base, path, variant, exact=True)
-    f.notes.insert(0, f"every point priced by analyse (slower): {why} - the step model is no longer affine in "
-                      "the concurrency there")
+    f.notes.insert(
+        0,
+        f"every point priced by analyse (slower): {why} - the step model is no longer affine in the concurrency there",
+    )
     f.seconds = time.perf_counter() - t0
     return f
 
@@ -539,6 +615,12 @@ def compare(a: Frontier, b: Frontier, levels=INTERACTIVITY_LEVELS) -> list[dict[
     rows = []
     for u in levels:
         ta, tb = a.throughput_at(u), b.throughput_at(u)
-        rows.append({"tokens_per_s_per_user": u, "a_tokens_per_s_per_gpu": ta, "b_tokens_per_s_per_gpu": tb,
-                     "gain": (tb / ta) if ta and tb else None})
+        rows.append(
+            {
+                "tokens_per_s_per_user": u,
+                "a_tokens_per_s_per_gpu": ta,
+                "b_tokens_per_s_per_gpu": tb,
+                "gain": (tb / ta) if ta and tb else None,
+            }
+        )
     return rows

@@ -19,8 +19,17 @@ from colint.errors import ProfileError, UsageError
 MAX_GEMM_DIM = 1 << 31  # larger dims overflow the vectorized model's int64 products (1 << 40 gave NaN)
 
 MAX_CSV_BYTES = 64 * 1024 * 1024  # about 2 million rows (a second per 100,000); refused unread beyond
-OUT_COLUMNS = ("sol_s", "estimate_s", "bound", "tile_efficiency", "wave_efficiency", "arithmetic_intensity",
-               "math_s", "memory_s", "ridge")
+OUT_COLUMNS = (
+    "sol_s",
+    "estimate_s",
+    "bound",
+    "tile_efficiency",
+    "wave_efficiency",
+    "arithmetic_intensity",
+    "math_s",
+    "memory_s",
+    "ridge",
+)
 
 
 def _read(path: str) -> tuple[list[str], str, list[str], int]:
@@ -37,8 +46,12 @@ def _read(path: str) -> tuple[list[str], str, list[str], int]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        raise UsageError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})", path=path, line=line,
-                         column=exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1) from None
+        raise UsageError(
+            f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
+            path=path,
+            line=line,
+            column=exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1,
+        ) from None
     lines = text.splitlines()
     comments: list[str] = []
     i = 0
@@ -48,7 +61,7 @@ def _read(path: str) -> tuple[list[str], str, list[str], int]:
         i += 1
     if i >= len(lines):
         raise UsageError("no header row (need columns dtype,m,n,k)", path=path, line=i + 1)
-    data = [ln for ln in lines[i + 1:] if ln.strip()]
+    data = [ln for ln in lines[i + 1 :] if ln.strip()]
     return comments, lines[i], data, i + 1
 
 
@@ -68,8 +81,9 @@ def estimate_csv(path: str, profile, out_dtype: str | None = None) -> str:
     rows = list(csv.reader(lines))
     short = next((r for r, row in enumerate(rows) if len(row) < width), None)
     if short is not None:
-        raise UsageError(f"expected {width} columns, found {len(rows[short])}", path=path,
-                         line=header_line_no + 1 + short)
+        raise UsageError(
+            f"expected {width} columns, found {len(rows[short])}", path=path, line=header_line_no + 1 + short
+        )
     dims = np.zeros((len(rows), 3), dtype=np.int64)
     for j, col in enumerate(("m", "n", "k")):
         values = [row[idx[col]] for row in rows]
@@ -82,19 +96,28 @@ def estimate_csv(path: str, profile, out_dtype: str | None = None) -> str:
             raise UsageError(f"'{shown}' {why}", path=path, line=header_line_no + 1 + bad, key=col) from None
         if values and dims[:, j].max() > MAX_GEMM_DIM:
             bad = int(np.argmax(dims[:, j]))
-            raise UsageError(f"{dims[bad, j]:,} is beyond the {MAX_GEMM_DIM:,} a GEMM dimension may be", path=path,
-                             line=header_line_no + 1 + bad, key=col)
+            raise UsageError(
+                f"{dims[bad, j]:,} is beyond the {MAX_GEMM_DIM:,} a GEMM dimension may be",
+                path=path,
+                line=header_line_no + 1 + bad,
+                key=col,
+            )
         if values and dims[:, j].min() < 1:
             bad = int(np.argmin(dims[:, j]))
-            raise UsageError(f"must be a positive integer (got {dims[bad, j]})", path=path,
-                             line=header_line_no + 1 + bad, key=col)
+            raise UsageError(
+                f"must be a positive integer (got {dims[bad, j]})", path=path, line=header_line_no + 1 + bad, key=col
+            )
     raw = [row[idx["dtype"]] for row in rows]
     names = {d: ALIASES.get(d.strip().lower(), d.strip().lower()) for d in set(raw)}
     for d, fmt in names.items():
         if fmt not in FORMATS:
             bad = raw.index(d)
-            raise UsageError(f"unknown dtype '{d}'; known: {', '.join(FORMATS)}", path=path,
-                             line=header_line_no + 1 + bad, key="dtype")
+            raise UsageError(
+                f"unknown dtype '{d}'; known: {', '.join(FORMATS)}",
+                path=path,
+                line=header_line_no + 1 + bad,
+                key="dtype",
+            )
     dt = np.array([names[d] for d in raw]) if raw else np.array([], dtype=str)
     text_cols = {c: np.empty(len(rows), dtype=object) for c in OUT_COLUMNS}
     for d in sorted(set(names.values())):

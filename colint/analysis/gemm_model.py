@@ -46,25 +46,50 @@ FORMATS: dict[str, tuple[str, float, float]] = {
     "int4_wo": ("bf16", 2.0, 0.5),
 }
 # Output element sizes (--out-dtype); block-scaled outputs carry their scale bytes.
-OUT_BYTES: dict[str, float] = {"fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0,
-                               "fp8_block": 1.0 + 4 / 128, "mxfp8": 1.0 + 1 / 32, "nvfp4": 0.5 + 1 / 16,
-                               "mxfp4": 0.5 + 1 / 32, "int32": 4.0}
+OUT_BYTES: dict[str, float] = {
+    "fp32": 4.0,
+    "tf32": 4.0,
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "fp8_block": 1.0 + 4 / 128,
+    "mxfp8": 1.0 + 1 / 32,
+    "nvfp4": 0.5 + 1 / 16,
+    "mxfp4": 0.5 + 1 / 32,
+    "int32": 4.0,
+}
 # Block size of a format's scales along K (CL4xx reads these): elements per scale.
 SCALE_BLOCK: dict[str, int] = {"fp8_block": 128, "mxfp8": 32, "fp6": 32, "nvfp4": 16, "mxfp4": 32}
 DEFAULT_OUT = "bf16"
 SPLIT_K = (1, 2, 4, 8, 16)  # split-K factors a library uses when the grid is under one wave
 # Extra HBM bytes per activation element for quantizing BF16 activations before the GEMM:
 # read BF16 (2 B) + write the quantized copy; per-tensor FP8 also reads once more for its amax.
-QUANT_PASS_BYTES: dict[str, float] = {"fp8": 2.0 + 2.0 + 1.0, "fp8_block": 2.0 + FORMATS["fp8_block"][1],
-                                      "int8": 2.0 + 1.0, "nvfp4": 2.0 + FORMATS["nvfp4"][1],
-                                      "mxfp4": 2.0 + FORMATS["mxfp4"][1], "mxfp8": 2.0 + FORMATS["mxfp8"][1],
-                                      "fp6": 2.0 + FORMATS["fp6"][1]}
+QUANT_PASS_BYTES: dict[str, float] = {
+    "fp8": 2.0 + 2.0 + 1.0,
+    "fp8_block": 2.0 + FORMATS["fp8_block"][1],
+    "int8": 2.0 + 1.0,
+    "nvfp4": 2.0 + FORMATS["nvfp4"][1],
+    "mxfp4": 2.0 + FORMATS["mxfp4"][1],
+    "mxfp8": 2.0 + FORMATS["mxfp8"][1],
+    "fp6": 2.0 + FORMATS["fp6"][1],
+}
 
 
 # Other spellings of the formats (measurement files, frameworks) -> colint's names.
-ALIASES: dict[str, str] = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float8": "fp8", "e4m3": "fp8",
-                           "fp8_e4m3": "fp8", "sq": "int8", "w8a8": "int8", "w8a16": "int8_wo", "w4a16": "int4_wo",
-                           "float32": "tf32"}
+ALIASES: dict[str, str] = {
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "half": "fp16",
+    "float8": "fp8",
+    "e4m3": "fp8",
+    "fp8_e4m3": "fp8",
+    "sq": "int8",
+    "w8a8": "int8",
+    "w8a16": "int8_wo",
+    "w4a16": "int4_wo",
+    "float32": "tf32",
+}
 
 
 def canonical(dtype: str) -> str:
@@ -79,8 +104,10 @@ def check_format(profile, dtype: str) -> str:
         raise ProfileError(f"unknown GEMM format '{dtype}'; known: {', '.join(FORMATS)}")
     hw = FORMATS[dtype][0]
     if not profile.has(hw):
-        raise ProfileError(f"format {dtype} is not native on {profile.name} ({profile.architecture}); "
-                           f"native: {', '.join(profile.peak_tflops)}")
+        raise ProfileError(
+            f"format {dtype} is not native on {profile.name} ({profile.architecture}); "
+            f"native: {', '.join(profile.peak_tflops)}"
+        )
     return hw
 
 
@@ -117,8 +144,23 @@ class GemmTime:
     m_star: float  # M at which this N, K turns compute-bound (speed of light); inf if never
 
     def public(self) -> dict:
-        keys = ("m", "n", "k", "dtype", "flops", "bytes", "arithmetic_intensity", "ridge", "bound", "math_s",
-                "memory_s", "sol_s", "estimate_s", "tile_efficiency", "wave_efficiency")
+        keys = (
+            "m",
+            "n",
+            "k",
+            "dtype",
+            "flops",
+            "bytes",
+            "arithmetic_intensity",
+            "ridge",
+            "bound",
+            "math_s",
+            "memory_s",
+            "sol_s",
+            "estimate_s",
+            "tile_efficiency",
+            "wave_efficiency",
+        )
         d = asdict(self)
         out = {k: d[k] for k in keys}
         out.update({k: d[k] for k in d if k not in out})
@@ -182,7 +224,9 @@ def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp, standalone: b
     write_b = mf * nf * OUT_BYTES[out_dtype]
     total_b = read_b + write_b
     math_s, memory_s = flops / peak, total_b / bw
-    eta_c = model.compute_efficiency.get(dtype, model.compute_efficiency.get(hw, min(model.compute_efficiency.values())))
+    eta_c = model.compute_efficiency.get(
+        dtype, model.compute_efficiency.get(hw, min(model.compute_efficiency.values()))
+    )
     kt = profile.tiles.k_tile.get(hw, 64)
     k_steps = -(-k // kt)
     eta_k = kf / (k_steps * kt)
@@ -202,8 +246,9 @@ def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp, standalone: b
     inv_p = 1.0 / p_exp
     peak_c = peak * eta_c
     best = None
-    for tile_m, tile_n, sms in [(t.m, t.n, t.sms) for t in profile.tiles.format_candidates.get(
-            hw, profile.tiles.candidates)]:
+    for tile_m, tile_n, sms in [
+        (t.m, t.n, t.sms) for t in profile.tiles.format_candidates.get(hw, profile.tiles.candidates)
+    ]:
         slots = max(1, sm_count // sms)
         tm_count, tn_count = -(-m // tile_m), -(-n // tile_n)
         tiles = tm_count * tn_count
@@ -235,16 +280,37 @@ def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp, standalone: b
                 better = ok & (t < best["estimate_s"])
                 if not xp.any(better):
                     continue
-            cand = {"estimate_s": t, "t_math": t_math, "t_mem": t_mem, "tile_m": tile_m, "tile_n": tile_n,
-                    "tile_sms": sms, "split_k": split, "tile_efficiency": eta_tile, "wave_efficiency": eta_wave}
+            cand = {
+                "estimate_s": t,
+                "t_math": t_math,
+                "t_mem": t_mem,
+                "tile_m": tile_m,
+                "tile_n": tile_n,
+                "tile_sms": sms,
+                "split_k": split,
+                "tile_efficiency": eta_tile,
+                "wave_efficiency": eta_wave,
+            }
             if best is None:
                 best = cand
                 continue
             for key, val in cand.items():
                 best[key] = xp.where(better, val, best[key])
-    best.update(flops=flops, bytes=total_b, read_bytes=read_b, write_bytes=write_b, math_s=math_s,
-                memory_s=memory_s, read_s=read_b / bw, write_s=write_b / bw, sol_s=xp.maximum(math_s, memory_s),
-                arithmetic_intensity=flops / total_b, ridge=peak / bw, k_efficiency=eta_k, fixed_s=fixed_s)
+    best.update(
+        flops=flops,
+        bytes=total_b,
+        read_bytes=read_b,
+        write_bytes=write_b,
+        math_s=math_s,
+        memory_s=memory_s,
+        read_s=read_b / bw,
+        write_s=write_b / bw,
+        sol_s=xp.maximum(math_s, memory_s),
+        arithmetic_intensity=flops / total_b,
+        ridge=peak / bw,
+        k_efficiency=eta_k,
+        fixed_s=fixed_s,
+    )
     return best
 
 
@@ -268,8 +334,9 @@ def clear_memo() -> None:
     _MEMO.clear()
 
 
-def estimate(m: int, n: int, k: int, dtype: str, profile, out_dtype: str | None = None, model=None,
-             standalone: bool = True) -> GemmTime:
+def estimate(
+    m: int, n: int, k: int, dtype: str, profile, out_dtype: str | None = None, model=None, standalone: bool = True
+) -> GemmTime:
     """Speed of light and the time model's estimate for one GEMM (pure Python; memoized).
 
     ``standalone=False``: the GEMM inside a served model, its activation quantization fused into the
@@ -302,19 +369,39 @@ def _estimate(m, n, k, dtype: str, profile, out_dtype: str | None, model, standa
         est_bound = "compute" if r["t_math"] >= r["t_mem"] else "memory"
     _, b_a, b_w = FORMATS[dtype]
     return GemmTime(
-        m=m, n=n, k=k, dtype=dtype, out_dtype=out_dtype, flops=r["flops"], bytes=r["bytes"],
-        read_bytes=r["read_bytes"], write_bytes=r["write_bytes"], arithmetic_intensity=r["arithmetic_intensity"],
-        ridge=r["ridge"], bound="compute" if r["math_s"] >= r["memory_s"] else "memory", math_s=r["math_s"],
-        memory_s=r["memory_s"], read_s=r["read_s"], write_s=r["write_s"], sol_s=r["sol_s"],
-        estimate_s=r["estimate_s"], estimate_bound=est_bound, tile_m=r["tile_m"], tile_n=r["tile_n"],
-        tile_sms=r["tile_sms"], split_k=r["split_k"], tile_efficiency=r["tile_efficiency"],
-        k_efficiency=r["k_efficiency"], wave_efficiency=r["wave_efficiency"],
+        m=m,
+        n=n,
+        k=k,
+        dtype=dtype,
+        out_dtype=out_dtype,
+        flops=r["flops"],
+        bytes=r["bytes"],
+        read_bytes=r["read_bytes"],
+        write_bytes=r["write_bytes"],
+        arithmetic_intensity=r["arithmetic_intensity"],
+        ridge=r["ridge"],
+        bound="compute" if r["math_s"] >= r["memory_s"] else "memory",
+        math_s=r["math_s"],
+        memory_s=r["memory_s"],
+        read_s=r["read_s"],
+        write_s=r["write_s"],
+        sol_s=r["sol_s"],
+        estimate_s=r["estimate_s"],
+        estimate_bound=est_bound,
+        tile_m=r["tile_m"],
+        tile_n=r["tile_n"],
+        tile_sms=r["tile_sms"],
+        split_k=r["split_k"],
+        tile_efficiency=r["tile_efficiency"],
+        k_efficiency=r["k_efficiency"],
+        wave_efficiency=r["wave_efficiency"],
         m_star=m_star(n, k, b_a, b_w, OUT_BYTES[out_dtype], r["ridge"]),
     )
 
 
-def estimate_arrays(m, n, k, dtype: str, profile, out_dtype: str | None = None, model=None,
-                    standalone: bool = True) -> dict:
+def estimate_arrays(
+    m, n, k, dtype: str, profile, out_dtype: str | None = None, model=None, standalone: bool = True
+) -> dict:
     """The same model on numpy arrays of M, N, K (one format). Returns a dict of arrays:
     flops, bytes, arithmetic_intensity, ridge, math_s, memory_s, sol_s, estimate_s, bound
     (str array), tile_efficiency, wave_efficiency, k_efficiency, split_k, tile_m, tile_n."""

@@ -23,8 +23,22 @@ def gemms(spec: ModelSpec, merge: bool = True) -> list[Gemm]:
         if n_layers:
             out += kind_gemms(kind, spec.hidden_size, n_layers)
     if spec.vocab_size:
-        out.append(Gemm("lm_head", spec.hidden_size, spec.vocab_size, 1, 1, 1.0, False, "column", None,
-                        "hidden_size", "vocab_size", ""))
+        out.append(
+            Gemm(
+                "lm_head",
+                spec.hidden_size,
+                spec.vocab_size,
+                1,
+                1,
+                1.0,
+                False,
+                "column",
+                None,
+                "hidden_size",
+                "vocab_size",
+                "",
+            )
+        )
     if not merge:
         return out
     merged: dict[tuple, Gemm] = {}
@@ -33,8 +47,20 @@ def gemms(spec: ModelSpec, merge: bool = True) -> list[Gemm]:
         if key in merged:
             prev = merged[key]
             same_kind = prev.kind if prev.kind == g.kind else None
-            merged[key] = Gemm(prev.name, prev.k, prev.n, prev.layers + g.layers, prev.count, prev.m_per_token,
-                               prev.bias, prev.parallel, prev.group, prev.k_field, prev.n_field, same_kind)
+            merged[key] = Gemm(
+                prev.name,
+                prev.k,
+                prev.n,
+                prev.layers + g.layers,
+                prev.count,
+                prev.m_per_token,
+                prev.bias,
+                prev.parallel,
+                prev.group,
+                prev.k_field,
+                prev.n_field,
+                same_kind,
+            )
         else:
             merged[key] = g
     return list(merged.values())

@@ -89,5 +89,11 @@ def kv_cache_bytes_per_token(spec: ModelSpec, bytes_per_elem: float = 2.0) -> in
 
 def state_bytes_per_sequence(spec: ModelSpec, bytes_per_elem: float = 2.0) -> int:
     counts = spec.layer_counts()
-    return int(round(sum(n * sum(mixer_state_bytes(m, bytes_per_elem) for m in kind_mixers(k))
-                         for k, n in zip(spec.layer_kinds, counts))))
+    return int(
+        round(
+            sum(
+                n * sum(mixer_state_bytes(m, bytes_per_elem) for m in kind_mixers(k))
+                for k, n in zip(spec.layer_kinds, counts)
+            )
+        )
+    )

@@ -74,8 +74,13 @@ def activation_bytes(hidden: int, rows_by_regime: dict, tokens_by_regime: dict[s
     return peak
 
 
-def memory_fit(weight_bytes_per_gpu: float, kv_bytes_per_sequence_per_gpu: float, activation_bytes_per_gpu: float,
-               concurrency: int, memory_gb: float) -> MemoryFit:
+def memory_fit(
+    weight_bytes_per_gpu: float,
+    kv_bytes_per_sequence_per_gpu: float,
+    activation_bytes_per_gpu: float,
+    concurrency: int,
+    memory_gb: float,
+) -> MemoryFit:
     hbm = memory_gb * 1e9
     usable = USABLE_HBM_SHARE * hbm
     room = usable - weight_bytes_per_gpu - activation_bytes_per_gpu
@@ -85,5 +90,12 @@ def memory_fit(weight_bytes_per_gpu: float, kv_bytes_per_sequence_per_gpu: float
         max_conc = 10**9
     else:
         max_conc = int(room // kv_bytes_per_sequence_per_gpu)
-    return MemoryFit(weight_bytes_per_gpu, concurrency * kv_bytes_per_sequence_per_gpu, activation_bytes_per_gpu,
-                     kv_bytes_per_sequence_per_gpu, hbm, usable, max_conc)
+    return MemoryFit(
+        weight_bytes_per_gpu,
+        concurrency * kv_bytes_per_sequence_per_gpu,
+        activation_bytes_per_gpu,
+        kv_bytes_per_sequence_per_gpu,
+        hbm,
+        usable,
+        max_conc,
+    )

@@ -22,8 +22,16 @@ from __future__ import annotations
 
 from colint.analysis.gemm_model import _Scalar
 
-KV_BYTES = {"bfloat16": 2.0, "bf16": 2.0, "float16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0,
-            "nvfp4": 0.5 + 1 / 16, "fp4": 0.5 + 1 / 16}
+KV_BYTES = {
+    "bfloat16": 2.0,
+    "bf16": 2.0,
+    "float16": 2.0,
+    "fp16": 2.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "nvfp4": 0.5 + 1 / 16,
+    "fp4": 0.5 + 1 / 16,
+}
 XQA_MAX_GROUP = 32  # query heads per KV head that one XQA CTA serves (MEAS: jump between 32 and 48)
 DECODE_CHUNK = 256  # tokens per CTA of a multi-block decode kernel (TensorRT-LLM XQA/MMHA, FlashDecoding)
 
@@ -50,8 +58,9 @@ def _grid_bandwidth(ctas, profile, tmod, xp):
     return xp.minimum(1.0, xp.minimum(ctas, sms) * tmod.per_sm_bandwidth_share / sms)
 
 
-def decode_attention(b, ctx, heads, kv_heads, head_dim, window, kv_dtype: str, profile, tmod=None, xp=_Scalar,
-                     q_dtype: str = "bf16"):
+def decode_attention(
+    b, ctx, heads, kv_heads, head_dim, window, kv_dtype: str, profile, tmod=None, xp=_Scalar, q_dtype: str = "bf16"
+):
     """One decode step of GQA/MHA attention for ``b`` sequences with ``ctx`` cached tokens each
     (the new token included), ``heads``/``kv_heads`` on this GPU; ``window`` 0 = full.
 
@@ -100,8 +109,21 @@ def _causal_tiles(q_tiles, window_tiles, causal: bool, xp):
     return c * (c + 1) / 2.0 + (t - c) * c
 
 
-def context_attention(b, seq, heads, kv_heads, head_dim, window, dtype: str, kv_dtype: str, profile, tmod=None,
-                      xp=_Scalar, v_head_dim=None, causal: bool = True):
+def context_attention(
+    b,
+    seq,
+    heads,
+    kv_heads,
+    head_dim,
+    window,
+    dtype: str,
+    kv_dtype: str,
+    profile,
+    tmod=None,
+    xp=_Scalar,
+    v_head_dim=None,
+    causal: bool = True,
+):
     """One prefill of ``b`` sequences of ``seq`` tokens (no cached prefix), ``heads`` on this GPU."""
     from colint.hardware_profiles import time_model
 
@@ -178,5 +200,17 @@ def mla_decode(b, ctx, heads, kv_lora: int, rope: int, kv_dtype: str, profile, t
 
 def mla_prefill(b, seq, heads, qk_head_dim: int, v_head_dim: int, kv_dtype: str, profile, tmod=None, xp=_Scalar):
     """One MLA prefill (not absorbed: per-head K of nope + rope, V of v_head_dim), no cached prefix."""
-    return context_attention(b, seq, heads, heads, qk_head_dim, 0 if xp is _Scalar else seq * 0, "bf16", kv_dtype,
-                             profile, tmod, xp, v_head_dim=v_head_dim)
+    return context_attention(
+        b,
+        seq,
+        heads,
+        heads,
+        qk_head_dim,
+        0 if xp is _Scalar else seq * 0,
+        "bf16",
+        kv_dtype,
+        profile,
+        tmod,
+        xp,
+        v_head_dim=v_head_dim,
+    )

@@ -15,10 +15,20 @@ import io
 from colint.errors import UsageError
 
 MLA_KV_LORA, MLA_ROPE, MLA_QK_NOPE, MLA_V = 512, 64, 128, 128  # DeepSeek-V3 MLA (the measured kernels' shapes)
-OP_FAMILY = {"generation_attention": "generation_attention", "context_attention": "context_attention",
-             "mla_generation": "mla_generation", "mla_context": "mla_context", "moe": "moe",
-             "all_reduce": "collective", "all_gather": "collective", "reduce_scatter": "collective",
-             "alltoall": "collective", "moe_a2a": "moe_a2a", "moe_dispatch": "moe_a2a", "moe_combine": "moe_a2a"}
+OP_FAMILY = {
+    "generation_attention": "generation_attention",
+    "context_attention": "context_attention",
+    "mla_generation": "mla_generation",
+    "mla_context": "mla_context",
+    "moe": "moe",
+    "all_reduce": "collective",
+    "all_gather": "collective",
+    "reduce_scatter": "collective",
+    "alltoall": "collective",
+    "moe_a2a": "moe_a2a",
+    "moe_dispatch": "moe_a2a",
+    "moe_combine": "moe_a2a",
+}
 REQUIRED = {
     "generation_attention": ("batch_size", "step", "num_heads", "num_key_value_heads", "head_dim"),
     "context_attention": ("batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim"),
@@ -53,39 +63,89 @@ def row_estimate(row: dict, profile, model=None) -> tuple[float, float] | None:
         return None
     kv = (row.get("kv_cache_dtype") or "bfloat16").strip().lower()
     if fam == "generation_attention":
-        return att.decode_attention(_int(row, "batch_size"), _int(row, "step") + 1, _int(row, "num_heads"),
-                                    _int(row, "num_key_value_heads"), _int(row, "head_dim"),
-                                    _int(row, "window_size", 0), kv, profile, model,
-                                    q_dtype=(row.get("attn_dtype") or "bfloat16").lower())
+        return att.decode_attention(
+            _int(row, "batch_size"),
+            _int(row, "step") + 1,
+            _int(row, "num_heads"),
+            _int(row, "num_key_value_heads"),
+            _int(row, "head_dim"),
+            _int(row, "window_size", 0),
+            kv,
+            profile,
+            model,
+            q_dtype=(row.get("attn_dtype") or "bfloat16").lower(),
+        )
     if fam == "context_attention":
-        return att.context_attention(_int(row, "batch_size"), _int(row, "isl"), _int(row, "num_heads"),
-                                     _int(row, "num_key_value_heads"), _int(row, "head_dim"),
-                                     _int(row, "window_size", 0), (row.get("attn_dtype") or "bfloat16").lower(), kv,
-                                     profile, model)
+        return att.context_attention(
+            _int(row, "batch_size"),
+            _int(row, "isl"),
+            _int(row, "num_heads"),
+            _int(row, "num_key_value_heads"),
+            _int(row, "head_dim"),
+            _int(row, "window_size", 0),
+            (row.get("attn_dtype") or "bfloat16").lower(),
+            kv,
+            profile,
+            model,
+        )
     if fam == "mla_generation":
-        return att.mla_decode(_int(row, "batch_size"), _int(row, "step") + 1, _int(row, "num_heads"), MLA_KV_LORA,
-                              MLA_ROPE, kv, profile, model)
+        return att.mla_decode(
+            _int(row, "batch_size"),
+            _int(row, "step") + 1,
+            _int(row, "num_heads"),
+            MLA_KV_LORA,
+            MLA_ROPE,
+            kv,
+            profile,
+            model,
+        )
     if fam == "mla_context":
-        return att.mla_prefill(_int(row, "batch_size"), _int(row, "isl"), _int(row, "num_heads"),
-                               MLA_QK_NOPE + MLA_ROPE, MLA_V, kv, profile, model)
+        return att.mla_prefill(
+            _int(row, "batch_size"),
+            _int(row, "isl"),
+            _int(row, "num_heads"),
+            MLA_QK_NOPE + MLA_ROPE,
+            MLA_V,
+            kv,
+            profile,
+            model,
+        )
     if fam == "moe":
         gated = "nongated" not in (row.get("kernel_source") or "")
-        return moe_layer(_int(row, "num_tokens"), _int(row, "hidden_size"), _int(row, "inter_size"),
-                         _int(row, "topk"), _int(row, "num_experts"), _int(row, "moe_tp_size", 1),
-                         _int(row, "moe_ep_size", 1), row.get("distribution") or "balanced",
-                         row.get("moe_dtype") or "bfloat16", profile, gated=gated, model=model)
+        return moe_layer(
+            _int(row, "num_tokens"),
+            _int(row, "hidden_size"),
+            _int(row, "inter_size"),
+            _int(row, "topk"),
+            _int(row, "num_experts"),
+            _int(row, "moe_tp_size", 1),
+            _int(row, "moe_ep_size", 1),
+            row.get("distribution") or "balanced",
+            row.get("moe_dtype") or "bfloat16",
+            profile,
+            gated=gated,
+            model=model,
+        )
     if fam == "collective":
         dt = (row.get("allreduce_dtype") or row.get("nccl_dtype") or "bfloat16").strip().lower()
         nbytes = _int(row, "message_size") * collectives.ELEM_BYTES.get(dt, 2.0)
         impl = "nccl" if (row.get("kernel_source") or "").strip().upper() == "NCCL" else "custom"
-        return collectives.collective(row["op_name"].strip().lower(), nbytes, _int(row, "num_gpus"), profile, model,
-                                      implementation=impl)
+        return collectives.collective(
+            row["op_name"].strip().lower(), nbytes, _int(row, "num_gpus"), profile, model, implementation=impl
+        )
     # moe_a2a: latency in µs in these files; the estimate is in seconds like every other
     phase = (row.get("phase") or ("combine" if "combine" in row.get("op_name", "") else "dispatch")).lower()
-    return collectives.moe_dispatch_combine(phase, _int(row, "num_tokens"), _int(row, "hidden_size"),
-                                            _int(row, "topk"), _int(row, "ep_size"),
-                                            (row.get("comm_dtype") or "bfloat16").lower(), profile, model,
-                                            backend=(row.get("comm_backend") or "deepep_ht").lower())
+    return collectives.moe_dispatch_combine(
+        phase,
+        _int(row, "num_tokens"),
+        _int(row, "hidden_size"),
+        _int(row, "topk"),
+        _int(row, "ep_size"),
+        (row.get("comm_dtype") or "bfloat16").lower(),
+        profile,
+        model,
+        backend=(row.get("comm_backend") or "deepep_ht").lower(),
+    )
 
 
 def read_rows(path: str) -> tuple[list[str], str, list[str], int]:
@@ -108,8 +168,7 @@ def estimate_csv(path: str, profile, warn=None) -> str:
     out.write(header_line + ",estimate_ms,sol_ms\n")
     for i, (line, values) in enumerate(zip(lines, rows)):
         if len(values) < len(header):
-            raise UsageError(f"expected {len(header)} columns, found {len(values)}", path=path,
-                             line=header_no + 1 + i)
+            raise UsageError(f"expected {len(header)} columns, found {len(values)}", path=path, line=header_no + 1 + i)
         row = dict(zip(header, values))
         fam = family(row["op_name"])
         try:
@@ -125,6 +184,8 @@ def estimate_csv(path: str, profile, warn=None) -> str:
         out.write(f"{line},{r[0] * 1e3:.6g},{r[1] * 1e3:.6g}\n")
     if warn is not None:
         for name, n in unknown.items():
-            warn(f"colint ops: no model for op_name '{name}' ({n} rows left without an estimate); known: "
-                 f"{', '.join(OP_FAMILY)}")
+            warn(
+                f"colint ops: no model for op_name '{name}' ({n} rows left without an estimate); known: "
+                f"{', '.join(OP_FAMILY)}"
+            )
     return out.getvalue()

@@ -54,7 +54,7 @@ def busiest_rank(tokens: int, topk: int, experts: int, ep: int, alpha: float) ->
         touched = experts * (1.0 - (1.0 - topk / experts) ** tokens) if tokens * topk < experts else float(experts)
         rows = mean * local
         return rows, max(1, min(local, round(touched * local / experts) if touched < experts else local))
-    w = [r ** -alpha for r in range(1, experts + 1)]
+    w = [r**-alpha for r in range(1, experts + 1)]
     total = sum(w)
     load = [min(float(tokens), picks * x / total) for x in w]
     # capped picks spill to the others in proportion (a token's k picks go to k distinct experts)
@@ -81,8 +81,11 @@ def _grouped(tmod):
     if hit is not None and hit[0] is tmod:
         return hit[1]
     f = tmod.moe_gemm_efficiency
-    g = tmod if f == 1.0 else tmod.model_copy(
-        update={"compute_efficiency": {k: v * f for k, v in tmod.compute_efficiency.items()}})
+    g = (
+        tmod
+        if f == 1.0
+        else tmod.model_copy(update={"compute_efficiency": {k: v * f for k, v in tmod.compute_efficiency.items()}})
+    )
     _GROUPED[id(tmod)] = (tmod, g)
     return g
 
@@ -94,8 +97,20 @@ def grouped_model(profile):
     return _grouped(time_model(profile))
 
 
-def moe_layer(tokens: int, hidden: int, inter: int, topk: int, experts: int, tp: int, ep: int,
-              distribution: str, dtype: str, profile, gated: bool = True, model=None) -> tuple[float, float]:
+def moe_layer(
+    tokens: int,
+    hidden: int,
+    inter: int,
+    topk: int,
+    experts: int,
+    tp: int,
+    ep: int,
+    distribution: str,
+    dtype: str,
+    profile,
+    gated: bool = True,
+    model=None,
+) -> tuple[float, float]:
     """One MoE layer (routed experts) on the busiest rank: (estimate_s, sol_s)."""
     from colint.hardware_profiles import time_model
 
@@ -121,8 +136,13 @@ def moe_layer(tokens: int, hidden: int, inter: int, topk: int, experts: int, tp:
     b_act = FORMATS[fmt][1]
     # permute: read tokens' rows, write rows·H; activation: read rows·n_up, write rows·I;
     # finalize: read rows·H (bf16 out of the down GEMM), write tokens·H
-    move_b = (tokens * hidden * b_act + rows * hidden * b_act + rows * (n_up + i_shard) * 2.0
-              + rows * hidden * 2.0 + tokens * hidden * 2.0)
+    move_b = (
+        tokens * hidden * b_act
+        + rows * hidden * b_act
+        + rows * (n_up + i_shard) * 2.0
+        + rows * hidden * 2.0
+        + tokens * hidden * 2.0
+    )
     fixed = tmod.moe_fixed_kernels * tmod.kernel_floor_us * 1e-6
     est = gemm_s + quant_s + move_b / bw + fixed
     # roofline: uniform routing, every local expert's weights read once, no launch costs

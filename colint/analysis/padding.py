@@ -37,8 +37,9 @@ def fixed_s(profile, row) -> float:
     tm = time_model(profile)
     bw = profile.memory_bytes_per_s * tm.memory_efficiency
     fmt = row.dtype
-    return ((tm.kernel_floor_us + tm.format_overhead_us.get(fmt, 0.0)) * 1e-6
-            + row.m * row.k * QUANT_PASS_BYTES.get(fmt, 0.0) / bw)
+    return (tm.kernel_floor_us + tm.format_overhead_us.get(fmt, 0.0)) * 1e-6 + row.m * row.k * QUANT_PASS_BYTES.get(
+        fmt, 0.0
+    ) / bw
 
 
 def padding_loss_s(workload, row, axis: str, value: int, multiple: int) -> float:
@@ -55,8 +56,11 @@ def padding_loss_s(workload, row, axis: str, value: int, multiple: int) -> float
     out = workload.scenario.outputs
     # the time model the row was priced with: routed experts run as the MoE's grouped GEMM (ops_moe)
     model = grouped_model(profile) if row.parallel == "expert" and row.gemm.count else None
-    t = (row.time.estimate_s if (n, k) == (row.n, row.k)
-         else estimate(row.m, n, k, row.dtype, profile, out, model=model).estimate_s)
+    t = (
+        row.time.estimate_s
+        if (n, k) == (row.n, row.k)
+        else estimate(row.m, n, k, row.dtype, profile, out, model=model).estimate_s
+    )
     t_up = estimate(row.m, n_up, k_up, row.dtype, profile, out, model=model).estimate_s
     fixed = fixed_s(profile, row)
     work = (n * k) / (n_up * k_up)
@@ -69,8 +73,9 @@ def step_effect_pct(workload, dims: list[Dim], multiple: int) -> dict[str, float
     """Estimated step-time effect (percent of the step) per regime of padding ``dims``."""
     out = {}
     for regime in ("decode", "prefill"):
-        lost = sum(padding_loss_s(workload, r, d.axis, d.value, multiple) for d in dims for r in d.rows
-                   if r.regime == regime)
+        lost = sum(
+            padding_loss_s(workload, r, d.axis, d.value, multiple) for d in dims for r in d.rows if r.regime == regime
+        )
         step = workload.steps[regime].estimate_s
         out[regime] = 100.0 * lost / step if step else 0.0
     return out

@@ -51,11 +51,12 @@ def bubble_fraction(stages: int, microbatches: int, virtual_stages: int = 1) -> 
     return (stages - 1) / (virtual_stages * microbatches)
 
 
-def stage_sums(costs: Sequence[float], sizes: Sequence[int], first_extra: float = 0.0,
-               last_extra: float = 0.0) -> tuple[float, ...]:
+def stage_sums(
+    costs: Sequence[float], sizes: Sequence[int], first_extra: float = 0.0, last_extra: float = 0.0
+) -> tuple[float, ...]:
     out, i = [], 0
     for j, s in enumerate(sizes):
-        v = float(sum(costs[i:i + s]))
+        v = float(sum(costs[i : i + s]))
         if j == 0:
             v += first_extra
         if j == len(sizes) - 1:
@@ -65,8 +66,9 @@ def stage_sums(costs: Sequence[float], sizes: Sequence[int], first_extra: float 
     return tuple(out)
 
 
-def evaluate(costs: Sequence[float], sizes: Sequence[int], first_extra: float = 0.0,
-             last_extra: float = 0.0) -> Partition:
+def evaluate(
+    costs: Sequence[float], sizes: Sequence[int], first_extra: float = 0.0, last_extra: float = 0.0
+) -> Partition:
     return Partition(tuple(sizes), stage_sums(costs, sizes, first_extra, last_extra))
 
 
@@ -77,9 +79,16 @@ def even_sizes(n: int, stages: int) -> tuple[int, ...] | None:
     return (n // stages,) * stages
 
 
-def best_partition(costs: Sequence[float], stages: int, first_extra: float = 0.0, last_extra: float = 0.0,
-                   cap_costs: Sequence[float] | None = None, cap: float | None = None,
-                   cap_first_extra: float = 0.0, cap_last_extra: float = 0.0) -> Partition | None:
+def best_partition(
+    costs: Sequence[float],
+    stages: int,
+    first_extra: float = 0.0,
+    last_extra: float = 0.0,
+    cap_costs: Sequence[float] | None = None,
+    cap: float | None = None,
+    cap_first_extra: float = 0.0,
+    cap_last_extra: float = 0.0,
+) -> Partition | None:
     """The contiguous split of ``costs`` into ``stages`` non-empty stages that minimizes the
     largest stage sum (extras included). With ``cap_costs``/``cap``, only splits whose stages
     all stay within ``cap`` in the second cost vector are allowed (used to pick, among the
@@ -91,21 +100,53 @@ def best_partition(costs: Sequence[float], stages: int, first_extra: float = 0.0
     found by bisection (O(p·n·log n)). Memoized on the arguments (with the cost types): rules ask
     for the same split of the same vector (CL60x at several pp, files of one family)."""
     cap_key = None if cap_costs is None or cap is None else (tuple(cap_costs), tuple(map(type, cap_costs)))
-    return _best_partition_memo(tuple(costs), tuple(map(type, costs)), stages, first_extra, last_extra, cap_key,
-                                cap, cap_first_extra, cap_last_extra)
+    return _best_partition_memo(
+        tuple(costs),
+        tuple(map(type, costs)),
+        stages,
+        first_extra,
+        last_extra,
+        cap_key,
+        cap,
+        cap_first_extra,
+        cap_last_extra,
+    )
 
 
 @lru_cache(maxsize=1024)
-def _best_partition_memo(costs: tuple, _types: tuple, stages: int, first_extra: float, last_extra: float,
-                         cap_key: tuple | None, cap: float | None, cap_first_extra: float,
-                         cap_last_extra: float) -> Partition | None:
-    return _best_partition(costs, stages, first_extra, last_extra, None if cap_key is None else cap_key[0], cap,
-                           cap_first_extra, cap_last_extra)
+def _best_partition_memo(
+    costs: tuple,
+    _types: tuple,
+    stages: int,
+    first_extra: float,
+    last_extra: float,
+    cap_key: tuple | None,
+    cap: float | None,
+    cap_first_extra: float,
+    cap_last_extra: float,
+) -> Partition | None:
+    return _best_partition(
+        costs,
+        stages,
+        first_extra,
+        last_extra,
+        None if cap_key is None else cap_key[0],
+        cap,
+        cap_first_extra,
+        cap_last_extra,
+    )
 
 
-def _best_partition(costs: Sequence[float], stages: int, first_extra: float, last_extra: float,
-                    cap_costs: Sequence[float] | None, cap: float | None, cap_first_extra: float,
-                    cap_last_extra: float) -> Partition | None:
+def _best_partition(
+    costs: Sequence[float],
+    stages: int,
+    first_extra: float,
+    last_extra: float,
+    cap_costs: Sequence[float] | None,
+    cap: float | None,
+    cap_first_extra: float,
+    cap_last_extra: float,
+) -> Partition | None:
     """best_partition's dynamic program. A stage's sum is ``pre[b] - pre[a]``, plus ``first_extra`` on
     stage 0, plus ``last_extra`` on stage p-1 (in that order: the float sums are the documented ones);
     the loops inline it (this runs ~10^5 steps per stack)."""
@@ -201,17 +242,31 @@ def _best_partition(costs: Sequence[float], stages: int, first_extra: float, las
     return evaluate(costs, sizes, first_extra, last_extra)
 
 
-def best_partition_two(costs: Sequence[float], second: Sequence[float], stages: int, first_extra: float = 0.0,
-                       last_extra: float = 0.0, second_first_extra: float = 0.0,
-                       second_last_extra: float = 0.0) -> Partition | None:
+def best_partition_two(
+    costs: Sequence[float],
+    second: Sequence[float],
+    stages: int,
+    first_extra: float = 0.0,
+    last_extra: float = 0.0,
+    second_first_extra: float = 0.0,
+    second_last_extra: float = 0.0,
+) -> Partition | None:
     """Among the splits optimal in ``costs``, the one whose largest stage in ``second`` is
     smallest (returned as a Partition in ``costs``; evaluate ``second`` with its sizes)."""
     first = best_partition(costs, stages, first_extra, last_extra)
     if first is None:
         return None
     # minimize the max of `second` subject to every stage of `costs` staying within the optimum
-    alt = best_partition(second, stages, second_first_extra, second_last_extra, cap_costs=costs, cap=first.max,
-                         cap_first_extra=first_extra, cap_last_extra=last_extra)
+    alt = best_partition(
+        second,
+        stages,
+        second_first_extra,
+        second_last_extra,
+        cap_costs=costs,
+        cap=first.max,
+        cap_first_extra=first_extra,
+        cap_last_extra=last_extra,
+    )
     if alt is None:
         return first
     return evaluate(costs, alt.sizes, first_extra, last_extra)

@@ -24,8 +24,14 @@ def scale_out_cost_pct(w, kind: str) -> dict[str, float]:
                 args = (tokens / sc.tp, k.ffn.top_k, spec.hidden_size, sc)
                 lost += n * (expert_all_to_all_s(*args, p) - expert_all_to_all_s(*args, wide))
             elif kind == "tp" and sc.tp > 1:
-                lost += n * 2 * (tp_all_reduce_s(tokens, spec.hidden_size, sc.tp, p)
-                                 - tp_all_reduce_s(tokens, spec.hidden_size, sc.tp, wide))
+                lost += (
+                    n
+                    * 2
+                    * (
+                        tp_all_reduce_s(tokens, spec.hidden_size, sc.tp, p)
+                        - tp_all_reduce_s(tokens, spec.hidden_size, sc.tp, wide)
+                    )
+                )
         step = w.steps[regime].estimate_s
         out[regime] = 100.0 * lost / step if step else 0.0
     return out

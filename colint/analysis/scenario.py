@@ -30,8 +30,16 @@ from colint.records import Record, field
 
 # KV-cache bytes per element, block scales included: NVFP4 0.5 + 1/16 (an FP8 scale per 16),
 # MXFP4 0.5 + 1/32 (an E8M0 scale per 32) as colint.analysis.gemm_model.FORMATS (DESIGN.md §5).
-KV_BYTES = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8": 1.0, "int8": 1.0, "nvfp4": 0.5 + 1 / 16,
-            "mxfp4": 0.5 + 1 / 32, "int4": 0.5}
+KV_BYTES = {
+    "bf16": 2.0,
+    "fp16": 2.0,
+    "fp32": 4.0,
+    "fp8": 1.0,
+    "int8": 1.0,
+    "nvfp4": 0.5 + 1 / 16,
+    "mxfp4": 0.5 + 1 / 32,
+    "int4": 0.5,
+}
 
 PRESETS: dict[str, dict] = {
     # many sequences, short-to-medium context: tokens/s per GPU
@@ -45,7 +53,9 @@ PRESETS: dict[str, dict] = {
 
 class Scenario(Record, frozen=True, extra="forbid"):
     name: str = "throughput"  # the preset it started from
-    weights: str = "bf16"  # GEMM weight format (bf16, fp8, fp8_block, nvfp4, mxfp4, int8, int8_wo/int4_wo = weight-only)
+    weights: str = (
+        "bf16"  # GEMM weight format (bf16, fp8, fp8_block, nvfp4, mxfp4, int8, int8_wo/int4_wo = weight-only)
+    )
     activations: str = "bf16"
     outputs: str = "bf16"  # GEMM output format
     kv_cache: str = "bf16"
@@ -92,12 +102,16 @@ class Scenario(Record, frozen=True, extra="forbid"):
 
     def label(self) -> str:
         par = ", ".join(f"{k}={getattr(self, k)}" for k in ("tp", "kvp", "ep", "pp") if getattr(self, k) > 1)
-        clipped = (f" (clipped from {self.context_clipped_from}: the model's max positions)"
-                   if self.context_clipped_from else "")
+        clipped = (
+            f" (clipped from {self.context_clipped_from}: the model's max positions)"
+            if self.context_clipped_from
+            else ""
+        )
         extra = "".join(f", {what} {v}" for what, v in (("KV", self.kv_cache), ("out", self.outputs)) if v != "bf16")
-        return (f"{self.name} scenario: {self.gemm_format}, decode {self.decode_concurrency} seq, "
-                f"prefill {self.prefill_tokens} tok, context {self.context}{clipped}" + extra
-                + (f", {par}" if par else ""))
+        return (
+            f"{self.name} scenario: {self.gemm_format}, decode {self.decode_concurrency} seq, "
+            f"prefill {self.prefill_tokens} tok, context {self.context}{clipped}" + extra + (f", {par}" if par else "")
+        )
 
 
 def fit_to_model(sc: Scenario, spec) -> Scenario:
@@ -113,14 +127,32 @@ def fit_to_model(sc: Scenario, spec) -> Scenario:
 # every product of them stays an exact float (10**400 overflowed float() mid-check).
 MAX_PARALLEL = 1 << 20  # GPUs in one parallel group
 MAX_TOKENS = 1 << 40  # tokens in a context or a prefill forward
-LIMITS = {"tp": MAX_PARALLEL, "kvp": MAX_PARALLEL, "ep": MAX_PARALLEL, "pp": MAX_PARALLEL, "context": MAX_TOKENS,
-          "decode_concurrency": MAX_TOKENS, "prefill_tokens": MAX_TOKENS}
+LIMITS = {
+    "tp": MAX_PARALLEL,
+    "kvp": MAX_PARALLEL,
+    "ep": MAX_PARALLEL,
+    "pp": MAX_PARALLEL,
+    "context": MAX_TOKENS,
+    "decode_concurrency": MAX_TOKENS,
+    "prefill_tokens": MAX_TOKENS,
+}
 
 
-def make_scenario(preset: str = "throughput", *, dtype: str | None = None, tp: int | None = None,
-                  ep: int | None = None, pp: int | None = None, kvp: int | None = None, context: int | None = None,
-                  concurrency: int | None = None, prefill_tokens: int | None = None,
-                  kv_cache: str | None = None, out_dtype: str | None = None, gpu: str | None = None) -> Scenario:
+def make_scenario(
+    preset: str = "throughput",
+    *,
+    dtype: str | None = None,
+    tp: int | None = None,
+    ep: int | None = None,
+    pp: int | None = None,
+    kvp: int | None = None,
+    context: int | None = None,
+    concurrency: int | None = None,
+    prefill_tokens: int | None = None,
+    kv_cache: str | None = None,
+    out_dtype: str | None = None,
+    gpu: str | None = None,
+) -> Scenario:
     """A preset with CLI overrides. ``dtype`` sets weights and activations (``int8_wo``/``int4_wo``:
     weight-only, BF16 activations)."""
     if preset not in PRESETS:
@@ -146,16 +178,25 @@ def make_scenario(preset: str = "throughput", *, dtype: str | None = None, tp: i
         if out_dtype not in OUT_BYTES:
             raise UsageError(f"unknown output format '{out_dtype}'; known: {', '.join(OUT_BYTES)}")
         kw["outputs"] = out_dtype
-    for key, val in (("tp", tp), ("ep", ep), ("pp", pp), ("kvp", kvp), ("context", context),
-                     ("decode_concurrency", concurrency), ("prefill_tokens", prefill_tokens)):
+    for key, val in (
+        ("tp", tp),
+        ("ep", ep),
+        ("pp", pp),
+        ("kvp", kvp),
+        ("context", context),
+        ("decode_concurrency", concurrency),
+        ("prefill_tokens", prefill_tokens),
+    ):
         if val is not None:
             if val < 1:
                 raise UsageError(f"--{key.replace('_', '-')} must be >= 1 (got {val})")
             if val > LIMITS[key]:
-                digits = len(str(val)) if val < 10 ** 4000 else "huge"
-                shown = f"{val:,}" if val < 10 ** 30 else f"a {digits}-digit number"
-                raise UsageError(f"--{key.replace('_', '-').replace('decode-', '')} is {shown}, beyond the "
-                                 f"{LIMITS[key]:,} colint models")
+                digits = len(str(val)) if val < 10**4000 else "huge"
+                shown = f"{val:,}" if val < 10**30 else f"a {digits}-digit number"
+                raise UsageError(
+                    f"--{key.replace('_', '-').replace('decode-', '')} is {shown}, beyond the "
+                    f"{LIMITS[key]:,} colint models"
+                )
             kw[key] = val
     kw["gpu"] = gpu
     return Scenario(**kw)

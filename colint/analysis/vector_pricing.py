@@ -19,6 +19,14 @@ def estimate_unique(m, n, k, dtype, profile, out_dtype, grouped: bool = False):
     k_i = ukey % uk.size
     n_i = (ukey // uk.size) % un.size
     m_i = ukey // (uk.size * un.size)
-    r = estimate_arrays(um[m_i], un[n_i], uk[k_i], dtype, profile, out_dtype, standalone=False,
-                        model=grouped_model(profile) if grouped else None)
+    r = estimate_arrays(
+        um[m_i],
+        un[n_i],
+        uk[k_i],
+        dtype,
+        profile,
+        out_dtype,
+        standalone=False,
+        model=grouped_model(profile) if grouped else None,
+    )
     return np.asarray(r["estimate_s"], dtype=np.float64)[inverse.reshape(-1)]

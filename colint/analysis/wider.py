@@ -33,8 +33,12 @@ def latency_workload(spec, workload):
     if sc.name == "latency":
         return workload
     dtype = sc.weights if sc.weights == sc.activations else sc.gemm_format
-    lat = fit_to_model(make_scenario("latency", dtype=dtype, tp=sc.tp, ep=sc.ep, pp=sc.pp, kv_cache=sc.kv_cache,
-                                     out_dtype=sc.outputs, gpu=sc.gpu), spec)
+    lat = fit_to_model(
+        make_scenario(
+            "latency", dtype=dtype, tp=sc.tp, ep=sc.ep, pp=sc.pp, kv_cache=sc.kv_cache, out_dtype=sc.outputs, gpu=sc.gpu
+        ),
+        spec,
+    )
     return analyse(spec, workload.profile, lat)
 
 
@@ -84,8 +88,10 @@ def scaled_spec(spec, hidden: int, layers: int):
             if m.num_heads and m.d_inner % m.num_heads == 0 and d % (m.d_inner // m.num_heads) == 0:
                 mu["num_heads"] = d // (m.d_inner // m.num_heads)
         elif m.kind == "linear_attention" and m.num_v_heads:
-            mu = {"num_v_heads": max(1, int(round(m.num_v_heads * r))),
-                  "num_k_heads": max(1, int(round((m.num_k_heads or 1) * r)))}
+            mu = {
+                "num_v_heads": max(1, int(round(m.num_v_heads * r))),
+                "num_k_heads": max(1, int(round((m.num_k_heads or 1) * r))),
+            }
         fu: dict = {}
         if f.kind == "dense" and f.intermediate_size:
             fu["intermediate_size"] = _r128(f.intermediate_size * r)
@@ -95,10 +101,21 @@ def scaled_spec(spec, hidden: int, layers: int):
                 fu["shared_intermediate_size"] = _r128(f.shared_intermediate_size * r)
             if f.latent_size:
                 fu["latent_size"] = _r128(f.latent_size * r)
-        kinds.append(k.model_copy(update={"mixer": m.model_copy(update=mu), "ffn": f.model_copy(update=fu),
-                                          "other_params": int(round(k.other_params * r))}))
-    upd = {"hidden_size": hidden, "num_layers": layers, "layer_kinds": kinds,
-           "layer_pattern": layer_pattern_for(spec.layer_pattern, layers)}
+        kinds.append(
+            k.model_copy(
+                update={
+                    "mixer": m.model_copy(update=mu),
+                    "ffn": f.model_copy(update=fu),
+                    "other_params": int(round(k.other_params * r)),
+                }
+            )
+        )
+    upd = {
+        "hidden_size": hidden,
+        "num_layers": layers,
+        "layer_kinds": kinds,
+        "layer_pattern": layer_pattern_for(spec.layer_pattern, layers),
+    }
     if spec.intermediate_size:
         upd["intermediate_size"] = _r128(spec.intermediate_size * r)
     k0 = next((k for k in kinds if k.mixer.kind == "attention"), None)
@@ -147,8 +164,9 @@ class _ScaledParams:
         got = self.widths.get(h)
         if got is None:
             alt = scaled_spec(self.spec, h, n)
-            kv_kept = all(a.mixer.num_kv_heads == b.mixer.num_kv_heads
-                          for a, b in zip(self.spec.layer_kinds, alt.layer_kinds))
+            kv_kept = all(
+                a.mixer.num_kv_heads == b.mixer.num_kv_heads for a, b in zip(self.spec.layer_kinds, alt.layer_kinds)
+            )
             got = (param_counts(alt).total, n, alt.layer_counts(), alt.layer_kinds, {}, kv_kept)
             self.widths[h] = got
         p0, n0, counts0, kinds, kind_total, kv_kept = got

@@ -16,8 +16,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from colint.analysis.gemm_model import FORMATS, GemmTime, check_format, estimate
 from colint.analysis.inventory import Gemm, gemms, kind_gemms
-from colint.analysis.kv_cache import (kind_mixers, kv_sources, mixer_kv_bytes_per_token, mixer_kv_read_bytes_per_token,
-                                      mixer_state_bytes)
+from colint.analysis.kv_cache import (
+    kind_mixers,
+    kv_sources,
+    mixer_kv_bytes_per_token,
+    mixer_kv_read_bytes_per_token,
+    mixer_state_bytes,
+)
 from colint.analysis.moe import touched_share
 from colint.analysis.ops_moe import grouped_model
 from colint.analysis.scenario import Scenario
@@ -325,8 +330,25 @@ def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None
                 layer_s = grouped.estimate_s
             else:
                 layer_s = t.estimate_s  # one GEMM (a GPU holding one expert waits for it when touched)
-            rows.append(WorkloadGemm(name, members, kind_name, regime, n_layers, g.parallel, _component(g), m, n, k,
-                                     inst, dtype, t, layer_s, g))
+            rows.append(
+                WorkloadGemm(
+                    name,
+                    members,
+                    kind_name,
+                    regime,
+                    n_layers,
+                    g.parallel,
+                    _component(g),
+                    m,
+                    n,
+                    k,
+                    inst,
+                    dtype,
+                    t,
+                    layer_s,
+                    g,
+                )
+            )
     return rows
 
 
@@ -343,8 +365,13 @@ class AttentionRoof(NamedTuple):
     def estimate_s(self, flops, bytes_, maximum=max):
         """A core's ESTIMATED time (s): the slower of its derated compute and memory times plus one
         kernel floor. ``maximum=numpy.maximum`` prices arrays with the same float operations."""
-        return maximum(flops / (self.peak_flops_per_s * self.compute_efficiency),
-                       bytes_ / (self.memory_bytes_per_s * self.memory_efficiency)) + self.kernel_floor_s
+        return (
+            maximum(
+                flops / (self.peak_flops_per_s * self.compute_efficiency),
+                bytes_ / (self.memory_bytes_per_s * self.memory_efficiency),
+            )
+            + self.kernel_floor_s
+        )
 
 
 def attention_roof(profile) -> AttentionRoof:
@@ -352,8 +379,13 @@ def attention_roof(profile) -> AttentionRoof:
 
     tmod = time_model(profile)
     peak = profile.peak_flops(ATTN_FORMAT if profile.has(ATTN_FORMAT) else next(iter(profile.peak_tflops)))
-    return AttentionRoof(peak, tmod.compute_efficiency.get(ATTN_FORMAT, ATTN_EFFICIENCY_FALLBACK),
-                         profile.memory_bytes_per_s, tmod.memory_efficiency, tmod.kernel_floor_us * 1e-6)
+    return AttentionRoof(
+        peak,
+        tmod.compute_efficiency.get(ATTN_FORMAT, ATTN_EFFICIENCY_FALLBACK),
+        profile.memory_bytes_per_s,
+        tmod.memory_efficiency,
+        tmod.kernel_floor_us * 1e-6,
+    )
 
 
 def _attended(s: int, window: int | None) -> float:
@@ -364,8 +396,16 @@ def _attended(s: int, window: int | None) -> float:
     return (w * (w + 1) / 2.0 + (s - w) * w) / s
 
 
-def _attention(spec: ModelSpec, kind: LayerKind, n_layers: int, profile, sc: Scenario, regime: str,
-               source: Mixer | None = None, mixer: Mixer | None = None) -> AttentionCost:
+def _attention(
+    spec: ModelSpec,
+    kind: LayerKind,
+    n_layers: int,
+    profile,
+    sc: Scenario,
+    regime: str,
+    source: Mixer | None = None,
+    mixer: Mixer | None = None,
+) -> AttentionCost:
     """The core of ``kind``'s mixer (or of ``mixer``: its parallel mixer). ``source``: for a
     KV-sharing layer (Gemma-4), the mixer whose cache it reads (it stores nothing, but reads that
     cache like any attention layer)."""
@@ -446,8 +486,9 @@ def _kv_dtype(b_kv: float) -> str:
     return "bfloat16" if b_kv >= 2 else ("fp8" if b_kv >= 1 else "nvfp4")
 
 
-def _core_estimate_s(mx: Mixer, sc: Scenario, profile, regime: str, q_per_gpu: int, attended: float,
-                     window: int | None, flops: float) -> float:
+def _core_estimate_s(
+    mx: Mixer, sc: Scenario, profile, regime: str, q_per_gpu: int, attended: float, window: int | None, flops: float
+) -> float:
     """An attention / MLA core's ESTIMATE from the op models (colint.analysis.ops_attention), checked
     against measured TensorRT-LLM kernels (README "Op model accuracy")."""
     from colint.analysis import ops_attention as ops
@@ -457,8 +498,9 @@ def _core_estimate_s(mx: Mixer, sc: Scenario, profile, regime: str, q_per_gpu: i
     if regime == "decode":
         ctx = max(1, int(round(attended)))
         if mx.kind == "mla":
-            return ops.mla_decode(sc.decode_concurrency, ctx, q_per_gpu, mx.kv_lora_rank or 0,
-                                  mx.qk_rope_head_dim or 0, kv, profile)[0]
+            return ops.mla_decode(
+                sc.decode_concurrency, ctx, q_per_gpu, mx.kv_lora_rank or 0, mx.qk_rope_head_dim or 0, kv, profile
+            )[0]
         kv_heads = _ceil_div(max(1, mx.num_kv_heads), min(tp, max(1, mx.num_kv_heads)))
         return ops.decode_attention(sc.decode_concurrency, ctx, q_per_gpu, kv_heads, mx.head_dim, 0, kv, profile)[0]
     s, n_seq, _chunks = _prefill_shape(sc)
@@ -469,8 +511,9 @@ def _core_estimate_s(mx: Mixer, sc: Scenario, profile, regime: str, q_per_gpu: i
     else:
         kv_heads = _ceil_div(max(1, mx.num_kv_heads), min(tp, max(1, mx.num_kv_heads)))
         d_v = mx.v_head_dim or mx.head_dim
-        est, _ = ops.context_attention(n_seq, s, q_per_gpu, kv_heads, mx.head_dim, window or 0, "bf16", kv, profile,
-                                       v_head_dim=d_v)
+        est, _ = ops.context_attention(
+            n_seq, s, q_per_gpu, kv_heads, mx.head_dim, window or 0, "bf16", kv, profile, v_head_dim=d_v
+        )
         w = window if window and window < s else s
         model_flops = 2.0 * n_seq * q_per_gpu * (w * (w + 1) / 2.0 + (s - w) * w) * (mx.head_dim + d_v)
     # a chunk of a longer prompt also attends to the earlier chunks' cache: the same kernel, more keys
@@ -486,8 +529,11 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
     from colint.analysis.collectives import moe_dispatch_combine
 
     fmt = sc.gemm_format
-    wire = "nvfp4" if fmt in ("nvfp4", "mxfp4") else ("fp8" if FORMATS.get(fmt, ("bf16", 2.0, 2.0))[1] <= 1.1
-                                                      else "bfloat16")
+    wire = (
+        "nvfp4"
+        if fmt in ("nvfp4", "mxfp4")
+        else ("fp8" if FORMATS.get(fmt, ("bf16", 2.0, 2.0))[1] <= 1.1 else "bfloat16")
+    )
     backend = "deepep_ll" if tokens <= 128 else "deepep_ht"
     d = moe_dispatch_combine("dispatch", tokens, hidden, top_k, sc.ep, wire, profile, backend=backend)[0]
     c = moe_dispatch_combine("combine", tokens, hidden, top_k, sc.ep, wire, profile, backend=backend)[0]
@@ -558,9 +604,11 @@ def decode_extras_s(spec: ModelSpec, profile, scenario: Scenario) -> float:
     for ki, (kind, n) in enumerate(zip(spec.layer_kinds, spec.layer_counts())):
         if not n:
             continue
-        core_s = sum(_attention(spec, kind, n, profile, scenario, "decode", sources.get(ki) if j == 0 else None,
-                                mx).estimate_s
-                     for j, mx in enumerate(kind_mixers(kind)) if mx.kind not in ("none", "linear"))
+        core_s = sum(
+            _attention(spec, kind, n, profile, scenario, "decode", sources.get(ki) if j == 0 else None, mx).estimate_s
+            for j, mx in enumerate(kind_mixers(kind))
+            if mx.kind not in ("none", "linear")
+        )
         _, _, _, elem_s, coll_s = _layer_extras(kind, tokens, spec.hidden_size, scenario, profile, tmod)
         total += n * (core_s + elem_s + coll_s)
     return total
@@ -589,6 +637,8 @@ def kvp_exchange_s(kind: LayerKind, tokens: int, scenario: Scenario, profile) ->
         msg = tokens * heads * (d_v * 2.0 + 4.0)
         total += collective("alltoall", msg, kvp, profile)[0]
     return total
+
+
 # analyse() memo: (id(spec), id(profile), scenario) -> (spec, profile, workload). One check asks for the same
 # workload many times (the rules' context, CL801's deployment search, the advice closure's re-checks at other
 # settings); a spec is a plain (unhashable) record, so it is keyed by identity and kept alive beside its entry.
@@ -638,8 +688,9 @@ def memory_at(spec: ModelSpec, profile, scenario: Scenario, fits_only: bool = Fa
                 if g.name == "lm_head" and regime == "prefill":
                     m_tokens = _prefill_shape(scenario)[1]
                 if g.parallel == "expert" and g.count:
-                    touched, m = routed_expert_rows(m_tokens * scenario.attention_dp_groups,
-                                                    round(g.m_per_token * g.count), g.count)
+                    touched, m = routed_expert_rows(
+                        m_tokens * scenario.attention_dp_groups, round(g.m_per_token * g.count), g.count
+                    )
                     inst = inst * touched
                 else:
                     m = m_tokens
@@ -647,7 +698,7 @@ def memory_at(spec: ModelSpec, profile, scenario: Scenario, fits_only: bool = Fa
         peak = max(peak, tokens[regime] * 2.0 * h * B_ACT + gemm)
     # weights: the per-layer shards of analyse's layer costs
     wbytes_by_kind: dict[str, float] = {}
-    used = iter([e[1] for e in entries[:sum(1 for n in counts if n)]])
+    used = iter([e[1] for e in entries[: sum(1 for n in counts if n)]])
     for kind, n in zip(spec.layer_kinds, counts):
         if not n:
             continue
@@ -656,8 +707,9 @@ def memory_at(spec: ModelSpec, profile, scenario: Scenario, fits_only: bool = Fa
             nn, kk, inst = _shard(g, g.n, scenario)
             wbytes += nn * kk * inst * (2.0 if g.name.endswith("router") else b_w)
         wbytes_by_kind[kind.name] = wbytes
-    layer_w = [wbytes_by_kind[spec.kind_of(i).name] for i in range(spec.num_layers)
-               if spec.kind_of(i).name in wbytes_by_kind]
+    layer_w = [
+        wbytes_by_kind[spec.kind_of(i).name] for i in range(spec.num_layers) if spec.kind_of(i).name in wbytes_by_kind
+    ]
     v = spec.vocab_size or 0
     emb_w = v * h * B_ACT / scenario.tp
     lm_w = 0.0 if spec.tie_word_embeddings else v * h * b_w / scenario.tp
@@ -676,8 +728,11 @@ def memory_at(spec: ModelSpec, profile, scenario: Scenario, fits_only: bool = Fa
             else:
                 kv_gpu = 0.0
             window = mx.window if mx.attention in ("sliding", "chunked") else None
-            attended = (min(scenario.context, window) if window else scenario.context) \
-                if mx.kind in ("attention", "mla") else 0.0
+            attended = (
+                (min(scenario.context, window) if window else scenario.context)
+                if mx.kind in ("attention", "mla")
+                else 0.0
+            )
             if mx.kind in ("attention", "mla") and scenario.kvp > 1:
                 attended = _ceil_div(int(attended), scenario.kvp)  # as _attention: this GPU's share of the context
             kv_seq += n * kv_gpu * attended
@@ -713,8 +768,9 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
         for ki, (kind, n) in enumerate(zip(spec.layer_kinds, counts)):
             for j, mx in enumerate(kind_mixers(kind) if n else []):
                 if mx.kind not in ("none", "linear"):  # a parallel mixer adds its own core (same kind name)
-                    attn[r].append(_attention(spec, kind, n, profile, scenario, r,
-                                              sources.get(ki) if j == 0 else None, mx))
+                    attn[r].append(
+                        _attention(spec, kind, n, profile, scenario, r, sources.get(ki) if j == 0 else None, mx)
+                    )
 
     # per-kind per-regime sums, one pass over the rows (each kind's sums add its rows in row order)
     def kind_times(regime: str) -> tuple[dict[str, dict[str, float]], dict[str, int], dict[str, list]]:
@@ -746,13 +802,17 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
             kt = times.get(kind.name) or {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
             cores = cores_by_kind.get(kind.name, [])  # two with a parallel mixer: a sum
             core_s = sum(a.estimate_s for a in cores)
-            n_other, n_coll, act_bytes, elem_s, coll_s = _layer_extras(kind, tokens, h, scenario, profile, tmod,
-                                                                         regime)
+            n_other, n_coll, act_bytes, elem_s, coll_s = _layer_extras(kind, tokens, h, scenario, profile, tmod, regime)
             layer_s = kt["attention"] + kt["ffn"] + core_s + elem_s + coll_s
             per_kind_s[regime][kind.name] = layer_s
-            parts[regime][kind.name] = {"attention_gemms": kt["attention"], "attention_core": core_s,
-                                        "ffn_gemms": kt["ffn"], "elementwise": elem_s - n_other * launch_s,
-                                        "launches": n_other * launch_s, "collectives": coll_s}
+            parts[regime][kind.name] = {
+                "attention_gemms": kt["attention"],
+                "attention_core": core_s,
+                "ffn_gemms": kt["ffn"],
+                "elementwise": elem_s - n_other * launch_s,
+                "launches": n_other * launch_s,
+                "collectives": coll_s,
+            }
             gemm_s += n * (kt["attention"] + kt["ffn"])
             attn_core += n * core_s
             attn_total += n * (kt["attention"] + core_s)
@@ -777,14 +837,15 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
             tps = tokens / total if total else None
         else:
             tps = tokens / total if total else None
-        steps[regime] = Step(regime, tokens, total, sol, gemm_s, attn_core, attn_total, ffn, other, comm, launches,
-                             kernels, ftl, tps)
+        steps[regime] = Step(
+            regime, tokens, total, sol, gemm_s, attn_core, attn_total, ffn, other, comm, launches, kernels, ftl, tps
+        )
 
     # per-layer cost vectors
     b_w = FORMATS[scenario.gemm_format][2]
     layer_costs: list[LayerCost] = []
     kind_stats: dict[str, tuple] = {}
-    used_gemms = iter([e[1] for e in entries[:sum(1 for n in counts if n)]])  # the used kinds', in order
+    used_gemms = iter([e[1] for e in entries[: sum(1 for n in counts if n)]])  # the used kinds', in order
     for kind, n in zip(spec.layer_kinds, counts):
         if not n:
             continue
@@ -794,14 +855,19 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
             params += g.weight_params
             wbytes += nn * kk * inst * (2.0 if g.name.endswith("router") else b_w)
             if g.parallel == "expert":
-                pflops += (2.0 * scenario.prefill_tokens * scenario.attention_dp_groups * g.m_per_token
-                           * nn * kk * inst)
+                pflops += 2.0 * scenario.prefill_tokens * scenario.attention_dp_groups * g.m_per_token * nn * kk * inst
             else:
                 pflops += 2.0 * scenario.prefill_tokens * nn * kk
         pflops += sum(a.flops for a in attn["prefill"] if a.kind == kind.name)
         kv_tok = sum(a.kv_bytes_per_token for a in attn["decode"] if a.kind == kind.name)
-        kind_stats[kind.name] = (int(params + kind.other_params), wbytes, kv_tok, pflops,
-                                 per_kind_s["decode"].get(kind.name, 0.0), per_kind_s["prefill"].get(kind.name, 0.0))
+        kind_stats[kind.name] = (
+            int(params + kind.other_params),
+            wbytes,
+            kv_tok,
+            pflops,
+            per_kind_s["decode"].get(kind.name, 0.0),
+            per_kind_s["prefill"].get(kind.name, 0.0),
+        )
     for i in range(spec.num_layers):
         kind = spec.kind_of(i)
         st = kind_stats.get(kind.name)
@@ -813,9 +879,16 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     head_params = 0 if spec.tie_word_embeddings else v * h
     hr_p = head_rows["prefill"]
     lm_bytes = 0.0 if spec.tie_word_embeddings else v * h * b_w / scenario.tp
-    lm = LayerCost(spec.num_layers, "lm_head", head_params, lm_bytes, 0.0,
-                   hr_p.time.flops if hr_p else 0.0,
-                   head_rows["decode"].layer_s if head_rows["decode"] else 0.0, hr_p.layer_s if hr_p else 0.0)
+    lm = LayerCost(
+        spec.num_layers,
+        "lm_head",
+        head_params,
+        lm_bytes,
+        0.0,
+        hr_p.time.flops if hr_p else 0.0,
+        head_rows["decode"].layer_s if head_rows["decode"] else 0.0,
+        hr_p.layer_s if hr_p else 0.0,
+    )
 
     from colint.analysis.kv_cache import kv_cache_bytes_per_token, state_bytes_per_sequence
 
@@ -828,21 +901,46 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     pp = scenario.pp
     from colint.analysis.memory import activation_bytes, heaviest_stage_weight_bytes, memory_fit
 
-    weights_gpu = heaviest_stage_weight_bytes([c.weight_bytes for c in layer_costs], emb.weight_bytes,
-                                              lm.weight_bytes, pp)
+    weights_gpu = heaviest_stage_weight_bytes(
+        [c.weight_bytes for c in layer_costs], emb.weight_bytes, lm.weight_bytes, pp
+    )
     # sliding/chunked layers keep only their window: decode's attended tokens per layer
-    per_seq = (sum(a.layers * a.kv_bytes_per_token * a.attended_tokens for a in attn["decode"])
-               + state_seq / scenario.tp) / pp
+    per_seq = (
+        sum(a.layers * a.kv_bytes_per_token * a.attended_tokens for a in attn["decode"]) + state_seq / scenario.tp
+    ) / pp
     act = activation_bytes(h, rows, {r: _tokens(scenario, r) for r in REGIMES})
     mem = memory_fit(weights_gpu, per_seq, act, scenario.decode_concurrency, profile.memory_gb)
     if not mem.fits:
-        notes.append(f"does not fit: {weights_gpu / 1e9:.1f} GB weights + {mem.kv_cache_bytes_per_gpu / 1e9:.1f} GB KV "
-                     f"cache + {act / 1e9:.1f} GB activations per GPU > {mem.usable_bytes / 1e9:.0f} GB usable of "
-                     f"{profile.memory_gb:g} GB; at most {mem.max_decode_concurrency} sequences of {scenario.context} "
-                     "tokens fit")
-    return Workload(spec, profile, scenario, rows, attn, steps, layer_costs, emb, lm, kv_model, kv_gpu,
-                    state_seq, launch_s, floor_s, notes, weights_gpu, mem.kv_cache_bytes_per_gpu, mem.hbm_bytes,
-                    mem.max_decode_concurrency, act, mem, parts)
+        notes.append(
+            f"does not fit: {weights_gpu / 1e9:.1f} GB weights + {mem.kv_cache_bytes_per_gpu / 1e9:.1f} GB KV "
+            f"cache + {act / 1e9:.1f} GB activations per GPU > {mem.usable_bytes / 1e9:.0f} GB usable of "
+            f"{profile.memory_gb:g} GB; at most {mem.max_decode_concurrency} sequences of {scenario.context} "
+            "tokens fit"
+        )
+    return Workload(
+        spec,
+        profile,
+        scenario,
+        rows,
+        attn,
+        steps,
+        layer_costs,
+        emb,
+        lm,
+        kv_model,
+        kv_gpu,
+        state_seq,
+        launch_s,
+        floor_s,
+        notes,
+        weights_gpu,
+        mem.kv_cache_bytes_per_gpu,
+        mem.hbm_bytes,
+        mem.max_decode_concurrency,
+        act,
+        mem,
+        parts,
+    )
 
 
 def summary(w: Workload) -> dict:
@@ -851,19 +949,48 @@ def summary(w: Workload) -> dict:
 
     def gemm_row(r: WorkloadGemm) -> dict:
         t = r.time
-        return {"name": r.name, "kind": r.kind, "layers": r.layers, "m": r.m, "n": r.n, "k": r.k,
-                "instances": round(r.instances, 4), "dtype": r.dtype, "flops": t.flops, "bytes": t.bytes,
-                "arithmetic_intensity": t.arithmetic_intensity, "ridge": t.ridge, "bound": t.bound,
-                "m_star": None if math.isinf(t.m_star) else t.m_star, "sol_s": t.sol_s, "estimate_s": t.estimate_s,
-                "tile": [t.tile_m, t.tile_n], "tile_efficiency": t.tile_efficiency,
-                "wave_efficiency": t.wave_efficiency, "layer_estimate_s": r.layer_s, "total_estimate_s": r.total_s}
+        return {
+            "name": r.name,
+            "kind": r.kind,
+            "layers": r.layers,
+            "m": r.m,
+            "n": r.n,
+            "k": r.k,
+            "instances": round(r.instances, 4),
+            "dtype": r.dtype,
+            "flops": t.flops,
+            "bytes": t.bytes,
+            "arithmetic_intensity": t.arithmetic_intensity,
+            "ridge": t.ridge,
+            "bound": t.bound,
+            "m_star": None if math.isinf(t.m_star) else t.m_star,
+            "sol_s": t.sol_s,
+            "estimate_s": t.estimate_s,
+            "tile": [t.tile_m, t.tile_n],
+            "tile_efficiency": t.tile_efficiency,
+            "wave_efficiency": t.wave_efficiency,
+            "layer_estimate_s": r.layer_s,
+            "total_estimate_s": r.total_s,
+        }
 
     def step(s: Step) -> dict:
-        return {"tokens": s.tokens, "estimate_s": s.estimate_s, "sol_s": s.sol_s, "attention_s": s.attention_s,
-                "attention_core_s": s.attention_core_s, "ffn_s": s.ffn_s, "other_s": s.other_s, "comm_s": s.comm_s,
-                "attention_share": s.attention_share, "ffn_share": s.ffn_share, "other_share": s.other_share,
-                "collective_share": s.collective_share,
-                "kernels": s.kernels, "ftl_s": s.ftl_s, "tokens_per_s": s.tokens_per_s}
+        return {
+            "tokens": s.tokens,
+            "estimate_s": s.estimate_s,
+            "sol_s": s.sol_s,
+            "attention_s": s.attention_s,
+            "attention_core_s": s.attention_core_s,
+            "ffn_s": s.ffn_s,
+            "other_s": s.other_s,
+            "comm_s": s.comm_s,
+            "attention_share": s.attention_share,
+            "ffn_share": s.ffn_share,
+            "other_share": s.other_share,
+            "collective_share": s.collective_share,
+            "kernels": s.kernels,
+            "ftl_s": s.ftl_s,
+            "tokens_per_s": s.tokens_per_s,
+        }
 
     return {
         "label": w.label(),
@@ -879,9 +1006,22 @@ def summary(w: Workload) -> dict:
         "max_decode_concurrency": w.max_decode_concurrency,
         "steps": {r: step(s) for r, s in w.steps.items()},
         "gemms": {r: [gemm_row(g) for g in rows] for r, rows in w.gemms.items()},
-        "attention": {r: [{"kind": a.kind, "layers": a.layers, "mixer": a.mixer, "flops": a.flops, "bytes": a.bytes,
-                           "sol_s": a.sol_s, "estimate_s": a.estimate_s, "kv_replication": a.kv_replication,
-                           "attended_tokens": a.attended_tokens} for a in rows]
-                      for r, rows in w.attention.items()},
+        "attention": {
+            r: [
+                {
+                    "kind": a.kind,
+                    "layers": a.layers,
+                    "mixer": a.mixer,
+                    "flops": a.flops,
+                    "bytes": a.bytes,
+                    "sol_s": a.sol_s,
+                    "estimate_s": a.estimate_s,
+                    "kv_replication": a.kv_replication,
+                    "attended_tokens": a.attended_tokens,
+                }
+                for a in rows
+            ]
+            for r, rows in w.attention.items()
+        },
         "notes": list(w.notes),
     }

@@ -25,8 +25,17 @@ from colint.errors import ProfileError, UsageError
 from colint.hardware_profiles.schema import HW_FORMATS, Profile, Tile, Tiles, TimeModel
 from colint.records import from_trusted_data
 
-__all__ = ["Profile", "Tile", "Tiles", "TimeModel", "HW_FORMATS", "load_profile", "list_profiles",
-           "time_model", "PROFILE_DIR"]
+__all__ = [
+    "Profile",
+    "Tile",
+    "Tiles",
+    "TimeModel",
+    "HW_FORMATS",
+    "load_profile",
+    "list_profiles",
+    "time_model",
+    "PROFILE_DIR",
+]
 
 PROFILE_DIR = Path(__file__).resolve().parent
 SHIPPED_INDEX = PROFILE_DIR / "_shipped.json"
@@ -40,8 +49,12 @@ def list_profiles() -> list[str]:
 def _yaml_error(exc: Exception, path: Path) -> ProfileError:
     """A PyYAML or ruamel.yaml parse error as a located ProfileError (both carry problem_mark)."""
     mark = getattr(exc, "problem_mark", None)
-    return ProfileError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", path=str(path),
-                        line=mark.line + 1 if mark else None, column=mark.column + 1 if mark else None)
+    return ProfileError(
+        f"invalid YAML: {getattr(exc, 'problem', None) or exc}",
+        path=str(path),
+        line=mark.line + 1 if mark else None,
+        column=mark.column + 1 if mark else None,
+    )
 
 
 MAX_PROFILE_BYTES = 256 * 1024  # the shipped profiles are 3-5 KiB
@@ -57,16 +70,20 @@ def _read_yaml(path: Path) -> dict:
     except OSError as exc:
         raise ProfileError(f"cannot read profile: {exc.strerror or exc}", path=str(path)) from None
     if st.st_size > MAX_PROFILE_BYTES:  # before reading: a profile is a few KiB
-        raise ProfileError(f"a GPU profile over {MAX_PROFILE_BYTES // 1024} KiB is refused unread", path=str(path),
-                           line=1, column=1)
+        raise ProfileError(
+            f"a GPU profile over {MAX_PROFILE_BYTES // 1024} KiB is refused unread", path=str(path), line=1, column=1
+        )
     raw = read_limited(str(path), MAX_PROFILE_BYTES, ProfileError, limit_for=" for a GPU profile")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        raise ProfileError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})",
-                           path=str(path), line=line, column=exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1) \
-            from None
+        raise ProfileError(
+            f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})",
+            path=str(path),
+            line=line,
+            column=exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1,
+        ) from None
     try:
         import yaml
 
@@ -134,10 +151,11 @@ def _validate(data: dict, path: Path) -> Profile:
         lead = re.match(r"([A-Za-z_][\w.]*): ", msg)
         if lead and err["type"] == "value_error":
             loc = loc + tuple(int(p) if p.isdigit() else p for p in lead.group(1).split("."))
-            msg = msg[lead.end():]
+            msg = msg[lead.end() :]
         line, column = _key_location(path, loc)
-        raise ProfileError(msg, path=str(path), key=".".join(str(x) for x in loc) or None, line=line,
-                           column=column) from None
+        raise ProfileError(
+            msg, path=str(path), key=".".join(str(x) for x in loc) or None, line=line, column=column
+        ) from None
 
 
 def _key_location(path: Path, loc: tuple) -> tuple[Optional[int], Optional[int]]:
@@ -178,8 +196,9 @@ def load_profile(name_or_path: str) -> Profile:
     key = name_or_path.strip().lower()
     path = PROFILE_DIR / f"{key}.yaml"
     if key.startswith("_") or not path.is_file():
-        raise UsageError(f"unknown GPU '{name_or_path}'; known: {', '.join(list_profiles())} "
-                         "(or a path to a profile .yaml)")
+        raise UsageError(
+            f"unknown GPU '{name_or_path}'; known: {', '.join(list_profiles())} (or a path to a profile .yaml)"
+        )
     return _load_path(str(path), shipped=True)
 
 
@@ -212,6 +231,7 @@ def time_model(profile: Profile) -> TimeModel:
         return profile.time_model
     archs = _architectures()
     if profile.architecture not in archs:
-        raise ProfileError(f"no time-model constants for architecture '{profile.architecture}'; "
-                           "add a time_model: block to the profile")
+        raise ProfileError(
+            f"no time-model constants for architecture '{profile.architecture}'; add a time_model: block to the profile"
+        )
     return archs[profile.architecture]

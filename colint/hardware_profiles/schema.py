@@ -123,7 +123,8 @@ class TimeModel(Record, frozen=True, extra="forbid"):
     # NCCL protocols: name -> (extra base latency us, ring-step latency in units of
     # collective_step_latency_us, share of the link bandwidth)
     nccl_protocols: dict[str, list[float]] = field(
-        default_factory=lambda: {"ll": [0.0, 1.0, 0.5], "ll128": [12.0, 2.0, 0.9375], "simple": [10.0, 6.0, 1.0]})
+        default_factory=lambda: {"ll": [0.0, 1.0, 0.5], "ll128": [12.0, 2.0, 0.9375], "simple": [10.0, 6.0, 1.0]}
+    )
     custom_allreduce_latency_us: float = field(default=3.0, ge=0)  # TensorRT-LLM custom all-reduce floor
     oneshot_max_bytes: float = field(default=2.0**20, ge=0)  # one-shot all-reduce up to this message
     a2a_latency_us: dict[str, float] = field(default_factory=lambda: {"ht": 80.0, "ll": 30.0})
@@ -168,8 +169,11 @@ class Profile(Record, frozen=True, extra="forbid"):
         for fmt, v in self.peak_tflops.items():
             if v <= 0:
                 raise ValueError(f"peak_tflops.{fmt}: must be > 0 (omit a format the chip lacks)")
-        missing = [f for f in ("sm_count", "peak_tflops", "memory_tbps", "memory_gb", "tiles", "launch_overhead_us")
-                   if not any(k == f or k.startswith(f + ".") for k in self.sources)]
+        missing = [
+            f
+            for f in ("sm_count", "peak_tflops", "memory_tbps", "memory_gb", "tiles", "launch_overhead_us")
+            if not any(k == f or k.startswith(f + ".") for k in self.sources)
+        ]
         if missing:
             raise ValueError(f"sources: no source for {', '.join(missing)}")
         for fmt in self.peak_tflops:

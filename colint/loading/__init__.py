@@ -33,8 +33,9 @@ def _check_size(size: int, path: str, syntax: str | None = None) -> None:
     """Standard input has no size to look at before reading: its bytes are measured instead."""
     limit, limit_for = _limit(path, syntax)
     if size > limit:
-        raise LoadError(f"file is {size:,} bytes, over the {limit:,}-byte limit{limit_for}", path=path, line=1,
-                        column=1)
+        raise LoadError(
+            f"file is {size:,} bytes, over the {limit:,}-byte limit{limit_for}", path=path, line=1, column=1
+        )
 
 
 def load(path: str) -> Document:
@@ -64,8 +65,9 @@ def load_bytes(raw: bytes, path: str, syntax: str | None = None) -> Document:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1  # in bytes
-        raise LoadError(f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
-                        path=path, line=line, column=column) from None
+        raise LoadError(
+            f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start})", path=path, line=line, column=column
+        ) from None
     doc = load_text(text, path, syntax)
     doc.notes[:0] = notes
     doc.bom = bool(notes)

@@ -54,10 +54,15 @@ def refuse_huge_numbers(doc: Document) -> None:
     for path, value in doc.walk():
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= MAX_INT:
             line, col = doc.location(path)
-            digits = len(str(abs(value))) if abs(value) < 10 ** 4000 else "thousands of"
-            raise LoadError(f"'{format_path(path)}' is a {digits}-digit number, beyond any config value "
-                            "(a float holds at most 309 digits)", path=doc.path, line=line, column=col,
-                            key=format_path(path))
+            digits = len(str(abs(value))) if abs(value) < 10**4000 else "thousands of"
+            raise LoadError(
+                f"'{format_path(path)}' is a {digits}-digit number, beyond any config value "
+                "(a float holds at most 309 digits)",
+                path=doc.path,
+                line=line,
+                column=col,
+                key=format_path(path),
+            )
 
 
 def line_starts(text: str) -> list[int]:

@@ -61,8 +61,10 @@ def fetch(repo_id: str, revision: str | None = None) -> str:
         from huggingface_hub import errors as hf_errors
         from huggingface_hub.utils import disable_progress_bars
     except ImportError as exc:  # pragma: no cover - transformers depends on huggingface_hub
-        raise HubError(f"reading a Hub id needs huggingface_hub ({exc}): pip install huggingface_hub",
-                       path=_label(repo_id, revision)) from None
+        raise HubError(
+            f"reading a Hub id needs huggingface_hub ({exc}): pip install huggingface_hub",
+            path=_label(repo_id, revision),
+        ) from None
     disable_progress_bars()  # a 2 kB config needs no progress bar on stderr
     label = _label(repo_id, revision)
     at = f" at revision {revision!r}" if revision else ""
@@ -73,11 +75,17 @@ def fetch(repo_id: str, revision: str | None = None) -> str:
             # round of huggingface_hub's connection retries)
             return hf_hub_download(repo_id, filename, revision=revision, local_files_only=bool(not_cached))
         except hf_errors.GatedRepoError:
-            raise HubError(f"gated repository: request access on https://huggingface.co/{repo_id} and set HF_TOKEN "
-                           "(or run `hf auth login`) with a token of that account", path=label) from None
+            raise HubError(
+                f"gated repository: request access on https://huggingface.co/{repo_id} and set HF_TOKEN "
+                "(or run `hf auth login`) with a token of that account",
+                path=label,
+            ) from None
         except hf_errors.RepositoryNotFoundError:
-            raise HubError("repository not found on the Hugging Face Hub (a private one needs HF_TOKEN); "
-                           "a local path of that name does not exist either", path=label) from None
+            raise HubError(
+                "repository not found on the Hugging Face Hub (a private one needs HF_TOKEN); "
+                "a local path of that name does not exist either",
+                path=label,
+            ) from None
         except hf_errors.RevisionNotFoundError:
             raise HubError(f"revision {revision!r} not found in the repository", path=label) from None
         except hf_errors.LocalEntryNotFoundError:  # offline, or no connection, and not in the cache
@@ -93,12 +101,15 @@ def fetch(repo_id: str, revision: str | None = None) -> str:
     if not_cached:
         names = " or ".join(not_cached)
         if _offline():
-            raise HubError(f"HF_HUB_OFFLINE is set and {names}{at} is not in the Hugging Face cache "
-                           f"({_cache_dir()}); run once online, or unset HF_HUB_OFFLINE", path=label)
-        raise HubError(f"cannot reach the Hugging Face Hub and {names}{at} is not in the cache ({_cache_dir()})",
-                       path=label)
-    raise HubError(f"the repository has no {' or '.join(HUB_FILES)}{at}: not a model colint can read",
-                   path=label)
+            raise HubError(
+                f"HF_HUB_OFFLINE is set and {names}{at} is not in the Hugging Face cache "
+                f"({_cache_dir()}); run once online, or unset HF_HUB_OFFLINE",
+                path=label,
+            )
+        raise HubError(
+            f"cannot reach the Hugging Face Hub and {names}{at} is not in the cache ({_cache_dir()})", path=label
+        )
+    raise HubError(f"the repository has no {' or '.join(HUB_FILES)}{at}: not a model colint can read", path=label)
 
 
 def _label(repo_id: str, revision: str | None) -> str:

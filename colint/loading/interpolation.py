@@ -103,9 +103,13 @@ def resolve_document(doc: Document) -> None:
                 continue
             except _Budget as exc:
                 line, col = doc.location(path)
-                raise LoadError(f"interpolation {_short(text)} at '{format_path(path)}' needs too much work to "
-                                f"resolve ({exc})", path=doc.path, line=line, column=col, key=format_path(path)) \
-                    from None
+                raise LoadError(
+                    f"interpolation {_short(text)} at '{format_path(path)}' needs too much work to resolve ({exc})",
+                    path=doc.path,
+                    line=line,
+                    column=col,
+                    key=format_path(path),
+                ) from None
             resolved += 1
     finally:
         doc._interp_state = None
@@ -207,7 +211,7 @@ def _resolve_value(doc: Document, path: tuple, text, depth: int):
             return out
         out += text[i:j]
         k = _find_close(text, j)
-        out += str(_resolve_expr(doc, path, text[j + 2:k].strip(), depth))
+        out += str(_resolve_expr(doc, path, text[j + 2 : k].strip(), depth))
         _bounded(out)
         i = k + 1
 

@@ -11,8 +11,16 @@ import json
 import re
 
 from colint.errors import LoadError
-from colint.loading.document import (MAX_DEPTH, Document, Span, clamp_to_content, describe_type, line_column,
-                                     line_starts, long_number_at)
+from colint.loading.document import (
+    MAX_DEPTH,
+    Document,
+    Span,
+    clamp_to_content,
+    describe_type,
+    line_column,
+    line_starts,
+    long_number_at,
+)
 
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'  # unrolled: no per-character alternation (an 8 MiB string took 1.2 GB)
 _TOKEN = re.compile(_STRING + r'|[{}\[\],:]|[^\s{}\[\],:"]+')
@@ -41,14 +49,19 @@ def parse_json(text: str, path: str) -> Document:
     except ValueError as exc:  # Python's limit on integer digits (a 5,000-digit number)
         line, col = long_number_at(text)
         detail = str(exc).split(";")[0].split(":")[-1].strip()  # "value has 5000 digits"
-        raise LoadError(f"a number with more digits than any config value ({detail})",
-                        path=path, line=line, column=col) from None
+        raise LoadError(
+            f"a number with more digits than any config value ({detail})", path=path, line=line, column=col
+        ) from None
     except RecursionError:
         line, col = _too_deep(text)
         raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=path, line=line, column=col) from None
     if not isinstance(data, dict):
-        raise LoadError(f"expected a JSON object of model keys at the top level, found {describe_type(data)}",
-                        path=path, line=1, column=1)
+        raise LoadError(
+            f"expected a JSON object of model keys at the top level, found {describe_type(data)}",
+            path=path,
+            line=1,
+            column=1,
+        )
     doc = Document(path=path, text=text, syntax="json", data=data)
     _record_positions(doc)
     return doc

@@ -11,8 +11,16 @@ from __future__ import annotations
 import re
 
 from colint.errors import LoadError
-from colint.loading.document import (MAX_DEPTH, Document, Span, clamp_to_content, describe_type, line_column,
-                                     line_starts, long_number_at)
+from colint.loading.document import (
+    MAX_DEPTH,
+    Document,
+    Span,
+    clamp_to_content,
+    describe_type,
+    line_column,
+    line_starts,
+    long_number_at,
+)
 
 MAX_NODES = 200_000  # plain values after alias expansion; real configs have < 5,000
 # Nodes in the text (scalars, keys, mappings, lists) that ruamel's pure-Python round-trip loader is given: it
@@ -31,8 +39,12 @@ def _refuse_too_many_nodes(text: str, path: str) -> None:
         loader = yaml.CSafeLoader
     except (ImportError, AttributeError):
         if text.count("\n") + text.count(",") > 2 * MAX_TEXT_NODES:
-            raise LoadError(f"more than {MAX_TEXT_NODES:,} YAML values (no model config has that many): refused "
-                            "unparsed", path=path, line=1, column=1) from None
+            raise LoadError(
+                f"more than {MAX_TEXT_NODES:,} YAML values (no model config has that many): refused unparsed",
+                path=path,
+                line=1,
+                column=1,
+            ) from None
         return
     kinds = (yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent, yaml.AliasEvent)
     n = 0
@@ -42,8 +54,12 @@ def _refuse_too_many_nodes(text: str, path: str) -> None:
                 n += 1
                 if n > MAX_TEXT_NODES:
                     mark = event.start_mark
-                    raise LoadError(f"more than {MAX_TEXT_NODES:,} YAML values (no model config has that many): "
-                                    "refused", path=path, line=mark.line + 1, column=mark.column + 1)
+                    raise LoadError(
+                        f"more than {MAX_TEXT_NODES:,} YAML values (no model config has that many): refused",
+                        path=path,
+                        line=mark.line + 1,
+                        column=mark.column + 1,
+                    )
     except yaml.YAMLError:
         return  # ruamel reports the syntax error, located
 
@@ -74,17 +90,22 @@ def parse_yaml(text: str, path: str) -> Document:
         problem = (exc.problem or exc.context or "invalid YAML").strip()
         if "duplicate key" in str(exc).lower():
             key = _dup_key_name(str(exc))
-            problem = f"duplicate key {key!r} (YAML forbids it; readers disagree on which value wins)" if key \
+            problem = (
+                f"duplicate key {key!r} (YAML forbids it; readers disagree on which value wins)"
+                if key
                 else "duplicate key (YAML forbids it)"
+            )
         raise LoadError(f"invalid YAML: {problem}", path=path, line=line, column=col) from None
     except YAMLError as exc:
-        raise LoadError(f"invalid YAML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-                        path=path) from None
+        raise LoadError(
+            f"invalid YAML: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", path=path
+        ) from None
     except ValueError as exc:  # Python's limit on integer digits (a 5,000-digit number)
         line, col = long_number_at(text)
         detail = str(exc).split(";")[0].split(":")[-1].strip()  # "value has 5000 digits"
-        raise LoadError(f"a number with more digits than any config value ({detail})",
-                        path=path, line=line, column=col) from None
+        raise LoadError(
+            f"a number with more digits than any config value ({detail})", path=path, line=line, column=col
+        ) from None
     except RecursionError:  # block nesting (indentation) deeper than the composer's stack
         raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=path, line=1, column=1) from None
     if raw is None:
@@ -92,8 +113,12 @@ def parse_yaml(text: str, path: str) -> Document:
     from ruamel.yaml.comments import CommentedMap
 
     if not isinstance(raw, CommentedMap):
-        raise LoadError(f"expected a mapping of model keys at the top level, found {describe_type(raw)}",
-                        path=path, line=1, column=1)
+        raise LoadError(
+            f"expected a mapping of model keys at the top level, found {describe_type(raw)}",
+            path=path,
+            line=1,
+            column=1,
+        )
     _refuse_alias_bomb(raw, path)
     doc = Document(path=path, text=text, syntax="yaml", data=None)
     budget = [MAX_NODES]
@@ -232,8 +257,9 @@ def _refuse_alias_bomb(raw, path: str) -> None:
                 line, col = line + 1, col + 1
             except (KeyError, TypeError, AttributeError):
                 line = col = None
-            raise LoadError(f"YAML expands to more than {MAX_NODES:,} values (alias bomb?)",
-                            path=path, line=line, column=col)
+            raise LoadError(
+                f"YAML expands to more than {MAX_NODES:,} values (alias bomb?)", path=path, line=line, column=col
+            )
 
 
 def _dup_key_name(message: str) -> str | None:
@@ -241,8 +267,9 @@ def _dup_key_name(message: str) -> str | None:
     return m.group(1) if m else None
 
 
-def _plain(node, path: tuple, doc: Document, budget: list, depth: int, values: _ValueSpans | None = None,
-           flow: bool = False):
+def _plain(
+    node, path: tuple, doc: Document, budget: list, depth: int, values: _ValueSpans | None = None, flow: bool = False
+):
     """Plain data of ``node``; records the position of each key (and, through ``values``, the
     offsets of each scalar value) in ``doc.spans``. ``flow``: inside a flow collection."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -250,8 +277,9 @@ def _plain(node, path: tuple, doc: Document, budget: list, depth: int, values: _
     budget[0] -= 1
     if budget[0] < 0:
         line, col = doc.location(path)
-        raise LoadError(f"YAML expands to more than {MAX_NODES:,} values (alias bomb?)",
-                        path=doc.path, line=line, column=col)
+        raise LoadError(
+            f"YAML expands to more than {MAX_NODES:,} values (alias bomb?)", path=doc.path, line=line, column=col
+        )
     if depth >= MAX_DEPTH and isinstance(node, (CommentedMap, CommentedSeq)):
         line, col = doc.location(path)
         raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=doc.path, line=line, column=col)

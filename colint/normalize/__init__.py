@@ -14,8 +14,7 @@ from colint.errors import FormatNotRecognized, UsageError
 from colint.loading.document import Document, format_path
 from colint.normalize.model_spec import FFN, KeyIssue, LayerKind, Mixer, ModelSpec, Quantization, Source
 
-__all__ = ["normalize", "detect_format", "FORMATS", "ModelSpec", "LayerKind", "Mixer", "FFN",
-           "Quantization", "Source"]
+__all__ = ["normalize", "detect_format", "FORMATS", "ModelSpec", "LayerKind", "Mixer", "FFN", "Quantization", "Source"]
 
 # format name -> (module, detector function, normalizer function); detection runs in this order.
 FORMATS: dict[str, str] = {
@@ -44,8 +43,13 @@ def detect_format(doc: Document) -> str:
         if _module(fmt).detect(doc):
             return fmt
     raise FormatNotRecognized(
-        "format not recognized: the keys match none of the formats tried (" + ", ".join(tried) +
-        "); use --input-format to force one", path=doc.path, line=1, column=1)
+        "format not recognized: the keys match none of the formats tried ("
+        + ", ".join(tried)
+        + "); use --input-format to force one",
+        path=doc.path,
+        line=1,
+        column=1,
+    )
 
 
 def normalize(doc: Document, input_format: str | None = None, vocab_size: int | None = None) -> ModelSpec:
@@ -63,8 +67,9 @@ def normalize(doc: Document, input_format: str | None = None, vocab_size: int | 
     spec = _with_unknown_keys(spec, doc, log)
     spec = _with_document_issues(spec, doc)
     if vocab_size is not None and spec.vocab_size is None:
-        spec = spec.model_copy(update={"vocab_size": vocab_size,
-                                       "notes": spec.notes + [f"vocab_size {vocab_size} from --vocab-size"]})
+        spec = spec.model_copy(
+            update={"vocab_size": vocab_size, "notes": spec.notes + [f"vocab_size {vocab_size} from --vocab-size"]}
+        )
     return spec
 
 
@@ -74,8 +79,11 @@ def _with_unknown_keys(spec: ModelSpec, doc: Document, log) -> ModelSpec:
 
     root = log.root if log.root is not None else ()
     reported = {i.source.key for i in spec.key_issues}
-    issues = [i for i in unknown_key_issues(doc, spec.format, spec.model_type, root, log.paths)
-              if i.source.key not in reported]
+    issues = [
+        i
+        for i in unknown_key_issues(doc, spec.format, spec.model_type, root, log.paths)
+        if i.source.key not in reported
+    ]
     return spec.model_copy(update={"key_issues": list(spec.key_issues) + issues}) if issues else spec
 
 
@@ -85,13 +93,20 @@ def _with_document_issues(spec: ModelSpec, doc: Document) -> ModelSpec:
     issues = list(spec.key_issues)
     for path, line, col in doc.duplicate_keys:
         later = doc.span(path)
-        issues.append(KeyIssue(kind="duplicate", source=Source(key=format_path(path), line=line, column=col),
-                               detail=f"appears again at line {later.line}; the later value wins"
-                               if later else "appears more than once; the later value wins"))
+        issues.append(
+            KeyIssue(
+                kind="duplicate",
+                source=Source(key=format_path(path), line=line, column=col),
+                detail=f"appears again at line {later.line}; the later value wins"
+                if later
+                else "appears more than once; the later value wins",
+            )
+        )
     for path, token in doc.nonstandard:
         line, col = doc.location(path)
-        issues.append(KeyIssue(kind="nonstandard", source=Source(key=format_path(path), line=line, column=col),
-                               detail=token))
+        issues.append(
+            KeyIssue(kind="nonstandard", source=Source(key=format_path(path), line=line, column=col), detail=token)
+        )
     if len(issues) == len(spec.key_issues):
         return spec
     return spec.model_copy(update={"key_issues": issues})

@@ -141,25 +141,41 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     moe = None
     if m.moe is not None:
         e = m.moe
-        moe = FFN(kind="moe", gated=e.gated, num_experts=e.experts, top_k=e.top_k,
-                  expert_intermediate_size=e.intermediate_size, expert_gated=e.gated,
-                  num_shared_experts=e.shared_experts,
-                  shared_intermediate_size=(e.shared_intermediate_size or e.intermediate_size) if e.shared_experts
-                  else 0, shared_gated=e.gated, router_bias=e.router_bias)
-        for field, key in (("num_experts", "moe.experts"), ("top_k", "moe.top_k"),
-                           ("moe_intermediate_size", "moe.intermediate_size")):
+        moe = FFN(
+            kind="moe",
+            gated=e.gated,
+            num_experts=e.experts,
+            top_k=e.top_k,
+            expert_intermediate_size=e.intermediate_size,
+            expert_gated=e.gated,
+            num_shared_experts=e.shared_experts,
+            shared_intermediate_size=(e.shared_intermediate_size or e.intermediate_size) if e.shared_experts else 0,
+            shared_gated=e.gated,
+            router_bias=e.router_bias,
+        )
+        for field, key in (
+            ("num_experts", "moe.experts"),
+            ("top_k", "moe.top_k"),
+            ("moe_intermediate_size", "moe.intermediate_size"),
+        ):
             r.record(field, key)
         if e.shared_experts:
-            r.record("shared_expert_intermediate_size",
-                     "moe.shared_intermediate_size" if e.shared_intermediate_size else "moe.intermediate_size")
+            r.record(
+                "shared_expert_intermediate_size",
+                "moe.shared_intermediate_size" if e.shared_intermediate_size else "moe.intermediate_size",
+            )
     none_ffn = FFN(kind="none")
 
     layers = []
     for i, tok in enumerate(tokens[:n_layers]):
         letter, suffix = tok[0], tok[1:]
         mixer, other = _mixer(r, m, letter, heads, kv, head_dim, h)
-        if suffix == "e" or (not suffix and moe is not None and i >= m.moe.first_dense_layers
-                             and (i - m.moe.first_dense_layers) % m.moe.every == 0):
+        if suffix == "e" or (
+            not suffix
+            and moe is not None
+            and i >= m.moe.first_dense_layers
+            and (i - m.moe.first_dense_layers) % m.moe.every == 0
+        ):
             if moe is None:
                 raise r.error("pattern", f"layer {i} asks for a MoE FFN ('{tok}') but there is no moe: section")
             ffn = moe
@@ -168,10 +184,14 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
         else:
             if dense is None:
                 if suffix == "d" or moe is None:
-                    raise r.error("ffn" if suffix != "d" else "pattern",
-                                  f"layer {i} needs a dense FFN but there is no ffn: section")
-                raise r.error("ffn", f"layer {i} is a dense layer (moe.first_dense_layers / moe.every) but there "
-                                     "is no ffn: section")
+                    raise r.error(
+                        "ffn" if suffix != "d" else "pattern",
+                        f"layer {i} needs a dense FFN but there is no ffn: section",
+                    )
+                raise r.error(
+                    "ffn",
+                    f"layer {i} is a dense layer (moe.first_dense_layers / moe.every) but there is no ffn: section",
+                )
             ffn = dense
         norms = norm_w * ((mixer.kind != "none") + (ffn.kind != "none"))  # one pre-norm per sub-block
         layers.append(layer(mixer, ffn, other + norms))
@@ -182,11 +202,21 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     r.record("tie_word_embeddings", "tie_embeddings", default="tie_embeddings" not in (doc.get(("model",)) or {}))
     sliding = a.window if a is not None and a.window else None
     return r.spec(
-        hidden_size=h, num_layers=n_layers, layers=layers, model_type=m.name or "design", architecture="colint/v1",
-        vocab_size=vocab, tie_word_embeddings=m.tie_embeddings, max_position_embeddings=m.max_position_embeddings,
-        num_heads=heads, num_kv_heads=kv, head_dim=head_dim,
-        intermediate_size=m.ffn.intermediate_size if m.ffn else None, sliding_window=sliding,
-        mtp_layers=m.mtp_layers, extra_params=norm_w,
+        hidden_size=h,
+        num_layers=n_layers,
+        layers=layers,
+        model_type=m.name or "design",
+        architecture="colint/v1",
+        vocab_size=vocab,
+        tie_word_embeddings=m.tie_embeddings,
+        max_position_embeddings=m.max_position_embeddings,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=head_dim,
+        intermediate_size=m.ffn.intermediate_size if m.ffn else None,
+        sliding_window=sliding,
+        mtp_layers=m.mtp_layers,
+        extra_params=norm_w,
     )
 
 
@@ -216,14 +246,27 @@ def _mixer(r: FormatReader, m: Model, letter: str, heads: int, kv: int, head_dim
     if letter in ("S", "C"):
         if not a.window:
             raise r.error("attention", "sliding or chunked attention needs attention.window")
-        return attention_mixer(heads, kv, head_dim, window=a.window, attn="sliding" if letter == "S" else "chunked",
-                               qkv_bias=a.qkv_bias, o_bias=a.o_bias), qk
+        return attention_mixer(
+            heads,
+            kv,
+            head_dim,
+            window=a.window,
+            attn="sliding" if letter == "S" else "chunked",
+            qkv_bias=a.qkv_bias,
+            o_bias=a.o_bias,
+        ), qk
     if letter == "X":
         from colint.normalize.design_file_schema import MLA
 
         ml = a.mla or MLA()
-        mx = mla_mixer(heads, q_lora_rank=ml.q_lora_rank or None, kv_lora_rank=ml.kv_lora_rank,
-                       nope=ml.qk_nope_head_dim, rope=ml.qk_rope_head_dim, v_head_dim=ml.v_head_dim)
+        mx = mla_mixer(
+            heads,
+            q_lora_rank=ml.q_lora_rank or None,
+            kv_lora_rank=ml.kv_lora_rank,
+            nope=ml.qk_nope_head_dim,
+            rope=ml.qk_rope_head_dim,
+            v_head_dim=ml.v_head_dim,
+        )
         r.record("kv_lora_rank", "attention.mla.kv_lora_rank", default=a.mla is None)
         return mx, ml.q_lora_rank + ml.kv_lora_rank
     if letter == "M":
@@ -232,21 +275,34 @@ def _mixer(r: FormatReader, m: Model, letter: str, heads: int, kv: int, head_dim
         mb = m.mamba or Mamba()
         d_inner = mb.expand * h
         if d_inner % mb.head_dim:
-            raise r.error("mamba", f"expand x hidden_size = {d_inner} is not divisible by mamba.head_dim "
-                                   f"{mb.head_dim}")
+            raise r.error("mamba", f"expand x hidden_size = {d_inner} is not divisible by mamba.head_dim {mb.head_dim}")
         nh = d_inner // mb.head_dim
         conv_dim = d_inner + 2 * mb.n_groups * mb.d_state
-        mx = Mixer(kind="mamba", mamba_version=2, d_inner=d_inner, d_state=mb.d_state, n_groups=mb.n_groups,
-                   conv_kernel=mb.d_conv, num_heads=nh)
+        mx = Mixer(
+            kind="mamba",
+            mamba_version=2,
+            d_inner=d_inner,
+            d_state=mb.d_state,
+            n_groups=mb.n_groups,
+            conv_kernel=mb.d_conv,
+            num_heads=nh,
+        )
         return mx, conv_dim * mb.d_conv + conv_dim + 3 * nh + d_inner  # conv w+b, dt_bias, A_log, D, norm
     if letter == "L":
         from colint.normalize.design_file_schema import LinearAttention
 
         la = m.linear_attention or LinearAttention()
-        mx = Mixer(kind="linear_attention", num_k_heads=la.k_heads, num_v_heads=la.v_heads, k_head_dim=la.k_head_dim,
-                   v_head_dim=la.v_head_dim, conv_kernel=la.conv_kernel)
-        return mx, (2 * la.k_heads * la.k_head_dim + la.v_heads * la.v_head_dim) * la.conv_kernel \
-            + 2 * la.v_heads + la.v_head_dim
+        mx = Mixer(
+            kind="linear_attention",
+            num_k_heads=la.k_heads,
+            num_v_heads=la.v_heads,
+            k_head_dim=la.k_head_dim,
+            v_head_dim=la.v_head_dim,
+            conv_kernel=la.conv_kernel,
+        )
+        return mx, (
+            2 * la.k_heads * la.k_head_dim + la.v_heads * la.v_head_dim
+        ) * la.conv_kernel + 2 * la.v_heads + la.v_head_dim
     return Mixer(kind="none"), 0
 
 

@@ -31,7 +31,8 @@ class Attention(_Strict):
     kv_heads: Optional[int] = Field(None, gt=0, description="KV heads (GQA); default = heads.")
     head_dim: Optional[int] = Field(None, gt=0, description="Per-head dims; default hidden_size // heads.")
     kind: Literal["full", "sliding", "chunked", "mla"] = Field(
-        "full", description="What the letter A in the pattern means.")
+        "full", description="What the letter A in the pattern means."
+    )
     window: Optional[int] = Field(None, gt=0, description="Sliding-window / chunk size in tokens (S layers).")
     qkv_bias: bool = False
     o_bias: bool = False
@@ -50,8 +51,9 @@ class MoE(_Strict):
     top_k: int = Field(gt=0, description="Experts per token.")
     intermediate_size: int = Field(gt=0, le=1 << 40, description="Width of one routed expert H'_e.")
     shared_experts: int = Field(0, ge=0, description="Always-on shared experts.")
-    shared_intermediate_size: Optional[int] = Field(None, gt=0, description="Per shared expert; default = "
-                                                                            "intermediate_size.")
+    shared_intermediate_size: Optional[int] = Field(
+        None, gt=0, description="Per shared expert; default = intermediate_size."
+    )
     gated: bool = True
     first_dense_layers: int = Field(0, ge=0, description="Leading layers that keep the dense FFN.")
     every: int = Field(1, gt=0, description="MoE on every n-th layer after the dense ones (1 = all).")
@@ -92,7 +94,8 @@ class Model(_Strict):
     mamba: Optional[Mamba] = None
     linear_attention: Optional[LinearAttention] = None
     pattern: Optional[Union[str, list[str]]] = Field(
-        None, description='Layer letters, e.g. "[A,A,A,M]*12" or a list; default: A on every layer.')
+        None, description='Layer letters, e.g. "[A,A,A,M]*12" or a list; default: A on every layer.'
+    )
     mtp_layers: int = Field(0, ge=0, description="Multi-token-prediction layers (reported apart).")
 
 

@@ -90,20 +90,46 @@ def assemble(layers: list[LayerKind]) -> tuple[list[LayerKind], list[int]]:
     return kinds, pattern
 
 
-def attention(heads: int, kv_heads: int, head_dim: int, *, window: int | None = None, attn: str | None = None,
-              qkv_bias: bool = False, o_bias: bool = False, fused_qkv: bool = False,
-              v_head_dim: int | None = None) -> Mixer:
+def attention(
+    heads: int,
+    kv_heads: int,
+    head_dim: int,
+    *,
+    window: int | None = None,
+    attn: str | None = None,
+    qkv_bias: bool = False,
+    o_bias: bool = False,
+    fused_qkv: bool = False,
+    v_head_dim: int | None = None,
+) -> Mixer:
     """An attention mixer; ``window`` alone makes it sliding-window attention."""
     attn = attn or ("sliding" if window else "full")
-    return Mixer(kind="attention", attention=attn, window=window if attn != "full" else None, num_heads=heads,
-                 num_kv_heads=kv_heads, head_dim=head_dim, v_head_dim=v_head_dim, qkv_bias=qkv_bias,
-                 o_bias=o_bias, fused_qkv=fused_qkv)
+    return Mixer(
+        kind="attention",
+        attention=attn,
+        window=window if attn != "full" else None,
+        num_heads=heads,
+        num_kv_heads=kv_heads,
+        head_dim=head_dim,
+        v_head_dim=v_head_dim,
+        qkv_bias=qkv_bias,
+        o_bias=o_bias,
+        fused_qkv=fused_qkv,
+    )
 
 
 def mla(heads: int, *, q_lora_rank: int | None, kv_lora_rank: int, nope: int, rope: int, v_head_dim: int) -> Mixer:
-    return Mixer(kind="mla", num_heads=heads, num_kv_heads=heads, head_dim=nope + rope, v_head_dim=v_head_dim,
-                 q_lora_rank=q_lora_rank or None, kv_lora_rank=kv_lora_rank, qk_nope_head_dim=nope,
-                 qk_rope_head_dim=rope)
+    return Mixer(
+        kind="mla",
+        num_heads=heads,
+        num_kv_heads=heads,
+        head_dim=nope + rope,
+        v_head_dim=v_head_dim,
+        q_lora_rank=q_lora_rank or None,
+        kv_lora_rank=kv_lora_rank,
+        qk_nope_head_dim=nope,
+        qk_rope_head_dim=rope,
+    )
 
 
 def mla_norm_params(m: Mixer) -> int:

@@ -30,16 +30,44 @@ ACCEPTS_VOCAB_SIZE = False
 
 # base.yml defaults (AI-Hypercomputer/maxtext src/maxtext/configs/base.yml).
 BASE_DEFAULTS = {
-    "decoder_block": "llama2", "base_emb_dim": 2048, "base_num_query_heads": 16, "base_num_kv_heads": 16,
-    "base_mlp_dim": 7168, "base_num_decoder_layers": 16, "head_dim": 128, "vocab_size": 32000,
-    "num_experts": 1, "num_experts_per_tok": 1, "base_moe_mlp_dim": -1, "first_num_dense_layers": 0,
-    "shared_experts": 0, "q_lora_rank": 0, "kv_lora_rank": 512, "qk_nope_head_dim": 128,
-    "qk_rope_head_dim": 64, "v_head_dim": 128, "inhomogeneous_layer_cycle_interval": 1,
+    "decoder_block": "llama2",
+    "base_emb_dim": 2048,
+    "base_num_query_heads": 16,
+    "base_num_kv_heads": 16,
+    "base_mlp_dim": 7168,
+    "base_num_decoder_layers": 16,
+    "head_dim": 128,
+    "vocab_size": 32000,
+    "num_experts": 1,
+    "num_experts_per_tok": 1,
+    "base_moe_mlp_dim": -1,
+    "first_num_dense_layers": 0,
+    "shared_experts": 0,
+    "q_lora_rank": 0,
+    "kv_lora_rank": 512,
+    "qk_nope_head_dim": 128,
+    "qk_rope_head_dim": 64,
+    "v_head_dim": 128,
+    "inhomogeneous_layer_cycle_interval": 1,
     "sliding_window_size": 0,
 }
 _MARKERS = ("base_emb_dim", "base_num_decoder_layers", "base_num_query_heads", "base_mlp_dim")
-KNOWN_BLOCKS = ("default", "llama2", "mistral", "mixtral", "gemma", "gemma2", "gemma3", "gpt3", "deepseek",
-                "qwen3", "qwen3_moe", "qwen3_next", "simple", "simple_mlp")
+KNOWN_BLOCKS = (
+    "default",
+    "llama2",
+    "mistral",
+    "mixtral",
+    "gemma",
+    "gemma2",
+    "gemma3",
+    "gpt3",
+    "deepseek",
+    "qwen3",
+    "qwen3_moe",
+    "qwen3_next",
+    "simple",
+    "simple_mlp",
+)
 
 
 def detect(doc: Document) -> bool:
@@ -53,8 +81,7 @@ def normalize(doc: Document) -> ModelSpec:
     r = FormatReader(doc, "maxtext", (), defaults=dict(BASE_DEFAULTS))
     block = r.name("decoder_block", default="llama2")
     if block not in KNOWN_BLOCKS:
-        raise r.error("decoder_block", f"decoder_block {block!r} is not one colint knows "
-                                       f"({', '.join(KNOWN_BLOCKS)})")
+        raise r.error("decoder_block", f"decoder_block {block!r} is not one colint knows ({', '.join(KNOWN_BLOCKS)})")
     h = r.req("hidden_size", "base_emb_dim")
     base_layers = r.req("num_layers", "base_num_decoder_layers")
     heads = r.req("num_heads", "base_num_query_heads")
@@ -67,10 +94,17 @@ def normalize(doc: Document) -> ModelSpec:
     tie = bool(r.bool("tie_word_embeddings", "logits_via_embedding", default=False))  # base.yml default
     attn_bias = bool(r.bool(None, "attention_bias", default=False))
     mlp_bias = bool(r.bool(None, "mlp_bias", default=False))
-    common = dict(vocab_size=vocab, tie_word_embeddings=tie, num_heads=heads, num_kv_heads=kv, head_dim=head_dim,
-                  intermediate_size=mlp, hidden_act=str(acts[0]), model_type=block,
-                  max_position_embeddings=r.opt("max_position_embeddings", "max_position_embeddings",
-                                                "max_target_length"))
+    common = dict(
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=head_dim,
+        intermediate_size=mlp,
+        hidden_act=str(acts[0]),
+        model_type=block,
+        max_position_embeddings=r.opt("max_position_embeddings", "max_position_embeddings", "max_target_length"),
+    )
 
     if block == "gemma2":
         return _gemma2(r, h, base_layers, heads, kv, head_dim, mlp, gated, common)
@@ -90,18 +124,31 @@ def normalize(doc: Document) -> ModelSpec:
         shared = r.req(None, "shared_experts", minimum=0)
         if shared:
             r.record("shared_expert_intermediate_size", "base_moe_mlp_dim")
-        moe = FFN(kind="moe", gated=gated, num_experts=experts, top_k=r.req("top_k", "num_experts_per_tok"),
-                  expert_intermediate_size=moe_dim, expert_gated=gated, num_shared_experts=shared,
-                  shared_intermediate_size=moe_dim if shared else 0, shared_gated=gated,
-                  router_bias=bool(r.bool(None, "routed_bias", default=False)))
+        moe = FFN(
+            kind="moe",
+            gated=gated,
+            num_experts=experts,
+            top_k=r.req("top_k", "num_experts_per_tok"),
+            expert_intermediate_size=moe_dim,
+            expert_gated=gated,
+            num_shared_experts=shared,
+            shared_intermediate_size=moe_dim if shared else 0,
+            shared_gated=gated,
+            router_bias=bool(r.bool(None, "routed_bias", default=False)),
+        )
     first_dense = r.req("first_k_dense", "first_num_dense_layers", minimum=0) if moe else 0
 
     norm = 4 * h if block == "gemma3" else 2 * h
     if block == "deepseek" or r.name("attention_type") == "mla":
         q_lora = r.req("q_lora_rank", "q_lora_rank", minimum=0)
-        m = mla(heads, q_lora_rank=q_lora or None, kv_lora_rank=r.req("kv_lora_rank", "kv_lora_rank"),
-                nope=r.req("qk_nope_head_dim", "qk_nope_head_dim"), rope=r.req("qk_rope_head_dim", "qk_rope_head_dim"),
-                v_head_dim=r.req("v_head_dim", "v_head_dim"))
+        m = mla(
+            heads,
+            q_lora_rank=q_lora or None,
+            kv_lora_rank=r.req("kv_lora_rank", "kv_lora_rank"),
+            nope=r.req("qk_nope_head_dim", "qk_nope_head_dim"),
+            rope=r.req("qk_rope_head_dim", "qk_rope_head_dim"),
+            v_head_dim=r.req("v_head_dim", "v_head_dim"),
+        )
         mixers = [(m, norm + mla_norm_params(m))] * base_layers
         common.update(num_kv_heads=heads, head_dim=m.head_dim)
     elif block == "gemma3":
@@ -114,8 +161,7 @@ def normalize(doc: Document) -> ModelSpec:
         qk = 2 * head_dim if block in ("qwen3", "qwen3_moe") else 0
         a = attention(heads, kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias)
         mixers = [(a, norm + qk)] * base_layers
-    layers = [layer(mx, moe if (moe and i >= first_dense) else dense, other)
-              for i, (mx, other) in enumerate(mixers)]
+    layers = [layer(mx, moe if (moe and i >= first_dense) else dense, other) for i, (mx, other) in enumerate(mixers)]
     return r.spec(hidden_size=h, num_layers=base_layers, layers=layers, extra_params=h, **common)
 
 
@@ -125,8 +171,9 @@ def _gemma2(r: FormatReader, h, pairs, heads, kv, head_dim, mlp, gated, common) 
     norms = 4 * h  # pre/post attention and pre/post FFW RMSNorms
     local = layer(attention(heads, kv, head_dim, window=window), ffn, norms)
     glob = layer(attention(heads, kv, head_dim), ffn, norms)
-    r.notes.append(f"decoder_block gemma2: base_num_decoder_layers {pairs} counts (local, global) pairs "
-                   f"-> {2 * pairs} layers")
+    r.notes.append(
+        f"decoder_block gemma2: base_num_decoder_layers {pairs} counts (local, global) pairs -> {2 * pairs} layers"
+    )
     common["sliding_window"] = window
     r.record_derived("num_layers", "base_num_decoder_layers")  # it holds the pair count, not the layer count
     return r.spec(hidden_size=h, num_layers=2 * pairs, layers=[local, glob] * pairs, extra_params=h, **common)
@@ -134,13 +181,20 @@ def _gemma2(r: FormatReader, h, pairs, heads, kv, head_dim, mlp, gated, common) 
 
 def _gpt3(r: FormatReader, h, n_layers, heads, kv, head_dim, mlp, gated, common) -> ModelSpec:
     ffn = FFN(kind="dense", intermediate_size=mlp, gated=gated, bias=True)
-    mixer = attention(heads, kv, head_dim, qkv_bias=True, o_bias=True,
-                      fused_qkv=bool(r.bool(None, "fused_qkv", default=False)))
+    mixer = attention(
+        heads, kv, head_dim, qkv_bias=True, o_bias=True, fused_qkv=bool(r.bool(None, "fused_qkv", default=False))
+    )
     positions = r.opt("position_embeddings", "trainable_position_size") or 0
     if positions:
         r.notes.append(f"learned positions: a {positions}-row table (trainable_position_size)")
-    return r.spec(hidden_size=h, num_layers=n_layers, layers=[layer(mixer, ffn, 4 * h)] * n_layers,
-                  position_embeddings=positions, extra_params=2 * h, **common)
+    return r.spec(
+        hidden_size=h,
+        num_layers=n_layers,
+        layers=[layer(mixer, ffn, 4 * h)] * n_layers,
+        position_embeddings=positions,
+        extra_params=2 * h,
+        **common,
+    )
 
 
 def _qwen3_next(r: FormatReader, h, n_layers, heads, kv, head_dim, mlp, gated, common) -> ModelSpec:
@@ -151,18 +205,26 @@ def _qwen3_next(r: FormatReader, h, n_layers, heads, kv, head_dim, mlp, gated, c
     dv = r.req(None, "gdn_value_head_dim")
     conv = r.req(None, "gdn_conv_kernel_dim", default=4)
     full = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=head_dim, gated_q=True)
-    lin = Mixer(kind="linear_attention", num_k_heads=nk, num_v_heads=nv, k_head_dim=dk, v_head_dim=dv,
-                conv_kernel=conv)
+    lin = Mixer(kind="linear_attention", num_k_heads=nk, num_v_heads=nv, k_head_dim=dk, v_head_dim=dv, conv_kernel=conv)
     lin_other = (2 * nk * dk + nv * dv) * conv + 2 * nv + dv  # conv1d, dt_bias, A_log, gated RMSNorm
     experts = r.req("num_experts", "num_experts")
     moe_dim = r.req("moe_intermediate_size", "base_moe_mlp_dim", minimum=-1)
     if moe_dim <= 0:
         moe_dim = mlp
     shared = r.req(None, "shared_experts", minimum=0)
-    ffn = FFN(kind="moe", gated=gated, num_experts=experts, top_k=r.req("top_k", "num_experts_per_tok"),
-              expert_intermediate_size=moe_dim, num_shared_experts=shared,
-              shared_intermediate_size=moe_dim if shared else 0, shared_expert_gate=bool(shared))
-    layers = [layer(full, ffn, 2 * head_dim + 2 * h) if (i + 1) % cycle == 0 else layer(lin, ffn, lin_other + 2 * h)
-              for i in range(n_layers)]
+    ffn = FFN(
+        kind="moe",
+        gated=gated,
+        num_experts=experts,
+        top_k=r.req("top_k", "num_experts_per_tok"),
+        expert_intermediate_size=moe_dim,
+        num_shared_experts=shared,
+        shared_intermediate_size=moe_dim if shared else 0,
+        shared_expert_gate=bool(shared),
+    )
+    layers = [
+        layer(full, ffn, 2 * head_dim + 2 * h) if (i + 1) % cycle == 0 else layer(lin, ffn, lin_other + 2 * h)
+        for i in range(n_layers)
+    ]
     r.notes.append(f"every {cycle}th layer is full attention, the others Gated DeltaNet")
     return r.spec(hidden_size=h, num_layers=n_layers, layers=layers, extra_params=h, **common)

@@ -23,8 +23,16 @@ padded as Megatron does (``_vocab_size_with_padding``: a multiple of
 from __future__ import annotations
 
 from colint.loading.document import Document
-from colint.normalize.format_reader import (FormatReader, attention, layer, megatron_padded_vocab, mla, mla_norm_params,
-                                raise_at, safe_int_list_expr)
+from colint.normalize.format_reader import (
+    FormatReader,
+    attention,
+    layer,
+    megatron_padded_vocab,
+    mla,
+    mla_norm_params,
+    raise_at,
+    safe_int_list_expr,
+)
 from colint.normalize.model_spec import FFN, ModelSpec
 
 ACCEPTS_VOCAB_SIZE = True  # normalize(doc, vocab_size=...) applies --vocab-size itself
@@ -35,9 +43,22 @@ NOT_GATED = {"gelu", "squared-relu", "relu", "silu", "approx-gelu", "openai-gelu
 RMS = {"rmsnorm"}
 LAYERNORM = {"layernorm", "layernorm1p", "low_precision_layernorm", "layernorm_p1"}
 # Keys only GPT-NeoX configs use (NeoX also accepts hidden_size / num_layers with underscores).
-_NEOX_MARKERS = ("pos_emb", "pos-emb", "rotary_pct", "rotary-pct", "gpt_j_residual", "gpt-j-residual",
-                 "no_weight_tying", "no-weight-tying", "attention_config", "attention-config",
-                 "model_parallel_size", "model-parallel-size", "pipe_parallel_size", "pipe-parallel-size")
+_NEOX_MARKERS = (
+    "pos_emb",
+    "pos-emb",
+    "rotary_pct",
+    "rotary-pct",
+    "gpt_j_residual",
+    "gpt-j-residual",
+    "no_weight_tying",
+    "no-weight-tying",
+    "attention_config",
+    "attention-config",
+    "model_parallel_size",
+    "model-parallel-size",
+    "pipe_parallel_size",
+    "pipe-parallel-size",
+)
 _SECTIONS = ("model", "language_model")
 
 
@@ -51,8 +72,9 @@ def _root(doc: Document, strict: bool = True) -> tuple | None:
         sub = data.get(key)
         if isinstance(sub, dict) and "hidden_size" in sub and ("num_layers" in sub or "num_attention_heads" in sub):
             return (key,)
-    if all(k in data for k in ("hidden_size", "num_layers", "num_attention_heads")) \
-            and not (strict and (any(m in data for m in _NEOX_MARKERS) or "num_hidden_layers" in data)):
+    if all(k in data for k in ("hidden_size", "num_layers", "num_attention_heads")) and not (
+        strict and (any(m in data for m in _NEOX_MARKERS) or "num_hidden_layers" in data)
+    ):
         return ()
     return None
 
@@ -65,9 +87,12 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     root = _root(doc, strict=False)
     if root is None:
         sub = next((k for k in _SECTIONS if isinstance(doc.get((k,)), dict)), None)
-        raise raise_at(doc, (sub,) if sub else (),
-                       "no Megatron model section: expected hidden_size, num_layers and num_attention_heads"
-                       + (f" under '{sub}:'" if sub else " (at the top level or under 'model:')"))
+        raise raise_at(
+            doc,
+            (sub,) if sub else (),
+            "no Megatron model section: expected hidden_size, num_layers and num_attention_heads"
+            + (f" under '{sub}:'" if sub else " (at the top level or under 'model:')"),
+        )
     r = FormatReader(doc, "megatron", root)
     h = r.req("hidden_size", "hidden_size")
     n_layers = r.req("num_layers", "num_layers")
@@ -84,8 +109,10 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     head_dim = r.opt("head_dim", "kv_channels")
     if head_dim is None:
         if h % heads:
-            raise r.error("num_attention_heads", f"hidden_size {h} is not divisible by num_attention_heads {heads} "
-                                                 "and kv_channels is not given")
+            raise r.error(
+                "num_attention_heads",
+                f"hidden_size {h} is not divisible by num_attention_heads {heads} and kv_channels is not given",
+            )
         head_dim = h // heads
         r.record("head_dim", "kv_channels", default=True)
 
@@ -98,8 +125,9 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     elif act in NOT_GATED:
         gated = False
     else:
-        raise r.error("activation", f"unknown activation {act!r}; expected one of "
-                                    f"{', '.join(sorted(GATED | NOT_GATED))}")
+        raise r.error(
+            "activation", f"unknown activation {act!r}; expected one of {', '.join(sorted(GATED | NOT_GATED))}"
+        )
 
     ffn = r.opt("intermediate_size", "ffn_hidden_size")
     if ffn is None:
@@ -118,8 +146,9 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     norms_per_layer = 2
     if "falcon" in str(r.raw("name") or "") and isinstance(r.raw("mcore_customization_config"), dict):
         c = r.sub("mcore_customization_config")
-        if c.bool(None, "parallel_attention", default=False) and not c.bool(None, "new_decoder_architecture",
-                                                                           default=False):
+        if c.bool(None, "parallel_attention", default=False) and not c.bool(
+            None, "new_decoder_architecture", default=False
+        ):
             norms_per_layer = 1  # NeMo's Falcon layer: one input LayerNorm feeds attention and MLP
     block_type = r.name("transformer_block_type", default="pre_ln")
     if block_type != "pre_ln":
@@ -134,16 +163,19 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     if isinstance(ws, list) and ws and isinstance(ws[0], int) and not isinstance(ws[0], bool) and ws[0] > 0:
         window = ws[0]
         r.record("sliding_window", ("window_size", 0))
-    mixer = attention(heads, groups, head_dim, window=window, qkv_bias=qkv_bias, o_bias=linear_bias,
-                      fused_qkv=True)
+    mixer = attention(heads, groups, head_dim, window=window, qkv_bias=qkv_bias, o_bias=linear_bias, fused_qkv=True)
     if r.bool(None, "multi_latent_attention", default=False):
         # Megatron-core MLASelfAttention: q down/up (or one q projection), kv down to the latent + the
         # shared RoPE key, kv up, linear_proj; RMSNorms on the q and kv latents.
         q_lora = r.opt("q_lora_rank", "q_lora_rank")
-        mixer = mla(heads, q_lora_rank=q_lora, kv_lora_rank=r.req("kv_lora_rank", "kv_lora_rank", default=512),
-                    nope=r.req("qk_nope_head_dim", "qk_head_dim", default=128),
-                    rope=r.req("qk_rope_head_dim", "qk_pos_emb_head_dim", default=64),
-                    v_head_dim=r.req("v_head_dim", "v_head_dim", default=128))
+        mixer = mla(
+            heads,
+            q_lora_rank=q_lora,
+            kv_lora_rank=r.req("kv_lora_rank", "kv_lora_rank", default=512),
+            nope=r.req("qk_nope_head_dim", "qk_head_dim", default=128),
+            rope=r.req("qk_rope_head_dim", "qk_pos_emb_head_dim", default=64),
+            v_head_dim=r.req("v_head_dim", "v_head_dim", default=128),
+        )
         other += mla_norm_params(mixer)
         groups, head_dim = heads, mixer.head_dim
 
@@ -157,9 +189,11 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     positions = 0
     if pos_type == "learned_absolute":
         if r.first_present(("encoder_seq_length", "max_position_embeddings", "seq_length")) is None:
-            raise r.error("position_embedding_type" if r.has("position_embedding_type") else "hidden_size",
-                          "learned_absolute position embeddings need encoder_seq_length or "
-                          "max_position_embeddings (the rows of the position table)")
+            raise r.error(
+                "position_embedding_type" if r.has("position_embedding_type") else "hidden_size",
+                "learned_absolute position embeddings need encoder_seq_length or "
+                "max_position_embeddings (the rows of the position table)",
+            )
         positions = r.req(None, "encoder_seq_length", "max_position_embeddings", "seq_length")
         r.notes.append(f"learned absolute positions: a {positions}-row position table")
     tie = _tied(r)
@@ -170,10 +204,23 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     if mtp:
         r.notes.append(f"{mtp} MTP layer(s) not counted")
     return r.spec(
-        hidden_size=h, num_layers=n_layers, layers=layers, model_type=_model_type(doc, r),
-        vocab_size=vocab, tie_word_embeddings=tie, max_position_embeddings=max_pos, position_embeddings=positions,
-        vocab_padding=r.vocab_padding, num_heads=heads, num_kv_heads=groups, head_dim=head_dim, intermediate_size=ffn, hidden_act=act,
-        sliding_window=window, mtp_layers=mtp, extra_params=norm_w,
+        hidden_size=h,
+        num_layers=n_layers,
+        layers=layers,
+        model_type=_model_type(doc, r),
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
+        max_position_embeddings=max_pos,
+        position_embeddings=positions,
+        vocab_padding=r.vocab_padding,
+        num_heads=heads,
+        num_kv_heads=groups,
+        head_dim=head_dim,
+        intermediate_size=ffn,
+        hidden_act=act,
+        sliding_window=window,
+        mtp_layers=mtp,
+        extra_params=norm_w,
     )
 
 
@@ -200,8 +247,10 @@ def _vocab(r: FormatReader, given: int | None) -> int | None:
         return padded
     raw = r.opt(None, "vocab_size")
     if raw is None and given is None:
-        r.notes.append("vocab size comes from the tokenizer, not this file: parameter counts exclude the "
-                       "embedding and output layer (pass --vocab-size)")
+        r.notes.append(
+            "vocab size comes from the tokenizer, not this file: parameter counts exclude the "
+            "embedding and output layer (pass --vocab-size)"
+        )
         return None
     raw = raw if raw is not None else given
     div = r.req(None, "make_vocab_size_divisible_by", default=128)
@@ -215,24 +264,37 @@ def _vocab(r: FormatReader, given: int | None) -> int | None:
         r.record("vocab_size", "vocab_size")
     src = "vocab_size" if r.has("vocab_size") else "--vocab-size"
     if padded != raw:
-        r.notes.append(f"vocab {raw} ({src}) padded to {padded}: a multiple of make_vocab_size_divisible_by {div}"
-                       f" x tensor_model_parallel_size {tp}, as Megatron pads it")
+        r.notes.append(
+            f"vocab {raw} ({src}) padded to {padded}: a multiple of make_vocab_size_divisible_by {div}"
+            f" x tensor_model_parallel_size {tp}, as Megatron pads it"
+        )
     else:
         r.notes.append(f"vocab {raw} from {src} (already a multiple of {div} x tp {tp})")
     return padded
 
 
-def _moe_layers(r: FormatReader, mixer, dense: FFN, other: int, n_layers: int, experts: int, ffn: int,
-                gated: bool, bias: bool) -> list:
+def _moe_layers(
+    r: FormatReader, mixer, dense: FFN, other: int, n_layers: int, experts: int, ffn: int, gated: bool, bias: bool
+) -> list:
     top_k = r.req("top_k", "moe_router_topk", default=2)
     expert_ffn = r.opt("moe_intermediate_size", "moe_ffn_hidden_size") or ffn
     if not r.has("moe_ffn_hidden_size"):
         r.record("moe_intermediate_size", "ffn_hidden_size")
     shared = r.opt("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size") or 0
-    moe = FFN(kind="moe", gated=gated, num_experts=experts, top_k=top_k, expert_intermediate_size=expert_ffn,
-              expert_gated=gated, expert_bias=bias, num_shared_experts=1 if shared else 0,
-              shared_intermediate_size=shared, shared_gated=gated, shared_bias=bias,
-              shared_expert_gate=bool(shared) and bool(r.bool(None, "moe_shared_expert_gate", default=False)))
+    moe = FFN(
+        kind="moe",
+        gated=gated,
+        num_experts=experts,
+        top_k=top_k,
+        expert_intermediate_size=expert_ffn,
+        expert_gated=gated,
+        expert_bias=bias,
+        num_shared_experts=1 if shared else 0,
+        shared_intermediate_size=shared,
+        shared_gated=gated,
+        shared_bias=bias,
+        shared_expert_gate=bool(shared) and bool(r.bool(None, "moe_shared_expert_gate", default=False)),
+    )
     pattern = _moe_pattern(r, n_layers)
     return [layer(mixer, moe if is_moe else dense, other) for is_moe in pattern]
 
@@ -247,8 +309,10 @@ def _moe_pattern(r: FormatReader, n_layers: int) -> list[bool]:
     if isinstance(v, str):
         parsed = safe_int_list_expr(v)
         if parsed is None:
-            raise r.error("moe_layer_freq", f"cannot read moe_layer_freq {v!r}: expected an integer or a list "
-                                            "expression such as ([0]*1+[1]*3)*12")
+            raise r.error(
+                "moe_layer_freq",
+                f"cannot read moe_layer_freq {v!r}: expected an integer or a list expression such as ([0]*1+[1]*3)*12",
+            )
         v = parsed
     if isinstance(v, int) and not isinstance(v, bool):
         if v < 1:

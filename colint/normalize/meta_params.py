@@ -26,16 +26,33 @@ unless the file says ``tie_word_embeddings: true``.
 from __future__ import annotations
 
 from colint.loading.document import Document
-from colint.normalize.format_reader import (FormatReader, attention, layer, literal_list, llama_ffn_hidden, mla,
-                                mla_norm_params, positive_float, raise_at)
+from colint.normalize.format_reader import (
+    FormatReader,
+    attention,
+    layer,
+    literal_list,
+    llama_ffn_hidden,
+    mla,
+    mla_norm_params,
+    positive_float,
+    raise_at,
+)
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec, Quantization
 
 ACCEPTS_VOCAB_SIZE = True  # normalize(doc, vocab_size=...) applies --vocab-size itself
 
 _CORE = ("dim", "n_layers", "n_heads")
 _DEEPSEEK = ("inter_dim", "moe_inter_dim", "n_routed_experts", "kv_lora_rank", "n_dense_layers")
-_TORCHCHAT = ("n_local_heads", "block_size", "use_tiktoken", "use_hf_tokenizer", "rope_base", "max_seq_length",
-              "feed_forward_bias", "attention_bias")
+_TORCHCHAT = (
+    "n_local_heads",
+    "block_size",
+    "use_tiktoken",
+    "use_hf_tokenizer",
+    "rope_base",
+    "max_seq_length",
+    "feed_forward_bias",
+    "attention_bias",
+)
 # ExecuTorch LFM2 short convolution: kernel length (short_conv.py hardcodes L_cache = 3).
 LFM2_CONV_KERNEL = 3
 
@@ -61,8 +78,11 @@ def detect(doc: Document) -> bool:
 def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     root = _root(doc)
     if root is None:
-        raise raise_at(doc, (), "not a Meta-style ModelArgs file: expected dim, n_layers and n_heads "
-                                "(or a decoder: section holding them)")
+        raise raise_at(
+            doc,
+            (),
+            "not a Meta-style ModelArgs file: expected dim, n_layers and n_heads (or a decoder: section holding them)",
+        )
     r = FormatReader(doc, "meta", root)
     if root:
         r.notes.append("text decoder under 'decoder:' linted; the vision encoder is not")
@@ -123,8 +143,11 @@ def _llama(r: FormatReader, vocab_size: int | None, torchchat: bool) -> ModelSpe
             r.record_derived("intermediate_size", knob)
         else:
             r.record("intermediate_size", "hidden_dim", default=True)
-        r.notes.append(f"FFN width {inter} derived as Meta's FeedForward does: 4*dim -> int(2h/3)"
-                       + (f" -> int({mult:g}*h)" if mult is not None else "") + f" -> multiple of {multiple_of}")
+        r.notes.append(
+            f"FFN width {inter} derived as Meta's FeedForward does: 4*dim -> int(2h/3)"
+            + (f" -> int({mult:g}*h)" if mult is not None else "")
+            + f" -> multiple of {multiple_of}"
+        )
 
     qkv_bias = bool(r.bool(None, "attention_qkv_bias", default=False))
     o_bias = False
@@ -132,21 +155,36 @@ def _llama(r: FormatReader, vocab_size: int | None, torchchat: bool) -> ModelSpe
         qkv_bias = o_bias = bool(r.bool(None, "attention_bias"))
     ffn_bias = bool(r.bool(None, "feed_forward_bias", default=False))
     qk_norm = 2 * head_dim if r.bool(None, "use_qk_norm", default=False) else 0
-    norms = 2 + int(bool(r.bool(None, "post_attention_norm", default=False))) \
+    norms = (
+        2
+        + int(bool(r.bool(None, "post_attention_norm", default=False)))
         + int(bool(r.bool(None, "post_ffn_norm", default=False)))
+    )
     window = r.opt("sliding_window", "sliding_window")
 
     if r.bool(None, "moe", default=False):
-        ffn = FFN(kind="moe", num_experts=r.req("num_experts", "num_experts", default=8),
-                  top_k=r.req("top_k", "num_activated_experts", default=2), expert_intermediate_size=inter,
-                  bias=ffn_bias, expert_bias=ffn_bias)
+        ffn = FFN(
+            kind="moe",
+            num_experts=r.req("num_experts", "num_experts", default=8),
+            top_k=r.req("top_k", "num_activated_experts", default=2),
+            expert_intermediate_size=inter,
+            bias=ffn_bias,
+            expert_bias=ffn_bias,
+        )
         r.sources["moe_intermediate_size"] = r.sources["intermediate_size"]
     else:
         ffn = FFN(kind="dense", intermediate_size=inter, gated=True, bias=ffn_bias)
 
     def attn(kind: str) -> Mixer:
-        return attention(heads, kv, head_dim, window=window if kind == "sliding" else None, qkv_bias=qkv_bias,
-                         o_bias=o_bias, fused_qkv=torchchat)
+        return attention(
+            heads,
+            kv,
+            head_dim,
+            window=window if kind == "sliding" else None,
+            qkv_bias=qkv_bias,
+            o_bias=o_bias,
+            fused_qkv=torchchat,
+        )
 
     attn_layer = layer(attn("full"), ffn, norms * h + qk_norm)
     types = literal_list(r, "layer_types")
@@ -156,8 +194,10 @@ def _llama(r: FormatReader, vocab_size: int | None, torchchat: bool) -> ModelSpe
         r.record("layer_types", "layer_types")
         r.per_layer_lists["layer_types"] = len(types)
         if len(types) != n_layers:
-            r.notes.append(f"INCONSISTENT: layer_types lists {len(types)} entries for n_layers {n_layers}; "
-                           f"the first {min(len(types), n_layers)} describe the layers")
+            r.notes.append(
+                f"INCONSISTENT: layer_types lists {len(types)} entries for n_layers {n_layers}; "
+                f"the first {min(len(types), n_layers)} describe the layers"
+            )
         layers = []
         for i, t in enumerate(types[:n_layers]):
             if t in ("full_attention", "global", "attention"):
@@ -168,18 +208,31 @@ def _llama(r: FormatReader, vocab_size: int | None, torchchat: bool) -> ModelSpe
                 conv = Mixer(kind="short_conv", conv_kernel=LFM2_CONV_KERNEL, d_inner=h)
                 layers.append(layer(conv, ffn, 2 * h + h * LFM2_CONV_KERNEL))
             else:
-                raise r.error(("layer_types", i), f"'{r.key_name(('layer_types', i))}' is {t!r}; expected "
-                                                  "full_attention, sliding_attention or conv")
+                raise r.error(
+                    ("layer_types", i),
+                    f"'{r.key_name(('layer_types', i))}' is {t!r}; expected full_attention, sliding_attention or conv",
+                )
         layers += [attn_layer] * (n_layers - len(layers))
 
     tie = _tied(r)
     return r.spec(
-        hidden_size=h, num_layers=n_layers, layers=layers, model_type=_model_type(r, torchchat),
-        architecture="ModelArgs", vocab_size=_vocab(r, vocab_size), tie_word_embeddings=tie,
-        max_position_embeddings=r.opt("max_position_embeddings", "max_position_embeddings", "max_seq_len",
-                                      "block_size", "max_seq_length"),
-        num_heads=heads, num_kv_heads=kv, head_dim=head_dim, intermediate_size=inter,
-        hidden_act=r.name("act_fn", default="silu"), sliding_window=window, extra_params=h,
+        hidden_size=h,
+        num_layers=n_layers,
+        layers=layers,
+        model_type=_model_type(r, torchchat),
+        architecture="ModelArgs",
+        vocab_size=_vocab(r, vocab_size),
+        tie_word_embeddings=tie,
+        max_position_embeddings=r.opt(
+            "max_position_embeddings", "max_position_embeddings", "max_seq_len", "block_size", "max_seq_length"
+        ),
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=head_dim,
+        intermediate_size=inter,
+        hidden_act=r.name("act_fn", default="silu"),
+        sliding_window=window,
+        extra_params=h,
         notes=["untied: the reference Transformer has its own output matrix"] if not tie else [],
     )
 
@@ -209,9 +262,15 @@ def _deepseek(r: FormatReader, vocab_size: int | None) -> ModelSpec:
     moe_inter = r.req("moe_intermediate_size", "moe_inter_dim", default=1408)
     r.record("shared_expert_intermediate_size", "moe_inter_dim", default=not r.has("moe_inter_dim"))
     shared = r.req("num_shared_experts", "n_shared_experts", default=2, minimum=0)
-    moe = FFN(kind="moe", num_experts=experts, top_k=r.req("top_k", "n_activated_experts", default=6),
-              expert_intermediate_size=moe_inter, num_shared_experts=shared, shared_intermediate_size=moe_inter,
-              router_bias=h == 7168)
+    moe = FFN(
+        kind="moe",
+        num_experts=experts,
+        top_k=r.req("top_k", "n_activated_experts", default=6),
+        expert_intermediate_size=moe_inter,
+        num_shared_experts=shared,
+        shared_intermediate_size=moe_inter,
+        router_bias=h == 7168,
+    )
     if h == 7168:
         r.notes.append("router bias counted: the reference Gate has one only when dim == 7168")
     if dense_layers > n_layers:
@@ -223,9 +282,20 @@ def _deepseek(r: FormatReader, vocab_size: int | None) -> ModelSpec:
         # inference/model.py: Linear weights in float8_e4m3fn with one scale per 128x128 block.
         quant = Quantization(quant_method="fp8", fmt="e4m3", weight_block_size=[128, 128])
     return r.spec(
-        hidden_size=h, num_layers=n_layers, layers=layers, model_type="deepseek-ref",
-        architecture="ModelArgs", vocab_size=_vocab(r, vocab_size), tie_word_embeddings=False,
+        hidden_size=h,
+        num_layers=n_layers,
+        layers=layers,
+        model_type="deepseek-ref",
+        architecture="ModelArgs",
+        vocab_size=_vocab(r, vocab_size),
+        tie_word_embeddings=False,
         max_position_embeddings=r.opt("max_position_embeddings", "max_seq_len"),
-        num_heads=heads, num_kv_heads=heads, head_dim=nope + rope, intermediate_size=inter, hidden_act="silu",
-        extra_params=h, dtype=dtype, quantization=quant,
+        num_heads=heads,
+        num_kv_heads=heads,
+        head_dim=nope + rope,
+        intermediate_size=inter,
+        hidden_act="silu",
+        extra_params=h,
+        dtype=dtype,
+        quantization=quant,
     )

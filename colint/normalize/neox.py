@@ -22,9 +22,21 @@ from colint.normalize.model_spec import FFN, ModelSpec
 
 ACCEPTS_VOCAB_SIZE = True
 
-_MARKERS = ("pos-emb", "pos_emb", "rotary-pct", "rotary_pct", "gpt-j-residual", "gpt_j_residual",
-            "no-weight-tying", "no_weight_tying", "attention-config", "attention_config", "num-layers",
-            "hidden-size", "num-attention-heads")
+_MARKERS = (
+    "pos-emb",
+    "pos_emb",
+    "rotary-pct",
+    "rotary_pct",
+    "gpt-j-residual",
+    "gpt_j_residual",
+    "no-weight-tying",
+    "no_weight_tying",
+    "attention-config",
+    "attention_config",
+    "num-layers",
+    "hidden-size",
+    "num-attention-heads",
+)
 GATED = {"swiglu", "geglu", "reglu", "glu"}
 
 
@@ -50,8 +62,9 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     heads = r.req("num_heads", *_k("num-attention-heads"))
     kv = r.req("num_kv_heads", *_k("num-kv-heads"), default=heads)
     if h % heads:
-        raise r.error(_present(r, "num-attention-heads"),
-                      f"hidden-size {h} is not divisible by num-attention-heads {heads}")
+        raise r.error(
+            _present(r, "num-attention-heads"), f"hidden-size {h} is not divisible by num-attention-heads {heads}"
+        )
     head_dim = h // heads  # derived: no key holds it
 
     act = r.name(*_k("activation"), default="gelu")
@@ -94,17 +107,31 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
         vocab = megatron_padded_vocab(vocab_size, div, mp)
         r.vocab_padding = (div, mp)  # CL202 fixes the divisor, the key this format reads
         r.record("vocab_divisible_by", _present(r, "make-vocab-size-divisible-by"))
-        r.notes.append(f"vocab {vocab_size} (--vocab-size) padded to {vocab}: a multiple of "
-                       f"make-vocab-size-divisible-by {div} x model-parallel-size {mp}, as NeoX pads it")
+        r.notes.append(
+            f"vocab {vocab_size} (--vocab-size) padded to {vocab}: a multiple of "
+            f"make-vocab-size-divisible-by {div} x model-parallel-size {mp}, as NeoX pads it"
+        )
     else:
-        r.notes.append("vocab size comes from the tokenizer (vocab-file), not this file: parameter counts "
-                       "exclude the embedding and output layer (pass --vocab-size)")
+        r.notes.append(
+            "vocab size comes from the tokenizer (vocab-file), not this file: parameter counts "
+            "exclude the embedding and output layer (pass --vocab-size)"
+        )
     return r.spec(
-        hidden_size=h, num_layers=n_layers, layers=[layer(mixer, ffn, 2 * norm_w)] * n_layers,
-        model_type="gpt-neox", vocab_size=vocab, tie_word_embeddings=tie, vocab_padding=r.vocab_padding,
+        hidden_size=h,
+        num_layers=n_layers,
+        layers=[layer(mixer, ffn, 2 * norm_w)] * n_layers,
+        model_type="gpt-neox",
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
+        vocab_padding=r.vocab_padding,
         max_position_embeddings=r.opt("max_position_embeddings", *_k("max-position-embeddings")),
-        position_embeddings=positions, num_heads=heads, num_kv_heads=kv, head_dim=head_dim,
-        intermediate_size=inter, hidden_act=act, extra_params=norm_w,
+        position_embeddings=positions,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=head_dim,
+        intermediate_size=inter,
+        hidden_act=act,
+        extra_params=norm_w,
     )
 
 

@@ -27,14 +27,18 @@ def detect(doc: Document) -> bool:
 
 def normalize(doc: Document) -> ModelSpec:
     if not detect(doc):
-        raise raise_at(doc, ("model",) if isinstance(doc.data, dict) and "model" in doc.data else (),
-                       "not an OLMo trainer config: expected model.d_model and model.n_layers")
+        raise raise_at(
+            doc,
+            ("model",) if isinstance(doc.data, dict) and "model" in doc.data else (),
+            "not an OLMo trainer config: expected model.d_model and model.n_layers",
+        )
     r = FormatReader(doc, "olmo", ("model",))
     h = r.req("hidden_size", "d_model")
     n_layers = r.req("num_layers", "n_layers")
     heads = r.req("num_heads", "n_heads")
-    kv = r.req("num_kv_heads", "n_kv_heads", default=1 if r.bool(None, "multi_query_attention", default=False)
-               else heads)
+    kv = r.req(
+        "num_kv_heads", "n_kv_heads", default=1 if r.bool(None, "multi_query_attention", default=False) else heads
+    )
     if h % heads:
         raise r.error("n_heads", f"d_model {h} is not divisible by n_heads {heads}")
     head_dim = h // heads  # derived: no key holds it
@@ -68,9 +72,15 @@ def normalize(doc: Document) -> ModelSpec:
 
     block = r.name("block_type", default="sequential")
     if block == "moe":
-        ffn = FFN(kind="moe", gated=gated, num_experts=r.req("num_experts", "moe_num_experts"),
-                  top_k=r.req("top_k", "moe_top_k", default=2), expert_intermediate_size=inter, expert_gated=gated,
-                  expert_bias=False)
+        ffn = FFN(
+            kind="moe",
+            gated=gated,
+            num_experts=r.req("num_experts", "moe_num_experts"),
+            top_k=r.req("top_k", "moe_top_k", default=2),
+            expert_intermediate_size=inter,
+            expert_gated=gated,
+            expert_bias=False,
+        )
         r.sources["moe_intermediate_size"] = r.sources["intermediate_size"]
     else:
         ffn = FFN(kind="dense", intermediate_size=inter, gated=gated, bias=bias)
@@ -85,10 +95,18 @@ def normalize(doc: Document) -> ModelSpec:
     if not r.bool(None, "rope", default=False) and not r.bool(None, "alibi", default=False):
         positions = r.req(None, "max_sequence_length", default=1024)
     return r.spec(
-        hidden_size=h, num_layers=n_layers, layers=[layer(mixer, ffn, 2 * norm_w + qk)] * n_layers,
-        model_type="olmoe" if block == "moe" else "olmo", vocab_size=rows,
+        hidden_size=h,
+        num_layers=n_layers,
+        layers=[layer(mixer, ffn, 2 * norm_w + qk)] * n_layers,
+        model_type="olmoe" if block == "moe" else "olmo",
+        vocab_size=rows,
         tie_word_embeddings=bool(r.bool("tie_word_embeddings", "weight_tying", default=True)),
         max_position_embeddings=r.opt("max_position_embeddings", "max_sequence_length"),
-        position_embeddings=positions, num_heads=heads, num_kv_heads=kv, head_dim=head_dim,
-        intermediate_size=inter, hidden_act=act, extra_params=norm_w,
+        position_embeddings=positions,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=head_dim,
+        intermediate_size=inter,
+        hidden_act=act,
+        extra_params=norm_w,
     )

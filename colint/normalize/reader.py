@@ -24,9 +24,17 @@ MAX_DIM = 1 << 40  # no real dimension comes near 10^12; larger values are typos
 # (DeepNet, arXiv 2203.00555); the most experts, 1,048,576 (PEER, arXiv 2407.04153).
 MAX_LAYERS = 100_000
 MAX_COUNT = 1 << 20
-FIELD_MAXIMUM = {"num_layers": MAX_LAYERS, "mtp_layers": MAX_LAYERS, "first_k_dense_replace": MAX_LAYERS,
-                 "decoder_sparse_step": MAX_LAYERS, "num_heads": MAX_COUNT, "num_kv_heads": MAX_COUNT,
-                 "num_experts": MAX_COUNT, "top_k": MAX_COUNT, "num_shared_experts": MAX_COUNT}
+FIELD_MAXIMUM = {
+    "num_layers": MAX_LAYERS,
+    "mtp_layers": MAX_LAYERS,
+    "first_k_dense_replace": MAX_LAYERS,
+    "decoder_sparse_step": MAX_LAYERS,
+    "num_heads": MAX_COUNT,
+    "num_kv_heads": MAX_COUNT,
+    "num_experts": MAX_COUNT,
+    "top_k": MAX_COUNT,
+    "num_shared_experts": MAX_COUNT,
+}
 
 
 # Every Reader built while ``collect_accessed()`` is active reports the key paths it looks up (present or
@@ -55,8 +63,9 @@ class collect_accessed:
 
 
 class Reader:
-    def __init__(self, doc: Document, prefix: tuple = (), defaults: dict | None = None,
-                 aliases: dict | None = None) -> None:
+    def __init__(
+        self, doc: Document, prefix: tuple = (), defaults: dict | None = None, aliases: dict | None = None
+    ) -> None:
         self.doc = doc
         self.prefix = tuple(prefix)
         self.defaults = defaults or {}
@@ -110,8 +119,7 @@ class Reader:
         """``field``'s value is computed from ``key`` (not stated anywhere): point at that key, with its line
         when the file states it (``default=False`` only then), marked ``derived`` so that fixes leave it."""
         src = self.located(key)
-        self.sources[field] = Source(key=src.key, line=src.line, column=src.column, default=src.default,
-                                     derived=True)
+        self.sources[field] = Source(key=src.key, line=src.line, column=src.column, default=src.default, derived=True)
 
     # -- raw access ----------------------------------------------------------------------------
     def raw(self, *keys: str, default: Any = None) -> Any:
@@ -132,8 +140,15 @@ class Reader:
                     return cand
         return None
 
-    def int(self, field: str | None, *keys: str, default: Any = MISSING, minimum: int = 1,
-            maximum: int | None = None, allow_none: bool = False) -> Any:
+    def int(
+        self,
+        field: str | None,
+        *keys: str,
+        default: Any = MISSING,
+        minimum: int = 1,
+        maximum: int | None = None,
+        allow_none: bool = False,
+    ) -> Any:
         """Read a positive integer (or ``minimum``-bounded) from the first present key.
 
         An explicit null counts as absent only when the caller says what absent means
@@ -145,20 +160,23 @@ class Reader:
         if k is None:
             unresolved = next((self._unresolved(x) for x in keys if self._unresolved(x)), None)
             if unresolved is not None:
-                raise self.error(keys[0], f"interpolation {unresolved} cannot be resolved offline; "
-                                          "give the value")
+                raise self.error(keys[0], f"interpolation {unresolved} cannot be resolved offline; give the value")
             null = self._null_key(keys) if default is MISSING and not allow_none else None
             if null is not None:
                 raise self.error(null, f"'{self.key_name(null)}' must be an integer, got null")
             if default is MISSING:
                 d = self.defaults.get(keys[0], MISSING)
                 if d is MISSING or d is None:  # a table default of None (DeepseekV2Config's top-k) is no integer
-                    raise self.error(keys[0] if not self.prefix else (), f"missing key '{keys[0]}'"
-                                     if not self.prefix else f"missing key '{self.key_name(keys[0])}'")
+                    raise self.error(
+                        keys[0] if not self.prefix else (),
+                        f"missing key '{keys[0]}'" if not self.prefix else f"missing key '{self.key_name(keys[0])}'",
+                    )
                 if isinstance(d, bool) or not isinstance(d, int):  # a family default that is no single size
-                    raise self.error(keys[0] if not self.prefix else (),
-                                     f"missing key '{self.key_name(keys[0])}' (the family's default, {_short_repr(d)}, "
-                                     "is not one integer: state the value)")
+                    raise self.error(
+                        keys[0] if not self.prefix else (),
+                        f"missing key '{self.key_name(keys[0])}' (the family's default, {_short_repr(d)}, "
+                        "is not one integer: state the value)",
+                    )
                 default = d
             if field:
                 self.record(field, keys[0], default=True)
@@ -179,7 +197,9 @@ class Reader:
             self.record(field, k)
         return v
 
-    def opt_int(self, field: builtins.str | None, *keys: builtins.str, minimum: builtins.int = 0) -> builtins.int | None:
+    def opt_int(
+        self, field: builtins.str | None, *keys: builtins.str, minimum: builtins.int = 0
+    ) -> builtins.int | None:
         if self.first_present(keys) is None:
             return None
         return self.int(field, *keys, minimum=minimum)

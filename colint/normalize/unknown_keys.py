@@ -31,26 +31,103 @@ _KEYS_FILE = os.path.join(os.path.dirname(__file__), "hf_keys.json")
 
 # Keys of published HF configs that no config class lists (or lists under another name) and that change
 # nothing about the model's shape: written by tooling, by older transformers, or for generation.
-HF_HARMLESS = frozenset((
-    "_name_or_path", "_commit_hash", "_attn_implementation", "_attn_implementation_autoset", "architectures",
-    "auto_map", "model_type", "transformers_version", "torch_dtype", "dtype", "use_cache", "quantization_config",
-    "bos_token_id", "eos_token_id", "pad_token_id", "sep_token_id", "decoder_start_token_id", "rope_theta",
-    "rope_scaling", "rope_parameters", "initializer_range", "tie_word_embeddings", "max_length", "min_length",
-    "do_sample", "temperature", "top_p", "top_k", "num_beams", "repetition_penalty", "length_penalty",
-    "no_repeat_ngram_size", "bad_words_ids", "num_return_sequences", "output_scores", "return_dict_in_generate",
-    "forced_bos_token_id", "forced_eos_token_id", "remove_invalid_values", "task_specific_params", "prefix",
-    "finetuning_task", "tokenizer_class", "torchscript", "use_bfloat16", "tf_legacy_loss", "pruned_heads",
-    "tie_encoder_decoder", "is_decoder", "add_cross_attention", "cross_attention_hidden_size", "id2label",
-    "label2id", "num_labels", "problem_type", "output_attentions", "output_hidden_states", "return_dict",
-    "chunk_size_feed_forward", "is_encoder_decoder", "typical_p", "diversity_penalty", "num_beam_groups",
-    "early_stopping", "encoder_no_repeat_ngram_size", "exponential_decay_length_penalty", "suppress_tokens",
-    "begin_suppress_tokens", "gradient_checkpointing", "use_return_dict", "attention_dropout", "hidden_dropout",
-    "embd_pdrop", "resid_pdrop", "attn_pdrop", "layer_norm_eps", "rms_norm_eps", "layer_norm_epsilon",
-    "norm_eps", "pretraining_tp", "transformers.js_config", "generation_config", "sliding_window_pattern",
-    "text_config", "vision_config", "audio_config", "llm_config", "language_config",
-    # RoPE keys that transformers 5 folds into rope_parameters when it standardizes them (read, then moved)
-    "partial_rotary_factor", "rope_local_base_freq", "rope_type", "original_max_position_embeddings",
-))
+HF_HARMLESS = frozenset(
+    (
+        "_name_or_path",
+        "_commit_hash",
+        "_attn_implementation",
+        "_attn_implementation_autoset",
+        "architectures",
+        "auto_map",
+        "model_type",
+        "transformers_version",
+        "torch_dtype",
+        "dtype",
+        "use_cache",
+        "quantization_config",
+        "bos_token_id",
+        "eos_token_id",
+        "pad_token_id",
+        "sep_token_id",
+        "decoder_start_token_id",
+        "rope_theta",
+        "rope_scaling",
+        "rope_parameters",
+        "initializer_range",
+        "tie_word_embeddings",
+        "max_length",
+        "min_length",
+        "do_sample",
+        "temperature",
+        "top_p",
+        "top_k",
+        "num_beams",
+        "repetition_penalty",
+        "length_penalty",
+        "no_repeat_ngram_size",
+        "bad_words_ids",
+        "num_return_sequences",
+        "output_scores",
+        "return_dict_in_generate",
+        "forced_bos_token_id",
+        "forced_eos_token_id",
+        "remove_invalid_values",
+        "task_specific_params",
+        "prefix",
+        "finetuning_task",
+        "tokenizer_class",
+        "torchscript",
+        "use_bfloat16",
+        "tf_legacy_loss",
+        "pruned_heads",
+        "tie_encoder_decoder",
+        "is_decoder",
+        "add_cross_attention",
+        "cross_attention_hidden_size",
+        "id2label",
+        "label2id",
+        "num_labels",
+        "problem_type",
+        "output_attentions",
+        "output_hidden_states",
+        "return_dict",
+        "chunk_size_feed_forward",
+        "is_encoder_decoder",
+        "typical_p",
+        "diversity_penalty",
+        "num_beam_groups",
+        "early_stopping",
+        "encoder_no_repeat_ngram_size",
+        "exponential_decay_length_penalty",
+        "suppress_tokens",
+        "begin_suppress_tokens",
+        "gradient_checkpointing",
+        "use_return_dict",
+        "attention_dropout",
+        "hidden_dropout",
+        "embd_pdrop",
+        "resid_pdrop",
+        "attn_pdrop",
+        "layer_norm_eps",
+        "rms_norm_eps",
+        "layer_norm_epsilon",
+        "norm_eps",
+        "pretraining_tp",
+        "transformers.js_config",
+        "generation_config",
+        "sliding_window_pattern",
+        "text_config",
+        "vision_config",
+        "audio_config",
+        "llm_config",
+        "language_config",
+        # RoPE keys that transformers 5 folds into rope_parameters when it standardizes them (read, then moved)
+        "partial_rotary_factor",
+        "rope_local_base_freq",
+        "rope_type",
+        "original_max_position_embeddings",
+    )
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -81,14 +158,15 @@ def one_edit(a: str, b: str) -> bool:
         return False
     if len(a) == len(b):
         diff = [i for i in range(len(a)) if a[i] != b[i]]
-        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
-                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+        return len(diff) == 1 or (
+            len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+        )
     if len(a) > len(b):
         a, b = b, a
     i = 0
     while i < len(a) and a[i] == b[i]:
         i += 1
-    return a[i:] == b[i + 1:]
+    return a[i:] == b[i + 1 :]
 
 
 def _suggest(key: str, candidates: Iterable[str], present: set) -> Optional[str]:
@@ -97,12 +175,13 @@ def _suggest(key: str, candidates: Iterable[str], present: set) -> Optional[str]
     return absent[0] if absent else (near[0] if near else None)
 
 
-def unknown_key_issues(doc: Document, fmt: str, model_type: Optional[str], root: tuple,
-                       accessed: set[tuple]) -> list[KeyIssue]:
+def unknown_key_issues(
+    doc: Document, fmt: str, model_type: Optional[str], root: tuple, accessed: set[tuple]
+) -> list[KeyIssue]:
     node = doc.get(root) if root else doc.data
     if not isinstance(node, dict):
         return []
-    looked = {p[len(root)] for p in accessed if len(p) > len(root) and p[:len(root)] == root}
+    looked = {p[len(root)] for p in accessed if len(p) > len(root) and p[: len(root)] == root}
     present = set(node)
     issues = _nested_typos(doc, fmt, root, node, accessed)
     if fmt == "hf":
@@ -134,7 +213,7 @@ def _nested_typos(doc: Document, fmt: str, root: tuple, node: dict, accessed: se
         if not isinstance(sub, dict) or not isinstance(k, str):
             continue
         base = root + (k,)
-        looked = {p[len(base)] for p in accessed if len(p) > len(base) and p[:len(base)] == base}
+        looked = {p[len(base)] for p in accessed if len(p) > len(base) and p[: len(base)] == base}
         if not looked:
             continue
         for key in sub:
@@ -148,7 +227,14 @@ def _nested_typos(doc: Document, fmt: str, root: tuple, node: dict, accessed: se
 def _issue(doc: Document, path: tuple, model_type: Optional[str], hint: Optional[str], fmt: str) -> KeyIssue:
     line, col = doc.location(path)
     who = f"model_type {model_type}" if model_type else f"the {fmt} format"
-    detail = f"{who} has no such key; its default applies" if hint else \
-        f"not a key of {who}'s config class; the model built does not use it"
-    return KeyIssue(kind="unknown", source=Source(key=format_path(path), line=line, column=col), detail=detail,
-                    suggestion=format_path(path[:-1] + (hint,)) if hint else None)
+    detail = (
+        f"{who} has no such key; its default applies"
+        if hint
+        else f"not a key of {who}'s config class; the model built does not use it"
+    )
+    return KeyIssue(
+        kind="unknown",
+        source=Source(key=format_path(path), line=line, column=col),
+        detail=detail,
+        suggestion=format_path(path[:-1] + (hint,)) if hint else None,
+    )

@@ -69,10 +69,30 @@ def _mixer_gemms(m: Mixer, h: int) -> list[tuple]:
             out.append(("mla.q_b_proj", m.q_lora_rank, qd, False, "column", None, "q_lora_rank", None))
         else:
             out.append(("mla.q_proj", h, qd, False, "column", None, "hidden_size", None))
-        out.append(("mla.kv_a_proj_with_mqa", h, (m.kv_lora_rank or 0) + rope, m.qkv_bias, "replicated", None,
-                    "hidden_size", None))
-        out.append(("mla.kv_b_proj", m.kv_lora_rank or 0, m.num_heads * (nope + vd), False, "column", None,
-                    "kv_lora_rank", None))
+        out.append(
+            (
+                "mla.kv_a_proj_with_mqa",
+                h,
+                (m.kv_lora_rank or 0) + rope,
+                m.qkv_bias,
+                "replicated",
+                None,
+                "hidden_size",
+                None,
+            )
+        )
+        out.append(
+            (
+                "mla.kv_b_proj",
+                m.kv_lora_rank or 0,
+                m.num_heads * (nope + vd),
+                False,
+                "column",
+                None,
+                "kv_lora_rank",
+                None,
+            )
+        )
         out.append(("mla.o_proj", m.num_heads * vd, h, m.o_bias, "row", None, None, "hidden_size"))
         if m.index_num_heads and m.index_head_dim and m.q_lora_rank:  # DeepSeek-V3.2 indexer
             ih, ihd = m.index_num_heads, m.index_head_dim
@@ -126,23 +146,71 @@ def _mixer_gemms(m: Mixer, h: int) -> list[tuple]:
     return []
 
 
-def _mlp(prefix: str, h: int, width: int, gated: bool, bias: bool, width_field: str | None,
-         count: int = 1, m_per_token: float = 1.0, parallel_up: str = "column", parallel_down: str = "row",
-         fused_gate_up: bool = False) -> list[tuple]:
+def _mlp(
+    prefix: str,
+    h: int,
+    width: int,
+    gated: bool,
+    bias: bool,
+    width_field: str | None,
+    count: int = 1,
+    m_per_token: float = 1.0,
+    parallel_up: str = "column",
+    parallel_down: str = "row",
+    fused_gate_up: bool = False,
+) -> list[tuple]:
     out: list[tuple] = []
     if gated and fused_gate_up:
-        out.append((f"{prefix}.gate_up", h, 2 * width, bias, parallel_up, "gate_up", "hidden_size", width_field,
-                    count, m_per_token))
+        out.append(
+            (
+                f"{prefix}.gate_up",
+                h,
+                2 * width,
+                bias,
+                parallel_up,
+                "gate_up",
+                "hidden_size",
+                width_field,
+                count,
+                m_per_token,
+            )
+        )
     elif gated:
-        out.append((f"{prefix}.gate_proj", h, width, bias, parallel_up, "gate_up", "hidden_size", width_field,
-                    count, m_per_token))
-        out.append((f"{prefix}.up_proj", h, width, bias, parallel_up, "gate_up", "hidden_size", width_field,
-                    count, m_per_token))
+        out.append(
+            (
+                f"{prefix}.gate_proj",
+                h,
+                width,
+                bias,
+                parallel_up,
+                "gate_up",
+                "hidden_size",
+                width_field,
+                count,
+                m_per_token,
+            )
+        )
+        out.append(
+            (
+                f"{prefix}.up_proj",
+                h,
+                width,
+                bias,
+                parallel_up,
+                "gate_up",
+                "hidden_size",
+                width_field,
+                count,
+                m_per_token,
+            )
+        )
     else:
-        out.append((f"{prefix}.up_proj", h, width, bias, parallel_up, None, "hidden_size", width_field,
-                    count, m_per_token))
-    out.append((f"{prefix}.down_proj", width, h, bias, parallel_down, None, width_field, "hidden_size",
-                count, m_per_token))
+        out.append(
+            (f"{prefix}.up_proj", h, width, bias, parallel_up, None, "hidden_size", width_field, count, m_per_token)
+        )
+    out.append(
+        (f"{prefix}.down_proj", width, h, bias, parallel_down, None, width_field, "hidden_size", count, m_per_token)
+    )
     return out
 
 
@@ -157,20 +225,38 @@ def _ffn_gemms(f: FFN, h: int) -> list[tuple]:
     out: list[tuple] = [("moe.router", h, e, f.router_bias, "replicated", None, "hidden_size", "num_experts", 1, 1.0)]
     width_in = h
     if f.latent_size:
-        out.append(("moe.fc1_latent_proj", h, f.latent_size, f.latent_bias, "replicated", None, "hidden_size", None,
-                    1, 1.0))
+        out.append(
+            ("moe.fc1_latent_proj", h, f.latent_size, f.latent_bias, "replicated", None, "hidden_size", None, 1, 1.0)
+        )
         width_in = f.latent_size
     share = k / e if e else 0.0
-    for g in _mlp("moe.experts", width_in, f.expert_intermediate_size, f.expert_gated, f.expert_bias,
-                  "moe_intermediate_size", count=e, m_per_token=share, parallel_up="expert",
-                  parallel_down="expert", fused_gate_up=True):
+    for g in _mlp(
+        "moe.experts",
+        width_in,
+        f.expert_intermediate_size,
+        f.expert_gated,
+        f.expert_bias,
+        "moe_intermediate_size",
+        count=e,
+        m_per_token=share,
+        parallel_up="expert",
+        parallel_down="expert",
+        fused_gate_up=True,
+    ):
         out.append(g)
     if f.latent_size:
-        out.append(("moe.fc2_latent_proj", f.latent_size, h, f.latent_bias, "replicated", None, None, "hidden_size",
-                    1, 1.0))
+        out.append(
+            ("moe.fc2_latent_proj", f.latent_size, h, f.latent_bias, "replicated", None, None, "hidden_size", 1, 1.0)
+        )
     if f.num_shared_experts and f.shared_intermediate_size:
-        out += _mlp("moe.shared_experts", h, f.num_shared_experts * f.shared_intermediate_size, f.shared_gated,
-                    f.shared_bias, "shared_expert_intermediate_size")
+        out += _mlp(
+            "moe.shared_experts",
+            h,
+            f.num_shared_experts * f.shared_intermediate_size,
+            f.shared_gated,
+            f.shared_bias,
+            "shared_expert_intermediate_size",
+        )
     if f.shared_expert_gate:
         out.append(("moe.shared_expert_gate", h, 1, False, "replicated", None, "hidden_size", None, 1, 1.0))
     return out

@@ -29,8 +29,16 @@ class ReportInput:
 def _text(results, summ: dict, ri: ReportInput, concise: bool = False) -> str:
     from colint.reporters.text import render
 
-    return render(results, summ, colour=ri.colour, labels=ri.labels, concise=concise, quiet=ri.quiet,
-                  show_fixes=ri.show_fixes, verbose=ri.verbose)
+    return render(
+        results,
+        summ,
+        colour=ri.colour,
+        labels=ri.labels,
+        concise=concise,
+        quiet=ri.quiet,
+        show_fixes=ri.show_fixes,
+        verbose=ri.verbose,
+    )
 
 
 def _concise(results, summ: dict, ri: ReportInput) -> str:

@@ -29,8 +29,14 @@ def escape_property(s: str) -> str:
 
 def command(level: str, message: str, **props) -> str:
     """``::level k=v,...::message``; properties that are None are skipped (toolkit toCommandValue)."""
-    names = {"file": "file", "line": "line", "end_line": "endLine", "col": "col", "end_column": "endColumn",
-             "title": "title"}
+    names = {
+        "file": "file",
+        "line": "line",
+        "end_line": "endLine",
+        "col": "col",
+        "end_column": "endColumn",
+        "title": "title",
+    }
     parts = [f"{names[k]}={escape_property(str(v))}" for k, v in props.items() if v is not None and v != ""]
     return f"::{level}{' ' + ','.join(parts) if parts else ''}::{escape_data(message)}"
 
@@ -51,8 +57,11 @@ def render(results, summary: dict, *, cwd: str | None = None) -> str:
             e = r.error
             counts["error"] += 1
             msg = control(e.message_with_key())
-            out.append(command("error", f"error: {msg}", file=path, line=e.line, col=e.column,
-                               title="colint: file not checked"))
+            out.append(
+                command(
+                    "error", f"error: {msg}", file=path, line=e.line, col=e.column, title="colint: file not checked"
+                )
+            )
             continue
         skipped = getattr(r, "skipped", None)
         if skipped is not None:
@@ -65,13 +74,25 @@ def render(results, summary: dict, *, cwd: str | None = None) -> str:
         for f in r.findings:
             level = LEVELS[f.severity]
             counts[level] += 1
-            out.append(command(level, _body(f), file=path, line=f.line, col=f.column if f.line else None,
-                               title=f"colint {f.code} ({f.name})"))
+            out.append(
+                command(
+                    level,
+                    _body(f),
+                    file=path,
+                    line=f.line,
+                    col=f.column if f.line else None,
+                    title=f"colint {f.code} ({f.name})",
+                )
+            )
         out.append("::endgroup::")
     n = summary["errors"] + summary["warnings"] + summary["infos"]
-    out.append(f"colint: {n} finding{'s' if n != 1 else ''}: {summary['errors']} error(s), "
-               f"{summary['warnings']} warning(s), {summary['infos']} info(s)")
+    out.append(
+        f"colint: {n} finding{'s' if n != 1 else ''}: {summary['errors']} error(s), "
+        f"{summary['warnings']} warning(s), {summary['infos']} info(s)"
+    )
     if counts["error"] > PER_STEP_LIMIT or counts["warning"] > PER_STEP_LIMIT:
-        out.append(f"colint: GitHub shows only {PER_STEP_LIMIT} error and {PER_STEP_LIMIT} warning annotations "
-                   "per step; upload `--format sarif` to code scanning to see every finding")
+        out.append(
+            f"colint: GitHub shows only {PER_STEP_LIMIT} error and {PER_STEP_LIMIT} warning annotations "
+            "per step; upload `--format sarif` to code scanning to see every finding"
+        )
     return "\n".join(out)

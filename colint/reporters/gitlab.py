@@ -30,21 +30,29 @@ def build(results, *, cwd: Optional[str] = None) -> list[dict]:
         if r.error is not None:
             e = r.error
             msg = e.message_with_key()
-            out.append({"description": f"file not checked: {msg}", "check_name": "colint-error",
-                        "fingerprint": _fingerprint(path, "colint-error"), "severity": "blocker",
-                        "location": {"path": path, "lines": {"begin": e.line or 1}}})
+            out.append(
+                {
+                    "description": f"file not checked: {msg}",
+                    "check_name": "colint-error",
+                    "fingerprint": _fingerprint(path, "colint-error"),
+                    "severity": "blocker",
+                    "location": {"path": path, "lines": {"begin": e.line or 1}},
+                }
+            )
             continue
         for f in r.findings:
             ident = (path, f.code, f.key or "", f.gpu or "")
             n = seen.get(ident, 0)
             seen[ident] = n + 1
-            out.append({
-                "description": f"{f.code} {f.message}" + (f" [{f.gpu}]" if f.gpu else ""),
-                "check_name": f.code,
-                "fingerprint": _fingerprint(*ident, str(n)),
-                "severity": SEVERITIES[f.severity],
-                "location": {"path": path, "lines": {"begin": f.line or 1}},
-            })
+            out.append(
+                {
+                    "description": f"{f.code} {f.message}" + (f" [{f.gpu}]" if f.gpu else ""),
+                    "check_name": f.code,
+                    "fingerprint": _fingerprint(*ident, str(n)),
+                    "severity": SEVERITIES[f.severity],
+                    "location": {"path": path, "lines": {"begin": f.line or 1}},
+                }
+            )
     return out
 
 

@@ -13,11 +13,15 @@ def _si(n: float) -> str:
 def render(info: dict) -> str:
     s = info["spec"]
     p = info["params"]
-    lines = [f"{info['path']}: {info['format']} / {info['model_type'] or 'unknown model_type'}"
-             + (f" ({s['architecture']})" if s.get("architecture") else "")]
-    lines.append(f"  hidden {s['hidden_size']}, layers {s['num_layers']}, heads {s['num_heads']} "
-                 f"(kv {s['num_kv_heads']}, head_dim {s['head_dim']}), ffn {s['intermediate_size']}, "
-                 f"vocab {s['vocab_size']}" + (" (tied)" if s["tie_word_embeddings"] else ""))
+    lines = [
+        f"{info['path']}: {info['format']} / {info['model_type'] or 'unknown model_type'}"
+        + (f" ({s['architecture']})" if s.get("architecture") else "")
+    ]
+    lines.append(
+        f"  hidden {s['hidden_size']}, layers {s['num_layers']}, heads {s['num_heads']} "
+        f"(kv {s['num_kv_heads']}, head_dim {s['head_dim']}), ffn {s['intermediate_size']}, "
+        f"vocab {s['vocab_size']}" + (" (tied)" if s["tie_word_embeddings"] else "")
+    )
     kinds = s["layer_kinds"]
     counts = [0] * len(kinds)
     for i in s["layer_pattern"]:
@@ -26,8 +30,10 @@ def render(info: dict) -> str:
         lines.append(f"  {c:4d} x {k['name']}")
     if s.get("mtp_layers"):
         lines.append(f"  + {s['mtp_layers']} MTP layer(s), not counted in the total")
-    lines.append(f"  params: total {p['total']:,} ({_si(p['total'])}), embedding {p['embedding']:,}, "
-                 f"lm_head {p['lm_head']:,}, active/token {p['active_per_token']:,} ({_si(p['active_per_token'])})")
+    lines.append(
+        f"  params: total {p['total']:,} ({_si(p['total'])}), embedding {p['embedding']:,}, "
+        f"lm_head {p['lm_head']:,}, active/token {p['active_per_token']:,} ({_si(p['active_per_token'])})"
+    )
     if not p.get("counts_include_vocab", True):
         lines.append("  (vocab size not in the file: counts exclude embedding and LM head; pass --vocab-size)")
     lines.append(f"  KV cache: {info['kv_cache_bytes_per_token']:,} bytes/token (bf16)")

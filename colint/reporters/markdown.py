@@ -38,10 +38,12 @@ def cell(text: str) -> str:
 
 def render(results, summary: dict, *, labels=(), cwd: str | None = None) -> str:
     n = summary["errors"] + summary["warnings"] + summary["infos"]
-    out = [f"### colint: {n} finding{'s' if n != 1 else ''} ({summary['errors']} error"
-           f"{'s' if summary['errors'] != 1 else ''}, {summary['warnings']} warning"
-           f"{'s' if summary['warnings'] != 1 else ''}, {summary['infos']} info{'s' if summary['infos'] != 1 else ''})",
-           ""]
+    out = [
+        f"### colint: {n} finding{'s' if n != 1 else ''} ({summary['errors']} error"
+        f"{'s' if summary['errors'] != 1 else ''}, {summary['warnings']} warning"
+        f"{'s' if summary['warnings'] != 1 else ''}, {summary['infos']} info{'s' if summary['infos'] != 1 else ''})",
+        "",
+    ]
     rows = []
     for r in results:
         if r.error is not None or getattr(r, "skipped", None) is not None:
@@ -51,8 +53,10 @@ def render(results, summary: dict, *, labels=(), cwd: str | None = None) -> str:
             where = path + (f":{f.line}:{f.column or 1}" if f.line is not None else "")
             key = f" `{code(f.key)}`" if f.key else ""
             gpu = f" [{f.gpu}]" if f.gpu else ""
-            rows.append(f"| {ICONS[f.severity]} | [{f.code}]({help_uri(f.code)}) | `{code(where)}`{key} "
-                        f"| {cell(f.message + gpu)} |")
+            rows.append(
+                f"| {ICONS[f.severity]} | [{f.code}]({help_uri(f.code)}) | `{code(where)}`{key} "
+                f"| {cell(f.message + gpu)} |"
+            )
     if rows:
         out += ["| | code | location | finding |", "|---|---|---|---|", *rows, ""]
     else:
@@ -60,16 +64,24 @@ def render(results, summary: dict, *, labels=(), cwd: str | None = None) -> str:
     errors = [r for r in results if r.error is not None]
     if errors:
         out += ["**Not checked (errors):**", ""]
-        out += [f"- `{code(display_path(r.path, cwd))}`: {cell(r.error.located(display_path(r.path, cwd)))}"
-                for r in errors]
+        out += [
+            f"- `{code(display_path(r.path, cwd))}`: {cell(r.error.located(display_path(r.path, cwd)))}" for r in errors
+        ]
         out.append("")
     skipped = [r for r in results if getattr(r, "skipped", None) is not None]
     if skipped:
-        out += ["<details><summary>" + cell(f"{len(skipped)} file{'s' if len(skipped) != 1 else ''} not checked "
-                                          "(not decoder LLM configs)") + "</summary>", ""]
+        out += [
+            "<details><summary>"
+            + cell(f"{len(skipped)} file{'s' if len(skipped) != 1 else ''} not checked (not decoder LLM configs)")
+            + "</summary>",
+            "",
+        ]
         out += [f"- `{code(display_path(r.path, cwd))}`: {cell(r.skipped.message())}" for r in skipped]
         out += ["", "</details>", ""]
     out.append(cell(summary_line(results, summary)))
-    out += [f"<sub>{cell(label)} (colint's GEMM time model: estimates, not measurements)</sub>" for label in labels
-            if any(f.gpu for r in results for f in r.findings)]
+    out += [
+        f"<sub>{cell(label)} (colint's GEMM time model: estimates, not measurements)</sub>"
+        for label in labels
+        if any(f.gpu for r in results for f in r.findings)
+    ]
     return "\n".join(out)

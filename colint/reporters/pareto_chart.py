@@ -16,8 +16,16 @@ def draw(ax, d: dict) -> None:
         tag = "AB"[i] if len(d["designs"]) > 1 else ""
         pts = design["points"]
         if pts:
-            ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=6, color=colour, alpha=0.18, linewidths=0,
-                       label=f"{tag + ': ' if tag else ''}every deployment x concurrency that fits", zorder=2)
+            ax.scatter(
+                [p[0] for p in pts],
+                [p[1] for p in pts],
+                s=6,
+                color=colour,
+                alpha=0.18,
+                linewidths=0,
+                label=f"{tag + ': ' if tag else ''}every deployment x concurrency that fits",
+                zorder=2,
+            )
         front = design["frontier"]
         if not front:
             continue
@@ -25,12 +33,27 @@ def draw(ax, d: dict) -> None:
         y = [p["tokens_per_s_per_gpu"] for p in front]
         xs_all += x
         ys_all += y
-        ax.plot(x, y, "-o", color=colour, ms=3.5, lw=1.6, zorder=3,
-                label=f"{tag + ': ' if tag else ''}frontier of {_short(design['name'])}")
+        ax.plot(
+            x,
+            y,
+            "-o",
+            color=colour,
+            ms=3.5,
+            lw=1.6,
+            zorder=3,
+            label=f"{tag + ': ' if tag else ''}frontier of {_short(design['name'])}",
+        )
         for p in _declutter(design["labelled"]):
             xy = (p["tokens_per_s_per_user"], p["tokens_per_s_per_gpu"])
-            ax.annotate(f"{p['deployment']} ×{p['concurrency']}", xy, xytext=(4, 5 if i == 0 else -10),
-                        textcoords="offset points", fontsize=6.5, color=colour, zorder=4)
+            ax.annotate(
+                f"{p['deployment']} ×{p['concurrency']}",
+                xy,
+                xytext=(4, 5 if i == 0 else -10),
+                textcoords="offset points",
+                fontsize=6.5,
+                color=colour,
+                zorder=4,
+            )
     for u in d["levels"]:
         ax.axvline(u, color="grey", lw=0.6, ls=":", zorder=1)
     from matplotlib.ticker import FuncFormatter, NullFormatter
@@ -47,14 +70,24 @@ def draw(ax, d: dict) -> None:
         ax.set_ylim(min(ys_all) / 2.5, max(ys_all) * 2.5)
     ax.set_xlabel("interactivity: tokens/s per user (1 / decode ITL; estimate)")
     ax.set_ylabel("throughput: tokens/s per GPU (estimate)")
-    ax.set_title(f"Throughput-interactivity frontier on {d['gpu']} (one domain of {d['domain_size']} GPUs; "
-                 "labels: deployment ×concurrency)", fontsize=9)
+    ax.set_title(
+        f"Throughput-interactivity frontier on {d['gpu']} (one domain of {d['domain_size']} GPUs; "
+        "labels: deployment ×concurrency)",
+        fontsize=9,
+    )
     if xs_all:
         ax.legend(fontsize=7, loc="lower left")
     else:
-        ax.text(0.5, 0.5, f"no deployment within one {d['domain_size']}-GPU domain holds the weights and one "
-                "sequence\n(a narrower format, --dtype fp8 or nvfp4, or a larger domain may)", ha="center",
-                va="center", transform=ax.transAxes, fontsize=9)
+        ax.text(
+            0.5,
+            0.5,
+            f"no deployment within one {d['domain_size']}-GPU domain holds the weights and one "
+            "sequence\n(a narrower format, --dtype fp8 or nvfp4, or a larger domain may)",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+            fontsize=9,
+        )
     ax.grid(True, which="both", alpha=0.2)
 
 
@@ -66,8 +99,10 @@ def _declutter(rows: list[dict], dx: float = 0.12, dy: float = 0.18) -> list[dic
     kept: list[dict] = []
     for p in sorted(rows, key=lambda p: -p["tokens_per_s_per_gpu"]):
         x, y = math.log10(p["tokens_per_s_per_user"]), math.log10(p["tokens_per_s_per_gpu"])
-        if all(abs(x - math.log10(q["tokens_per_s_per_user"])) > dx
-               or abs(y - math.log10(q["tokens_per_s_per_gpu"])) > dy for q in kept):
+        if all(
+            abs(x - math.log10(q["tokens_per_s_per_user"])) > dx or abs(y - math.log10(q["tokens_per_s_per_gpu"])) > dy
+            for q in kept
+        ):
             kept.append(p)
         if len(kept) == LABELS_PER_DESIGN:
             break
@@ -79,4 +114,4 @@ def _short(name: str, width: int = 48) -> str:
 
     base, _, rest = name.partition(" [")
     s = os.path.basename(base) + (" [" + rest if rest else "")
-    return s if len(s) <= width else s[:width - 1] + "…"
+    return s if len(s) <= width else s[: width - 1] + "…"

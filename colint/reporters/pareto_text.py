@@ -17,30 +17,58 @@ def _ms(s: float) -> str:
 def _table(rows: list[tuple[str, ...]]) -> list[str]:
     widths = [max(len(r[j]) for r in rows) for j in range(len(rows[0]))]
     left = {0, len(rows[0]) - 1}  # deployment and bound read left-aligned
-    return ["  ".join(c.ljust(widths[j]) if j in left else c.rjust(widths[j]) for j, c in enumerate(r)).rstrip()
-            for r in rows]
+    return [
+        "  ".join(c.ljust(widths[j]) if j in left else c.rjust(widths[j]) for j, c in enumerate(r)).rstrip()
+        for r in rows
+    ]
 
 
 def render_frontier(f, name: str) -> list[str]:
-    lines = [f"{name} on {f.gpu} (one scale-up domain of {f.domain_size} GPUs, {f.hbm_bytes / 1e9:g} GB each)",
-             f"  {len(f.deployments)} deployments x concurrencies: {len(f.points):,} points fit, {f.dropped:,} "
-             f"dropped (do not fit in memory); {len(f.frontier)} on the frontier ({f.seconds:.2f} s)"]
+    lines = [
+        f"{name} on {f.gpu} (one scale-up domain of {f.domain_size} GPUs, {f.hbm_bytes / 1e9:g} GB each)",
+        f"  {len(f.deployments)} deployments x concurrencies: {len(f.points):,} points fit, {f.dropped:,} "
+        f"dropped (do not fit in memory); {len(f.frontier)} on the frontier ({f.seconds:.2f} s)",
+    ]
     if f.unfit_deployments:
         lines.append(f"  no room for one sequence next to the weights: {', '.join(f.unfit_deployments)}")
     for n in f.notes:
         lines.append(f"  note: {n}")
     if not f.frontier:
-        lines.append(f"  no deployment within one {f.domain_size}-GPU domain holds the weights and one sequence: no "
-                     "frontier (a narrower format, --dtype fp8 or nvfp4, or a GPU with a larger domain may)")
+        lines.append(
+            f"  no deployment within one {f.domain_size}-GPU domain holds the weights and one sequence: no "
+            "frontier (a narrower format, --dtype fp8 or nvfp4, or a GPU with a larger domain may)"
+        )
         return lines
     piped = any(p.ftl_pp > 1 for p in f.frontier)
-    rows = [("deployment", "GPUs", "concurrency", "tok/s/user", "tok/s/GPU", "ITL", "FTL",
-             *(("FTL with pp",) if piped else ()), "memory/GPU", "bound")]
+    rows = [
+        (
+            "deployment",
+            "GPUs",
+            "concurrency",
+            "tok/s/user",
+            "tok/s/GPU",
+            "ITL",
+            "FTL",
+            *(("FTL with pp",) if piped else ()),
+            "memory/GPU",
+            "bound",
+        )
+    ]
     for p in f.frontier:
-        rows.append((p.deployment.label(), str(p.deployment.gpus), f"{p.concurrency:,}",
-                     f"{p.tokens_per_s_per_user:,.1f}", f"{p.tokens_per_s_per_gpu:,.1f}", _ms(p.itl_s), _ms(p.ftl_s),
-                     *((f"{_ms(p.ftl_pipelined_s)} (pp{p.ftl_pp})" if p.ftl_pp > 1 else "-",) if piped else ()),
-                     _gb(p.memory_bytes_per_gpu), p.bound or ""))
+        rows.append(
+            (
+                p.deployment.label(),
+                str(p.deployment.gpus),
+                f"{p.concurrency:,}",
+                f"{p.tokens_per_s_per_user:,.1f}",
+                f"{p.tokens_per_s_per_gpu:,.1f}",
+                _ms(p.itl_s),
+                _ms(p.ftl_s),
+                *((f"{_ms(p.ftl_pipelined_s)} (pp{p.ftl_pp})" if p.ftl_pp > 1 else "-",) if piped else ()),
+                _gb(p.memory_bytes_per_gpu),
+                p.bound or "",
+            )
+        )
     lines += ["  " + line for line in _table(rows)]
     return lines
 
@@ -50,10 +78,17 @@ def render_comparison(c: dict) -> list[str]:
     rows = [("tok/s/user", "A tok/s/GPU", "B tok/s/GPU", "B / A")]
     for lv in c["levels"]:
         a, b = lv["a_tokens_per_s_per_gpu"], lv["b_tokens_per_s_per_gpu"]
-        gain = f"{lv['gain']:.2f}x" if lv["gain"] else ("out of reach" if (a is None) != (b is None) or a is None
-                                                        else "")
-        rows.append((f"{lv['tokens_per_s_per_user']:g}", f"{a:,.0f}" if a is not None else "out of reach",
-                     f"{b:,.0f}" if b is not None else "out of reach", gain))
+        gain = (
+            f"{lv['gain']:.2f}x" if lv["gain"] else ("out of reach" if (a is None) != (b is None) or a is None else "")
+        )
+        rows.append(
+            (
+                f"{lv['tokens_per_s_per_user']:g}",
+                f"{a:,.0f}" if a is not None else "out of reach",
+                f"{b:,.0f}" if b is not None else "out of reach",
+                gain,
+            )
+        )
     widths = [max(len(r[j]) for r in rows) for j in range(4)]
     lines += ["  " + "  ".join(cell.rjust(widths[j]) for j, cell in enumerate(r)) for r in rows]
     return lines
@@ -70,15 +105,17 @@ def render(result) -> str:
         lines.append("")
         lines += render_comparison(c)
     first = result.frontiers[0][0]
-    lines += ["",
-              "tok/s/user = 1 / decode ITL at that concurrency (sequences per attention-DP group of tp x kvp GPUs); "
-              "tok/s/GPU = concurrency x tok/s/user / (tp x kvp); FTL = prefill of one prompt on the same GPUs;",
-              "kvp = KV (Helix) parallelism: each sequence's KV cache split over kvp GPUs per TP rank (enumerated "
-              "where tp reaches the KV heads, or for MLA);",
-              "FTL with pp (shown when it is lower) = the prompt's chunks pipelined through pp copies of the "
-              "deployment's GPUs in the domain;",
-              "memory/GPU = weights + KV cache + activations (fits within 90% of HBM). Not enumerated: pipeline "
-              "stages for decode, disaggregated prefill.",
-              f"every figure is an estimate of colint's step model ({first.label.replace('estimate: ', '', 1)}; "
-              "MoE routing uniform), not a measurement"]
+    lines += [
+        "",
+        "tok/s/user = 1 / decode ITL at that concurrency (sequences per attention-DP group of tp x kvp GPUs); "
+        "tok/s/GPU = concurrency x tok/s/user / (tp x kvp); FTL = prefill of one prompt on the same GPUs;",
+        "kvp = KV (Helix) parallelism: each sequence's KV cache split over kvp GPUs per TP rank (enumerated "
+        "where tp reaches the KV heads, or for MLA);",
+        "FTL with pp (shown when it is lower) = the prompt's chunks pipelined through pp copies of the "
+        "deployment's GPUs in the domain;",
+        "memory/GPU = weights + KV cache + activations (fits within 90% of HBM). Not enumerated: pipeline "
+        "stages for decode, disaggregated prefill.",
+        f"every figure is an estimate of colint's step model ({first.label.replace('estimate: ', '', 1)}; "
+        "MoE routing uniform), not a measurement",
+    ]
     return "\n".join(lines)

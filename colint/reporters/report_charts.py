@@ -4,5 +4,9 @@ The one list of chart names: html_report draws these, and the CLI's --chart offe
 importing html_report (whose drawing needs matplotlib) at start-up.
 """
 
-CHARTS = {"roofline": "Roofline", "time": "Step time breakdown", "pipeline": "Pipeline-stage balance",
-          "frontier": "Throughput-interactivity frontier"}
+CHARTS = {
+    "roofline": "Roofline",
+    "time": "Step time breakdown",
+    "pipeline": "Pipeline-stage balance",
+    "frontier": "Throughput-interactivity frontier",
+}

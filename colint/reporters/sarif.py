@@ -69,8 +69,9 @@ def help_uri(code: str) -> str:
 def _subject(f) -> str:
     """What a finding is about beyond its key: the GEMMs it names (two CL101s on one key differ here)."""
     ev = f.evidence or {}
-    names = [g.get("gemm") for g in ev.get("gemms", []) if isinstance(g, dict)] if isinstance(ev.get("gemms"), list) \
-        else []
+    names = (
+        [g.get("gemm") for g in ev.get("gemms", []) if isinstance(g, dict)] if isinstance(ev.get("gemms"), list) else []
+    )
     if isinstance(ev.get("gemm"), str):
         names.append(ev["gemm"])
     return ",".join(sorted(n for n in names if isinstance(n, str)))
@@ -93,9 +94,19 @@ def fingerprints(path: str, findings, cwd: Optional[str] = None) -> list[str]:
 
 
 def _markdown(r) -> str:
-    md = [f"**{r.code} {r.name}** ({r.family})", "", r.summary, "", "**What**: " + r.doc.what, "",
-          "**Why**: " + r.doc.why, "", "**Example**: `" + r.doc.example.replace("`", "'") + "`", "",
-          "**Fix**: " + r.doc.fix]
+    md = [
+        f"**{r.code} {r.name}** ({r.family})",
+        "",
+        r.summary,
+        "",
+        "**What**: " + r.doc.what,
+        "",
+        "**Why**: " + r.doc.why,
+        "",
+        "**Example**: `" + r.doc.example.replace("`", "'") + "`",
+        "",
+        "**Fix**: " + r.doc.fix,
+    ]
     if r.options:
         md += ["", f"**Thresholds** (`[tool.colint.rules.{r.code}]`):"]
         md += [f"- `{k}` = `{default!r}`: {desc}" for k, (default, desc) in r.options.items()]
@@ -125,15 +136,28 @@ def _fixes(f, result, location: dict) -> list[dict]:
         edits = result.text_edits(fx)
         if not edits:
             continue
-        out.append({
-            "description": {"text": f"{fx.title} ({fx.safety})"},
-            "artifactChanges": [{
-                "artifactLocation": dict(location),
-                "replacements": [{"deletedRegion": {"startLine": t.start_line, "startColumn": t.start_column,
-                                                    "endLine": t.end_line, "endColumn": t.end_column},
-                                  "insertedContent": {"text": t.text}} for t in edits],
-            }],
-        })
+        out.append(
+            {
+                "description": {"text": f"{fx.title} ({fx.safety})"},
+                "artifactChanges": [
+                    {
+                        "artifactLocation": dict(location),
+                        "replacements": [
+                            {
+                                "deletedRegion": {
+                                    "startLine": t.start_line,
+                                    "startColumn": t.start_column,
+                                    "endLine": t.end_line,
+                                    "endColumn": t.end_column,
+                                },
+                                "insertedContent": {"text": t.text},
+                            }
+                            for t in edits
+                        ],
+                    }
+                ],
+            }
+        )
     return out
 
 
@@ -163,7 +187,6 @@ def _value_regions(doc, keys=None) -> dict[str, dict]:
     return out
 
 
-
 def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
     ordered = sorted(rules.values(), key=lambda r: r.code)
     index = {r.code: i for i, r in enumerate(ordered)}
@@ -173,8 +196,13 @@ def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
     for r in results:
         loc = artifact_location(r.path, cwd)
         if getattr(r, "skipped", None) is not None:
-            skipped.append({"level": "note", "message": {"text": r.skipped.message()},
-                            "locations": [{"physicalLocation": {"artifactLocation": dict(loc)}}]})
+            skipped.append(
+                {
+                    "level": "note",
+                    "message": {"text": r.skipped.message()},
+                    "locations": [{"physicalLocation": {"artifactLocation": dict(loc)}}],
+                }
+            )
             continue
         if r.error is not None:
             e = r.error
@@ -182,12 +210,19 @@ def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
             phys = {"artifactLocation": dict(loc)}
             if e.line:
                 phys["region"] = {"startLine": e.line, **({"startColumn": e.column} if e.column else {})}
-            notifications.append({"level": "error", "message": {"text": f"file not checked: {msg}"},
-                                  "locations": [{"physicalLocation": phys}]})
+            notifications.append(
+                {
+                    "level": "error",
+                    "message": {"text": f"file not checked: {msg}"},
+                    "locations": [{"physicalLocation": phys}],
+                }
+            )
             continue
         regions = _value_regions(r.doc, {f.key for f in r.findings if f.key})
         for f, fingerprint in zip(r.findings, fingerprints(r.path, r.findings, cwd)):
-            region = {"startLine": f.line or 1}  # GitHub rejects a result without a region: a file-level finding sits on line 1
+            region = {
+                "startLine": f.line or 1
+            }  # GitHub rejects a result without a region: a file-level finding sits on line 1
             if f.line and f.column:
                 region["startColumn"] = f.column
                 value = regions.get(f.key or "")
@@ -196,12 +231,14 @@ def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
             res = {"ruleId": f.code}
             if f.code in index:
                 res["ruleIndex"] = index[f.code]
-            res.update({
-                "level": LEVELS[f.severity],
-                "message": {"text": _message(f)},
-                "locations": [{"physicalLocation": {"artifactLocation": dict(loc), "region": region}}],
-                "partialFingerprints": {FINGERPRINT: fingerprint},
-            })
+            res.update(
+                {
+                    "level": LEVELS[f.severity],
+                    "message": {"text": _message(f)},
+                    "locations": [{"physicalLocation": {"artifactLocation": dict(loc), "region": region}}],
+                    "partialFingerprints": {FINGERPRINT: fingerprint},
+                }
+            )
             fixes = _fixes(f, r, loc)
             if fixes:
                 res["fixes"] = fixes
@@ -220,14 +257,22 @@ def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "colint", "version": __version__, "semanticVersion": __version__,
-                                "informationUri": REPOSITORY_URL,
-                                "rules": [rule_descriptor(r) for r in ordered]}},
-            "invocations": [invocation],
-            "columnKind": "unicodeCodePoints",
-            "results": sarif_results,
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "colint",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": REPOSITORY_URL,
+                        "rules": [rule_descriptor(r) for r in ordered],
+                    }
+                },
+                "invocations": [invocation],
+                "columnKind": "unicodeCodePoints",
+                "results": sarif_results,
+            }
+        ],
     }
 
 

@@ -30,33 +30,61 @@ def render(r, prefill_weight: float) -> str:
         f"({r.seconds:.2f} s)",
         f"ranked by estimated step time per parameter (objective {r.objective}: prefill and decode weighted "
         f"{prefill_weight:g}/{1 - prefill_weight:g}; a variant does not win by being "
-        "smaller)" if r.objective != "frontier" else
-        f"ranked by the estimated tok/s/GPU of each variant's throughput-interactivity frontier at "
+        "smaller)"
+        if r.objective != "frontier"
+        else f"ranked by the estimated tok/s/GPU of each variant's throughput-interactivity frontier at "
         f"{r.at_interactivity:g} tok/s/user on {r.gpu} (colint pareto; original: "
-        + (f"{e['frontier_tokens_per_s_per_gpu']:,.0f} tok/s/GPU)" if e.get("frontier_tokens_per_s_per_gpu")
-           else "out of reach)"),
+        + (
+            f"{e['frontier_tokens_per_s_per_gpu']:,.0f} tok/s/GPU)"
+            if e.get("frontier_tokens_per_s_per_gpu")
+            else "out of reach)"
+        ),
     ]
     for n in r.notes:
         lines.append(f"note: {n}")
     if not r.candidates:
-        lines.append("no variant within the budget passes every rule without warnings"
-                     + (" (the original's warnings may not depend on the searched dimensions)" if f["warning"]
-                        else ""))
+        lines.append(
+            "no variant within the budget passes every rule without warnings"
+            + (" (the original's warnings may not depend on the searched dimensions)" if f["warning"] else "")
+        )
         return "\n".join(lines)
     frontier_col = r.objective == "frontier"
-    rows = [("#", "params", "Δparams", "prefill tok/s", "Δ", "decode step", "Δ",
-             f"tok/s/GPU@{r.at_interactivity:g}" if frontier_col else "Δscore", "edits")]
+    rows = [
+        (
+            "#",
+            "params",
+            "Δparams",
+            "prefill tok/s",
+            "Δ",
+            "decode step",
+            "Δ",
+            f"tok/s/GPU@{r.at_interactivity:g}" if frontier_col else "Δscore",
+            "edits",
+        )
+    ]
     for i, c in enumerate(r.candidates, 1):
         ce = c.estimates
         edits = ", ".join(f"{k} {o['values'].get(k, '?')}→{v}" for k, v in c.edits.items())
-        rows.append((str(i), _fmt_params(c.params_total), f"{c.params_delta_pct:+.2f}%",
-                     f"{ce['prefill_tokens_per_s']:,.0f}", f"{ce.get('prefill_tokens_per_s_delta_pct', 0):+.2f}%",
-                     f"{ce['decode_step_s'] * 1e3:.2f} ms", f"{ce.get('decode_step_s_delta_pct', 0):+.2f}%",
-                     _frontier_cell(ce) if frontier_col else f"{ce['score_delta_pct']:+.2f}%", edits))
+        rows.append(
+            (
+                str(i),
+                _fmt_params(c.params_total),
+                f"{c.params_delta_pct:+.2f}%",
+                f"{ce['prefill_tokens_per_s']:,.0f}",
+                f"{ce.get('prefill_tokens_per_s_delta_pct', 0):+.2f}%",
+                f"{ce['decode_step_s'] * 1e3:.2f} ms",
+                f"{ce.get('decode_step_s_delta_pct', 0):+.2f}%",
+                _frontier_cell(ce) if frontier_col else f"{ce['score_delta_pct']:+.2f}%",
+                edits,
+            )
+        )
     widths = [max(len(row[j]) for row in rows) for j in range(len(rows[0]))]
     lines.append("")
     for row in rows:
-        lines.append("  ".join(cell.ljust(widths[j]) if j == len(row) - 1 else cell.rjust(widths[j])
-                               for j, cell in enumerate(row)).rstrip())
+        lines.append(
+            "  ".join(
+                cell.ljust(widths[j]) if j == len(row) - 1 else cell.rjust(widths[j]) for j, cell in enumerate(row)
+            ).rstrip()
+        )
     lines.append("estimates: step times from colint's GEMM time model, not measurements")
     return "\n".join(lines)

@@ -39,8 +39,10 @@ def _plural(n: int, word: str) -> str:
 
 def summary_line(results, summary: dict) -> str:
     n = summary["errors"] + summary["warnings"] + summary["infos"]
-    line = (f"{_plural(n, 'finding')}: {_plural(summary['errors'], 'error')}, "
-            f"{_plural(summary['warnings'], 'warning')}, {_plural(summary['infos'], 'info')}")
+    line = (
+        f"{_plural(n, 'finding')}: {_plural(summary['errors'], 'error')}, "
+        f"{_plural(summary['warnings'], 'warning')}, {_plural(summary['infos'], 'info')}"
+    )
     failed = sum(r.error is not None for r in results)
     if failed:
         line += f"; {_plural(failed, 'file')} could not be checked"
@@ -53,8 +55,17 @@ def summary_line(results, summary: dict) -> str:
     return line
 
 
-def render(results, summary: dict, *, colour: bool = False, labels=(), concise: bool = False, quiet: bool = False,
-           show_fixes: bool = False, verbose: bool = False) -> str:
+def render(
+    results,
+    summary: dict,
+    *,
+    colour: bool = False,
+    labels=(),
+    concise: bool = False,
+    quiet: bool = False,
+    show_fixes: bool = False,
+    verbose: bool = False,
+) -> str:
     import click
 
     def style(text: str, **kw) -> str:
@@ -78,8 +89,10 @@ def render(results, summary: dict, *, colour: bool = False, labels=(), concise: 
             if f.line is not None:
                 where += f":{f.line}:{f.column or 1}"
             gpu = f" [{control(f.gpu)}]" if f.gpu else ""
-            out.append(f"{style(where, bold=True)}: {style(f.code, bold=True)} "
-                       f"{style(f.severity, fg=_COLOURS[f.severity])} {control(f.message)}{gpu}")
+            out.append(
+                f"{style(where, bold=True)}: {style(f.code, bold=True)} "
+                f"{style(f.severity, fg=_COLOURS[f.severity])} {control(f.message)}{gpu}"
+            )
             if not concise:
                 out.extend(f"    {control(strip_labels(d, labels))}" for d in f.details)
             if not concise or show_fixes:
@@ -87,6 +100,10 @@ def render(results, summary: dict, *, colour: bool = False, labels=(), concise: 
     if not quiet:
         out.append(summary_line(results, summary))
         if used_estimates and labels:
-            out.extend(f"{control(label)} (colint's GEMM time model; every est. figure is an estimate, not a "
-                       "measurement)" if i == 0 else control(label) for i, label in enumerate(labels))
+            out.extend(
+                f"{control(label)} (colint's GEMM time model; every est. figure is an estimate, not a measurement)"
+                if i == 0
+                else control(label)
+                for i, label in enumerate(labels)
+            )
     return "\n".join(workflow_safe(x) for x in out)

@@ -19,8 +19,17 @@ from __future__ import annotations
 
 from colint.rules.base import _REGISTRY, Context, Rule, RuleDoc, rule
 
-FAMILY_MODULES = ("consistency", "near_square", "alignment", "width_depth", "quantization", "moe_ep",
-                  "layer_pattern", "decoupling", "memory")
+FAMILY_MODULES = (
+    "consistency",
+    "near_square",
+    "alignment",
+    "width_depth",
+    "quantization",
+    "moe_ep",
+    "layer_pattern",
+    "decoupling",
+    "memory",
+)
 
 _loaded = False
 
@@ -38,8 +47,9 @@ def all_rules() -> dict[str, Rule]:
     return dict(sorted(_REGISTRY.items()))
 
 
-def select_rules(select: list[str] | None = None, ignore: list[str] | None = None,
-                 extend_select: list[str] | None = None) -> list[Rule]:
+def select_rules(
+    select: list[str] | None = None, ignore: list[str] | None = None, extend_select: list[str] | None = None
+) -> list[Rule]:
     """Rules matching ``select`` (codes, code prefixes such as ``CL2``, or names; default all)
     minus ``ignore``. Unknown selectors raise UsageError (exit 2)."""
     from colint.errors import UsageError
@@ -48,13 +58,13 @@ def select_rules(select: list[str] | None = None, ignore: list[str] | None = Non
 
     def matches(r: Rule, sel: str) -> bool:
         s = sel.strip()
-        return r.code == s.upper() or r.code.startswith(s.upper()) or r.name == s or r.family == s \
-            or s.upper() == "ALL"
+        return r.code == s.upper() or r.code.startswith(s.upper()) or r.name == s or r.family == s or s.upper() == "ALL"
 
     for sel in (select or []) + (ignore or []) + (extend_select or []):
         if not any(matches(r, sel) for r in rules.values()):
-            raise UsageError(f"unknown rule selector {sel!r} (not a code, code prefix, rule name or family; "
-                             "see `colint rules`)")
+            raise UsageError(
+                f"unknown rule selector {sel!r} (not a code, code prefix, rule name or family; see `colint rules`)"
+            )
     chosen = [r for r in rules.values() if not select or any(matches(r, s) for s in select)]
     if extend_select:
         chosen += [r for r in rules.values() if r not in chosen and any(matches(r, s) for s in extend_select)]

@@ -23,8 +23,15 @@ from colint.analysis.deployments import powers_of_two
 from colint.analysis.gemm_model import FORMATS, tile_efficiency
 from colint.analysis.padding import Dim
 from colint.analysis.padding import step_effect_pct as padding_step_effect_pct
-from colint.rules.fix_builders import (aligned_neighbours, edit_key, nearest_divisor, param_delta, param_pct_change, round_up,
-                                 with_field)
+from colint.rules.fix_builders import (
+    aligned_neighbours,
+    edit_key,
+    nearest_divisor,
+    param_delta,
+    param_pct_change,
+    round_up,
+    with_field,
+)
 from colint.findings import Severity
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
 
@@ -67,8 +74,11 @@ def _dim_lines(ctx: Context, dims: list[Dim]) -> list[str]:
             dtype = d.rows[0].dtype if d.rows else ctx.scenario.gemm_format
             kt = ctx.profile.tiles.k_tile.get(FORMATS.get(dtype, (dtype,))[0], 64)
             padded, waste = _pad_waste(d.value, kt)
-            line = (f"{d.name} K={d.value} pads to {padded} in {kt}-element K steps ({dtype}, {waste:.1f}%)" if waste
-                    else f"{d.name} K={d.value} is whole {kt}-element K steps ({dtype}): no K padding")
+            line = (
+                f"{d.name} K={d.value} pads to {padded} in {kt}-element K steps ({dtype}, {waste:.1f}%)"
+                if waste
+                else f"{d.name} K={d.value} is whole {kt}-element K steps ({dtype}): no K padding"
+            )
         lines.append(line)
     return lines
 
@@ -223,9 +233,12 @@ def _location_field(ctx: Context, f: str) -> str:
     return f
 
 
-LABELS = {"hidden_size": "hidden_size", "intermediate_size": "intermediate_size",
-          "moe_intermediate_size": "moe_intermediate_size (routed experts)",
-          "shared_expert_intermediate_size": "shared expert width"}
+LABELS = {
+    "hidden_size": "hidden_size",
+    "intermediate_size": "intermediate_size",
+    "moe_intermediate_size": "moe_intermediate_size (routed experts)",
+    "shared_expert_intermediate_size": "shared expert width",
+}
 
 
 def _dims_text(dims: list[Dim]) -> str:
@@ -250,28 +263,40 @@ def _unique(dims: list[Dim]) -> list[Dim]:
 
 
 # --------------------------------------------------------------------------- CL201
-@rule("CL201", "dim-not-tile-aligned", FAMILY, "error",
-      "A weight-GEMM dimension per shard is not a multiple of the tile width (128) or of the format's hard "
-      "element multiple.",
-      RuleDoc(
-          what="Checks hidden_size, the dense FFN width, the routed and shared expert widths, the attention "
-               "projection widths (heads x head_dim) and MLA's latent width as the GEMM kernels see them on one GPU: "
-               "column-parallel N/tp, row-parallel K/tp, experts whole under EP or split by tp under expert TP. "
-               "Error below the format's hard multiple (16-byte rows: 8 BF16/FP16, 16 FP8/INT8, 32 FP4); warning "
-               "when not a multiple of 128 and the time model finds a measurable cost; info when a multiple of 128 "
-               "but not of the GPU's cooperative 256-wide tile and that costs time.",
-          why="GEMMs are computed in output tiles; a partial edge tile runs a full tile's work, so a width of "
-              "1376 runs as 1408 on 128-wide tiles and 1536 on 2-SM 256-wide tiles. Below the 16-byte multiple "
-              "cuBLAS/CUTLASS cannot use the aligned Tensor Core path at all (FP8 and FP4 kernels refuse it).",
-          example="intermediate_size 11008 at tp=8: 1376 per shard, not a multiple of 128 "
-                  "(fix: 10240 or 11264, multiples of 128 x 8)",
-          fix="Choose widths whose per-shard value is a multiple of 128 (256 on Blackwell) at the tp you deploy; "
-              "the fix offers the nearest such values on both sides with their parameter delta.",
-          sources=SOURCES),
-      options={"coop_min_loss_pct": (0.25, "report a multiple of 128 that is not a multiple of the cooperative "
-                                           "tile only when its estimated step-time effect reaches this percent")},
-      graded=True, hard="a shard width that is not a multiple of the format's 16-byte row (FP8/INT8: 16, FP4: 32 "
-                        "elements): those kernels refuse it; a width that tp does not divide (unequal shards)")
+@rule(
+    "CL201",
+    "dim-not-tile-aligned",
+    FAMILY,
+    "error",
+    "A weight-GEMM dimension per shard is not a multiple of the tile width (128) or of the format's hard "
+    "element multiple.",
+    RuleDoc(
+        what="Checks hidden_size, the dense FFN width, the routed and shared expert widths, the attention "
+        "projection widths (heads x head_dim) and MLA's latent width as the GEMM kernels see them on one GPU: "
+        "column-parallel N/tp, row-parallel K/tp, experts whole under EP or split by tp under expert TP. "
+        "Error below the format's hard multiple (16-byte rows: 8 BF16/FP16, 16 FP8/INT8, 32 FP4); warning "
+        "when not a multiple of 128 and the time model finds a measurable cost; info when a multiple of 128 "
+        "but not of the GPU's cooperative 256-wide tile and that costs time.",
+        why="GEMMs are computed in output tiles; a partial edge tile runs a full tile's work, so a width of "
+        "1376 runs as 1408 on 128-wide tiles and 1536 on 2-SM 256-wide tiles. Below the 16-byte multiple "
+        "cuBLAS/CUTLASS cannot use the aligned Tensor Core path at all (FP8 and FP4 kernels refuse it).",
+        example="intermediate_size 11008 at tp=8: 1376 per shard, not a multiple of 128 "
+        "(fix: 10240 or 11264, multiples of 128 x 8)",
+        fix="Choose widths whose per-shard value is a multiple of 128 (256 on Blackwell) at the tp you deploy; "
+        "the fix offers the nearest such values on both sides with their parameter delta.",
+        sources=SOURCES,
+    ),
+    options={
+        "coop_min_loss_pct": (
+            0.25,
+            "report a multiple of 128 that is not a multiple of the cooperative "
+            "tile only when its estimated step-time effect reaches this percent",
+        )
+    },
+    graded=True,
+    hard="a shard width that is not a multiple of the format's 16-byte row (FP8/INT8: 16, FP4: 32 "
+    "elements): those kernels refuse it; a width that tp does not divide (unequal shards)",
+)
 def dim_not_tile_aligned(ctx: Context):
     groups = _collect(ctx)
     for (f, full), dims in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)):
@@ -299,8 +324,14 @@ def _shard_phrase(f: str, value: int, tp: int, per_shard: int, ctx: Context) -> 
 
 
 def _evidence(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list[Dim]) -> dict:
-    return {"value": value, "tp": tp, "per_shard": per_shard, "gpu": ctx.gpu, "dtype": ctx.scenario.gemm_format,
-            "gemms": [{"gemm": d.name, "dim": d.axis, "per_shard": d.value} for d in dims]}
+    return {
+        "value": value,
+        "tp": tp,
+        "per_shard": per_shard,
+        "gpu": ctx.gpu,
+        "dtype": ctx.scenario.gemm_format,
+        "gemms": [{"gemm": d.name, "dim": d.axis, "per_shard": d.value} for d in dims],
+    }
 
 
 def _judge(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list[Dim]):
@@ -313,18 +344,28 @@ def _judge(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list
     mult_field = TILE * tp  # the whole-model multiple that keeps every shard 128-aligned
     if value % tp:
         yield ctx.finding(
-            "error", f"{LABELS.get(f, f)} {value} is not divisible by tp={tp}: the shards are unequal "
-                     f"(serving engines refuse it)", field=loc, evidence=ev,
-            fixes=_width_fixes(ctx, f, value, tp * hard, "unsafe"))
+            "error",
+            f"{LABELS.get(f, f)} {value} is not divisible by tp={tp}: the shards are unequal "
+            f"(serving engines refuse it)",
+            field=loc,
+            evidence=ev,
+            fixes=_width_fixes(ctx, f, value, tp * hard, "unsafe"),
+        )
         return
     bad_hard = [d for d in dims if d.value % hard]
     if bad_hard and refuses_unaligned(dtype):
         yield ctx.finding(
-            "error", f"{head}, not a multiple of {hard} ({dtype}'s 16-byte row alignment on {ctx.gpu})",
-            field=loc, evidence=ev,
-            details=[f"{_dims_text(bad_hard)}: {dtype} GEMM kernels need every dimension to be a multiple of "
-                     f"{hard} elements (16-byte rows) and refuse others", f"({w.label()})"],
-            fixes=_width_fixes(ctx, f, value, mult_field, "unsafe"))
+            "error",
+            f"{head}, not a multiple of {hard} ({dtype}'s 16-byte row alignment on {ctx.gpu})",
+            field=loc,
+            evidence=ev,
+            details=[
+                f"{_dims_text(bad_hard)}: {dtype} GEMM kernels need every dimension to be a multiple of "
+                f"{hard} elements (16-byte rows) and refuse others",
+                f"({w.label()})",
+            ],
+            fixes=_width_fixes(ctx, f, value, mult_field, "unsafe"),
+        )
         return
     bad = [d for d in dims if d.value % TILE]
     if bad and f == "moe_intermediate_size" and tp > 1 and value % TILE == 0:
@@ -334,19 +375,28 @@ def _judge(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list
         loss = max(eff.values())
         padded, waste = _pad_waste(per_shard, TILE)
         sev: Severity = ctx.graded(loss)
-        ev.update(padded_128=padded, waste_128_pct=round(waste, 2),
-                  est_decode_step_pct=round(eff["decode"], 2), est_prefill_step_pct=round(eff["prefill"], 2))
+        ev.update(
+            padded_128=padded,
+            waste_128_pct=round(waste, 2),
+            est_decode_step_pct=round(eff["decode"], 2),
+            est_prefill_step_pct=round(eff["prefill"], 2),
+        )
         details = _dim_lines(ctx, bad) + [
-            f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({w.label()})"]
+            f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({w.label()})"
+        ]
         if bad_hard:
-            details.append(f"{_dims_text(bad_hard)} is not a multiple of {hard} {dtype} elements (16-byte rows): it "
-                           "runs on an unaligned kernel path whose extra cost the tile model does not price")
+            details.append(
+                f"{_dims_text(bad_hard)} is not a multiple of {hard} {dtype} elements (16-byte rows): it "
+                "runs on an unaligned kernel path whose extra cost the tile model does not price"
+            )
         fixes = _width_fixes(ctx, f, value, mult_field, "unsafe")
         if f == "moe_intermediate_size" and tp > 1:  # (aligned unsplit returned above)
-            details.append(f"expert parallelism keeps each expert whole, but {value} is not a multiple of 128 "
-                           "unsplit either")
-        yield ctx.finding(sev, f"{head}, not a multiple of 128", field=loc, evidence=ev, loss_pct=loss,
-                          details=details, fixes=fixes)
+            details.append(
+                f"expert parallelism keeps each expert whole, but {value} is not a multiple of 128 unsplit either"
+            )
+        yield ctx.finding(
+            sev, f"{head}, not a multiple of 128", field=loc, evidence=ev, loss_pct=loss, details=details, fixes=fixes
+        )
         return
     coop = _coop(ctx)
     if coop is None:
@@ -361,11 +411,17 @@ def _judge(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list
     cp, cw = _pad_waste(bad_n[0].value, coop.n)
     ev.update(est_decode_step_pct=round(eff["decode"], 2), est_prefill_step_pct=round(eff["prefill"], 2))
     yield ctx.finding(
-        ctx.graded(loss), f"{head}: a multiple of 128 but not of {coop.n} ({ctx.gpu}'s {coop.sms}-SM cooperative tile)",
-        field=loc, evidence=ev, loss_pct=loss,
-        details=[f"{_dims_text(bad_n)} pads to {cp} on {coop.n}-wide tiles ({cw:.1f}%); est. "
-                 f"+{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({w.label()})"],
-        fixes=_width_fixes(ctx, f, value, coop.n * _tp_shard(ctx, f), "unsafe"))
+        ctx.graded(loss),
+        f"{head}: a multiple of 128 but not of {coop.n} ({ctx.gpu}'s {coop.sms}-SM cooperative tile)",
+        field=loc,
+        evidence=ev,
+        loss_pct=loss,
+        details=[
+            f"{_dims_text(bad_n)} pads to {cp} on {coop.n}-wide tiles ({cw:.1f}%); est. "
+            f"+{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({w.label()})"
+        ],
+        fixes=_width_fixes(ctx, f, value, coop.n * _tp_shard(ctx, f), "unsafe"),
+    )
 
 
 def _width_fixes(ctx: Context, f: str, value: int, multiple: int, safety: str):
@@ -374,8 +430,7 @@ def _width_fixes(ctx: Context, f: str, value: int, multiple: int, safety: str):
     below, above = aligned_neighbours(value, multiple)
     key = edit_key(spec, _location_field(ctx, f))
     fixes = []
-    scope = "ffn" if f in ("intermediate_size", "moe_intermediate_size", "shared_expert_intermediate_size") \
-        else "total"
+    scope = "ffn" if f in ("intermediate_size", "moe_intermediate_size", "shared_expert_intermediate_size") else "total"
     coop = _coop(ctx)
     wide = coop.n * _tp_shard(ctx, f) if coop is not None and multiple % (coop.n * _tp_shard(ctx, f)) else None
     for new in (above, below):
@@ -449,20 +504,34 @@ def _attention_widths(ctx: Context, dims: list[Dim]):
     loss = max(eff.values())
     hd = spec.head_dim
     shard = f" per shard at tp={sc.tp}" if sc.tp > 1 else ""
-    ev = {"num_heads": heads, "num_kv_heads": spec.num_kv_heads, "head_dim": hd, "tp": sc.tp, "gpu": ctx.gpu,
-          "gemms": [{"gemm": d.name, "dim": d.axis, "per_shard": d.value} for d in dims],
-          "est_decode_step_pct": round(eff["decode"], 2), "est_prefill_step_pct": round(eff["prefill"], 2)}
+    ev = {
+        "num_heads": heads,
+        "num_kv_heads": spec.num_kv_heads,
+        "head_dim": hd,
+        "tp": sc.tp,
+        "gpu": ctx.gpu,
+        "gemms": [{"gemm": d.name, "dim": d.axis, "per_shard": d.value} for d in dims],
+        "est_decode_step_pct": round(eff["decode"], 2),
+        "est_prefill_step_pct": round(eff["prefill"], 2),
+    }
     sev: Severity
     if bad_hard and refuses_unaligned(dims[0].rows[0].dtype):
         sev, what, loss = "error", f"not a multiple of {hard}", None
     else:
         sev, what = ctx.graded(loss), f"not a multiple of {hard if bad_hard else 128}"
     details = _dim_lines(ctx, bad)
-    details.append(f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({ctx.workload.label()})")
+    details.append(
+        f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({ctx.workload.label()})"
+    )
     yield ctx.finding(
-        sev, f"attention projection widths{shard} ({_dims_text(bad)}) are {what}: {heads} heads x head_dim {hd}",
-        field="num_heads", evidence=ev, loss_pct=loss, details=details,
-        fixes=[fix(f"use a head count whose q width{shard} is a multiple of 128 (heads x {hd})", "display")])
+        sev,
+        f"attention projection widths{shard} ({_dims_text(bad)}) are {what}: {heads} heads x head_dim {hd}",
+        field="num_heads",
+        evidence=ev,
+        loss_pct=loss,
+        details=details,
+        fixes=[fix(f"use a head count whose q width{shard} is a multiple of 128 (heads x {hd})", "display")],
+    )
 
 
 def _mla_latent(ctx: Context, dims: list[Dim]):
@@ -485,39 +554,60 @@ def _mla_latent(ctx: Context, dims: list[Dim]):
     if hard_bad:
         loss = None
     details = _dim_lines(ctx, bad)
-    details.append(f"by design: the latent (kv_lora_rank {lat}) and the shared RoPE key ({rope}) are one projection "
-                   f"and one cached vector of {lat + rope} per token (FlashMLA is built for 512+64); the cost is the "
-                   f"padding of this one small GEMM: est. +{eff['decode']:.2f}% decode step, "
-                   f"+{eff['prefill']:.2f}% prefill step ({ctx.workload.label()})")
+    details.append(
+        f"by design: the latent (kv_lora_rank {lat}) and the shared RoPE key ({rope}) are one projection "
+        f"and one cached vector of {lat + rope} per token (FlashMLA is built for 512+64); the cost is the "
+        f"padding of this one small GEMM: est. +{eff['decode']:.2f}% decode step, "
+        f"+{eff['prefill']:.2f}% prefill step ({ctx.workload.label()})"
+    )
     yield ctx.finding(
-        sev, f"MLA latent width kv_lora_rank {lat} + rope {rope} = {lat + rope} is not a multiple of 128 "
-             f"({_dims_text(bad)})",
-        field="kv_lora_rank", loss_pct=loss, details=details,
-        evidence={"kv_lora_rank": lat, "qk_rope_head_dim": rope, "gpu": ctx.gpu,
-                  "gemms": [{"gemm": d.name, "dim": d.axis, "per_shard": d.value} for d in bad],
-                  "est_decode_step_pct": round(eff["decode"], 3), "est_prefill_step_pct": round(eff["prefill"], 3)})
+        sev,
+        f"MLA latent width kv_lora_rank {lat} + rope {rope} = {lat + rope} is not a multiple of 128 "
+        f"({_dims_text(bad)})",
+        field="kv_lora_rank",
+        loss_pct=loss,
+        details=details,
+        evidence={
+            "kv_lora_rank": lat,
+            "qk_rope_head_dim": rope,
+            "gpu": ctx.gpu,
+            "gemms": [{"gemm": d.name, "dim": d.axis, "per_shard": d.value} for d in bad],
+            "est_decode_step_pct": round(eff["decode"], 3),
+            "est_prefill_step_pct": round(eff["prefill"], 3),
+        },
+    )
 
 
 # --------------------------------------------------------------------------- CL202
-@rule("CL202", "vocab-not-padded", FAMILY, "error",
-      "The LM head's N (vocab per shard) is not a multiple of 128 (or of the format's hard multiple).",
-      RuleDoc(
-          what="The LM head is a column-parallel GEMM of N = vocab_size / tp per GPU. Error below the format's hard "
-               "multiple (8 BF16, 16 FP8, 32 FP4); warning when not a multiple of 128 and the time model finds a "
-               "measurable cost, info otherwise.",
-          why="An odd vocabulary puts the largest single GEMM of small models on a misaligned kernel path: "
-              "nanoGPT got ~25% end-to-end from padding GPT-2's 50257 to 50304. Megatron pads to a multiple of "
-              "128 x tp by default for this reason.",
-          example="vocab_size 50257 (GPT-2): not a multiple of 8 → pad to 50304",
-          fix="Pad the vocabulary to a multiple of 128 x tp (Megatron's make-vocab-size-divisible-by; 64 also "
-              "common). Safe on a trained checkpoint: append zero rows to the embedding and the LM head; the "
-              "serving engine must mask the padded logits (vLLM/TRT-LLM keep the tokenizer's vocabulary as the "
-              "original size and drop them) so that sampling never picks a padded id.",
-          sources=("nanoGPT (A. Karpathy): 50257 → 50304, ~25% speedup",
-                   "Megatron-LM --make-vocab-size-divisible-by (default 128, times tp)",) + SOURCES),
-      options={"multiple": (128, "pad the vocabulary to a multiple of this times tp")},
-      graded=True, hard="an LM-head shard that is not a multiple of the format's 16-byte row in FP8/INT8/FP4 "
-                        "(those kernels refuse it)")
+@rule(
+    "CL202",
+    "vocab-not-padded",
+    FAMILY,
+    "error",
+    "The LM head's N (vocab per shard) is not a multiple of 128 (or of the format's hard multiple).",
+    RuleDoc(
+        what="The LM head is a column-parallel GEMM of N = vocab_size / tp per GPU. Error below the format's hard "
+        "multiple (8 BF16, 16 FP8, 32 FP4); warning when not a multiple of 128 and the time model finds a "
+        "measurable cost, info otherwise.",
+        why="An odd vocabulary puts the largest single GEMM of small models on a misaligned kernel path: "
+        "nanoGPT got ~25% end-to-end from padding GPT-2's 50257 to 50304. Megatron pads to a multiple of "
+        "128 x tp by default for this reason.",
+        example="vocab_size 50257 (GPT-2): not a multiple of 8 → pad to 50304",
+        fix="Pad the vocabulary to a multiple of 128 x tp (Megatron's make-vocab-size-divisible-by; 64 also "
+        "common). Safe on a trained checkpoint: append zero rows to the embedding and the LM head; the "
+        "serving engine must mask the padded logits (vLLM/TRT-LLM keep the tokenizer's vocabulary as the "
+        "original size and drop them) so that sampling never picks a padded id.",
+        sources=(
+            "nanoGPT (A. Karpathy): 50257 → 50304, ~25% speedup",
+            "Megatron-LM --make-vocab-size-divisible-by (default 128, times tp)",
+        )
+        + SOURCES,
+    ),
+    options={"multiple": (128, "pad the vocabulary to a multiple of this times tp")},
+    graded=True,
+    hard="an LM-head shard that is not a multiple of the format's 16-byte row in FP8/INT8/FP4 "
+    "(those kernels refuse it)",
+)
 def vocab_not_padded(ctx: Context):
     spec, w, sc = ctx.spec, ctx.workload, ctx.scenario
     v = spec.vocab_size
@@ -534,8 +624,15 @@ def vocab_not_padded(ctx: Context):
     eff = step_effect_pct(ctx, dims, TILE)
     loss = max(eff.values())
     shard = f" is {per_shard} per shard at tp={tp}" if tp > 1 else ""
-    ev = {"vocab_size": v, "tp": tp, "per_shard": per_shard, "padded": target, "gpu": ctx.gpu,
-          "est_decode_step_pct": round(eff["decode"], 2), "est_prefill_step_pct": round(eff["prefill"], 2)}
+    ev = {
+        "vocab_size": v,
+        "tp": tp,
+        "per_shard": per_shard,
+        "padded": target,
+        "gpu": ctx.gpu,
+        "est_decode_step_pct": round(eff["decode"], 2),
+        "est_prefill_step_pct": round(eff["prefill"], 2),
+    }
     refused = bool(per_shard % hard) and refuses_unaligned(rows[0].dtype)
     sev: Severity
     if refused:
@@ -555,29 +652,59 @@ def vocab_not_padded(ctx: Context):
         loss = None  # a hard constraint: the format's kernels refuse the width
         first = f"LM head N={per_shard} is not a multiple of {hard} {rows[0].dtype} elements: those kernels refuse it"
     elif per_shard % hard:
-        first = (f"LM head N={per_shard} is off the 16-byte aligned path: est. +{eff['decode']:.2f}% decode step, "
-                 f"+{eff['prefill']:.2f}% prefill step from tile padding ({w.label()}); the unaligned kernel's own "
-                 f"extra cost is not priced (nanoGPT measured ~25% end-to-end from 50257 → 50304 in training)")
+        first = (
+            f"LM head N={per_shard} is off the 16-byte aligned path: est. +{eff['decode']:.2f}% decode step, "
+            f"+{eff['prefill']:.2f}% prefill step from tile padding ({w.label()}); the unaligned kernel's own "
+            f"extra cost is not priced (nanoGPT measured ~25% end-to-end from 50257 → 50304 in training)"
+        )
     else:
-        first = (f"LM head N={per_shard} runs {padded} wide on 128-wide tiles ({waste:.1f}% of its work wasted); "
-                 f"est. +{eff['decode']:.2f}% decode step, +{eff['prefill']:.2f}% prefill step ({w.label()})")
-    details = [first,
-               f"padding to {target} (a multiple of {int(ctx.option('multiple'))} x tp={tp}) adds "
-               f"{delta.total:,} zero-initialised parameters; serve with the padded logits masked "
-               f"(tokenizer vocabulary {v})",
-               "vLLM pads its LM head to a multiple of 64 itself and Megatron to 128 x tp; Hugging Face transformers "
-               "and training code that read vocab_size run the GEMM at this width"]
+        first = (
+            f"LM head N={per_shard} runs {padded} wide on 128-wide tiles ({waste:.1f}% of its work wasted); "
+            f"est. +{eff['decode']:.2f}% decode step, +{eff['prefill']:.2f}% prefill step ({w.label()})"
+        )
+    details = [
+        first,
+        f"padding to {target} (a multiple of {int(ctx.option('multiple'))} x tp={tp}) adds "
+        f"{delta.total:,} zero-initialised parameters; serve with the padded logits masked "
+        f"(tokenizer vocabulary {v})",
+        "vLLM pads its LM head to a multiple of 64 itself and Megatron to 128 x tp; Hugging Face transformers "
+        "and training code that read vocab_size run the GEMM at this width",
+    ]
     yield ctx.finding(
-        sev, f"vocab_size {v}{shard}, {what}", field="vocab_size", key=key, evidence=ev, loss_pct=loss,
+        sev,
+        f"vocab_size {v}{shard}, {what}",
+        field="vocab_size",
+        key=key,
+        evidence=ev,
+        loss_pct=loss,
         details=details,
         # unsafe: the edit changes the embedding and LM-head shapes, so a released checkpoint no longer loads
         # until its weights are padded too (function-preserving only with those zero rows and masked logits)
-        fixes=[fix(f"{key} {v} → {target} (pad the checkpoint's embedding and LM-head weights with {target - v} "
-                   f"zero rows to match; mask ids ≥ {v} when sampling)", "unsafe", edit(key, v, target))])
+        fixes=[
+            fix(
+                f"{key} {v} → {target} (pad the checkpoint's embedding and LM-head weights with {target - v} "
+                f"zero rows to match; mask ids ≥ {v} when sampling)",
+                "unsafe",
+                edit(key, v, target),
+            )
+        ],
+    )
 
 
-def _megatron_vocab(ctx: Context, v: int, tp: int, per_shard: int, sev: Severity, what: str, loss, ev: dict,
-                    eff: dict, waste: float, padded: int, refused: bool = False):
+def _megatron_vocab(
+    ctx: Context,
+    v: int,
+    tp: int,
+    per_shard: int,
+    sev: Severity,
+    what: str,
+    loss,
+    ev: dict,
+    eff: dict,
+    waste: float,
+    padded: int,
+    refused: bool = False,
+):
     """Megatron/NeMo/NeoX: the vocab comes from the tokenizer (--vocab-size) and the file pads it to a multiple of
     make_vocab_size_divisible_by x the file's tp. The fix edits that divisor (the key the format reads): the
     smallest multiple of the old one whose padding keeps every shard at this tp a multiple of ``multiple``."""
@@ -596,42 +723,65 @@ def _megatron_vocab(ctx: Context, v: int, tp: int, per_shard: int, sev: Severity
         loss = None
         first = f"LM head N={per_shard} is off the 16-byte aligned Tensor Core path ({w.label()})"
     else:
-        first = (f"LM head N={per_shard} runs {padded} wide on 128-wide tiles ({waste:.1f}% of its work wasted); "
-                 f"est. +{eff['decode']:.2f}% decode step, +{eff['prefill']:.2f}% prefill step ({w.label()})")
-    details = [first,
-               f"the vocab is padded as the file says: a multiple of {key} {div} x tp {file_tp} = {div * file_tp}; "
-               f"{key} {new_div} pads it to {new_vocab} ({new_vocab // tp} per shard at tp={tp}, "
-               f"{delta.total:+,} parameters)"]
+        first = (
+            f"LM head N={per_shard} runs {padded} wide on 128-wide tiles ({waste:.1f}% of its work wasted); "
+            f"est. +{eff['decode']:.2f}% decode step, +{eff['prefill']:.2f}% prefill step ({w.label()})"
+        )
+    details = [
+        first,
+        f"the vocab is padded as the file says: a multiple of {key} {div} x tp {file_tp} = {div * file_tp}; "
+        f"{key} {new_div} pads it to {new_vocab} ({new_vocab // tp} per shard at tp={tp}, "
+        f"{delta.total:+,} parameters)",
+    ]
     ev.update(vocab_divisible_by=div, padding_tp=file_tp, new_vocab_divisible_by=new_div, padded=new_vocab)
     yield ctx.finding(
-        sev, f"padded vocab {v} ({key} {div} x tp {file_tp}) is {per_shard} per shard at tp={tp}, {what}",
-        field="vocab_divisible_by", key=key, evidence=ev, loss_pct=loss, details=details,
+        sev,
+        f"padded vocab {v} ({key} {div} x tp {file_tp}) is {per_shard} per shard at tp={tp}, {what}",
+        field="vocab_divisible_by",
+        key=key,
+        evidence=ev,
+        loss_pct=loss,
+        details=details,
         # an absent key (the format's default) is shown, not inserted: adding a key would rewrite a commented YAML
         # unsafe: the padded vocab changes the embedding/LM-head shapes of any checkpoint trained with the old one
-        fixes=[fix(f"{key} {div} → {new_div} (vocab pads to {new_vocab}; a trained checkpoint's embedding and "
-                   "LM head must be zero-padded to match, logits masked)"
-                   + ("" if src_present else f"; {key} is not in the file (default {div}): add it"),
-                   "unsafe" if src_present else "display", edit(key, div, new_div))])
+        fixes=[
+            fix(
+                f"{key} {div} → {new_div} (vocab pads to {new_vocab}; a trained checkpoint's embedding and "
+                "LM head must be zero-padded to match, logits masked)"
+                + ("" if src_present else f"; {key} is not in the file (default {div}): add it"),
+                "unsafe" if src_present else "display",
+                edit(key, div, new_div),
+            )
+        ],
+    )
 
 
 # --------------------------------------------------------------------------- CL203
-@rule("CL203", "head-dim-tile", FAMILY, "info",
-      "head_dim is not a multiple of 128: attention kernels pad the head dimension.",
-      RuleDoc(
-          what="head_dim is the K of QKᵀ and the N of PV inside the attention kernel. Kernels on Hopper and "
-               "Blackwell tile it 128 (or 64) wide; 64 still pays for a 128-wide tile in the kernels that only "
-               "have 128-wide head tiles; 96 pads to 128; 192 pads to 256 on 128-wide tiles (FlashAttention-3 and "
-               "FlashMLA ship dedicated 192/576 paths). Info: it depends on the kernels you deploy.",
-          why="The NVIDIA attention co-design post: 'Hsz = 64 still pays for a 128-wide tile, while Hsz >= 512 "
-              "pushes close to the TMEM capacity limit' → prefer 128 or 256. The cost is bounded by the attention "
-              "core's share of the step, which the estimate gives.",
-          example="head_dim 64 (GPT-2, Falcon-7B, Pythia): up to half of the attention core's tensor-core work is "
-                  "padding on 128-wide head tiles",
-          fix="Fewer, wider heads (head_dim 128) at the same q width; for a trained model, nothing to do but "
-              "choose kernels with a native 64/96/192 path.",
-          sources=("NVIDIA blog: Co-designing AI model attention for fast interactive long-context inference",
-                   "FlashAttention-3 supported head dims 64/96/128/192/256")),
-      options={"tile": (128, "head-dimension tile width of the attention kernels")})
+@rule(
+    "CL203",
+    "head-dim-tile",
+    FAMILY,
+    "info",
+    "head_dim is not a multiple of 128: attention kernels pad the head dimension.",
+    RuleDoc(
+        what="head_dim is the K of QKᵀ and the N of PV inside the attention kernel. Kernels on Hopper and "
+        "Blackwell tile it 128 (or 64) wide; 64 still pays for a 128-wide tile in the kernels that only "
+        "have 128-wide head tiles; 96 pads to 128; 192 pads to 256 on 128-wide tiles (FlashAttention-3 and "
+        "FlashMLA ship dedicated 192/576 paths). Info: it depends on the kernels you deploy.",
+        why="The NVIDIA attention co-design post: 'Hsz = 64 still pays for a 128-wide tile, while Hsz >= 512 "
+        "pushes close to the TMEM capacity limit' → prefer 128 or 256. The cost is bounded by the attention "
+        "core's share of the step, which the estimate gives.",
+        example="head_dim 64 (GPT-2, Falcon-7B, Pythia): up to half of the attention core's tensor-core work is "
+        "padding on 128-wide head tiles",
+        fix="Fewer, wider heads (head_dim 128) at the same q width; for a trained model, nothing to do but "
+        "choose kernels with a native 64/96/192 path.",
+        sources=(
+            "NVIDIA blog: Co-designing AI model attention for fast interactive long-context inference",
+            "FlashAttention-3 supported head dims 64/96/128/192/256",
+        ),
+    ),
+    options={"tile": (128, "head-dimension tile width of the attention kernels")},
+)
 def head_dim_tile(ctx: Context):
     spec, w = ctx.spec, ctx.workload
     tile = int(ctx.option("tile"))
@@ -655,33 +805,49 @@ def head_dim_tile(ctx: Context):
         hd_src, heads_src = spec.sources.get("head_dim"), spec.sources.get("num_heads")
         derived = (hd_src is None or hd_src.line is None) and heads_src is not None and heads_src.line is not None
         yield ctx.finding(
-            "info", f"head_dim {hd} is not a multiple of {tile}: attention kernels with {tile}-wide head tiles run "
-                    f"it as {padded} ({waste:.0f}% of their QKᵀ/PV tensor-core work is padding)",
-            field="num_heads" if derived else "head_dim", loss_pct=None,
-            evidence={"head_dim": hd, "padded": padded, "waste_pct": round(waste, 1), "gpu": ctx.gpu,
-                      "head_dim_derived": derived,
-                      "est_attention_core_decode_share_pct": round(shares["decode"], 1),
-                      "est_attention_core_prefill_share_pct": round(shares["prefill"], 1)},
-            details=[f"the attention core is est. {shares['prefill']:.0f}% of the prefill step and "
-                     f"{shares['decode']:.0f}% of the decode step ({w.label()}); the padding matters where the core "
-                     f"is compute-bound (prefill); decode attention reads the KV cache and is memory-bound"]
-            + ([f"head_dim is not in the file: {spec.hidden_size} / {spec.num_heads} heads"] if derived else []))
+            "info",
+            f"head_dim {hd} is not a multiple of {tile}: attention kernels with {tile}-wide head tiles run "
+            f"it as {padded} ({waste:.0f}% of their QKᵀ/PV tensor-core work is padding)",
+            field="num_heads" if derived else "head_dim",
+            loss_pct=None,
+            evidence={
+                "head_dim": hd,
+                "padded": padded,
+                "waste_pct": round(waste, 1),
+                "gpu": ctx.gpu,
+                "head_dim_derived": derived,
+                "est_attention_core_decode_share_pct": round(shares["decode"], 1),
+                "est_attention_core_prefill_share_pct": round(shares["prefill"], 1),
+            },
+            details=[
+                f"the attention core is est. {shares['prefill']:.0f}% of the prefill step and "
+                f"{shares['decode']:.0f}% of the decode step ({w.label()}); the padding matters where the core "
+                f"is compute-bound (prefill); decode attention reads the KV cache and is memory-bound"
+            ]
+            + ([f"head_dim is not in the file: {spec.hidden_size} / {spec.num_heads} heads"] if derived else []),
+        )
 
 
 # --------------------------------------------------------------------------- CL204
-@rule("CL204", "largest-aligned-tp", FAMILY, "info",
-      "With --tp auto: the largest power-of-two tp at which every tensor-parallel dimension stays a multiple of 128.",
-      RuleDoc(
-          what="For each width tensor parallelism splits (the dense FFN, expert widths under expert TP, shared "
-               "experts, query heads' projection width), the largest power of two tp that keeps width/tp a "
-               "multiple of 128; the model's value is the minimum over those widths. The vocabulary is reported "
-               "apart: engines pad it (CL202 pads it; the checkpoint weights must be padded with it).",
-          why="Alignment must hold per shard (H'/tp, n_q·d_h/tp, V/tp): a model aligned at tp=1 can fall off "
-              "the tile grid at tp=8.",
-          example="intermediate_size 11008 = 86 x 128: tp=2 keeps 5504 = 43 x 128; tp=4 gives 2752 (21.5 x 128)",
-          fix="Choose widths with enough factors of two (a multiple of 128 x the tp you plan to deploy).",
-          sources=SOURCES),
-      options={"max_tp": (64, "largest tp considered")})
+@rule(
+    "CL204",
+    "largest-aligned-tp",
+    FAMILY,
+    "info",
+    "With --tp auto: the largest power-of-two tp at which every tensor-parallel dimension stays a multiple of 128.",
+    RuleDoc(
+        what="For each width tensor parallelism splits (the dense FFN, expert widths under expert TP, shared "
+        "experts, query heads' projection width), the largest power of two tp that keeps width/tp a "
+        "multiple of 128; the model's value is the minimum over those widths. The vocabulary is reported "
+        "apart: engines pad it (CL202 pads it; the checkpoint weights must be padded with it).",
+        why="Alignment must hold per shard (H'/tp, n_q·d_h/tp, V/tp): a model aligned at tp=1 can fall off "
+        "the tile grid at tp=8.",
+        example="intermediate_size 11008 = 86 x 128: tp=2 keeps 5504 = 43 x 128; tp=4 gives 2752 (21.5 x 128)",
+        fix="Choose widths with enough factors of two (a multiple of 128 x the tp you plan to deploy).",
+        sources=SOURCES,
+    ),
+    options={"max_tp": (64, "largest tp considered")},
+)
 def largest_aligned_tp(ctx: Context):
     if not ctx.tp_auto:
         return
@@ -720,24 +886,49 @@ def largest_aligned_tp(ctx: Context):
     tp = best[limit_field]
     what = {"num_heads": "q projection width (heads x head_dim)"}.get(limit_field, limit_field)
     # never propose a tp that replicates the KV cache (CL701) or leaves the NVLink domain (CL704)
-    kv_cap = min((1 if k.mixer.kind == "mla" else max(1, k.mixer.num_kv_heads or k.mixer.num_heads or 1)
-                  for k, n in zip(spec.layer_kinds, spec.layer_counts())
-                  if n and k.mixer.kind in ("attention", "mla")), default=None)
+    kv_cap = min(
+        (
+            1 if k.mixer.kind == "mla" else max(1, k.mixer.num_kv_heads or k.mixer.num_heads or 1)
+            for k, n in zip(spec.layer_kinds, spec.layer_counts())
+            if n and k.mixer.kind in ("attention", "mla")
+        ),
+        default=None,
+    )
     dom = getattr(ctx.profile, "domain_size", None) if ctx.profile is not None else None
     capped_by = None
-    for cap, why in ((kv_cap, f"{kv_cap} KV head{'s' if kv_cap != 1 else ''} (CL701: more tp replicates the KV cache)"),
-                     (dom, f"the {dom}-GPU NVLink domain of {ctx.gpu} (CL704)")):
+    for cap, why in (
+        (kv_cap, f"{kv_cap} KV head{'s' if kv_cap != 1 else ''} (CL701: more tp replicates the KV cache)"),
+        (dom, f"the {dom}-GPU NVLink domain of {ctx.gpu} (CL704)"),
+    ):
         if cap and tp > cap:
             tp, capped_by = powers_of_two(cap)[-1], why
-    msg = (f"largest power-of-two tp keeping every sharded width a multiple of 128: tp={tp} (limited by {what} "
-           f"{widths[limit_field]})" if tp else
-           f"no tp keeps every sharded width a multiple of 128: {what} {widths[limit_field]} is not one at tp=1")
+    msg = (
+        f"largest power-of-two tp keeping every sharded width a multiple of 128: tp={tp} (limited by {what} "
+        f"{widths[limit_field]})"
+        if tp
+        else f"no tp keeps every sharded width a multiple of 128: {what} {widths[limit_field]} is not one at tp=1"
+    )
     if capped_by and tp:
-        msg = (f"largest power-of-two tp keeping every sharded width a multiple of 128 without replicating the KV "
-               f"cache or leaving the NVLink domain: tp={tp} (limited by {capped_by})")
-    yield ctx.finding("info", msg, field=_location_field(ctx, limit_field) if limit_field != "num_heads" else "num_heads",
-                      evidence={"largest_aligned_tp": tp, "per_width": best, "vocab_largest_aligned_tp": vocab_tp,
-                                "kv_heads_cap_tp": kv_cap, "domain_gpus": dom,
-                                "gpu": ctx.gpu},
-                      details=[f"vocab_size {spec.vocab_size} stays a multiple of 128 per shard up to tp={vocab_tp}; pad it "
-                               f"(CL202) rather than limit tp"] if vocab_tp is not None and vocab_tp < tp else [])
+        msg = (
+            f"largest power-of-two tp keeping every sharded width a multiple of 128 without replicating the KV "
+            f"cache or leaving the NVLink domain: tp={tp} (limited by {capped_by})"
+        )
+    yield ctx.finding(
+        "info",
+        msg,
+        field=_location_field(ctx, limit_field) if limit_field != "num_heads" else "num_heads",
+        evidence={
+            "largest_aligned_tp": tp,
+            "per_width": best,
+            "vocab_largest_aligned_tp": vocab_tp,
+            "kv_heads_cap_tp": kv_cap,
+            "domain_gpus": dom,
+            "gpu": ctx.gpu,
+        },
+        details=[
+            f"vocab_size {spec.vocab_size} stays a multiple of 128 per shard up to tp={vocab_tp}; pad it "
+            f"(CL202) rather than limit tp"
+        ]
+        if vocab_tp is not None and vocab_tp < tp
+        else [],
+    )

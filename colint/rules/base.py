@@ -49,20 +49,40 @@ class Rule:
             out.append(f"  error (hard constraint): {self.hard}")
         if self.graded:
             w, e = self.options["warning_loss_pct"][0], self.options["error_loss_pct"][0]
-            out.append(f"  by estimated step loss: info below {w:g}%, warning from {w:g}%"
-                       + (f", error from {e:g}%" if e < NEVER else " (never an error on loss alone)")
-                       + " (options warning_loss_pct / error_loss_pct)")
+            out.append(
+                f"  by estimated step loss: info below {w:g}%, warning from {w:g}%"
+                + (f", error from {e:g}%" if e < NEVER else " (never an error on loss alone)")
+                + " (options warning_loss_pct / error_loss_pct)"
+            )
         elif not self.hard:
-            out.append("  error when it fires: a hard constraint (the model will not load or run as configured)"
-                       if self.severity == "error" else
-                       f"  at most {self.severity}: {'advice that depends on goals' if self.severity == 'info' else 'a fixed-severity check'}"
-                       " (no estimated step loss to grade)")
+            out.append(
+                "  error when it fires: a hard constraint (the model will not load or run as configured)"
+                if self.severity == "error"
+                else f"  at most {self.severity}: {'advice that depends on goals' if self.severity == 'info' else 'a fixed-severity check'}"
+                " (no estimated step loss to grade)"
+            )
         return out
 
     def render_doc(self) -> str:
-        lines = [f"{self.code} {self.name} ({self.family}, up to {self.severity})", "", self.summary, "",
-                 "What:", f"  {self.doc.what}", "", "Why:", f"  {self.doc.why}", "", "Example:",
-                 f"  {self.doc.example}", "", "Fix:", f"  {self.doc.fix}", "", "Severity:"] + self.severity_lines()
+        lines = [
+            f"{self.code} {self.name} ({self.family}, up to {self.severity})",
+            "",
+            self.summary,
+            "",
+            "What:",
+            f"  {self.doc.what}",
+            "",
+            "Why:",
+            f"  {self.doc.why}",
+            "",
+            "Example:",
+            f"  {self.doc.example}",
+            "",
+            "Fix:",
+            f"  {self.doc.fix}",
+            "",
+            "Severity:",
+        ] + self.severity_lines()
         if self.options:
             lines += ["", "Options (thresholds; set in [tool.colint.rules." + self.code + "]):"]
             for k, (default, desc) in self.options.items():
@@ -86,16 +106,34 @@ NEVER = 1e9  # an error_loss_pct that no loss reaches (design advice that is nev
 
 def impact_options(warning: float = WARNING_LOSS_PCT, error: float = ERROR_LOSS_PCT) -> dict[str, tuple[Any, str]]:
     """The two named, configurable thresholds of a graded rule."""
-    return {"warning_loss_pct": (float(warning), "estimated step loss (percent) from which a finding is a warning "
-                                                 "(below: info)"),
-            "error_loss_pct": (float(error), "estimated step loss (percent) from which a finding is an error"
-                                             + (" (1e9: never)" if error >= NEVER else ""))}
+    return {
+        "warning_loss_pct": (
+            float(warning),
+            "estimated step loss (percent) from which a finding is a warning (below: info)",
+        ),
+        "error_loss_pct": (
+            float(error),
+            "estimated step loss (percent) from which a finding is an error"
+            + (" (1e9: never)" if error >= NEVER else ""),
+        ),
+    }
 
 
-def rule(code: str, name: str, family: str, severity: Severity, summary: str, doc: RuleDoc,
-         options: Optional[dict[str, tuple[Any, str]]] = None, needs_workload: bool = True,
-         graded: bool = False, hard: str = "", warning_loss_pct: float = WARNING_LOSS_PCT,
-         error_loss_pct: float = ERROR_LOSS_PCT, without_workload: bool = False):
+def rule(
+    code: str,
+    name: str,
+    family: str,
+    severity: Severity,
+    summary: str,
+    doc: RuleDoc,
+    options: Optional[dict[str, tuple[Any, str]]] = None,
+    needs_workload: bool = True,
+    graded: bool = False,
+    hard: str = "",
+    warning_loss_pct: float = WARNING_LOSS_PCT,
+    error_loss_pct: float = ERROR_LOSS_PCT,
+    without_workload: bool = False,
+):
     """Register ``check`` as rule ``code``. ``graded``: its findings with an estimated loss get their
     severity from ``ctx.graded(loss)`` (options warning_loss_pct / error_loss_pct, this rule's defaults
     given here); ``hard``: the hard constraints it reports as errors; ``without_workload``: it also runs,
@@ -107,8 +145,9 @@ def rule(code: str, name: str, family: str, severity: Severity, summary: str, do
         opts = dict(options or {})
         if graded:
             opts.update(impact_options(warning_loss_pct, error_loss_pct))
-        _REGISTRY[code] = Rule(code, name, family, severity, summary, doc, opts, fn, needs_workload, graded, hard,
-                               without_workload)
+        _REGISTRY[code] = Rule(
+            code, name, family, severity, summary, doc, opts, fn, needs_workload, graded, hard, without_workload
+        )
         return fn
 
     return deco
@@ -152,10 +191,20 @@ class Context:
             return None
         return self.spec.sources.get(field_name)
 
-    def finding(self, severity: Severity, message: str, *, field: str | None = None, key: str | None = None,
-                source: Source | None = None, evidence: dict | None = None, loss_pct: float | None = None,
-                fixes: list[Fix] | None = None, details: list[str] | None = None,
-                gpu_specific: bool | None = None) -> Finding:
+    def finding(
+        self,
+        severity: Severity,
+        message: str,
+        *,
+        field: str | None = None,
+        key: str | None = None,
+        source: Source | None = None,
+        evidence: dict | None = None,
+        loss_pct: float | None = None,
+        fixes: list[Fix] | None = None,
+        details: list[str] | None = None,
+        gpu_specific: bool | None = None,
+    ) -> Finding:
         r = self.current
         assert r is not None
         src = source or self.source(field)
@@ -166,11 +215,19 @@ class Context:
         if derived and fixes:  # a key a value is computed from does not hold it: never write the value there
             fixes = [fx for fx in fixes if not any(e.key in derived for e in fx.edits)]
         return Finding(
-            code=r.code, name=r.name, rule=r.family, severity=severity, message=message, key=key,
-            line=src.line if src else None, column=src.column if src else None,
+            code=r.code,
+            name=r.name,
+            rule=r.family,
+            severity=severity,
+            message=message,
+            key=key,
+            line=src.line if src else None,
+            column=src.column if src else None,
             gpu=self.gpu if gpu_specific else None,
             impact=Impact(estimated_loss_pct=None if loss_pct is None else round(loss_pct, 2)),
-            evidence=evidence or {}, fixes=fixes or [], details=details or [],
+            evidence=evidence or {},
+            fixes=fixes or [],
+            details=details or [],
         )
 
 
@@ -178,9 +235,15 @@ def edit(key: str, old: Any, new: Any) -> Edit:
     return Edit(key=key, old=old, new=new)
 
 
-def fix(title: str, safety: str, *edits: Edit, settings: dict | None = None,
-        alternatives: list[Fix] | None = None) -> Fix:
+def fix(
+    title: str, safety: str, *edits: Edit, settings: dict | None = None, alternatives: list[Fix] | None = None
+) -> Fix:
     """A fix: ``edits`` to the file, or display advice; ``settings`` names the deployment the advice
     leads to ({"ep": 64}) so that colint.closure can re-check the file there."""
-    return Fix(title=title, safety=safety, edits=list(edits), settings=dict(settings or {}),
-               alternatives=list(alternatives or []))
+    return Fix(
+        title=title,
+        safety=safety,
+        edits=list(edits),
+        settings=dict(settings or {}),
+        alternatives=list(alternatives or []),
+    )

@@ -16,17 +16,23 @@ def _attention_kinds(spec):
     return [k for k in spec.layer_kinds if k.mixer.kind == "attention"]
 
 
-@rule("CL001", "head-dim-not-integral", FAMILY, "error",
-      "hidden_size is not divisible by the head count and no head_dim is given.",
-      RuleDoc(
-          what="With no explicit head_dim, transformers derives it as hidden_size // num_attention_heads; "
-               "when the division has a remainder the projections silently lose columns.",
-          why="q/k/v widths become heads x floor(H/heads) != H, so the model is not the one designed, and "
-              "several families (Llama, Gemma-3) refuse to load it.",
-          example="hidden_size 4000, num_attention_heads 48 → head_dim 83.33",
-          fix="Pick a head count that divides hidden_size (head_dim 128 ideally), or give head_dim explicitly.",
-          sources=("transformers LlamaConfig validation (hidden_size % num_attention_heads)",)),
-      needs_workload=False)
+@rule(
+    "CL001",
+    "head-dim-not-integral",
+    FAMILY,
+    "error",
+    "hidden_size is not divisible by the head count and no head_dim is given.",
+    RuleDoc(
+        what="With no explicit head_dim, transformers derives it as hidden_size // num_attention_heads; "
+        "when the division has a remainder the projections silently lose columns.",
+        why="q/k/v widths become heads x floor(H/heads) != H, so the model is not the one designed, and "
+        "several families (Llama, Gemma-3) refuse to load it.",
+        example="hidden_size 4000, num_attention_heads 48 → head_dim 83.33",
+        fix="Pick a head count that divides hidden_size (head_dim 128 ideally), or give head_dim explicitly.",
+        sources=("transformers LlamaConfig validation (hidden_size % num_attention_heads)",),
+    ),
+    needs_workload=False,
+)
 def head_dim_not_integral(ctx: Context):
     s = ctx.spec
     src = s.sources.get("head_dim")
@@ -37,24 +43,39 @@ def head_dim_not_integral(ctx: Context):
         new_heads = max(1, s.hidden_size // hd) if s.hidden_size % hd == 0 else None
         fixes = []
         if new_heads:
-            fixes.append(fix(f"use {new_heads} heads of head_dim {hd}", "unsafe",
-                             edit(edit_key(s, "num_heads", "num_attention_heads"), s.num_heads, new_heads)))
+            fixes.append(
+                fix(
+                    f"use {new_heads} heads of head_dim {hd}",
+                    "unsafe",
+                    edit(edit_key(s, "num_heads", "num_attention_heads"), s.num_heads, new_heads),
+                )
+            )
         yield ctx.finding(
-            "error", f"hidden_size {s.hidden_size} is not divisible by {s.num_heads} attention heads and no "
-                     f"head_dim is given (head_dim would be {s.hidden_size / s.num_heads:.2f})",
-            field="num_heads", evidence={"hidden_size": s.hidden_size, "num_heads": s.num_heads}, fixes=fixes)
+            "error",
+            f"hidden_size {s.hidden_size} is not divisible by {s.num_heads} attention heads and no "
+            f"head_dim is given (head_dim would be {s.hidden_size / s.num_heads:.2f})",
+            field="num_heads",
+            evidence={"hidden_size": s.hidden_size, "num_heads": s.num_heads},
+            fixes=fixes,
+        )
 
 
-@rule("CL002", "kv-heads-not-divisor", FAMILY, "error",
-      "The KV head count must divide the query head count.",
-      RuleDoc(
-          what="Grouped-query attention shares each KV head among num_heads / num_kv_heads query heads.",
-          why="With a remainder the groups are unequal: attention kernels (FlashAttention, TRT-LLM) reject it "
-              "and transformers' repeat_kv produces the wrong shapes.",
-          example="num_attention_heads 32, num_key_value_heads 12",
-          fix="Use a KV head count that divides the query heads (8 of 32, say).",
-          sources=("GQA, Ainslie et al. 2023 (arXiv 2305.13245)",)),
-      needs_workload=False)
+@rule(
+    "CL002",
+    "kv-heads-not-divisor",
+    FAMILY,
+    "error",
+    "The KV head count must divide the query head count.",
+    RuleDoc(
+        what="Grouped-query attention shares each KV head among num_heads / num_kv_heads query heads.",
+        why="With a remainder the groups are unequal: attention kernels (FlashAttention, TRT-LLM) reject it "
+        "and transformers' repeat_kv produces the wrong shapes.",
+        example="num_attention_heads 32, num_key_value_heads 12",
+        fix="Use a KV head count that divides the query heads (8 of 32, say).",
+        sources=("GQA, Ainslie et al. 2023 (arXiv 2305.13245)",),
+    ),
+    needs_workload=False,
+)
 def kv_heads_not_divisor(ctx: Context):
     seen = set()
     for k in _attention_kinds(ctx.spec):
@@ -69,21 +90,33 @@ def kv_heads_not_divisor(ctx: Context):
             above = min((d for d in divs if d >= m.num_kv_heads), default=m.num_heads)
             key_name = edit_key(ctx.spec, "num_kv_heads", "num_key_value_heads")
             yield ctx.finding(
-                "error", f"{m.num_kv_heads} KV heads do not divide {m.num_heads} query heads",
-                field="num_kv_heads", evidence={"num_heads": m.num_heads, "num_kv_heads": m.num_kv_heads},
-                fixes=[fix(f"use {v} KV heads", "unsafe", edit(key_name, m.num_kv_heads, v))
-                       for v in sorted({below, above}) if v != m.num_kv_heads])
+                "error",
+                f"{m.num_kv_heads} KV heads do not divide {m.num_heads} query heads",
+                field="num_kv_heads",
+                evidence={"num_heads": m.num_heads, "num_kv_heads": m.num_kv_heads},
+                fixes=[
+                    fix(f"use {v} KV heads", "unsafe", edit(key_name, m.num_kv_heads, v))
+                    for v in sorted({below, above})
+                    if v != m.num_kv_heads
+                ],
+            )
 
 
-@rule("CL003", "top-k-exceeds-experts", FAMILY, "error",
-      "A token cannot be routed to more experts than exist.",
-      RuleDoc(
-          what="num_experts_per_tok (top-k) must be between 1 and the number of routed experts.",
-          why="The router's top-k over E scores fails (torch.topk raises) when k > E.",
-          example="num_local_experts 8, num_experts_per_tok 10",
-          fix="Lower top-k or add experts.",
-          sources=("Shazeer et al. 2017, sparsely-gated MoE",)),
-      needs_workload=False)
+@rule(
+    "CL003",
+    "top-k-exceeds-experts",
+    FAMILY,
+    "error",
+    "A token cannot be routed to more experts than exist.",
+    RuleDoc(
+        what="num_experts_per_tok (top-k) must be between 1 and the number of routed experts.",
+        why="The router's top-k over E scores fails (torch.topk raises) when k > E.",
+        example="num_local_experts 8, num_experts_per_tok 10",
+        fix="Lower top-k or add experts.",
+        sources=("Shazeer et al. 2017, sparsely-gated MoE",),
+    ),
+    needs_workload=False,
+)
 def top_k_exceeds_experts(ctx: Context):
     seen = set()
     for k in ctx.spec.layer_kinds:
@@ -92,125 +125,186 @@ def top_k_exceeds_experts(ctx: Context):
             continue
         seen.add((f.num_experts, f.top_k))
         if f.top_k > f.num_experts or f.top_k < 1:
-            yield ctx.finding("error", f"top-k {f.top_k} is outside 1..{f.num_experts} routed experts",
-                              field="top_k", evidence={"top_k": f.top_k, "num_experts": f.num_experts})
+            yield ctx.finding(
+                "error",
+                f"top-k {f.top_k} is outside 1..{f.num_experts} routed experts",
+                field="top_k",
+                evidence={"top_k": f.top_k, "num_experts": f.num_experts},
+            )
 
 
-@rule("CL004", "layer-list-length", FAMILY, "error",
-      "A per-layer list must have one entry per layer.",
-      RuleDoc(
-          what="Lists such as layer_types, block_configs or a hybrid pattern describe each layer in turn.",
-          why="A list longer or shorter than num_hidden_layers leaves layers undefined or ignored; transformers "
-              "either raises or silently uses a prefix, so the model built is not the one described.",
-          example="num_hidden_layers 16 with 17 layer_types entries (ExecuTorch LFM2-1.2B as published)",
-          fix="Make the list length equal the layer count (or the layer count equal the list length).",
-          sources=("transformers layer_types validation (v5)",)),
-      needs_workload=False)
+@rule(
+    "CL004",
+    "layer-list-length",
+    FAMILY,
+    "error",
+    "A per-layer list must have one entry per layer.",
+    RuleDoc(
+        what="Lists such as layer_types, block_configs or a hybrid pattern describe each layer in turn.",
+        why="A list longer or shorter than num_hidden_layers leaves layers undefined or ignored; transformers "
+        "either raises or silently uses a prefix, so the model built is not the one described.",
+        example="num_hidden_layers 16 with 17 layer_types entries (ExecuTorch LFM2-1.2B as published)",
+        fix="Make the list length equal the layer count (or the layer count equal the list length).",
+        sources=("transformers layer_types validation (v5)",),
+    ),
+    needs_workload=False,
+)
 def layer_list_length(ctx: Context):
     s = ctx.spec
     for name, length in sorted(s.per_layer_lists.items()):
         if length != s.num_layers:
             src = s.sources.get(name)
             yield ctx.finding(
-                "error", f"{name} has {length} entries for {s.num_layers} layers", field=name,
+                "error",
+                f"{name} has {length} entries for {s.num_layers} layers",
+                field=name,
                 evidence={"entries": length, "num_layers": s.num_layers},
-                fixes=[fix(f"set the layer count to {length}", "unsafe",
-                           edit(edit_key(s, "num_layers", "num_hidden_layers"), s.num_layers, length))]
-                if src else [])
+                fixes=[
+                    fix(
+                        f"set the layer count to {length}",
+                        "unsafe",
+                        edit(edit_key(s, "num_layers", "num_hidden_layers"), s.num_layers, length),
+                    )
+                ]
+                if src
+                else [],
+            )
 
 
-@rule("CL005", "duplicate-key", FAMILY, "warning",
-      "A key appears twice in the same mapping.",
-      RuleDoc(
-          what="JSON readers keep the last value of a duplicated key; some tools keep the first.",
-          why="Two readers of the same file then build two different models, and a reviewer reading the first "
-              "occurrence sees a value that is not used.",
-          example='"intermediate_size": 11008, ..., "intermediate_size": 14336',
-          fix="Delete the occurrence that is not meant.",
-          sources=("RFC 8259 §4: names within an object SHOULD be unique",)),
-      needs_workload=False)
+@rule(
+    "CL005",
+    "duplicate-key",
+    FAMILY,
+    "warning",
+    "A key appears twice in the same mapping.",
+    RuleDoc(
+        what="JSON readers keep the last value of a duplicated key; some tools keep the first.",
+        why="Two readers of the same file then build two different models, and a reviewer reading the first "
+        "occurrence sees a value that is not used.",
+        example='"intermediate_size": 11008, ..., "intermediate_size": 14336',
+        fix="Delete the occurrence that is not meant.",
+        sources=("RFC 8259 §4: names within an object SHOULD be unique",),
+    ),
+    needs_workload=False,
+)
 def duplicate_key(ctx: Context):
     for issue in ctx.spec.key_issues:
         if issue.kind == "duplicate":
             yield ctx.finding("warning", f"duplicate key '{issue.source.key}': {issue.detail}", source=issue.source)
 
 
-@rule("CL006", "non-standard-literal", FAMILY, "info",
-      "A bare Infinity or NaN is not valid JSON.",
-      RuleDoc(
-          what="Python's json module accepts Infinity/NaN, strict JSON parsers (JavaScript, Rust serde, Go) "
-               "reject the whole file.",
-          why="Serving stacks and tooling outside Python may fail to read the config.",
-          example='"time_step_limit": [0.0, Infinity] (Nemotron-H as published)',
-          fix="Use a large finite number, null, or a string the model code understands.",
-          sources=("RFC 8259 §6: numeric values that cannot be represented (Infinity, NaN) are not permitted",)),
-      needs_workload=False)
+@rule(
+    "CL006",
+    "non-standard-literal",
+    FAMILY,
+    "info",
+    "A bare Infinity or NaN is not valid JSON.",
+    RuleDoc(
+        what="Python's json module accepts Infinity/NaN, strict JSON parsers (JavaScript, Rust serde, Go) "
+        "reject the whole file.",
+        why="Serving stacks and tooling outside Python may fail to read the config.",
+        example='"time_step_limit": [0.0, Infinity] (Nemotron-H as published)',
+        fix="Use a large finite number, null, or a string the model code understands.",
+        sources=("RFC 8259 §6: numeric values that cannot be represented (Infinity, NaN) are not permitted",),
+    ),
+    needs_workload=False,
+)
 def non_standard_literal(ctx: Context):
     for issue in ctx.spec.key_issues:
         if issue.kind == "nonstandard":
-            yield ctx.finding("info", f"'{issue.source.key}' holds bare {issue.detail}, which strict JSON parsers "
-                                      "reject", source=issue.source)
+            yield ctx.finding(
+                "info",
+                f"'{issue.source.key}' holds bare {issue.detail}, which strict JSON parsers reject",
+                source=issue.source,
+            )
 
 
-@rule("CL007", "unknown-key", FAMILY, "warning",
-      "A key the model family does not read (often a typo).",
-      RuleDoc(
-          what="Keys that the family's config class neither defines nor aliases, and that colint's adapter does "
-               "not read, are ignored silently. Warning when a known key is one edit away (a typo: 'did you "
-               "mean'), info otherwise (the key is a no-op for the model built). Training-framework formats "
-               "(Megatron/NeMo, MaxText, NeoX, OLMo, Meta) report only the typos: their sections hold many keys "
-               "that do not shape the model.",
-          why="A typo such as 'hiden_size' leaves the default in force: the model built differs from the "
-              "one written, with no error anywhere.",
-          example='"num_key_value_head": 8 (missing s) → 32 KV heads are built',
-          fix="Correct the key name.",
-          sources=("transformers PreTrainedConfig accepts unknown kwargs as attributes",)),
-      needs_workload=False)
+@rule(
+    "CL007",
+    "unknown-key",
+    FAMILY,
+    "warning",
+    "A key the model family does not read (often a typo).",
+    RuleDoc(
+        what="Keys that the family's config class neither defines nor aliases, and that colint's adapter does "
+        "not read, are ignored silently. Warning when a known key is one edit away (a typo: 'did you "
+        "mean'), info otherwise (the key is a no-op for the model built). Training-framework formats "
+        "(Megatron/NeMo, MaxText, NeoX, OLMo, Meta) report only the typos: their sections hold many keys "
+        "that do not shape the model.",
+        why="A typo such as 'hiden_size' leaves the default in force: the model built differs from the "
+        "one written, with no error anywhere.",
+        example='"num_key_value_head": 8 (missing s) → 32 KV heads are built',
+        fix="Correct the key name.",
+        sources=("transformers PreTrainedConfig accepts unknown kwargs as attributes",),
+    ),
+    needs_workload=False,
+)
 def unknown_key(ctx: Context):
     for issue in ctx.spec.key_issues:
         if issue.kind in ("unknown", "ignored"):
-            msg = f"'{issue.source.key}' is {'not read' if issue.kind == 'unknown' else 'ignored'} by this " \
-                  f"model family" + (f"; did you mean '{issue.suggestion}'?" if issue.suggestion else "") + \
-                  (f" ({issue.detail})" if issue.detail else "")
+            msg = (
+                f"'{issue.source.key}' is {'not read' if issue.kind == 'unknown' else 'ignored'} by this "
+                f"model family"
+                + (f"; did you mean '{issue.suggestion}'?" if issue.suggestion else "")
+                + (f" ({issue.detail})" if issue.detail else "")
+            )
             # a near-miss of a known key is a typo that leaves a default in force; a key no one reads is a no-op
             sev: Severity = "warning" if issue.suggestion or issue.kind == "ignored" else "info"
             yield ctx.finding(sev, msg, source=issue.source)
 
 
-@rule("CL008", "loader-rejects", FAMILY, "error",
-      "A value combination that the family's loader rejects.",
-      RuleDoc(
-          what="Some families validate their config when it is built (e.g. LlamaConfig requires hidden_size "
-               "divisible by num_attention_heads even when head_dim is given).",
-          why="The checkpoint cannot be loaded by the standard library for the family.",
-          example="llama with hidden_size 5120, 48 heads, head_dim 128",
-          fix="Change the values so the family's validation passes, or use a family that allows them.",
-          sources=("transformers 5.24 config validation",)),
-      needs_workload=False)
+@rule(
+    "CL008",
+    "loader-rejects",
+    FAMILY,
+    "error",
+    "A value combination that the family's loader rejects.",
+    RuleDoc(
+        what="Some families validate their config when it is built (e.g. LlamaConfig requires hidden_size "
+        "divisible by num_attention_heads even when head_dim is given).",
+        why="The checkpoint cannot be loaded by the standard library for the family.",
+        example="llama with hidden_size 5120, 48 heads, head_dim 128",
+        fix="Change the values so the family's validation passes, or use a family that allows them.",
+        sources=("transformers 5.24 config validation",),
+    ),
+    needs_workload=False,
+)
 def loader_rejects(ctx: Context):
     for msg in ctx.spec.loader_rejects:
         yield ctx.finding("error", msg, field="hidden_size")
 
 
-@rule("CL009", "window-covers-context", FAMILY, "info",
-      "A sliding window as long as the context never slides.",
-      RuleDoc(
-          what="Sliding-window attention limits each token to the last W positions.",
-          why="With W ≥ max_position_embeddings the window layers cost exactly what full attention costs: "
-              "the KV-cache and attention savings the design expects do not exist.",
-          example="sliding_window 131072 with max_position_embeddings 131072",
-          fix="Shrink the window (1k–8k in Gemma/Mistral designs) or declare the layers full attention.",
-          sources=("Beltagy et al. 2020 (Longformer); Gemma 2/3 reports",)),
-      needs_workload=False)
+@rule(
+    "CL009",
+    "window-covers-context",
+    FAMILY,
+    "info",
+    "A sliding window as long as the context never slides.",
+    RuleDoc(
+        what="Sliding-window attention limits each token to the last W positions.",
+        why="With W ≥ max_position_embeddings the window layers cost exactly what full attention costs: "
+        "the KV-cache and attention savings the design expects do not exist.",
+        example="sliding_window 131072 with max_position_embeddings 131072",
+        fix="Shrink the window (1k–8k in Gemma/Mistral designs) or declare the layers full attention.",
+        sources=("Beltagy et al. 2020 (Longformer); Gemma 2/3 reports",),
+    ),
+    needs_workload=False,
+)
 def window_covers_context(ctx: Context):
     s = ctx.spec
     if not s.max_position_embeddings:
         return
-    windows = {k.mixer.window for k in s.layer_kinds if k.mixer.kind in ("attention", "mla")
-               and k.mixer.attention == "sliding" and k.mixer.window}
+    windows = {
+        k.mixer.window
+        for k in s.layer_kinds
+        if k.mixer.kind in ("attention", "mla") and k.mixer.attention == "sliding" and k.mixer.window
+    }
     for w in sorted(windows):
         if w >= s.max_position_embeddings:
-            yield ctx.finding("info", f"sliding window {w} ≥ max_position_embeddings {s.max_position_embeddings}: "
-                                      "the window layers are full attention in practice",
-                              field="sliding_window", evidence={"window_tokens": w,
-                                                                "max_position_tokens": s.max_position_embeddings})
+            yield ctx.finding(
+                "info",
+                f"sliding window {w} ≥ max_position_embeddings {s.max_position_embeddings}: "
+                "the window layers are full attention in practice",
+                field="sliding_window",
+                evidence={"window_tokens": w, "max_position_tokens": s.max_position_embeddings},
+            )

@@ -47,19 +47,25 @@ def _mb(x: float) -> str:
     return f"{x / 1e6:,.1f} MB" if x < 1e9 else f"{x / 1e9:,.1f} GB"
 
 
-@rule("CL701", "kv-cache-replicated-by-tp", FAMILY, "error",
-      "Attention tensor parallelism above the KV-head count replicates the KV cache.",
-      RuleDoc(
-          what="Under tp, each rank holds n_kv/tp KV heads; when tp exceeds the KV heads (MLA's latent cache "
-               "counts as one head) whole KV heads are copied onto tp/n_kv ranks each.",
-          why="Every copy costs HBM that would hold other sequences' context, and each rank streams the full "
-              "copy per decode step, so attention decode time stops falling with tp.",
-          example="DeepSeek-V3 (MLA) at tp=8: 70,272 B of KV per token on every GPU instead of 8,784 B.",
-          fix="Run attention data-parallel (or with tp <= KV heads) and give the FFN/experts their own tp/ep "
-              "(decoupled parallelism); shard the KV along the sequence (Helix); or raise the KV heads to tp.",
-          sources=SOURCES_KV),
-      options={"min_replication": (2, "report when a KV head is held by at least this many tp ranks")},
-      graded=True)
+@rule(
+    "CL701",
+    "kv-cache-replicated-by-tp",
+    FAMILY,
+    "error",
+    "Attention tensor parallelism above the KV-head count replicates the KV cache.",
+    RuleDoc(
+        what="Under tp, each rank holds n_kv/tp KV heads; when tp exceeds the KV heads (MLA's latent cache "
+        "counts as one head) whole KV heads are copied onto tp/n_kv ranks each.",
+        why="Every copy costs HBM that would hold other sequences' context, and each rank streams the full "
+        "copy per decode step, so attention decode time stops falling with tp.",
+        example="DeepSeek-V3 (MLA) at tp=8: 70,272 B of KV per token on every GPU instead of 8,784 B.",
+        fix="Run attention data-parallel (or with tp <= KV heads) and give the FFN/experts their own tp/ep "
+        "(decoupled parallelism); shard the KV along the sequence (Helix); or raise the KV heads to tp.",
+        sources=SOURCES_KV,
+    ),
+    options={"min_replication": (2, "report when a KV head is held by at least this many tp ranks")},
+    graded=True,
+)
 def kv_cache_replicated(ctx: Context):
     w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
     tp = sc.tp
@@ -89,45 +95,89 @@ def kv_cache_replicated(ctx: Context):
     step = w.steps["decode"]
     core = step.attention_core_s
     # the replicated share of the KV reads could be spread over the tp ranks
-    saved_s = sum(a.estimate_s * a.layers * (1 - 1 / max(1.0, min(a.kv_replication, tp)))
-                  for a in w.attention["decode"] if a.kind in kinds and a.kv_replication > 1)
+    saved_s = sum(
+        a.estimate_s * a.layers * (1 - 1 / max(1.0, min(a.kv_replication, tp)))
+        for a in w.attention["decode"]
+        if a.kind in kinds and a.kv_replication > 1
+    )
     loss = 100.0 * saved_s / step.estimate_s if step.estimate_s else 0.0
     mla = mx.kind == "mla"
-    what = ("MLA's latent KV cache (one KV head)" if mla else
-            "the single KV head (multi-query attention)" if n_kv == 1 else f"{n_kv} KV heads")
-    verb = f"is copied onto all {tp} tp ranks" if mla or n_kv == 1 else \
-        f"under tp={tp}: each KV head is copied onto {rep:g} ranks"
-    msg = (f"{what} {verb}: {kv_gpu:,.0f} B of KV cache per token on every GPU instead of {kv_ideal:,.0f} B"
-           if mla or n_kv == 1 else
-           f"{what} {verb}, {kv_gpu:,.0f} B of KV cache per token per GPU instead of {kv_ideal:,.0f} B")
+    what = (
+        "MLA's latent KV cache (one KV head)"
+        if mla
+        else "the single KV head (multi-query attention)"
+        if n_kv == 1
+        else f"{n_kv} KV heads"
+    )
+    verb = (
+        f"is copied onto all {tp} tp ranks"
+        if mla or n_kv == 1
+        else f"under tp={tp}: each KV head is copied onto {rep:g} ranks"
+    )
+    msg = (
+        f"{what} {verb}: {kv_gpu:,.0f} B of KV cache per token on every GPU instead of {kv_ideal:,.0f} B"
+        if mla or n_kv == 1
+        else f"{what} {verb}, {kv_gpu:,.0f} B of KV cache per token per GPU instead of {kv_ideal:,.0f} B"
+    )
     details = [
         f"est. {_mb(extra_scn)} of extra KV cache per GPU at {seqs} seq x {context} tokens; the replicated KV reads "
         f"are est. {loss:.1f}% of the decode step ({w.label()})",
         f"attention tp scales without copies only up to {n_kv}; decouple: attention data-parallel"
-        + (f" (or tp<={n_kv})" if n_kv > 1 else "") + " with the FFN/experts on tp/ep, or KV (Helix) parallelism "
+        + (f" (or tp<={n_kv})" if n_kv > 1 else "")
+        + " with the FFN/experts on tp/ep, or KV (Helix) parallelism "
         "along the sequence",
     ]
-    fixes = [fix(("run attention data-parallel" if n_kv == 1 else f"run attention with tp<={n_kv} (data-parallel "
-                  "replicas)") + f" and keep tp={tp} / ep for the FFN", "display",
-                 settings={"tp": n_kv} if n_kv > 1 else {})]
+    fixes = [
+        fix(
+            ("run attention data-parallel" if n_kv == 1 else f"run attention with tp<={n_kv} (data-parallel replicas)")
+            + f" and keep tp={tp} / ep for the FFN",
+            "display",
+            settings={"tp": n_kv} if n_kv > 1 else {},
+        )
+    ]
     # the key that holds this mixer's KV heads: the model's, or Gemma-4's separate one for its full layers
-    kv_key = (edit_key(spec, "num_kv_heads", "num_key_value_heads") if mx.num_kv_heads == spec.num_kv_heads
-              else spec.sources["num_global_kv_heads"].key if "num_global_kv_heads" in spec.sources else None)
+    kv_key = (
+        edit_key(spec, "num_kv_heads", "num_key_value_heads")
+        if mx.num_kv_heads == spec.num_kv_heads
+        else spec.sources["num_global_kv_heads"].key
+        if "num_global_kv_heads" in spec.sources
+        else None
+    )
     if not mla and kv_key and mx.num_heads % tp == 0 and tp <= mx.num_heads:
         d = param_delta(spec, "num_kv_heads", tp, old=mx.num_kv_heads)
         # capacity: the KV cache per GPU stays the same (each rank holds one head either way), so does what fits
         fit = getattr(w, "max_decode_concurrency", None) if getattr(w, "memory", None) is not None else None
         cap = f"; as now, est. {fit} seq of {context:,} tokens fit per GPU" if fit is not None and fit < seqs else ""
-        fixes.append(fix(f"use {tp} KV heads ({d.label()}, {tp / n_kv:g}x the KV cache per token{cap})", "unsafe",
-                         edit(kv_key, mx.num_kv_heads, tp)))
+        fixes.append(
+            fix(
+                f"use {tp} KV heads ({d.label()}, {tp / n_kv:g}x the KV cache per token{cap})",
+                "unsafe",
+                edit(kv_key, mx.num_kv_heads, tp),
+            )
+        )
     yield ctx.finding(
-        ctx.graded(loss), msg, field="num_global_kv_heads" if kv_key and "num_global_kv_heads" in spec.sources
-        and kv_key == spec.sources["num_global_kv_heads"].key else _kv_field(spec, mx),
-        evidence={"tp": tp, "kv_heads": n_kv, "kv_replication": rep, "kv_bytes_per_token_per_gpu": round(kv_gpu),
-                  "kv_bytes_per_token_sharded": round(kv_ideal), "extra_kv_bytes_per_gpu": round(extra_scn),
-                  "decode_concurrency": seqs, "context_tokens": context,
-                  "est_replicated_kv_read_s": saved_s, "est_attention_core_s": core, "gpu": ctx.gpu},
-        loss_pct=loss, fixes=fixes, details=details)
+        ctx.graded(loss),
+        msg,
+        field="num_global_kv_heads"
+        if kv_key and "num_global_kv_heads" in spec.sources and kv_key == spec.sources["num_global_kv_heads"].key
+        else _kv_field(spec, mx),
+        evidence={
+            "tp": tp,
+            "kv_heads": n_kv,
+            "kv_replication": rep,
+            "kv_bytes_per_token_per_gpu": round(kv_gpu),
+            "kv_bytes_per_token_sharded": round(kv_ideal),
+            "extra_kv_bytes_per_gpu": round(extra_scn),
+            "decode_concurrency": seqs,
+            "context_tokens": context,
+            "est_replicated_kv_read_s": saved_s,
+            "est_attention_core_s": core,
+            "gpu": ctx.gpu,
+        },
+        loss_pct=loss,
+        fixes=fixes,
+        details=details,
+    )
 
 
 def _nearest_divisible(n: int, tp: int) -> list[int]:
@@ -136,19 +186,27 @@ def _nearest_divisible(n: int, tp: int) -> list[int]:
     return out
 
 
-@rule("CL702", "heads-not-divisible-by-tp", FAMILY, "error",
-      "Attention heads must split evenly over the tensor-parallel ranks.",
-      RuleDoc(
-          what="Tensor parallelism gives each rank num_heads/tp query heads; KV heads are either split (n_kv "
-               "divisible by tp) or replicated (tp divisible by n_kv). Mamba/linear-attention heads split the "
-               "same way.",
-          why="With a remainder the heads cannot be split: Megatron-LM, vLLM and TensorRT-LLM reject the "
-              "configuration at start-up.",
-          example="Falcon-7B: 71 query heads cannot be split over tp=2, 4 or 8.",
-          fix="Choose a head count divisible by the tp you deploy with (72 or 64 instead of 71), or a smaller tp.",
-          sources=("Megatron-LM: num_attention_heads must be divisible by tensor_model_parallel_size",
-                   "vLLM: total_num_heads % tensor_parallel_size == 0 (and KV heads divisible or replicable)")),
-      hard="heads that tp neither divides nor replicates evenly: serving engines refuse the configuration")
+@rule(
+    "CL702",
+    "heads-not-divisible-by-tp",
+    FAMILY,
+    "error",
+    "Attention heads must split evenly over the tensor-parallel ranks.",
+    RuleDoc(
+        what="Tensor parallelism gives each rank num_heads/tp query heads; KV heads are either split (n_kv "
+        "divisible by tp) or replicated (tp divisible by n_kv). Mamba/linear-attention heads split the "
+        "same way.",
+        why="With a remainder the heads cannot be split: Megatron-LM, vLLM and TensorRT-LLM reject the "
+        "configuration at start-up.",
+        example="Falcon-7B: 71 query heads cannot be split over tp=2, 4 or 8.",
+        fix="Choose a head count divisible by the tp you deploy with (72 or 64 instead of 71), or a smaller tp.",
+        sources=(
+            "Megatron-LM: num_attention_heads must be divisible by tensor_model_parallel_size",
+            "vLLM: total_num_heads % tensor_parallel_size == 0 (and KV heads divisible or replicable)",
+        ),
+    ),
+    hard="heads that tp neither divides nor replicates evenly: serving engines refuse the configuration",
+)
 def heads_not_divisible(ctx: Context):
     spec, tp = ctx.spec, ctx.scenario.tp
     if tp <= 1:
@@ -162,18 +220,25 @@ def heads_not_divisible(ctx: Context):
         checks = []
         if mx.kind in ("attention", "mla"):
             checks.append(("num_heads", "query heads", mx.num_heads, "num_attention_heads"))
-            if mx.kind == "attention" and mx.num_kv_heads and mx.num_kv_heads != mx.num_heads \
-                    and mx.num_kv_heads % tp and tp % mx.num_kv_heads:
+            if (
+                mx.kind == "attention"
+                and mx.num_kv_heads
+                and mx.num_kv_heads != mx.num_heads
+                and mx.num_kv_heads % tp
+                and tp % mx.num_kv_heads
+            ):
                 checks.append(("num_kv_heads", "KV heads", mx.num_kv_heads, "num_key_value_heads"))
         elif mx.kind == "mamba" and mx.num_heads:
             checks.append(("mamba_num_heads", "Mamba heads", mx.num_heads, "mamba_num_heads"))
         elif mx.kind == "linear_attention":
             if mx.num_v_heads:
-                checks.append(("linear_num_value_heads", "linear-attention value heads", mx.num_v_heads,
-                               "linear_num_value_heads"))
+                checks.append(
+                    ("linear_num_value_heads", "linear-attention value heads", mx.num_v_heads, "linear_num_value_heads")
+                )
             if mx.num_k_heads:
-                checks.append(("linear_num_key_heads", "linear-attention key heads", mx.num_k_heads,
-                               "linear_num_key_heads"))
+                checks.append(
+                    ("linear_num_key_heads", "linear-attention key heads", mx.num_k_heads, "linear_num_key_heads")
+                )
         for field, label, count, fallback in checks:
             if not count or (field, count) in seen:
                 continue
@@ -198,40 +263,66 @@ def heads_not_divisible(ctx: Context):
                 near = sorted(opts, key=lambda v: (abs(v - count), v))[:2]
                 for v in sorted(near):
                     d = param_delta(spec, "num_kv_heads", v, old=count)
-                    fixes.append(fix(f"use {v} KV head{'s' if v > 1 else ''} ({d.label()})", "unsafe",
-                                     edit(key, count, v)))
+                    fixes.append(
+                        fix(f"use {v} KV head{'s' if v > 1 else ''} ({d.label()})", "unsafe", edit(key, count, v))
+                    )
                 msg = f"{count} KV heads can neither be split over nor replicated evenly on tp={tp}"
             else:
                 msg = f"{count} {label} cannot be split over tp={tp} ({count / tp:.2f} per rank)"
             if max_tp and max_tp > 1:
-                fixes.append(fix(f"deploy with tp<={max_tp} (the largest power of two dividing {count})", "display",
-                                 settings={"tp": max_tp}))
+                fixes.append(
+                    fix(
+                        f"deploy with tp<={max_tp} (the largest power of two dividing {count})",
+                        "display",
+                        settings={"tp": max_tp},
+                    )
+                )
             elif max_tp == 1:
-                fixes.append(fix(f"run attention without tensor parallelism ({count} has no power-of-two divisor "
-                                 "above 1): data-parallel attention, tp/ep for the FFN", "display"))
+                fixes.append(
+                    fix(
+                        f"run attention without tensor parallelism ({count} has no power-of-two divisor "
+                        "above 1): data-parallel attention, tp/ep for the FFN",
+                        "display",
+                    )
+                )
             yield ctx.finding(
-                "error", msg, field=field if spec.sources.get(field) else None,
+                "error",
+                msg,
+                field=field if spec.sources.get(field) else None,
                 key=None if spec.sources.get(field) else key,
                 evidence={"heads": count, "tp": tp, "max_power_of_two_tp": max_tp},
-                fixes=fixes, gpu_specific=False)  # heads vs tp: the same on every GPU, reported once
+                fixes=fixes,
+                gpu_specific=False,
+            )  # heads vs tp: the same on every GPU, reported once
 
 
-@rule("CL703", "kv-parallelism-pays", FAMILY, "info",
-      "At long context and low concurrency, KV-cache reads dominate decode: KV (Helix) parallelism pays.",
-      RuleDoc(
-          what="Compares the decode step's KV-cache read time with its weight read time at the scenario's "
-               "context and concurrency, and gives the context length where the two cross.",
-          why="Beyond the crossover TP cannot help (it is capped by the KV heads); sharding the KV along the "
-              "sequence over the same GPUs (Helix: KVP x TP_A for attention, TP/EP for the FFN) cuts the "
-              "dominant term.",
-          example="Llama-3.1-8B at 131,072 tokens, 16 sequences: KV reads are most of the step; the "
-                  "crossover is near 9k tokens at this concurrency.",
-          fix="Serve long contexts with KV parallelism (Helix), fewer KV bytes per token (fewer KV heads, MLA, "
-              "FP8 KV), or sliding-window/linear-attention layers.",
-          sources=SOURCES_KV[2:] + ("TensorRT-LLM: Helix for ISL > ~64K at low batch",)),
-      options={"max_concurrency": (64, "only for decode concurrencies up to this many sequences per replica "
-                                        "(at high batch, attention data parallelism already spreads the KV)"),
-               "min_kv_over_weights": (1.0, "report when KV reads take at least this multiple of the weight reads")})
+@rule(
+    "CL703",
+    "kv-parallelism-pays",
+    FAMILY,
+    "info",
+    "At long context and low concurrency, KV-cache reads dominate decode: KV (Helix) parallelism pays.",
+    RuleDoc(
+        what="Compares the decode step's KV-cache read time with its weight read time at the scenario's "
+        "context and concurrency, and gives the context length where the two cross.",
+        why="Beyond the crossover TP cannot help (it is capped by the KV heads); sharding the KV along the "
+        "sequence over the same GPUs (Helix: KVP x TP_A for attention, TP/EP for the FFN) cuts the "
+        "dominant term.",
+        example="Llama-3.1-8B at 131,072 tokens, 16 sequences: KV reads are most of the step; the "
+        "crossover is near 9k tokens at this concurrency.",
+        fix="Serve long contexts with KV parallelism (Helix), fewer KV bytes per token (fewer KV heads, MLA, "
+        "FP8 KV), or sliding-window/linear-attention layers.",
+        sources=SOURCES_KV[2:] + ("TensorRT-LLM: Helix for ISL > ~64K at low batch",),
+    ),
+    options={
+        "max_concurrency": (
+            64,
+            "only for decode concurrencies up to this many sequences per replica "
+            "(at high batch, attention data parallelism already spreads the KV)",
+        ),
+        "min_kv_over_weights": (1.0, "report when KV reads take at least this multiple of the weight reads"),
+    },
+)
 def kv_parallelism_pays(ctx: Context):
     from colint.hardware_profiles import time_model
 
@@ -253,8 +344,9 @@ def kv_parallelism_pays(ctx: Context):
     # KV time as a function of context: full-attention layers grow with it, windows stop growing
     eta = time_model(ctx.profile).memory_efficiency
     bw = ctx.profile.memory_bytes_per_s * eta
-    grow = sum(a.bytes / a.attended_tokens * a.layers for a in rows
-               if a.attended_tokens and not kinds[a.kind].window) / bw
+    grow = (
+        sum(a.bytes / a.attended_tokens * a.layers for a in rows if a.attended_tokens and not kinds[a.kind].window) / bw
+    )
     const = sum(a.bytes * a.layers for a in rows if kinds[a.kind].window) / bw
     crossover = None
     if grow > 0:
@@ -262,38 +354,60 @@ def kv_parallelism_pays(ctx: Context):
     mx = min((mx for mx in kinds.values()), key=_kv_heads)
     n_kv = _kv_heads(mx)
     share = kv_s / step.estimate_s
-    msg = (f"at {sc.context:,}-token context and {seqs} seq, KV-cache reads are est. {share:.0%} of decode time "
-           f"({kv_s * 1e3:.2f} ms vs {weights_s * 1e3:.2f} ms of weight reads): KV (Helix) parallelism pays"
-           + (f" from est. {crossover:,} tokens" if crossover else ""))
-    details = [f"attention tp is capped at {n_kv} KV head{'s' if n_kv > 1 else ''} without copies; KV parallelism "
-               f"shards the sequence instead ({w.label()})"]
+    msg = (
+        f"at {sc.context:,}-token context and {seqs} seq, KV-cache reads are est. {share:.0%} of decode time "
+        f"({kv_s * 1e3:.2f} ms vs {weights_s * 1e3:.2f} ms of weight reads): KV (Helix) parallelism pays"
+        + (f" from est. {crossover:,} tokens" if crossover else "")
+    )
+    details = [
+        f"attention tp is capped at {n_kv} KV head{'s' if n_kv > 1 else ''} without copies; KV parallelism "
+        f"shards the sequence instead ({w.label()})"
+    ]
     mem = getattr(w, "memory", None)
     if mem is not None and not mem.fits:
-        details.append(f"at this context only est. {mem.max_decode_concurrency} of the {seqs} seq fit per GPU (CL801); "
-                       "KV parallelism over k GPUs also divides each sequence's cache by k")
+        details.append(
+            f"at this context only est. {mem.max_decode_concurrency} of the {seqs} seq fit per GPU (CL801); "
+            "KV parallelism over k GPUs also divides each sequence's cache by k"
+        )
     yield ctx.finding(
-        "info", msg, field=_kv_field(spec, mx),
-        evidence={"context_tokens": sc.context, "decode_concurrency": seqs, "est_kv_read_s": kv_s,
-                  "est_weight_read_s": weights_s, "est_decode_step_s": step.estimate_s,
-                  "est_kv_share": round(share, 4), "est_attention_share": round(step.attention_share, 4),
-                  "est_crossover_context_tokens": crossover,
-                  "kv_heads": n_kv, "gpu": ctx.gpu},
+        "info",
+        msg,
+        field=_kv_field(spec, mx),
+        evidence={
+            "context_tokens": sc.context,
+            "decode_concurrency": seqs,
+            "est_kv_read_s": kv_s,
+            "est_weight_read_s": weights_s,
+            "est_decode_step_s": step.estimate_s,
+            "est_kv_share": round(share, 4),
+            "est_attention_share": round(step.attention_share, 4),
+            "est_crossover_context_tokens": crossover,
+            "kv_heads": n_kv,
+            "gpu": ctx.gpu,
+        },
         fixes=[fix("serve with KV parallelism (Helix: KVP x TP_A for attention, TP/EP for the FFN)", "display")],
-        details=details)
+        details=details,
+    )
 
 
-@rule("CL704", "tp-beyond-scale-up-domain", FAMILY, "error",
-      "Tensor parallelism spans more GPUs than the NVLink domain: its all-reduces run at scale-out speed.",
-      RuleDoc(
-          what="With --tp larger than the profile's scale-up domain, each layer's two all-reduces cross the "
-               "scale-out network (the profile's scale_out_gbps), paced by its slowest hop. Reports the estimated "
-               "share of the step this costs against an all-reduce at NVLink speed.",
-          why="Tensor parallelism puts collectives on the critical path of every layer; at NIC bandwidth (50-100 "
-              "GB/s per GPU against 0.9-1.8 TB/s of NVLink) they dominate the step.",
-          example="Llama-3.1-70B at --tp 16 on h100-sxm (8-GPU HGX): every all-reduce leaves the node.",
-          fix="Keep tp within the NVLink domain and scale out with pipeline or data parallelism (or EP for MoE).",
-          sources=SOURCES_KV[:1] + ("NVIDIA DGX user guides: one 400 Gb/s ConnectX-7 per GPU (HGX H100/B200)",)),
-      graded=True)
+@rule(
+    "CL704",
+    "tp-beyond-scale-up-domain",
+    FAMILY,
+    "error",
+    "Tensor parallelism spans more GPUs than the NVLink domain: its all-reduces run at scale-out speed.",
+    RuleDoc(
+        what="With --tp larger than the profile's scale-up domain, each layer's two all-reduces cross the "
+        "scale-out network (the profile's scale_out_gbps), paced by its slowest hop. Reports the estimated "
+        "share of the step this costs against an all-reduce at NVLink speed.",
+        why="Tensor parallelism puts collectives on the critical path of every layer; at NIC bandwidth (50-100 "
+        "GB/s per GPU against 0.9-1.8 TB/s of NVLink) they dominate the step.",
+        example="Llama-3.1-70B at --tp 16 on h100-sxm (8-GPU HGX): every all-reduce leaves the node.",
+        fix="Keep tp within the NVLink domain and scale out with pipeline or data parallelism (or EP for MoE).",
+        sources=SOURCES_KV[:1] + ("NVIDIA DGX user guides: one 400 Gb/s ConnectX-7 per GPU (HGX H100/B200)",),
+    ),
+    graded=True,
+)
 def tp_beyond_domain(ctx: Context):
     sc, p = ctx.scenario, ctx.profile
     dom = max(1, p.domain_size)
@@ -305,15 +419,29 @@ def tp_beyond_domain(ctx: Context):
     so = given or DEFAULT_SCALE_OUT_GBPS
     eff = scale_out_cost_pct(ctx.workload, "tp")
     loss = max(eff.values())
-    msg = (f"tp={sc.tp} spans {-(-sc.tp // dom)} NVLink domains of {dom} on {ctx.gpu}: every layer's all-reduce "
-           "crosses the scale-out network"
-           + f" ({so:g} GB/s per GPU{'' if given else ', assumed: the profile gives no scale_out_gbps'} vs "
-             f"{p.interconnect_gbps:g} GB/s NVLink)")
+    msg = (
+        f"tp={sc.tp} spans {-(-sc.tp // dom)} NVLink domains of {dom} on {ctx.gpu}: every layer's all-reduce "
+        "crosses the scale-out network"
+        + f" ({so:g} GB/s per GPU{'' if given else ', assumed: the profile gives no scale_out_gbps'} vs "
+        f"{p.interconnect_gbps:g} GB/s NVLink)"
+    )
     yield ctx.finding(
-        ctx.graded(loss), msg, field="num_heads", loss_pct=loss,
-        evidence={"tp": sc.tp, "domain_gpus": dom, "scale_out_gbps": so, "interconnect_gbps": p.interconnect_gbps,
-                  "gpu": ctx.gpu, "est_decode_step_pct": round(eff["decode"], 2),
-                  "est_prefill_step_pct": round(eff["prefill"], 2)},
-        details=[f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step against all-reduces at "
-                 f"NVLink speed ({ctx.workload.label()})"],
-        fixes=[fix(f"keep tp <= {dom} and scale out with pp/dp (or ep for experts)", "display")])
+        ctx.graded(loss),
+        msg,
+        field="num_heads",
+        loss_pct=loss,
+        evidence={
+            "tp": sc.tp,
+            "domain_gpus": dom,
+            "scale_out_gbps": so,
+            "interconnect_gbps": p.interconnect_gbps,
+            "gpu": ctx.gpu,
+            "est_decode_step_pct": round(eff["decode"], 2),
+            "est_prefill_step_pct": round(eff["prefill"], 2),
+        },
+        details=[
+            f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step against all-reduces at "
+            f"NVLink speed ({ctx.workload.label()})"
+        ],
+        fixes=[fix(f"keep tp <= {dom} and scale out with pp/dp (or ep for experts)", "display")],
+    )

@@ -74,8 +74,12 @@ def with_field(spec: ModelSpec, field: str, new: Any, old: Any = None) -> ModelS
 
     ``old`` defaults to the spec's top-level value of that field; per-kind values equal to it
     change, others (a different first-k-dense width, say) stay."""
-    top = {"moe_intermediate_size": None, "shared_expert_intermediate_size": None, "num_experts": None,
-           "kv_lora_rank": None}
+    top = {
+        "moe_intermediate_size": None,
+        "shared_expert_intermediate_size": None,
+        "num_experts": None,
+        "kv_lora_rank": None,
+    }
     if old is None:
         if field in top:
             old = _kind_value(spec, field)
@@ -85,8 +89,15 @@ def with_field(spec: ModelSpec, field: str, new: Any, old: Any = None) -> ModelS
     if hasattr(spec, field) and field not in top:
         update[field] = new
     # hidden_size: per-kind widths stay; head_dim derived from H / heads follows H when it was derived
-    kinds = [LayerKind(name=k.name, mixer=_mixer(k.mixer, field, old, new), ffn=_ffn(k.ffn, field, old, new),
-                       other_params=_other_params(k, spec, field, old, new)) for k in spec.layer_kinds]
+    kinds = [
+        LayerKind(
+            name=k.name,
+            mixer=_mixer(k.mixer, field, old, new),
+            ffn=_ffn(k.ffn, field, old, new),
+            other_params=_other_params(k, spec, field, old, new),
+        )
+        for k in spec.layer_kinds
+    ]
     update["layer_kinds"] = kinds
     return spec.model_copy(update=update)
 
@@ -142,10 +153,17 @@ def param_delta(spec: ModelSpec, field: str, new: Any, old: Any = None) -> Param
     changed = with_field(spec, field, new, old)
     before, after = param_counts(spec).total, param_counts(changed).total
     f_before, f_after = ffn_params(spec), ffn_params(changed)
-    old_val = old if old is not None else (getattr(spec, field, None) if hasattr(spec, field)
-                                            else _kind_value(spec, field))
-    return ParamDelta(field, old_val, new, after - before, 100.0 * (after - before) / before if before else 0.0,
-                      100.0 * (f_after - f_before) / f_before if f_before else None)
+    old_val = (
+        old if old is not None else (getattr(spec, field, None) if hasattr(spec, field) else _kind_value(spec, field))
+    )
+    return ParamDelta(
+        field,
+        old_val,
+        new,
+        after - before,
+        100.0 * (after - before) / before if before else 0.0,
+        100.0 * (f_after - f_before) / f_before if f_before else None,
+    )
 
 
 def edit_key(spec: ModelSpec, field: str, fallback: Optional[str] = None) -> str:

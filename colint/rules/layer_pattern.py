@@ -28,10 +28,14 @@ SOURCES = (
 )
 _OPTIONS = {
     "warn_idle_pct": (2.0, "warn when the best split still leaves this share (%) of pipeline time idle in FLOPs"),
-    "weight_excess_hbm_pct": (5.0, "report when the heaviest stage holds this share (%) of the GPU's memory more "
-                                   "weight bytes than the mean stage"),
-    "balanced_idle_pct": (0.5, "a layer count counts as balanced (for the suggested layouts) below this idle "
-                               "share (%)"),
+    "weight_excess_hbm_pct": (
+        5.0,
+        "report when the heaviest stage holds this share (%) of the GPU's memory more weight bytes than the mean stage",
+    ),
+    "balanced_idle_pct": (
+        0.5,
+        "a layer count counts as balanced (for the suggested layouts) below this idle share (%)",
+    ),
     "common_pp": ((2, 4, 8), "pipeline sizes to check when --pp is not given (irregular stacks only)"),
 }
 
@@ -51,8 +55,9 @@ class StackCosts:
     mtp: int
 
     def best(self, pp: int) -> Partition | None:
-        return best_partition_two(self.flops, self.weights, pp, self.first_flops, self.last_flops,
-                                  self.first_weights, self.last_weights)
+        return best_partition_two(
+            self.flops, self.weights, pp, self.first_flops, self.last_flops, self.first_weights, self.last_weights
+        )
 
     def may_idle(self, pp: int, share: float) -> bool:
         """False when ``best(pp)`` surely idles less than ``share`` (or is None), from the FLOPs-optimal split
@@ -83,8 +88,15 @@ class StackCosts:
         for k, f, w in zip(pattern, self.flops, self.weights):
             by_kind.setdefault(k, (f, w))
         new = layer_pattern_for(pattern, n)
-        return StackCosts([by_kind[k][0] for k in new], [by_kind[k][1] for k in new], self.first_flops,
-                          self.first_weights, self.last_flops, self.last_weights, self.mtp)
+        return StackCosts(
+            [by_kind[k][0] for k in new],
+            [by_kind[k][1] for k in new],
+            self.first_flops,
+            self.first_weights,
+            self.last_flops,
+            self.last_weights,
+            self.mtp,
+        )
 
 
 def stack_costs(spec, w) -> StackCosts:
@@ -100,8 +112,9 @@ def stack_costs(spec, w) -> StackCosts:
         scale = spec.mtp_params / ref.params if ref.params and spec.mtp_params else float(spec.mtp_layers)
         last_f += ref.prefill_flops * spec.mtp_layers
         last_w += ref.weight_bytes * scale
-    return StackCosts(flops, weights, w.embedding_cost.prefill_flops, w.embedding_cost.weight_bytes, last_f, last_w,
-                      spec.mtp_layers)
+    return StackCosts(
+        flops, weights, w.embedding_cost.prefill_flops, w.embedding_cost.weight_bytes, last_f, last_w, spec.mtp_layers
+    )
 
 
 MAX_PERIOD = 8  # a repeating unit longer than this is not a "pattern" a stage split can follow
@@ -178,10 +191,9 @@ def megatron_layout(sizes, mtp: int) -> str:
 def _layout_fix(sizes, mtp: int) -> Fix:
     sizes = list(sizes)
     mid = sizes[1:-1]
-    title = f"uneven stages {_sizes(sizes)}: Megatron --pipeline-model-parallel-layout \"{megatron_layout(sizes, mtp)}\""
+    title = f'uneven stages {_sizes(sizes)}: Megatron --pipeline-model-parallel-layout "{megatron_layout(sizes, mtp)}"'
     if len(sizes) >= 2 and (not mid or all(m == mid[0] for m in mid)):
-        title += (f" (or --decoder-first-pipeline-num-layers {sizes[0]} --decoder-last-pipeline-num-layers "
-                  f"{sizes[-1]})")
+        title += f" (or --decoder-first-pipeline-num-layers {sizes[0]} --decoder-last-pipeline-num-layers {sizes[-1]})"
     title += f"; vLLM VLLM_PP_LAYER_PARTITION={','.join(map(str, sizes))}"
     return fix(title, "display")
 
@@ -218,27 +230,40 @@ def _nearest_regular(ctx: Context, c: StackCosts, pp: int, warn: float) -> list[
 
 def _describe(c: StackCosts, p: Partition, pp: int) -> dict:
     wp = c.weights_of(p.sizes)
-    return {"pp": pp, "stage_layers": list(p.sizes), "flops_imbalance_pct": round(100 * p.imbalance, 2),
-            "weight_bytes_imbalance_pct": round(100 * wp.imbalance, 2),
-            "stage_prefill_flops": [round(x) for x in p.sums], "stage_weight_bytes": [round(x) for x in wp.sums]}
+    return {
+        "pp": pp,
+        "stage_layers": list(p.sizes),
+        "flops_imbalance_pct": round(100 * p.imbalance, 2),
+        "weight_bytes_imbalance_pct": round(100 * wp.imbalance, 2),
+        "stage_prefill_flops": [round(x) for x in p.sums],
+        "stage_weight_bytes": [round(x) for x in wp.sums],
+    }
 
 
-@rule("CL601", "layers-not-divisible-by-pp", FAMILY, "warning",
-      "The layer count does not split evenly into the pipeline stages.",
-      RuleDoc(
-          what="With --pp, the decoder layers (plus MTP layers, embedding and LM head) are split into pp contiguous "
-               "stages; when pp does not divide the layers, some stage holds more. Reports the best contiguous "
-               "split, its imbalance in prefill FLOPs and in weight bytes, and the nearest layer counts that split "
-               "evenly.",
-          why="Every stage waits for the slowest one: the idle share is lost throughput on every GPU of the "
-              "pipeline, on top of the (p-1)/m bubble. Megatron-LM also refuses an uneven split unless told how.",
-          example="DeepSeek-V3: 61 layers (3 dense) + 1 MTP layer at pp=4: best split 16/15/16/14 (MTP and LM head on "
-                  "the last stage), est. 3% of pipeline time idle; 59 or 63 layers split evenly.",
-          fix="Pick a layer count that divides (counting MTP layers on the last stage), or state the uneven split "
-              "explicitly (--decoder-first/last-pipeline-num-layers).",
-          sources=SOURCES),
-      options=_opts("balanced_idle_pct"), graded=True, warning_loss_pct=2.0,
-      hard="fewer layers than pipeline stages (a stage would be empty)")
+@rule(
+    "CL601",
+    "layers-not-divisible-by-pp",
+    FAMILY,
+    "warning",
+    "The layer count does not split evenly into the pipeline stages.",
+    RuleDoc(
+        what="With --pp, the decoder layers (plus MTP layers, embedding and LM head) are split into pp contiguous "
+        "stages; when pp does not divide the layers, some stage holds more. Reports the best contiguous "
+        "split, its imbalance in prefill FLOPs and in weight bytes, and the nearest layer counts that split "
+        "evenly.",
+        why="Every stage waits for the slowest one: the idle share is lost throughput on every GPU of the "
+        "pipeline, on top of the (p-1)/m bubble. Megatron-LM also refuses an uneven split unless told how.",
+        example="DeepSeek-V3: 61 layers (3 dense) + 1 MTP layer at pp=4: best split 16/15/16/14 (MTP and LM head on "
+        "the last stage), est. 3% of pipeline time idle; 59 or 63 layers split evenly.",
+        fix="Pick a layer count that divides (counting MTP layers on the last stage), or state the uneven split "
+        "explicitly (--decoder-first/last-pipeline-num-layers).",
+        sources=SOURCES,
+    ),
+    options=_opts("balanced_idle_pct"),
+    graded=True,
+    warning_loss_pct=2.0,
+    hard="fewer layers than pipeline stages (a stage would be empty)",
+)
 def layers_not_divisible(ctx: Context):
     spec, sc, w = ctx.spec, ctx.scenario, ctx.workload
     pp = sc.pp
@@ -246,8 +271,9 @@ def layers_not_divisible(ctx: Context):
     if pp <= 1 or L % pp == 0:
         return
     if L < pp:
-        yield ctx.finding("error", f"{L} layers cannot fill pp={pp} stages", field="num_layers",
-                          evidence={"num_layers": L, "pp": pp})
+        yield ctx.finding(
+            "error", f"{L} layers cannot fill pp={pp} stages", field="num_layers", evidence={"num_layers": L, "pp": pp}
+        )
         return
     c = stack_costs(spec, w)
     p = c.best(pp)
@@ -258,40 +284,60 @@ def layers_not_divisible(ctx: Context):
     ev = _describe(c, p, pp)
     wp = c.weights_of(p.sizes)
     irr = irregularities(spec)
-    msg = (f"{L} layers do not split evenly into pp={pp} stages ({L / pp:.2f} per stage): the best split "
-           f"{_sizes(p.sizes)} leaves est. {_pct(p.idle_share)} of pipeline time idle")
-    details = [f"best contiguous split {_sizes(p.sizes)}: est. {_pct(p.imbalance)} above the mean stage in prefill "
-               f"FLOPs, {_pct(wp.imbalance)} in weight bytes per GPU ({w.label()})"]
+    msg = (
+        f"{L} layers do not split evenly into pp={pp} stages ({L / pp:.2f} per stage): the best split "
+        f"{_sizes(p.sizes)} leaves est. {_pct(p.idle_share)} of pipeline time idle"
+    )
+    details = [
+        f"best contiguous split {_sizes(p.sizes)}: est. {_pct(p.imbalance)} above the mean stage in prefill "
+        f"FLOPs, {_pct(wp.imbalance)} in weight bytes per GPU ({w.label()})"
+    ]
     if irr:
-        details.append("stack: " + ", ".join(irr.values()) + "; embedding on the first stage, LM head"
-                       + (" and MTP" if spec.mtp_layers else "") + " on the last")
+        details.append(
+            "stack: "
+            + ", ".join(irr.values())
+            + "; embedding on the first stage, LM head"
+            + (" and MTP" if spec.mtp_layers else "")
+            + " on the last"
+        )
     fixes: list[Fix] = [_layout_fix(p.sizes, spec.mtp_layers)]
     regular = _nearest_regular(ctx, c, pp, warn)
     if regular:
-        details.append("balanced layer counts: " + ", ".join(
-            f"{n} ({_sizes(q.sizes)}, est. {_pct(q.idle_share)} idle)" for n, q in regular))
+        details.append(
+            "balanced layer counts: "
+            + ", ".join(f"{n} ({_sizes(q.sizes)}, est. {_pct(q.idle_share)} idle)" for n, q in regular)
+        )
     key = edit_key(spec, "num_layers", "num_hidden_layers")
     for n, q in regular:
         d = param_delta_layers(spec, n)
         fixes.append(fix(f"use {n} layers ({d:+.1f}% params; stages {_sizes(q.sizes)})", "unsafe", edit(key, L, n)))
-    ev.update({"num_layers": L, "mtp_layers": spec.mtp_layers, "idle_pct": round(100 * p.idle_share, 2),
-               "gpu": ctx.gpu})
-    yield ctx.finding(sev, msg, field="num_layers", evidence=ev, loss_pct=100 * p.idle_share, fixes=fixes,
-                      details=details)
+    ev.update(
+        {"num_layers": L, "mtp_layers": spec.mtp_layers, "idle_pct": round(100 * p.idle_share, 2), "gpu": ctx.gpu}
+    )
+    yield ctx.finding(
+        sev, msg, field="num_layers", evidence=ev, loss_pct=100 * p.idle_share, fixes=fixes, details=details
+    )
 
 
-@rule("CL602", "pipeline-stage-imbalance", FAMILY, "warning",
-      "An even split of the layers gives stages of unequal cost (irregular layer kinds).",
-      RuleDoc(
-          what="The layers divide by pp, but the layer kinds differ in cost (hybrid Mamba/attention patterns, "
-               "no-op blocks, dense vs MoE layers, a pattern period that does not divide the layers per stage), "
-               "so the plain L/pp split is unbalanced in prefill FLOPs. Reports that split, the best contiguous "
-               "split and its residual imbalance.",
-          why="The slowest stage sets the pipeline's pace; the others idle for the difference.",
-          example="A 52-layer hybrid with attention every 8th layer at pp=4: stages hold 1 or 2 attention layers.",
-          fix="Make the pattern period divide the layers per stage, or give the split explicitly.",
-          sources=SOURCES),
-      graded=True, warning_loss_pct=2.0)
+@rule(
+    "CL602",
+    "pipeline-stage-imbalance",
+    FAMILY,
+    "warning",
+    "An even split of the layers gives stages of unequal cost (irregular layer kinds).",
+    RuleDoc(
+        what="The layers divide by pp, but the layer kinds differ in cost (hybrid Mamba/attention patterns, "
+        "no-op blocks, dense vs MoE layers, a pattern period that does not divide the layers per stage), "
+        "so the plain L/pp split is unbalanced in prefill FLOPs. Reports that split, the best contiguous "
+        "split and its residual imbalance.",
+        why="The slowest stage sets the pipeline's pace; the others idle for the difference.",
+        example="A 52-layer hybrid with attention every 8th layer at pp=4: stages hold 1 or 2 attention layers.",
+        fix="Make the pattern period divide the layers per stage, or give the split explicitly.",
+        sources=SOURCES,
+    ),
+    graded=True,
+    warning_loss_pct=2.0,
+)
 def stage_imbalance(ctx: Context):
     spec, sc, w = ctx.spec, ctx.scenario, ctx.workload
     pp = sc.pp
@@ -306,43 +352,65 @@ def stage_imbalance(ctx: Context):
     best = c.best(pp)
     prefix, per = period(spec.layer_pattern)
     per_stage = L // pp
-    msg = (f"{L} layers split into pp={pp} stages of {per_stage} are unbalanced: the even split leaves est. "
-           f"{_pct(even.idle_share)} of pipeline time idle in prefill FLOPs")
+    msg = (
+        f"{L} layers split into pp={pp} stages of {per_stage} are unbalanced: the even split leaves est. "
+        f"{_pct(even.idle_share)} of pipeline time idle in prefill FLOPs"
+    )
     details = []
     irr = irregularities(spec)
     if irr:
         details.append("stack: " + ", ".join(irr.values()) + f" ({w.label()})")
     if per and per > 1 and per_stage % per:
-        details.append(f"the {per}-layer pattern does not divide {per_stage} layers per stage: stages hold "
-                       "different layer mixes")
+        details.append(
+            f"the {per}-layer pattern does not divide {per_stage} layers per stage: stages hold different layer mixes"
+        )
     fixes: list[Fix] = []
     ev = _describe(c, even, pp)
-    ev.update({"num_layers": L, "idle_pct": round(100 * even.idle_share, 2), "pattern_period": per,
-               "pattern_prefix": prefix, "gpu": ctx.gpu})
+    ev.update(
+        {
+            "num_layers": L,
+            "idle_pct": round(100 * even.idle_share, 2),
+            "pattern_period": per,
+            "pattern_prefix": prefix,
+            "gpu": ctx.gpu,
+        }
+    )
     if best is not None and best.sizes != even.sizes:
         details.append(f"best contiguous split {_sizes(best.sizes)}: est. {_pct(best.idle_share)} idle")
         fixes.append(_layout_fix(best.sizes, spec.mtp_layers))
         ev["best_stage_layers"] = list(best.sizes)
         ev["best_idle_pct"] = round(100 * best.idle_share, 2)
-    yield ctx.finding(ctx.graded(100 * even.idle_share), msg, field="num_layers", evidence=ev,
-                      loss_pct=100 * even.idle_share,
-                      fixes=fixes, details=details)
+    yield ctx.finding(
+        ctx.graded(100 * even.idle_share),
+        msg,
+        field="num_layers",
+        evidence=ev,
+        loss_pct=100 * even.idle_share,
+        fixes=fixes,
+        details=details,
+    )
 
 
-@rule("CL603", "pipeline-weight-imbalance", FAMILY, "error",
-      "Pipeline stages balanced in FLOPs hold unequal weight bytes (embedding, LM head, dense vs MoE layers).",
-      RuleDoc(
-          what="For the split that is best in prefill FLOPs, the weight bytes per GPU of each stage: the "
-               "embedding and LM head sit on the first and last stage, dense first-k layers hold far fewer "
-               "weights than MoE layers.",
-          why="The heaviest stage caps the KV cache (and so the concurrency) of the whole pipeline, and in decode "
-              "each stage's step time is its weight reads.",
-          example="Llama-3.1-8B at pp=4: the embedding and the LM head add 1.05 GB each to the first and last stage.",
-          fix="Move layers off the heavy stages (Megatron --account-for-embedding-in-pipeline-split / "
-              "--account-for-loss-in-pipeline-split, or explicit first/last stage sizes).",
-          sources=SOURCES),
-      options=_opts("warn_idle_pct", "weight_excess_hbm_pct"),
-      hard="the heaviest stage's weights (with the activations) exceed usable memory: that split will not load")
+@rule(
+    "CL603",
+    "pipeline-weight-imbalance",
+    FAMILY,
+    "error",
+    "Pipeline stages balanced in FLOPs hold unequal weight bytes (embedding, LM head, dense vs MoE layers).",
+    RuleDoc(
+        what="For the split that is best in prefill FLOPs, the weight bytes per GPU of each stage: the "
+        "embedding and LM head sit on the first and last stage, dense first-k layers hold far fewer "
+        "weights than MoE layers.",
+        why="The heaviest stage caps the KV cache (and so the concurrency) of the whole pipeline, and in decode "
+        "each stage's step time is its weight reads.",
+        example="Llama-3.1-8B at pp=4: the embedding and the LM head add 1.05 GB each to the first and last stage.",
+        fix="Move layers off the heavy stages (Megatron --account-for-embedding-in-pipeline-split / "
+        "--account-for-loss-in-pipeline-split, or explicit first/last stage sizes).",
+        sources=SOURCES,
+    ),
+    options=_opts("warn_idle_pct", "weight_excess_hbm_pct"),
+    hard="the heaviest stage's weights (with the activations) exceed usable memory: that split will not load",
+)
 def weight_imbalance(ctx: Context):
     spec, sc, w = ctx.spec, ctx.scenario, ctx.workload
     pp = sc.pp
@@ -366,9 +434,11 @@ def weight_imbalance(ctx: Context):
         return
     heavy = max(range(pp), key=lambda i: wp.sums[i])
     wb = c.best_weights(pp)
-    msg = (f"at pp={pp}, stages {_sizes(chosen.sizes)} hold unequal weights: stage {heavy} has est. "
-           f"{wp.sums[heavy] / 1e9:.1f} GB per GPU, {excess / 1e9:.1f} GB ({100 * excess / hbm_bytes:.0f}% of "
-           f"{ctx.gpu}'s memory) above the mean stage")
+    msg = (
+        f"at pp={pp}, stages {_sizes(chosen.sizes)} hold unequal weights: stage {heavy} has est. "
+        f"{wp.sums[heavy] / 1e9:.1f} GB per GPU, {excess / 1e9:.1f} GB ({100 * excess / hbm_bytes:.0f}% of "
+        f"{ctx.gpu}'s memory) above the mean stage"
+    )
     why = []
     if c.first_weights and heavy == 0:
         why.append("the embedding on stage 0")
@@ -383,12 +453,21 @@ def weight_imbalance(ctx: Context):
         details.append("from " + "; ".join(why) + f" ({w.label()})")
     fixes: list[Fix] = []
     ev = _describe(c, chosen, pp)
-    ev.update({"num_layers": L, "heaviest_stage": heavy, "excess_weight_bytes": round(excess),
-               "hbm_bytes": round(hbm_bytes), "gpu": ctx.gpu})
+    ev.update(
+        {
+            "num_layers": L,
+            "heaviest_stage": heavy,
+            "excess_weight_bytes": round(excess),
+            "hbm_bytes": round(hbm_bytes),
+            "gpu": ctx.gpu,
+        }
+    )
     if wb is not None and wb.sizes != chosen.sizes:
         fp = c.flops_of(wb.sizes)
-        details.append(f"weight-balanced split {_sizes(wb.sizes)}: est. {_pct(wb.imbalance)} in weight bytes, "
-                       f"{_pct(fp.imbalance)} in prefill FLOPs")
+        details.append(
+            f"weight-balanced split {_sizes(wb.sizes)}: est. {_pct(wb.imbalance)} in weight bytes, "
+            f"{_pct(fp.imbalance)} in prefill FLOPs"
+        )
         if fp.idle_share < warn:
             fixes.append(_layout_fix(wb.sizes, spec.mtp_layers))
         ev["weight_balanced_stage_layers"] = list(wb.sizes)
@@ -401,10 +480,14 @@ def weight_imbalance(ctx: Context):
     if wp.sums[heavy] + act > usable:
         # that stage will not load: a hard constraint of this split
         sev = "error"
-        msg += f"; it exceeds the {usable / 1e9:.0f} GB usable (with est. {act / 1e9:.1f} GB activations): will not load"
+        msg += (
+            f"; it exceeds the {usable / 1e9:.0f} GB usable (with est. {act / 1e9:.1f} GB activations): will not load"
+        )
         if wb is not None and wb.max + act <= usable:
-            details.append(f"the weight-balanced split {_sizes(wb.sizes)} holds at most est. {wb.max / 1e9:.1f} GB per "
-                           "GPU: it loads")
+            details.append(
+                f"the weight-balanced split {_sizes(wb.sizes)} holds at most est. {wb.max / 1e9:.1f} GB per "
+                "GPU: it loads"
+            )
             if wb.sizes != chosen.sizes and not fixes:
                 fixes.append(_layout_fix(wb.sizes, spec.mtp_layers))
         else:
@@ -413,19 +496,25 @@ def weight_imbalance(ctx: Context):
     yield ctx.finding(sev, msg, field="num_layers", evidence=ev, fixes=fixes, details=details)
 
 
-@rule("CL604", "irregular-stack-pipeline", FAMILY, "info",
-      "Without --pp: an irregular layer stack that splits unevenly at common pipeline sizes.",
-      RuleDoc(
-          what="When no pipeline size is given, a structurally irregular stack (first-k dense layers, MTP layers, "
-               "no-op blocks, a layer sequence with no short repeating unit) is split at the common sizes (2, 4, 8) "
-               "and reported when the best split still idles stages. Regular and periodic stacks are not reported "
-               "(give --pp to check one).",
-          why="Guideline 6: irregular stacks should still split into balanced stages for pipeline (and chunked "
-              "pipeline) parallelism.",
-          example="DeepSeek-V3 (61 layers, 3 dense, 1 MTP): 16/15/16/14 at pp=4, 8/7/8/8/8/8/8/6 at pp=8.",
-          fix="Choose a layer count that splits evenly with its irregular parts, or check with --pp.",
-          sources=SOURCES),
-      options=_opts("warn_idle_pct", "common_pp"))
+@rule(
+    "CL604",
+    "irregular-stack-pipeline",
+    FAMILY,
+    "info",
+    "Without --pp: an irregular layer stack that splits unevenly at common pipeline sizes.",
+    RuleDoc(
+        what="When no pipeline size is given, a structurally irregular stack (first-k dense layers, MTP layers, "
+        "no-op blocks, a layer sequence with no short repeating unit) is split at the common sizes (2, 4, 8) "
+        "and reported when the best split still idles stages. Regular and periodic stacks are not reported "
+        "(give --pp to check one).",
+        why="Guideline 6: irregular stacks should still split into balanced stages for pipeline (and chunked "
+        "pipeline) parallelism.",
+        example="DeepSeek-V3 (61 layers, 3 dense, 1 MTP): 16/15/16/14 at pp=4, 8/7/8/8/8/8/8/6 at pp=8.",
+        fix="Choose a layer count that splits evenly with its irregular parts, or check with --pp.",
+        sources=SOURCES,
+    ),
+    options=_opts("warn_idle_pct", "common_pp"),
+)
 def irregular_stack(ctx: Context):
     spec, sc, w = ctx.spec, ctx.scenario, ctx.workload
     if sc.pp > 1:
@@ -446,11 +535,22 @@ def irregular_stack(ctx: Context):
         return
     parts = ", ".join(f"pp={pp}: {_sizes(p.sizes)}, est. {_pct(p.idle_share)} idle" for pp, p in bad)
     # "the best split still idles" rather than "split unevenly": an equal layer count (13/13/13/13) can be uneven work
-    msg = (f"{spec.num_layers} layers ({', '.join(irr.values())}): the best contiguous split still idles stages at "
-           + ", ".join(f"pp={pp}" for pp, _ in bad) + f": {parts}")
-    yield ctx.finding("info", msg, field="num_layers",
-                      evidence={"num_layers": spec.num_layers, "mtp_layers": spec.mtp_layers,
-                                "splits": {str(pp): {"stage_layers": list(p.sizes),
-                                                     "idle_pct": round(100 * p.idle_share, 2)} for pp, p in bad},
-                                "gpu": ctx.gpu},
-                      details=[f"best contiguous splits in prefill FLOPs ({w.label()}); check a deployment with --pp"])
+    msg = (
+        f"{spec.num_layers} layers ({', '.join(irr.values())}): the best contiguous split still idles stages at "
+        + ", ".join(f"pp={pp}" for pp, _ in bad)
+        + f": {parts}"
+    )
+    yield ctx.finding(
+        "info",
+        msg,
+        field="num_layers",
+        evidence={
+            "num_layers": spec.num_layers,
+            "mtp_layers": spec.mtp_layers,
+            "splits": {
+                str(pp): {"stage_layers": list(p.sizes), "idle_pct": round(100 * p.idle_share, 2)} for pp, p in bad
+            },
+            "gpu": ctx.gpu,
+        },
+        details=[f"best contiguous splits in prefill FLOPs ({w.label()}); check a deployment with --pp"],
+    )

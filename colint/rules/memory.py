@@ -18,6 +18,8 @@ SOURCES = (
     "vLLM gpu_memory_utilization (default 0.9) and its KV-cache profiling: weights + peak activations + KV blocks",
     "KV bytes per token: 2·n_kv·d_h·b_kv per layer (MLA: (kv_lora_rank + rope)·b_kv); DESIGN.md §5",
 )
+
+
 def _gb(x: float) -> str:
     return f"{x / 1e9:,.1f} GB"
 
@@ -27,70 +29,103 @@ def _layout(tp: int, ep: int, pp: int) -> str:
     return ", ".join(parts) + f" ({max(tp, ep) * pp} GPUs)"
 
 
-@rule("CL801", "does-not-fit-in-memory", FAMILY, "error",
-      "Weights + KV cache + activations per GPU exceed the GPU's usable memory in this scenario.",
-      RuleDoc(
-          what="Per GPU: the weights of the heaviest pipeline stage (sharded by tp/ep, in the scenario's format), "
-               "the KV cache of the scenario's concurrency at its context (sharded, or replicated where tp exceeds "
-               "the KV heads), and the peak activations of one forward, against usable HBM (90% of the profile's "
-               "memory, vLLM's default). Gives the largest concurrency that fits and the smallest deployment "
-               "(tp/ep within the NVLink domain, then pp) that fits the scenario.",
-          why="A model whose weights do not fit will not load; one whose KV cache has no room for a sequence at the "
-              "context will not serve it; fewer sequences than planned cut tokens/s, and every other estimate "
-              "(expert batch sizes, KV reads) assumes the planned concurrency.",
-          example="Llama-3.1-405B in BF16 on one H100 (80 GB): 812 GB of weights per GPU; tp=8 with pp=4 holds "
-                  "the weights and 256 sequences of 8,192 tokens.",
-          fix="Deploy over more GPUs (the layout given), store weights or KV in a narrower format (FP8), lower the "
-              "concurrency or context, or reduce the KV bytes per token (fewer KV heads, MLA, sliding windows).",
-          sources=SOURCES),
-      options={"max_candidates": (64, "deployments tried when looking for one that fits")},
-      graded=True,
-      hard="weights (with activations) above usable memory: the model will not load; no room for one sequence "
-           "at the scenario's context: it will not run there")
+@rule(
+    "CL801",
+    "does-not-fit-in-memory",
+    FAMILY,
+    "error",
+    "Weights + KV cache + activations per GPU exceed the GPU's usable memory in this scenario.",
+    RuleDoc(
+        what="Per GPU: the weights of the heaviest pipeline stage (sharded by tp/ep, in the scenario's format), "
+        "the KV cache of the scenario's concurrency at its context (sharded, or replicated where tp exceeds "
+        "the KV heads), and the peak activations of one forward, against usable HBM (90% of the profile's "
+        "memory, vLLM's default). Gives the largest concurrency that fits and the smallest deployment "
+        "(tp/ep within the NVLink domain, then pp) that fits the scenario.",
+        why="A model whose weights do not fit will not load; one whose KV cache has no room for a sequence at the "
+        "context will not serve it; fewer sequences than planned cut tokens/s, and every other estimate "
+        "(expert batch sizes, KV reads) assumes the planned concurrency.",
+        example="Llama-3.1-405B in BF16 on one H100 (80 GB): 812 GB of weights per GPU; tp=8 with pp=4 holds "
+        "the weights and 256 sequences of 8,192 tokens.",
+        fix="Deploy over more GPUs (the layout given), store weights or KV in a narrower format (FP8), lower the "
+        "concurrency or context, or reduce the KV bytes per token (fewer KV heads, MLA, sliding windows).",
+        sources=SOURCES,
+    ),
+    options={"max_candidates": (64, "deployments tried when looking for one that fits")},
+    graded=True,
+    hard="weights (with activations) above usable memory: the model will not load; no room for one sequence "
+    "at the scenario's context: it will not run there",
+)
 def does_not_fit(ctx: Context):
     w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
     mem = w.memory
     if mem is None or mem.fits:
         return
-    ev = {"weight_bytes_per_gpu": round(mem.weight_bytes_per_gpu), "kv_cache_bytes_per_gpu":
-          round(mem.kv_cache_bytes_per_gpu), "activation_bytes_per_gpu": round(mem.activation_bytes_per_gpu),
-          "kv_bytes_per_sequence_per_gpu": round(mem.kv_bytes_per_sequence_per_gpu),
-          "usable_bytes": round(mem.usable_bytes), "hbm_bytes": round(mem.hbm_bytes),
-          "decode_concurrency": sc.decode_concurrency, "context_tokens": sc.context,
-          "max_decode_concurrency": mem.max_decode_concurrency, "tp": sc.tp, "ep": sc.ep, "pp": sc.pp,
-          "gpu": ctx.gpu}
+    ev = {
+        "weight_bytes_per_gpu": round(mem.weight_bytes_per_gpu),
+        "kv_cache_bytes_per_gpu": round(mem.kv_cache_bytes_per_gpu),
+        "activation_bytes_per_gpu": round(mem.activation_bytes_per_gpu),
+        "kv_bytes_per_sequence_per_gpu": round(mem.kv_bytes_per_sequence_per_gpu),
+        "usable_bytes": round(mem.usable_bytes),
+        "hbm_bytes": round(mem.hbm_bytes),
+        "decode_concurrency": sc.decode_concurrency,
+        "context_tokens": sc.context,
+        "max_decode_concurrency": mem.max_decode_concurrency,
+        "tp": sc.tp,
+        "ep": sc.ep,
+        "pp": sc.pp,
+        "gpu": ctx.gpu,
+    }
     where = f"{_gb(mem.usable_bytes)} usable of {ctx.gpu}'s {ctx.profile.memory_gb:g} GB"
-    foot = (f"est. {_gb(mem.weight_bytes_per_gpu)} weights + {_gb(mem.kv_cache_bytes_per_gpu)} KV cache "
-            f"({sc.decode_concurrency} seq x {sc.context:,} tokens) + {_gb(mem.activation_bytes_per_gpu)} activations "
-            f"per GPU ({w.label()})")
+    foot = (
+        f"est. {_gb(mem.weight_bytes_per_gpu)} weights + {_gb(mem.kv_cache_bytes_per_gpu)} KV cache "
+        f"({sc.decode_concurrency} seq x {sc.context:,} tokens) + {_gb(mem.activation_bytes_per_gpu)} activations "
+        f"per GPU ({w.label()})"
+    )
     details = [foot]
     found = smallest_fitting(spec, ctx.profile, sc, sc.decode_concurrency, int(ctx.option("max_candidates")))
     fixes = []
     if found is not None:
         tp, ep, pp, fit = found
-        details.append(f"smallest deployment that fits {sc.decode_concurrency} seq x {sc.context:,} tokens: "
-                       f"{_layout(tp, ep, pp)}, est. {_gb(fit.total_bytes)} per GPU")
+        details.append(
+            f"smallest deployment that fits {sc.decode_concurrency} seq x {sc.context:,} tokens: "
+            f"{_layout(tp, ep, pp)}, est. {_gb(fit.total_bytes)} per GPU"
+        )
         ev.update(fit_tp=tp, fit_ep=ep, fit_pp=pp)  # parallel sizes (unitless counts)
         fixes.append(fix(f"deploy with {_layout(tp, ep, pp)}", "display"))
     else:
-        details.append(f"no deployment of up to {int(ctx.option('max_candidates'))} candidates (tp/ep within the "
-                       f"{ctx.profile.domain_size}-GPU NVLink domain, pp up to {max(COMMON_PP)}) fits the scenario")
+        details.append(
+            f"no deployment of up to {int(ctx.option('max_candidates'))} candidates (tp/ep within the "
+            f"{ctx.profile.domain_size}-GPU NVLink domain, pp up to {max(COMMON_PP)}) fits the scenario"
+        )
     if not mem.weights_fit:
-        msg = (f"does not fit: est. {_gb(mem.weight_bytes_per_gpu)} of weights per GPU"
-               + (f" at {', '.join(f'{k}={getattr(sc, k)}' for k in ('tp', 'ep', 'pp') if getattr(sc, k) > 1)}"
-                  if max(sc.tp, sc.ep, sc.pp) > 1 else "")
-               + f" exceed {where}: the model will not load")
+        msg = (
+            f"does not fit: est. {_gb(mem.weight_bytes_per_gpu)} of weights per GPU"
+            + (
+                f" at {', '.join(f'{k}={getattr(sc, k)}' for k in ('tp', 'ep', 'pp') if getattr(sc, k) > 1)}"
+                if max(sc.tp, sc.ep, sc.pp) > 1
+                else ""
+            )
+            + f" exceed {where}: the model will not load"
+        )
         if found is not None:
             msg += f"; {_layout(*found[:3])} fits"
         yield ctx.finding("error", msg, field="hidden_size", evidence=ev, fixes=fixes, details=details)
         return
     if mem.max_decode_concurrency < 1:
-        msg = (f"does not fit: the weights leave no room for the KV cache of one sequence of {sc.context:,} tokens "
-               f"(est. {_gb(mem.kv_bytes_per_sequence_per_gpu)} per GPU) in {where}")
+        msg = (
+            f"does not fit: the weights leave no room for the KV cache of one sequence of {sc.context:,} tokens "
+            f"(est. {_gb(mem.kv_bytes_per_sequence_per_gpu)} per GPU) in {where}"
+        )
         if found is not None:
             msg += f"; {_layout(*found[:3])} fits {sc.decode_concurrency} seq"
-        yield ctx.finding("error", msg, field="num_kv_heads" if spec.sources.get("num_kv_heads") else "num_heads",
-                          evidence=ev, fixes=fixes, details=details)
+        yield ctx.finding(
+            "error",
+            msg,
+            field="num_kv_heads" if spec.sources.get("num_kv_heads") else "num_heads",
+            evidence=ev,
+            fixes=fixes,
+            details=details,
+        )
         return
     # room for fewer sequences than planned: the throughput lost at the concurrency that fits
     from colint.analysis.workload import analyse
@@ -100,9 +135,23 @@ def does_not_fit(ctx: Context):
     tps, tps_cap = w.steps["decode"].tokens_per_s or 0.0, capped.steps["decode"].tokens_per_s or 0.0
     loss = 100.0 * (1.0 - tps_cap / tps) if tps else None
     ev.update(est_decode_tokens_per_s=round(tps, 1), est_decode_tokens_per_s_at_fit=round(tps_cap, 1))
-    details.insert(1, f"at {cap} seq (what fits) decode gives est. {tps_cap:,.0f} tokens/s per replica instead of "
-                      f"{tps:,.0f} ({loss:.0f}% less)" if loss is not None else f"at most {cap} seq fit")
-    msg = (f"only {cap} of the scenario's {sc.decode_concurrency} sequences of {sc.context:,} tokens fit in {where} "
-           f"(est. {_gb(mem.kv_bytes_per_sequence_per_gpu)} of KV cache each per GPU)")
-    yield ctx.finding(ctx.graded(loss), msg, field="num_kv_heads" if spec.sources.get("num_kv_heads") else "num_heads",
-                      evidence=ev, loss_pct=loss, fixes=fixes, details=details)
+    details.insert(
+        1,
+        f"at {cap} seq (what fits) decode gives est. {tps_cap:,.0f} tokens/s per replica instead of "
+        f"{tps:,.0f} ({loss:.0f}% less)"
+        if loss is not None
+        else f"at most {cap} seq fit",
+    )
+    msg = (
+        f"only {cap} of the scenario's {sc.decode_concurrency} sequences of {sc.context:,} tokens fit in {where} "
+        f"(est. {_gb(mem.kv_bytes_per_sequence_per_gpu)} of KV cache each per GPU)"
+    )
+    yield ctx.finding(
+        ctx.graded(loss),
+        msg,
+        field="num_kv_heads" if spec.sources.get("num_kv_heads") else "num_heads",
+        evidence=ev,
+        loss_pct=loss,
+        fixes=fixes,
+        details=details,
+    )

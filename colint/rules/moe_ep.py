@@ -14,8 +14,14 @@ import math
 from colint.analysis.gemm_model import tile_efficiency
 from colint.analysis.collectives import DEFAULT_SCALE_OUT_GBPS
 from colint.analysis.scale_out import scale_out_cost_pct
-from colint.analysis.moe import (concurrency_for_m, ep_for_m, experts_per_gpu, experts_touched, redundant_to_fill,
-                                 tokens_per_expert)
+from colint.analysis.moe import (
+    concurrency_for_m,
+    ep_for_m,
+    experts_per_gpu,
+    experts_touched,
+    redundant_to_fill,
+    tokens_per_expert,
+)
 from colint.rules.fix_builders import edit_key, param_delta
 from colint.findings import Severity
 from colint.rules.base import Context, RuleDoc, edit, fix, rule
@@ -54,22 +60,28 @@ def _fmt_tokens(x: float) -> str:
     return f"{x:,.0f}" if x >= 10 else f"{x:.2g}"
 
 
-@rule("CL501", "expert-gemm-memory-bound", FAMILY, "info",
-      "Routed-expert GEMMs see too few tokens to be compute-bound: the concurrency or EP width that fixes it.",
-      RuleDoc(
-          what="Tokens per routed expert per decode step = concurrency per rank x ep x top-k / E (uniform routing), "
-               "compared with M*, the M at which the expert GEMMs turn compute-bound on the target and format. "
-               "Reports the global concurrency C* = M* x E / top-k and the EP width that reaches it at the "
-               "scenario's concurrency per rank.",
-          why="Below M* each expert's weights are streamed for a handful of rows: the expert layers run at HBM "
-              "speed, not Tensor-Core speed. Per-GPU concurrency is capped by the KV cache, so widening EP is the "
-              "lever (more ranks' tokens meet each expert, fewer experts per GPU).",
-          example="DeepSeek-V3 (256 experts, top-8) at 256 seq per rank: 8 tokens per expert at ep=1; M* ~ 340 on "
-                  "B200 BF16 -> about 10,900 concurrent tokens, ep>=43.",
-          fix="Deploy with wide EP (and attention data parallelism); at design time, a smaller E/top-k ratio lowers "
-              "the concurrency needed.",
-          sources=SOURCES),
-      options={"common_ep": (COMMON_EP, "EP sizes deployments use (8 HGX ... 72 NVL72)")})
+@rule(
+    "CL501",
+    "expert-gemm-memory-bound",
+    FAMILY,
+    "info",
+    "Routed-expert GEMMs see too few tokens to be compute-bound: the concurrency or EP width that fixes it.",
+    RuleDoc(
+        what="Tokens per routed expert per decode step = concurrency per rank x ep x top-k / E (uniform routing), "
+        "compared with M*, the M at which the expert GEMMs turn compute-bound on the target and format. "
+        "Reports the global concurrency C* = M* x E / top-k and the EP width that reaches it at the "
+        "scenario's concurrency per rank.",
+        why="Below M* each expert's weights are streamed for a handful of rows: the expert layers run at HBM "
+        "speed, not Tensor-Core speed. Per-GPU concurrency is capped by the KV cache, so widening EP is the "
+        "lever (more ranks' tokens meet each expert, fewer experts per GPU).",
+        example="DeepSeek-V3 (256 experts, top-8) at 256 seq per rank: 8 tokens per expert at ep=1; M* ~ 340 on "
+        "B200 BF16 -> about 10,900 concurrent tokens, ep>=43.",
+        fix="Deploy with wide EP (and attention data parallelism); at design time, a smaller E/top-k ratio lowers "
+        "the concurrency needed.",
+        sources=SOURCES,
+    ),
+    options={"common_ep": (COMMON_EP, "EP sizes deployments use (8 HGX ... 72 NVL72)")},
+)
 def expert_gemm_memory_bound(ctx: Context):
     w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
     conc = sc.decode_concurrency
@@ -92,17 +104,23 @@ def expert_gemm_memory_bound(ctx: Context):
         pre_star = max((r.time.m_star for r in pre_rows), default=m_star)
         touched = experts_touched(conc * groups, k, e)
         gpu_fmt = f"{ctx.gpu} {sc.gemm_format}"
-        spread = f"ep={sc.ep}" if sc.tp == 1 else f"{groups} attention-DP group{'s' if groups != 1 else ''} of tp={sc.tp}"
+        spread = (
+            f"ep={sc.ep}" if sc.tp == 1 else f"{groups} attention-DP group{'s' if groups != 1 else ''} of tp={sc.tp}"
+        )
         # tokens per expert, experts touched and M* are estimates (uniform routing, the roofline): each says so
         if m >= 1:
-            msg = (f"routed experts get est. {_fmt_tokens(m)} tokens each per decode step ({conc} seq x {spread} x "
-                   f"top-{k} / {e} experts), below est. M*={m_star:.0f} where their GEMMs turn compute-bound on "
-                   f"{gpu_fmt}")
+            msg = (
+                f"routed experts get est. {_fmt_tokens(m)} tokens each per decode step ({conc} seq x {spread} x "
+                f"top-{k} / {e} experts), below est. M*={m_star:.0f} where their GEMMs turn compute-bound on "
+                f"{gpu_fmt}"
+            )
         else:
             per_touched = conc * groups * k / touched if touched else 0.0
-            msg = (f"at {conc} seq x {spread} a decode step touches est. {touched:,.0f} of {e} routed experts "
-                   f"({per_touched:.1f} tokens each); their GEMMs turn compute-bound only from est. M*={m_star:.0f} "
-                   f"on {gpu_fmt}")
+            msg = (
+                f"at {conc} seq x {spread} a decode step touches est. {touched:,.0f} of {e} routed experts "
+                f"({per_touched:.1f} tokens each); their GEMMs turn compute-bound only from est. M*={m_star:.0f} "
+                f"on {gpu_fmt}"
+            )
         # one GPU per expert at most: wider EP adds replicas, not rows per expert. Sizes advised: the common ones
         # and the HGX-node multiples that divide E (384 experts: 96, 128, 192 beside 72)
         sizes = sorted(set(common) | {d for d in range(EXPERT_FIX_MULTIPLE, e + 1, EXPERT_FIX_MULTIPLE) if e % d == 0})
@@ -112,17 +130,22 @@ def expert_gemm_memory_bound(ctx: Context):
         unit = "rank" if sc.tp == 1 else f"attention group of tp={sc.tp}"
         details = [f"compute-bound needs est. {c_star:,.0f} concurrent tokens per EP group (uniform routing)"]
         if ep_need <= max_ep:
-            details[0] += (f": ep>={ep_need} at {conc} seq per {unit}"
-                           + (f" (ep={advised[0]}: the nearest size that divides the experts or fits the domain)"
-                              if advised and advised[0] != ep_need else ""))
+            details[0] += f": ep>={ep_need} at {conc} seq per {unit}" + (
+                f" (ep={advised[0]}: the nearest size that divides the experts or fits the domain)"
+                if advised and advised[0] != ep_need
+                else ""
+            )
         else:
             per_group = math.ceil(c_star / max(1, max_ep // max(1, sc.tp)))
-            details[0] += (f": out of reach at {conc} seq per {unit}; at ep={max_ep} it takes >={per_group:,} seq "
-                           f"per {unit}")
-        details.append(f"est. {touched:,.0f} of {e} experts touched per step by {conc * groups} token"
-                       f"{'s' if conc * groups != 1 else ''}; {experts_per_gpu(e, sc.ep)} experts per GPU at "
-                       f"ep={sc.ep}; prefill gives est. {m_pre:,.0f} tokens per expert "
-                       f"({'compute' if m_pre >= pre_star else 'memory'}-bound) ({w.label()})")
+            details[0] += (
+                f": out of reach at {conc} seq per {unit}; at ep={max_ep} it takes >={per_group:,} seq per {unit}"
+            )
+        details.append(
+            f"est. {touched:,.0f} of {e} experts touched per step by {conc * groups} token"
+            f"{'s' if conc * groups != 1 else ''}; {experts_per_gpu(e, sc.ep)} experts per GPU at "
+            f"ep={sc.ep}; prefill gives est. {m_pre:,.0f} tokens per expert "
+            f"({'compute' if m_pre >= pre_star else 'memory'}-bound) ({w.label()})"
+        )
         # capacity: does the concurrency this advice assumes fit in memory at the EP width it proposes?
         ep_adv = advised[0] if advised else sc.ep
         if ep_adv == sc.ep:
@@ -132,20 +155,36 @@ def expert_gemm_memory_bound(ctx: Context):
 
             fit = memory_at(spec, ctx.profile, sc.model_copy(update={"ep": ep_adv})).max_decode_concurrency
         if fit is not None and fit < conc:
-            details.append(f"capacity: at ep={ep_adv} only est. {fit} of the {conc} seq of {sc.context:,} tokens fit "
-                           f"per GPU (CL801); the concurrency this needs is not reachable there")
+            details.append(
+                f"capacity: at ep={ep_adv} only est. {fit} of the {conc} seq of {sc.context:,} tokens fit "
+                f"per GPU (CL801); the concurrency this needs is not reachable there"
+            )
         fixes = []
         choices = [_ep_advice(x, e, sc.tp, domain, ctx.gpu or "") for x in advised]
         if choices:  # the best first; colint.closure moves to the next when its state raises a finding
             fixes.append(choices[0].model_copy(update={"alternatives": choices[1:]}))
         yield ctx.finding(
-            "info", msg, field="num_experts",
-            evidence={"num_experts": e, "top_k": k, "decode_concurrency": conc, "ep": sc.ep,
-                      "est_tokens_per_expert": round(m, 3), "est_m_star_tokens": round(m_star, 1),
-                      "est_concurrency_needed_tokens": round(c_star), "est_ep_needed": ep_need,
-                      "est_experts_touched_per_step": round(touched, 1), "experts_per_gpu": experts_per_gpu(e, sc.ep),
-                      "est_prefill_tokens_per_expert": round(m_pre, 1), "moe_layers": n_layers, "gpu": ctx.gpu},
-            fixes=fixes, details=details)
+            "info",
+            msg,
+            field="num_experts",
+            evidence={
+                "num_experts": e,
+                "top_k": k,
+                "decode_concurrency": conc,
+                "ep": sc.ep,
+                "est_tokens_per_expert": round(m, 3),
+                "est_m_star_tokens": round(m_star, 1),
+                "est_concurrency_needed_tokens": round(c_star),
+                "est_ep_needed": ep_need,
+                "est_experts_touched_per_step": round(touched, 1),
+                "experts_per_gpu": experts_per_gpu(e, sc.ep),
+                "est_prefill_tokens_per_expert": round(m_pre, 1),
+                "moe_layers": n_layers,
+                "gpu": ctx.gpu,
+            },
+            fixes=fixes,
+            details=details,
+        )
 
 
 def ep_choices(ep_need: int, num_experts: int, common: list[int], tp: int, domain: int) -> list[int]:
@@ -161,32 +200,43 @@ def _ep_advice(ep: int, num_experts: int, tp: int, domain: int, gpu: str):
     notes = []
     r = redundant_to_fill(num_experts, ep)
     if r:
-        notes.append(f"{num_experts} experts need {r} redundant copies (EPLB) to fill {ep} x "
-                     f"{experts_per_gpu(num_experts, ep)} slots")
+        notes.append(
+            f"{num_experts} experts need {r} redundant copies (EPLB) to fill {ep} x "
+            f"{experts_per_gpu(num_experts, ep)} slots"
+        )
     if domain and ep > domain:
-        notes.append(f"spans {math.ceil(ep / domain)} {domain}-GPU NVLink domains of {gpu}: the all-to-all runs "
-                     "over the scale-out network")
-    title = f"deploy the experts with ep={ep} and data-parallel attention" + (f" ({'; '.join(notes)})"
-                                                                            if notes else "")
+        notes.append(
+            f"spans {math.ceil(ep / domain)} {domain}-GPU NVLink domains of {gpu}: the all-to-all runs "
+            "over the scale-out network"
+        )
+    title = f"deploy the experts with ep={ep} and data-parallel attention" + (f" ({'; '.join(notes)})" if notes else "")
     return fix(title, "display", settings={"ep": ep})
 
 
-@rule("CL502", "experts-not-divisible-by-ep", FAMILY, "error",
-      "The routed experts do not divide evenly over the EP ranks.",
-      RuleDoc(
-          what="With --ep, each rank holds ceil(E/ep) expert slots; when ep does not divide E some ranks hold one "
-               "more expert (or, when ep > E, none). Without --ep: experts that divide none of the common EP sizes "
-               "(8, 16, 32, 64; 72 on NVL72 systems).",
-          why="The expert layer finishes when the busiest rank does; the others idle for the difference, and the "
-              "uneven weight footprint leaves less KV room on the busiest rank.",
-          example="256 experts at ep=72: 3.56 per GPU, the busiest GPUs hold 4 (DeepSeek fills 288 = 4 x 72 slots "
-                  "with 32 redundant experts).",
-          fix="Choose E divisible by the EP sizes you deploy (a power of two times 9 fits 72 and 8..64), or fill "
-              "the remainder with redundant experts (EPLB).",
-          sources=SOURCES),
-      options={"common_ep": ((8, 16, 32, 64), "EP sizes checked when --ep is not given"),
-               "nvl_domain": (72, "EP size of a rack-scale NVLink domain, checked on GPUs whose domain is that big")},
-      graded=True)
+@rule(
+    "CL502",
+    "experts-not-divisible-by-ep",
+    FAMILY,
+    "error",
+    "The routed experts do not divide evenly over the EP ranks.",
+    RuleDoc(
+        what="With --ep, each rank holds ceil(E/ep) expert slots; when ep does not divide E some ranks hold one "
+        "more expert (or, when ep > E, none). Without --ep: experts that divide none of the common EP sizes "
+        "(8, 16, 32, 64; 72 on NVL72 systems).",
+        why="The expert layer finishes when the busiest rank does; the others idle for the difference, and the "
+        "uneven weight footprint leaves less KV room on the busiest rank.",
+        example="256 experts at ep=72: 3.56 per GPU, the busiest GPUs hold 4 (DeepSeek fills 288 = 4 x 72 slots "
+        "with 32 redundant experts).",
+        fix="Choose E divisible by the EP sizes you deploy (a power of two times 9 fits 72 and 8..64), or fill "
+        "the remainder with redundant experts (EPLB).",
+        sources=SOURCES,
+    ),
+    options={
+        "common_ep": ((8, 16, 32, 64), "EP sizes checked when --ep is not given"),
+        "nvl_domain": (72, "EP size of a rack-scale NVLink domain, checked on GPUs whose domain is that big"),
+    },
+    graded=True,
+)
 def experts_not_divisible(ctx: Context):
     w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
     key = edit_key(spec, "num_experts", "num_experts")
@@ -206,8 +256,10 @@ def experts_not_divisible(ctx: Context):
             if ep > e:
                 msg = f"ep={ep} exceeds the {e} routed experts: {ep - e} of the {ep} EP ranks hold no expert"
             else:
-                msg = (f"{e} experts over ep={ep} is {mean:.2f} per GPU: the busiest GPUs hold {slots} "
-                       f"(est. {idle:.0%} of expert capacity idle)")
+                msg = (
+                    f"{e} experts over ep={ep} is {mean:.2f} per GPU: the busiest GPUs hold {slots} "
+                    f"(est. {idle:.0%} of expert capacity idle)"
+                )
             fixes = [fix(f"add {r} redundant expert copies (EPLB) to fill {e + r} = {slots} x {ep} slots", "display")]
             lo, hi = e // ep * ep, (e // ep + 1) * ep
             for v in (lo, hi):
@@ -215,13 +267,25 @@ def experts_not_divisible(ctx: Context):
                     d = param_delta(spec, "num_experts", v, old=e)
                     fixes.append(fix(f"use {v} experts ({d.label()})", "unsafe", edit(key, e, v)))
             yield ctx.finding(
-                ctx.graded(loss), msg, field="num_experts",
-                evidence={"num_experts": e, "ep": ep, "experts_per_gpu_max": slots,
-                          "experts_per_gpu_mean": round(mean, 3), "idle_expert_share": round(idle, 4),
-                          "redundant_to_fill": r, "gpu": ctx.gpu},
-                loss_pct=loss, fixes=fixes,
-                details=[f"expert GEMMs are est. {expert_s * 1e3:.2f} ms of a {step.estimate_s * 1e3:.2f} ms decode "
-                         f"step ({w.label()})"])
+                ctx.graded(loss),
+                msg,
+                field="num_experts",
+                evidence={
+                    "num_experts": e,
+                    "ep": ep,
+                    "experts_per_gpu_max": slots,
+                    "experts_per_gpu_mean": round(mean, 3),
+                    "idle_expert_share": round(idle, 4),
+                    "redundant_to_fill": r,
+                    "gpu": ctx.gpu,
+                },
+                loss_pct=loss,
+                fixes=fixes,
+                details=[
+                    f"expert GEMMs are est. {expert_s * 1e3:.2f} ms of a {step.estimate_s * 1e3:.2f} ms decode "
+                    f"step ({w.label()})"
+                ],
+            )
             continue
         sizes = [x for x in ctx.option("common_ep") if x <= e]
         dom = ctx.option("nvl_domain")
@@ -231,39 +295,69 @@ def experts_not_divisible(ctx: Context):
             check = bad if len(bad) == len(sizes) and sizes else []
             if nvl:
                 check.append(dom)
-            parts = [f"ep={x}: {experts_per_gpu(e, x)} per GPU on the busiest ({e / x:.2f} mean; "
-                     f"{redundant_to_fill(e, x)} redundant experts fill it)" for x in check]
-            msg = (f"{e} experts divide none of the common EP sizes {', '.join(map(str, sizes))}" if len(check) > 1
-                   or not nvl else f"{e} experts do not divide the {dom}-GPU NVLink domain of {ctx.gpu}")
+            parts = [
+                f"ep={x}: {experts_per_gpu(e, x)} per GPU on the busiest ({e / x:.2f} mean; "
+                f"{redundant_to_fill(e, x)} redundant experts fill it)"
+                for x in check
+            ]
+            msg = (
+                f"{e} experts divide none of the common EP sizes {', '.join(map(str, sizes))}"
+                if len(check) > 1 or not nvl
+                else f"{e} experts do not divide the {dom}-GPU NVLink domain of {ctx.gpu}"
+            )
             lo = e // EXPERT_FIX_MULTIPLE * EXPERT_FIX_MULTIPLE
             yield ctx.finding(
-                "info", msg, field="num_experts",
-                evidence={"num_experts": e, "ep_sizes": check,
-                          "experts_per_gpu_max": {str(x): experts_per_gpu(e, x) for x in check}, "gpu": ctx.gpu},
+                "info",
+                msg,
+                field="num_experts",
+                evidence={
+                    "num_experts": e,
+                    "ep_sizes": check,
+                    "experts_per_gpu_max": {str(x): experts_per_gpu(e, x) for x in check},
+                    "gpu": ctx.gpu,
+                },
                 details=["; ".join(parts)],
-                fixes=[fix(f"use {v} experts ({param_delta(spec, 'num_experts', v, old=e).label()})", "unsafe",
-                           edit(key, e, v))
-                       for v in sorted({lo, lo + EXPERT_FIX_MULTIPLE} - {0, e})] if check != [dom] else [])
+                fixes=[
+                    fix(
+                        f"use {v} experts ({param_delta(spec, 'num_experts', v, old=e).label()})",
+                        "unsafe",
+                        edit(key, e, v),
+                    )
+                    for v in sorted({lo, lo + EXPERT_FIX_MULTIPLE} - {0, e})
+                ]
+                if check != [dom]
+                else [],
+            )
 
 
-@rule("CL503", "fine-grained-experts-under-tp", FAMILY, "error",
-      "Experts cut by tensor parallelism become tiny or misaligned GEMMs: spread them with EP instead.",
-      RuleDoc(
-          what="With tp>1 and no EP, each expert's FFN width H'_e is split over the tp ranks (gate/up N = 2H'_e/tp, "
-               "down K = H'_e/tp). Reports per-shard widths under one 128-wide tile (warning), widths that are "
-               "multiples of 128 whole but not per shard (warning when the time model finds a measurable cost, "
-               "info otherwise), and aligned per-shard widths under min_expert_shard_width (info), with the EP "
-               "layout over the same GPUs. CL201 leaves expert widths that only the split misaligns to this rule; "
-               "a width that is not a multiple of 128 even unsplit stays CL201's.",
-          why="TP favours coarse experts; fine-grained experts under TP give GEMMs narrower than a tile, padding "
-              "every tile and multiplying tiny kernels, while EP keeps each expert whole on one GPU.",
-          example="Qwen3-30B-A3B (H'_e=768) at tp=8: 96 per shard, three quarters of a 128-wide tile.",
-          fix="Shard the experts by EP (ep = the tp group size) and keep TP for attention, or use wider experts.",
-          sources=("NVIDIA blog 'AI Model Co-Design', Guideline 7: TP favours coarse MoE, EP favours fine-grained "
-                   "MoE whose small H' would produce inefficiently small GEMMs under TP",)),
-      options={"min_expert_shard_width": (256, "report per-shard expert widths below this (2-SM tile width)"),
-               "tile_width": (128, "the tile width the per-shard expert width is padded to")},
-      graded=True)
+@rule(
+    "CL503",
+    "fine-grained-experts-under-tp",
+    FAMILY,
+    "error",
+    "Experts cut by tensor parallelism become tiny or misaligned GEMMs: spread them with EP instead.",
+    RuleDoc(
+        what="With tp>1 and no EP, each expert's FFN width H'_e is split over the tp ranks (gate/up N = 2H'_e/tp, "
+        "down K = H'_e/tp). Reports per-shard widths under one 128-wide tile (warning), widths that are "
+        "multiples of 128 whole but not per shard (warning when the time model finds a measurable cost, "
+        "info otherwise), and aligned per-shard widths under min_expert_shard_width (info), with the EP "
+        "layout over the same GPUs. CL201 leaves expert widths that only the split misaligns to this rule; "
+        "a width that is not a multiple of 128 even unsplit stays CL201's.",
+        why="TP favours coarse experts; fine-grained experts under TP give GEMMs narrower than a tile, padding "
+        "every tile and multiplying tiny kernels, while EP keeps each expert whole on one GPU.",
+        example="Qwen3-30B-A3B (H'_e=768) at tp=8: 96 per shard, three quarters of a 128-wide tile.",
+        fix="Shard the experts by EP (ep = the tp group size) and keep TP for attention, or use wider experts.",
+        sources=(
+            "NVIDIA blog 'AI Model Co-Design', Guideline 7: TP favours coarse MoE, EP favours fine-grained "
+            "MoE whose small H' would produce inefficiently small GEMMs under TP",
+        ),
+    ),
+    options={
+        "min_expert_shard_width": (256, "report per-shard expert widths below this (2-SM tile width)"),
+        "tile_width": (128, "the tile width the per-shard expert width is padded to"),
+    },
+    graded=True,
+)
 def fine_grained_under_tp(ctx: Context):
     from colint.analysis.padding import Dim, step_effect_pct
 
@@ -280,8 +374,11 @@ def fine_grained_under_tp(ctx: Context):
         split_misaligned = he % tile == 0 and (he % tp != 0 or (he // tp) % tile != 0)
         if shard >= ctx.option("min_expert_shard_width") and not split_misaligned:
             continue
-        dims = [Dim(r.name, "k" if "down" in r.name else "n", r.k if "down" in r.name else r.n, [r])
-                for reg in ("decode", "prefill") for r in _expert_rows(w, reg, kind.name)]
+        dims = [
+            Dim(r.name, "k" if "down" in r.name else "n", r.k if "down" in r.name else r.n, [r])
+            for reg in ("decode", "prefill")
+            for r in _expert_rows(w, reg, kind.name)
+        ]
         priced = split_misaligned or sub_tile
         eff = step_effect_pct(ctx.workload, dims, tile) if priced else {"decode": 0.0, "prefill": 0.0}
         loss = max(eff.values())
@@ -297,39 +394,62 @@ def fine_grained_under_tp(ctx: Context):
             what = f", not a multiple of {tile} (the whole {he} is)"
         else:
             what = ""
-        msg = (f"expert FFN width {he} is {shard:g} per shard at tp={tp}{what}: spread the {f.num_experts} "
-               f"experts with ep={tp} instead ({per_gpu} whole experts per GPU)")
-        details = [f"per expert: gate/up N={2 * shard_i} fills {eta_n:.0%} of {tile}-wide tiles, down K={shard_i} "
-                   f"fills {eta_k:.0%} of the {k_tile}-deep K tile (estimate: {ctx.gpu}, {sc.gemm_format})"]
+        msg = (
+            f"expert FFN width {he} is {shard:g} per shard at tp={tp}{what}: spread the {f.num_experts} "
+            f"experts with ep={tp} instead ({per_gpu} whole experts per GPU)"
+        )
+        details = [
+            f"per expert: gate/up N={2 * shard_i} fills {eta_n:.0%} of {tile}-wide tiles, down K={shard_i} "
+            f"fills {eta_k:.0%} of the {k_tile}-deep K tile (estimate: {ctx.gpu}, {sc.gemm_format})"
+        ]
         if priced:
-            details.append(f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step from the "
-                           f"padding ({w.label()})")
+            details.append(
+                f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step from the "
+                f"padding ({w.label()})"
+            )
         yield ctx.finding(
-            sev, msg, field="moe_intermediate_size", loss_pct=loss if priced else None,
-            evidence={"expert_intermediate_size": he, "tp": tp, "per_shard_width": shard,
-                      "gate_up_tile_efficiency": round(eta_n, 3), "down_k_tile_efficiency": round(eta_k, 3),
-                      "experts_per_gpu_at_ep": per_gpu, "gpu": ctx.gpu,
-                      "est_decode_step_pct": round(eff["decode"], 2), "est_prefill_step_pct": round(eff["prefill"], 2)},
+            sev,
+            msg,
+            field="moe_intermediate_size",
+            loss_pct=loss if priced else None,
+            evidence={
+                "expert_intermediate_size": he,
+                "tp": tp,
+                "per_shard_width": shard,
+                "gate_up_tile_efficiency": round(eta_n, 3),
+                "down_k_tile_efficiency": round(eta_k, 3),
+                "experts_per_gpu_at_ep": per_gpu,
+                "gpu": ctx.gpu,
+                "est_decode_step_pct": round(eff["decode"], 2),
+                "est_prefill_step_pct": round(eff["prefill"], 2),
+            },
             details=details,
-            fixes=[fix(f"experts on ep={tp} (tp for attention only)", "display", settings={"ep": tp})])
+            fixes=[fix(f"experts on ep={tp} (tp for attention only)", "display", settings={"ep": tp})],
+        )
 
 
-@rule("CL504", "ep-beyond-scale-up-domain", FAMILY, "error",
-      "Expert parallelism spans more GPUs than the NVLink domain: the all-to-all runs at scale-out speed.",
-      RuleDoc(
-          what="With --ep larger than the profile's scale-up domain (8 on HGX, 72 on NVL72), the dispatch and combine "
-               "all-to-all sends (ep - domain)/(ep - 1) of its volume over the scale-out network (the profile's "
-               "scale_out_gbps: a 400-800 Gb/s NIC per GPU) instead of NVLink. Reports the estimated share of the "
-               "step this costs against an NVLink-speed all-to-all.",
-          why="NVLink moves 0.9-1.8 TB/s per GPU, a NIC 50-100 GB/s: past the domain the all-to-all can outweigh "
-              "what wider EP gains in expert batch size (DeepSeek serves EP over InfiniBand with two-batch overlap "
-              "and hides it only with enough tokens in flight).",
-          example="DeepSeek-R1 at --ep 64 on b200 (8-GPU HGX domain): 56 of 63 peers are off-node; the decode step's "
-                  "all-to-all takes est. several times its NVLink time.",
-          fix="Keep EP within the domain (ep <= 8 on HGX) or use a rack-scale domain (GB200/GB300 NVL72) for wide "
-              "EP; overlap the all-to-all with compute (two micro-batches) where the engine supports it.",
-          sources=SOURCES + ("NVIDIA DGX user guides: one 400 Gb/s ConnectX-7 per GPU (HGX H100/B200)",)),
-      graded=True)
+@rule(
+    "CL504",
+    "ep-beyond-scale-up-domain",
+    FAMILY,
+    "error",
+    "Expert parallelism spans more GPUs than the NVLink domain: the all-to-all runs at scale-out speed.",
+    RuleDoc(
+        what="With --ep larger than the profile's scale-up domain (8 on HGX, 72 on NVL72), the dispatch and combine "
+        "all-to-all sends (ep - domain)/(ep - 1) of its volume over the scale-out network (the profile's "
+        "scale_out_gbps: a 400-800 Gb/s NIC per GPU) instead of NVLink. Reports the estimated share of the "
+        "step this costs against an NVLink-speed all-to-all.",
+        why="NVLink moves 0.9-1.8 TB/s per GPU, a NIC 50-100 GB/s: past the domain the all-to-all can outweigh "
+        "what wider EP gains in expert batch size (DeepSeek serves EP over InfiniBand with two-batch overlap "
+        "and hides it only with enough tokens in flight).",
+        example="DeepSeek-R1 at --ep 64 on b200 (8-GPU HGX domain): 56 of 63 peers are off-node; the decode step's "
+        "all-to-all takes est. several times its NVLink time.",
+        fix="Keep EP within the domain (ep <= 8 on HGX) or use a rack-scale domain (GB200/GB300 NVL72) for wide "
+        "EP; overlap the all-to-all with compute (two micro-batches) where the engine supports it.",
+        sources=SOURCES + ("NVIDIA DGX user guides: one 400 Gb/s ConnectX-7 per GPU (HGX H100/B200)",),
+    ),
+    graded=True,
+)
 def ep_beyond_domain(ctx: Context):
     sc, p, spec = ctx.scenario, ctx.profile, ctx.spec
     dom = max(1, p.domain_size)
@@ -342,17 +462,37 @@ def ep_beyond_domain(ctx: Context):
     eff = scale_out_cost_pct(ctx.workload, "ep")
     loss = max(eff.values())
     out_share = (sc.ep - dom) / max(1, sc.ep - 1)
-    msg = (f"ep={sc.ep} spans {-(-sc.ep // dom)} NVLink domains of {dom} on {ctx.gpu}: {out_share:.0%} of the expert "
-           f"all-to-all crosses the scale-out network"
-           + f" ({so:g} GB/s per GPU{'' if given else ', assumed: the profile gives no scale_out_gbps'} vs "
-             f"{p.interconnect_gbps:g} GB/s NVLink)")
-    details = ([f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step against an all-to-all "
-                f"at NVLink speed ({ctx.workload.label()})"])
+    msg = (
+        f"ep={sc.ep} spans {-(-sc.ep // dom)} NVLink domains of {dom} on {ctx.gpu}: {out_share:.0%} of the expert "
+        f"all-to-all crosses the scale-out network"
+        + f" ({so:g} GB/s per GPU{'' if given else ', assumed: the profile gives no scale_out_gbps'} vs "
+        f"{p.interconnect_gbps:g} GB/s NVLink)"
+    )
+    details = [
+        f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step against an all-to-all "
+        f"at NVLink speed ({ctx.workload.label()})"
+    ]
     yield ctx.finding(
-        ctx.graded(loss), msg, field="num_experts", loss_pct=loss,
-        evidence={"ep": sc.ep, "domain_gpus": dom, "off_domain_share": round(out_share, 4),
-                  "scale_out_gbps": so, "interconnect_gbps": p.interconnect_gbps, "gpu": ctx.gpu,
-                  "est_decode_step_pct": round(eff["decode"], 2), "est_prefill_step_pct": round(eff["prefill"], 2)},
+        ctx.graded(loss),
+        msg,
+        field="num_experts",
+        loss_pct=loss,
+        evidence={
+            "ep": sc.ep,
+            "domain_gpus": dom,
+            "off_domain_share": round(out_share, 4),
+            "scale_out_gbps": so,
+            "interconnect_gbps": p.interconnect_gbps,
+            "gpu": ctx.gpu,
+            "est_decode_step_pct": round(eff["decode"], 2),
+            "est_prefill_step_pct": round(eff["prefill"], 2),
+        },
         details=details,
-        fixes=[fix(f"keep ep <= {dom} (the {ctx.gpu} NVLink domain), or deploy wide EP on a rack-scale NVLink "
-                   "domain (NVL72)", "display")])
+        fixes=[
+            fix(
+                f"keep ep <= {dom} (the {ctx.gpu} NVLink domain), or deploy wide EP on a rack-scale NVLink "
+                "domain (NVL72)",
+                "display",
+            )
+        ],
+    )

@@ -76,8 +76,7 @@ def shape_loss_s(ctx: Context, row) -> float:
     floor = ctx.workload.kernel_floor_s
     best = t
     for n_ref, k_ref in reference_shapes(row.n, row.k):
-        t_ref = estimate(row.m, n_ref, k_ref, row.dtype, ctx.profile, ctx.scenario.outputs,
-                         standalone=False).estimate_s
+        t_ref = estimate(row.m, n_ref, k_ref, row.dtype, ctx.profile, ctx.scenario.outputs, standalone=False).estimate_s
         best = min(best, floor + max(0.0, t_ref - floor) * (row.n * row.k) / (n_ref * k_ref))
     share = max(0.0, (t - best) / t) if t > 0 else 0.0
     return row.total_s * share
@@ -112,8 +111,12 @@ def _field_of_thin(ctx: Context, row) -> str | None:
         latent = next((k.ffn.latent_size for k in ctx.spec.layer_kinds if k.ffn.latent_size), None)
         if latent and (row.k if thin_k else row.n) == latent:
             return "moe_latent_size"  # latent MoE (Nemotron-H): experts work in the latent width
-    if f is None and (row.name in ("attn.o_proj", "mla.o_proj") and thin_k
-                      or row.name in ("attn.qkv_proj", "mla.q_b_proj", "mla.kv_b_proj", "mla.q_proj") and not thin_k):
+    if f is None and (
+        row.name in ("attn.o_proj", "mla.o_proj")
+        and thin_k
+        or row.name in ("attn.qkv_proj", "mla.q_b_proj", "mla.kv_b_proj", "mla.q_proj")
+        and not thin_k
+    ):
         f = "num_heads"
     if f is None and row.name.startswith("mla.kv_a"):
         f = "kv_lora_rank"
@@ -124,9 +127,12 @@ def _field_of_thin(ctx: Context, row) -> str | None:
 
 def _by_design_thin(row) -> bool:
     """Routers (N = experts) and gates (N = 1): thin by construction, replicated, high precision."""
-    return (row.name.endswith(("router", "shared_expert_gate")) or row.name.startswith("mla.indexer.")
-            or row.name in ("mamba.x_proj", "mamba.dt_proj", "linear_attn.in_proj_ba", "linear_attn.in_proj_b",
-                            "linear_attn.in_proj_a"))
+    return (
+        row.name.endswith(("router", "shared_expert_gate"))
+        or row.name.startswith("mla.indexer.")
+        or row.name
+        in ("mamba.x_proj", "mamba.dt_proj", "linear_attn.in_proj_ba", "linear_attn.in_proj_b", "linear_attn.in_proj_a")
+    )
 
 
 def _thin_value(ctx: Context, f: str | None, row) -> str:
@@ -137,8 +143,14 @@ def _thin_value(ctx: Context, f: str | None, row) -> str:
     if f == "moe_intermediate_size":
         v = next((k.ffn.expert_intermediate_size for k in kinds if k.ffn.kind == "moe"), None)
     elif f == "shared_expert_intermediate_size":
-        v = next((k.ffn.num_shared_experts * k.ffn.shared_intermediate_size for k in kinds
-                  if k.ffn.kind == "moe" and k.ffn.shared_intermediate_size), None)
+        v = next(
+            (
+                k.ffn.num_shared_experts * k.ffn.shared_intermediate_size
+                for k in kinds
+                if k.ffn.kind == "moe" and k.ffn.shared_intermediate_size
+            ),
+            None,
+        )
         f = "shared expert width"
     elif f == "moe_latent_size":
         v = next((k.ffn.latent_size for k in kinds if k.ffn.latent_size), None)
@@ -179,32 +191,46 @@ def _m_text(row) -> str:
     return f"est. M={row.m}" if row.parallel == "expert" else f"M={row.m}"
 
 
-@rule("CL101", "memory-bound-at-any-batch", FAMILY, "warning",
-      "A weight GEMM's limit intensity I∞ is at or below the ridge: it is memory-bound at every token count.",
-      RuleDoc(
-          what="For each weight GEMM per shard, I∞ = 2NK/(K·b_a + N·b_out) — the arithmetic intensity as the "
-               "token count M grows without bound — against the ridge (dense peak / bandwidth) of the target "
-               "format on the GPU. I∞ <= ridge means no batch size makes it compute-bound (M* = inf). Reported only "
-               "where the time model's estimate is memory-bound too; the loss is what the shape costs: the GEMMs' "
-               "time against the same work on an aligned near-square reference (same M, format and library path).",
-          why="The weight bytes amortise over M but the activation reads and output writes grow with M; their "
-              "ratio to the FLOPs is fixed by N and K. A thin GEMM therefore runs at bandwidth speed however much "
-              "work it gets, and lower precision (a higher ridge) makes it worse.",
-          example="GB300, NVFP4 in, FP8 out (--dtype nvfp4 --out-dtype fp8): FFN-2 with K = H'ₑ = 512, N = H = 8192 "
-                  "has I∞ = 989 FLOP/B < ridge 1875 FLOP/B: memory-bound on the roofline at M = 256, 2048 and 16384 "
-                  "(NVIDIA co-design blog, Table 2; CL103 quotes the I∞). colint's time model finds those GEMMs "
-                  "limited by the kernel floor and tile fill instead, so CL101 stays silent there; it fires on "
-                  "e.g. Qwen3-Next's 512-wide shared expert at tp=8 (K=64 per shard).",
-          fix="Widen the thin dimension (a larger expert width H'ₑ, fewer tensor-parallel ranks over it), or keep "
-              "that GEMM in a higher-precision format whose ridge is lower.",
-          sources=SOURCES),
-      options={"min_share_pct": (1.0, "report only GEMMs taking at least this percent of the decode or prefill "
-                                      "step (estimate)"),
-               "margin_pct": (10.0, "I∞ within this percent below the ridge reads 'on the ridge' rather than "
-                                    "'memory-bound at every M'"),
-               "min_loss_pct": (0.1, "report only when the shape costs at least this percent of the step against "
-                                     "the near-square reference")},
-      graded=True)
+@rule(
+    "CL101",
+    "memory-bound-at-any-batch",
+    FAMILY,
+    "warning",
+    "A weight GEMM's limit intensity I∞ is at or below the ridge: it is memory-bound at every token count.",
+    RuleDoc(
+        what="For each weight GEMM per shard, I∞ = 2NK/(K·b_a + N·b_out) — the arithmetic intensity as the "
+        "token count M grows without bound — against the ridge (dense peak / bandwidth) of the target "
+        "format on the GPU. I∞ <= ridge means no batch size makes it compute-bound (M* = inf). Reported only "
+        "where the time model's estimate is memory-bound too; the loss is what the shape costs: the GEMMs' "
+        "time against the same work on an aligned near-square reference (same M, format and library path).",
+        why="The weight bytes amortise over M but the activation reads and output writes grow with M; their "
+        "ratio to the FLOPs is fixed by N and K. A thin GEMM therefore runs at bandwidth speed however much "
+        "work it gets, and lower precision (a higher ridge) makes it worse.",
+        example="GB300, NVFP4 in, FP8 out (--dtype nvfp4 --out-dtype fp8): FFN-2 with K = H'ₑ = 512, N = H = 8192 "
+        "has I∞ = 989 FLOP/B < ridge 1875 FLOP/B: memory-bound on the roofline at M = 256, 2048 and 16384 "
+        "(NVIDIA co-design blog, Table 2; CL103 quotes the I∞). colint's time model finds those GEMMs "
+        "limited by the kernel floor and tile fill instead, so CL101 stays silent there; it fires on "
+        "e.g. Qwen3-Next's 512-wide shared expert at tp=8 (K=64 per shard).",
+        fix="Widen the thin dimension (a larger expert width H'ₑ, fewer tensor-parallel ranks over it), or keep "
+        "that GEMM in a higher-precision format whose ridge is lower.",
+        sources=SOURCES,
+    ),
+    options={
+        "min_share_pct": (
+            1.0,
+            "report only GEMMs taking at least this percent of the decode or prefill step (estimate)",
+        ),
+        "margin_pct": (
+            10.0,
+            "I∞ within this percent below the ridge reads 'on the ridge' rather than 'memory-bound at every M'",
+        ),
+        "min_loss_pct": (
+            0.1,
+            "report only when the shape costs at least this percent of the step against the near-square reference",
+        ),
+    },
+    graded=True,
+)
 def memory_bound_at_any_batch(ctx: Context):
     w, sc = ctx.workload, ctx.scenario
     groups: dict[str | None, list] = {}
@@ -226,47 +252,82 @@ def memory_bound_at_any_batch(ctx: Context):
         lines = []
         for r in prefill:
             i_r = limit_intensity(r.n, r.k, r.dtype, sc.outputs)
-            lines.append(f"{r.name} N={r.n}, K={r.k}: I∞ {i_r:.0f} FLOP/B; at prefill {_m_text(r)}: intensity "
-                         f"{r.time.arithmetic_intensity:.0f} FLOP/B, est. math {r.time.math_s * 1e6:.2f} µs vs memory "
-                         f"{r.time.memory_s * 1e6:.2f} µs (read {r.time.read_s * 1e6:.2f}, write "
-                         f"{r.time.write_s * 1e6:.2f}) per instance")
+            lines.append(
+                f"{r.name} N={r.n}, K={r.k}: I∞ {i_r:.0f} FLOP/B; at prefill {_m_text(r)}: intensity "
+                f"{r.time.arithmetic_intensity:.0f} FLOP/B, est. math {r.time.math_s * 1e6:.2f} µs vs memory "
+                f"{r.time.memory_s * 1e6:.2f} µs (read {r.time.read_s * 1e6:.2f}, write "
+                f"{r.time.write_s * 1e6:.2f}) per instance"
+            )
         losses = {reg: sum(shape_loss_s(ctx, r) for r in rows if r.regime == reg) for reg in ("decode", "prefill")}
-        loss = max(100.0 * losses[reg] / w.steps[reg].estimate_s if w.steps[reg].estimate_s else 0.0
-                   for reg in ("decode", "prefill"))
+        loss = max(
+            100.0 * losses[reg] / w.steps[reg].estimate_s if w.steps[reg].estimate_s else 0.0
+            for reg in ("decode", "prefill")
+        )
         if loss < ctx.option("min_loss_pct"):
             continue  # the shape costs next to nothing against a near-square GEMM of the same work
-        lines.append(f"est. {shares['prefill']:.1f}% of the prefill step, {shares['decode']:.1f}% of the decode step "
-                     f"({w.label()}, outputs {sc.outputs})")
+        lines.append(
+            f"est. {shares['prefill']:.1f}% of the prefill step, {shares['decode']:.1f}% of the decode step "
+            f"({w.label()}, outputs {sc.outputs})"
+        )
         n_ref, k_ref = reference_shape(r0.n, r0.k)
-        lines.append(f"the shape costs est. {loss:.1f}% of the step against the same GEMMs at a near-square "
-                     f"{n_ref}x{k_ref} of equal work on the same {r0.dtype} path")
+        lines.append(
+            f"the shape costs est. {loss:.1f}% of the step against the same GEMMs at a near-square "
+            f"{n_ref}x{k_ref} of equal work on the same {r0.dtype} path"
+        )
         tp = f" at tp={sc.tp}" if sc.tp > 1 and any(r.parallel in ("column", "row", "expert") for r in rows) else ""
         names = sorted({r.name for r in rows})
         verdict = "on the ridge even at unbounded M" if on_ridge else "memory-bound at every M"
-        fixes = [fix(f"widen {_thin_dim(r0)} of {r0.name} (I∞ reaches the ridge at about "
-                     f"{_needed_thin(r0.n, r0.k, r0.dtype, sc.outputs, ridge)}), shard it less, or keep these GEMMs "
-                     f"in a format with a lower ridge", "display")]
+        fixes = [
+            fix(
+                f"widen {_thin_dim(r0)} of {r0.name} (I∞ reaches the ridge at about "
+                f"{_needed_thin(r0.n, r0.k, r0.dtype, sc.outputs, ridge)}), shard it less, or keep these GEMMs "
+                f"in a format with a lower ridge",
+                "display",
+            )
+        ]
         whole = _whole_expert(ctx, r0)
         if whole is not None and whole[2] > ridge:
             # expert TP made it thin: EP over the same GPUs keeps each expert whole (the actionable fix first)
-            fixes.insert(0, fix(f"deploy the experts with ep={sc.tp} instead of expert tp={sc.tp}: a whole expert's "
-                                f"{r0.name} has N={whole[0]}, K={whole[1]}, I∞ {whole[2]:.0f} FLOP/B above the "
-                                f"ridge {ridge:.0f}", "display", settings={"ep": sc.tp}))
+            fixes.insert(
+                0,
+                fix(
+                    f"deploy the experts with ep={sc.tp} instead of expert tp={sc.tp}: a whole expert's "
+                    f"{r0.name} has N={whole[0]}, K={whole[1]}, I∞ {whole[2]:.0f} FLOP/B above the "
+                    f"ridge {ridge:.0f}",
+                    "display",
+                    settings={"ep": sc.tp},
+                ),
+            )
         yield ctx.finding(
             ctx.graded(loss),
             f"{_thin_value(ctx, f, r0)}{tp}: {', '.join(names)} {verdict} on {ctx.gpu} in "
             f"{r0.dtype} (I∞ {i_inf:.0f} FLOP/B <= ridge {ridge:.0f} FLOP/B)",
-            field=_location(ctx, f), loss_pct=loss,
-            evidence={"gemms": [{"gemm": r.name, "n": r.n, "k": r.k,
-                                 "limit_intensity_flop_per_byte": round(limit_intensity(r.n, r.k, r.dtype, sc.outputs), 1)}
-                                for r in prefill],
-                      "dtype": r0.dtype, "out_dtype": sc.outputs, "limit_intensity_flop_per_byte": round(i_inf, 1),
-                      "ridge_flop_per_byte": round(ridge, 1), "est_m_star_tokens": None, "memory_bound_at_any_m": True,
-                      "gpu": ctx.gpu,
-                      "est_prefill_share_pct": round(shares["prefill"], 1),
-                      "est_decode_share_pct": round(shares["decode"], 1),
-                      "est_shape_loss_pct": round(loss, 2)},
-            details=lines, fixes=fixes)
+            field=_location(ctx, f),
+            loss_pct=loss,
+            evidence={
+                "gemms": [
+                    {
+                        "gemm": r.name,
+                        "n": r.n,
+                        "k": r.k,
+                        "limit_intensity_flop_per_byte": round(limit_intensity(r.n, r.k, r.dtype, sc.outputs), 1),
+                    }
+                    for r in prefill
+                ],
+                "dtype": r0.dtype,
+                "out_dtype": sc.outputs,
+                "limit_intensity_flop_per_byte": round(i_inf, 1),
+                "ridge_flop_per_byte": round(ridge, 1),
+                "est_m_star_tokens": None,
+                "memory_bound_at_any_m": True,
+                "gpu": ctx.gpu,
+                "est_prefill_share_pct": round(shares["prefill"], 1),
+                "est_decode_share_pct": round(shares["decode"], 1),
+                "est_shape_loss_pct": round(loss, 2),
+            },
+            details=lines,
+            fixes=fixes,
+        )
 
 
 def _whole_expert(ctx: Context, row) -> tuple[int, int, float] | None:
@@ -298,31 +359,46 @@ def _needed_thin(n: int, k: int, dtype: str, out_dtype: str, ridge: float) -> st
     return f"{'K' if thin_is_k else 'N'}={lo}"
 
 
-@rule("CL102", "memory-bound-by-shape", FAMILY, "warning",
-      "A weight GEMM is memory-bound in the throughput regime only because K or N is small.",
-      RuleDoc(
-          what="At the regime's M (prefill tokens; decode concurrency; tokens per expert for routed experts), a "
-               "large square GEMM would be clearly compute-bound (M >= 2 x ridge·b_w/2) but this one is not: its M* "
-               "— where it turns compute-bound — lies above M (and above 1.5 x a square GEMM's) because its limit "
-               "intensity I∞ is close to the ridge. Decode at low concurrency never qualifies: at M near 1 every "
-               "GEMM is memory-bound.",
-          why="Memory-bound GEMMs run at bandwidth speed; the time above the math time is lost to the shape, "
-              "not to the batch. Guideline 1: favour near-square weight matrices; avoid a small projection or "
-              "reduction dimension.",
-          example="MobileLLM-125M's o_proj (N = K = 576, BF16) on B200: memory-bound at 8192 prefill tokens, "
-                  "compute-bound only from M* = 12000 (a large square GEMM from 281)",
-          fix="Widen the thin dimension or shard it less (lower tp for that GEMM); or raise M (more concurrency) "
-              "up to the M* quoted.",
-          sources=SOURCES),
-      options={"min_share_pct": (1.0, "report only GEMMs taking at least this percent of their regime's step "
-                                      "(estimate)"),
-               "min_m_ratio": (2.0, "report only where the regime's M is at least this multiple of a large square "
-                                    "GEMM's M* (a square GEMM is clearly compute-bound there)"),
-               "min_m_star_ratio": (1.5, "report only GEMMs whose M* is at least this multiple of a large square "
-                                         "GEMM's (ridge·b_w/2): the shape, not the batch, keeps them memory-bound"),
-               "min_loss_pct": (0.1, "report only when the shape costs at least this percent of the step against "
-                                     "the near-square reference")},
-      graded=True)
+@rule(
+    "CL102",
+    "memory-bound-by-shape",
+    FAMILY,
+    "warning",
+    "A weight GEMM is memory-bound in the throughput regime only because K or N is small.",
+    RuleDoc(
+        what="At the regime's M (prefill tokens; decode concurrency; tokens per expert for routed experts), a "
+        "large square GEMM would be clearly compute-bound (M >= 2 x ridge·b_w/2) but this one is not: its M* "
+        "— where it turns compute-bound — lies above M (and above 1.5 x a square GEMM's) because its limit "
+        "intensity I∞ is close to the ridge. Decode at low concurrency never qualifies: at M near 1 every "
+        "GEMM is memory-bound.",
+        why="Memory-bound GEMMs run at bandwidth speed; the time above the math time is lost to the shape, "
+        "not to the batch. Guideline 1: favour near-square weight matrices; avoid a small projection or "
+        "reduction dimension.",
+        example="MobileLLM-125M's o_proj (N = K = 576, BF16) on B200: memory-bound at 8192 prefill tokens, "
+        "compute-bound only from M* = 12000 (a large square GEMM from 281)",
+        fix="Widen the thin dimension or shard it less (lower tp for that GEMM); or raise M (more concurrency) "
+        "up to the M* quoted.",
+        sources=SOURCES,
+    ),
+    options={
+        "min_share_pct": (1.0, "report only GEMMs taking at least this percent of their regime's step (estimate)"),
+        "min_m_ratio": (
+            2.0,
+            "report only where the regime's M is at least this multiple of a large square "
+            "GEMM's M* (a square GEMM is clearly compute-bound there)",
+        ),
+        "min_m_star_ratio": (
+            1.5,
+            "report only GEMMs whose M* is at least this multiple of a large square "
+            "GEMM's (ridge·b_w/2): the shape, not the batch, keeps them memory-bound",
+        ),
+        "min_loss_pct": (
+            0.1,
+            "report only when the shape costs at least this percent of the step against the near-square reference",
+        ),
+    },
+    graded=True,
+)
 def memory_bound_by_shape(ctx: Context):
     w, sc = ctx.workload, ctx.scenario
     for regime in ("prefill", "decode"):
@@ -349,44 +425,73 @@ def memory_bound_by_shape(ctx: Context):
             loss = 100.0 * lost / step if step else 0.0
             if loss < ctx.option("min_loss_pct"):
                 continue  # a near-square GEMM of the same work would be no faster
-            m_word = "tokens per expert" if r0.parallel == "expert" else ("sequences" if regime == "decode" else "tokens")
+            m_word = (
+                "tokens per expert" if r0.parallel == "expert" else ("sequences" if regime == "decode" else "tokens")
+            )
             names = sorted({r.name for r in rows})
             shown = _distinct(rows)
             n_ref, k_ref = reference_shape(r0.n, r0.k)
             yield ctx.finding(
-                ctx.graded(loss), f"{_thin_value(ctx, f, r0)}: {', '.join(names)} memory-bound in {regime} at "
-                           f"{_m_text(r0)} {m_word} on {ctx.gpu}; compute-bound only from "
-                           f"est. M*={t.m_star:.0f} ({m_sq:.0f} for a square GEMM)",
-                field=_location(ctx, f), loss_pct=loss,
-                evidence={"regime": regime, "est_shape_loss_pct": round(loss, 2), _m_key(r0): r0.m, "dtype": r0.dtype,
-                          "ridge_flop_per_byte": round(t.ridge, 1), "square_m_star_tokens": round(m_sq, 1),
-                          "gpu": ctx.gpu, "est_step_share_pct": round(share, 1),
-                          "gemms": [{"gemm": r.name, "n": r.n, "k": r.k, _m_key(r): r.m,
-                                     _m_key(r, "arithmetic_intensity_flop_per_byte"):
-                                         round(r.time.arithmetic_intensity, 1),
-                                     "limit_intensity_flop_per_byte": round(limit_intensity(r.n, r.k, r.dtype,
-                                                                                            sc.outputs), 1),
-                                     "est_m_star_tokens": round(r.time.m_star, 1)} for r in shown]},
-                details=[f"{r.name} N={r.n}, K={r.k}: intensity {r.time.arithmetic_intensity:.0f} FLOP/B at {_m_text(r)} "
-                         f"vs ridge {r.time.ridge:.0f} FLOP/B, est. M*={r.time.m_star:.0f}" for r in shown]
-                + [f"est. {share:.1f}% of the {regime} step ({w.label()}); the shape costs est. {loss:.1f}% of it "
-                   f"against the same GEMMs at a near-square {n_ref}x{k_ref} of equal work on the same {r0.dtype} path"])
+                ctx.graded(loss),
+                f"{_thin_value(ctx, f, r0)}: {', '.join(names)} memory-bound in {regime} at "
+                f"{_m_text(r0)} {m_word} on {ctx.gpu}; compute-bound only from "
+                f"est. M*={t.m_star:.0f} ({m_sq:.0f} for a square GEMM)",
+                field=_location(ctx, f),
+                loss_pct=loss,
+                evidence={
+                    "regime": regime,
+                    "est_shape_loss_pct": round(loss, 2),
+                    _m_key(r0): r0.m,
+                    "dtype": r0.dtype,
+                    "ridge_flop_per_byte": round(t.ridge, 1),
+                    "square_m_star_tokens": round(m_sq, 1),
+                    "gpu": ctx.gpu,
+                    "est_step_share_pct": round(share, 1),
+                    "gemms": [
+                        {
+                            "gemm": r.name,
+                            "n": r.n,
+                            "k": r.k,
+                            _m_key(r): r.m,
+                            _m_key(r, "arithmetic_intensity_flop_per_byte"): round(r.time.arithmetic_intensity, 1),
+                            "limit_intensity_flop_per_byte": round(limit_intensity(r.n, r.k, r.dtype, sc.outputs), 1),
+                            "est_m_star_tokens": round(r.time.m_star, 1),
+                        }
+                        for r in shown
+                    ],
+                },
+                details=[
+                    f"{r.name} N={r.n}, K={r.k}: intensity {r.time.arithmetic_intensity:.0f} FLOP/B at {_m_text(r)} "
+                    f"vs ridge {r.time.ridge:.0f} FLOP/B, est. M*={r.time.m_star:.0f}"
+                    for r in shown
+                ]
+                + [
+                    f"est. {share:.1f}% of the {regime} step ({w.label()}); the shape costs est. {loss:.1f}% of it "
+                    f"against the same GEMMs at a near-square {n_ref}x{k_ref} of equal work on the same {r0.dtype} path"
+                ],
+            )
 
 
-@rule("CL103", "tiny-expert-width", FAMILY, "info",
-      "Routed experts are very narrow against the hidden size: their GEMMs are thin by construction.",
-      RuleDoc(
-          what="The ratio H'ₑ / H of the routed-expert width to the hidden size. Each expert's down projection "
-               "has K = H'ₑ and its gate/up projection N = 2H'ₑ; a ratio far below 1 makes them the thin GEMMs "
-               "guideline 1 warns about, whatever the batch.",
-          why="Fine-grained experts trade GEMM shape for routing flexibility. Below about 1/8 the expert GEMMs' "
-              "limit intensity falls towards the ridge of low-precision formats (NVIDIA's Table 2 example: "
-              "H'ₑ = 512 against H = 8192 stays memory-bound in NVFP4 on GB300 at every M).",
-          example="moe_intermediate_size 512, hidden_size 8192: H'ₑ/H = 1/16",
-          fix="Fewer, wider experts (same active parameters: halve top-k and double H'ₑ), or accept the cost and "
-              "deploy with EP so that experts are never split further by TP.",
-          sources=SOURCES),
-      options={"min_ratio": (0.125, "report when moe_intermediate_size / hidden_size is below this")})
+@rule(
+    "CL103",
+    "tiny-expert-width",
+    FAMILY,
+    "info",
+    "Routed experts are very narrow against the hidden size: their GEMMs are thin by construction.",
+    RuleDoc(
+        what="The ratio H'ₑ / H of the routed-expert width to the hidden size. Each expert's down projection "
+        "has K = H'ₑ and its gate/up projection N = 2H'ₑ; a ratio far below 1 makes them the thin GEMMs "
+        "guideline 1 warns about, whatever the batch.",
+        why="Fine-grained experts trade GEMM shape for routing flexibility. Below about 1/8 the expert GEMMs' "
+        "limit intensity falls towards the ridge of low-precision formats (NVIDIA's Table 2 example: "
+        "H'ₑ = 512 against H = 8192 stays memory-bound in NVFP4 on GB300 at every M).",
+        example="moe_intermediate_size 512, hidden_size 8192: H'ₑ/H = 1/16",
+        fix="Fewer, wider experts (same active parameters: halve top-k and double H'ₑ), or accept the cost and "
+        "deploy with EP so that experts are never split further by TP.",
+        sources=SOURCES,
+    ),
+    options={"min_ratio": (0.125, "report when moe_intermediate_size / hidden_size is below this")},
+)
 def tiny_expert_width(ctx: Context):
     s = ctx.spec
     seen = set()
@@ -407,11 +512,16 @@ def tiny_expert_width(ctx: Context):
         details = []
         if down is not None:
             i_inf = limit_intensity(down.n, down.k, down.dtype, ctx.scenario.outputs)
-            ev.update(down_limit_intensity_flop_per_byte=round(i_inf, 1),
-                      ridge_flop_per_byte=round(down.time.ridge, 1))
-            details.append(f"expert down_proj K={down.k}, N={down.n}: I∞ {i_inf:.0f} FLOP/B vs ridge "
-                           f"{down.time.ridge:.0f} FLOP/B ({ctx.workload.label()})")
+            ev.update(down_limit_intensity_flop_per_byte=round(i_inf, 1), ridge_flop_per_byte=round(down.time.ridge, 1))
+            details.append(
+                f"expert down_proj K={down.k}, N={down.n}: I∞ {i_inf:.0f} FLOP/B vs ridge "
+                f"{down.time.ridge:.0f} FLOP/B ({ctx.workload.label()})"
+            )
         yield ctx.finding(
-            "info", f"moe_intermediate_size {he} is 1/{h / he:.0f} of {'latent' if f.latent_size else 'hidden'} "
-                    f"size {h}: expert GEMMs are thin by construction",
-            field="moe_intermediate_size", evidence=ev, details=details)
+            "info",
+            f"moe_intermediate_size {he} is 1/{h / he:.0f} of {'latent' if f.latent_size else 'hidden'} "
+            f"size {h}: expert GEMMs are thin by construction",
+            field="moe_intermediate_size",
+            evidence=ev,
+            details=details,
+        )

@@ -50,46 +50,67 @@ def _checkpoint_format(spec) -> str | None:
 
 
 # --------------------------------------------------------------------------- CL401
-@rule("CL401", "format-not-native", FAMILY, "error",
-      "The requested GEMM format has no native Tensor Core support on the target GPU.",
-      RuleDoc(
-          what="--dtype (the scenario's weight/activation format) against the GPU profile's native formats: NVFP4 "
-               "and MX formats need Blackwell (or CDNA4 for MXFP4), FP8 needs Hopper/Ada or newer. Also notes "
-               "(info) a checkpoint whose quantization_config format is not native on the target.",
-          why="Without native support the format cannot run as a low-precision GEMM: engines either refuse or "
-              "dequantize weights to BF16 (weight-only), which keeps the memory saving but none of the math "
-              "speed-up the design assumed.",
-          example="--dtype nvfp4 --gpu h100-sxm: Hopper has FP8 but no FP4",
-          fix="Target a GPU with the format (b200, gb300 for NVFP4) or use a format the GPU has (fp8 on Hopper).",
-          sources=SOURCES + ("hardware profiles: peak_tflops lists only native formats",)),
-      needs_workload=True, without_workload=True)  # the engine runs it when analyse() rejects the format
+@rule(
+    "CL401",
+    "format-not-native",
+    FAMILY,
+    "error",
+    "The requested GEMM format has no native Tensor Core support on the target GPU.",
+    RuleDoc(
+        what="--dtype (the scenario's weight/activation format) against the GPU profile's native formats: NVFP4 "
+        "and MX formats need Blackwell (or CDNA4 for MXFP4), FP8 needs Hopper/Ada or newer. Also notes "
+        "(info) a checkpoint whose quantization_config format is not native on the target.",
+        why="Without native support the format cannot run as a low-precision GEMM: engines either refuse or "
+        "dequantize weights to BF16 (weight-only), which keeps the memory saving but none of the math "
+        "speed-up the design assumed.",
+        example="--dtype nvfp4 --gpu h100-sxm: Hopper has FP8 but no FP4",
+        fix="Target a GPU with the format (b200, gb300 for NVFP4) or use a format the GPU has (fp8 on Hopper).",
+        sources=SOURCES + ("hardware profiles: peak_tflops lists only native formats",),
+    ),
+    needs_workload=True,
+    without_workload=True,
+)  # the engine runs it when analyse() rejects the format
 def format_not_native(ctx: Context):
     p, sc = ctx.profile, ctx.scenario
     fmt = sc.gemm_format
     if fmt in FORMATS and not p.has(_hw(fmt)):
         native = ", ".join(p.peak_tflops)
         yield ctx.finding(
-            "error", f"--dtype {fmt} is not native on {p.name} ({p.architecture}): no {_hw(fmt)} Tensor Core path",
+            "error",
+            f"--dtype {fmt} is not native on {p.name} ({p.architecture}): no {_hw(fmt)} Tensor Core path",
             field="quantization_config" if _checkpoint_format(ctx.spec) == fmt else None,
             evidence={"dtype": fmt, "gpu": p.name, "architecture": p.architecture, "native": list(p.peak_tflops)},
-            details=[f"native formats on {p.name}: {native}; the other rules did not run for this GPU "
-                     f"(no estimate without a native format)"],
-            fixes=[fix(f"use --dtype {alt}", "display", settings={"dtype": alt}) for alt in _alternatives(p, fmt)])
+            details=[
+                f"native formats on {p.name}: {native}; the other rules did not run for this GPU "
+                f"(no estimate without a native format)"
+            ],
+            fixes=[fix(f"use --dtype {alt}", "display", settings={"dtype": alt}) for alt in _alternatives(p, fmt)],
+        )
         return
     ck = _checkpoint_format(ctx.spec)
     # block-scaled FP8 runs on the FP8 Tensor Cores with the scales applied around them (DeepGEMM, AITER, CUTLASS)
     if ck and not p.has(_hw(ck)) and not (ck == "fp8_block" and p.has("fp8")):
         src = ctx.spec.sources.get("quantization_config")
         yield ctx.finding(
-            "info", f"the checkpoint's quantization_config is {ck}, not native on {p.name} ({p.architecture}): "
-                    f"engines dequantize it (weight-only) and run the GEMMs in BF16",
-            field="quantization_config", key=src.key if src else ctx.spec.key_prefix + "quantization_config",
-            evidence={"checkpoint_format": ck, "gpu": p.name, "native": list(p.peak_tflops)})
+            "info",
+            f"the checkpoint's quantization_config is {ck}, not native on {p.name} ({p.architecture}): "
+            f"engines dequantize it (weight-only) and run the GEMMs in BF16",
+            field="quantization_config",
+            key=src.key if src else ctx.spec.key_prefix + "quantization_config",
+            evidence={"checkpoint_format": ck, "gpu": p.name, "native": list(p.peak_tflops)},
+        )
 
 
 def _alternatives(p, fmt: str) -> list[str]:
-    order = {"nvfp4": ["mxfp4", "fp8", "bf16"], "mxfp4": ["nvfp4", "fp8", "bf16"], "mxfp8": ["fp8", "bf16"],
-             "fp6": ["fp8", "bf16"], "fp8": ["int8", "bf16"], "fp8_block": ["fp8", "bf16"], "int8": ["bf16"]}
+    order = {
+        "nvfp4": ["mxfp4", "fp8", "bf16"],
+        "mxfp4": ["nvfp4", "fp8", "bf16"],
+        "mxfp8": ["fp8", "bf16"],
+        "fp6": ["fp8", "bf16"],
+        "fp8": ["int8", "bf16"],
+        "fp8_block": ["fp8", "bf16"],
+        "int8": ["bf16"],
+    }
     return [a for a in order.get(fmt, ["bf16"]) if p.has(_hw(a))][:2]
 
 
@@ -115,8 +136,11 @@ def _n_partitions(ctx: Context, row) -> list[int]:
             tp = ctx.scenario.tp
             kv = m.num_kv_heads or m.num_heads
             kv_rank = kv // tp if kv >= tp else 1
-            return [m.num_heads // tp * m.head_dim * (2 if m.gated_q else 1), kv_rank * m.head_dim,
-                    kv_rank * (m.v_head_dim or m.head_dim)]
+            return [
+                m.num_heads // tp * m.head_dim * (2 if m.gated_q else 1),
+                kv_rank * m.head_dim,
+                kv_rank * (m.v_head_dim or m.head_dim),
+            ]
         return []  # heads do not split evenly at this tp: CL7xx reports it
     return [row.n]
 
@@ -130,18 +154,24 @@ def _field(row, axis: str) -> str | None:
 
 
 # --------------------------------------------------------------------------- CL402
-@rule("CL402", "scale-block-divisibility", FAMILY, "error",
-      "K per shard must be a whole number of the format's scale blocks (and N too for 128x128 FP8 blocks).",
-      RuleDoc(
-          what="Block-scaled formats carry one scale per block of K elements: 16 (NVFP4), 32 (MXFP4/MXFP8/FP6), "
-               "128 (FP8 with 1x128 activation / 128x128 weight blocks). Every GEMM's K per shard (row-parallel "
-               "K/tp) must be a multiple of it; with 128x128 weight blocks a column-parallel shard's N must be too.",
-          why="Quantizers and GEMM kernels reject a K with a partial scale block (FlashInfer/TransformerEngine: "
-              "'K must be divisible by 16 for NVFP4'); a tensor-parallel shard that cuts a 128x128 block in two "
-              "cannot be loaded (vLLM checks N and K per partition against weight_block_size).",
-          example="hidden_size 2888 in NVFP4: 2888 = 180.5 x 16",
-          fix="Choose widths that are multiples of the block per shard (128 per shard satisfies every format).",
-          sources=SOURCES + ("domain research §9: NVFP4 K % 16 (hard), 32 (TMA), 64 (scale swizzle)",)))
+@rule(
+    "CL402",
+    "scale-block-divisibility",
+    FAMILY,
+    "error",
+    "K per shard must be a whole number of the format's scale blocks (and N too for 128x128 FP8 blocks).",
+    RuleDoc(
+        what="Block-scaled formats carry one scale per block of K elements: 16 (NVFP4), 32 (MXFP4/MXFP8/FP6), "
+        "128 (FP8 with 1x128 activation / 128x128 weight blocks). Every GEMM's K per shard (row-parallel "
+        "K/tp) must be a multiple of it; with 128x128 weight blocks a column-parallel shard's N must be too.",
+        why="Quantizers and GEMM kernels reject a K with a partial scale block (FlashInfer/TransformerEngine: "
+        "'K must be divisible by 16 for NVFP4'); a tensor-parallel shard that cuts a 128x128 block in two "
+        "cannot be loaded (vLLM checks N and K per partition against weight_block_size).",
+        example="hidden_size 2888 in NVFP4: 2888 = 180.5 x 16",
+        fix="Choose widths that are multiples of the block per shard (128 per shard satisfies every format).",
+        sources=SOURCES + ("domain research §9: NVFP4 K % 16 (hard), 32 (TMA), 64 (scale swizzle)",),
+    ),
+)
 def scale_block_divisibility(ctx: Context):
     spec, sc = ctx.spec, ctx.scenario
     fmt = sc.gemm_format
@@ -159,8 +189,11 @@ def scale_block_divisibility(ctx: Context):
             continue  # the LM head is kept in high precision by default (CL404 counts it there)
         split_k = r.parallel == "row" or (r.parallel == "expert" and sc.ep == 1 and "down" in r.name)
         checks = [("k", r.k, sc.tp > 1 and split_k)]
-        if fmt == "fp8_block" and sc.tp > 1 and (r.parallel == "column" or r.parallel == "expert" and sc.ep == 1
-                                                 and "down" not in r.name):
+        if (
+            fmt == "fp8_block"
+            and sc.tp > 1
+            and (r.parallel == "column" or r.parallel == "expert" and sc.ep == 1 and "down" not in r.name)
+        ):
             # 128x128 weight blocks: every column shard (gate, up; q, k, v) must hold whole blocks
             bad_part = next((p for p in _n_partitions(ctx, r) if p % block), None)
             if bad_part is not None:
@@ -178,36 +211,56 @@ def scale_block_divisibility(ctx: Context):
         # NVFP4/MX quantizers refuse a partial K block outright; FP8 128-blocks: a tensor-parallel shard cannot
         # hold a partial block (vLLM refuses), an unsharded tail block is padded by most kernels (not DeepGEMM)
         sev: Severity = "error" if fmt != "fp8_block" or sharded else "warning"
-        why = (f"{fmt} scales every {block} elements of K; a partial block cannot be quantized" if fmt != "fp8_block"
-               else ("a tensor-parallel shard would hold a partial 128-element scale block: vLLM refuses to load it"
-                     if sharded else "the last 128-element K block is partial: kernels that need whole blocks "
-                                     "(DeepGEMM) refuse it, others pad it"))
+        why = (
+            f"{fmt} scales every {block} elements of K; a partial block cannot be quantized"
+            if fmt != "fp8_block"
+            else (
+                "a tensor-parallel shard would hold a partial 128-element scale block: vLLM refuses to load it"
+                if sharded
+                else "the last 128-element K block is partial: kernels that need whole blocks "
+                "(DeepGEMM) refuse it, others pad it"
+            )
+        )
         yield ctx.finding(
-            sev, f"{', '.join(gemms)}{shard} not a multiple of {fmt}'s {block}-element scale block "
-                 f"({v0} = {v0 / block:g} x {block})",
-            field=f, evidence={"dtype": fmt, "block": block, "gpu": ctx.gpu, "tp": sc.tp,
-                               "gemms": [{"gemm": r.name, "dim": axis, "per_shard": v} for r, v, _ in items]},
-            details=[f"{why} ({ctx.workload.label()})"])
+            sev,
+            f"{', '.join(gemms)}{shard} not a multiple of {fmt}'s {block}-element scale block "
+            f"({v0} = {v0 / block:g} x {block})",
+            field=f,
+            evidence={
+                "dtype": fmt,
+                "block": block,
+                "gpu": ctx.gpu,
+                "tp": sc.tp,
+                "gemms": [{"gemm": r.name, "dim": axis, "per_shard": v} for r, v, _ in items],
+            },
+            details=[f"{why} ({ctx.workload.label()})"],
+        )
 
 
 # --------------------------------------------------------------------------- CL403
 _LAYER_INDEX = re.compile(r"layers\.(\d+)\.")
 
 
-@rule("CL403", "quantization-config-mismatch", FAMILY, "error",
-      "quantization_config does not fit the model's dims per shard, or names layers that do not exist.",
-      RuleDoc(
-          what="Checks the checkpoint's quantization_config against the model: weight_block_size [bn, bk] against "
-               "N and K per tensor-parallel shard, group_size against K per shard (row-parallel layers split "
-               "groups), and modules_to_not_convert / ignore entries whose layer index is beyond the model.",
-          why="A shard that cuts a scale block or a quantization group cannot be loaded (vLLM raises on "
-              "'output_size ... is not divisible by weight quantization block_n'); an ignore entry for a layer "
-              "that does not exist leaves the layer that was meant quantized (or not) in the wrong precision.",
-          example="MiniMax-M2.5 FP8 (weight_block_size [128, 128]) at tp=8: moe_intermediate_size 1536 is 192 per "
-                  "shard, 1.5 blocks → deploy experts with EP, not TP",
-          fix="Deploy at a tp that keeps every shard block-aligned (or experts under EP), or re-quantize with a "
-              "block/group that divides the shards; fix the ignore list.",
-          sources=SOURCES + ("vLLM Fp8LinearMethod weight_block_size partition checks",)))
+@rule(
+    "CL403",
+    "quantization-config-mismatch",
+    FAMILY,
+    "error",
+    "quantization_config does not fit the model's dims per shard, or names layers that do not exist.",
+    RuleDoc(
+        what="Checks the checkpoint's quantization_config against the model: weight_block_size [bn, bk] against "
+        "N and K per tensor-parallel shard, group_size against K per shard (row-parallel layers split "
+        "groups), and modules_to_not_convert / ignore entries whose layer index is beyond the model.",
+        why="A shard that cuts a scale block or a quantization group cannot be loaded (vLLM raises on "
+        "'output_size ... is not divisible by weight quantization block_n'); an ignore entry for a layer "
+        "that does not exist leaves the layer that was meant quantized (or not) in the wrong precision.",
+        example="MiniMax-M2.5 FP8 (weight_block_size [128, 128]) at tp=8: moe_intermediate_size 1536 is 192 per "
+        "shard, 1.5 blocks → deploy experts with EP, not TP",
+        fix="Deploy at a tp that keeps every shard block-aligned (or experts under EP), or re-quantize with a "
+        "block/group that divides the shards; fix the ignore list.",
+        sources=SOURCES + ("vLLM Fp8LinearMethod weight_block_size partition checks",),
+    ),
+)
 def quantization_config_mismatch(ctx: Context):
     spec, sc = ctx.spec, ctx.scenario
     q = spec.quantization
@@ -233,58 +286,94 @@ def quantization_config_mismatch(ctx: Context):
             gemms = ", ".join(sorted({f"{r.name} {a.upper()}={v}" for r, a, v, _ in items}))
             experts = any(r.parallel == "expert" for r, *_ in items)
             yield ctx.finding(
-                "error", f"weight_block_size {q.weight_block_size} does not divide the shards at tp={sc.tp}: {gemms}",
-                field=f if f in spec.sources else None, key=None if f in spec.sources else f"{qkey}.weight_block_size",
+                "error",
+                f"weight_block_size {q.weight_block_size} does not divide the shards at tp={sc.tp}: {gemms}",
+                field=f if f in spec.sources else None,
+                key=None if f in spec.sources else f"{qkey}.weight_block_size",
                 gpu_specific=False,  # blocks vs shards depend on the spec and tp alone: reported once
-                evidence={"weight_block_size": list(q.weight_block_size), "tp": sc.tp,
-                          "gemms": [{"gemm": r.name, "dim": a, "per_shard": v, "block": b} for r, a, v, b in items]},
+                evidence={
+                    "weight_block_size": list(q.weight_block_size),
+                    "tp": sc.tp,
+                    "gemms": [{"gemm": r.name, "dim": a, "per_shard": v, "block": b} for r, a, v, b in items],
+                },
                 details=[f"each shard would hold a partial {bn}x{bk} scale block; vLLM refuses to load it"]
-                + (["deploy the experts with expert parallelism (--ep), which keeps each expert whole"] if experts
-                   else []),
-                fixes=[fix("deploy with EP for the experts" if experts else "use a tp that keeps every shard a multiple "
-                           "of the block", "display")])
+                + (
+                    ["deploy the experts with expert parallelism (--ep), which keeps each expert whole"]
+                    if experts
+                    else []
+                ),
+                fixes=[
+                    fix(
+                        "deploy with EP for the experts"
+                        if experts
+                        else "use a tp that keeps every shard a multiple of the block",
+                        "display",
+                    )
+                ],
+            )
     if q.group_size and q.group_size > 0:
         g = q.group_size
-        bad_g = [r for r in ctx.workload.gemms["prefill"]
-                 if r.name != "lm_head" and not r.name.endswith("router") and r.k % g]
+        bad_g = [
+            r
+            for r in ctx.workload.gemms["prefill"]
+            if r.name != "lm_head" and not r.name.endswith("router") and r.k % g
+        ]
         if bad_g:
             gemms = ", ".join(sorted({f"{r.name} K={r.k}" for r in bad_g}))
             yield ctx.finding(
-                "error", f"group_size {g} does not divide K per shard{f' at tp={sc.tp}' if sc.tp > 1 else ''}: {gemms}",
-                key=f"{qkey}.group_size", gpu_specific=False, evidence={"group_size": g, "tp": sc.tp,
-                                                    "gemms": [{"gemm": r.name, "k": r.k} for r in bad_g]},
-                details=["a quantization group must not straddle two shards (row-parallel layers split K)"])
+                "error",
+                f"group_size {g} does not divide K per shard{f' at tp={sc.tp}' if sc.tp > 1 else ''}: {gemms}",
+                key=f"{qkey}.group_size",
+                gpu_specific=False,
+                evidence={"group_size": g, "tp": sc.tp, "gemms": [{"gemm": r.name, "k": r.k} for r in bad_g]},
+                details=["a quantization group must not straddle two shards (row-parallel layers split K)"],
+            )
     total_layers = spec.num_layers + spec.mtp_layers
     for i, entry in enumerate(q.modules_to_not_convert):
         m = _LAYER_INDEX.search(str(entry) + ".")
         if m and int(m.group(1)) >= total_layers:
             yield ctx.finding(
-                "warning", f"modules_to_not_convert entry {entry!r} names layer {m.group(1)}, but the model has "
-                           f"{total_layers} layers (0..{total_layers - 1})",
+                "warning",
+                f"modules_to_not_convert entry {entry!r} names layer {m.group(1)}, but the model has "
+                f"{total_layers} layers (0..{total_layers - 1})",
                 key=f"{qkey}.modules_to_not_convert[{i}]",
                 evidence={"entry": entry, "layer": int(m.group(1)), "num_layers": total_layers},
-                gpu_specific=False)
+                gpu_specific=False,
+            )
 
 
 # --------------------------------------------------------------------------- CL404
-@rule("CL404", "high-precision-share", FAMILY, "info",
-      "Parameters that stay in high precision (embeddings, LM head, routers, excluded modules) cap the gain.",
-      RuleDoc(
-          what="With a low-precision --dtype, the share of parameters that deployments usually keep in BF16: the "
-               "embedding table, the LM head, MoE routers (ModelOpt's default exclusions), plus the modules the "
-               "checkpoint's modules_to_not_convert names (attention, shared experts, ...). Reported against the "
-               "weight bytes a decode step reads (the LM head and routers count; the embedding is a row lookup) "
-               "and against the memory footprint (everything counts).",
-          why="Decode is weight-bandwidth bound: its gain from quantization is at most the ratio of weight bytes "
-              "read per step before and after (Amdahl). Parameters left in BF16 cap it, most for small models "
-              "with large vocabularies.",
-          example="Qwen3-0.6B in NVFP4: the tied 151936 x 1024 embedding/LM head is 26% of the parameters",
-          fix="Consider quantizing the LM head (FP8 is usually safe), or accept the cap; for small models, "
-              "a smaller vocabulary or tied embeddings reduce it.",
-          sources=("ModelOpt _default_disabled_quantizer_cfg (lm_head, routers, output layers)",
-                   "NVIDIA NVFP4 model cards: only linear layers in transformer blocks are quantized") + SOURCES[:1]),
-      options={"min_cap_loss_pct": (10.0, "report when the high-precision part costs at least this percent of the "
-                                         "ideal decode weight-read reduction")})
+@rule(
+    "CL404",
+    "high-precision-share",
+    FAMILY,
+    "info",
+    "Parameters that stay in high precision (embeddings, LM head, routers, excluded modules) cap the gain.",
+    RuleDoc(
+        what="With a low-precision --dtype, the share of parameters that deployments usually keep in BF16: the "
+        "embedding table, the LM head, MoE routers (ModelOpt's default exclusions), plus the modules the "
+        "checkpoint's modules_to_not_convert names (attention, shared experts, ...). Reported against the "
+        "weight bytes a decode step reads (the LM head and routers count; the embedding is a row lookup) "
+        "and against the memory footprint (everything counts).",
+        why="Decode is weight-bandwidth bound: its gain from quantization is at most the ratio of weight bytes "
+        "read per step before and after (Amdahl). Parameters left in BF16 cap it, most for small models "
+        "with large vocabularies.",
+        example="Qwen3-0.6B in NVFP4: the tied 151936 x 1024 embedding/LM head is 26% of the parameters",
+        fix="Consider quantizing the LM head (FP8 is usually safe), or accept the cap; for small models, "
+        "a smaller vocabulary or tied embeddings reduce it.",
+        sources=(
+            "ModelOpt _default_disabled_quantizer_cfg (lm_head, routers, output layers)",
+            "NVIDIA NVFP4 model cards: only linear layers in transformer blocks are quantized",
+        )
+        + SOURCES[:1],
+    ),
+    options={
+        "min_cap_loss_pct": (
+            10.0,
+            "report when the high-precision part costs at least this percent of the ideal decode weight-read reduction",
+        )
+    },
+)
 def high_precision_share(ctx: Context):
     from colint.analysis.inventory import gemms, param_counts
 
@@ -340,19 +429,28 @@ def high_precision_share(ctx: Context):
     foot_ratio = (foot_hp + foot_q) * b_hp / (foot_hp * b_hp + foot_q * b_q)
     what = ", ".join(f"{k} {v / 1e6:,.0f}M" for k, v in parts.items() if v)
     yield ctx.finding(
-        "info", f"{share_read:.0f}% of the weights a decode step reads stay in BF16 under {fmt}: decode weight "
-                f"reads shrink {actual:.2f}x instead of {ideal:.2f}x",
+        "info",
+        f"{share_read:.0f}% of the weights a decode step reads stay in BF16 under {fmt}: decode weight "
+        f"reads shrink {actual:.2f}x instead of {ideal:.2f}x",
         field="vocab_size" if parts.get("embedding", 0) + parts.get("LM head", 0) >= max(parts.values()) else None,
         loss_pct=None,
-        evidence={"dtype": fmt, "high_precision_read_share_pct": round(share_read, 1),
-                  "high_precision_param_share_pct": round(share_foot, 1),
-                  "decode_read_reduction": round(actual, 3), "ideal_reduction": round(ideal, 3),
-                  "footprint_reduction": round(foot_ratio, 3), "gpu": ctx.gpu,
-                  "high_precision_params": {k: int(v) for k, v in parts.items() if v}},
-        details=[f"kept in BF16 (usual deployment choice): {what}; {share_foot:.0f}% of all parameters "
-                 f"(memory shrinks {foot_ratio:.2f}x instead of {ideal:.2f}x)",
-                 f"Amdahl cap on the memory-bound decode gain from {fmt}: {actual:.2f}x "
-                 f"(estimate from parameter counts; {ctx.workload.label()})"])
+        evidence={
+            "dtype": fmt,
+            "high_precision_read_share_pct": round(share_read, 1),
+            "high_precision_param_share_pct": round(share_foot, 1),
+            "decode_read_reduction": round(actual, 3),
+            "ideal_reduction": round(ideal, 3),
+            "footprint_reduction": round(foot_ratio, 3),
+            "gpu": ctx.gpu,
+            "high_precision_params": {k: int(v) for k, v in parts.items() if v},
+        },
+        details=[
+            f"kept in BF16 (usual deployment choice): {what}; {share_foot:.0f}% of all parameters "
+            f"(memory shrinks {foot_ratio:.2f}x instead of {ideal:.2f}x)",
+            f"Amdahl cap on the memory-bound decode gain from {fmt}: {actual:.2f}x "
+            f"(estimate from parameter counts; {ctx.workload.label()})",
+        ],
+    )
 
 
 def _excluded_prefixes(spec) -> list[str]:

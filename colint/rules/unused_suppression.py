@@ -13,22 +13,36 @@ UNUSED_CODE = "CL000"
 NAME, FAMILY = "unused-suppression", "suppression"
 
 
-@rule(UNUSED_CODE, NAME, FAMILY, "warning",
-      "A suppression comment or baseline entry that suppresses nothing.",
-      RuleDoc(
-          what="A `# colint: ignore[...]` comment with no matching finding on its line, naming a code that does "
-               "not exist, or a baseline entry whose finding has gone.",
-          why="Stale suppressions hide the next real finding at the same place and make a reviewer believe a "
-              "problem still exists.",
-          example="# colint: ignore[CL002] on a line whose KV head count was fixed since",
-          fix="Delete the comment (or the code from it); rewrite the baseline with --write-baseline.",
-          sources=("ruff RUF100 unused-noqa; sqlfluff --warn-unused-ignores",)),
-      needs_workload=False)
+@rule(
+    UNUSED_CODE,
+    NAME,
+    FAMILY,
+    "warning",
+    "A suppression comment or baseline entry that suppresses nothing.",
+    RuleDoc(
+        what="A `# colint: ignore[...]` comment with no matching finding on its line, naming a code that does "
+        "not exist, or a baseline entry whose finding has gone.",
+        why="Stale suppressions hide the next real finding at the same place and make a reviewer believe a "
+        "problem still exists.",
+        example="# colint: ignore[CL002] on a line whose KV head count was fixed since",
+        fix="Delete the comment (or the code from it); rewrite the baseline with --write-baseline.",
+        sources=("ruff RUF100 unused-noqa; sqlfluff --warn-unused-ignores",),
+    ),
+    needs_workload=False,
+)
 def _unused_suppression(ctx) -> Iterable[Finding]:
     return ()  # emitted by apply_suppressions, which sees the comments and the baseline
 
 
 def unused_finding(message: str, line, column, **evidence: Any) -> Finding:
     """A CL000 finding at (line, column)."""
-    return Finding(code=UNUSED_CODE, name=NAME, rule=FAMILY, severity="warning",
-                   message=message, line=line, column=column, evidence=evidence)
+    return Finding(
+        code=UNUSED_CODE,
+        name=NAME,
+        rule=FAMILY,
+        severity="warning",
+        message=message,
+        line=line,
+        column=column,
+        evidence=evidence,
+    )

@@ -21,35 +21,61 @@ SOURCES = (
     "MobileLLM (Liu et al., ICML 2024, arXiv 2402.14905): below 1B parameters deeper beats wider",
     "Hazy Research 'Look Ma, No Bubbles' (2025): ~1.3-2.1 us launch per kernel, per-kernel stalls in decode",
 )
-@rule("CL301", "deep-narrow-stack", FAMILY, "info",
-      "Deep and narrow for its size: per-layer fixed costs take a large share of interactive decode time.",
-      RuleDoc(
-          what="The aspect ratio H/L (hidden size per transformer-layer equivalent) below the band of shipped "
-               "designs, the share of a one-sequence decode step spent in per-layer fixed costs (kernel launches, "
-               "GEMM floors, collectives) on the target, and an equal-parameter wider/shallower alternative (same "
-               "parameters within 2%, widths multiples of 128) with its estimated ITL gain.",
-          why="Each layer adds a sequential chain of small kernels; at one sequence the weights stream in the "
-              "same time either way, so fewer, wider layers cut the fixed part. Quality is roughly shape-neutral "
-              "over a wide band (Kaplan) but below ~1B parameters depth wins (MobileLLM): there it only advises.",
-          example="Qwen3-30B-A3B: H=2048 over 48 layers (H/L 43); about half of its one-sequence decode step on "
-                  "B200 is per-layer fixed cost.",
-          fix="At design time, trade layers for width at equal parameters (the alternative shown), or serve with "
-              "CUDA graphs / fused (mega)kernels that hide per-kernel costs.",
-          sources=SOURCES),
-      options={"min_aspect_ratio": (64.0, "report below this H/L (shipped designs: ~80-130; GPT-2 XL 33)"),
-               "min_fixed_share": (0.25, "and only when per-layer fixed costs are at least this share of the "
-                                         "latency-scenario decode step (models of 1B parameters and more)"),
-               "small_model_params": (1.0e9, "below this many parameters deep-and-thin is a known good choice "
-                                             "(MobileLLM): advise only"),
-               "param_tolerance": (0.02, "the alternative keeps the parameter count within this fraction"),
-               "min_itl_gain": (0.05, "models of 1B parameters and more: report only when the equal-parameter "
-                                      "alternative cuts the estimated ITL by at least this fraction")},
-      graded=True, warning_loss_pct=5.0, error_loss_pct=NEVER)
+
+
+@rule(
+    "CL301",
+    "deep-narrow-stack",
+    FAMILY,
+    "info",
+    "Deep and narrow for its size: per-layer fixed costs take a large share of interactive decode time.",
+    RuleDoc(
+        what="The aspect ratio H/L (hidden size per transformer-layer equivalent) below the band of shipped "
+        "designs, the share of a one-sequence decode step spent in per-layer fixed costs (kernel launches, "
+        "GEMM floors, collectives) on the target, and an equal-parameter wider/shallower alternative (same "
+        "parameters within 2%, widths multiples of 128) with its estimated ITL gain.",
+        why="Each layer adds a sequential chain of small kernels; at one sequence the weights stream in the "
+        "same time either way, so fewer, wider layers cut the fixed part. Quality is roughly shape-neutral "
+        "over a wide band (Kaplan) but below ~1B parameters depth wins (MobileLLM): there it only advises.",
+        example="Qwen3-30B-A3B: H=2048 over 48 layers (H/L 43); about half of its one-sequence decode step on "
+        "B200 is per-layer fixed cost.",
+        fix="At design time, trade layers for width at equal parameters (the alternative shown), or serve with "
+        "CUDA graphs / fused (mega)kernels that hide per-kernel costs.",
+        sources=SOURCES,
+    ),
+    options={
+        "min_aspect_ratio": (64.0, "report below this H/L (shipped designs: ~80-130; GPT-2 XL 33)"),
+        "min_fixed_share": (
+            0.25,
+            "and only when per-layer fixed costs are at least this share of the "
+            "latency-scenario decode step (models of 1B parameters and more)",
+        ),
+        "small_model_params": (
+            1.0e9,
+            "below this many parameters deep-and-thin is a known good choice (MobileLLM): advise only",
+        ),
+        "param_tolerance": (0.02, "the alternative keeps the parameter count within this fraction"),
+        "min_itl_gain": (
+            0.05,
+            "models of 1B parameters and more: report only when the equal-parameter "
+            "alternative cuts the estimated ITL by at least this fraction",
+        ),
+    },
+    graded=True,
+    warning_loss_pct=5.0,
+    error_loss_pct=NEVER,
+)
 def deep_narrow_stack(ctx: Context):
     from colint.analysis.inventory import param_counts
+
     # here: wider imports the workload model, which a spec-only run (--select CL0) never loads
-    from colint.analysis.wider import (decode_step_s, equivalent_layers, fixed_decode_s, latency_workload,
-                                       wider_alternative)
+    from colint.analysis.wider import (
+        decode_step_s,
+        equivalent_layers,
+        fixed_decode_s,
+        latency_workload,
+        wider_alternative,
+    )
 
     spec = ctx.spec
     L = spec.num_layers
@@ -70,12 +96,22 @@ def deep_narrow_stack(ctx: Context):
     target = max(math.ceil(L / 2), min(L - 1, round(L * (aspect / target_aspect) ** (2 / 3))))
     alt = wider_alternative(spec, target, ctx.option("param_tolerance"))
     gain = None
-    details = [f"per-layer fixed costs: est. {fixed_s * 1e3:.2f} ms of a {step.estimate_s * 1e3:.2f} ms decode step "
-               f"({fixed_s / L * 1e6:.1f} us per layer; {w.label()})"]
+    details = [
+        f"per-layer fixed costs: est. {fixed_s * 1e3:.2f} ms of a {step.estimate_s * 1e3:.2f} ms decode step "
+        f"({fixed_s / L * 1e6:.1f} us per layer; {w.label()})"
+    ]
     fixes = []
-    ev = {"hidden_size": spec.hidden_size, "num_layers": L, "layer_equivalents": l_eq,
-          "aspect_ratio": round(aspect, 1), "params": params, "est_fixed_share": round(share, 4),
-          "est_fixed_s": fixed_s, "est_itl_s": step.estimate_s, "gpu": ctx.gpu}
+    ev = {
+        "hidden_size": spec.hidden_size,
+        "num_layers": L,
+        "layer_equivalents": l_eq,
+        "aspect_ratio": round(aspect, 1),
+        "params": params,
+        "est_fixed_share": round(share, 4),
+        "est_fixed_s": fixed_s,
+        "est_itl_s": step.estimate_s,
+        "gpu": ctx.gpu,
+    }
     if alt is not None:
         alt_spec, alt_params = alt
         alt_itl = decode_step_s(alt_spec, ctx.profile, w.scenario)
@@ -83,24 +119,47 @@ def deep_narrow_stack(ctx: Context):
         if not small and gain < ctx.option("min_itl_gain"):
             return
         d_pct = 100.0 * (alt_params - params) / params
-        desc = (f"H={alt_spec.hidden_size} x {alt_spec.num_layers} layers"
-                + (f", intermediate {alt_spec.intermediate_size}" if alt_spec.intermediate_size else ""))
-        details.append(f"equal-parameter alternative {desc} ({d_pct:+.1f}% params): est. ITL {alt_itl * 1e3:.2f} ms "
-                       f"({gain:.0%} lower)")
-        ev.update({"alt_hidden_size": alt_spec.hidden_size, "alt_num_layers": alt_spec.num_layers,
-                   "alt_params": alt_params, "est_alt_itl_s": alt_itl,
-                   "est_alt_itl_gain_share": round(gain, 4)})
-        edits = [edit(edit_key(spec, "hidden_size", "hidden_size"), spec.hidden_size, alt_spec.hidden_size),
-                 edit(edit_key(spec, "num_layers", "num_hidden_layers"), L, alt_spec.num_layers)]
-        if spec.intermediate_size and alt_spec.intermediate_size != spec.intermediate_size \
-                and spec.sources.get("intermediate_size"):
+        desc = f"H={alt_spec.hidden_size} x {alt_spec.num_layers} layers" + (
+            f", intermediate {alt_spec.intermediate_size}" if alt_spec.intermediate_size else ""
+        )
+        details.append(
+            f"equal-parameter alternative {desc} ({d_pct:+.1f}% params): est. ITL {alt_itl * 1e3:.2f} ms "
+            f"({gain:.0%} lower)"
+        )
+        ev.update(
+            {
+                "alt_hidden_size": alt_spec.hidden_size,
+                "alt_num_layers": alt_spec.num_layers,
+                "alt_params": alt_params,
+                "est_alt_itl_s": alt_itl,
+                "est_alt_itl_gain_share": round(gain, 4),
+            }
+        )
+        edits = [
+            edit(edit_key(spec, "hidden_size", "hidden_size"), spec.hidden_size, alt_spec.hidden_size),
+            edit(edit_key(spec, "num_layers", "num_hidden_layers"), L, alt_spec.num_layers),
+        ]
+        if (
+            spec.intermediate_size
+            and alt_spec.intermediate_size != spec.intermediate_size
+            and spec.sources.get("intermediate_size")
+        ):
             edits.append(edit(edit_key(spec, "intermediate_size"), spec.intermediate_size, alt_spec.intermediate_size))
         moe0 = next((k.ffn for k in spec.layer_kinds if k.ffn.kind == "moe"), None)
         moe1 = next((k.ffn for k in alt_spec.layer_kinds if k.ffn.kind == "moe"), None)
-        if moe0 and moe1 and spec.sources.get("moe_intermediate_size") and \
-                moe1.expert_intermediate_size != moe0.expert_intermediate_size:
-            edits.append(edit(edit_key(spec, "moe_intermediate_size"), moe0.expert_intermediate_size,
-                              moe1.expert_intermediate_size))
+        if (
+            moe0
+            and moe1
+            and spec.sources.get("moe_intermediate_size")
+            and moe1.expert_intermediate_size != moe0.expert_intermediate_size
+        ):
+            edits.append(
+                edit(
+                    edit_key(spec, "moe_intermediate_size"),
+                    moe0.expert_intermediate_size,
+                    moe1.expert_intermediate_size,
+                )
+            )
         first_edit: dict = {}
         for e in edits:
             first_edit.setdefault(e.key, e)
@@ -109,21 +168,32 @@ def deep_narrow_stack(ctx: Context):
             old, new = getattr(spec, fld), getattr(alt_spec, fld)
             if old and new != old and spec.sources.get(fld) and not spec.sources[fld].default:
                 edits.append(edit(edit_key(spec, fld), old, new))
-        fixes.append(fix(f"wider and shallower at equal parameters: {desc} (est. {gain:.0%} lower ITL; "
-                         "changes the architecture, retrain)", "display" if small else "unsafe", *edits))
+        fixes.append(
+            fix(
+                f"wider and shallower at equal parameters: {desc} (est. {gain:.0%} lower ITL; "
+                "changes the architecture, retrain)",
+                "display" if small else "unsafe",
+                *edits,
+            )
+        )
     if small:
-        msg = (f"H/L = {aspect:.1f} ({spec.hidden_size} over {l_eq:g} layers) is deep and thin: below 1B parameters "
-               f"that is a known good choice (MobileLLM); per-layer fixed costs are est. {share:.0%} of one-sequence "
-               f"decode time on {ctx.gpu}")
+        msg = (
+            f"H/L = {aspect:.1f} ({spec.hidden_size} over {l_eq:g} layers) is deep and thin: below 1B parameters "
+            f"that is a known good choice (MobileLLM); per-layer fixed costs are est. {share:.0%} of one-sequence "
+            f"decode time on {ctx.gpu}"
+        )
         if gain is not None and gain > 0:
             msg += f"; an equal-parameter wider stack is est. {gain:.0%} faster (weigh it against quality)"
     else:
-        msg = (f"H/L = {aspect:.1f} ({spec.hidden_size} over {l_eq:g} layers) is deep and narrow: per-layer fixed "
-               f"costs are est. {share:.0%} of one-sequence decode time on {ctx.gpu}")
+        msg = (
+            f"H/L = {aspect:.1f} ({spec.hidden_size} over {l_eq:g} layers) is deep and narrow: per-layer fixed "
+            f"costs are est. {share:.0%} of one-sequence decode time on {ctx.gpu}"
+        )
         if gain is not None and gain > 0:
             msg += f"; an equal-parameter wider stack is est. {gain:.0%} faster"
     # the loss is the one-sequence decode step the equal-parameter alternative saves (est.); a design change that
     # needs retraining and trades quality (Kaplan, MobileLLM): at most a warning
     loss = 100.0 * gain if gain is not None and gain > 0 else None
-    yield ctx.finding(ctx.graded(loss), msg, field="num_layers", evidence=ev, fixes=fixes, details=details,
-                      loss_pct=loss)
+    yield ctx.finding(
+        ctx.graded(loss), msg, field="num_layers", evidence=ev, fixes=fixes, details=details, loss_pct=loss
+    )

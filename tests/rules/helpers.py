@@ -38,8 +38,14 @@ def run_spec_rules(config, select: list[str], name: str = "config.json"):
 
 
 LLAMA_8B = {
-    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
-    "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8,
-    "num_hidden_layers": 32, "vocab_size": 128256, "max_position_embeddings": 131072,
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "num_hidden_layers": 32,
+    "vocab_size": 128256,
+    "max_position_embeddings": 131072,
     "tie_word_embeddings": False,
 }

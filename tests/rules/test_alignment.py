@@ -26,20 +26,28 @@ def test_llama2_7b_intermediate_at_tp8_matches_the_design_illustration():
     assert f.message == "intermediate_size 11008 is 1376 per shard at tp=8, not a multiple of 128"
     ev = f.evidence
     assert (ev["per_shard"], ev["padded_128"], ev["waste_128_pct"]) == (1376, 1408, 2.27)
-    assert ev["gemms"] == [{"gemm": "mlp.gate_up", "dim": "n", "per_shard": 2752},
-                           {"gemm": "mlp.down_proj", "dim": "k", "per_shard": 1376}]
+    assert ev["gemms"] == [
+        {"gemm": "mlp.gate_up", "dim": "n", "per_shard": 2752},
+        {"gemm": "mlp.down_proj", "dim": "k", "per_shard": 1376},
+    ]
     # the fused gate/up GEMM pads 2752 -> 2816 on 128 and on 2-SM 256-wide tiles; down_proj's K pads in 64-steps
-    assert f.details[0] == ("mlp.gate_up N=2752 runs 2816 wide on 128-wide tiles (2.3% of its work wasted), "
-                            "2816 on 2-SM 256-wide tiles (2.3%)")
+    assert f.details[0] == (
+        "mlp.gate_up N=2752 runs 2816 wide on 128-wide tiles (2.3% of its work wasted), "
+        "2816 on 2-SM 256-wide tiles (2.3%)"
+    )
     assert f.details[1] == "mlp.down_proj K=1376 pads to 1408 in 64-element K steps (bf16, 2.3%)"
     # prefill is compute-bound and pays for the padding; decode (256 sequences) is memory-bound and barely does
     assert 0.25 <= ev["est_prefill_step_pct"] <= 2.0
     assert ev["est_decode_step_pct"] < 0.1
     assert f.impact.estimated_loss_pct == ev["est_prefill_step_pct"]
     assert [(fx.safety, [(e.key, e.old, e.new) for e in fx.edits]) for fx in f.fixes] == [
-        ("unsafe", [("intermediate_size", 11008, 11264)]), ("unsafe", [("intermediate_size", 11008, 10240)])]
-    assert [fx.title for fx in f.fixes] == ["intermediate_size 11008 → 11264 (+2.3% FFN params)",
-                                            "intermediate_size 11008 → 10240 (-7.0% FFN params)"]
+        ("unsafe", [("intermediate_size", 11008, 11264)]),
+        ("unsafe", [("intermediate_size", 11008, 10240)]),
+    ]
+    assert [fx.title for fx in f.fixes] == [
+        "intermediate_size 11008 → 11264 (+2.3% FFN params)",
+        "intermediate_size 11008 → 10240 (-7.0% FFN params)",
+    ]
 
 
 def test_llama2_7b_is_aligned_at_tp1():
@@ -60,7 +68,8 @@ def test_llama31_8b_vocab_at_tp8_is_reported_as_what_it_is():
     assert f.evidence["per_shard"] == 16032 and f.evidence["padded"] == 129024
     assert f.evidence["est_decode_step_pct"] < 0.25 and f.evidence["est_prefill_step_pct"] < 0.25
     assert [(fx.safety, [(e.key, e.old, e.new) for e in fx.edits]) for fx in f.fixes] == [
-        ("unsafe", [("vocab_size", 128256, 129024)])]  # the checkpoint's embedding must be padded too
+        ("unsafe", [("vocab_size", 128256, 129024)])
+    ]  # the checkpoint's embedding must be padded too
 
 
 def test_mobilellm_125m_hidden_576():
@@ -72,27 +81,37 @@ def test_mobilellm_125m_hidden_576():
     # the nearest divisor (ties: the larger)
     assert [[(e.key, e.old, e.new) for e in fx.edits] for fx in hidden.fixes] == [
         [("hidden_size", 576, 640), ("num_attention_heads", 9, 10), ("num_key_value_heads", 3, 2)],
-        [("hidden_size", 576, 512), ("num_attention_heads", 9, 8), ("num_key_value_heads", 3, 4)]]
+        [("hidden_size", 576, 512), ("num_attention_heads", 9, 8), ("num_key_value_heads", 3, 4)],
+    ]
     heads = next(f for f in fs if f.key == "num_attention_heads")
-    assert heads.message == ("attention projection widths (attn.qkv_proj N=960, attn.o_proj K=576) are not a multiple "
-                             "of 128: 9 heads x head_dim 64")
+    assert heads.message == (
+        "attention projection widths (attn.qkv_proj N=960, attn.o_proj K=576) are not a multiple "
+        "of 128: 9 heads x head_dim 64"
+    )
 
 
 def test_falcon_7b_hidden_4544_and_71_heads():
     path = f"{CORPUS}/megatron/nemo-launcher__falcon_7b.yaml"
     fs = run(path, ["CL201"])
-    assert brief(fs) == [("CL201", "warning", "model.hidden_size", 58),
-                         ("CL201", "info", "model.num_attention_heads", 60)]
+    assert brief(fs) == [
+        ("CL201", "warning", "model.hidden_size", 58),
+        ("CL201", "info", "model.num_attention_heads", 60),
+    ]
     assert fs[0].message == "hidden_size 4544, not a multiple of 128"
     assert [[(e.key, e.old, e.new) for e in fx.edits] for fx in fs[0].fixes] == [
         [("model.hidden_size", 4544, 4608), ("model.num_attention_heads", 71, 72)],
-        [("model.hidden_size", 4544, 4480), ("model.num_attention_heads", 71, 70)]]
-    assert fs[1].evidence["gemms"] == [{"gemm": "attn.qkv_proj", "dim": "n", "per_shard": 4672},
-                                       {"gemm": "attn.o_proj", "dim": "k", "per_shard": 4544}]
+        [("model.hidden_size", 4544, 4480), ("model.num_attention_heads", 71, 70)],
+    ]
+    assert fs[1].evidence["gemms"] == [
+        {"gemm": "attn.qkv_proj", "dim": "n", "per_shard": 4672},
+        {"gemm": "attn.o_proj", "dim": "k", "per_shard": 4544},
+    ]
     # at tp=8, 71 heads do not split: the widths per shard are undefined (CL7xx reports the head count)
     fs8 = run(path, ["CL201"], tp=8)
-    assert [(f.key, f.evidence.get("per_shard")) for f in fs8] == [("model.ffn_hidden_size", 2272),
-                                                                   ("model.hidden_size", 4544)]
+    assert [(f.key, f.evidence.get("per_shard")) for f in fs8] == [
+        ("model.ffn_hidden_size", 2272),
+        ("model.hidden_size", 4544),
+    ]
 
 
 def test_gqa_with_kv_replication_uses_the_real_per_rank_width():
@@ -114,7 +133,8 @@ def test_cooperative_tile_info_only_where_the_gpu_has_one():
     path = f"{CORPUS}/meta/executorch__Qwen2.5-0.5B.json"
     fs = [f for f in run(path, ["CL201"]) if f.key == "dim"]
     assert [(f.severity, f.message) for f in fs] == [  # graded: est. above the 0.5% warning threshold
-        ("warning", "hidden_size 896: a multiple of 128 but not of 256 (b200's 2-SM cooperative tile)")]
+        ("warning", "hidden_size 896: a multiple of 128 but not of 256 (b200's 2-SM cooperative tile)")
+    ]
     assert [f for f in run(path, ["CL201"], gpus=["h100-sxm"]) if f.key == "dim"] == []
 
 
@@ -122,8 +142,12 @@ def test_cooperative_tile_info_only_where_the_gpu_has_one():
 def test_mla_latent_576_is_info_by_design(tp):
     fs = [f for f in run(f"{CORPUS}/hf/deepseek__DeepSeek-V3.json", ["CL201"], tp=tp) if f.key == "kv_lora_rank"]
     assert [(f.severity, f.line, f.message) for f in fs] == [
-        ("info", 20, "MLA latent width kv_lora_rank 512 + rope 64 = 576 is not a multiple of 128 "
-                     "(mla.kv_a_proj_with_mqa N=576)")]
+        (
+            "info",
+            20,
+            "MLA latent width kv_lora_rank 512 + rope 64 = 576 is not a multiple of 128 (mla.kv_a_proj_with_mqa N=576)",
+        )
+    ]
     assert "by design" in fs[0].details[-1]
     assert fs[0].evidence["est_prefill_step_pct"] < 0.5
 
@@ -144,10 +168,12 @@ def test_expert_width_misaligned_unsplit_stays_cl201():
     path = f"{CORPUS}/hf/gpt-oss__gpt-oss-120b.json"
     fs = [f for f in run(path, ["CL201", "CL503"], tp=8) if f.key == "intermediate_size"]
     assert brief(fs) == [("CL201", "warning", "intermediate_size", 14)]
-    assert fs[0].message == ("moe_intermediate_size (routed experts) 2880 is 360 per shard at expert tp=8, "
-                             "not a multiple of 128")
-    assert "expert parallelism keeps each expert whole, but 2880 is not a multiple of 128 unsplit either" \
-        in fs[0].details
+    assert fs[0].message == (
+        "moe_intermediate_size (routed experts) 2880 is 360 per shard at expert tp=8, not a multiple of 128"
+    )
+    assert (
+        "expert parallelism keeps each expert whole, but 2880 is not a multiple of 128 unsplit either" in fs[0].details
+    )
 
 
 # --------------------------------------------------------------------------- CL202
@@ -165,8 +191,10 @@ def test_gpt2_vocab_50257_is_graded_in_bf16_an_error_in_fp8_with_a_safe_pad():
     (fx,) = f.fixes
     # never "safe": the edit changes the released checkpoint's embedding shape (it would no longer load)
     assert (fx.safety, [(e.key, e.old, e.new) for e in fx.edits]) == ("unsafe", [("vocab_size", 50257, 50304)])
-    assert "mask ids ≥ 50257" in fx.title and "pad the checkpoint's embedding and LM-head weights with 47 zero rows" \
-        in fx.title
+    assert (
+        "mask ids ≥ 50257" in fx.title
+        and "pad the checkpoint's embedding and LM-head weights with 47 zero rows" in fx.title
+    )
 
 
 def test_vocab_pad_multiple_follows_tp():
@@ -178,16 +206,20 @@ def test_vocab_pad_multiple_follows_tp():
 def test_head_dim_64_is_info_and_128_is_clean():
     (f,) = run(f"{CORPUS}/hf/llama3__Llama-3.2-1B-Instruct.json", ["CL203"])
     assert (f.code, f.severity, f.key, f.line) == ("CL203", "info", "head_dim", 13)
-    assert f.message == ("head_dim 64 is not a multiple of 128: attention kernels with 128-wide head tiles run it as "
-                         "128 (50% of their QKᵀ/PV tensor-core work is padding)")
+    assert f.message == (
+        "head_dim 64 is not a multiple of 128: attention kernels with 128-wide head tiles run it as "
+        "128 (50% of their QKᵀ/PV tensor-core work is padding)"
+    )
     assert run(f"{CORPUS}/hf/llama3__Meta-Llama-3.1-8B.json", ["CL203"]) == []
 
 
 # --------------------------------------------------------------------------- CL204
 def test_tp_auto_reports_the_largest_aligned_power_of_two():
     (f,) = run(f"{CORPUS}/hf/llama2__Llama-2-7b-neuron-training.json", ["CL204"], tp="auto")
-    assert f.message == ("largest power-of-two tp keeping every sharded width a multiple of 128: tp=2 (limited by "
-                         "intermediate_size 11008)")
+    assert f.message == (
+        "largest power-of-two tp keeping every sharded width a multiple of 128: tp=2 (limited by "
+        "intermediate_size 11008)"
+    )
     (g,) = run(f"{CORPUS}/hf/llama3__Meta-Llama-3.1-8B.json", ["CL204"], tp="auto")
     # widths align up to tp=16, but 8 KV heads cap it at 8 (more would replicate the KV cache: CL701, issue 17)
     assert g.evidence["per_width"]["intermediate_size"] == 16
@@ -201,11 +233,15 @@ def test_megatron_vocab_fix_edits_the_divisor_the_format_reads():
     spec = normalize(load(f"{CORPUS}/megatron/nemo-launcher__llama2_7b.yaml"), vocab_size=32000)
     (f,) = run(spec, ["CL202"], tp=8)
     assert brief([f]) == [("CL202", "info", "model.make_vocab_size_divisible_by", 79)]
-    assert f.message == ("padded vocab 32000 (model.make_vocab_size_divisible_by 128 x tp 1) is 4000 per shard at "
-                         "tp=8, not a multiple of 128")
+    assert f.message == (
+        "padded vocab 32000 (model.make_vocab_size_divisible_by 128 x tp 1) is 4000 per shard at "
+        "tp=8, not a multiple of 128"
+    )
     (fx,) = f.fixes
     assert (fx.safety, [(e.key, e.old, e.new) for e in fx.edits]) == (
-        "unsafe", [("model.make_vocab_size_divisible_by", 128, 1024)])
+        "unsafe",
+        [("model.make_vocab_size_divisible_by", 128, 1024)],
+    )
     assert (f.evidence["padded"], f.evidence["new_vocab_divisible_by"]) == (32768, 1024)
     assert run(spec, ["CL202"], tp=1) == []  # 32000 = 250 x 128
 
@@ -216,10 +252,16 @@ def test_neox_vocab_fix_counts_the_files_tp_and_does_not_insert_an_absent_key():
     spec = normalize(load(f"{CORPUS}/megatron/gpt-neox__pythia-6.9b.yaml"), vocab_size=50277)
     (f,) = run(spec, ["CL202"], tp=8)
     assert (f.key, f.line, f.evidence["per_shard"], f.evidence["padded"]) == (
-        "make-vocab-size-divisible-by", None, 6304, 51200)
+        "make-vocab-size-divisible-by",
+        None,
+        6304,
+        51200,
+    )
     (fx,) = f.fixes
     assert (fx.safety, [(e.key, e.old, e.new) for e in fx.edits]) == (
-        "display", [("make-vocab-size-divisible-by", 128, 512)])
+        "display",
+        [("make-vocab-size-divisible-by", 128, 512)],
+    )
 
 
 def test_derived_head_dim_points_at_the_head_count():
@@ -236,8 +278,11 @@ def test_several_gpus_read_as_one_block_per_finding_in_gpu_order():
     assert [(f.key, f.severity, f.gpu) for f in fs] == [
         # est. 0.44% / 0.35% / 0.36% of a step once the TP all-reduces are priced from measured kernels (issue 12):
         # below the 0.5% warning threshold on every GPU
-        ("model.ffn_hidden_size", "info", "mi300x"), ("model.ffn_hidden_size", "info", "b200"),
+        ("model.ffn_hidden_size", "info", "mi300x"),
+        ("model.ffn_hidden_size", "info", "b200"),
         ("model.ffn_hidden_size", "info", "h100-sxm"),
-        ("model.hidden_size", "info", "mi300x"), ("model.hidden_size", "info", "b200"),
-        ("model.hidden_size", "info", "h100-sxm")]
+        ("model.hidden_size", "info", "mi300x"),
+        ("model.hidden_size", "info", "b200"),
+        ("model.hidden_size", "info", "h100-sxm"),
+    ]
     assert all(f.message.endswith("not a multiple of 128") for f in fs)

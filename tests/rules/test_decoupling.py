@@ -11,8 +11,10 @@ def test_cl701_mla_under_tp8_replicates_kv_8x():
     (f,) = run(corpus("tests/corpus/hf/deepseek__DeepSeek-V3.json"), ["CL701"], tp=8)
     # graded: the replicated KV reads are est. 36% of the decode step, above the 25% error threshold
     assert (f.code, f.severity, f.key, f.line) == ("CL701", "error", "kv_lora_rank", 20)
-    assert f.message == ("MLA's latent KV cache (one KV head) is copied onto all 8 tp ranks: 70,272 B of KV cache "
-                         "per token on every GPU instead of 8,784 B")
+    assert f.message == (
+        "MLA's latent KV cache (one KV head) is copied onto all 8 tp ranks: 70,272 B of KV cache "
+        "per token on every GPU instead of 8,784 B"
+    )
     ev = f.evidence
     assert (ev["kv_heads"], ev["kv_replication"]) == (1, 8)
     assert (ev["kv_bytes_per_token_per_gpu"], ev["kv_bytes_per_token_sharded"]) == (70272, 8784)
@@ -69,8 +71,9 @@ def test_cl703_helix_pays_at_long_context_low_batch():
     ev = f.evidence
     assert ev["est_kv_read_s"] > ev["est_weight_read_s"]
     # the KV time grows linearly with context: the crossover is where it equals the weight reads
-    assert ev["est_crossover_context_tokens"] == pytest.approx(131072 * ev["est_weight_read_s"] / ev["est_kv_read_s"],
-                                                               rel=0.03)
+    assert ev["est_crossover_context_tokens"] == pytest.approx(
+        131072 * ev["est_weight_read_s"] / ev["est_kv_read_s"], rel=0.03
+    )
     assert f.message.endswith(f"KV (Helix) parallelism pays from est. {ev['est_crossover_context_tokens']:,} tokens")
 
 

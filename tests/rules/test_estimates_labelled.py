@@ -41,14 +41,16 @@ def test_estimated_figures_read_as_estimates(opts):
         assert "~" not in f.message, f.message
         for text in [f.message, *f.details]:
             # M* is where the roofline turns the GEMM compute-bound: always an estimate
-            assert [m.start() for m in re.finditer(r"M\*", text)] == \
-                [m.start() + 5 for m in re.finditer(r"est\. M\*", text)], text
+            assert [m.start() for m in re.finditer(r"M\*", text)] == [
+                m.start() + 5 for m in re.finditer(r"est\. M\*", text)
+            ], text
 
 
 def test_the_guard_sees_the_estimated_figures():
     """The scenarios above do reach the messages the guard is about (else it could not fail)."""
-    msgs = [f.message for opts in (dict(), dict(scenario="latency"), dict(scenario="long-context"))
-            for f in _findings(opts)]
+    msgs = [
+        f.message for opts in (dict(), dict(scenario="latency"), dict(scenario="long-context")) for f in _findings(opts)
+    ]
     assert any("below est. M*=" in m for m in msgs)  # CL501, tokens per expert >= 1
     assert any("a decode step touches est. " in m for m in msgs)  # CL501 at one sequence
     assert any("compute-bound only from est. M*=" in m for m in msgs)  # CL102 / CL501

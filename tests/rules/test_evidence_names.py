@@ -18,8 +18,14 @@ from colint.errors import ColintError
 from tests.rules.helpers import run
 
 CORPUS = sorted(p for p in Path("tests/corpus").rglob("*") if p.suffix in (".json", ".yaml", ".yml"))
-SCENARIOS = [dict(), dict(tp=8), dict(tp=8, ep=8), dict(scenario="latency"), dict(scenario="long-context"),
-             dict(tp=8, pp=4, dtype="fp8")]
+SCENARIOS = [
+    dict(),
+    dict(tp=8),
+    dict(tp=8, ep=8),
+    dict(scenario="latency"),
+    dict(scenario="long-context"),
+    dict(tp=8, pp=4, dtype="fp8"),
+]
 
 # a unit (or counted thing) at the end of the name, optionally "per" something: kv_bytes_per_token_per_gpu
 UNITS = ("tokens", "s", "pct", "share", "bytes", "flops", "flop_per_byte", "params", "layers", "heads", "experts")
@@ -27,17 +33,61 @@ UNIT_RE = re.compile(rf"(^|_)({'|'.join(UNITS)})(_per_[a-z0-9_]+)?$")
 CONFIG_WIDTHS = ("_size", "_dim", "_rank")  # hidden_size, head_dim, kv_lora_rank: elements, the config's own name
 UNITLESS = {
     # labels and flags
-    "gpu", "dtype", "out_dtype", "checkpoint_format", "architecture", "native", "regime", "gemm", "dim", "entry",
-    "memory_bound_at_any_m", "head_dim_derived",
+    "gpu",
+    "dtype",
+    "out_dtype",
+    "checkpoint_format",
+    "architecture",
+    "native",
+    "regime",
+    "gemm",
+    "dim",
+    "entry",
+    "memory_bound_at_any_m",
+    "head_dim_derived",
     # parallel sizes and plain counts (GEMM dims n/k, widths per shard, layer and stage indices, multiples)
-    "tp", "ep", "pp", "padding_tp", "largest_aligned_tp", "vocab_largest_aligned_tp", "max_power_of_two_tp",
-    "ep_sizes", "top_k", "n", "k", "value", "per_shard", "per_shard_width", "padded", "padded_128", "block",
-    "entries", "layer", "heaviest_stage", "pattern_period", "pattern_prefix", "redundant_to_fill",
-    "vocab_divisible_by", "new_vocab_divisible_by", "decode_concurrency", "layer_equivalents",
-    "est_ep_needed", "est_experts_touched_per_step", "fit_tp", "fit_ep", "fit_pp", "max_decode_concurrency",
+    "tp",
+    "ep",
+    "pp",
+    "padding_tp",
+    "largest_aligned_tp",
+    "vocab_largest_aligned_tp",
+    "max_power_of_two_tp",
+    "ep_sizes",
+    "top_k",
+    "n",
+    "k",
+    "value",
+    "per_shard",
+    "per_shard_width",
+    "padded",
+    "padded_128",
+    "block",
+    "entries",
+    "layer",
+    "heaviest_stage",
+    "pattern_period",
+    "pattern_prefix",
+    "redundant_to_fill",
+    "vocab_divisible_by",
+    "new_vocab_divisible_by",
+    "decode_concurrency",
+    "layer_equivalents",
+    "est_ep_needed",
+    "est_experts_touched_per_step",
+    "fit_tp",
+    "fit_ep",
+    "fit_pp",
+    "max_decode_concurrency",
     # unitless factors (x)
-    "ratio", "aspect_ratio", "kv_replication", "decode_read_reduction", "ideal_reduction", "footprint_reduction",
-    "gate_up_tile_efficiency", "down_k_tile_efficiency",
+    "ratio",
+    "aspect_ratio",
+    "kv_replication",
+    "decode_read_reduction",
+    "ideal_reduction",
+    "footprint_reduction",
+    "gate_up_tile_efficiency",
+    "down_k_tile_efficiency",
 }
 # dicts keyed by data (an EP size, a pp, a module), not by names: their keys are not checked
 DATA_KEYED = {"experts_per_gpu_max", "splits", "high_precision_params"}
@@ -50,12 +100,24 @@ ESTIMATED = {
     "CL202": {"est_decode_step_pct", "est_prefill_step_pct"},
     "CL203": {"est_attention_core_decode_share_pct", "est_attention_core_prefill_share_pct"},
     "CL301": {"est_itl_s", "est_fixed_s", "est_fixed_share", "est_alt_itl_s", "est_alt_itl_gain_share"},
-    "CL501": {"est_tokens_per_expert", "est_m_star_tokens", "est_concurrency_needed_tokens", "est_ep_needed",
-              "est_experts_touched_per_step", "est_prefill_tokens_per_expert"},
+    "CL501": {
+        "est_tokens_per_expert",
+        "est_m_star_tokens",
+        "est_concurrency_needed_tokens",
+        "est_ep_needed",
+        "est_experts_touched_per_step",
+        "est_prefill_tokens_per_expert",
+    },
     "CL503": {"est_decode_step_pct", "est_prefill_step_pct"},
     "CL701": {"est_replicated_kv_read_s", "est_attention_core_s"},
-    "CL703": {"est_kv_read_s", "est_weight_read_s", "est_decode_step_s", "est_kv_share", "est_attention_share",
-              "est_crossover_context_tokens"},
+    "CL703": {
+        "est_kv_read_s",
+        "est_weight_read_s",
+        "est_decode_step_s",
+        "est_kv_share",
+        "est_attention_share",
+        "est_crossover_context_tokens",
+    },
 }
 # CL102's M is the scenario's (exact) for a dense GEMM, tokens per expert under uniform routing for an expert's
 AT_M = {"est_m_tokens", "est_arithmetic_intensity_flop_per_byte"}
@@ -92,15 +154,23 @@ def _keys(ev: dict):
 
 def named_with_unit(key: str) -> bool:
     bare = key.removeprefix("est_")
-    return (key in UNITLESS or bare.startswith("num_") or bool(UNIT_RE.search(bare))
-            or bare.endswith(CONFIG_WIDTHS))
+    return key in UNITLESS or bare.startswith("num_") or bool(UNIT_RE.search(bare)) or bare.endswith(CONFIG_WIDTHS)
 
 
 def test_the_name_check_can_fail():
     assert not named_with_unit("m_star") and not named_with_unit("itl_gain") and not named_with_unit("m")
     assert named_with_unit("est_m_star_tokens") and named_with_unit("kv_bytes_per_token_per_gpu")
-    assert list(_keys({"a": [{"b": 1}], "splits": {"4": {"idle_pct": 1}}, "high_precision_params": {"x": 8},
-                       "c": {"d": 2}, "e": []})) == ["b", "idle_pct", "high_precision_params", "d", "e"]
+    assert list(
+        _keys(
+            {
+                "a": [{"b": 1}],
+                "splits": {"4": {"idle_pct": 1}},
+                "high_precision_params": {"x": 8},
+                "c": {"d": 2},
+                "e": [],
+            }
+        )
+    ) == ["b", "idle_pct", "high_precision_params", "d", "e"]
 
 
 def test_every_evidence_key_names_its_unit():
@@ -122,12 +192,14 @@ def test_estimated_values_are_named_as_estimates():
         if f.code == "CL102":
             for row in f.evidence["gemms"]:
                 # a row's M and its intensity at that M are both exact or both estimates
-                assert ("est_m_tokens" in row) == ("est_arithmetic_intensity_flop_per_byte" in row) \
-                    != ("m_tokens" in row), row
+                assert (
+                    ("est_m_tokens" in row) == ("est_arithmetic_intensity_flop_per_byte" in row) != ("m_tokens" in row)
+                ), row
     # every rule listed fires in these scenarios and reports each of its estimates somewhere (CL102 fires nowhere in
     # the corpus since it follows the time model's bound, issue 17: its evidence is checked where it fires)
-    assert {c: ESTIMATED[c] - seen.get(c, set()) for c in ESTIMATED if c != "CL102"} == \
-        {c: set() for c in ESTIMATED if c != "CL102"}
+    assert {c: ESTIMATED[c] - seen.get(c, set()) for c in ESTIMATED if c != "CL102"} == {
+        c: set() for c in ESTIMATED if c != "CL102"
+    }
 
 
 @pytest.mark.parametrize("code", ["CL601", "CL602", "CL604", "CL502"])

@@ -2,8 +2,14 @@
 
 import pytest
 
-from colint.analysis.pipeline import (best_partition, best_partition_two, bubble_fraction, evaluate, even_sizes,
-                                     imbalance)
+from colint.analysis.pipeline import (
+    best_partition,
+    best_partition_two,
+    bubble_fraction,
+    evaluate,
+    even_sizes,
+    imbalance,
+)
 from colint.rules.fix_builders import layer_pattern_for, with_num_layers
 from tests.rules.helpers import LLAMA_8B, corpus, run, spec_of
 
@@ -70,10 +76,13 @@ def test_layer_pattern_resize_keeps_first_k_dense():
 
 
 # -- CL601 ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("pp,sizes,regular", [
-    (4, [16, 15, 16, 14], [(59, "15/15/15/14"), (63, "16/16/16/15")]),
-    (8, [8, 7, 8, 8, 8, 8, 8, 6], [(55, "7/7/7/7/7/7/7/6"), (63, "8/8/8/8/8/8/8/7")]),
-])
+@pytest.mark.parametrize(
+    "pp,sizes,regular",
+    [
+        (4, [16, 15, 16, 14], [(59, "15/15/15/14"), (63, "16/16/16/15")]),
+        (8, [8, 7, 8, 8, 8, 8, 8, 6], [(55, "7/7/7/7/7/7/7/6"), (63, "8/8/8/8/8/8/8/7")]),
+    ],
+)
 def test_cl601_deepseek_v3_61_layers(pp, sizes, regular):
     fs = [f for f in run(corpus(DSV3), ["CL601"], pp=pp)]
     (f,) = fs
@@ -145,8 +154,9 @@ def test_cl603_first_k_dense_weight_imbalance():
 def test_cl604_without_pp_reports_irregular_stacks_only():
     (f,) = run(corpus(DSV3), ["CL604"])
     assert f.severity == "info"
-    assert f.message.startswith("61 layers (first 3 layers dense, 1 MTP layer): the best contiguous split still idles "
-                                "stages at pp=4, pp=8")
+    assert f.message.startswith(
+        "61 layers (first 3 layers dense, 1 MTP layer): the best contiguous split still idles stages at pp=4, pp=8"
+    )
     assert f.evidence["splits"]["4"]["stage_layers"] == [16, 15, 16, 14]
     # periodic hybrids and regular stacks are not reported without --pp
     assert run(corpus("tests/corpus/hf/gpt-oss__gpt-oss-20b.json"), ["CL604"]) == []
@@ -164,8 +174,10 @@ def test_cl604_equal_layer_counts_are_not_called_uneven():
     (f,) = run(corpus("tests/corpus/hf/nemotron-h__NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json"), ["CL604"])
     assert f.evidence["splits"]["4"]["stage_layers"] == [13, 13, 13, 13]
     assert "unevenly" not in f.message
-    assert f.message.startswith("52 layers (an irregular sequence of 3 layer kinds, hybrid attention/mamba): the best "
-                                "contiguous split still idles stages at pp=4, pp=8: pp=4: 13/13/13/13, est. ")
+    assert f.message.startswith(
+        "52 layers (an irregular sequence of 3 layer kinds, hybrid attention/mamba): the best "
+        "contiguous split still idles stages at pp=4, pp=8: pp=4: 13/13/13/13, est. "
+    )
 
 
 # -- period(): linear, same results as the quadratic scan it replaced ----------------------------

@@ -11,8 +11,10 @@ L8 = "tests/corpus/hf/llama3__Meta-Llama-3.1-8B.json"
 def test_405b_on_one_h100_will_not_load_and_says_what_fits():
     (f,) = run(corpus(L405), ["CL801"], gpus=["h100-sxm"])
     assert (f.code, f.severity, f.impact.estimated_loss_pct) == ("CL801", "error", None)
-    assert f.message == ("does not fit: est. 811.7 GB of weights per GPU exceed 72.0 GB usable of h100-sxm's 80 GB: "
-                         "the model will not load; tp=8, pp=4 (32 GPUs) fits")
+    assert f.message == (
+        "does not fit: est. 811.7 GB of weights per GPU exceed 72.0 GB usable of h100-sxm's 80 GB: "
+        "the model will not load; tp=8, pp=4 (32 GPUs) fits"
+    )
     assert (f.evidence["fit_tp"], f.evidence["fit_ep"], f.evidence["fit_pp"]) == (8, 1, 4)
     assert f.evidence["max_decode_concurrency"] == 0
     # the layout it proposes fits: no CL801 there

@@ -4,8 +4,14 @@ import math
 
 import pytest
 
-from colint.analysis.moe import (concurrency_for_m, ep_for_m, experts_per_gpu, experts_touched, redundant_to_fill,
-                                 tokens_per_expert)
+from colint.analysis.moe import (
+    concurrency_for_m,
+    ep_for_m,
+    experts_per_gpu,
+    experts_touched,
+    redundant_to_fill,
+    tokens_per_expert,
+)
 from colint.checking import CheckOptions, build_targets
 from tests.rules.helpers import LLAMA_8B, corpus, run, spec_of
 
@@ -47,8 +53,10 @@ def test_cl501_deepseek_v3_throughput():
     assert ev["est_concurrency_needed_tokens"] == round(m_star * 256 / 8)
     assert ev["est_ep_needed"] == math.ceil(m_star * 32 / 256)
     # 64 divides the 256 experts; on b200 (8-GPU NVLink domains) the advice says what spanning domains costs
-    assert f.fixes[0].title == ("deploy the experts with ep=64 and data-parallel attention (spans 8 8-GPU NVLink "
-                                "domains of b200: the all-to-all runs over the scale-out network)")
+    assert f.fixes[0].title == (
+        "deploy the experts with ep=64 and data-parallel attention (spans 8 8-GPU NVLink "
+        "domains of b200: the all-to-all runs over the scale-out network)"
+    )
     assert f.fixes[0].settings == {"ep": 64}
 
 
@@ -60,9 +68,11 @@ def test_cl501_under_tp_counts_attention_groups_not_ranks():
     m_star = expert_m_star(spec, tp=8, ep=8)
     assert f.evidence["est_tokens_per_expert"] == 8.0
     assert f.evidence["est_experts_touched_per_step"] == pytest.approx(experts_touched(256, 8, 256), abs=0.1)
-    assert f.message == ("routed experts get est. 8 tokens each per decode step (256 seq x 1 attention-DP group "
-                         f"of tp=8 x top-8 / 256 experts), below est. M*={m_star:.0f} where their GEMMs turn "
-                         "compute-bound on b200 bf16")
+    assert f.message == (
+        "routed experts get est. 8 tokens each per decode step (256 seq x 1 attention-DP group "
+        f"of tp=8 x top-8 / 256 experts), below est. M*={m_star:.0f} where their GEMMs turn "
+        "compute-bound on b200 bf16"
+    )
     need = math.ceil(m_star * 256 / 8 / 32)  # ep=256 (one expert per GPU) holds 32 groups of tp=8
     assert f.details[0].endswith(f"at ep=256 it takes >={need:,} seq per attention group of tp=8")
 
@@ -72,12 +82,17 @@ def test_cl501_at_concurrency_one_gives_the_concurrency_that_fixes_it():
     (f,) = run(spec, ["CL501"], scenario="latency")
     m_star = expert_m_star(spec, scenario="latency")
     # one token's top-8 picks touch 8 experts, one token each; every routing figure reads as an estimate
-    assert f.message == ("at 1 seq x ep=1 a decode step touches est. 8 of 256 routed experts (1.0 tokens each); "
-                         f"their GEMMs turn compute-bound only from est. M*={m_star:.0f} on b200 bf16")
-    assert f.details[0].startswith(f"compute-bound needs est. {round(m_star * 32):,} concurrent tokens per EP group "
-                                   "(uniform routing): ")
-    assert f.details[1].startswith("est. 8 of 256 experts touched per step by 1 token; 256 experts per GPU at ep=1; "
-                                   "prefill gives est. 256 tokens per expert (memory-bound) (estimate: b200, ")
+    assert f.message == (
+        "at 1 seq x ep=1 a decode step touches est. 8 of 256 routed experts (1.0 tokens each); "
+        f"their GEMMs turn compute-bound only from est. M*={m_star:.0f} on b200 bf16"
+    )
+    assert f.details[0].startswith(
+        f"compute-bound needs est. {round(m_star * 32):,} concurrent tokens per EP group (uniform routing): "
+    )
+    assert f.details[1].startswith(
+        "est. 8 of 256 experts touched per step by 1 token; 256 experts per GPU at ep=1; "
+        "prefill gives est. 256 tokens per expert (memory-bound) (estimate: b200, "
+    )
     assert "out of reach at 1 seq per rank; at ep=256 it takes >=" in f.details[0]
     assert f.fixes == []
 
@@ -85,7 +100,9 @@ def test_cl501_at_concurrency_one_gives_the_concurrency_that_fixes_it():
 def test_cl501_mixtral_and_scout_cap_ep_at_the_expert_count():
     (f,) = run(corpus(MIXTRAL), ["CL501"])
     assert (f.evidence["est_tokens_per_expert"], f.evidence["est_ep_needed"]) == (64.0, 5)
-    assert "ep>=5 at 256 seq per rank (ep=8: the nearest size that divides the experts or fits the domain)" in f.details[0]
+    assert (
+        "ep>=5 at 256 seq per rank (ep=8: the nearest size that divides the experts or fits the domain)" in f.details[0]
+    )
     (g,) = run(corpus("tests/corpus/hf/llama4__Llama-4-Scout-17B-16E-Instruct.json"), ["CL501"], scenario="latency")
     assert "at ep=16 it takes" in g.details[0]  # 16 experts: wider EP only replicates
 
@@ -99,8 +116,9 @@ def test_cl501_silent_when_experts_are_compute_bound():
 def test_cl502_uneven_ep_warning_with_redundant_fill():
     (f,) = run(corpus(DSV3), ["CL502"], ep=72)
     assert (f.severity, f.key) == ("warning", "n_routed_experts")
-    assert f.message == ("256 experts over ep=72 is 3.56 per GPU: the busiest GPUs hold 4 "
-                         "(est. 11% of expert capacity idle)")
+    assert f.message == (
+        "256 experts over ep=72 is 3.56 per GPU: the busiest GPUs hold 4 (est. 11% of expert capacity idle)"
+    )
     assert (f.evidence["experts_per_gpu_max"], f.evidence["redundant_to_fill"]) == (4, 32)
     assert [(e.old, e.new) for x in f.fixes if x.safety == "unsafe" for e in x.edits] == [(256, 216), (256, 288)]
     assert run(corpus(DSV3), ["CL502"], ep=64) == []
@@ -120,8 +138,10 @@ def test_cl502_without_ep_only_for_awkward_expert_counts():
 def test_cl503_fine_grained_experts_under_tp():
     (f,) = run(corpus(QWEN3_30B), ["CL503"], tp=8)
     assert (f.severity, f.key, f.line) == ("warning", "moe_intermediate_size", 19)
-    assert f.message == ("expert FFN width 768 is 96 per shard at tp=8, under one 128-wide tile: spread the 128 "
-                         "experts with ep=8 instead (16 whole experts per GPU)")
+    assert f.message == (
+        "expert FFN width 768 is 96 per shard at tp=8, under one 128-wide tile: spread the 128 "
+        "experts with ep=8 instead (16 whole experts per GPU)"
+    )
     assert f.evidence["gate_up_tile_efficiency"] == 0.75
     assert run(corpus(QWEN3_30B), ["CL503"], tp=8, ep=8) == []  # experts already on EP
     assert run(corpus(QWEN3_30B), ["CL503"], tp=2) == []  # 384 per shard
@@ -136,11 +156,14 @@ def test_cl503_owns_experts_misaligned_only_by_the_split():
     # split is what misaligns it -> CL503 (CL201 defers), a warning with the padding estimate
     (f,) = run(corpus(QWEN3_CODER), ["CL201", "CL503"], tp=8)
     assert (f.code, f.severity, f.key, f.line) == ("CL503", "warning", "moe_intermediate_size", 17)
-    assert f.message == ("expert FFN width 2560 is 320 per shard at tp=8, not a multiple of 128 (the whole 2560 is): "
-                         "spread the 160 experts with ep=8 instead (20 whole experts per GPU)")
+    assert f.message == (
+        "expert FFN width 2560 is 320 per shard at tp=8, not a multiple of 128 (the whole 2560 is): "
+        "spread the 160 experts with ep=8 instead (20 whole experts per GPU)"
+    )
     assert f.evidence["per_shard_width"] == 320 and f.evidence["est_prefill_step_pct"] > 0.25
-    assert f.impact.estimated_loss_pct == pytest.approx(max(f.evidence["est_decode_step_pct"],
-                                                            f.evidence["est_prefill_step_pct"]), abs=0.01)
+    assert f.impact.estimated_loss_pct == pytest.approx(
+        max(f.evidence["est_decode_step_pct"], f.evidence["est_prefill_step_pct"]), abs=0.01
+    )
     # below warning_loss_pct the split is info, not warning
     opts = {"CL503": {"warning_loss_pct": 100.0}}
     (g,) = run(corpus(QWEN3_CODER), ["CL503"], tp=8, rule_options=opts)
@@ -166,8 +189,10 @@ def test_cl501_qwen3_30b_a3b_throughput():
 def test_cl504_ep_beyond_the_nvlink_domain_is_priced_at_scale_out_and_flagged():
     # DeepSeek-V3's shape (DeepSeek-R1's) at ep=64 on HGX B200 (8-GPU domain): 56 of 63 peers are off-node
     (f,) = run(corpus("tests/corpus/hf/deepseek__DeepSeek-V3.json"), ["CL504"], gpus=["b200"], ep=64)
-    assert f.message == ("ep=64 spans 8 NVLink domains of 8 on b200: 89% of the expert all-to-all crosses the "
-                         "scale-out network (100 GB/s per GPU vs 1800 GB/s NVLink)")
+    assert f.message == (
+        "ep=64 spans 8 NVLink domains of 8 on b200: 89% of the expert all-to-all crosses the "
+        "scale-out network (100 GB/s per GPU vs 1800 GB/s NVLink)"
+    )
     assert f.severity == "error" and f.impact.estimated_loss_pct >= 25
     # the step is priced so: decode at ep=64 is no longer faster than at ep=8
     from colint.analysis.scenario import make_scenario
@@ -175,8 +200,10 @@ def test_cl504_ep_beyond_the_nvlink_domain_is_priced_at_scale_out_and_flagged():
     from colint.hardware_profiles import load_profile
 
     spec, p = corpus("tests/corpus/hf/deepseek__DeepSeek-V3.json"), load_profile("b200")
-    itl = {ep: analyse(spec, p, make_scenario("throughput", ep=ep, gpu="b200")).steps["decode"].estimate_s
-           for ep in (8, 64)}
+    itl = {
+        ep: analyse(spec, p, make_scenario("throughput", ep=ep, gpu="b200")).steps["decode"].estimate_s
+        for ep in (8, 64)
+    }
     assert itl[64] > itl[8]
     # inside a rack-scale domain (GB200 NVL72) ep=64 is NVLink all the way: nothing to flag
     assert run(corpus("tests/corpus/hf/deepseek__DeepSeek-V3.json"), ["CL504"], gpus=["gb200"], ep=64) == []

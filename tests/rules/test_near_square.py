@@ -23,8 +23,10 @@ def blog_target(ep: int) -> Target:
     return Target("gb300", p, make_scenario("throughput", dtype="nvfp4", out_dtype="fp8", ep=ep, gpu="gb300"))
 
 
-@pytest.mark.parametrize("ep, m, math_us, read_us, write_us", [
-    (1, 256, 0.14, 0.30, 0.26), (8, 2048, 1.15, 0.37, 2.10), (64, 16384, 9.16, 0.89, 16.8)])
+@pytest.mark.parametrize(
+    "ep, m, math_us, read_us, write_us",
+    [(1, 256, 0.14, 0.30, 0.26), (8, 2048, 1.15, 0.37, 2.10), (64, 16384, 9.16, 0.89, 16.8)],
+)
 def test_blog_table2_ffn2_is_memory_bound_at_every_m(ep, m, math_us, read_us, write_us):
     spec = corpus(THIN_MOE)
     t = blog_target(ep)
@@ -71,7 +73,9 @@ def test_thin_shared_experts_under_tp8_on_h100_are_memory_bound_forever():
     (f,) = run(f"{CORPUS}/hf/qwen3-next__Qwen3-Next-80B-A3B-Thinking.json", ["CL101"], tp=8, gpus=["h100-sxm"])
     assert (f.severity, f.key, f.line) == ("warning", "shared_expert_intermediate_size", 36)
     assert [(g["gemm"], g["n"], g["k"]) for g in f.evidence["gemms"]] == [
-        ("moe.shared_experts.gate_up", 128, 2048), ("moe.shared_experts.down_proj", 2048, 64)]
+        ("moe.shared_experts.gate_up", 128, 2048),
+        ("moe.shared_experts.down_proj", 2048, 64),
+    ]
     # the loss is the shape's alone: against a near-square GEMM of equal work on the same BF16 path
     assert f.impact.estimated_loss_pct == f.evidence["est_shape_loss_pct"]
     assert 0.5 <= f.impact.estimated_loss_pct < 5.0
@@ -115,12 +119,22 @@ def test_routers_are_not_reported():
 def test_pythia_70m_at_tp8_on_h100():
     fs = run(f"{CORPUS}/megatron/gpt-neox__pythia-70m.yaml", ["CL101"], tp=8, gpus=["h100-sxm"])
     assert [(f.severity, f.message) for f in fs] == [
-        ("warning", "num_heads 8 at tp=8: attn.o_proj, attn.qkv_proj memory-bound at every M on h100-sxm in bf16 "
-                    "(I∞ 57 FLOP/B <= ridge 295 FLOP/B)"),
-        ("warning", "intermediate_size 2048 at tp=8: mlp.down_proj, mlp.up_proj memory-bound at every M on h100-sxm "
-                    "in bf16 (I∞ 171 FLOP/B <= ridge 295 FLOP/B)")]
+        (
+            "warning",
+            "num_heads 8 at tp=8: attn.o_proj, attn.qkv_proj memory-bound at every M on h100-sxm in bf16 "
+            "(I∞ 57 FLOP/B <= ridge 295 FLOP/B)",
+        ),
+        (
+            "warning",
+            "intermediate_size 2048 at tp=8: mlp.down_proj, mlp.up_proj memory-bound at every M on h100-sxm "
+            "in bf16 (I∞ 171 FLOP/B <= ridge 295 FLOP/B)",
+        ),
+    ]
     # each distinct GEMM once, the shape loss against the near-square reference last
     assert [d.split(":")[0] for d in fs[0].details] == [
-        "attn.qkv_proj N=192, K=512", "attn.o_proj N=512, K=64", "est. 7.7% of the prefill step, 0.0% of the decode "
-        "step (estimate", "the shape costs est. 1.3% of the step against the same GEMMs at a near-square 128x128 of "
-        "equal work on the same bf16 path"]
+        "attn.qkv_proj N=192, K=512",
+        "attn.o_proj N=512, K=64",
+        "est. 7.7% of the prefill step, 0.0% of the decode step (estimate",
+        "the shape costs est. 1.3% of the step against the same GEMMs at a near-square 128x128 of "
+        "equal work on the same bf16 path",
+    ]

@@ -7,8 +7,15 @@ from colint.analysis.wider import equivalent_layers, scaled_spec, wider_alternat
 from tests.rules.helpers import LLAMA_8B, corpus, run, spec_of
 
 # a 1.3B deep-narrow design: H=1536 over 48 layers (H/L 32)
-DEEP_NARROW = dict(LLAMA_8B, hidden_size=1536, num_hidden_layers=48, num_attention_heads=12, num_key_value_heads=4,
-                   intermediate_size=4096, vocab_size=32000)
+DEEP_NARROW = dict(
+    LLAMA_8B,
+    hidden_size=1536,
+    num_hidden_layers=48,
+    num_attention_heads=12,
+    num_key_value_heads=4,
+    intermediate_size=4096,
+    vocab_size=32000,
+)
 
 
 def test_mobilellm_125m_is_graded_by_its_gain_at_most_a_warning():
@@ -51,8 +58,12 @@ def test_the_latency_workload_is_used_whatever_the_scenario():
 
 
 def test_well_shaped_models_are_quiet():
-    for name in ("llama3__Meta-Llama-3.1-8B", "llama3__Llama-3.3-70B-Instruct", "qwen3__Qwen3-8B",
-                 "deepseek__DeepSeek-V3"):
+    for name in (
+        "llama3__Meta-Llama-3.1-8B",
+        "llama3__Llama-3.3-70B-Instruct",
+        "qwen3__Qwen3-8B",
+        "deepseek__DeepSeek-V3",
+    ):
         path = f"tests/corpus/hf/{name}.json"
         assert run(corpus(path), ["CL3"]) == [], path
         assert run(corpus(path), ["CL3"], scenario="latency") == [], path

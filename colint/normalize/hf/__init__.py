@@ -125,8 +125,12 @@ def detect(doc: Document) -> bool:
     if not isinstance(data, dict):
         return False
     dec = data.get("decoder")
-    if isinstance(dec, dict) and "dim" in dec and "n_layers" in dec and not any(
-            isinstance(data.get(w), dict) for w in WRAPPER_KEYS):
+    if (
+        isinstance(dec, dict)
+        and "dim" in dec
+        and "n_layers" in dec
+        and not any(isinstance(data.get(w), dict) for w in WRAPPER_KEYS)
+    ):
         return False  # torchchat's LLaVA model_params (Meta ModelArgs under decoder:), not an HF config
     if any(k in data for k in _HF_MARKERS):
         return True
@@ -151,8 +155,9 @@ def _text_root(doc: Document) -> tuple[tuple, str | None]:
 def _wrapped(data: dict, holder: dict, prefix: tuple) -> tuple[tuple, str | None] | None:
     for w in WRAPPER_KEYS:
         sub = holder.get(w)
-        if isinstance(sub, dict) and any(k in sub for k in ("hidden_size", "num_hidden_layers", "model_type",
-                                                              "d_model", "n_embd")):
+        if isinstance(sub, dict) and any(
+            k in sub for k in ("hidden_size", "num_hidden_layers", "model_type", "d_model", "n_embd")
+        ):
             mt = sub.get("model_type")
             if mt is None and isinstance(data.get("model_type"), str):
                 mt = WRAPPER_TEXT_TYPES.get(data["model_type"])
@@ -163,8 +168,9 @@ def _wrapped(data: dict, holder: dict, prefix: tuple) -> tuple[tuple, str | None
 def resolve_model_type(doc: Document, prefix: tuple, model_type) -> str:
     if model_type is not None and not isinstance(model_type, str):
         line, col = doc.location(prefix + ("model_type",))
-        raise SpecError(f"'model_type' must be a string, got {model_type!r}", path=doc.path, line=line, column=col,
-                        key="model_type")
+        raise SpecError(
+            f"'model_type' must be a string, got {model_type!r}", path=doc.path, line=line, column=col, key="model_type"
+        )
     if isinstance(model_type, str):
         model_type = LEGACY_TYPES.get(model_type, model_type)
         if model_type in FAMILIES:
@@ -180,8 +186,13 @@ def resolve_model_type(doc: Document, prefix: tuple, model_type) -> str:
         if isinstance(d, dict) and "n_embd" in d and "gpt2" in FAMILIES:
             return "gpt2"
         line, col = 1, 1
-        raise SpecError("no 'model_type' and no known 'architectures' entry: cannot tell the model family",
-                        path=doc.path, line=line, column=col, key="model_type")
+        raise SpecError(
+            "no 'model_type' and no known 'architectures' entry: cannot tell the model family",
+            path=doc.path,
+            line=line,
+            column=col,
+            key="model_type",
+        )
     return model_type
 
 

@@ -38,8 +38,14 @@ def family_defaults(model_type: str) -> tuple[dict, dict]:
 
 
 class HFReader(Reader):
-    def __init__(self, doc: Document, prefix: tuple = (), defaults: dict | None = None,
-                 aliases: dict | None = None, model_type: str | None = None) -> None:
+    def __init__(
+        self,
+        doc: Document,
+        prefix: tuple = (),
+        defaults: dict | None = None,
+        aliases: dict | None = None,
+        model_type: str | None = None,
+    ) -> None:
         super().__init__(doc, prefix, defaults, aliases)
         self.model_type = model_type
         self.notes: list[str] = []
@@ -80,20 +86,23 @@ class HFReader(Reader):
         return Quantization(
             quant_method=q.get("quant_method") if isinstance(q.get("quant_method"), str) else None,
             fmt=fmt if isinstance(fmt, str) else None,
-            weight_block_size=[int(b) for b in block] if isinstance(block, list)
-            and all(isinstance(b, int) and not isinstance(b, bool) for b in block) else None,
+            weight_block_size=[int(b) for b in block]
+            if isinstance(block, list) and all(isinstance(b, int) and not isinstance(b, bool) for b in block)
+            else None,
             group_size=group if isinstance(group, int) and not isinstance(group, bool) else None,
             modules_to_not_convert=[m for m in mods if isinstance(m, str)] if isinstance(mods, list) else [],
             raw=q,
         )
 
-    def attention_dims(self, hidden: int, *, heads_default=None, kv_default=None,
-                       head_dim_default=None) -> tuple[int, int, int]:
+    def attention_dims(
+        self, hidden: int, *, heads_default=None, kv_default=None, head_dim_default=None
+    ) -> tuple[int, int, int]:
         """(num_heads, num_kv_heads, head_dim) with transformers' defaults. ``heads_default=None``: the
         key is required; ``kv_default=None`` means "equal to heads"; ``head_dim_default=None`` means
         hidden // heads (transformers' ``getattr`` fallback), as does an explicit null head_dim."""
-        heads = self.int("num_heads", "num_attention_heads",
-                         **({} if heads_default is None else {"default": heads_default}))
+        heads = self.int(
+            "num_heads", "num_attention_heads", **({} if heads_default is None else {"default": heads_default})
+        )
         kv = self.int("num_kv_heads", "num_key_value_heads", default=heads if kv_default is None else kv_default)
         if self.has("head_dim"):
             hd = self.int("head_dim", "head_dim")
@@ -113,8 +122,9 @@ class HFReader(Reader):
                 raise self.error(("layer_types", i), f"'{self.key_name('layer_types')}[{i}]' must be a string")
         return lt
 
-    def spec(self, *, hidden_size: int, num_layers: int, kinds: list[LayerKind], pattern: list[int],
-             **fields) -> ModelSpec:
+    def spec(
+        self, *, hidden_size: int, num_layers: int, kinds: list[LayerKind], pattern: list[int], **fields
+    ) -> ModelSpec:
         """Assemble the ModelSpec with this reader's sources and notes."""
         notes = fields.pop("notes", []) + self.notes
         return ModelSpec(
@@ -146,8 +156,9 @@ def layer_types_of(types: list[str] | None, n_layers: int) -> list[str]:
     return types + ["full_attention"] * (n_layers - len(types))
 
 
-def sliding_full_kinds(n_layers: int, types: list[str] | None, window: int | None, ffn: FFN, other_params: int,
-                       **attention) -> tuple[list[LayerKind], list[int]]:
+def sliding_full_kinds(
+    n_layers: int, types: list[str] | None, window: int | None, ffn: FFN, other_params: int, **attention
+) -> tuple[list[LayerKind], list[int]]:
     """Layer kinds and pattern of a stack whose attention layers are ``sliding_attention`` or full, as
     ``layer_types`` says (:func:`layer_types_of`; sliding layers without a window are full attention).
     ``attention`` holds the Mixer fields shared by both kinds (heads, KV heads, head_dim, biases)."""
@@ -158,8 +169,15 @@ def sliding_full_kinds(n_layers: int, types: list[str] | None, window: int | Non
         attn = "sliding" if t == "sliding_attention" and window else "full"
         if attn not in index:
             index[attn] = len(kinds)
-            kinds.append(LayerKind(name=f"attention/{attn}+dense", mixer=Mixer(
-                kind="attention", attention=attn, window=window if attn == "sliding" else None, **attention),
-                ffn=ffn, other_params=other_params))
+            kinds.append(
+                LayerKind(
+                    name=f"attention/{attn}+dense",
+                    mixer=Mixer(
+                        kind="attention", attention=attn, window=window if attn == "sliding" else None, **attention
+                    ),
+                    ffn=ffn,
+                    other_params=other_params,
+                )
+            )
         pattern.append(index[attn])
     return kinds, pattern

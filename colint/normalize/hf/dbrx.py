@@ -36,9 +36,18 @@ def build(r: HFReader) -> ModelSpec:
     mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, fused_qkv=True)
     ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter)
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=[layer(mixer, ffn, 2 * h)], pattern=[0] * n_layers,
-        vocab_size=vocab, tie_word_embeddings=tie,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=[layer(mixer, ffn, 2 * h)],
+        pattern=[0] * n_layers,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_seq_len"),
-        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=None,
-        hidden_act=act_name, extra_params=h, loader_rejects=rejects,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        intermediate_size=None,
+        hidden_act=act_name,
+        extra_params=h,
+        loader_rejects=rejects,
     )

@@ -68,18 +68,47 @@ TRAITS: dict[str, Traits] = {
     "seed_oss": Traits(kv_default=8, head_dim_default=128, o_bias="attention_out_bias", mlp_bias="mlp_bias"),
     "cohere": Traits(norms=1, qk_norm="all", qk_norm_key="use_qk_norm"),
     "cohere2": Traits(norms=1, windows="types", window_pattern_key="sliding_window_pattern"),
-    "starcoder2": Traits(kv_default=2, qkv_bias="use_bias", o_bias="use_bias", mlp_bias="use_bias", gated=False, norm_bias=True,
-                         windows="all"),
+    "starcoder2": Traits(
+        kv_default=2,
+        qkv_bias="use_bias",
+        o_bias="use_bias",
+        mlp_bias="use_bias",
+        gated=False,
+        norm_bias=True,
+        windows="all",
+    ),
     "gpt_neox": Traits(mlp_bias=True, gated=False, fused_qkv=True, norm_bias=True, head_dim_key=False),
-    "gptj": Traits(qkv_bias=False, o_bias=False, mlp_bias=True, lm_head_bias=True, gated=False, norms=1,
-                   norm_bias=True, head_dim_key=False, inter_default_mult=4),
-    "stablelm": Traits(kv_default=32, qkv_bias="use_qkv_bias", o_bias=False, norm_bias=True,
-                       parallel_norms_key="use_parallel_residual", qk_norm="all", qk_norm_key="qk_layernorm",
-                       head_dim_key=False),
+    "gptj": Traits(
+        qkv_bias=False,
+        o_bias=False,
+        mlp_bias=True,
+        lm_head_bias=True,
+        gated=False,
+        norms=1,
+        norm_bias=True,
+        head_dim_key=False,
+        inter_default_mult=4,
+    ),
+    "stablelm": Traits(
+        kv_default=32,
+        qkv_bias="use_qkv_bias",
+        o_bias=False,
+        norm_bias=True,
+        parallel_norms_key="use_parallel_residual",
+        qk_norm="all",
+        qk_norm_key="qk_layernorm",
+        head_dim_key=False,
+    ),
     "glm": Traits(kv_default=2, head_dim_default=128, o_bias=False),
     "glm4": Traits(kv_default=2, head_dim_default=128, o_bias=False, norms=4),
-    "exaone4": Traits(kv_default=32, qkv_bias=False, o_bias=False, qk_norm="head", windows="types",
-                      window_pattern_key="sliding_window_pattern"),
+    "exaone4": Traits(
+        kv_default=32,
+        qkv_bias=False,
+        o_bias=False,
+        qk_norm="head",
+        windows="types",
+        window_pattern_key="sliding_window_pattern",
+    ),
     "ernie4_5": Traits(kv_default=2, head_dim_default=128, qkv_bias="use_bias", o_bias="use_bias", mlp_bias="use_bias"),
     "hunyuan_v1_dense": Traits(qk_norm="head"),
     "apertus": Traits(gated=False, qk_norm="head", act_params={"xielu": 2}),
@@ -88,13 +117,31 @@ TRAITS: dict[str, Traits] = {
     "phimoe": Traits(kv_default=8, lm_head_bias="lm_head_bias", norm_bias=True, windows="all", moe="all"),
     "granitemoe": Traits(moe="all"),
     "granitemoeshared": Traits(moe="all", shared="granite"),
-    "ernie4_5_moe": Traits(kv_default=4, qkv_bias="use_bias", o_bias="use_bias", mlp_bias="use_bias", lm_head_bias="use_bias",
-                           moe="ernie", expert_width="moe_intermediate_size", experts_keys=("moe_num_experts",),
-                           top_k_keys=("moe_k",), shared="ernie", router_param_bias=True),
-    "hunyuan_v1_moe": Traits(qk_norm="head", moe="all", experts_keys=("num_experts",), top_k_keys=("moe_topk",),
-                             shared="hunyuan"),
-    "dots1": Traits(kv_default=32, qk_norm="head", moe="first_k", expert_width="moe_intermediate_size",
-                    experts_keys=("n_routed_experts",), shared="dots1", windows="types"),
+    "ernie4_5_moe": Traits(
+        kv_default=4,
+        qkv_bias="use_bias",
+        o_bias="use_bias",
+        mlp_bias="use_bias",
+        lm_head_bias="use_bias",
+        moe="ernie",
+        expert_width="moe_intermediate_size",
+        experts_keys=("moe_num_experts",),
+        top_k_keys=("moe_k",),
+        shared="ernie",
+        router_param_bias=True,
+    ),
+    "hunyuan_v1_moe": Traits(
+        qk_norm="head", moe="all", experts_keys=("num_experts",), top_k_keys=("moe_topk",), shared="hunyuan"
+    ),
+    "dots1": Traits(
+        kv_default=32,
+        qk_norm="head",
+        moe="first_k",
+        expert_width="moe_intermediate_size",
+        experts_keys=("n_routed_experts",),
+        shared="dots1",
+        windows="types",
+    ),
 }
 
 
@@ -133,8 +180,9 @@ def _sparse_layers(r: HFReader, t: Traits, n_layers: int) -> list[bool]:
     if t.moe == "ernie":
         interval = r.int(None, "moe_layer_interval", default=1)
         start = r.int(None, "moe_layer_start_index", default=r.defaults.get("moe_layer_start_index", 0), minimum=0)
-        end = r.int(None, "moe_layer_end_index", default=r.defaults.get("moe_layer_end_index", n_layers - 1),
-                    minimum=-1)
+        end = r.int(
+            None, "moe_layer_end_index", default=r.defaults.get("moe_layer_end_index", n_layers - 1), minimum=-1
+        )
         return [(i + 1) % interval == 0 and start <= i <= end for i in range(n_layers)]
     return [False] * n_layers
 
@@ -156,26 +204,40 @@ def _moe_ffn(r: HFReader, t: Traits, h: int, inter: int) -> tuple[FFN, int]:
     """(the sparse FFN, its parameters outside the GEMMs)."""
     e = r.int("num_experts", *t.experts_keys)
     k = _top_k(r, t)[0]
-    width = inter if t.expert_width == "intermediate_size" else r.int(
-        "moe_intermediate_size", t.expert_width)
+    width = inter if t.expert_width == "intermediate_size" else r.int("moe_intermediate_size", t.expert_width)
     if t.expert_width == "intermediate_size":
         r.sources.setdefault("moe_intermediate_size", r.sources["intermediate_size"])
     n_shared, shared_w = 0, 0
     if t.shared == "granite":
-        shared_w = r.int("shared_expert_intermediate_size", "shared_intermediate_size",
-                         default=r.defaults.get("shared_intermediate_size", 0), minimum=0)
+        shared_w = r.int(
+            "shared_expert_intermediate_size",
+            "shared_intermediate_size",
+            default=r.defaults.get("shared_intermediate_size", 0),
+            minimum=0,
+        )
         n_shared = 1 if shared_w else 0
     elif t.shared == "ernie":
-        n_shared = r.int("num_shared_experts", "moe_num_shared_experts",
-                         default=r.defaults.get("moe_num_shared_experts", 0), minimum=0)
+        n_shared = r.int(
+            "num_shared_experts",
+            "moe_num_shared_experts",
+            default=r.defaults.get("moe_num_shared_experts", 0),
+            minimum=0,
+        )
         shared_w = width
     elif t.shared == "dots1":
         n_shared = r.int("num_shared_experts", "n_shared_experts", minimum=0)
         shared_w = width
     elif t.shared == "hunyuan":
         n_shared, shared_w = 1, inter
-    ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=width, num_shared_experts=n_shared,
-              shared_intermediate_size=shared_w if n_shared else 0, shared_bias=_flag(r, t.mlp_bias))
+    ffn = FFN(
+        kind="moe",
+        num_experts=e,
+        top_k=k,
+        expert_intermediate_size=width,
+        num_shared_experts=n_shared,
+        shared_intermediate_size=shared_w if n_shared else 0,
+        shared_bias=_flag(r, t.mlp_bias),
+    )
     return ffn, e if t.router_param_bias else 0
 
 
@@ -217,9 +279,17 @@ def build(r: HFReader) -> ModelSpec:
     table = KindTable()
     for i in range(n_layers):
         sw = types[i] == "sliding_attention" and bool(window)
-        mixer = Mixer(kind="attention", attention="sliding" if sw else "full", window=window if sw else None,
-                      num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=qkv_bias, o_bias=o_bias,
-                      fused_qkv=t.fused_qkv)
+        mixer = Mixer(
+            kind="attention",
+            attention="sliding" if sw else "full",
+            window=window if sw else None,
+            num_heads=heads,
+            num_kv_heads=kv,
+            head_dim=hd,
+            qkv_bias=qkv_bias,
+            o_bias=o_bias,
+            fused_qkv=t.fused_qkv,
+        )
         if sparse[i]:
             ffn = moe_ffn if top_ks[i] == moe_ffn.top_k else moe_ffn.model_copy(update={"top_k": top_ks[i]})
             table.add(layer(mixer, ffn, other + router_params))
@@ -227,9 +297,18 @@ def build(r: HFReader) -> ModelSpec:
             table.add(layer(mixer, dense, other))
     extra = norm_w + (vocab if _flag(r, t.lm_head_bias) else 0)  # a bias is never tied
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=table.kinds, pattern=table.pattern,
-        vocab_size=vocab, tie_word_embeddings=tie,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=table.kinds,
+        pattern=table.pattern,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings", "n_positions"),
-        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter, hidden_act=act,
-        sliding_window=window, extra_params=extra,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        intermediate_size=inter,
+        hidden_act=act,
+        sliding_window=window,
+        extra_params=extra,
     )

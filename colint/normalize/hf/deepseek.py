@@ -26,16 +26,23 @@ from typing import Any
 from colint.normalize.format_reader import mla_norm_params
 from colint.normalize.hf.base import HFReader
 from colint.normalize.hf.moe_common import (
-    KindTable, deepseek_style_mtp_params, ignored_key, layer, nullable_int, str_list,
+    KindTable,
+    deepseek_style_mtp_params,
+    ignored_key,
+    layer,
+    nullable_int,
+    str_list,
 )
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
-_V3 = dict(vocab=129280, hidden=7168, inter=18432, moe=2048, layers=61, heads=128, shared=1, e=256, k=8,
-           first_k=3, mtp=1)
+_V3 = dict(
+    vocab=129280, hidden=7168, inter=18432, moe=2048, layers=61, heads=128, shared=1, e=256, k=8, first_k=3, mtp=1
+)
 _DEFAULTS: dict[str, dict[str, Any]] = {
-    "deepseek_v2": dict(vocab=102400, hidden=4096, inter=11008, moe=1407, layers=32, heads=32, shared=2, e=64,
-                        k=None, first_k=0, mtp=0),
+    "deepseek_v2": dict(
+        vocab=102400, hidden=4096, inter=11008, moe=1407, layers=32, heads=32, shared=2, e=64, k=None, first_k=0, mtp=0
+    ),
     "deepseek_v3": _V3,
     "kimi_k2": _V3,
     "deepseek_v32": dict(_V3, mtp=0),
@@ -70,8 +77,14 @@ def build(r: HFReader) -> ModelSpec:
     if v2:
         freq = r.int(None, "moe_layer_freq", default=1)
         if freq != 1:
-            issues.append(ignored_key(r, "moe_layer_freq", f"transformers' deepseek_v2 makes every layer from "
-                                      f"first_k_dense_replace on MoE; DeepSeek's remote code only every {freq}th"))
+            issues.append(
+                ignored_key(
+                    r,
+                    "moe_layer_freq",
+                    f"transformers' deepseek_v2 makes every layer from "
+                    f"first_k_dense_replace on MoE; DeepSeek's remote code only every {freq}th",
+                )
+            )
     rejects = []
     if v2 and h % heads:
         rejects.append(f"DeepseekV2Config rejects hidden_size {h} not divisible by num_attention_heads {heads}")
@@ -82,15 +95,32 @@ def build(r: HFReader) -> ModelSpec:
     if v32:
         index_heads = r.int(None, "index_n_heads", default=64)
         index_dim = r.int(None, "index_head_dim", default=128)
-    mixer = Mixer(kind="mla", num_heads=heads, num_kv_heads=kv_heads, head_dim=nope + rope, v_head_dim=v_dim,
-                  qkv_bias=attn_bias, o_bias=attn_bias, q_lora_rank=q_lora, kv_lora_rank=kv_lora,
-                  qk_nope_head_dim=nope, qk_rope_head_dim=rope,
-                  index_num_heads=index_heads, index_head_dim=index_dim)
+    mixer = Mixer(
+        kind="mla",
+        num_heads=heads,
+        num_kv_heads=kv_heads,
+        head_dim=nope + rope,
+        v_head_dim=v_dim,
+        qkv_bias=attn_bias,
+        o_bias=attn_bias,
+        q_lora_rank=q_lora,
+        kv_lora_rank=kv_lora,
+        qk_nope_head_dim=nope,
+        qk_rope_head_dim=rope,
+        index_num_heads=index_heads,
+        index_head_dim=index_dim,
+    )
     other = 2 * h + mla_norm_params(mixer) + (2 * index_dim if index_dim else 0)
     dense_ffn = FFN(kind="dense", intermediate_size=inter, bias=mlp_bias)
-    moe_ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=moe_inter,
-                  num_shared_experts=n_shared, shared_intermediate_size=moe_inter if n_shared else 0,
-                  shared_bias=mlp_bias)
+    moe_ffn = FFN(
+        kind="moe",
+        num_experts=e,
+        top_k=k,
+        expert_intermediate_size=moe_inter,
+        num_shared_experts=n_shared,
+        shared_intermediate_size=moe_inter if n_shared else 0,
+        shared_bias=mlp_bias,
+    )
 
     mlp_types = str_list(r, "mlp_layer_types") if v32 else None
     if mlp_types is not None:
@@ -107,10 +137,22 @@ def build(r: HFReader) -> ModelSpec:
     mtp = r.int("mtp_layers", "num_nextn_predict_layers", "num_mtp_layers", default=d["mtp"], minimum=0)
     mtp_params = mtp * deepseek_style_mtp_params(layer(mixer, moe_ffn, other), h) if mtp else 0
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
-        vocab_size=vocab, tie_word_embeddings=tie,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=t.kinds,
+        pattern=t.pattern,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=kv_heads, head_dim=nope + rope, intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"), extra_params=h,
-        mtp_layers=mtp, mtp_params=mtp_params, notes=notes, loader_rejects=rejects, key_issues=issues,
+        num_heads=heads,
+        num_kv_heads=kv_heads,
+        head_dim=nope + rope,
+        intermediate_size=inter,
+        hidden_act=r.str(None, "hidden_act", default="silu"),
+        extra_params=h,
+        mtp_layers=mtp,
+        mtp_params=mtp_params,
+        notes=notes,
+        loader_rejects=rejects,
+        key_issues=issues,
     )

@@ -44,18 +44,29 @@ def build(r: HFReader) -> ModelSpec:
         if n_ln is None and new_arch:
             n_ln = 2
         norms = 2 if n_ln == 2 else 1
-    mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias,
-                  fused_qkv=True)
+    mixer = Mixer(
+        kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias, fused_qkv=True
+    )
     ffn = FFN(kind="dense", intermediate_size=ffn_width, gated=False, bias=bias)
     kind = LayerKind(name="attention/full+dense", mixer=mixer, ffn=ffn, other_params=norms * 2 * h)
     notes = []
     if isinstance(legacy, str) and legacy.startswith("RefinedWeb"):
-        notes.append(f"legacy model_type {legacy} read as falcon "
-                     f"({'new decoder architecture' if new_arch else 'multi-query'})")
+        notes.append(
+            f"legacy model_type {legacy} read as falcon ({'new decoder architecture' if new_arch else 'multi-query'})"
+        )
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=[kind], pattern=[0] * n_layers,
-        vocab_size=vocab, tie_word_embeddings=tie,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=[kind],
+        pattern=[0] * n_layers,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
         max_position_embeddings=None if alibi else r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=ffn_width,
-        hidden_act=r.str(None, "activation"), extra_params=2 * h, notes=notes,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        intermediate_size=ffn_width,
+        hidden_act=r.str(None, "activation"),
+        extra_params=2 * h,
+        notes=notes,
     )

@@ -27,8 +27,20 @@ from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 
 # FalconH1Config class defaults (transformers 5.24)
-_D = dict(hidden=4096, layers=32, heads=32, kv=8, inter=14336, vocab=128000, d_ssm=1024, m_heads=128, groups=1,
-          d_state=256, taps=4, expand=2)
+_D = dict(
+    hidden=4096,
+    layers=32,
+    heads=32,
+    kv=8,
+    inter=14336,
+    vocab=128000,
+    d_ssm=1024,
+    m_heads=128,
+    groups=1,
+    d_state=256,
+    taps=4,
+    expand=2,
+)
 
 
 def _mamba(r: HFReader, h: int, rejects: list[str]) -> tuple[Mixer, int]:
@@ -51,11 +63,22 @@ def _mamba(r: HFReader, h: int, rejects: list[str]) -> tuple[Mixer, int]:
     elif d_head != "auto":
         d_head = r.int(None, "mamba_d_head")
         if d_head * heads != d_ssm:
-            rejects.append(f"FalconH1Config rejects mamba_d_head {d_head}: mamba_n_heads x mamba_d_head = "
-                           f"{heads * d_head}, not the Mamba width {d_ssm}")
+            rejects.append(
+                f"FalconH1Config rejects mamba_d_head {d_head}: mamba_n_heads x mamba_d_head = "
+                f"{heads * d_head}, not the Mamba width {d_ssm}"
+            )
     conv_dim = d_ssm + 2 * groups * d_state
-    mixer = Mixer(kind="mamba", mamba_version=2, num_heads=heads, d_inner=d_ssm, d_state=d_state, n_groups=groups,
-                  conv_kernel=taps, in_bias=proj_bias, out_bias=out_bias)
+    mixer = Mixer(
+        kind="mamba",
+        mamba_version=2,
+        num_heads=heads,
+        d_inner=d_ssm,
+        d_state=d_state,
+        n_groups=groups,
+        conv_kernel=taps,
+        in_bias=proj_bias,
+        out_bias=out_bias,
+    )
     other = conv_dim * taps + (conv_dim if conv_bias else 0) + 3 * heads + (d_ssm if rms_norm else 0)
     return mixer, other
 
@@ -73,16 +96,26 @@ def build(r: HFReader) -> ModelSpec:
     mamba, mamba_other = _mamba(r, h, rejects)
     attn = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias)
     ffn = FFN(kind="dense", intermediate_size=inter, gated=True, bias=r.bool(None, "mlp_bias", default=False))
-    kind = LayerKind(name="attention/full|mamba+dense", mixer=attn, parallel_mixer=mamba, ffn=ffn,
-                     other_params=2 * h + mamba_other)
+    kind = LayerKind(
+        name="attention/full|mamba+dense", mixer=attn, parallel_mixer=mamba, ffn=ffn, other_params=2 * h + mamba_other
+    )
     t = KindTable()
     for _ in range(n_layers):
         t.add(kind)
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern, vocab_size=vocab,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=t.kinds,
+        pattern=t.pattern,
+        vocab_size=vocab,
         tie_word_embeddings=tie_embeddings(r, False),
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"), extra_params=h, loader_rejects=rejects,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        intermediate_size=inter,
+        hidden_act=r.str(None, "hidden_act", default="silu"),
+        extra_params=h,
+        loader_rejects=rejects,
         notes=["every layer runs attention and a Mamba-2 block in parallel (parallel_mixer): both are costed"],
     )

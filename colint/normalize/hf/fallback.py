@@ -21,27 +21,49 @@ from colint.loading.document import Document, format_path
 from colint.normalize.model_spec import ModelSpec
 
 _DECODER_KEYS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size")
-_OPTIONAL_KEYS = ("num_key_value_heads", "head_dim", "vocab_size", "tie_word_embeddings", "attention_bias",
-                  "mlp_bias", "max_position_embeddings", "hidden_act")
+_OPTIONAL_KEYS = (
+    "num_key_value_heads",
+    "head_dim",
+    "vocab_size",
+    "tie_word_embeddings",
+    "attention_bias",
+    "mlp_bias",
+    "max_position_embeddings",
+    "hidden_act",
+)
 _DROP = ("model_type", "auto_map", "quantization_config", "transformers_version", "architectures")
 
 
-def _unsupported(doc: Document, prefix: tuple, model_type: str, supported: Iterable[str], why: str = "",
-                 field: str | None = None) -> FormatNotRecognized:
+def _unsupported(
+    doc: Document, prefix: tuple, model_type: str, supported: Iterable[str], why: str = "", field: str | None = None
+) -> FormatNotRecognized:
     line, col = doc.location(prefix + ("model_type",))
     if field is not None and doc.has(prefix + (field,)):  # transformers named the field it rejects: point there
         line, col = doc.location(prefix + (field,))
-    msg = (f"model_type {model_type!r} is not supported by colint{why}; colint reads {len(list(supported))} model "
-           "types (`colint formats` lists them)")
-    return FormatNotRecognized(msg, path=doc.path, line=line or 1, column=col or 1,
-                               key=format_path(prefix + (field,)) if field else None)
+    msg = (
+        f"model_type {model_type!r} is not supported by colint{why}; colint reads {len(list(supported))} model "
+        "types (`colint formats` lists them)"
+    )
+    return FormatNotRecognized(
+        msg, path=doc.path, line=line or 1, column=col or 1, key=format_path(prefix + (field,)) if field else None
+    )
 
 
 # Layers that are not attention + MLP: reading them as a Llama would be wrong by tens of percent
 # (Zamba +133 %, RecurrentGemma +43 % on transformers 5.24's defaults), so the fallback refuses them.
 _NON_ATTENTION = ("linear", "mamba", "conv", "recurrent", "rnn", "ssm", "lru", "deltanet", "rwkv", "mlp")
-_HYBRID_KEYS = ("layers_block_type", "block_types", "hybrid_layer_ids", "hybrid_override_pattern", "lru_width",
-                "n_recurrent_layers", "linear_num_key_heads", "conv_L_cache", "attn_layer_period", "ssm_cfg")
+_HYBRID_KEYS = (
+    "layers_block_type",
+    "block_types",
+    "hybrid_layer_ids",
+    "hybrid_override_pattern",
+    "lru_width",
+    "n_recurrent_layers",
+    "linear_num_key_heads",
+    "conv_L_cache",
+    "attn_layer_period",
+    "ssm_cfg",
+)
 _HYBRID_PREFIXES = ("mamba_", "ssm_", "linear_attn", "rwkv_")
 
 
@@ -72,8 +94,13 @@ def _bounded_for_transformers(doc: Document, prefix: tuple, values: dict) -> Non
         if too_big or too_long:
             line, col = doc.location(prefix + (k,))
             what = f"is {v:.3g}" if too_big else f"has {len(v):,} entries"
-            raise SpecError(f"'{k}' {what}, beyond any real model (limit {limit if too_big else MAX_LAYERS:.3g})",
-                            path=doc.path, line=line or 1, column=col or 1, key=k)
+            raise SpecError(
+                f"'{k}' {what}, beyond any real model (limit {limit if too_big else MAX_LAYERS:.3g})",
+                path=doc.path,
+                line=line or 1,
+                column=col or 1,
+                key=k,
+            )
 
 
 def _transformers():
@@ -102,8 +129,9 @@ def build_with_transformers(doc: Document, prefix: tuple, model_type: str, suppo
     try:
         config_mapping, auto_config = _transformers()
     except ImportError:
-        raise _unsupported(doc, prefix, model_type, supported, " (and transformers is not installed to try its config)") \
-            from None
+        raise _unsupported(
+            doc, prefix, model_type, supported, " (and transformers is not installed to try its config)"
+        ) from None
     if model_type not in config_mapping:
         raise _unsupported(doc, prefix, model_type, supported)
     try:
@@ -113,18 +141,31 @@ def build_with_transformers(doc: Document, prefix: tuple, model_type: str, suppo
         said = said if len(said) <= 600 else said[:597] + "..."
         named = re.search(r"field '([^']+)'", said)
         field = named.group(1) if named and named.group(1) in values else None
-        raise _unsupported(doc, prefix, model_type, supported, f" (transformers rejects this config: {said})",
-                           field) from None
+        raise _unsupported(
+            doc, prefix, model_type, supported, f" (transformers rejects this config: {said})", field
+        ) from None
     defaults = {k: v for k, v in cfg.to_dict().items() if v is not None and not isinstance(v, dict)}
     defaults.update({k: _read(cfg, k) for k in _DECODER_KEYS + _OPTIONAL_KEYS})  # attribute_map names too
     defaults = {k: v for k, v in defaults.items() if v is not None}
     if not all(isinstance(defaults.get(k), int) and not isinstance(defaults.get(k), bool) for k in _DECODER_KEYS):
-        raise _unsupported(doc, prefix, model_type, supported, " (not a standard decoder: hidden_size, num_hidden_layers, "
-                           "num_attention_heads or intermediate_size is missing)")
+        raise _unsupported(
+            doc,
+            prefix,
+            model_type,
+            supported,
+            " (not a standard decoder: hidden_size, num_hidden_layers, "
+            "num_attention_heads or intermediate_size is missing)",
+        )
     hybrid = _hybrid_evidence(defaults)
     if hybrid:
-        raise _unsupported(doc, prefix, model_type, supported, f" (a hybrid or recurrent stack: {hybrid}; colint reads such "
-                           "stacks only for the families it has adapters for)")
+        raise _unsupported(
+            doc,
+            prefix,
+            model_type,
+            supported,
+            f" (a hybrid or recurrent stack: {hybrid}; colint reads such "
+            "stacks only for the families it has adapters for)",
+        )
     from colint.normalize.hf import generic
     from colint.normalize.hf.base import HFReader
 

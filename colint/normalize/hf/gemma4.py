@@ -41,14 +41,18 @@ def _overrides(r: HFReader, n_layers: int, types: list[str], k_eq_v: bool) -> di
                 raise r.error(("per_layer_config", k), f"per_layer_config key {k!r} is not a layer index") from None
             if not isinstance(v, dict):
                 raise r.error(("per_layer_config", k), f"per_layer_config[{k!r}] must be a mapping")
-            out[idx] = {"head_dim": r.int(None, f"per_layer_config.{k}.head_dim", default=None),
-                        "num_key_value_heads": r.int(None, f"per_layer_config.{k}.num_key_value_heads",
-                                                     default=None)}
+            out[idx] = {
+                "head_dim": r.int(None, f"per_layer_config.{k}.head_dim", default=None),
+                "num_key_value_heads": r.int(None, f"per_layer_config.{k}.num_key_value_heads", default=None),
+            }
         return out
     global_hd = r.int(None, "global_head_dim", default=DEFAULT_GLOBAL_HEAD_DIM)
     global_kv = r.opt_int("num_global_kv_heads", "num_global_key_value_heads", minimum=1) if k_eq_v else None
-    return {i: {"head_dim": global_hd, "num_key_value_heads": global_kv}
-            for i in range(n_layers) if types[i] == "full_attention"}
+    return {
+        i: {"head_dim": global_hd, "num_key_value_heads": global_kv}
+        for i in range(n_layers)
+        if types[i] == "full_attention"
+    }
 
 
 def build(r: HFReader) -> ModelSpec:
@@ -65,10 +69,15 @@ def build(r: HFReader) -> ModelSpec:
     k_eq_v = r.bool(None, "attention_k_eq_v", default=False)
     shared = r.int(None, "num_kv_shared_layers", default=0, minimum=0)
     double_wide = r.bool(None, "use_double_wide_mlp", default=False)
-    ple = r.int(None, "hidden_size_per_layer_input", default=r.defaults.get("hidden_size_per_layer_input", 0),
-                minimum=0) or 0
-    ple_vocab = r.int(None, "vocab_size_per_layer_input",
-                      default=r.defaults.get("vocab_size_per_layer_input", vocab)) if ple else 0
+    ple = (
+        r.int(None, "hidden_size_per_layer_input", default=r.defaults.get("hidden_size_per_layer_input", 0), minimum=0)
+        or 0
+    )
+    ple_vocab = (
+        r.int(None, "vocab_size_per_layer_input", default=r.defaults.get("vocab_size_per_layer_input", vocab))
+        if ple
+        else 0
+    )
     moe = r.bool(None, "enable_moe_block", default=False)
     if moe:
         n_exp = r.int("num_experts", "num_experts")
@@ -94,16 +103,31 @@ def build(r: HFReader) -> ModelSpec:
         reuse = i >= first_shared
         v_from_k = k_eq_v and not sliding
         attn = "sliding" if sliding and window else "full"
-        mixer = Mixer(kind="attention", attention=attn, window=window if attn == "sliding" else None,
-                      num_heads=heads, num_kv_heads=kv_i, head_dim=hd_i, qkv_bias=bias, o_bias=bias,
-                      kv_shared=reuse, v_from_k=v_from_k and not reuse)
+        mixer = Mixer(
+            kind="attention",
+            attention=attn,
+            window=window if attn == "sliding" else None,
+            num_heads=heads,
+            num_kv_heads=kv_i,
+            head_dim=hd_i,
+            qkv_bias=bias,
+            o_bias=bias,
+            kv_shared=reuse,
+            v_from_k=v_from_k and not reuse,
+        )
         width = inter * (2 if double_wide and reuse else 1)
         other = 4 * h + hd_i + (0 if reuse else hd_i)
         if ple:
             other += 2 * h * ple + h  # per_layer_input_gate, per_layer_projection, post_per_layer_input_norm
         if moe:
-            ffn = FFN(kind="moe", num_experts=n_exp, top_k=top_k, expert_intermediate_size=moe_inter,
-                      num_shared_experts=1, shared_intermediate_size=width)
+            ffn = FFN(
+                kind="moe",
+                num_experts=n_exp,
+                top_k=top_k,
+                expert_intermediate_size=moe_inter,
+                num_shared_experts=1,
+                shared_intermediate_size=width,
+            )
             other += h + n_exp + 3 * h  # router scale, per_expert_scale, three extra norms
         else:
             ffn = FFN(kind="dense", intermediate_size=width, gated=True)
@@ -115,14 +139,25 @@ def build(r: HFReader) -> ModelSpec:
         pattern.append(index[key])
     notes = []
     if ple:
-        notes.append(f"per-layer embeddings ({ple} per layer): their projections are counted in the parameters "
-                     "but not listed as GEMMs")
+        notes.append(
+            f"per-layer embeddings ({ple} per layer): their projections are counted in the parameters "
+            "but not listed as GEMMs"
+        )
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=kinds, pattern=pattern, vocab_size=vocab,
-        tie_word_embeddings=tie, max_position_embeddings=r.opt_int("max_position_embeddings",
-                                                                   "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_activation", "hidden_act"), sliding_window=window,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=kinds,
+        pattern=pattern,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
+        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        intermediate_size=inter,
+        hidden_act=r.str(None, "hidden_activation", "hidden_act"),
+        sliding_window=window,
         embedding_params_extra=ple_vocab * n_layers * ple,
-        extra_params=h + (h * n_layers * ple + ple if ple else 0), notes=notes,
+        extra_params=h + (h * n_layers * ple + ple if ple else 0),
+        notes=notes,
     )

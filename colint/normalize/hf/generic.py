@@ -53,17 +53,23 @@ TOP_K_KEYS = ("num_experts_per_tok", "num_experts_per_token", "moe_topk", "moe_k
 EXPERT_WIDTH_KEYS = ("moe_intermediate_size", "expert_ffn_hidden_size")
 SHARED_COUNT_KEYS = ("n_shared_experts", "num_shared_experts", "moe_num_shared_experts")
 SHARED_WIDTH_KEYS = ("shared_expert_intermediate_size", "shared_intermediate_size")
-NOTE = ("read through transformers' generic config by the key conventions its families share (no colint "
-        "adapter for this model type); parameter counts approximate")
+NOTE = (
+    "read through transformers' generic config by the key conventions its families share (no colint "
+    "adapter for this model type); parameter counts approximate"
+)
 
 
 ATTENTION_TYPES = ("full_attention", "sliding_attention")
 # keys that size one layer type's attention on its own (MiMo's swa_*, Gemma-4's global_*, ...)
-_TYPE_GEOMETRY = re.compile(r"^(swa|sliding|local|global|full|attn_global|attn_local)_(num_)?"
-                            r"(attention_heads|key_value_heads|kv_heads|heads|head_dim|v_head_dim|qk_head_dim)$")
+_TYPE_GEOMETRY = re.compile(
+    r"^(swa|sliding|local|global|full|attn_global|attn_local)_(num_)?"
+    r"(attention_heads|key_value_heads|kv_heads|heads|head_dim|v_head_dim|qk_head_dim)$"
+)
 # a projection sized by layer type in the modelling code: "num_key_value_heads * 2 if is_swa else ..."
-_CODE_PER_TYPE = re.compile(r"(num_key_value_heads|num_attention_heads|head_dim)[^\n=]*=[^\n]*\bif\b[^\n]*"
-                            r"(swa|sliding|layer_type|is_local|is_global)")
+_CODE_PER_TYPE = re.compile(
+    r"(num_key_value_heads|num_attention_heads|head_dim)[^\n=]*=[^\n]*\bif\b[^\n]*"
+    r"(swa|sliding|layer_type|is_local|is_global)"
+)
 
 
 def code_traits(source: str | None) -> dict:
@@ -72,8 +78,11 @@ def code_traits(source: str | None) -> dict:
         return {}
     sinks = re.search(r"self\.sinks\s*=\s*nn\.Parameter\([^\n]*\)(\s+if\b)?", source)
     per_type = _CODE_PER_TYPE.search(source)
-    return {"sinks": bool(sinks), "sinks_per_type": bool(sinks and sinks.group(1)),
-            "per_type_geometry": per_type.group(0).strip()[:80] if per_type else None}
+    return {
+        "sinks": bool(sinks),
+        "sinks_per_type": bool(sinks and sinks.group(1)),
+        "per_type_geometry": per_type.group(0).strip()[:80] if per_type else None,
+    }
 
 
 def _refuse_unplaced_geometry(r: HFReader, types: list[str], code: dict) -> None:
@@ -82,15 +91,21 @@ def _refuse_unplaced_geometry(r: HFReader, types: list[str], code: dict) -> None
 
     for i, t in enumerate(types):
         if t not in ATTENTION_TYPES:
-            raise r.error(("layer_types", i), f"layer type {t!r} is not one the generic reading of model_type "
-                                              f"{r.model_type!r} can size (full or sliding attention); colint has "
-                                              "no adapter for this family")
+            raise r.error(
+                ("layer_types", i),
+                f"layer type {t!r} is not one the generic reading of model_type "
+                f"{r.model_type!r} can size (full or sliding attention); colint has "
+                "no adapter for this family",
+            )
     keys = [k for k in (list(r.doc.get(r.prefix) or {}) if r.prefix else list(r.doc.data)) if isinstance(k, str)]
     stated = [k for k in keys if _TYPE_GEOMETRY.match(k) and r.doc.get(r.path(k)) is not None]
     if stated:
-        raise r.error(stated[0], f"'{r.key_name(stated[0])}' gives one layer type its own attention geometry, "
-                                 f"which the generic reading of model_type {r.model_type!r} cannot place (colint has "
-                                 "no adapter for this family); refusing rather than reading one geometry for all")
+        raise r.error(
+            stated[0],
+            f"'{r.key_name(stated[0])}' gives one layer type its own attention geometry, "
+            f"which the generic reading of model_type {r.model_type!r} cannot place (colint has "
+            "no adapter for this family); refusing rather than reading one geometry for all",
+        )
     classed = sorted(k for k, v in r.defaults.items() if _TYPE_GEOMETRY.match(k) and v is not None)
     hybrid = len(set(types)) > 1
     why = None
@@ -102,9 +117,14 @@ def _refuse_unplaced_geometry(r: HFReader, types: list[str], code: dict) -> None
         why = "its modelling code gives only some layer types attention sinks"
     if why:
         line, col = r.doc.location(r.prefix + ("model_type",))
-        raise SpecError(f"'{r.key_name('model_type')}' {r.model_type!r} mixes sliding and full attention layers and {why}: the "
-                        "generic reading cannot size each layer (colint has no adapter for this family)",
-                        path=r.doc.path, line=line or 1, column=col or 1, key=r.key_name("model_type"))
+        raise SpecError(
+            f"'{r.key_name('model_type')}' {r.model_type!r} mixes sliding and full attention layers and {why}: the "
+            "generic reading cannot size each layer (colint has no adapter for this family)",
+            path=r.doc.path,
+            line=line or 1,
+            column=col or 1,
+            key=r.key_name("model_type"),
+        )
 
 
 def _value(r: HFReader, key: str):
@@ -138,17 +158,36 @@ def _mixer(r: HFReader, h: int, window: int | None, sliding: bool) -> tuple[Mixe
         nope = r.int("qk_nope_head_dim", "qk_nope_head_dim")
         rope = r.int("qk_rope_head_dim", "qk_rope_head_dim")
         v_dim = r.int("v_head_dim", "v_head_dim", default=nope)
-        m = Mixer(kind="mla", num_heads=heads, num_kv_heads=heads, head_dim=nope + rope, v_head_dim=v_dim,
-                  qkv_bias=bias, o_bias=bias, q_lora_rank=q_lora, kv_lora_rank=r.int("kv_lora_rank", "kv_lora_rank"),
-                  qk_nope_head_dim=nope, qk_rope_head_dim=rope)
+        m = Mixer(
+            kind="mla",
+            num_heads=heads,
+            num_kv_heads=heads,
+            head_dim=nope + rope,
+            v_head_dim=v_dim,
+            qkv_bias=bias,
+            o_bias=bias,
+            q_lora_rank=q_lora,
+            kv_lora_rank=r.int("kv_lora_rank", "kv_lora_rank"),
+            qk_nope_head_dim=nope,
+            qk_rope_head_dim=rope,
+        )
         return m, mla_norm_params(m)
-    heads, kv, hd = r.attention_dims(h, kv_default=r.defaults.get("num_key_value_heads"),
-                                     head_dim_default=r.defaults.get("head_dim"))
+    heads, kv, hd = r.attention_dims(
+        h, kv_default=r.defaults.get("num_key_value_heads"), head_dim_default=r.defaults.get("head_dim")
+    )
     # only where the config class has it: a v_head_dim key transformers' class does not define changes nothing
     v_dim = r.int("v_head_dim", "v_head_dim") if "v_head_dim" in r.defaults and _set(r, "v_head_dim") else None
-    m = Mixer(kind="attention", attention="sliding" if sliding else "full", window=window if sliding else None,
-              num_heads=heads, num_kv_heads=kv, head_dim=hd, v_head_dim=v_dim if v_dim != hd else None,
-              qkv_bias=bias, o_bias=bias)
+    m = Mixer(
+        kind="attention",
+        attention="sliding" if sliding else "full",
+        window=window if sliding else None,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        v_head_dim=v_dim if v_dim != hd else None,
+        qkv_bias=bias,
+        o_bias=bias,
+    )
     return m, 0
 
 
@@ -206,9 +245,17 @@ def build(r: HFReader, gated: bool = True, code: dict | None = None) -> ModelSpe
         if not n_shared and shared_key:
             shared_w = r.int("shared_expert_intermediate_size", shared_key, minimum=0)
             n_shared = 1 if shared_w else 0
-        moe = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=width, num_shared_experts=n_shared,
-                  shared_intermediate_size=shared_w if n_shared else 0, shared_bias=mlp_bias, expert_gated=gated,
-                  shared_gated=gated)
+        moe = FFN(
+            kind="moe",
+            num_experts=e,
+            top_k=k,
+            expert_intermediate_size=width,
+            num_shared_experts=n_shared,
+            shared_intermediate_size=shared_w if n_shared else 0,
+            shared_bias=mlp_bias,
+            expert_gated=gated,
+            shared_gated=gated,
+        )
     dense = FFN(kind="dense", intermediate_size=inter, gated=gated, bias=mlp_bias)
     mixers = {s: _mixer(r, h, window, s) for s in ({False, True} if window else {False})}
     table = KindTable()
@@ -218,10 +265,19 @@ def build(r: HFReader, gated: bool = True, code: dict | None = None) -> ModelSpe
         table.add(layer(mixer, moe if sparse[i] else dense, 2 * h + mixer_other + sinks))
     heads = table.kinds[0].mixer.num_heads
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=table.kinds, pattern=table.pattern,
-        vocab_size=vocab, tie_word_embeddings=tie,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=table.kinds,
+        pattern=table.pattern,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=table.kinds[0].mixer.num_kv_heads, head_dim=table.kinds[0].mixer.head_dim,
-        intermediate_size=inter, hidden_act=r.str(None, "hidden_act"), sliding_window=window,
-        extra_params=h, notes=[NOTE],
+        num_heads=heads,
+        num_kv_heads=table.kinds[0].mixer.num_kv_heads,
+        head_dim=table.kinds[0].mixer.head_dim,
+        intermediate_size=inter,
+        hidden_act=r.str(None, "hidden_act"),
+        sliding_window=window,
+        extra_params=h,
+        notes=[NOTE],
     )

@@ -39,18 +39,33 @@ def build(r: HFReader) -> ModelSpec:
     mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=attn_bias)
     other = 2 * h + (2 * hd if qk_norm else 0)
     dense_ffn = FFN(kind="dense", intermediate_size=inter)
-    moe_ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=moe_inter,
-                  num_shared_experts=n_shared, shared_intermediate_size=moe_inter if n_shared else 0)
+    moe_ffn = FFN(
+        kind="moe",
+        num_experts=e,
+        top_k=k,
+        expert_intermediate_size=moe_inter,
+        num_shared_experts=n_shared,
+        shared_intermediate_size=moe_inter if n_shared else 0,
+    )
     t = KindTable()
     for i in range(n_layers):
         t.add(layer(mixer, moe_ffn if i >= first_k else dense_ffn, other))
     mtp = r.int("mtp_layers", "num_nextn_predict_layers", "num_mtp_layers", default=0 if vision else 1, minimum=0)
     mtp_params = mtp * deepseek_style_mtp_params(layer(mixer, moe_ffn, other), h) if mtp else 0
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
-        vocab_size=vocab, tie_word_embeddings=tie,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=t.kinds,
+        pattern=t.pattern,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"), extra_params=h,
-        mtp_layers=mtp, mtp_params=mtp_params,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        intermediate_size=inter,
+        hidden_act=r.str(None, "hidden_act", default="silu"),
+        extra_params=h,
+        mtp_layers=mtp,
+        mtp_params=mtp_params,
     )

@@ -40,18 +40,36 @@ def build(r: HFReader) -> ModelSpec:
     if types is None:
         types = ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n_layers)]
 
-    ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter, expert_bias=True,
-              router_bias=True)
+    ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter, expert_bias=True, router_bias=True)
     t = KindTable()
     for i in range(n_layers):
         sw = window is not None and i < len(types) and types[i] == "sliding_attention"
-        mixer = Mixer(kind="attention", attention="sliding" if sw else "full", window=window if sw else None,
-                      num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias)
+        mixer = Mixer(
+            kind="attention",
+            attention="sliding" if sw else "full",
+            window=window if sw else None,
+            num_heads=heads,
+            num_kv_heads=kv,
+            head_dim=hd,
+            qkv_bias=bias,
+            o_bias=bias,
+        )
         t.add(layer(mixer, ffn, 2 * h + heads))
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
-        vocab_size=vocab, tie_word_embeddings=tie,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=t.kinds,
+        pattern=t.pattern,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=None,
-        hidden_act=r.str(None, "hidden_act", default="silu"), sliding_window=window, extra_params=h, notes=notes, key_issues=issues,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        intermediate_size=None,
+        hidden_act=r.str(None, "hidden_act", default="silu"),
+        sliding_window=window,
+        extra_params=h,
+        notes=notes,
+        key_issues=issues,
     )

@@ -28,24 +28,46 @@ _DEFAULTS = {
 
 
 # Mamba-2 block keys and their class defaults: the hybrids' mamba_* keys, and Mamba2Config's own.
-HYBRID_MAMBA_KEYS = dict(heads=("mamba_n_heads", 128), groups=("mamba_n_groups", 1), d_state=("mamba_d_state", 256),
-                         taps=("mamba_d_conv", 4), expand=("mamba_expand", 2), proj_bias=("mamba_proj_bias", False),
-                         conv_bias=("mamba_conv_bias", True))
-MAMBA2_KEYS = dict(heads=("num_heads", 128), groups=("n_groups", 8), d_state=("state_size", 128),
-                   taps=("conv_kernel", 4), expand=("expand", 2), proj_bias=("use_bias", False),
-                   conv_bias=("use_conv_bias", True))
+HYBRID_MAMBA_KEYS = dict(
+    heads=("mamba_n_heads", 128),
+    groups=("mamba_n_groups", 1),
+    d_state=("mamba_d_state", 256),
+    taps=("mamba_d_conv", 4),
+    expand=("mamba_expand", 2),
+    proj_bias=("mamba_proj_bias", False),
+    conv_bias=("mamba_conv_bias", True),
+)
+MAMBA2_KEYS = dict(
+    heads=("num_heads", 128),
+    groups=("n_groups", 8),
+    d_state=("state_size", 128),
+    taps=("conv_kernel", 4),
+    expand=("expand", 2),
+    proj_bias=("use_bias", False),
+    conv_bias=("use_conv_bias", True),
+)
 
 
 def mamba2(r: HFReader, h: int, keys: dict = HYBRID_MAMBA_KEYS) -> tuple[Mixer, int]:
     """(the Mamba-2 mixer, its parameters outside the GEMMs)."""
-    heads, groups, d_state, taps, expand = (r.int(None, keys[f][0], default=keys[f][1])
-                                            for f in ("heads", "groups", "d_state", "taps", "expand"))
+    heads, groups, d_state, taps, expand = (
+        r.int(None, keys[f][0], default=keys[f][1]) for f in ("heads", "groups", "d_state", "taps", "expand")
+    )
     d_inner = expand * h
     proj_bias = r.bool(None, keys["proj_bias"][0], default=keys["proj_bias"][1])
     conv_bias = r.bool(None, keys["conv_bias"][0], default=keys["conv_bias"][1])
     conv_dim = d_inner + 2 * groups * d_state
-    mixer = Mixer(kind="mamba", mamba_version=2, num_heads=heads, d_inner=d_inner, d_state=d_state, n_groups=groups,
-                  conv_kernel=taps, in_bias=proj_bias, out_bias=proj_bias)
+    mixer = Mixer(
+        kind="mamba",
+        mamba_version=2,
+        num_heads=heads,
+        d_inner=d_inner,
+        d_state=d_state,
+        n_groups=groups,
+        conv_kernel=taps,
+        in_bias=proj_bias,
+        out_bias=proj_bias,
+    )
     return mixer, conv_dim * taps + (conv_dim if conv_bias else 0) + 3 * heads + d_inner
 
 
@@ -71,10 +93,16 @@ def build_mamba2(r: HFReader) -> ModelSpec:
     t = KindTable()
     for _ in range(n_layers):
         t.add(layer(mixer, FFN(kind="none"), h + params))
-    return r.spec(hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
-                  vocab_size=r.int("vocab_size", "vocab_size", default=32768),
-                  tie_word_embeddings=tie_embeddings(r, False), hidden_act=r.str(None, "hidden_act", default="silu"),
-                  extra_params=h)
+    return r.spec(
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=t.kinds,
+        pattern=t.pattern,
+        vocab_size=r.int("vocab_size", "vocab_size", default=32768),
+        tie_word_embeddings=tie_embeddings(r, False),
+        hidden_act=r.str(None, "hidden_act", default="silu"),
+        extra_params=h,
+    )
 
 
 def build(r: HFReader) -> ModelSpec:
@@ -94,8 +122,14 @@ def build(r: HFReader) -> ModelSpec:
         shared = r.int("shared_expert_intermediate_size", "shared_intermediate_size", default=1024)
         e = r.int("num_experts", "num_local_experts", default=8, minimum=0)
         if e:
-            ffn = FFN(kind="moe", num_experts=e, top_k=r.int("top_k", "num_experts_per_tok", default=2),
-                      expert_intermediate_size=inter, num_shared_experts=1, shared_intermediate_size=shared)
+            ffn = FFN(
+                kind="moe",
+                num_experts=e,
+                top_k=r.int("top_k", "num_experts_per_tok", default=2),
+                expert_intermediate_size=inter,
+                num_shared_experts=1,
+                shared_intermediate_size=shared,
+            )
             r.sources.setdefault("moe_intermediate_size", r.sources["intermediate_size"])
         else:
             ffn = FFN(kind="dense", intermediate_size=shared)
@@ -105,9 +139,17 @@ def build(r: HFReader) -> ModelSpec:
     for is_mamba in _mamba_layers(r, n_layers):
         t.add(layer(mamba, ffn, 2 * h + mamba_params) if is_mamba else layer(attn, ffn, 2 * h))
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern, vocab_size=vocab,
-        tie_word_embeddings=tie, max_position_embeddings=r.opt_int("max_position_embeddings",
-                                                                   "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"), extra_params=h,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=t.kinds,
+        pattern=t.pattern,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
+        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        intermediate_size=inter,
+        hidden_act=r.str(None, "hidden_act", default="silu"),
+        extra_params=h,
     )

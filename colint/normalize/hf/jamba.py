@@ -35,11 +35,15 @@ def build(r: HFReader) -> ModelSpec:
     exp_offset = r.int(None, "expert_layer_offset", default=1, minimum=0)
     rejects = []  # JambaConfig.validate_architecture
     if attn_offset >= attn_period:
-        rejects.append(f"JambaConfig rejects attn_layer_offset {attn_offset} >= attn_layer_period {attn_period} "
-                       "(no layer would be attention)")
+        rejects.append(
+            f"JambaConfig rejects attn_layer_offset {attn_offset} >= attn_layer_period {attn_period} "
+            "(no layer would be attention)"
+        )
     if exp_offset >= exp_period:
-        rejects.append(f"JambaConfig rejects expert_layer_offset {exp_offset} >= expert_layer_period {exp_period} "
-                       "(no layer would be MoE)")
+        rejects.append(
+            f"JambaConfig rejects expert_layer_offset {exp_offset} >= expert_layer_period {exp_period} "
+            "(no layer would be MoE)"
+        )
     d_state = r.int(None, "mamba_d_state", default=16)
     d_conv = r.int(None, "mamba_d_conv", default=4)
     expand = r.int(None, "mamba_expand", default=2)
@@ -54,11 +58,24 @@ def build(r: HFReader) -> ModelSpec:
 
     d_inner = expand * h
     attn = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd)
-    mamba = Mixer(kind="mamba", mamba_version=1, d_inner=d_inner, d_state=d_state, conv_kernel=d_conv,
-                  dt_rank=dt_rank, in_bias=proj_bias, out_bias=proj_bias)
-    mamba_other = (d_inner * d_conv + (d_inner if conv_bias else 0)  # conv1d
-                   + d_inner * d_state + d_inner  # A_log, D
-                   + dt_rank + 2 * d_state)  # dt / B / C RMSNorms
+    mamba = Mixer(
+        kind="mamba",
+        mamba_version=1,
+        d_inner=d_inner,
+        d_state=d_state,
+        conv_kernel=d_conv,
+        dt_rank=dt_rank,
+        in_bias=proj_bias,
+        out_bias=proj_bias,
+    )
+    mamba_other = (
+        d_inner * d_conv
+        + (d_inner if conv_bias else 0)  # conv1d
+        + d_inner * d_state
+        + d_inner  # A_log, D
+        + dt_rank
+        + 2 * d_state
+    )  # dt / B / C RMSNorms
     dense_ffn = FFN(kind="dense", intermediate_size=inter)
     moe_ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter)
     t = KindTable()
@@ -68,9 +85,18 @@ def build(r: HFReader) -> ModelSpec:
         mixer, other = (attn, 0) if is_attn else (mamba, mamba_other)
         t.add(layer(mixer, moe_ffn if is_moe else dense_ffn, other + 2 * h))
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
-        vocab_size=vocab, tie_word_embeddings=tie,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=t.kinds,
+        pattern=t.pattern,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"), extra_params=h, loader_rejects=rejects,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        intermediate_size=inter,
+        hidden_act=r.str(None, "hidden_act", default="silu"),
+        extra_params=h,
+        loader_rejects=rejects,
     )

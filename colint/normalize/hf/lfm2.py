@@ -57,8 +57,17 @@ def build(r: HFReader) -> ModelSpec:
         else:
             t.add(layer(attn, ffn, 2 * h + 2 * hd))
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern, vocab_size=vocab,
-        tie_word_embeddings=tie, max_position_embeddings=r.opt_int("max_position_embeddings",
-                                                                   "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter, hidden_act="silu", extra_params=h,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=t.kinds,
+        pattern=t.pattern,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
+        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        intermediate_size=inter,
+        hidden_act="silu",
+        extra_params=h,
     )

@@ -30,8 +30,18 @@ NO_MLP_BIAS_KEY = QWEN_WINDOWED | {"mistral", "ministral", "ministral3"}
 
 # num_key_value_heads when the key is absent: the config class's fixed default (transformers 5.24
 # configuration_<family>.py); LlamaConfig's default is None, i.e. num_attention_heads.
-KV_HEADS_DEFAULT = {"mistral": 8, "ministral": 8, "ministral3": 8, "qwen2": 32, "qwen3": 32, "mimo": 32,
-                    "qwen2_vl": 8, "qwen2_vl_text": 8, "qwen2_5_vl": 8, "qwen2_5_vl_text": 8}
+KV_HEADS_DEFAULT = {
+    "mistral": 8,
+    "ministral": 8,
+    "ministral3": 8,
+    "qwen2": 32,
+    "qwen3": 32,
+    "mimo": 32,
+    "qwen2_vl": 8,
+    "qwen2_vl_text": 8,
+    "qwen2_5_vl": 8,
+    "qwen2_5_vl_text": 8,
+}
 # head_dim when absent: Qwen3Config and Ministral3Config fix it at 128; the others derive hidden_size // heads.
 HEAD_DIM_DEFAULT = {"qwen3": 128, "ministral3": 128}
 
@@ -60,8 +70,7 @@ def build(r: HFReader) -> ModelSpec:
         window = r.opt_int("sliding_window", "sliding_window")
     elif mt in QWEN_WINDOWED and r.bool(None, "use_sliding_window", default=False):
         window = r.opt_int("sliding_window", "sliding_window")
-        first_sliding = r.int(None, "max_window_layers", default=r.defaults.get("max_window_layers", 0),
-                              minimum=0)
+        first_sliding = r.int(None, "max_window_layers", default=r.defaults.get("max_window_layers", 0), minimum=0)
 
     norm = h  # RMSNorm weight
     other = 2 * norm + (2 * hd if mt == "qwen3" else 0)
@@ -70,8 +79,16 @@ def build(r: HFReader) -> ModelSpec:
         types = ["sliding_attention" if window and i >= first_sliding else "full_attention" for i in range(n_layers)]
 
     def mixer(attn: str) -> Mixer:
-        return Mixer(kind="attention", attention=attn, window=window if attn == "sliding" else None,
-                     num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=qkv_bias, o_bias=o_bias)
+        return Mixer(
+            kind="attention",
+            attention=attn,
+            window=window if attn == "sliding" else None,
+            num_heads=heads,
+            num_kv_heads=kv,
+            head_dim=hd,
+            qkv_bias=qkv_bias,
+            o_bias=o_bias,
+        )
 
     ffn = FFN(kind="dense", intermediate_size=inter, gated=True, bias=mlp_bias)
     kinds_by_type: dict[str, int] = {}
@@ -90,13 +107,26 @@ def build(r: HFReader) -> ModelSpec:
     if mtp and mt == "mimo":
         layer_total, _ = kind_params(kinds[0], h)
         mtp_params = mtp * mtp_module_params(layer_total, h)  # enorm, hnorm, final norm (H each) + eh_proj
-        notes.append(f"{mtp} MTP layer(s) not built by transformers: {mtp_params:,} parameters (estimate from "
-                     "MiMo's MTP layer structure), outside params.total")
+        notes.append(
+            f"{mtp} MTP layer(s) not built by transformers: {mtp_params:,} parameters (estimate from "
+            "MiMo's MTP layer structure), outside params.total"
+        )
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=kinds, pattern=pattern,
-        vocab_size=vocab, tie_word_embeddings=tie,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=kinds,
+        pattern=pattern,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act"), sliding_window=window,
-        mtp_layers=mtp, mtp_params=mtp_params, extra_params=norm, notes=notes,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        intermediate_size=inter,
+        hidden_act=r.str(None, "hidden_act"),
+        sliding_window=window,
+        mtp_layers=mtp,
+        mtp_params=mtp_params,
+        extra_params=norm,
+        notes=notes,
     )

@@ -42,22 +42,46 @@ def build(r: HFReader) -> ModelSpec:
     no_rope = int_list(r, "no_rope_layers") or [int((i + 1) % interval != 0) for i in range(n_layers)]
     types = r.layer_types(n_layers)
     if types is None:
-        types = ["chunked_attention" if (i < len(no_rope) and no_rope[i]) and chunk is not None
-                 else "full_attention" for i in range(n_layers)]
+        types = [
+            "chunked_attention" if (i < len(no_rope) and no_rope[i]) and chunk is not None else "full_attention"
+            for i in range(n_layers)
+        ]
 
     dense_ffn = FFN(kind="dense", intermediate_size=inter)
-    moe_ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=moe_inter, num_shared_experts=1,
-                  shared_intermediate_size=moe_inter)
+    moe_ffn = FFN(
+        kind="moe",
+        num_experts=e,
+        top_k=k,
+        expert_intermediate_size=moe_inter,
+        num_shared_experts=1,
+        shared_intermediate_size=moe_inter,
+    )
     t = KindTable()
     for i in range(n_layers):
         chunked = i < len(types) and types[i] == "chunked_attention"
-        mixer = Mixer(kind="attention", attention="chunked" if chunked else "full", window=chunk if chunked else None,
-                      num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias)
+        mixer = Mixer(
+            kind="attention",
+            attention="chunked" if chunked else "full",
+            window=chunk if chunked else None,
+            num_heads=heads,
+            num_kv_heads=kv,
+            head_dim=hd,
+            qkv_bias=bias,
+            o_bias=bias,
+        )
         t.add(layer(mixer, moe_ffn if i in moe_set else dense_ffn, 2 * h))
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
-        vocab_size=vocab, tie_word_embeddings=tie,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=t.kinds,
+        pattern=t.pattern,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"), extra_params=h,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        intermediate_size=inter,
+        hidden_act=r.str(None, "hidden_act", default="silu"),
+        extra_params=h,
     )

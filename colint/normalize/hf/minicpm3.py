@@ -33,16 +33,34 @@ def build(r: HFReader) -> ModelSpec:
     tie = tie_embeddings(r)
     bias = r.bool(None, "attention_bias", default=False)
     mlp_bias = r.bool(None, "mlp_bias", default=False)
-    mixer = Mixer(kind="mla", num_heads=heads, num_kv_heads=kv_heads, head_dim=nope + rope, v_head_dim=v_dim,
-                  qkv_bias=bias, o_bias=bias, q_lora_rank=q_lora, kv_lora_rank=kv_lora, qk_nope_head_dim=nope,
-                  qk_rope_head_dim=rope)
+    mixer = Mixer(
+        kind="mla",
+        num_heads=heads,
+        num_kv_heads=kv_heads,
+        head_dim=nope + rope,
+        v_head_dim=v_dim,
+        qkv_bias=bias,
+        o_bias=bias,
+        q_lora_rank=q_lora,
+        kv_lora_rank=kv_lora,
+        qk_nope_head_dim=nope,
+        qk_rope_head_dim=rope,
+    )
     ffn = FFN(kind="dense", intermediate_size=inter, gated=True, bias=mlp_bias)
     other = 2 * h + mla_norm_params(mixer)
     kind = LayerKind(name="mla+dense", mixer=mixer, ffn=ffn, other_params=other)
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=[kind], pattern=[0] * n_layers, vocab_size=vocab,
-        tie_word_embeddings=tie, max_position_embeddings=r.opt_int("max_position_embeddings",
-                                                                   "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=kv_heads, head_dim=nope + rope, intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act"), extra_params=h,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=[kind],
+        pattern=[0] * n_layers,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
+        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
+        num_heads=heads,
+        num_kv_heads=kv_heads,
+        head_dim=nope + rope,
+        intermediate_size=inter,
+        hidden_act=r.str(None, "hidden_act"),
+        extra_params=h,
     )

@@ -26,23 +26,43 @@ def build(r: HFReader) -> ModelSpec:
         types = ["full_attention" if (i + 1) % 2 else "linear_attention" for i in range(n_layers)]
     notes = []
     legacy = r.list(None, "attn_type_list")
-    if isinstance(legacy, list) and [("full_attention" if x == 1 else "linear_attention") for x in legacy] != \
-            list(types[:n_layers]):
-        notes.append("attn_type_list (remote code) differs from the layer types transformers builds "
-                     "(layer_types, default alternating); colint follows transformers")
+    if isinstance(legacy, list) and [("full_attention" if x == 1 else "linear_attention") for x in legacy] != list(
+        types[:n_layers]
+    ):
+        notes.append(
+            "attn_type_list (remote code) differs from the layer types transformers builds "
+            "(layer_types, default alternating); colint follows transformers"
+        )
 
     full = attention_mixer(heads, kv, hd, window)
-    lightning = Mixer(kind="linear_attention", linear_variant="lightning", num_heads=heads, num_k_heads=heads,
-                      num_v_heads=heads, k_head_dim=hd, v_head_dim=hd)
+    lightning = Mixer(
+        kind="linear_attention",
+        linear_variant="lightning",
+        num_heads=heads,
+        num_k_heads=heads,
+        num_v_heads=heads,
+        k_head_dim=hd,
+        v_head_dim=hd,
+    )
     ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter)
     t = KindTable()
     for i in range(n_layers):
         lin = i < len(types) and types[i] == "linear_attention"
         t.add(layer(lightning, ffn, 2 * h + heads * hd) if lin else layer(full, ffn, 2 * h))
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
-        vocab_size=vocab, tie_word_embeddings=tie,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=t.kinds,
+        pattern=t.pattern,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=None,
-        hidden_act=r.str(None, "hidden_act", default="silu"), sliding_window=window, extra_params=h, notes=notes,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        intermediate_size=None,
+        hidden_act=r.str(None, "hidden_act", default="silu"),
+        sliding_window=window,
+        extra_params=h,
+        notes=notes,
     )

@@ -45,14 +45,25 @@ def build(r: HFReader) -> ModelSpec:
         mtp = modules * per
         if mtp:
             r.record("mtp_layers", "num_mtp_modules")
-            notes.append(f"MTP: {modules} module(s) × {per} layer(s), not built by transformers; "
-                         "mtp_params is an estimate")
+            notes.append(
+                f"MTP: {modules} module(s) × {per} layer(s), not built by transformers; mtp_params is an estimate"
+            )
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
-        vocab_size=vocab, tie_word_embeddings=tie,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=t.kinds,
+        pattern=t.pattern,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=None,
-        hidden_act=r.str(None, "hidden_act", default="silu"), extra_params=h,
-        mtp_layers=mtp, mtp_params=mtp * deepseek_style_mtp_params(kind, h), notes=notes,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        intermediate_size=None,
+        hidden_act=r.str(None, "hidden_act", default="silu"),
+        extra_params=h,
+        mtp_layers=mtp,
+        mtp_params=mtp * deepseek_style_mtp_params(kind, h),
+        notes=notes,
         key_issues=issues,
     )

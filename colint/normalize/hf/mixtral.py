@@ -31,8 +31,14 @@ def read_config(r: HFReader) -> tuple:
 
 def attention_mixer(heads: int, kv: int, hd: int, window: int | None) -> Mixer:
     """Softmax attention, sliding when ``sliding_window`` is set."""
-    return Mixer(kind="attention", attention="sliding" if window else "full", window=window,
-                 num_heads=heads, num_kv_heads=kv, head_dim=hd)
+    return Mixer(
+        kind="attention",
+        attention="sliding" if window else "full",
+        window=window,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+    )
 
 
 def build(r: HFReader) -> ModelSpec:
@@ -40,9 +46,18 @@ def build(r: HFReader) -> ModelSpec:
     mixer = attention_mixer(heads, kv, hd, window)
     ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter)
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=[layer(mixer, ffn, 2 * h)], pattern=[0] * n_layers,
-        vocab_size=vocab, tie_word_embeddings=tie,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=[layer(mixer, ffn, 2 * h)],
+        pattern=[0] * n_layers,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"), sliding_window=window, extra_params=h,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        intermediate_size=inter,
+        hidden_act=r.str(None, "hidden_act", default="silu"),
+        sliding_window=window,
+        extra_params=h,
     )

@@ -44,8 +44,10 @@ def _types(r: HFReader, list_keys: tuple[str, ...], pattern_key: str, default: l
             out = [_LEGACY.get(x, x) for x in lst]
             for i, x in enumerate(out):
                 if x not in _CHARS.values():
-                    raise r.error((key, i), f"'{r.key_name(key)}[{i}]' is {x!r}; expected one of "
-                                            + ", ".join(sorted(_CHARS.values())))
+                    raise r.error(
+                        (key, i),
+                        f"'{r.key_name(key)}[{i}]' is {x!r}; expected one of " + ", ".join(sorted(_CHARS.values())),
+                    )
             return out, key
     pat = r.raw(pattern_key)
     if pat is None:
@@ -54,8 +56,11 @@ def _types(r: HFReader, list_keys: tuple[str, ...], pattern_key: str, default: l
         raise r.error(pattern_key, f"'{r.key_name(pattern_key)}' must be a string of M, *, - and E")
     for i, c in enumerate(pat):
         if c not in _CHARS:
-            raise r.error(pattern_key, f"'{r.key_name(pattern_key)}' has {c!r} at position {i}; "
-                                       "expected M (Mamba-2), * (attention), - (MLP) or E (MoE)")
+            raise r.error(
+                pattern_key,
+                f"'{r.key_name(pattern_key)}' has {c!r} at position {i}; "
+                "expected M (Mamba-2), * (attention), - (MLP) or E (MoE)",
+            )
     return [_CHARS[c] for c in pat], pattern_key
 
 
@@ -69,8 +74,10 @@ def build(r: HFReader) -> ModelSpec:
     notes = []
     declared = r.opt_int(None, "num_hidden_layers")
     if declared is not None and declared != n_layers:
-        notes.append(f"num_hidden_layers {declared} differs from the {n_layers} layers of {types_key}; "
-                     f"transformers uses {types_key}")
+        notes.append(
+            f"num_hidden_layers {declared} differs from the {n_layers} layers of {types_key}; "
+            f"transformers uses {types_key}"
+        )
 
     heads = r.int("num_heads", "num_attention_heads", default=32)
     kv = r.int("num_kv_heads", "num_key_value_heads", default=8)
@@ -91,8 +98,13 @@ def build(r: HFReader) -> ModelSpec:
     latent = r.opt_int("moe_latent_size", "moe_latent_size", minimum=1)
     issues = []
     if r.opt_int(None, "n_shared_experts") not in (None, 1):
-        issues.append(ignored_key(r, "n_shared_experts", "transformers builds exactly one shared expert of "
-                                  "moe_shared_expert_intermediate_size"))
+        issues.append(
+            ignored_key(
+                r,
+                "n_shared_experts",
+                "transformers builds exactly one shared expert of moe_shared_expert_intermediate_size",
+            )
+        )
     vocab = r.int("vocab_size", "vocab_size", default=131072)
     tie = tie_embeddings(r, False)
 
@@ -101,16 +113,39 @@ def build(r: HFReader) -> ModelSpec:
     none_mixer, none_ffn = Mixer(kind="none"), FFN(kind="none")
     blocks = {
         "linear_attention": layer(
-            Mixer(kind="mamba", mamba_version=2, num_heads=m_heads, d_inner=d_inner, d_state=d_state,
-                  n_groups=groups, conv_kernel=conv, in_bias=use_bias, out_bias=use_bias),
-            none_ffn, h + conv_dim * conv + (conv_dim if conv_bias else 0) + 3 * m_heads + d_inner),
-        "full_attention": layer(Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd),
-                                none_ffn, h),
+            Mixer(
+                kind="mamba",
+                mamba_version=2,
+                num_heads=m_heads,
+                d_inner=d_inner,
+                d_state=d_state,
+                n_groups=groups,
+                conv_kernel=conv,
+                in_bias=use_bias,
+                out_bias=use_bias,
+            ),
+            none_ffn,
+            h + conv_dim * conv + (conv_dim if conv_bias else 0) + 3 * m_heads + d_inner,
+        ),
+        "full_attention": layer(Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd), none_ffn, h),
         "mlp": layer(none_mixer, FFN(kind="dense", intermediate_size=inter, gated=False, bias=mlp_bias), h),
-        "moe": layer(none_mixer, FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=moe_inter,
-                                     expert_gated=False, num_shared_experts=1, shared_intermediate_size=shared,
-                                     shared_gated=False, shared_bias=mlp_bias, latent_size=latent,
-                                     latent_bias=mlp_bias), h),
+        "moe": layer(
+            none_mixer,
+            FFN(
+                kind="moe",
+                num_experts=e,
+                top_k=k,
+                expert_intermediate_size=moe_inter,
+                expert_gated=False,
+                num_shared_experts=1,
+                shared_intermediate_size=shared,
+                shared_gated=False,
+                shared_bias=mlp_bias,
+                latent_size=latent,
+                latent_bias=mlp_bias,
+            ),
+            h,
+        ),
     }
     t = KindTable()
     for x in types:
@@ -119,18 +154,30 @@ def build(r: HFReader) -> ModelSpec:
     mtp = r.int("mtp_layers", "num_nextn_predict_layers", default=0, minimum=0)
     mtp_params = 0
     if mtp:
-        mtp_types, _ = _types(r, ("mtp_layers_block_type",), "mtp_hybrid_override_pattern",
-                              ["full_attention", "moe"])
+        mtp_types, _ = _types(r, ("mtp_layers_block_type",), "mtp_hybrid_override_pattern", ["full_attention", "moe"])
         per_layer = mtp_module_params(sum(kind_params(blocks[x], h)[0] for x in mtp_types), h)
         mtp_params = mtp * per_layer
-        notes.append(f"MTP: {mtp} layer(s) of pattern "
-                     + "".join({v: c for c, v in _CHARS.items()}[x] for x in mtp_types)
-                     + ", not built by transformers; mtp_params is an estimate")
+        notes.append(
+            f"MTP: {mtp} layer(s) of pattern "
+            + "".join({v: c for c, v in _CHARS.items()}[x] for x in mtp_types)
+            + ", not built by transformers; mtp_params is an estimate"
+        )
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
-        vocab_size=vocab, tie_word_embeddings=tie,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=t.kinds,
+        pattern=t.pattern,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter,
-        hidden_act=r.str(None, "mlp_hidden_act", default="relu2"), extra_params=h,
-        mtp_layers=mtp, mtp_params=mtp_params, notes=notes, key_issues=issues,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        intermediate_size=inter,
+        hidden_act=r.str(None, "mlp_hidden_act", default="relu2"),
+        extra_params=h,
+        mtp_layers=mtp,
+        mtp_params=mtp_params,
+        notes=notes,
+        key_issues=issues,
     )

@@ -64,13 +64,22 @@ def build(r: HFReader) -> ModelSpec:
         else:
             group = b.int(f"layers[{i}].num_kv_heads", "attention.n_heads_in_group")
             if heads % group:
-                raise b.error("attention.n_heads_in_group",
-                              f"n_heads_in_group {group} does not divide num_attention_heads {heads}")
+                raise b.error(
+                    "attention.n_heads_in_group",
+                    f"n_heads_in_group {group} does not divide num_attention_heads {heads}",
+                )
             kv_seen.append(heads // group)
             window = b.opt_int(f"layers[{i}].window", "attention.window_length", minimum=1)
-            mixer = Mixer(kind="attention", attention="sliding" if window else "full", window=window,
-                          num_heads=heads, num_kv_heads=heads // group, head_dim=hd,
-                          qkv_bias=attn_bias, o_bias=attn_bias)
+            mixer = Mixer(
+                kind="attention",
+                attention="sliding" if window else "full",
+                window=window,
+                num_heads=heads,
+                num_kv_heads=heads // group,
+                head_dim=hd,
+                qkv_bias=attn_bias,
+                o_bias=attn_bias,
+            )
             norms += h
         if f_noop:
             ffn = FFN(kind="none")
@@ -86,8 +95,9 @@ def build(r: HFReader) -> ModelSpec:
             norms += h
         key = (mixer, ffn)
         if key not in index:
-            a_name = {"none": "no-op", "linear": "linear"}.get(mixer.kind,
-                                                               f"attention/{mixer.attention}(kv={mixer.num_kv_heads})")
+            a_name = {"none": "no-op", "linear": "linear"}.get(
+                mixer.kind, f"attention/{mixer.attention}(kv={mixer.num_kv_heads})"
+            )
             f_name = {"none": "no-op", "linear": "linear"}.get(ffn.kind, f"dense({ffn.intermediate_size})")
             index[key] = len(kinds)
             kinds.append(LayerKind(name=f"{a_name}+{f_name}", mixer=mixer, ffn=ffn, other_params=norms))
@@ -95,11 +105,20 @@ def build(r: HFReader) -> ModelSpec:
     common_kv = max(set(kv_seen), key=kv_seen.count) if kv_seen else 0
     common_inter = max(set(inter_seen), key=inter_seen.count) if inter_seen else None
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=kinds, pattern=pattern, vocab_size=vocab,
-        tie_word_embeddings=tie, max_position_embeddings=r.opt_int("max_position_embeddings",
-                                                                   "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=common_kv, head_dim=hd, intermediate_size=common_inter,
-        hidden_act=r.str(None, "hidden_act"), extra_params=h,
-        notes=["heterogeneous layers from block_configs (DeciLM): FFN widths from ffn_mult, "
-               "KV heads from n_heads_in_group"],
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=kinds,
+        pattern=pattern,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
+        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
+        num_heads=heads,
+        num_kv_heads=common_kv,
+        head_dim=hd,
+        intermediate_size=common_inter,
+        hidden_act=r.str(None, "hidden_act"),
+        extra_params=h,
+        notes=[
+            "heterogeneous layers from block_configs (DeciLM): FFN widths from ffn_mult, KV heads from n_heads_in_group"
+        ],
     )

@@ -29,12 +29,22 @@ def build(r: HFReader) -> ModelSpec:
     window = r.opt_int("sliding_window", "sliding_window") if mt == "olmo3" else None
     types = r.layer_types(n_layers) if mt == "olmo3" else None
     ffn = FFN(kind="dense", intermediate_size=inter, gated=True)
-    kinds, pattern = sliding_full_kinds(n_layers, types, window, ffn, other, num_heads=heads, num_kv_heads=kv,
-                                        head_dim=hd, qkv_bias=bias, o_bias=bias)
+    kinds, pattern = sliding_full_kinds(
+        n_layers, types, window, ffn, other, num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias
+    )
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=kinds, pattern=pattern, vocab_size=vocab,
-        tie_word_embeddings=tie, max_position_embeddings=r.opt_int("max_position_embeddings",
-                                                                   "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter, hidden_act=r.str(None, "hidden_act"),
-        sliding_window=window, extra_params=extra,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=kinds,
+        pattern=pattern,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
+        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        intermediate_size=inter,
+        hidden_act=r.str(None, "hidden_act"),
+        sliding_window=window,
+        extra_params=extra,
     )

@@ -43,13 +43,25 @@ def build(r: HFReader) -> ModelSpec:
     if proj != h:
         # embed_tokens is V x P (not V x H), plus project_in and project_out (P x H each).
         extra_embed = vocab * (proj - h) + 2 * proj * h
-        notes.append(f"word_embed_proj_dim {proj} != hidden_size {h}: project_in/out counted with the embedding"
-                     + ("" if tie else "; the LM head GEMM is listed as hidden_size -> vocab"))
+        notes.append(
+            f"word_embed_proj_dim {proj} != hidden_size {h}: project_in/out counted with the embedding"
+            + ("" if tie else "; the LM head GEMM is listed as hidden_size -> vocab")
+        )
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=[kind], pattern=[0] * n_layers,
-        vocab_size=vocab, tie_word_embeddings=tie, max_position_embeddings=positions,
-        position_embeddings=positions + POSITION_OFFSET, num_heads=heads, num_kv_heads=heads, head_dim=hd,
-        intermediate_size=ffn_dim, hidden_act=r.str(None, "activation_function"),
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=[kind],
+        pattern=[0] * n_layers,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
+        max_position_embeddings=positions,
+        position_embeddings=positions + POSITION_OFFSET,
+        num_heads=heads,
+        num_kv_heads=heads,
+        head_dim=hd,
+        intermediate_size=ffn_dim,
+        hidden_act=r.str(None, "activation_function"),
         embedding_params_extra=extra_embed + (0 if tie or proj == h else vocab * (proj - h)),
-        extra_params=ln if (before and not remove_final) else 0, notes=notes,
+        extra_params=ln if (before and not remove_final) else 0,
+        notes=notes,
     )

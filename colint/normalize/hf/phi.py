@@ -25,8 +25,15 @@ def build(r: HFReader) -> ModelSpec:
     tie = tie_embeddings(r)
     window = r.opt_int("sliding_window", "sliding_window") if phi3 else None
     if phi3:
-        mixer = Mixer(kind="attention", attention="sliding" if window else "full", window=window, num_heads=heads,
-                      num_kv_heads=kv, head_dim=hd, fused_qkv=True)
+        mixer = Mixer(
+            kind="attention",
+            attention="sliding" if window else "full",
+            window=window,
+            num_heads=heads,
+            num_kv_heads=kv,
+            head_dim=hd,
+            fused_qkv=True,
+        )
         ffn = FFN(kind="dense", intermediate_size=inter, gated=True)
         other, extra = 2 * h, h
         act = r.str(None, "hidden_act")
@@ -40,9 +47,18 @@ def build(r: HFReader) -> ModelSpec:
     name = f"attention/{mixer.attention}+dense"
     kind = LayerKind(name=name, mixer=mixer, ffn=ffn, other_params=other)
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=[kind], pattern=[0] * n_layers,
-        vocab_size=vocab, tie_word_embeddings=tie,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=[kind],
+        pattern=[0] * n_layers,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter, hidden_act=act,
-        sliding_window=window, extra_params=extra,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        intermediate_size=inter,
+        hidden_act=act,
+        sliding_window=window,
+        extra_params=extra,
     )

@@ -25,15 +25,19 @@ from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
 # transformers 5.24 dataclass defaults per model_type
 _DEFAULTS: dict[str, dict[str, Any]] = {
-    "qwen2_moe": dict(hidden=2048, layers=24, heads=16, kv=16, inter=5632, moe=1408, shared=5632, k=4, e=60,
-                      vocab=151936, tie=False),
-    "qwen3_moe": dict(hidden=2048, layers=24, heads=32, kv=4, inter=6144, moe=768, shared=0, k=8, e=128,
-                      vocab=151936, tie=False),
-    "qwen3_vl_moe_text": dict(hidden=2048, layers=24, heads=16, kv=16, inter=5632, moe=1408, shared=0, k=4, e=60,
-                              vocab=151936, tie=True),
+    "qwen2_moe": dict(
+        hidden=2048, layers=24, heads=16, kv=16, inter=5632, moe=1408, shared=5632, k=4, e=60, vocab=151936, tie=False
+    ),
+    "qwen3_moe": dict(
+        hidden=2048, layers=24, heads=32, kv=4, inter=6144, moe=768, shared=0, k=8, e=128, vocab=151936, tie=False
+    ),
+    "qwen3_vl_moe_text": dict(
+        hidden=2048, layers=24, heads=16, kv=16, inter=5632, moe=1408, shared=0, k=4, e=60, vocab=151936, tie=True
+    ),
     # Qwen3-Omni's thinker language model (thinker_config.text_config); its thinker_config ties (default false)
-    "qwen3_omni_moe_text": dict(hidden=2048, layers=28, heads=28, kv=4, inter=18944, moe=768, shared=0, k=8,
-                                e=128, vocab=3584, tie=False),
+    "qwen3_omni_moe_text": dict(
+        hidden=2048, layers=28, heads=28, kv=4, inter=18944, moe=768, shared=0, k=8, e=128, vocab=3584, tie=False
+    ),
 }
 _WRAPPERS = {"qwen3_vl_moe": "qwen3_vl_moe_text", "qwen3_omni_moe": "qwen3_omni_moe_text"}
 
@@ -54,8 +58,9 @@ def build(r: HFReader) -> ModelSpec:
     vocab = r.int("vocab_size", "vocab_size", default=d["vocab"])
     tie = tie_embeddings(r, d["tie"])
     if qwen2:
-        shared = r.int("shared_expert_intermediate_size", "shared_expert_intermediate_size", default=d["shared"],
-                       minimum=0)
+        shared = r.int(
+            "shared_expert_intermediate_size", "shared_expert_intermediate_size", default=d["shared"], minimum=0
+        )
         qkv_bias, o_bias = r.bool(None, "qkv_bias", default=True), False
     else:
         shared = 0
@@ -79,21 +84,44 @@ def build(r: HFReader) -> ModelSpec:
         return bool((i + 1) % 2) and i < max_window_layers
 
     other = 2 * h + (0 if qwen2 else 2 * hd)
-    moe_ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=moe_inter,
-                  num_shared_experts=1 if qwen2 else 0, shared_intermediate_size=shared,
-                  shared_expert_gate=qwen2)
+    moe_ffn = FFN(
+        kind="moe",
+        num_experts=e,
+        top_k=k,
+        expert_intermediate_size=moe_inter,
+        num_shared_experts=1 if qwen2 else 0,
+        shared_intermediate_size=shared,
+        shared_expert_gate=qwen2,
+    )
     dense_ffn = FFN(kind="dense", intermediate_size=inter)
     t = KindTable()
     for i in range(n_layers):
         sw = sliding(i)
-        mixer = Mixer(kind="attention", attention="sliding" if sw else "full", window=window if sw else None,
-                      num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=qkv_bias, o_bias=o_bias)
+        mixer = Mixer(
+            kind="attention",
+            attention="sliding" if sw else "full",
+            window=window if sw else None,
+            num_heads=heads,
+            num_kv_heads=kv,
+            head_dim=hd,
+            qkv_bias=qkv_bias,
+            o_bias=o_bias,
+        )
         sparse = i not in mlp_only and e > 0 and (i + 1) % step == 0
         t.add(layer(mixer, moe_ffn if sparse else dense_ffn, other))
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
-        vocab_size=vocab, tie_word_embeddings=tie,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=t.kinds,
+        pattern=t.pattern,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"), sliding_window=window, extra_params=h,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        intermediate_size=inter,
+        hidden_act=r.str(None, "hidden_act", default="silu"),
+        sliding_window=window,
+        extra_params=h,
     )

@@ -29,12 +29,13 @@ from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
 # transformers 5.24 dataclass defaults
 _DEFAULTS = {
-    "qwen3_next": dict(hidden=2048, layers=48, heads=16, kv=2, inter=5632, moe=512, shared=512, k=10, e=512,
-                       vocab=151936),
-    "qwen3_5_text": dict(hidden=4096, layers=32, heads=16, kv=4, inter=12288, moe=0, shared=0, k=0, e=0,
-                         vocab=248320),
-    "qwen3_5_moe_text": dict(hidden=2048, layers=40, heads=16, kv=2, inter=0, moe=512, shared=512, k=8, e=256,
-                             vocab=248320),
+    "qwen3_next": dict(
+        hidden=2048, layers=48, heads=16, kv=2, inter=5632, moe=512, shared=512, k=10, e=512, vocab=151936
+    ),
+    "qwen3_5_text": dict(hidden=4096, layers=32, heads=16, kv=4, inter=12288, moe=0, shared=0, k=0, e=0, vocab=248320),
+    "qwen3_5_moe_text": dict(
+        hidden=2048, layers=40, heads=16, kv=2, inter=0, moe=512, shared=512, k=8, e=256, vocab=248320
+    ),
 }
 _WRAPPERS = {"qwen3_5": "qwen3_5_text", "qwen3_5_moe": "qwen3_5_moe_text"}
 
@@ -66,24 +67,51 @@ def build(r: HFReader) -> ModelSpec:
     inter = r.int("intermediate_size", "intermediate_size", default=d["inter"]) if mt != "qwen3_5_moe_text" else None
     if not dense:
         moe_inter = r.int("moe_intermediate_size", "moe_intermediate_size", default=d["moe"])
-        shared = r.int("shared_expert_intermediate_size", "shared_expert_intermediate_size", default=d["shared"],
-                       minimum=0)
-        e = r.int("num_experts", "num_experts", "num_local_experts", default=d["e"],
-                  minimum=0 if mt == "qwen3_next" else 1)
+        shared = r.int(
+            "shared_expert_intermediate_size", "shared_expert_intermediate_size", default=d["shared"], minimum=0
+        )
+        e = r.int(
+            "num_experts", "num_experts", "num_local_experts", default=d["e"], minimum=0 if mt == "qwen3_next" else 1
+        )
         k = r.int("top_k", "num_experts_per_tok", default=d["k"])
     if mt == "qwen3_next":
         step = r.int("decoder_sparse_step", "decoder_sparse_step", default=1)
         mlp_only = set(int_list(r, "mlp_only_layers") or [])
 
-    full = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=attn_bias,
-                 o_bias=attn_bias, gated_q=True)
+    full = Mixer(
+        kind="attention",
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        qkv_bias=attn_bias,
+        o_bias=attn_bias,
+        gated_q=True,
+    )
     full_other = 2 * hd
-    lin = Mixer(kind="linear_attention", num_k_heads=nk, num_v_heads=nv, k_head_dim=dk, v_head_dim=dv,
-                conv_kernel=conv, split_in_proj=mt != "qwen3_next")
+    lin = Mixer(
+        kind="linear_attention",
+        num_k_heads=nk,
+        num_v_heads=nv,
+        k_head_dim=dk,
+        v_head_dim=dv,
+        conv_kernel=conv,
+        split_in_proj=mt != "qwen3_next",
+    )
     lin_other = (2 * nk * dk + nv * dv) * conv + 2 * nv + dv
     dense_ffn = FFN(kind="dense", intermediate_size=inter or 0)
-    moe_ffn = None if dense else FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=moe_inter,
-                                     num_shared_experts=1, shared_intermediate_size=shared, shared_expert_gate=True)
+    moe_ffn = (
+        None
+        if dense
+        else FFN(
+            kind="moe",
+            num_experts=e,
+            top_k=k,
+            expert_intermediate_size=moe_inter,
+            num_shared_experts=1,
+            shared_intermediate_size=shared,
+            shared_expert_gate=True,
+        )
+    )
 
     t = KindTable()
     for i, lt in enumerate(layer_types_of(types, n_layers)):
@@ -103,10 +131,19 @@ def build(r: HFReader) -> ModelSpec:
         mtp_kind = layer(full, moe_ffn or dense_ffn, full_other + 2 * h)
         mtp_params = mtp * deepseek_style_mtp_params(mtp_kind, h)
     return r.spec(
-        hidden_size=h, num_layers=n_layers, kinds=t.kinds, pattern=t.pattern,
-        vocab_size=vocab, tie_word_embeddings=tie,
+        hidden_size=h,
+        num_layers=n_layers,
+        kinds=t.kinds,
+        pattern=t.pattern,
+        vocab_size=vocab,
+        tie_word_embeddings=tie,
         max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads, num_kv_heads=kv, head_dim=hd, intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"), extra_params=h,
-        mtp_layers=mtp, mtp_params=mtp_params,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+        intermediate_size=inter,
+        hidden_act=r.str(None, "hidden_act", default="silu"),
+        extra_params=h,
+        mtp_layers=mtp,
+        mtp_params=mtp_params,
     )

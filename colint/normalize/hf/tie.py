@@ -89,7 +89,12 @@ def _outer(r, path: tuple) -> bool:
     v = r.doc.get(path)
     line, col = r.doc.location(path)
     if not isinstance(v, bool):
-        raise SpecError(f"'{format_path(path)}' must be true or false, got {v!r}", path=r.doc.path, line=line,
-                        column=col, key=format_path(path))
+        raise SpecError(
+            f"'{format_path(path)}' must be true or false, got {v!r}",
+            path=r.doc.path,
+            line=line,
+            column=col,
+            key=format_path(path),
+        )
     r.sources[KEY] = Source(key=format_path(path), line=line, column=col)
     return v
