@@ -205,7 +205,7 @@ def inspect(config: Config, gpu: Union[str, None] = None, **settings) -> dict:
     >>> est["gpu"], sorted(est["steps"])
     ('h100-sxm', ['decode', 'prefill'])
     """
-    from colint.inspect_data import inspect_spec
+    from colint.inspecting import inspect_spec
     from colint.normalize import normalize
 
     path, doc, _ = _document(config)
@@ -290,7 +290,7 @@ def report_data(config: Config, gpu: Union[str, None] = None, *, project: bool =
     """
     from colint.analysis.workload import analyse
     from colint.checking import build_targets, check_document
-    from colint.report_data import report_data as build
+    from colint.reporting import report_data as build
 
     path, doc, start = _document(config)
     opts = _options(gpu, settings, start, project)

@@ -101,7 +101,7 @@ def inspect(
     import json
 
     from colint.errors import ColintError
-    from colint.inspect_data import inspect_spec
+    from colint.inspecting import inspect_spec
     from colint.loading import load
     from colint.normalize import normalize
 
@@ -1140,7 +1140,7 @@ def report_cmd(path, overrides, isolated, output, chart, compare_path, variants)
     from colint.analysis.workload import analyse
     from colint.checking import build_targets, check_file, exit_code
     from colint.errors import ColintError
-    from colint.report_data import report_data
+    from colint.reporting import report_data
 
     path = _one_path(path)
     try:
@@ -1151,7 +1151,7 @@ def report_cmd(path, overrides, isolated, output, chart, compare_path, variants)
         result = check_file(path, targets, opts)
         if result.error is not None:
             raise result.error
-        from colint.report_data import MAX_REPORT_LAYERS
+        from colint.reporting import MAX_REPORT_LAYERS
 
         if result.spec.num_layers > MAX_REPORT_LAYERS:
             src = result.spec.sources.get("num_layers")

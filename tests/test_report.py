@@ -150,7 +150,7 @@ def test_report_data_adds_up():
     from colint.analysis.workload import analyse
     from colint.hardware_profiles import load_profile
     from colint.loading import load
-    from colint.report_data import pipeline_balance, roofline, time_breakdown
+    from colint.reporting import pipeline_balance, roofline, time_breakdown
     from colint.normalize import normalize
 
     spec = normalize(load(DEEPSEEK))
@@ -192,7 +192,7 @@ def test_frontier_chart_draws_both_designs(tmp_path):
     from colint.hardware_profiles import load_profile
     from colint.loading import load
     from colint.pareto import load_design
-    from colint.report_data import report_data
+    from colint.reporting import report_data
     from colint.normalize import normalize
 
     out = tmp_path / "frontier.png"

@@ -18,7 +18,7 @@ def test_chart_choices_are_the_charts_the_html_report_draws(monkeypatch):
     from colint.analysis.workload import analyse
     from colint.hardware_profiles import load_profile
     from colint.loading import load
-    from colint.report_data import report_data
+    from colint.reporting import report_data
     from colint.reporters import html_report
     from colint.normalize import normalize
 

@@ -1,4 +1,4 @@
-"""Text rendering of an inspection (the dict built by colint.inspect_data)."""
+"""Text rendering of an inspection (the dict built by colint.inspecting)."""
 
 from __future__ import annotations
 
