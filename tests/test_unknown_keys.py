@@ -143,5 +143,5 @@ def test_committed_key_table_equals_installed_transformers():
     spec = importlib.util.spec_from_file_location("gen_hf_keys", os.path.join(root, "scripts", "gen_hf_keys.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    with open(os.path.join(root, "colint", "spec", "hf_keys.json"), encoding="utf-8") as fh:
+    with open(os.path.join(root, "colint", "normalize", "hf_keys.json"), encoding="utf-8") as fh:
         assert json.load(fh) == mod.generate()
