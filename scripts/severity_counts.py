@@ -1,8 +1,10 @@
 """Finding counts by severity over the test corpus at the five settings of issue 17.
 
-    .venv/bin/python scripts/severity_counts.py [--json OUT]
+    .venv/bin/python scripts/severity_counts.py [--json OUT] [--setting "NAME=ARGS" ...]
 
-Prints one row per setting: errors / warnings / infos, and per-code counts by severity.
+Prints one row per setting: errors / warnings / infos, and per-code counts by severity. ``--setting``
+(repeatable) replaces the five settings with others, e.g. ``--setting "rtx nvfp4=--gpu rtx-pro-6000
+--dtype nvfp4"`` for a GPU those five do not reach.
 Runs `colint check --format json --isolated` over tests/corpus (one process per setting).
 """
 
@@ -42,9 +44,17 @@ def run(args: list[str]) -> dict:
     return json.loads(p.stdout)
 
 
+def settings(argv: list[str]) -> dict[str, list[str]]:
+    """The five settings, or those given as ``--setting NAME=ARGS``."""
+    given = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--setting"]
+    if not given:
+        return SETTINGS
+    return {name.strip(): args.split() for name, _, args in (g.partition("=") for g in given)}
+
+
 def main() -> None:
     table = {}
-    for name, args in SETTINGS.items():
+    for name, args in settings(sys.argv).items():
         rep = run(args)
         by_code = collections.Counter()
         for f in rep["files"]:

@@ -60,6 +60,55 @@ def test_no_fp4_on_hopper():
         estimate(128, 128, 128, "fp8", load_profile("a100-sxm-80gb"))
 
 
+def test_fp8_block_is_native_on_ada():
+    # TensorRT-LLM's SM89 blockwise FP8 GEMM (ada_blockwise_gemm) runs 1x128 / 128x128 scales on
+    # Ada's FP8 tensor cores: fp8_block on an L40S is priced, not refused.
+    g = estimate(4096, 4096, 4096, "fp8_block", load_profile("l40s"))
+    assert g.dtype == "fp8_block" and g.estimate_s > g.sol_s > 0
+
+
+# Published torch.matmul BF16 rates, best of square sizes 1024-10240 (zzc0721/torch-performance-test-data,
+# database.md): on the calibrated GPUs the model lands within 0.98-1.08 of them; the GPUs it has no
+# measurements for must land in the same band, so that their constants follow the same evidence.
+@pytest.mark.parametrize(
+    "gpu, published_tflops",
+    [
+        ("a100-sxm-80gb", 264.53),
+        ("h100-sxm", 789.24),
+        ("b200", 1696.03),
+        ("l40s", 269.15),
+        ("rtx-pro-6000", 409.42),  # Server Edition
+    ],
+)
+def test_bf16_best_rate_matches_published_torch_matmul(gpu, published_tflops):
+    p = load_profile(gpu)
+    best = max(2 * n**3 / estimate(n, n, n, "bf16", p).estimate_s for n in (1024, 2048, 4096, 8192, 10240))
+    assert 0.92 < best / (published_tflops * 1e12) < 1.10
+
+
+# The best published large-GEMM kernels per format (M = N = 8192). B200's constants come from TensorRT-LLM's
+# kernels, which trail the best ones (FP4 DeepGEMM PR 348, FP8/BF16 MAMF); sm_120's constants must trail
+# its best published kernels (cutlass PR 3272 CuTeDSL NVFP4 / MXFP8, torch.matmul BF16) by the same margin,
+# and Blackwell Ultra, which shares B200's, must too (CUTLASS sm_103 NVFP4 8.30 PF at K=33024,
+# ThunderKittens kernels/gemm/nvfp4_b300/HANDOFF.md).
+@pytest.mark.parametrize(
+    "gpu, dtype, k, best_tflops",
+    [
+        ("b200", "nvfp4", 8192, 5702.0),
+        ("b200", "fp8", 8192, 3432.5),
+        ("b200", "bf16", 8192, 1745.0),
+        ("rtx-pro-6000", "nvfp4", 8192, 1629.0),
+        ("rtx-pro-6000", "fp8", 8192, 802.0),
+        ("rtx-pro-6000", "bf16", 8192, 409.42),
+        ("b300", "nvfp4", 33024, 8300.0),
+    ],
+)
+def test_large_gemm_trails_the_best_published_kernel_as_on_b200(gpu, dtype, k, best_tflops):
+    # The GEMM alone on pre-quantized operands (standalone=False), as those kernels were timed.
+    g = estimate(8192, 8192, k, dtype, load_profile(gpu), standalone=False)
+    assert 1.0 < g.estimate_s * best_tflops * 1e12 / g.flops < 1.45
+
+
 def test_m_star_and_bound_flip():
     p = load_profile("h100-sxm")
     g = estimate(1, 2048, 7168, "fp8", p)
@@ -245,3 +294,15 @@ def test_gb300_nvfp4_k_sweep_matches_codesign_fig4():
     assert 0.72 < rate(3072) / sustained < 0.88
     assert rate(1536) / sustained < 0.72
     assert rate(6144) / sustained > 0.88
+
+
+def test_cli_check_accepts_fp8_block_on_l40s(capsys):
+    # `colint check --dtype fp8_block --gpu l40s` prices the model (Ada runs FP8 block scaling natively).
+    from pathlib import Path
+
+    example = str(Path(__file__).resolve().parents[1] / "examples" / "llama-3.1-8b.json")
+    args = ["check", example, "--gpu", "l40s", "--dtype", "fp8_block", "--isolated", "--fail-on", "never"]
+    assert main([*args, "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert "not native" not in captured.err
+    assert json.loads(captured.out)["files"]
