@@ -193,12 +193,13 @@ def _analysis_ms(repeats: int) -> dict:
     """Per corpus config, the median of (a) load and (b) normalize + analyse + rules; then the
     median, mean and slowest over the configs (the mean is what 1,000 configs pay)."""
     sys.path.insert(0, ROOT)
-    from colint.checking import CheckOptions, build_targets, check_spec
+    from colint.checking import build_targets, check_spec
+    from colint.settings import Settings
     from colint.loading import load
     from colint.rules import select_rules
     from colint.normalize import normalize
 
-    opts = CheckOptions()
+    opts = Settings()
     rules = select_rules(opts.select, opts.ignore, opts.extend_select)
     targets = build_targets(opts)
     per_config, loads = {}, []
