@@ -7,7 +7,6 @@ Heavy modules are imported inside the commands that need them.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 
 import click
 
@@ -23,6 +22,7 @@ from colint.cli_output import (
     fail_with,
     write_or_echo,
     write_or_fail,
+    write_report,
 )
 from colint.reporters import REPORTERS
 from colint.reporters.report_charts import CHARTS
@@ -660,27 +660,7 @@ def report_cmd(path, flags, isolated, output, chart, compare_path, variants) -> 
         ]
     except ColintError as exc:
         raise fail_with(exc)
-    try:
-        from colint.reporters.html_report import render_chart, render_html
-    except ImportError as exc:
-        raise fail(f"colint: error: `colint report` needs matplotlib ({exc}): pip install 'colint-llm[report]'")
-    from functools import partial
-
-    outputs: list[tuple[str, Callable[[], str | bytes]]]
-    if ext in (".png", ".svg"):  # one chart per file: with several GPUs, one file each (x-b200.png, x-h100-sxm.png)
-        stem = os.path.splitext(output)[0]
-        outputs = [
-            (
-                output if len(sections) == 1 else f"{stem}-{d['gpu']}{ext}",
-                partial(render_chart, d, chart or "roofline", ext[1:]),
-            )
-            for d in sections
-        ]
-    else:
-        outputs = [(output, partial(render_html, sections))]
-    for out_path, render in outputs:
-        write_or_fail(out_path, render())
-        click.echo(f"colint: wrote {out_path}", err=True)
+    write_report(output, sections, chart)
     raise click.exceptions.Exit(exit_code([result], opts.fail_on))
 
 

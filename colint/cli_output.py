@@ -4,6 +4,8 @@ from ``reporters.REPORTERS``. colint.cli's commands call these; nothing here com
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import click
 
 from colint.reporters import REPORTERS
@@ -103,3 +105,32 @@ def render_report(
     labels = tuple(estimate_labels(results, groups))
     ri = ReportInput(rules=all_rules, colour=colour, labels=labels, quiet=quiet, show_fixes=show_fixes, verbose=verbose)
     return REPORTERS[fmt](results, summ, ri)
+
+
+def write_report(output: str, sections: list[dict], chart: str | None) -> None:
+    """`colint report`'s files: the HTML report of every section, or one chart (.png/.svg) per section
+    (with several GPUs, one file each: x-b200.png, x-h100-sxm.png). Each written atomically, then named."""
+    import os
+    from functools import partial
+
+    try:
+        from colint.reporters.html_report import render_chart, render_html
+    except ImportError as exc:
+        raise fail(
+            f"colint: error: `colint report` needs matplotlib ({exc}): pip install 'colint-llm[report]'"
+        ) from None
+    stem, ext = os.path.splitext(output)
+    outputs: list[tuple[str, Callable[[], str | bytes]]]
+    if ext.lower() in (".png", ".svg"):
+        outputs = [
+            (
+                output if len(sections) == 1 else f"{stem}-{d['gpu']}{ext.lower()}",
+                partial(render_chart, d, chart or "roofline", ext.lower()[1:]),
+            )
+            for d in sections
+        ]
+    else:
+        outputs = [(output, partial(render_html, sections))]
+    for out_path, render in outputs:
+        write_or_fail(out_path, render())
+        click.echo(f"colint: wrote {out_path}", err=True)
