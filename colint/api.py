@@ -8,7 +8,7 @@ what its ``save_pretrained`` would write), or a ``str``/``os.PathLike`` that ``c
 ``gpu`` is a profile name or YAML path, or a list of them (default b200). ``**settings`` are the
 `colint check` options by their ``[tool.colint]`` names: ``scenario``, ``dtype``, ``tp`` (int or
 "auto"), ``ep``, ``pp``, ``context``, ``concurrency``, ``select``, ``ignore``, ``extend_select``
-(a code or a list of them), ``input_format``, ``vocab_size``. Project files ([tool.colint],
+(a code or a list of them), ``input_format``, ``vocab_size``, ``close_advice``. Project files ([tool.colint],
 .colint.toml) apply only with ``project=True`` (looked up beside a file, or from the current
 directory for a dict), so that a script's answer does not depend on where it runs.
 
@@ -44,6 +44,7 @@ SETTINGS = (
     "extend_select",
     "input_format",
     "vocab_size",
+    "close_advice",
 )
 _SCENARIO_SETTINGS = (
     "scenario",

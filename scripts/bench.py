@@ -37,7 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HF_CORPUS = os.path.join(ROOT, "tests", "corpus", "hf")
 DEFAULT_CONFIG = os.path.join(HF_CORPUS, "llama3__Meta-Llama-3.1-8B.json")
 BASELINE_CODE = "import pydantic, click, ruamel.yaml"
-# A model repository's settings, validated on every run (colint.settings)
+# A model repository's settings, validated on every run (colint.config_files, without pydantic)
 PROJECT_SETTINGS = (
     '[tool.colint]\ngpus = ["b200", "h100-sxm"]\ntp = 8\nextend-select = ["CL2"]\n'
     'fail-on = "error"\n[tool.colint.severity]\nCL201 = "error"\n'

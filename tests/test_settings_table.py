@@ -129,6 +129,12 @@ def test_close_advice_is_a_setting_and_a_flag(tmp_path, monkeypatch, capsys):
     main([*args, "--close-advice"])  # the flag wins over the file
     assert calls == [1, 1]
     capsys.readouterr()
+    from colint.api import check
+
+    check(str(path), tp=8, close_advice=False)  # the Python API's keyword is the same setting
+    assert calls == [1, 1]
+    check(str(path), tp=8)
+    assert calls == [1, 1, 1]
 
 
 def test_every_command_reads_the_project_settings_the_same_way(tmp_path, capsys):
