@@ -8,7 +8,7 @@ what its ``save_pretrained`` would write), or a ``str``/``os.PathLike`` that ``c
 ``gpu`` is a profile name or YAML path, or a list of them (default b200). ``**settings`` are the
 `colint check` options by their ``[tool.colint]`` names: ``scenario``, ``dtype``, ``tp`` (int or
 "auto"), ``ep``, ``pp``, ``context``, ``concurrency``, ``select``, ``ignore``, ``extend_select``
-(a code or a list of them), ``input_format``, ``vocab_size``. Project files ([tool.colint],
+(a code or a list of them), ``input_format``, ``vocab_size``, ``close_advice``. Project files ([tool.colint],
 .colint.toml) apply only with ``project=True`` (looked up beside a file, or from the current
 directory for a dict), so that a script's answer does not depend on where it runs.
 
@@ -44,6 +44,7 @@ SETTINGS = (
     "extend_select",
     "input_format",
     "vocab_size",
+    "close_advice",
 )
 _SCENARIO_SETTINGS = (
     "scenario",
@@ -62,13 +63,15 @@ _SCENARIO_SETTINGS = (
 DICT_PATH = "<dict>"  # the path of a config given as a dict, in results and errors
 
 
-def _overrides(gpu, settings: dict, allowed=SETTINGS) -> dict:
+def _flags(gpu, settings: dict, allowed=SETTINGS) -> dict:
+    """The keywords as flags by Settings field name (``context`` is the field ``context_tokens``)."""
     unknown = sorted(set(settings) - set(allowed))
     if unknown:
         raise TypeError(
             f"unknown setting{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
             f"colint takes {', '.join(allowed)}"
         )
+    from colint.settings import FIELD_OF_NAME
 
     def codes(v):
         return [v] if isinstance(v, str) else list(v or [])
@@ -81,7 +84,7 @@ def _overrides(gpu, settings: dict, allowed=SETTINGS) -> dict:
             and (not isinstance(v, int) or isinstance(v, bool) or v < 1)
         ):
             raise UsageError(f"{name}={v!r}: expected a positive integer" + (" or 'auto'" if name == "tp" else ""))
-    out = {name: settings.get(name) for name in allowed}
+    out = {FIELD_OF_NAME[name]: settings.get(name) for name in allowed}
     for name in ("select", "ignore", "extend_select"):
         if name in out:
             out[name] = codes(out[name])
@@ -90,18 +93,12 @@ def _overrides(gpu, settings: dict, allowed=SETTINGS) -> dict:
 
 
 def _options(gpu, settings: dict, start: str | None, project: bool, allowed=SETTINGS):
-    from colint.settings import find_config, resolve
+    from colint.config_files import settings_for
+    from colint.settings import check_selectors
 
-    cfg = find_config(start or os.getcwd()) if project else None
-    overrides = _overrides(gpu, settings, allowed)
-    for name in set(SETTINGS) - set(allowed):
-        overrides[name] = None
-    eff = resolve(cfg, overrides)
-    if eff.values["select"] or eff.values["ignore"] or eff.values["extend_select"]:
-        from colint.rules import select_rules
-
-        select_rules(eff.values["select"], eff.values["ignore"], eff.values["extend_select"])  # unknown codes
-    return eff.check_options()
+    opts = settings_for(start or os.getcwd() if project else None, _flags(gpu, settings, allowed))
+    check_selectors(opts)  # unknown codes among the keywords
+    return opts
 
 
 def _as_dict(config) -> dict | None:
@@ -190,9 +187,10 @@ def check(config: Config, gpu: Union[str, list, None] = None, *, project: bool =
     return _unlocated(result.findings, path)
 
 
-def inspect(config: Config, gpu: Union[str, None] = None, **settings) -> dict:
+def inspect(config: Config, gpu: Union[str, None] = None, *, project: bool = False, **settings) -> dict:
     """The normalized spec, parameter counts and weight GEMMs (the ``colint inspect --format json`` record);
-    with ``gpu``, ``"estimates"`` for that GPU under the scenario ``settings`` as well.
+    with ``gpu``, ``"estimates"`` for that GPU under the scenario ``settings`` as well (and, with
+    ``project=True``, the project's [tool.colint], as ``colint inspect`` reads it).
 
     >>> import colint
     >>> info = colint.inspect({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,
@@ -208,8 +206,8 @@ def inspect(config: Config, gpu: Union[str, None] = None, **settings) -> dict:
     from colint.inspecting import inspect_spec
     from colint.normalize import normalize
 
-    path, doc, _ = _document(config)
-    opts = _options(gpu or [], settings, None, False, allowed=_SCENARIO_SETTINGS)
+    path, doc, start = _document(config)
+    opts = _options(gpu or [], settings, start, project, allowed=_SCENARIO_SETTINGS)
     try:
         spec = normalize(doc, input_format=opts.input_format, vocab_size=opts.vocab_size)
     except ColintError as exc:

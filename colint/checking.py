@@ -7,12 +7,13 @@ located error (exit 2 overall) and the other files are still checked.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from colint.errors import ColintError, InternalError, ProfileError, UsageError
 from colint.findings import SEVERITY_ORDER, Finding, Fix, rank
-from colint.settings import CheckOptions  # noqa: F401 - re-exported: the options a check runs with
+from colint.settings import Settings
 
 
 @dataclass
@@ -44,7 +45,7 @@ class Target:
     scenario: Any
 
 
-def build_targets(opts: CheckOptions) -> list[Target]:
+def build_targets(opts: Settings) -> list[Target]:
     """Resolve profiles and scenarios once for all files (raises UsageError/ProfileError)."""
     from colint.analysis.scenario import make_scenario
     from colint.hardware_profiles import load_profile
@@ -59,7 +60,7 @@ def build_targets(opts: CheckOptions) -> list[Target]:
             tp=tp,
             ep=opts.ep,
             pp=opts.pp,
-            context=opts.context,
+            context=opts.context_tokens,
             concurrency=opts.concurrency,
             gpu=profile.name,
             kv_cache=opts.kv_dtype,
@@ -70,7 +71,7 @@ def build_targets(opts: CheckOptions) -> list[Target]:
     return targets
 
 
-def check_spec(spec, targets: list[Target], opts: CheckOptions, rules=None) -> list[Finding]:
+def check_spec(spec, targets: list[Target], opts: Settings, rules=None) -> list[Finding]:
     from colint.rules import Context, select_rules
 
     if rules is None:
@@ -153,7 +154,7 @@ def check_spec(spec, targets: list[Target], opts: CheckOptions, rules=None) -> l
 def check_file(
     path: str,
     targets: list[Target],
-    opts: CheckOptions,
+    opts: Settings,
     rules=None,
     raw: Optional[bytes] = None,
     syntax: Optional[str] = None,
@@ -183,7 +184,7 @@ def check_file(
 
 
 def check_document(
-    path: str, doc, targets: list[Target], opts: CheckOptions, rules=None, *, close: bool = True
+    path: str, doc, targets: list[Target], opts: Settings, rules=None, *, close: bool = True
 ) -> FileResult:
     """Check an already-loaded Document (``--fix`` re-checks its edited text this way, ``close=False``:
     without re-checking each fix's own state, colint.closure)."""
@@ -234,7 +235,7 @@ def _locate_keys(doc, findings: list[Finding]) -> list[Finding]:
     return out
 
 
-def check_paths(paths: list[str], opts: CheckOptions, stdin=None) -> list[FileResult]:
+def check_paths(paths: list[str], opts: Settings, stdin=None) -> list[FileResult]:
     """``stdin``: (name, raw bytes, syntax or None) for the one path read from standard input."""
     from colint.rules import select_rules
 
@@ -274,7 +275,7 @@ def grouped_exit_code(results: list[FileResult], groups: list) -> int:
     to ``results``): the worst of each group's code at that group's own ``fail_on``."""
     return max(
         (
-            exit_code([r for r, g in zip(results, groups) if g is eff], eff.values["fail_on"])
+            exit_code([r for r, g in zip(results, groups) if g is eff], eff.fail_on)
             for eff in {id(g): g for g in groups}.values()
         ),
         default=0,
@@ -295,7 +296,7 @@ def estimate_labels(results: list[FileResult], groups: list) -> list[str]:
             continue
         if id(eff) not in targets_of:
             try:
-                targets_of[id(eff)] = build_targets(eff.check_options())
+                targets_of[id(eff)] = build_targets(eff)
             except ColintError:
                 targets_of[id(eff)] = []
         for t in targets_of[id(eff)]:
@@ -307,7 +308,7 @@ def estimate_labels(results: list[FileResult], groups: list) -> list[str]:
 
 def check_grouped(
     paths: list[str],
-    cli_overrides: dict,
+    flags: Mapping[str, Any],
     *,
     isolated: bool = False,
     baseline_path: Optional[str] = None,
@@ -319,13 +320,14 @@ def check_grouped(
     """Check ``paths`` under the settings in force for each (nearest config file + CLI flags; the
     config file is looked up from ``settings_dirs[path]`` when given, else beside the file).
 
-    Returns the results in input order and, parallel to them, the ``Effective`` settings each was
+    Returns the results in input order and, parallel to them, the ``Settings`` each was
     checked with. Files sharing a config file are checked together (profiles resolved once).
     ``use_baseline=False`` applies no baseline at all, not even the config's ``baseline =`` (``--write-baseline``
     records every current finding, and the file it names may not exist yet)."""
     import os
 
-    from colint.settings import find_config, resolve
+    from colint.config_files import find_config
+    from colint.settings import resolve
     from colint.suppression import Baseline
 
     by_config: dict[Optional[str], list[int]] = {}
@@ -349,20 +351,17 @@ def check_grouped(
         by_config.setdefault(key, []).append(i)
     baselines: dict[str, Any] = {}
     for key, idxs in by_config.items():
-        eff = resolve(configs[key], cli_overrides)
-        bpath = (baseline_path or eff.values["baseline"]) if use_baseline else None
-        baseline = None
+        opts = resolve(configs[key], flags, strict=strict)
+        bpath = (baseline_path or opts.baseline) if use_baseline else None
         if bpath:
             ab = os.path.abspath(bpath)
             if ab not in baselines:
                 baselines[ab] = Baseline.load(bpath)
-            baseline = baselines[ab]
-        opts = eff.check_options(baseline)
-        opts.strict = strict
+            opts = dataclasses.replace(opts, loaded_baseline=baselines[ab])
         for i, r in zip(idxs, check_paths([paths[i] for i in idxs], opts, stdin)):
-            results[i], groups[i] = r, eff
+            results[i], groups[i] = r, opts
     if broken:  # the files without settings are reported under the CLI's own (for fail_on, contexts)
-        plain = next((g for g in groups if g is not None), None) or resolve(None, cli_overrides)
+        plain = next((g for g in groups if g is not None), None) or resolve(None, flags)
         for i in broken:
             groups[i] = plain
     return results, groups
@@ -437,7 +436,7 @@ def fix_grouped(
         if r.error is not None or r.doc is None:
             continue
         if id(eff) not in cache:  # a ColintError here is a run-level problem (profiles, rules): the caller's
-            opts = eff.check_options(None)
+            opts = dataclasses.replace(eff, loaded_baseline=None)
             rules = select_rules(opts.select, opts.ignore, opts.extend_select)
             targets = build_targets(opts) if any(x.needs_workload for x in rules) else []
             cache[id(eff)] = (opts, rules, targets)
@@ -477,7 +476,7 @@ def verify_fixes(result, targets, opts, rules) -> list[tuple[Finding, Fix, list[
             settings = {k: v for k, v in fx.settings.items() if k in SETTINGS}
             key = tuple(sorted(settings.items()))
             if key not in targets_by:
-                o = dataclasses.replace(opts, **settings)
+                o = opts.with_keys(settings)
                 targets_by[key] = (o, build_targets(o) if settings else targets)
             o, t = targets_by[key]
             doc = result.doc

@@ -33,7 +33,7 @@ from typing import Any, Optional
 from colint.errors import ColintError
 from colint.findings import SEVERITY_ORDER, Finding, Fix
 
-# CheckOptions fields a fix's settings may name
+# the settings (colint.settings.Settings TOML keys) a fix's settings may name
 SETTINGS = ("tp", "ep", "pp", "concurrency", "context", "dtype")
 WARNING = SEVERITY_ORDER["warning"]
 _DELTA = re.compile(r"([+\-−]\d+(?:\.\d+)?)% (FFN )?params")
@@ -105,7 +105,7 @@ class Closure:
     def _targets_for(self, settings: dict):
         key = tuple(sorted(settings.items()))
         if key not in self._targets:
-            opts = dataclasses.replace(self.opts, **settings)
+            opts = self.opts.with_keys(settings)
             self._targets[key] = (opts, self._build_targets(opts) if self.targets else [])
         return self._targets[key]
 

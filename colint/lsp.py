@@ -33,7 +33,7 @@ def _position(text: str, offset: int):
     return types.Position(line=line, character=_utf16(text[start:offset]))
 
 
-def lint(path: str, text: str, overrides: dict, isolated: bool) -> tuple[list, object, list]:
+def lint(path: str, text: str, flags: dict, isolated: bool) -> tuple[list, object, list]:
     """``(diagnostics, Document or None, findings)`` of ``text`` (the editor's buffer of ``path``); the
     i-th diagnostic is the i-th finding when there are findings."""
     from lsprotocol import types
@@ -41,7 +41,7 @@ def lint(path: str, text: str, overrides: dict, isolated: bool) -> tuple[list, o
     from colint.checking import build_targets, check_document
     from colint.loading import load_text
     from colint.rules import select_rules
-    from colint.settings import find_config, resolve
+    from colint.config_files import settings_for
 
     lines = text.splitlines()
 
@@ -60,8 +60,7 @@ def lint(path: str, text: str, overrides: dict, isolated: bool) -> tuple[list, o
         "info": types.DiagnosticSeverity.Information,
     }
     try:
-        cfg = None if isolated else find_config(os.path.dirname(os.path.abspath(path)))
-        opts = resolve(cfg, overrides).check_options()
+        opts = settings_for(os.path.dirname(os.path.abspath(path)), flags, isolated=isolated)
         rules = select_rules(opts.select, opts.ignore, opts.extend_select)
         targets = build_targets(opts) if any(r.needs_workload for r in rules) else []
         doc = load_text(text, path)
@@ -162,7 +161,7 @@ def code_actions(uri: str, doc, findings: list, diagnostics: list, wanted: list)
     return out
 
 
-def create_server(overrides: dict, isolated: bool = False):
+def create_server(flags: dict, isolated: bool = False):
     from lsprotocol import types
     from pygls.lsp.server import LanguageServer
     from pygls.uris import to_fs_path
@@ -174,7 +173,7 @@ def create_server(overrides: dict, isolated: bool = False):
         document = server.workspace.get_text_document(uri)
         path = to_fs_path(uri) or uri
         try:
-            diags, doc, findings = lint(path, document.source, overrides, isolated)
+            diags, doc, findings = lint(path, document.source, flags, isolated)
         except Exception as exc:  # noqa: BLE001 - a server keeps serving; the editor's log says why
             server.window_log_message(
                 types.LogMessageParams(

@@ -563,8 +563,8 @@ def suggest(
     max_verify: int = MAX_VERIFY,
     at_interactivity: Optional[float] = None,
 ) -> SuggestResult:
-    """Search, rank and verify variants of the design in ``path`` (CheckOptions ``opts``: the
-    settings `colint check` uses; the first GPU ranks, every GPU verifies). Objective ``frontier``
+    """Search, rank and verify variants of the design in ``path`` (``opts``: the Settings
+    `colint check` uses; the first GPU ranks, every GPU verifies). Objective ``frontier``
     (or an ``at_interactivity``): the verified variants are ranked by the tok/s/GPU their
     throughput–interactivity frontier (colint.analysis.frontier) reaches at ``at_interactivity``
     tok/s/user on the first GPU; the search model pre-ranks by decode step time."""

@@ -25,6 +25,7 @@ from typing import Optional
 from colint.errors import UsageError
 from colint.findings import Finding, rank
 from colint.rules.unused_suppression import UNUSED_CODE, unused_finding as _unused
+from colint.settings import Settings
 
 
 # ---------------------------------------------------------------- YAML comment directives
@@ -201,7 +202,9 @@ def _locate(doc, key: str) -> tuple[Optional[int], Optional[int]]:
     return None, None
 
 
-def apply_suppressions(path: str, doc, findings: list[Finding], ran_codes: set[str], opts) -> tuple[list[Finding], int]:
+def apply_suppressions(
+    path: str, doc, findings: list[Finding], ran_codes: set[str], opts: Settings
+) -> tuple[list[Finding], int]:
     """Drop suppressed findings; add CL000 for suppressions that suppress nothing.
 
     Order: YAML comments, then the baseline, then per-file-ignores (which also apply to CL000).
@@ -250,7 +253,7 @@ def apply_suppressions(path: str, doc, findings: list[Finding], ran_codes: set[s
                                 _unused(f"unused suppression: no {c} finding {scope}", d.line, d.column, code=c)
                             )
 
-    baseline = opts.baseline
+    baseline = opts.loaded_baseline
     if baseline is not None:
         kept = [f for f in kept if not baseline.suppresses(path, f)]
         if report_unused:
@@ -269,9 +272,9 @@ def apply_suppressions(path: str, doc, findings: list[Finding], ran_codes: set[s
                     )
 
     kept += extra
-    pfi = opts.per_file_ignores
+    pfi = opts.per_file_ignore_codes if opts.per_file_ignores else ()
     if pfi:
-        from colint.settings import per_file_ignored_codes
+        from colint.globs import per_file_ignored_codes
 
         ignored = per_file_ignored_codes(path, pfi)
         if ignored:

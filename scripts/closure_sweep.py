@@ -36,11 +36,12 @@ def corpus() -> list[str]:
 
 def sweep(settings: dict, close: bool = True, paths: list[str] | None = None):
     """(fixes tried, [(path, finding code, fix title, new findings, error)] of those that raised something)."""
-    from colint.checking import CheckOptions, build_targets, check_file
+    from colint.checking import build_targets, check_file
+    from colint.settings import Settings
     from colint.checking import verify_fixes as verify
     from colint.rules import select_rules
 
-    opts = CheckOptions(close_advice=close, **settings)
+    opts = Settings(close_advice=close, **settings)
     rules = select_rules()
     targets = build_targets(opts)
     tried, bad = 0, []

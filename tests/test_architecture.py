@@ -16,17 +16,21 @@ PACKAGE = Path(__file__).resolve().parent.parent / "colint"
 
 # Lowest first; a unit may import its own unit and the units of any lower layer, never a higher one.
 LAYERS: list[tuple[str, ...]] = [
-    ("colint", "errors", "records", "fileio"),  # the package root holds __version__ only
+    ("colint", "errors", "records", "fileio", "globs", "typed_table"),  # the package root holds __version__ only
     ("loading", "findings"),
     ("normalize", "hardware_profiles"),
     ("analysis",),
     ("rules", "fix_text", "reporters", "inspecting", "reporting", "triage"),
     ("settings",),
+    ("config_files",),
     ("suppression", "sources"),
     ("closure",),
     ("checking",),
     ("suggesting", "pareto"),
     ("api",),
+    ("cli_output",),
+    ("cli_options",),
+    ("cli_check",),
     ("cli", "lsp"),
     ("__main__",),
 ]

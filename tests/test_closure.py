@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from colint.checking import CheckOptions, build_targets, check_document, check_file
+from colint.checking import build_targets, check_document, check_file
+from colint.settings import Settings
 from colint.loading import load_text
 from colint.rules import select_rules
 
@@ -27,7 +28,7 @@ def _kimi_k2_text() -> str:
 
 
 def _check(text: str, **settings):
-    opts = CheckOptions(**settings)
+    opts = Settings(**settings)
     rules = select_rules()
     targets = build_targets(opts)
     return check_document("kimi.json", load_text(text, "kimi.json", syntax="json"), targets, opts, rules), (
@@ -58,11 +59,11 @@ def test_ep_advice_inside_the_domain_names_its_cost():
     error): nothing is offered; inside GB200's NVL72 domain ep=32 is, with the redundant experts it needs."""
     path = os.path.join(HERE, "corpus", "hf", "qwen2-moe__Qwen1.5-MoE-A2.7B-Wikihow-finetune.json")
     rules = select_rules()
-    opts = CheckOptions()
+    opts = Settings()
     r = check_file(path, build_targets(opts), opts, rules)
     (f,) = [f for f in r.findings if f.code == "CL501"]
     assert f.fixes == []
-    opts = CheckOptions(gpus=["gb200"])
+    opts = Settings(gpus=["gb200"])
     r = check_file(path, build_targets(opts), opts, rules)
     (f,) = [f for f in r.findings if f.code == "CL501"]
     assert [(x.safety, x.title, x.settings) for x in f.fixes] == [
@@ -123,7 +124,7 @@ def test_gemma4_kv_fix_edits_the_global_kv_heads(tmp_path):
 
 def test_vocab_padding_is_never_safe():
     path = os.path.join(HERE, "corpus", "hf", "gpt2__gpt2-medium-early-revision.json")
-    opts = CheckOptions()
+    opts = Settings()
     r = check_file(path, build_targets(opts), opts, select_rules())
     assert not [fx for f in r.findings for fx in f.fixes if fx.safety == "safe"]
     (f,) = [f for f in r.findings if f.code == "CL202"]
@@ -144,7 +145,7 @@ def test_stated_parameter_deltas_are_what_inspect_reports(name):
     from colint.rules.fix_builders import ffn_params
     from colint.normalize import normalize
 
-    opts = CheckOptions(**SETTINGS[name])
+    opts = Settings(**SETTINGS[name])
     rules = select_rules()
     targets = build_targets(opts)
     checked = 0

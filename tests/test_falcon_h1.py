@@ -149,7 +149,7 @@ def test_suggest_probe_keys_keep_both_cores():
 def test_suggest_search_model_matches_analysis(tmp_path):
     """suggest's interpolated search model gives the same parameters and step estimates as
     param_counts + analyse on every verified Falcon-H1 variant (both cores of a layer included)."""
-    from colint.checking import CheckOptions
+    from colint.settings import Settings
     from colint.suggesting import suggest
 
     path = tmp_path / "config.json"
@@ -170,7 +170,7 @@ def test_suggest_search_model_matches_analysis(tmp_path):
             indent=1,
         )
     )
-    r = suggest(str(path), CheckOptions(gpus=["b200"], tp=2), top=3)
+    r = suggest(str(path), Settings(gpus=["b200"], tp=2), top=3)
     assert r.candidates
     for c in r.candidates:
         assert c.search_params_total == c.params_total

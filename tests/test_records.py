@@ -276,7 +276,7 @@ print(json.dumps({"codes": codes, "pydantic": loaded, "heavy": heavy}))
 
 def test_check_path_never_imports_pydantic(tmp_path):
     """A check — several GPUs, JSON output, a [tool.colint] table, a user's GPU file — builds every Record
-    (ModelSpec, Finding, Scenario, Profile, FileSettings) without importing pydantic at all."""
+    (ModelSpec, Finding, Scenario, Profile) and the settings without importing pydantic at all."""
     files = []
     for name in ("deepseek__DeepSeek-V3.json", "gpt2__gpt2-medium-early-revision.json", "gpt-oss__gpt-oss-20b.json"):
         shutil.copy(os.path.join(HF, name), tmp_path / name)
@@ -313,26 +313,12 @@ from colint import records as _records  # noqa: E402
 def _valid_samples() -> list:
     from colint.hardware_profiles import PROFILE_DIR, _read_yaml
     from colint.hardware_profiles.schema import Profile, Tile
-    from colint.settings import FileSettings
     from colint.analysis.scenario import Scenario
 
     return [
         (Profile, _read_yaml(PROFILE_DIR / "b200.yaml")),
         (Profile, _read_yaml(PROFILE_DIR / "mi300x.yaml")),
         (Scenario, {"name": "latency", "tp": 8, "ep": 16, "context": 131072, "gpu": "b200"}),
-        (
-            FileSettings,
-            {
-                "gpus": ["b200"],
-                "tp": "auto",
-                "extend-select": ["CL2"],
-                "fail_on": "info",
-                "per-file-ignores": {"a/**": ["CL201"]},
-                "severity": {"CL009": "warning"},
-                "rules": {"CL201": {"x": 1.5}},
-                "vocab-size": 32000,
-            },
-        ),
         (Tile, {"m": 128, "n": 256, "sms": 2}),
         (Bag, {"name": "a", "items": [1, 2], "tags": {"k": "v"}, "at": {"x": 1, "label": "p"}}),
     ]

@@ -11,7 +11,9 @@ import pytest
 from colint.cli import main
 from colint.errors import UsageError
 from colint.rules.base import Rule, RuleDoc
-from colint.settings import glob_matches, parse_config, resolve, resolve_rule_options
+from colint.config_files import parse_config
+from colint.globs import glob_matches
+from colint.settings import resolve, resolve_rule_options
 
 # 12 KV heads for 32 query heads (CL002 error) and a bare Infinity (CL006 info)
 BAD = (
@@ -199,9 +201,9 @@ def test_rule_thresholds_reach_the_rules(tmp_path, monkeypatch, capsys):
     name, (default, _) = next(iter(r.options.items()))
     _tree(tmp_path, {".colint.toml": f"[rules.{r.code}]\n{name} = {json.dumps(default)}\n"})
     cfg = parse_config(str(tmp_path / ".colint.toml"))
-    eff = resolve(cfg, {})
-    assert eff.check_options().rule_options == {r.code: {name: default}}
-    assert eff.sources["rules"] == f"{tmp_path / '.colint.toml'}"
+    settings = resolve(cfg, {})
+    assert settings.rule_options == {r.code: {name: default}}
+    assert settings.sources["rules"] == f"{tmp_path / '.colint.toml'}"
 
 
 def test_colint_config_shows_values_and_where_they_come_from(tmp_path, monkeypatch, capsys):
@@ -236,9 +238,9 @@ def test_colint_config_shows_values_and_where_they_come_from(tmp_path, monkeypat
 
 def test_gpu_key_takes_a_string_or_a_list(tmp_path):
     _tree(tmp_path, {".colint.toml": 'gpu = "h200"\n'})
-    assert resolve(parse_config(str(tmp_path / ".colint.toml")), {}).values["gpus"] == ["h200"]
+    assert resolve(parse_config(str(tmp_path / ".colint.toml")), {}).gpus == ("h200",)
     _tree(tmp_path, {".colint.toml": 'gpu = ["h200", "b200"]\n'})
-    assert resolve(parse_config(str(tmp_path / ".colint.toml")), {}).values["gpus"] == ["h200", "b200"]
+    assert resolve(parse_config(str(tmp_path / ".colint.toml")), {}).gpus == ("h200", "b200")
     _tree(tmp_path, {".colint.toml": 'gpu = "h200"\ngpus = ["b200"]\n'})
     with pytest.raises(UsageError, match="either gpu or gpus"):
         parse_config(str(tmp_path / ".colint.toml"))
@@ -270,6 +272,6 @@ def test_readme_configuration_example_is_valid(tmp_path):
     block = re.search(r"## Configuration.*?```toml\n(.*?)```", readme, re.S).group(1)
     (tmp_path / "pyproject.toml").write_text(block, encoding="utf-8")
     eff = resolve(parse_config(str(tmp_path / "pyproject.toml")), {})
-    assert eff.values["gpus"] == ["b200", "h100-sxm"] and eff.values["tp"] == 8
+    assert eff.gpus == ("b200", "h100-sxm") and eff.tp == 8
     assert eff.severity_overrides == {"CL202": "warning"}
     assert eff.rule_options == {"CL201": {"warning_loss_pct": 1.0}}

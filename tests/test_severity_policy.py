@@ -13,7 +13,8 @@ import sys
 
 import pytest
 
-from colint.checking import CheckOptions, check_paths
+from colint.checking import check_paths
+from colint.settings import Settings
 from colint.findings import SEVERITY_ORDER
 from colint.rules import all_rules
 
@@ -39,7 +40,7 @@ def _inversions(findings) -> list[tuple]:
 
 @pytest.mark.parametrize("setting", list(SETTINGS))
 def test_no_finding_outranks_one_with_ten_times_its_loss(setting):
-    results = check_paths(CORPUS, CheckOptions(**SETTINGS[setting]))
+    results = check_paths(CORPUS, Settings(**SETTINGS[setting]))
     assert len(results) == len(CORPUS)
     bad = {r.path: inv for r in results if (inv := _inversions(r.findings))}
     assert bad == {}
@@ -64,7 +65,7 @@ def test_every_graded_rule_documents_its_thresholds_and_they_lie_within_a_factor
 def test_hard_constraints_carry_no_loss():
     # GPT-2's vocabulary in FP8 (kernels refuse rows that are not 16-byte aligned): an error without a loss
     (r,) = check_paths(
-        ["tests/corpus/hf/gpt2__gpt2-medium-early-revision.json"], CheckOptions(dtype="fp8", select=["CL202"])
+        ["tests/corpus/hf/gpt2__gpt2-medium-early-revision.json"], Settings(dtype="fp8", select=["CL202"])
     )
     (f,) = r.findings
     assert (f.severity, f.impact.estimated_loss_pct) == ("error", None)
@@ -72,10 +73,10 @@ def test_hard_constraints_carry_no_loss():
 
 def test_thresholds_are_configurable():
     path = "tests/corpus/hf/llama2__Llama-2-7b-neuron-training.json"
-    (r,) = check_paths([path], CheckOptions(tp=8, select=["CL201"]))
+    (r,) = check_paths([path], Settings(tp=8, select=["CL201"]))
     (f,) = r.findings
     assert f.severity == "warning" and 0.5 <= f.impact.estimated_loss_pct < 25
-    (r,) = check_paths([path], CheckOptions(tp=8, select=["CL201"], rule_options={"CL201": {"warning_loss_pct": 5.0}}))
+    (r,) = check_paths([path], Settings(tp=8, select=["CL201"], rules={"CL201": {"warning_loss_pct": 5.0}}))
     assert r.findings[0].severity == "info"
-    (r,) = check_paths([path], CheckOptions(tp=8, select=["CL201"], rule_options={"CL201": {"error_loss_pct": 0.1}}))
+    (r,) = check_paths([path], Settings(tp=8, select=["CL201"], rules={"CL201": {"error_loss_pct": 0.1}}))
     assert r.findings[0].severity == "error"

@@ -163,11 +163,11 @@ def test_budget_and_objective(tmp_path, capsys):
 def test_search_model_matches_analysis():
     """The vectorized search model (interpolated shapes + estimate_arrays) gives the same parameter
     counts and step estimates as param_counts + analyse on the verified variants."""
-    from colint.checking import CheckOptions
+    from colint.settings import Settings
     from colint.suggesting import suggest
 
     for path, kw in ((LLAMA2, {"tp": 8}), (DEEPSEEK, {"ep": 8})):
-        r = suggest(path, CheckOptions(gpus=["b200"], **kw), top=3)
+        r = suggest(path, Settings(gpus=["b200"], **kw), top=3)
         assert r.candidates, path
         for c in r.candidates:
             assert c.search_params_total == c.params_total
@@ -201,14 +201,15 @@ def test_grid_and_point_interpolation_agree():
     import numpy as np
 
     from colint.analysis.inventory import param_counts
-    from colint.checking import CheckOptions, build_targets
+    from colint.checking import build_targets
     from colint.loading import load
     from colint.normalize import normalize
+    from colint.settings import Settings
     from colint.suggesting import SearchModel, _axes, _edits_for, _variant
 
     doc = load(DEEPSEEK)
     spec = normalize(doc)
-    target = build_targets(CheckOptions(gpus=["b200"], ep=8))[0]
+    target = build_targets(Settings(gpus=["b200"], ep=8))[0]
     axes, tie, _ = _axes(spec, doc, target.scenario)
     model = SearchModel(axes, tie, doc, spec, target.profile, target.scenario, None, None)
     grids = np.meshgrid(*[np.asarray(a.values) for a in axes], indexing="ij")

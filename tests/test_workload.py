@@ -288,13 +288,14 @@ def test_suggest_search_model_mirrors_expert_tokens_under_tp_and_ep(tp):
     """colint suggest's vectorized step model mirrors _gemm_rows' expert M (attention-DP groups, not ep)."""
     import numpy as np
 
-    from colint.checking import CheckOptions, build_targets
+    from colint.checking import build_targets
+    from colint.settings import Settings
     from colint.loading import load
     from colint.suggesting import SearchModel, _axes
 
     doc = load("examples/deepseek-v3.json")
     spec = normalize(doc)
-    target = build_targets(CheckOptions(gpus=["b200"], tp=tp, ep=8))[0]
+    target = build_targets(Settings(gpus=["b200"], tp=tp, ep=8))[0]
     axes, tie, _ = _axes(spec, doc, target.scenario)
     est = SearchModel(axes, tie, doc, spec, target.profile, target.scenario, None, None).estimate(
         np.array([[a.original for a in axes]])

@@ -17,6 +17,8 @@ Adding a rule touches one module (and its test file).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from colint.rules.base import _REGISTRY, Context, Rule, RuleDoc, rule
 
 FAMILY_MODULES = (
@@ -48,7 +50,7 @@ def all_rules() -> dict[str, Rule]:
 
 
 def select_rules(
-    select: list[str] | None = None, ignore: list[str] | None = None, extend_select: list[str] | None = None
+    select: Sequence[str] | None = None, ignore: Sequence[str] | None = None, extend_select: Sequence[str] | None = None
 ) -> list[Rule]:
     """Rules matching ``select`` (codes, code prefixes such as ``CL2``, or names; default all)
     minus ``ignore``. Unknown selectors raise UsageError (exit 2)."""
@@ -60,7 +62,7 @@ def select_rules(
         s = sel.strip()
         return r.code == s.upper() or r.code.startswith(s.upper()) or r.name == s or r.family == s or s.upper() == "ALL"
 
-    for sel in (select or []) + (ignore or []) + (extend_select or []):
+    for sel in (*(select or ()), *(ignore or ()), *(extend_select or ())):
         if not any(matches(r, sel) for r in rules.values()):
             raise UsageError(
                 f"unknown rule selector {sel!r} (not a code, code prefix, rule name or family; see `colint rules`)"

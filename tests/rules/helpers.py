@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from colint.checking import CheckOptions, build_targets, check_spec
+from colint.checking import build_targets, check_spec
+from colint.settings import Settings
 from colint.loading import load, load_text
 from colint.rules import Context, select_rules
 from colint.normalize import normalize
@@ -23,7 +24,7 @@ def corpus(path: str):
 def run(spec_or_path, select: list[str], **opts):
     """Findings of the ``select``ed rules through the check engine (a spec, or a path to load)."""
     spec = corpus(spec_or_path) if isinstance(spec_or_path, str) else spec_or_path
-    options = CheckOptions(select=select, **opts)
+    options = Settings(select=select, **opts)
     return check_spec(spec, build_targets(options), options)
 
 

@@ -164,7 +164,7 @@ def test_cl604_without_pp_reports_irregular_stacks_only():
 
 
 def test_cl601_threshold_is_an_option():
-    (f,) = run(corpus(DSV3), ["CL601"], pp=4, rule_options={"CL601": {"warning_loss_pct": 5.0}})
+    (f,) = run(corpus(DSV3), ["CL601"], pp=4, rules={"CL601": {"warning_loss_pct": 5.0}})
     assert f.severity == "info"  # 3.1% idle is below a 5% threshold
 
 

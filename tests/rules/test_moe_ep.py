@@ -12,7 +12,8 @@ from colint.analysis.moe import (
     redundant_to_fill,
     tokens_per_expert,
 )
-from colint.checking import CheckOptions, build_targets
+from colint.checking import build_targets
+from colint.settings import Settings
 from tests.rules.helpers import LLAMA_8B, corpus, run, spec_of
 
 DSV3 = "tests/corpus/hf/deepseek__DeepSeek-V3.json"
@@ -23,7 +24,7 @@ QWEN3_30B = "tests/corpus/hf/qwen3-moe__Qwen3-30B-A3B.json"
 def expert_m_star(spec, **kw):
     from colint.analysis.workload import analyse
 
-    t = build_targets(CheckOptions(**kw))[0]
+    t = build_targets(Settings(**kw))[0]
     w = analyse(spec, t.profile, t.scenario)
     return max(r.time.m_star for r in w.gemms["decode"] if r.parallel == "expert")
 
@@ -166,7 +167,7 @@ def test_cl503_owns_experts_misaligned_only_by_the_split():
     )
     # below warning_loss_pct the split is info, not warning
     opts = {"CL503": {"warning_loss_pct": 100.0}}
-    (g,) = run(corpus(QWEN3_CODER), ["CL503"], tp=8, rule_options=opts)
+    (g,) = run(corpus(QWEN3_CODER), ["CL503"], tp=8, rules=opts)
     assert g.severity == "info"
     # tp=4: 640 per shard = 5 x 128, aligned and above min_expert_shard_width -> nothing
     assert run(corpus(QWEN3_CODER), ["CL201", "CL503"], tp=4) == []

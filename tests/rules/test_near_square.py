@@ -8,7 +8,8 @@ import pytest
 
 from colint.analysis.scenario import make_scenario
 from colint.analysis.workload import analyse
-from colint.checking import CheckOptions, Target, check_spec
+from colint.checking import Target, check_spec
+from colint.settings import Settings
 from colint.hardware_profiles import load_profile
 from colint.rules.near_square import limit_intensity, square_m_star
 from tests.rules.helpers import corpus, run
@@ -42,7 +43,7 @@ def test_blog_table2_ffn2_is_memory_bound_at_every_m(ep, m, math_us, read_us, wr
     # it memory-bound (issue 17); CL103 still reports the thin expert width
     assert limit_intensity(8192, 512, "nvfp4", "fp8") == pytest.approx(989.2, abs=0.05)
     assert row.time.estimate_bound in ("compute", "floor")
-    assert check_spec(spec, [t], CheckOptions(select=["CL101"])) == []
+    assert check_spec(spec, [t], Settings(select=["CL101"])) == []
 
 
 def test_limit_intensity_formula():
@@ -56,7 +57,7 @@ def test_limit_intensity_formula():
 
 def test_tiny_expert_width_is_info():
     t = blog_target(1)
-    (f,) = check_spec(corpus(THIN_MOE), [t], CheckOptions(select=["CL103"]))
+    (f,) = check_spec(corpus(THIN_MOE), [t], Settings(select=["CL103"]))
     assert (f.code, f.severity, f.key, f.line) == ("CL103", "info", "moe_intermediate_size", 6)
     assert f.message == "moe_intermediate_size 512 is 1/16 of hidden size 8192: expert GEMMs are thin by construction"
     assert f.evidence["ratio"] == 0.0625
@@ -112,7 +113,7 @@ def test_decode_at_concurrency_one_is_never_a_shape_finding():
 
 
 def test_routers_are_not_reported():
-    fs = check_spec(corpus(THIN_MOE), [blog_target(8)], CheckOptions(select=["CL1"]))
+    fs = check_spec(corpus(THIN_MOE), [blog_target(8)], Settings(select=["CL1"]))
     assert not any("router" in f.message for f in fs)
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from colint.checking import CheckOptions, check_paths, exit_code
+from colint.checking import check_paths, exit_code
+from colint.settings import Settings
 from colint.errors import ProfileError
 from tests.rules.helpers import run
 
@@ -19,7 +20,7 @@ def brief(findings):
 
 # --------------------------------------------------------------------------- CL401
 def test_nvfp4_on_hopper_is_a_located_finding_not_a_run_error():
-    opts = CheckOptions(gpus=["h100-sxm"], dtype="nvfp4", select=["CL4"])
+    opts = Settings(gpus=["h100-sxm"], dtype="nvfp4", select=["CL4"])
     (res,) = check_paths([LLAMA31], opts)
     assert res.error is None
     (f,) = res.findings
@@ -177,10 +178,10 @@ def test_spec_only_findings_appear_once_with_several_gpus():
 
 def test_keys_outside_the_spec_sources_get_their_line_from_the_file():
     # quantization_config is not a spec source: the engine locates the named key in the Document
-    (res,) = check_paths([GPTQ], CheckOptions(select=["CL403"], tp=8))
+    (res,) = check_paths([GPTQ], Settings(select=["CL403"], tp=8))
     assert [(f.key, f.line, f.column) for f in res.findings] == [
         ("quantization_config.group_size", 14, 5),
         ("quantization_config.modules_to_not_convert[1]", 15, 43),
     ]
-    (res,) = check_paths([f"{CORPUS}/hf/gpt-oss__gpt-oss-20b.json"], CheckOptions(select=["CL401"], gpus=["h100-sxm"]))
+    (res,) = check_paths([f"{CORPUS}/hf/gpt-oss__gpt-oss-20b.json"], Settings(select=["CL401"], gpus=["h100-sxm"]))
     assert [(f.code, f.key, f.line) for f in res.findings] == [("CL401", "quantization_config", 50)]
