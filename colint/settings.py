@@ -199,19 +199,7 @@ def _codes_for(selector: str) -> frozenset:
 
 
 def _coerce_option(rule, name: str, value: Any) -> Any:
-    default = rule.options[name][0]
-    if isinstance(default, bool):
-        if isinstance(value, bool):
-            return value
-    elif isinstance(default, int) and not isinstance(default, bool):
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    elif isinstance(default, float):
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-    elif default is None or isinstance(value, type(default)):
-        return value
-    raise ValueError(f"should be {type(default).__name__} like the default {default!r}, got {value!r}")
+    return rule.options[name].coerce(value)  # colint.rules.base.Option: its declared type
 
 
 def resolve_rule_options(table: dict[str, dict[str, Any]], cfg: ConfigFile | None = None) -> dict[str, dict]:

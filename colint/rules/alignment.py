@@ -33,9 +33,9 @@ from colint.rules.fix_builders import (
     with_field,
 )
 from colint.findings import Severity
-from colint.rules.base import Context, RuleDoc, edit, fix, rule
+from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule
 
-FAMILY = "alignment"
+FAMILY = Family(name="alignment", number=2)
 TILE = 128  # the portable tile width (NVIDIA co-design blog guideline 2: "safe, portable floor")
 SOURCES = (
     "NVIDIA co-design blog, guideline 2 and Fig. 5 (multiples of 128; 256/512 on clusterMMA/CGA)",
@@ -264,13 +264,12 @@ def _unique(dims: list[Dim]) -> list[Dim]:
 
 # --------------------------------------------------------------------------- CL201
 @rule(
-    "CL201",
-    "dim-not-tile-aligned",
-    FAMILY,
-    "error",
-    "A weight-GEMM dimension per shard is not a multiple of the tile width (128) or of the format's hard "
+    code="CL201",
+    name="dim-not-tile-aligned",
+    severity="error",
+    summary="A weight-GEMM dimension per shard is not a multiple of the tile width (128) or of the format's hard "
     "element multiple.",
-    RuleDoc(
+    doc=RuleDoc(
         what="Checks hidden_size, the dense FFN width, the routed and shared expert widths, the attention "
         "projection widths (heads x head_dim) and MLA's latent width as the GEMM kernels see them on one GPU: "
         "column-parallel N/tp, row-parallel K/tp, experts whole under EP or split by tp under expert TP. "
@@ -286,13 +285,17 @@ def _unique(dims: list[Dim]) -> list[Dim]:
         "the fix offers the nearest such values on both sides with their parameter delta.",
         sources=SOURCES,
     ),
-    options={
-        "coop_min_loss_pct": (
-            0.25,
-            "report a multiple of 128 that is not a multiple of the cooperative "
-            "tile only when its estimated step-time effect reaches this percent",
-        )
-    },
+    options=(
+        Option(
+            name="coop_min_loss_pct",
+            type=float,
+            default=0.25,
+            doc=(
+                "report a multiple of 128 that is not a multiple of the cooperative "
+                "tile only when its estimated step-time effect reaches this percent"
+            ),
+        ),
+    ),
     graded=True,
     hard="a shard width that is not a multiple of the format's 16-byte row (FP8/INT8: 16, FP4: 32 "
     "elements): those kernels refuse it; a width that tp does not divide (unequal shards)",
@@ -580,12 +583,11 @@ def _mla_latent(ctx: Context, dims: list[Dim]):
 
 # --------------------------------------------------------------------------- CL202
 @rule(
-    "CL202",
-    "vocab-not-padded",
-    FAMILY,
-    "error",
-    "The LM head's N (vocab per shard) is not a multiple of 128 (or of the format's hard multiple).",
-    RuleDoc(
+    code="CL202",
+    name="vocab-not-padded",
+    severity="error",
+    summary="The LM head's N (vocab per shard) is not a multiple of 128 (or of the format's hard multiple).",
+    doc=RuleDoc(
         what="The LM head is a column-parallel GEMM of N = vocab_size / tp per GPU. Error below the format's hard "
         "multiple (8 BF16, 16 FP8, 32 FP4); warning when not a multiple of 128 and the time model finds a "
         "measurable cost, info otherwise.",
@@ -603,7 +605,7 @@ def _mla_latent(ctx: Context, dims: list[Dim]):
         )
         + SOURCES,
     ),
-    options={"multiple": (128, "pad the vocabulary to a multiple of this times tp")},
+    options=(Option(name="multiple", type=int, default=128, doc="pad the vocabulary to a multiple of this times tp"),),
     graded=True,
     hard="an LM-head shard that is not a multiple of the format's 16-byte row in FP8/INT8/FP4 "
     "(those kernels refuse it)",
@@ -758,12 +760,11 @@ def _megatron_vocab(
 
 # --------------------------------------------------------------------------- CL203
 @rule(
-    "CL203",
-    "head-dim-tile",
-    FAMILY,
-    "info",
-    "head_dim is not a multiple of 128: attention kernels pad the head dimension.",
-    RuleDoc(
+    code="CL203",
+    name="head-dim-tile",
+    severity="info",
+    summary="head_dim is not a multiple of 128: attention kernels pad the head dimension.",
+    doc=RuleDoc(
         what="head_dim is the K of QKᵀ and the N of PV inside the attention kernel. Kernels on Hopper and "
         "Blackwell tile it 128 (or 64) wide; 64 still pays for a 128-wide tile in the kernels that only "
         "have 128-wide head tiles; 96 pads to 128; 192 pads to 256 on 128-wide tiles (FlashAttention-3 and "
@@ -780,7 +781,7 @@ def _megatron_vocab(
             "FlashAttention-3 supported head dims 64/96/128/192/256",
         ),
     ),
-    options={"tile": (128, "head-dimension tile width of the attention kernels")},
+    options=(Option(name="tile", type=int, default=128, doc="head-dimension tile width of the attention kernels"),),
 )
 def head_dim_tile(ctx: Context):
     spec, w = ctx.spec, ctx.workload
@@ -830,12 +831,11 @@ def head_dim_tile(ctx: Context):
 
 # --------------------------------------------------------------------------- CL204
 @rule(
-    "CL204",
-    "largest-aligned-tp",
-    FAMILY,
-    "info",
-    "With --tp auto: the largest power-of-two tp at which every tensor-parallel dimension stays a multiple of 128.",
-    RuleDoc(
+    code="CL204",
+    name="largest-aligned-tp",
+    severity="info",
+    summary="With --tp auto: the largest power-of-two tp at which every tensor-parallel dimension stays a multiple of 128.",
+    doc=RuleDoc(
         what="For each width tensor parallelism splits (the dense FFN, expert widths under expert TP, shared "
         "experts, query heads' projection width), the largest power of two tp that keeps width/tp a "
         "multiple of 128; the model's value is the minimum over those widths. The vocabulary is reported "
@@ -846,7 +846,7 @@ def head_dim_tile(ctx: Context):
         fix="Choose widths with enough factors of two (a multiple of 128 x the tp you plan to deploy).",
         sources=SOURCES,
     ),
-    options={"max_tp": (64, "largest tp considered")},
+    options=(Option(name="max_tp", type=int, default=64, doc="largest tp considered"),),
 )
 def largest_aligned_tp(ctx: Context):
     if not ctx.tp_auto:

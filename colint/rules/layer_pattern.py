@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from colint.analysis.pipeline import Partition, best_partition, best_partition_two, evaluate, even_sizes
 from colint.rules.fix_builders import edit_key, param_delta_layers
 from colint.findings import Fix, Severity
-from colint.rules.base import Context, RuleDoc, edit, fix, rule
+from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule
 
-FAMILY = "layer-pattern"
+FAMILY = Family(name="layer-pattern", number=6)
 SOURCES = (
     "NVIDIA blog 'AI Model Co-Design', Guideline 6 (regular, repeatable layer patterns; CPP pays off only "
     "with balanced stages)",
@@ -27,21 +27,39 @@ SOURCES = (
     "DeepSeek-V3 (arXiv 2412.19437): 61 layers, first 3 dense, 1 MTP layer; Megatron layout Et*3|(tt|)*29,m|L",
 )
 _OPTIONS = {
-    "warn_idle_pct": (2.0, "warn when the best split still leaves this share (%) of pipeline time idle in FLOPs"),
-    "weight_excess_hbm_pct": (
-        5.0,
-        "report when the heaviest stage holds this share (%) of the GPU's memory more weight bytes than the mean stage",
-    ),
-    "balanced_idle_pct": (
-        0.5,
-        "a layer count counts as balanced (for the suggested layouts) below this idle share (%)",
-    ),
-    "common_pp": ((2, 4, 8), "pipeline sizes to check when --pp is not given (irregular stacks only)"),
+    o.name: o
+    for o in (
+        Option(
+            name="warn_idle_pct",
+            type=float,
+            default=2.0,
+            doc="warn when the best split still leaves this share (%) of pipeline time idle in FLOPs",
+        ),
+        Option(
+            name="weight_excess_hbm_pct",
+            type=float,
+            default=5.0,
+            doc="report when the heaviest stage holds this share (%) of the GPU's memory more weight bytes than the mean stage",
+        ),
+        Option(
+            name="balanced_idle_pct",
+            type=float,
+            default=0.5,
+            doc="a layer count counts as balanced (for the suggested layouts) below this idle share (%)",
+        ),
+        Option(
+            name="common_pp",
+            type=tuple,
+            default=(2, 4, 8),
+            doc="pipeline sizes to check when --pp is not given (irregular stacks only)",
+        ),
+    )
 }
 
 
-def _opts(*names: str) -> dict:
-    return {n: _OPTIONS[n] for n in names}
+def _opts(*names: str) -> tuple[Option, ...]:
+    """The family's shared thresholds that one rule reads."""
+    return tuple(_OPTIONS[n] for n in names)
 
 
 @dataclass
@@ -241,12 +259,11 @@ def _describe(c: StackCosts, p: Partition, pp: int) -> dict:
 
 
 @rule(
-    "CL601",
-    "layers-not-divisible-by-pp",
-    FAMILY,
-    "warning",
-    "The layer count does not split evenly into the pipeline stages.",
-    RuleDoc(
+    code="CL601",
+    name="layers-not-divisible-by-pp",
+    severity="warning",
+    summary="The layer count does not split evenly into the pipeline stages.",
+    doc=RuleDoc(
         what="With --pp, the decoder layers (plus MTP layers, embedding and LM head) are split into pp contiguous "
         "stages; when pp does not divide the layers, some stage holds more. Reports the best contiguous "
         "split, its imbalance in prefill FLOPs and in weight bytes, and the nearest layer counts that split "
@@ -320,12 +337,11 @@ def layers_not_divisible(ctx: Context):
 
 
 @rule(
-    "CL602",
-    "pipeline-stage-imbalance",
-    FAMILY,
-    "warning",
-    "An even split of the layers gives stages of unequal cost (irregular layer kinds).",
-    RuleDoc(
+    code="CL602",
+    name="pipeline-stage-imbalance",
+    severity="warning",
+    summary="An even split of the layers gives stages of unequal cost (irregular layer kinds).",
+    doc=RuleDoc(
         what="The layers divide by pp, but the layer kinds differ in cost (hybrid Mamba/attention patterns, "
         "no-op blocks, dense vs MoE layers, a pattern period that does not divide the layers per stage), "
         "so the plain L/pp split is unbalanced in prefill FLOPs. Reports that split, the best contiguous "
@@ -392,12 +408,11 @@ def stage_imbalance(ctx: Context):
 
 
 @rule(
-    "CL603",
-    "pipeline-weight-imbalance",
-    FAMILY,
-    "error",
-    "Pipeline stages balanced in FLOPs hold unequal weight bytes (embedding, LM head, dense vs MoE layers).",
-    RuleDoc(
+    code="CL603",
+    name="pipeline-weight-imbalance",
+    severity="error",
+    summary="Pipeline stages balanced in FLOPs hold unequal weight bytes (embedding, LM head, dense vs MoE layers).",
+    doc=RuleDoc(
         what="For the split that is best in prefill FLOPs, the weight bytes per GPU of each stage: the "
         "embedding and LM head sit on the first and last stage, dense first-k layers hold far fewer "
         "weights than MoE layers.",
@@ -497,12 +512,11 @@ def weight_imbalance(ctx: Context):
 
 
 @rule(
-    "CL604",
-    "irregular-stack-pipeline",
-    FAMILY,
-    "info",
-    "Without --pp: an irregular layer stack that splits unevenly at common pipeline sizes.",
-    RuleDoc(
+    code="CL604",
+    name="irregular-stack-pipeline",
+    severity="info",
+    summary="Without --pp: an irregular layer stack that splits unevenly at common pipeline sizes.",
+    doc=RuleDoc(
         what="When no pipeline size is given, a structurally irregular stack (first-k dense layers, MTP layers, "
         "no-op blocks, a layer sequence with no short repeating unit) is split at the common sizes (2, 4, 8) "
         "and reported when the best split still idles stages. Regular and periodic stacks are not reported "

@@ -24,9 +24,9 @@ from __future__ import annotations
 import math
 
 from colint.analysis.gemm_model import FORMATS, OUT_BYTES
-from colint.rules.base import Context, RuleDoc, fix, rule
+from colint.rules.base import Context, Family, Option, RuleDoc, fix, rule
 
-FAMILY = "near-square"
+FAMILY = Family(name="near-square", number=1)
 SOURCES = (
     "NVIDIA co-design blog, guideline 1 and Table 2 (GB300 NVFP4 FFN-2, K=512, N=8192: memory-bound at every M)",
     "NVIDIA Matrix Multiplication Background guide: arithmetic intensity and the ops:byte ridge",
@@ -192,12 +192,11 @@ def _m_text(row) -> str:
 
 
 @rule(
-    "CL101",
-    "memory-bound-at-any-batch",
-    FAMILY,
-    "warning",
-    "A weight GEMM's limit intensity I∞ is at or below the ridge: it is memory-bound at every token count.",
-    RuleDoc(
+    code="CL101",
+    name="memory-bound-at-any-batch",
+    severity="warning",
+    summary="A weight GEMM's limit intensity I∞ is at or below the ridge: it is memory-bound at every token count.",
+    doc=RuleDoc(
         what="For each weight GEMM per shard, I∞ = 2NK/(K·b_a + N·b_out) — the arithmetic intensity as the "
         "token count M grows without bound — against the ridge (dense peak / bandwidth) of the target "
         "format on the GPU. I∞ <= ridge means no batch size makes it compute-bound (M* = inf). Reported only "
@@ -215,20 +214,26 @@ def _m_text(row) -> str:
         "that GEMM in a higher-precision format whose ridge is lower.",
         sources=SOURCES,
     ),
-    options={
-        "min_share_pct": (
-            1.0,
-            "report only GEMMs taking at least this percent of the decode or prefill step (estimate)",
+    options=(
+        Option(
+            name="min_share_pct",
+            type=float,
+            default=1.0,
+            doc="report only GEMMs taking at least this percent of the decode or prefill step (estimate)",
         ),
-        "margin_pct": (
-            10.0,
-            "I∞ within this percent below the ridge reads 'on the ridge' rather than 'memory-bound at every M'",
+        Option(
+            name="margin_pct",
+            type=float,
+            default=10.0,
+            doc="I∞ within this percent below the ridge reads 'on the ridge' rather than 'memory-bound at every M'",
         ),
-        "min_loss_pct": (
-            0.1,
-            "report only when the shape costs at least this percent of the step against the near-square reference",
+        Option(
+            name="min_loss_pct",
+            type=float,
+            default=0.1,
+            doc="report only when the shape costs at least this percent of the step against the near-square reference",
         ),
-    },
+    ),
     graded=True,
 )
 def memory_bound_at_any_batch(ctx: Context):
@@ -360,12 +365,11 @@ def _needed_thin(n: int, k: int, dtype: str, out_dtype: str, ridge: float) -> st
 
 
 @rule(
-    "CL102",
-    "memory-bound-by-shape",
-    FAMILY,
-    "warning",
-    "A weight GEMM is memory-bound in the throughput regime only because K or N is small.",
-    RuleDoc(
+    code="CL102",
+    name="memory-bound-by-shape",
+    severity="warning",
+    summary="A weight GEMM is memory-bound in the throughput regime only because K or N is small.",
+    doc=RuleDoc(
         what="At the regime's M (prefill tokens; decode concurrency; tokens per expert for routed experts), a "
         "large square GEMM would be clearly compute-bound (M >= 2 x ridge·b_w/2) but this one is not: its M* "
         "— where it turns compute-bound — lies above M (and above 1.5 x a square GEMM's) because its limit "
@@ -380,23 +384,38 @@ def _needed_thin(n: int, k: int, dtype: str, out_dtype: str, ridge: float) -> st
         "up to the M* quoted.",
         sources=SOURCES,
     ),
-    options={
-        "min_share_pct": (1.0, "report only GEMMs taking at least this percent of their regime's step (estimate)"),
-        "min_m_ratio": (
-            2.0,
-            "report only where the regime's M is at least this multiple of a large square "
-            "GEMM's M* (a square GEMM is clearly compute-bound there)",
+    options=(
+        Option(
+            name="min_share_pct",
+            type=float,
+            default=1.0,
+            doc="report only GEMMs taking at least this percent of their regime's step (estimate)",
         ),
-        "min_m_star_ratio": (
-            1.5,
-            "report only GEMMs whose M* is at least this multiple of a large square "
-            "GEMM's (ridge·b_w/2): the shape, not the batch, keeps them memory-bound",
+        Option(
+            name="min_m_ratio",
+            type=float,
+            default=2.0,
+            doc=(
+                "report only where the regime's M is at least this multiple of a large square "
+                "GEMM's M* (a square GEMM is clearly compute-bound there)"
+            ),
         ),
-        "min_loss_pct": (
-            0.1,
-            "report only when the shape costs at least this percent of the step against the near-square reference",
+        Option(
+            name="min_m_star_ratio",
+            type=float,
+            default=1.5,
+            doc=(
+                "report only GEMMs whose M* is at least this multiple of a large square "
+                "GEMM's (ridge·b_w/2): the shape, not the batch, keeps them memory-bound"
+            ),
         ),
-    },
+        Option(
+            name="min_loss_pct",
+            type=float,
+            default=0.1,
+            doc="report only when the shape costs at least this percent of the step against the near-square reference",
+        ),
+    ),
     graded=True,
 )
 def memory_bound_by_shape(ctx: Context):
@@ -473,12 +492,11 @@ def memory_bound_by_shape(ctx: Context):
 
 
 @rule(
-    "CL103",
-    "tiny-expert-width",
-    FAMILY,
-    "info",
-    "Routed experts are very narrow against the hidden size: their GEMMs are thin by construction.",
-    RuleDoc(
+    code="CL103",
+    name="tiny-expert-width",
+    severity="info",
+    summary="Routed experts are very narrow against the hidden size: their GEMMs are thin by construction.",
+    doc=RuleDoc(
         what="The ratio H'ₑ / H of the routed-expert width to the hidden size. Each expert's down projection "
         "has K = H'ₑ and its gate/up projection N = 2H'ₑ; a ratio far below 1 makes them the thin GEMMs "
         "guideline 1 warns about, whatever the batch.",
@@ -490,7 +508,14 @@ def memory_bound_by_shape(ctx: Context):
         "deploy with EP so that experts are never split further by TP.",
         sources=SOURCES,
     ),
-    options={"min_ratio": (0.125, "report when moe_intermediate_size / hidden_size is below this")},
+    options=(
+        Option(
+            name="min_ratio",
+            type=float,
+            default=0.125,
+            doc="report when moe_intermediate_size / hidden_size is below this",
+        ),
+    ),
 )
 def tiny_expert_width(ctx: Context):
     s = ctx.spec

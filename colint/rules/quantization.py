@@ -20,9 +20,9 @@ import re
 
 from colint.analysis.gemm_model import FORMATS, SCALE_BLOCK
 from colint.findings import Severity
-from colint.rules.base import Context, RuleDoc, fix, rule
+from colint.rules.base import Context, Family, Option, RuleDoc, fix, rule
 
-FAMILY = "quantization"
+FAMILY = Family(name="quantization", number=4)
 SOURCES = (
     "NVIDIA co-design blog, guideline 4 and Fig. 6 (GB300 FP4 = 3x FP8 = 6x BF16 dense)",
     "CUTLASS Blackwell functionality: block-scaled types scale every 16 (NVFP4) or 32 (MX) elements of K",
@@ -51,12 +51,11 @@ def _checkpoint_format(spec) -> str | None:
 
 # --------------------------------------------------------------------------- CL401
 @rule(
-    "CL401",
-    "format-not-native",
-    FAMILY,
-    "error",
-    "The requested GEMM format has no native Tensor Core support on the target GPU.",
-    RuleDoc(
+    code="CL401",
+    name="format-not-native",
+    severity="error",
+    summary="The requested GEMM format has no native Tensor Core support on the target GPU.",
+    doc=RuleDoc(
         what="--dtype (the scenario's weight/activation format) against the GPU profile's native formats: NVFP4 "
         "and MX formats need Blackwell (or CDNA4 for MXFP4), FP8 needs Hopper/Ada or newer. Also notes "
         "(info) a checkpoint whose quantization_config format is not native on the target.",
@@ -155,12 +154,11 @@ def _field(row, axis: str) -> str | None:
 
 # --------------------------------------------------------------------------- CL402
 @rule(
-    "CL402",
-    "scale-block-divisibility",
-    FAMILY,
-    "error",
-    "K per shard must be a whole number of the format's scale blocks (and N too for 128x128 FP8 blocks).",
-    RuleDoc(
+    code="CL402",
+    name="scale-block-divisibility",
+    severity="error",
+    summary="K per shard must be a whole number of the format's scale blocks (and N too for 128x128 FP8 blocks).",
+    doc=RuleDoc(
         what="Block-scaled formats carry one scale per block of K elements: 16 (NVFP4), 32 (MXFP4/MXFP8/FP6), "
         "128 (FP8 with 1x128 activation / 128x128 weight blocks). Every GEMM's K per shard (row-parallel "
         "K/tp) must be a multiple of it; with 128x128 weight blocks a column-parallel shard's N must be too.",
@@ -242,12 +240,11 @@ _LAYER_INDEX = re.compile(r"layers\.(\d+)\.")
 
 
 @rule(
-    "CL403",
-    "quantization-config-mismatch",
-    FAMILY,
-    "error",
-    "quantization_config does not fit the model's dims per shard, or names layers that do not exist.",
-    RuleDoc(
+    code="CL403",
+    name="quantization-config-mismatch",
+    severity="error",
+    summary="quantization_config does not fit the model's dims per shard, or names layers that do not exist.",
+    doc=RuleDoc(
         what="Checks the checkpoint's quantization_config against the model: weight_block_size [bn, bk] against "
         "N and K per tensor-parallel shard, group_size against K per shard (row-parallel layers split "
         "groups), and modules_to_not_convert / ignore entries whose layer index is beyond the model.",
@@ -344,12 +341,11 @@ def quantization_config_mismatch(ctx: Context):
 
 # --------------------------------------------------------------------------- CL404
 @rule(
-    "CL404",
-    "high-precision-share",
-    FAMILY,
-    "info",
-    "Parameters that stay in high precision (embeddings, LM head, routers, excluded modules) cap the gain.",
-    RuleDoc(
+    code="CL404",
+    name="high-precision-share",
+    severity="info",
+    summary="Parameters that stay in high precision (embeddings, LM head, routers, excluded modules) cap the gain.",
+    doc=RuleDoc(
         what="With a low-precision --dtype, the share of parameters that deployments usually keep in BF16: the "
         "embedding table, the LM head, MoE routers (ModelOpt's default exclusions), plus the modules the "
         "checkpoint's modules_to_not_convert names (attention, shared experts, ...). Reported against the "
@@ -367,12 +363,14 @@ def quantization_config_mismatch(ctx: Context):
         )
         + SOURCES[:1],
     ),
-    options={
-        "min_cap_loss_pct": (
-            10.0,
-            "report when the high-precision part costs at least this percent of the ideal decode weight-read reduction",
-        )
-    },
+    options=(
+        Option(
+            name="min_cap_loss_pct",
+            type=float,
+            default=10.0,
+            doc="report when the high-precision part costs at least this percent of the ideal decode weight-read reduction",
+        ),
+    ),
 )
 def high_precision_share(ctx: Context):
     from colint.analysis.inventory import gemms, param_counts

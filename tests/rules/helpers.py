@@ -32,8 +32,7 @@ def run_spec_rules(config, select: list[str], name: str = "config.json"):
     out = []
     for r in select_rules(select):
         assert not r.needs_workload, f"{r.code} needs a workload; use the check engine"
-        ctx = Context(spec=spec, current=r)
-        out.extend(r.check(ctx))
+        out.extend(r.check(Context(rule=r, spec=spec)))
     return out
 
 
