@@ -20,6 +20,7 @@ import re
 
 from colint.analysis.gemm_model import FORMATS, SCALE_BLOCK
 from colint.findings import Severity
+from colint.rules.gemm_dims import attention_shard, layer_kind, owning_field
 from colint.rules.base import Context, Family, Option, RuleDoc, fix, rule
 
 FAMILY = Family(name="quantization", number=4)
@@ -124,14 +125,12 @@ def _quantized_rows(ctx: Context):
 def _n_partitions(ctx: Context, row) -> list[int]:
     """The output partitions a serving engine checks separately for this fused GEMM's shard:
     gate and up halves; q, k and v (KV heads replicated when tp exceeds them)."""
-    from colint.rules.alignment import _attention_shard, _kind
-
     if row.name.endswith("gate_up") and row.gemm.group == "gate_up" or row.name.endswith("experts.gate_up"):
         return [row.n // 2, row.n // 2]
     if row.name == "attn.qkv_proj":
-        k = _kind(ctx, row.kind)
+        k = layer_kind(ctx, row.kind)
         m = k.mixer if k is not None else None
-        if m is not None and m.kind == "attention" and _attention_shard(m, ctx.scenario.tp) is not None:
+        if m is not None and m.kind == "attention" and attention_shard(m, ctx.scenario.tp) is not None:
             tp = ctx.scenario.tp
             kv = m.num_kv_heads or m.num_heads
             kv_rank = kv // tp if kv >= tp else 1
@@ -145,11 +144,9 @@ def _n_partitions(ctx: Context, row) -> list[int]:
 
 
 def _field(row, axis: str) -> str | None:
-    from colint.rules.alignment import _blame
-
     if row.name == "lm_head":
         return "hidden_size" if axis == "k" else "vocab_size"
-    return _blame(row, axis)
+    return owning_field(row, axis)
 
 
 # --------------------------------------------------------------------------- CL402
