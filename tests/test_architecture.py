@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("suppression", "sources"),
     ("closure",),
     ("checking",),
-    ("suggesting", "pareto"),
+    ("suggesting", "suggest_axes", "suggest_model", "pareto"),
     ("api",),
     ("cli", "lsp"),
     ("__main__",),
