@@ -215,11 +215,12 @@ def edits_for(axes: list[Axis], tie, values: tuple[int, ...]) -> dict[str, int]:
 
 def variant(doc, edits: dict[str, int], input_format, vocab_size):
     """Load + normalize the original text with ``edits`` applied: (text, doc, spec). A YAML variant is
-    built in memory from the loaded original (colint.fix_text.edited_document: no second ruamel parse,
+    built in memory from the loaded original (colint.edited_document: no second ruamel parse,
     which took ~0.3 s per variant of a 185 kB file); a JSON one, or one the splice cannot express,
     is parsed from the edited text."""
     from colint.findings import Edit
-    from colint.fix_text import apply_edits, edited_document
+    from colint.edited_document import edited_document
+    from colint.fix_text import apply_edits
     from colint.loading import load_text
     from colint.normalize import normalize
 

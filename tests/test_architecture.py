@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("loading", "findings"),
     ("normalize", "hardware_profiles"),
     ("analysis",),
-    ("rules", "fix_text", "reporters", "inspect_data", "report_data", "triage"),
+    ("rules", "fix_text", "edited_document", "reporters", "inspect_data", "report_data", "triage"),
     ("settings",),
     ("suppression", "sources"),
     ("closure",),
