@@ -21,6 +21,7 @@ import re
 from colint.analysis.gemm_model import FORMATS, SCALE_BLOCK
 from colint.findings import Severity
 from colint.rules.gemm_dims import attention_shard, layer_kind, owning_field
+from colint.rules.gemm_shapes import thin_by_design
 from colint.rules.base import Context, Family, Option, RuleDoc, fix, rule
 
 FAMILY = Family(name="quantization", number=4)
@@ -177,10 +178,8 @@ def scale_block_divisibility(ctx: Context):
     if fmt == "fp8_block" and q is not None and q.weight_block_size:
         return  # the checkpoint declares its blocks: CL403 checks them against the shards
     bad: dict[tuple, list] = {}
-    from colint.rules.near_square import _by_design_thin
-
     for r in _quantized_rows(ctx):
-        if r.name == "lm_head" or _by_design_thin(r):
+        if r.name == "lm_head" or thin_by_design(r):
             continue  # the LM head is kept in high precision by default (CL404 counts it there)
         split_k = r.parallel == "row" or (r.parallel == "expert" and sc.ep == 1 and "down" in r.name)
         checks = [("k", r.k, sc.tp > 1 and split_k)]

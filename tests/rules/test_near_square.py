@@ -10,7 +10,7 @@ from colint.analysis.scenario import make_scenario
 from colint.analysis.workload import analyse
 from colint.checking import CheckOptions, Target, check_spec
 from colint.hardware_profiles import load_profile
-from colint.rules.near_square import limit_intensity, square_m_star
+from colint.rules.gemm_shapes import limit_intensity, square_m_star
 from tests.rules.helpers import corpus, run
 
 CORPUS = "tests/corpus"
