@@ -79,12 +79,24 @@ def check_spec(spec, targets: list[Target], opts: Settings, rules=None) -> list[
     findings: list[Finding] = []
     spec_only = [r for r in rules if not r.needs_workload]
     per_gpu = [r for r in rules if r.needs_workload]
-    ctx = Context(spec=spec, options=opts.rule_options)
-    if targets:
-        ctx.gpu, ctx.profile, ctx.scenario = targets[0].gpu, targets[0].profile, targets[0].scenario
-    for r in spec_only:
-        ctx.current = r
-        findings.extend(r.check(ctx))
+    tp_auto = opts.tp == "auto"
+
+    def run(r, t: Target | None, workload=None, tp_auto: bool = tp_auto) -> list[Finding]:
+        """Rule ``r`` on its own Context: nothing one rule sees is set by another."""
+        ctx = Context(
+            rule=r,
+            spec=spec,
+            workload=workload,
+            gpu=t.gpu if t else None,
+            profile=t.profile if t else None,
+            scenario=t.scenario if t else None,
+            options=opts.rule_options,
+            tp_auto=tp_auto,
+        )
+        return list(r.check(ctx))
+
+    for r in spec_only:  # once per file, on the first target's GPU and scenario where there is one
+        findings.extend(run(r, targets[0] if targets else None, tp_auto=False))
     if per_gpu and targets:
         from colint.analysis.scenario import fit_to_model
         from colint.analysis.workload import analyse
@@ -100,34 +112,13 @@ def check_spec(spec, targets: list[Target], opts: Settings, rules=None) -> list[
             fallback = [r for r in per_gpu if r.without_workload]
             if not fallback:
                 raise
-            ctx = Context(
-                spec=spec,
-                gpu=t.gpu,
-                profile=t.profile,
-                scenario=t.scenario,
-                options=opts.rule_options,
-                tp_auto=opts.tp == "auto",
-            )
-            reported = []
-            for r in fallback:
-                ctx.current = r
-                reported.extend(r.check(ctx))
+            reported = [f for r in fallback for f in run(r, t)]
             if not reported:  # some other profile problem: not a format the rules can explain
                 raise
             findings.extend(reported)
             continue
-        ctx = Context(
-            spec=spec,
-            workload=workload,
-            gpu=t.gpu,
-            profile=t.profile,
-            scenario=t.scenario,
-            options=opts.rule_options,
-            tp_auto=opts.tp == "auto",
-        )
         for r in per_gpu:
-            ctx.current = r
-            findings.extend(r.check(ctx))
+            findings.extend(run(r, t, workload))
     if len(targets) > 1:
         # a finding made gpu_specific=False (it depends on the spec and the parallel layout alone) is the same on
         # every GPU: report it once

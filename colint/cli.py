@@ -378,7 +378,7 @@ def rules_cmd(fmt: str) -> None:
                         "family": r.family,
                         "severity": r.severity,
                         "summary": r.summary,
-                        "options": {k: v[0] for k, v in r.options.items()},
+                        "options": {k: o.default for k, o in r.options.items()},
                     }
                     for r in rules.values()
                 ],

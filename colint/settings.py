@@ -195,19 +195,7 @@ def _codes_for(selector: str) -> frozenset:
 
 
 def _coerce_option(rule, name: str, value: Any) -> Any:
-    default = rule.options[name][0]
-    if isinstance(default, bool):
-        if isinstance(value, bool):
-            return value
-    elif isinstance(default, int) and not isinstance(default, bool):
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    elif isinstance(default, float):
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-    elif default is None or isinstance(value, type(default)):
-        return value
-    raise ValueError(f"should be {type(default).__name__} like the default {default!r}, got {value!r}")
+    return rule.options[name].coerce(value)  # colint.rules.base.Option: its declared type
 
 
 def resolve_rule_options(table: Mapping[str, Mapping[str, Any]], located=None) -> dict[str, dict]:

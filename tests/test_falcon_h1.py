@@ -137,11 +137,11 @@ def test_without_parallel_mixer_nothing_changes():
 
 
 def test_suggest_probe_keys_keep_both_cores():
-    from colint.suggesting import _probe_quantities
+    from colint.suggest_model import probe_quantities
 
     spec = spec_from({"model_type": "falcon_h1", "num_hidden_layers": 2})
     w = analyse(spec, load_profile("h200"), make_scenario("latency"))
-    q = _probe_quantities(spec, w, param_counts(spec).total)
+    q = probe_quantities(spec, w, param_counts(spec).total)
     keys = {k for k in q if k.startswith("a|decode|")}
     assert {k.rsplit("|", 2)[1] for k in keys} == {"attention", "mamba"}
 

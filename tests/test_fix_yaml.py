@@ -13,7 +13,8 @@ import pytest
 
 from colint.cli import main
 from colint.findings import Edit
-from colint.fix_text import apply_edits, edited_document, yaml_literal
+from colint.edited_document import edited_document
+from colint.fix_text import apply_edits, yaml_literal
 from colint.loading import load, load_text
 from colint.loading.document import format_path
 

@@ -356,7 +356,8 @@ def test_cli_reads_the_project_settings(tmp_path, capsys):
 
 # ------------------------------------------------------------------------------ pp for prefill
 def test_pipelined_prefill_ftl():
-    from colint.analysis.frontier import best_pipelined_ftl, pipelined_ftl, scenario_for
+    from colint.analysis.frontier import best_pipelined_ftl, scenario_for
+    from colint.analysis.frontier_pricing import pipelined_ftl
     from colint.analysis.pipeline import best_partition
     from colint.analysis.workload import analyse
 
@@ -398,7 +399,7 @@ def test_a_wrong_vectorized_price_falls_back_to_analyse(monkeypatch):
     workload.py that is no longer affine in the concurrency), every point is priced by analyse."""
     import colint.analysis.frontier as fr
 
-    real = fr._decode_prices
+    real = fr.decode_prices
 
     def skewed(spec, profile, grid, w1, w2):  # right at the probes, 10 % slow in between
         p = real(spec, profile, grid, w1, w2)
@@ -406,13 +407,13 @@ def test_a_wrong_vectorized_price_falls_back_to_analyse(monkeypatch):
         return p
 
     exact = frontier(_spec(LLAMA70B), load_profile("h100-sxm"), make_scenario("throughput"), exact=True)
-    monkeypatch.setattr(fr, "_decode_prices", skewed)
+    monkeypatch.setattr(fr, "decode_prices", skewed)
     f = frontier(_spec(LLAMA70B), load_profile("h100-sxm"), make_scenario("throughput"))
     assert f.notes[0].startswith("every point priced by analyse (slower): tp8 at concurrency ")
     assert [(p.deployment, p.concurrency, p.itl_s) for p in f.frontier] == [
         (p.deployment, p.concurrency, p.itl_s) for p in exact.frontier
     ]
-    monkeypatch.setattr(fr, "_decode_prices", lambda *a: None)
+    monkeypatch.setattr(fr, "decode_prices", lambda *a: None)
     f = frontier(_spec(LLAMA70B), load_profile("h100-sxm"), make_scenario("throughput"))
     assert "the vectorized price does not reproduce analyse at the probe concurrencies" in f.notes[0]
     assert [p.itl_s for p in f.frontier] == [p.itl_s for p in exact.frontier]

@@ -11,7 +11,7 @@ from colint.analysis.scenario import make_scenario
 from colint.analysis.workload import _gemm_rows, analyse
 from colint.hardware_profiles import load_profile, time_model
 from colint.loading import load
-from colint.rules.layer_pattern import StackCosts
+from colint.rules.layer_stack import StackCosts
 from colint.normalize import normalize
 
 

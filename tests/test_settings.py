@@ -10,7 +10,7 @@ import pytest
 
 from colint.cli import main
 from colint.errors import UsageError
-from colint.rules.base import Rule, RuleDoc
+from colint.rules.base import Option, Rule, RuleDoc
 from colint.config_files import parse_config
 from colint.globs import glob_matches
 from colint.settings import resolve, resolve_rule_options
@@ -166,15 +166,20 @@ def test_unknown_cli_selector_is_exit_2(tmp_path, monkeypatch, capsys):
 
 def _fake_rules():
     doc = RuleDoc(what="w", why="y", example="e", fix="f")
+    opts = (
+        Option(name="min_loss_pct", type=float, default=0.25, doc="pct"),
+        Option(name="tile", type=int, default=128, doc="tile"),
+        Option(name="strict", type=bool, default=False, doc="flag"),
+    )
     r = Rule(
-        "CL901",
-        "fake-rule",
-        "test",
-        "warning",
-        "s",
-        doc,
-        {"min_loss_pct": (0.25, "pct"), "tile": (128, "tile"), "strict": (False, "flag")},
-        lambda ctx: (),
+        code="CL901",
+        name="fake-rule",
+        family="test",
+        severity="warning",
+        summary="s",
+        doc=doc,
+        options={o.name: o for o in opts},
+        check=lambda ctx: (),
     )
     return {"CL901": r}
 
@@ -198,7 +203,7 @@ def test_rule_thresholds_reach_the_rules(tmp_path, monkeypatch, capsys):
     with_options = [r for r in all_rules().values() if r.options]
     assert with_options, "no registered rule declares a threshold: this test would check nothing"
     r = with_options[0]
-    name, (default, _) = next(iter(r.options.items()))
+    name, default = next((o.name, o.default) for o in r.options.values())
     _tree(tmp_path, {".colint.toml": f"[rules.{r.code}]\n{name} = {json.dumps(default)}\n"})
     cfg = parse_config(str(tmp_path / ".colint.toml"))
     settings = resolve(cfg, {})

@@ -55,8 +55,8 @@ def test_every_graded_rule_documents_its_thresholds_and_they_lie_within_a_factor
     assert {"CL101", "CL102", "CL201", "CL202", "CL301", "CL502", "CL503", "CL601", "CL602", "CL701"} <= {
         r.code for r in graded
     }
-    warn = [r.options["warning_loss_pct"][0] for r in graded]
-    err = [r.options["error_loss_pct"][0] for r in graded if r.options["error_loss_pct"][0] < 1e9]
+    warn = [r.options["warning_loss_pct"].default for r in graded]
+    err = [r.options["error_loss_pct"].default for r in graded if r.options["error_loss_pct"].default < 1e9]
     assert max(warn) <= 10 * min(warn) and max(err) <= 10 * min(err)
     for r in graded:
         assert "warning_loss_pct" in r.render_doc() and "by estimated step loss" in r.render_doc()

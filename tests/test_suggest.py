@@ -205,12 +205,13 @@ def test_grid_and_point_interpolation_agree():
     from colint.loading import load
     from colint.normalize import normalize
     from colint.settings import Settings
-    from colint.suggesting import SearchModel, _axes, _edits_for, _variant
+    from colint.suggest_axes import design_axes, edits_for, variant
+    from colint.suggest_model import SearchModel
 
     doc = load(DEEPSEEK)
     spec = normalize(doc)
     target = build_targets(Settings(gpus=["b200"], ep=8))[0]
-    axes, tie, _ = _axes(spec, doc, target.scenario)
+    axes, tie, _ = design_axes(spec, doc, target.scenario)
     model = SearchModel(axes, tie, doc, spec, target.profile, target.scenario, None, None)
     grids = np.meshgrid(*[np.asarray(a.values) for a in axes], indexing="ij")
     points = np.stack([g.reshape(-1) for g in grids], axis=1)
@@ -219,7 +220,7 @@ def test_grid_and_point_interpolation_agree():
     assert np.allclose(on_grid, per_point, rtol=1e-12, atol=1.0)
     rng = np.random.default_rng(0)
     for i in rng.choice(points.shape[0], 3, replace=False):  # off-probe points: exact counts
-        _, _, vspec = _variant(doc, _edits_for(axes, tie, tuple(int(v) for v in points[i])), None, None)
+        _, _, vspec = variant(doc, edits_for(axes, tie, tuple(int(v) for v in points[i])), None, None)
         assert round(on_grid[i]) == param_counts(vspec).total
 
 

@@ -34,9 +34,7 @@ FIELDS = (
 
 def _cl007(spec):
     (rule,) = select_rules(["CL007"])
-    ctx = Context(spec=spec)
-    ctx.current = rule
-    return list(rule.check(ctx))
+    return list(rule.check(Context(rule=rule, spec=spec)))
 
 
 def _misspelled(name: str) -> str:

@@ -291,12 +291,13 @@ def test_suggest_search_model_mirrors_expert_tokens_under_tp_and_ep(tp):
     from colint.checking import build_targets
     from colint.settings import Settings
     from colint.loading import load
-    from colint.suggesting import SearchModel, _axes
+    from colint.suggest_axes import design_axes
+    from colint.suggest_model import SearchModel
 
     doc = load("examples/deepseek-v3.json")
     spec = normalize(doc)
     target = build_targets(Settings(gpus=["b200"], tp=tp, ep=8))[0]
-    axes, tie, _ = _axes(spec, doc, target.scenario)
+    axes, tie, _ = design_axes(spec, doc, target.scenario)
     est = SearchModel(axes, tie, doc, spec, target.profile, target.scenario, None, None).estimate(
         np.array([[a.original for a in axes]])
     )

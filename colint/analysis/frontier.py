@@ -15,13 +15,13 @@ Per point (deployment d, concurrency B = sequences per attention-DP group of d.t
   sequences; an EP domain of ep GPUs holds ep / tp groups);
 * FTL = the prefill ``ftl_s`` of the same deployment (one prompt of ``context`` tokens,
   ``prefill_tokens`` per forward; aggregated serving: the decode GPUs prefill too); and pp for
-  prefill (:func:`pipelined_ftl`): the FTL of the same prompt through pp pipeline stages of this
+  prefill (``frontier_pricing.pipelined_ftl``): the FTL of the same prompt through pp pipeline stages of this
   deployment (pp × its GPUs within the domain), whose chunks flow through the stages one behind
   the other — (chunks + pp − 1) × the slowest stage of the best contiguous split of analyse's
   per-layer prefill costs (colint.analysis.pipeline), + the stage-to-stage activation transfer;
   the best pp is reported beside the FTL (it pays for prompts of many chunks: long context);
 * memory per GPU = ``Workload.weight_bytes_per_gpu + kv_cache_bytes_per_gpu`` + the activations
-  of the larger step (:func:`activation_bytes_per_gpu`, the one place they are counted); a point
+  of the larger step (``frontier_pricing.activation_bytes_per_gpu``, the one place they are counted); a point
   fits when B ≤ ``Workload.max_decode_concurrency`` and that sum is within the usable share of HBM
   (``USABLE_HBM_SHARE``, as ``Workload.memory_fits``). What does not fit is dropped and counted.
 
@@ -44,7 +44,8 @@ whose kvp GPUs each hold 1/kvp of every sequence's KV cache (``Scenario.kvp``, p
 Not modelled (said in the output): pipeline stages for decode (``analyse`` prices pp stages in
 sequence, no micro-batching; pp enters as prefill only); disaggregated prefill; routing skew
 (uniform routing).
-Every figure is an ESTIMATE of colint's step model, not a measurement.
+Every figure is an ESTIMATE of colint's step model, not a measurement. The pricing of one deployment
+(vectorized decode step, memory limit, activations, pipelined FTL) is colint.analysis.frontier_pricing.
 """
 
 from __future__ import annotations
@@ -55,10 +56,15 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from colint.analysis.deployments import powers_of_two
+from colint.analysis.frontier_pricing import (
+    MAX_CONCURRENCY,
+    activation_bytes_per_gpu,
+    decode_prices,
+    max_concurrency,
+    pipelined_ftl,
+)
 from colint.analysis.memory import USABLE_HBM_SHARE  # the share of HBM Workload.memory_fits plans with
 
-ACTIVATION_BYTES = 2.0  # BF16 activations between kernels (as analyse's elementwise passes)
-MAX_CONCURRENCY = 16384  # sequences per attention-DP group: the grid's cap when the KV cache is tiny
 INTERACTIVITY_LEVELS = (20.0, 50.0, 100.0, 200.0)  # tok/s/user where --compare reports the gain
 PROBE_CONCURRENCY = (1, 64)  # the two concurrencies each deployment is analysed at
 MATCH_RTOL = 1e-6  # the vectorized price must equal analyse's within this (float-order noise only)
@@ -254,155 +260,8 @@ def scenario_for(base, d: Deployment, concurrency: int):
     )
 
 
-# ------------------------------------------------------------------------------ memory
-def activation_bytes_per_gpu(w, concurrency=None):
-    """Peak activations per GPU, an ESTIMATE: :func:`colint.analysis.memory.activation_bytes` (the one
-    place they are modelled: per token the residual stream and its normed copy, plus the widest GEMM's
-    input and output) of the prefill step and of a decode step at ``concurrency`` (number or numpy array;
-    the workload's own when None), the decode rows scaled linearly from the workload's decode step (the
-    frontier always scales from its one-sequence probe, so a point's figure does not depend on how it was
-    priced)."""
-    from colint.analysis.memory import B_ACT
-
-    h, prefill, gemm, b0 = _activation_terms(w)
-    c = b0 if concurrency is None else concurrency
-    decode = (c * 2.0 * h * B_ACT) + gemm * (c / b0)
-    return _maximum(decode, prefill)
-
-
-def _activation_terms(w) -> tuple[int, float, float, int]:
-    """(hidden, prefill activation bytes, the decode step's widest GEMM input + output bytes, its
-    concurrency) of ``w``, kept on it: the memory limit's bisection asks for many concurrencies."""
-    from colint.analysis.memory import B_ACT
-
-    cached = w.__dict__.get("_frontier_activation_terms")
-    if cached is None:
-        h = w.spec.hidden_size
-        prefill = w.scenario.prefill_tokens * 2.0 * h * B_ACT + max(
-            (r.m * max(r.instances, 1.0) * (r.k + r.n) * B_ACT for r in w.gemms["prefill"]), default=0.0
-        )
-        gemm = max((r.m * max(r.instances, 1.0) * (r.k + r.n) * B_ACT for r in w.gemms["decode"]), default=0.0)
-        cached = w.__dict__["_frontier_activation_terms"] = (h, prefill, gemm, w.scenario.decode_concurrency)
-    return cached
-
-
-def _maximum(a, b):
-    if isinstance(a, (int, float)):
-        return max(a, b)  # one concurrency (the memory limit's bisection): no numpy call
-    import numpy as np  # (transformers' dependency; imported on this path only)
-
-    return np.maximum(a, b)
-
-
-# ------------------------------------------------------------------------------ pricing
-@dataclass
-class _Priced:
-    itl_s: Any  # numpy arrays over the concurrency grid
-    kv_bytes: Any
-    act_bytes: Any
-
-
-def _decode_prices(spec, profile, grid, w1, w2):
-    """Decode step estimates (s) at every concurrency of ``grid`` for w1's deployment: the weight
-    GEMMs of analyse's rows vectorized over the grid (``estimate_unique``; routed experts as analyse
-    prices them, a grouped GEMM of the touched experts' rows, ``routed_expert_rows``), plus the rest
-    of the step (attention cores of ops_attention, elementwise passes, MoE permute/finalize, TP
-    all-reduces, EP dispatch/combine, the KV-parallel exchange) from ``workload.decode_extras_s``, the
-    functions analyse itself sums, at each concurrency. ``w1``, ``w2``: analyse at the probes."""
-    import numpy as np
-
-    from colint.analysis.vector_pricing import estimate_unique
-    from colint.analysis.workload import decode_extras_s, routed_expert_rows
-
-    sc = w1.scenario
-    b = np.asarray(grid, dtype=np.float64)
-    b1, b2 = float(w1.scenario.decode_concurrency), float(w2.scenario.decode_concurrency)
-    total = np.zeros(b.size)
-    jobs: dict[tuple[str, bool], list] = {}
-    groups = sc.attention_dp_groups
-    for row in w1.gemms["decode"]:
-        g = row.gemm
-        expert = row.parallel == "expert" and bool(g.count)
-        if expert:
-            base_inst = float(-(-g.count // sc.ep)) if sc.ep > 1 else float(g.count)  # as workload._shard
-            topk = round(g.m_per_token * g.count)
-            m = np.empty(b.size, dtype=np.int64)
-            n_eff = np.empty(b.size, dtype=np.int64)
-            for i, bi in enumerate(grid):
-                touched, mi = routed_expert_rows(int(bi) * groups, topk, g.count)
-                inst = base_inst * touched
-                m[i] = mi
-                n_eff[i] = int(round(row.n * inst)) if inst > 1 else row.n
-        else:
-            m = np.asarray(grid, dtype=np.int64)
-            n_eff = np.full(b.size, row.n, dtype=np.int64)
-        jobs.setdefault((row.dtype, expert), []).append((m, n_eff, np.full(b.size, row.k, dtype=np.int64), row.layers))
-    for (dtype, grouped), sel in jobs.items():
-        t = estimate_unique(
-            np.concatenate([j[0] for j in sel]),
-            np.concatenate([j[1] for j in sel]),
-            np.concatenate([j[2] for j in sel]),
-            dtype,
-            profile,
-            sc.outputs,
-            grouped=grouped,
-        )
-        for i, j in enumerate(sel):
-            total += t[i * b.size : (i + 1) * b.size] * j[3]
-    total += np.asarray(
-        [decode_extras_s(spec, profile, sc.model_copy(update={"decode_concurrency": int(bi)})) for bi in grid]
-    )
-    kv = w1.kv_cache_bytes_per_gpu + (w2.kv_cache_bytes_per_gpu - w1.kv_cache_bytes_per_gpu) * (b - b1) / (b2 - b1)
-    return _Priced(total, kv, activation_bytes_per_gpu(w1, b))
-
-
-def _max_concurrency(w1, w2, usable: float) -> int:
-    """The largest concurrency whose weights + KV cache + activations fit in ``usable`` bytes (at most
-    ``Workload.max_decode_concurrency``, the KV-only limit): KV is affine in B (the two probes)."""
-    b1, b2 = w1.scenario.decode_concurrency, w2.scenario.decode_concurrency
-
-    def need(b: int) -> float:
-        kv = w1.kv_cache_bytes_per_gpu + (w2.kv_cache_bytes_per_gpu - w1.kv_cache_bytes_per_gpu) * (b - b1) / (b2 - b1)
-        return w1.weight_bytes_per_gpu + kv + float(activation_bytes_per_gpu(w1, b))
-
-    lo, hi = 0, min(w1.max_decode_concurrency, MAX_CONCURRENCY)
-    while lo < hi:  # need() grows with b
-        mid = (lo + hi + 1) // 2
-        if need(mid) <= usable:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def pipelined_ftl(w, stages: int) -> Optional[float]:
-    """FTL (s) of one prompt of ``context`` tokens prefilled in chunks of ``prefill_tokens`` through
-    ``stages`` pipeline stages (an ESTIMATE; chunked pipeline prefill): chunk c enters stage 1 while
-    chunk c − 1 is in stage 2, so the prompt takes (chunks + stages − 1) stage times. A stage time is
-    the slowest stage of the best contiguous split of the per-layer prefill costs of ``w``
-    (``LayerCost.prefill_s``, embedding on the first stage, LM head on the last: their sum is the
-    prefill step) plus sending one chunk's activations to the next stage over the scale-up link.
-    ``stages`` = 1 gives analyse's ``ftl_s``. None when the layers do not split that many ways."""
-    import math
-
-    from colint.analysis.pipeline import best_partition
-    from colint.analysis.workload import _prefill_shape
-
-    chunks = _prefill_shape(w.scenario)[2]
-    if stages == 1:
-        return w.steps["prefill"].ftl_s
-    part = best_partition(
-        [c.prefill_s for c in w.layer_costs], stages, w.embedding_cost.prefill_s, w.lm_head_cost.prefill_s
-    )
-    if part is None:
-        return None
-    link_bytes_per_s = max(w.profile.interconnect_gbps, 1.0) * 1e9 / 2  # one direction, as analyse
-    send_s = w.scenario.prefill_tokens * w.spec.hidden_size * ACTIVATION_BYTES / link_bytes_per_s
-    return (chunks + stages - 1) * (part.max + send_s) if math.isfinite(part.max) else None
-
-
 def best_pipelined_ftl(w, d: Deployment, domain: int) -> tuple[float, int]:
-    """(FTL, pp): the lowest :func:`pipelined_ftl` over pp = 1, 2, 4, ... with pp × the deployment's
+    """(FTL, pp): the lowest :func:`colint.analysis.frontier_pricing.pipelined_ftl` over pp = 1, 2, 4, ... with pp × the deployment's
     GPUs within the domain."""
     best, best_pp = w.steps["prefill"].ftl_s, 1
     pp = 2
@@ -500,7 +359,7 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
             probes.append((d, w1, None, 0))
             continue
         w2 = analyse(spec, profile, scenario_for(base, d, PROBE_CONCURRENCY[1]))
-        limit = _max_concurrency(w1, w2, usable)
+        limit = max_concurrency(w1, w2, usable)
         if not limit:
             unfit.append(d.label())  # weights + activations + one sequence's KV cache do not fit
         probes.append((d, w1, w2, limit))
@@ -518,7 +377,7 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
         priced = None
         if not exact:
             # the grid and the two probes in one vectorized call; the price must reproduce the probes
-            priced = _decode_prices(spec, profile, grid + list(PROBE_CONCURRENCY), w1, w2)
+            priced = decode_prices(spec, profile, grid + list(PROBE_CONCURRENCY), w1, w2)
             if priced is None or not all(
                 _close(float(priced.itl_s[len(grid) + i]), w.steps["decode"].estimate_s) for i, w in enumerate((w1, w2))
             ):

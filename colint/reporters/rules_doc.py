@@ -42,7 +42,7 @@ def render(rules) -> str:
         ]
         if r.options:
             out += ["", f"**Thresholds** (`[tool.colint.rules.{r.code}]`):", ""]
-            out += [f"- `{k}` = `{default!r}`: {_md(desc)}" for k, (default, desc) in r.options.items()]
+            out += [f"- `{o.name}` = `{o.default!r}`: {_md(o.doc)}" for o in r.options.values()]
         if r.doc.sources:
             out += ["", "**Sources:**", ""] + [f"- {_md(s)}" for s in r.doc.sources]
     return "\n".join(out) + "\n"

@@ -109,7 +109,7 @@ def _markdown(r) -> str:
     ]
     if r.options:
         md += ["", f"**Thresholds** (`[tool.colint.rules.{r.code}]`):"]
-        md += [f"- `{k}` = `{default!r}`: {desc}" for k, (default, desc) in r.options.items()]
+        md += [f"- `{o.name}` = `{o.default!r}`: {o.doc}" for o in r.options.values()]
     if r.doc.sources:
         md += ["", "**Sources**:"] + [f"- {s}" for s in r.doc.sources]
     return "\n".join(md)

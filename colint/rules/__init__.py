@@ -12,14 +12,15 @@
 | decoupling    | CL7xx | 7: attention and FFN parallelized independently |
 | memory        | CL8xx | weights + KV cache + activations fit the GPU's memory |
 
-Adding a rule touches one module (and its test file).
+Adding a rule touches one module (and its test file): the module is the family (its ``FAMILY``), and
+``@rule(code=..., ...)`` takes every field by keyword, its thresholds as ``Option`` rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from colint.rules.base import _REGISTRY, Context, Rule, RuleDoc, rule
+from colint.rules.base import _REGISTRY, Context, Family, Option, Rule, RuleDoc, rule
 
 FAMILY_MODULES = (
     "consistency",
@@ -37,7 +38,8 @@ _loaded = False
 
 
 def all_rules() -> dict[str, Rule]:
-    """Every registered rule by code (imports the family modules on first use)."""
+    """Every registered rule by code (imports the family modules on first use: each registers its rules; a
+    module missing from the package is an ImportError, never skipped)."""
     global _loaded
     if not _loaded:
         import importlib
@@ -75,4 +77,4 @@ def select_rules(
     return sorted(chosen, key=lambda r: r.code)
 
 
-__all__ = ["all_rules", "select_rules", "Context", "Rule", "RuleDoc", "rule", "FAMILY_MODULES"]
+__all__ = ["all_rules", "select_rules", "Context", "Family", "Option", "Rule", "RuleDoc", "rule", "FAMILY_MODULES"]

@@ -15,28 +15,35 @@ One finding per spec field, listing the affected GEMMs in ``details``/``evidence
 estimate of the GEMM time model: each affected GEMM is re-estimated with the dimension padded
 to the aligned value and charged for the part of its time that the padding does not buy
 (``colint.analysis.padding``); the sum over the step is the step-time effect.
+
+Where the dimensions come from: colint.rules.gemm_dims; how CL201 judges a field's widths and which
+fixes it offers: colint.rules.alignment_widths. This module declares the four rules.
 """
 
 from __future__ import annotations
 
-from colint.analysis.deployments import powers_of_two
-from colint.analysis.gemm_model import FORMATS, tile_efficiency
-from colint.analysis.padding import Dim
-from colint.analysis.padding import step_effect_pct as padding_step_effect_pct
-from colint.rules.fix_builders import (
-    aligned_neighbours,
-    edit_key,
-    nearest_divisor,
-    param_delta,
-    param_pct_change,
-    round_up,
-    with_field,
-)
-from colint.findings import Severity
-from colint.rules.base import Context, RuleDoc, edit, fix, rule
+import math
 
-FAMILY = "alignment"
-TILE = 128  # the portable tile width (NVIDIA co-design blog guideline 2: "safe, portable floor")
+from colint.analysis.deployments import powers_of_two
+from colint.analysis.padding import Dim
+from colint.findings import Severity
+from colint.rules.alignment_widths import attention_widths, judge_width, mla_latent
+from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule
+from colint.rules.fix_builders import edit_key, param_delta, round_up
+from colint.rules.gemm_dims import (
+    TILE,
+    collect_dims,
+    field_value,
+    hard_multiple,
+    location_field,
+    pad_waste,
+    refuses_unaligned,
+    step_effect_pct,
+    tp_shard,
+    unique_dims,
+)
+
+FAMILY = Family(name="alignment", number=2)
 SOURCES = (
     "NVIDIA co-design blog, guideline 2 and Fig. 5 (multiples of 128; 256/512 on clusterMMA/CGA)",
     "NVIDIA Matrix Multiplication Background guide: tile and wave quantization, Tensor Core multiples",
@@ -44,233 +51,14 @@ SOURCES = (
 )
 
 
-# --------------------------------------------------------------------------- shared estimates
-
-
-def step_effect_pct(ctx: Context, dims: list[Dim], multiple: int) -> dict[str, float]:
-    """Estimated step-time effect (percent of the step) per regime of padding ``dims`` (colint.analysis.padding)."""
-    return padding_step_effect_pct(ctx.workload, dims, multiple)
-
-
-def _pad_waste(value: int, multiple: int) -> tuple[int, float]:
-    """(padded value, percent of the padded work that is wasted)."""
-    padded = round_up(value, multiple)
-    return padded, 100.0 * (1.0 - tile_efficiency(1, value, 1, multiple))
-
-
-def _dim_lines(ctx: Context, dims: list[Dim]) -> list[str]:
-    """One line per affected GEMM dim: N padded to the 128-wide (and cooperative) tiles, K padded
-    to the format's K step."""
-    coop = _coop(ctx)
-    lines = []
-    for d in dims:
-        if d.axis == "n":
-            padded, waste = _pad_waste(d.value, TILE)
-            line = f"{d.name} N={d.value} runs {padded} wide on 128-wide tiles ({waste:.1f}% of its work wasted)"
-            if coop is not None:
-                cp, cw = _pad_waste(d.value, coop.n)
-                line += f", {cp} on {coop.sms}-SM {coop.n}-wide tiles ({cw:.1f}%)"
-        else:
-            dtype = d.rows[0].dtype if d.rows else ctx.scenario.gemm_format
-            kt = ctx.profile.tiles.k_tile.get(FORMATS.get(dtype, (dtype,))[0], 64)
-            padded, waste = _pad_waste(d.value, kt)
-            line = (
-                f"{d.name} K={d.value} pads to {padded} in {kt}-element K steps ({dtype}, {waste:.1f}%)"
-                if waste
-                else f"{d.name} K={d.value} is whole {kt}-element K steps ({dtype}): no K padding"
-            )
-        lines.append(line)
-    return lines
-
-
-def _hard_multiple(ctx: Context, dtype: str) -> int:
-    hw = FORMATS.get(dtype, (dtype,))[0]
-    return int(ctx.profile.alignment.get(hw, 8))
-
-
-def refuses_unaligned(dtype: str) -> bool:
-    """Whether the format's GEMM kernels refuse rows that are not 16-byte aligned (a hard constraint): the
-    FP8/INT8/FP4 paths (cuBLASLt and CUTLASS require 16-byte aligned leading dimensions for them). BF16/FP16
-    and weight-only formats run on a slower unaligned path instead: a cost, graded by its estimate."""
-    from colint.analysis.gemm_model import FORMATS
-
-    return FORMATS.get(dtype, (dtype, 2.0, 2.0))[1] < 2.0
-
-
-def _coop(ctx: Context):
-    t = ctx.profile.tiles.cooperative
-    return t if t is not None and t.n > TILE else None
-
-
-# --------------------------------------------------------------------------- which field owns a dim
-def _blame(row, axis: str) -> str | None:
-    """The spec field that sets this GEMM dimension (None: not a design knob we report)."""
-    g = row.gemm
-    name = row.name
-    if name.startswith("mla.kv_a_proj") and axis == "n":
-        return "kv_lora_rank"
-    if name == "mla.kv_b_proj" and axis == "k":
-        return "kv_lora_rank"
-    if name in ("attn.qkv_proj", "attn.q_proj", "attn.k_proj", "attn.v_proj") and axis == "n":
-        return "num_heads"
-    if name in ("attn.o_proj", "mla.o_proj") and axis == "k":
-        return "num_heads"
-    if name in ("mla.q_b_proj", "mla.kv_b_proj", "mla.q_proj") and axis == "n":
-        return "num_heads"
-    if name.endswith("router") or name.endswith("shared_expert_gate"):
-        return None  # N = experts (or 1): a tiny replicated BF16 GEMM, not a tile question
-    f = g.n_field if axis == "n" else g.k_field
-    if name.startswith("moe.shared_experts"):
-        return "shared_expert_intermediate_size" if f == "shared_expert_intermediate_size" else f
-    if name.startswith(("mamba.", "linear_attn.", "conv.", "mla.indexer")) and f != "hidden_size":
-        return None
-    return f
-
-
-FFN_FIELDS = ("intermediate_size", "moe_intermediate_size", "shared_expert_intermediate_size")
-
-
-def _kind(ctx: Context, name: str):
-    return next((k for k in ctx.spec.layer_kinds if k.name == name), None)
-
-
-def _attention_shard(m, tp: int) -> tuple[int, int] | None:
-    """(fused q/k/v N, o_proj K) per rank for GQA/MHA attention, as engines shard it: query heads
-    split by tp, KV heads split by tp or, when tp exceeds them, one KV head replicated per rank.
-    None when the heads do not split evenly (CL7xx reports that)."""
-    q_heads, kv_heads, hd = m.num_heads, m.num_kv_heads or m.num_heads, m.head_dim
-    vd = m.v_head_dim or hd
-    if q_heads % tp:
-        return None
-    if kv_heads >= tp:
-        if kv_heads % tp:
-            return None
-        kv_rank = kv_heads // tp
-    elif tp % kv_heads:
-        return None
-    else:
-        kv_rank = 1
-    q = q_heads // tp * hd * (2 if m.gated_q else 1)
-    return q + kv_rank * (hd + vd), q_heads // tp * vd
-
-
-def _dim_value(ctx: Context, row, axis: str, f: str) -> int | None:
-    """The per-shard value of this dim as the kernel sees it (attention widths recomputed with KV
-    replication; None when not defined)."""
-    if f == "num_heads" and row.name in ("attn.qkv_proj", "attn.o_proj"):
-        k = _kind(ctx, row.kind)
-        if k is None or k.mixer.kind != "attention":
-            return None
-        shard = _attention_shard(k.mixer, ctx.scenario.tp)
-        if shard is None:
-            return None
-        return shard[0] if axis == "n" else shard[1]
-    if f == "num_heads" and ctx.spec.num_heads and ctx.scenario.tp > 1 and ctx.spec.num_heads % ctx.scenario.tp:
-        return None
-    return row.n if axis == "n" else row.k
-
-
-def _full_value(ctx: Context, row, axis: str, f: str) -> int | None:
-    """The whole-model value of the field this dim comes from (per layer kind: FFN widths vary in
-    Nemotron-NAS-style stacks)."""
-    if f in FFN_FIELDS:
-        g = row.gemm
-        v = g.n if axis == "n" else g.k
-        return v // 2 if axis == "n" and g.name.endswith("gate_up") else v
-    return _field_value(ctx, f)
-
-
-def _collect(ctx: Context) -> dict[tuple, list[Dim]]:
-    """(field, whole-model value) -> affected dims (per shard) over both regimes, GEMMs fused as
-    engines fuse them."""
-    out: dict[tuple, dict[tuple, Dim]] = {}
-    for regime in ("prefill", "decode"):
-        for row in ctx.workload.gemms[regime]:
-            if row.name == "lm_head":
-                continue  # CL202
-            for axis in ("n", "k"):
-                f = _blame(row, axis)
-                if f is None:
-                    continue
-                value = _dim_value(ctx, row, axis, f)
-                if value is None:
-                    continue
-                full = _full_value(ctx, row, axis, f) if f in FFN_FIELDS or f == "hidden_size" else None
-                key = (row.name, axis, value)
-                d = out.setdefault((f, full), {}).setdefault(key, Dim(row.name, axis, value))
-                d.rows.append(row)
-    return {f: list(v.values()) for f, v in out.items()}
-
-
-# --------------------------------------------------------------------------- the per-field unit
-def _tp_shard(ctx: Context, f: str) -> int:
-    """How many ways tensor parallelism splits this field's width (1: not split)."""
-    sc = ctx.scenario
-    if f in ("intermediate_size", "shared_expert_intermediate_size", "vocab_size"):
-        return sc.tp
-    if f == "moe_intermediate_size":
-        return sc.tp if sc.ep == 1 else 1  # expert TP splits H'_e; EP keeps experts whole
-    return 1
-
-
-def _field_value(ctx: Context, f: str) -> int | None:
-    s = ctx.spec
-    for k in s.layer_kinds:
-        if f == "moe_intermediate_size" and k.ffn.kind == "moe":
-            return k.ffn.expert_intermediate_size
-        if f == "shared_expert_intermediate_size" and k.ffn.kind == "moe" and k.ffn.shared_intermediate_size:
-            return k.ffn.num_shared_experts * k.ffn.shared_intermediate_size
-        if f == "kv_lora_rank" and k.mixer.kv_lora_rank:
-            return k.mixer.kv_lora_rank
-    v = getattr(s, f, None)
-    return v if isinstance(v, int) else None
-
-
-def _location_field(ctx: Context, f: str) -> str:
-    """Where to point: DeepSeek-style shared experts are n_shared x moe_intermediate_size."""
-    if f == "shared_expert_intermediate_size" and f not in ctx.spec.sources:
-        return "moe_intermediate_size"
-    return f
-
-
-LABELS = {
-    "hidden_size": "hidden_size",
-    "intermediate_size": "intermediate_size",
-    "moe_intermediate_size": "moe_intermediate_size (routed experts)",
-    "shared_expert_intermediate_size": "shared expert width",
-}
-
-
-def _dims_text(dims: list[Dim]) -> str:
-    seen = []
-    for d in dims:
-        t = f"{d.name} {d.axis.upper()}={d.value}"
-        if t not in seen:
-            seen.append(t)
-    return ", ".join(seen)
-
-
-def _unique(dims: list[Dim]) -> list[Dim]:
-    """One entry per (GEMM, axis, value): the same shape in several layer kinds is one line."""
-    out: dict[tuple, Dim] = {}
-    for d in dims:
-        key = (d.name, d.axis, d.value)
-        if key in out:
-            out[key].rows.extend(d.rows)
-        else:
-            out[key] = Dim(d.name, d.axis, d.value, list(d.rows))
-    return list(out.values())
-
-
 # --------------------------------------------------------------------------- CL201
 @rule(
-    "CL201",
-    "dim-not-tile-aligned",
-    FAMILY,
-    "error",
-    "A weight-GEMM dimension per shard is not a multiple of the tile width (128) or of the format's hard "
+    code="CL201",
+    name="dim-not-tile-aligned",
+    severity="error",
+    summary="A weight-GEMM dimension per shard is not a multiple of the tile width (128) or of the format's hard "
     "element multiple.",
-    RuleDoc(
+    doc=RuleDoc(
         what="Checks hidden_size, the dense FFN width, the routed and shared expert widths, the attention "
         "projection widths (heads x head_dim) and MLA's latent width as the GEMM kernels see them on one GPU: "
         "column-parallel N/tp, row-parallel K/tp, experts whole under EP or split by tp under expert TP. "
@@ -286,306 +74,46 @@ def _unique(dims: list[Dim]) -> list[Dim]:
         "the fix offers the nearest such values on both sides with their parameter delta.",
         sources=SOURCES,
     ),
-    options={
-        "coop_min_loss_pct": (
-            0.25,
-            "report a multiple of 128 that is not a multiple of the cooperative "
-            "tile only when its estimated step-time effect reaches this percent",
-        )
-    },
+    options=(
+        Option(
+            name="coop_min_loss_pct",
+            type=float,
+            default=0.25,
+            doc=(
+                "report a multiple of 128 that is not a multiple of the cooperative "
+                "tile only when its estimated step-time effect reaches this percent"
+            ),
+        ),
+    ),
     graded=True,
     hard="a shard width that is not a multiple of the format's 16-byte row (FP8/INT8: 16, FP4: 32 "
     "elements): those kernels refuse it; a width that tp does not divide (unequal shards)",
 )
 def dim_not_tile_aligned(ctx: Context):
-    groups = _collect(ctx)
+    groups = collect_dims(ctx)
     for (f, full), dims in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)):
-        dims = _unique(dims)
+        dims = unique_dims(dims)
         if f == "num_heads":
-            yield from _attention_widths(ctx, dims)
+            yield from attention_widths(ctx, dims)
             continue
         if f == "kv_lora_rank":
-            yield from _mla_latent(ctx, dims)
+            yield from mla_latent(ctx, dims)
             continue
-        value = full if full is not None else _field_value(ctx, f)
+        value = full if full is not None else field_value(ctx, f)
         if value is None:
             continue
-        tp = _tp_shard(ctx, f)
+        tp = tp_shard(ctx, f)
         per_shard = -(-value // tp)
-        yield from _judge(ctx, f, value, tp, per_shard, dims)
-
-
-def _shard_phrase(f: str, value: int, tp: int, per_shard: int, ctx: Context) -> str:
-    label = LABELS.get(f, f)
-    if tp > 1:
-        how = "expert tp" if f == "moe_intermediate_size" else "tp"
-        return f"{label} {value} is {per_shard} per shard at {how}={tp}"
-    return f"{label} {value}"
-
-
-def _evidence(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list[Dim]) -> dict:
-    return {
-        "value": value,
-        "tp": tp,
-        "per_shard": per_shard,
-        "gpu": ctx.gpu,
-        "dtype": ctx.scenario.gemm_format,
-        "gemms": [{"gemm": d.name, "dim": d.axis, "per_shard": d.value} for d in dims],
-    }
-
-
-def _judge(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list[Dim]):
-    w = ctx.workload
-    dtype = dims[0].rows[0].dtype if dims and dims[0].rows else ctx.scenario.gemm_format
-    hard = _hard_multiple(ctx, dtype)
-    loc = _location_field(ctx, f)
-    ev = _evidence(ctx, f, value, tp, per_shard, dims)
-    head = _shard_phrase(f, value, tp, per_shard, ctx)
-    mult_field = TILE * tp  # the whole-model multiple that keeps every shard 128-aligned
-    if value % tp:
-        yield ctx.finding(
-            "error",
-            f"{LABELS.get(f, f)} {value} is not divisible by tp={tp}: the shards are unequal "
-            f"(serving engines refuse it)",
-            field=loc,
-            evidence=ev,
-            fixes=_width_fixes(ctx, f, value, tp * hard, "unsafe"),
-        )
-        return
-    bad_hard = [d for d in dims if d.value % hard]
-    if bad_hard and refuses_unaligned(dtype):
-        yield ctx.finding(
-            "error",
-            f"{head}, not a multiple of {hard} ({dtype}'s 16-byte row alignment on {ctx.gpu})",
-            field=loc,
-            evidence=ev,
-            details=[
-                f"{_dims_text(bad_hard)}: {dtype} GEMM kernels need every dimension to be a multiple of "
-                f"{hard} elements (16-byte rows) and refuse others",
-                f"({w.label()})",
-            ],
-            fixes=_width_fixes(ctx, f, value, mult_field, "unsafe"),
-        )
-        return
-    bad = [d for d in dims if d.value % TILE]
-    if bad and f == "moe_intermediate_size" and tp > 1 and value % TILE == 0:
-        return  # aligned unsplit: only the expert-TP split breaks it, CL503 owns that (fix: EP)
-    if bad:
-        eff = step_effect_pct(ctx, bad, TILE)
-        loss = max(eff.values())
-        padded, waste = _pad_waste(per_shard, TILE)
-        sev: Severity = ctx.graded(loss)
-        ev.update(
-            padded_128=padded,
-            waste_128_pct=round(waste, 2),
-            est_decode_step_pct=round(eff["decode"], 2),
-            est_prefill_step_pct=round(eff["prefill"], 2),
-        )
-        details = _dim_lines(ctx, bad) + [
-            f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({w.label()})"
-        ]
-        if bad_hard:
-            details.append(
-                f"{_dims_text(bad_hard)} is not a multiple of {hard} {dtype} elements (16-byte rows): it "
-                "runs on an unaligned kernel path whose extra cost the tile model does not price"
-            )
-        fixes = _width_fixes(ctx, f, value, mult_field, "unsafe")
-        if f == "moe_intermediate_size" and tp > 1:  # (aligned unsplit returned above)
-            details.append(
-                f"expert parallelism keeps each expert whole, but {value} is not a multiple of 128 unsplit either"
-            )
-        yield ctx.finding(
-            sev, f"{head}, not a multiple of 128", field=loc, evidence=ev, loss_pct=loss, details=details, fixes=fixes
-        )
-        return
-    coop = _coop(ctx)
-    if coop is None:
-        return
-    bad_n = [d for d in dims if d.axis == "n" and d.value % coop.n]
-    if not bad_n:
-        return
-    eff = step_effect_pct(ctx, bad_n, coop.n)
-    loss = max(eff.values())
-    if loss < ctx.option("coop_min_loss_pct"):
-        return
-    cp, cw = _pad_waste(bad_n[0].value, coop.n)
-    ev.update(est_decode_step_pct=round(eff["decode"], 2), est_prefill_step_pct=round(eff["prefill"], 2))
-    yield ctx.finding(
-        ctx.graded(loss),
-        f"{head}: a multiple of 128 but not of {coop.n} ({ctx.gpu}'s {coop.sms}-SM cooperative tile)",
-        field=loc,
-        evidence=ev,
-        loss_pct=loss,
-        details=[
-            f"{_dims_text(bad_n)} pads to {cp} on {coop.n}-wide tiles ({cw:.1f}%); est. "
-            f"+{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({w.label()})"
-        ],
-        fixes=_width_fixes(ctx, f, value, coop.n * _tp_shard(ctx, f), "unsafe"),
-    )
-
-
-def _width_fixes(ctx: Context, f: str, value: int, multiple: int, safety: str):
-    """Nearest multiples on both sides, each with its parameter delta (FFN share for FFN widths)."""
-    spec = ctx.spec
-    below, above = aligned_neighbours(value, multiple)
-    key = edit_key(spec, _location_field(ctx, f))
-    fixes = []
-    scope = "ffn" if f in ("intermediate_size", "moe_intermediate_size", "shared_expert_intermediate_size") else "total"
-    coop = _coop(ctx)
-    wide = coop.n * _tp_shard(ctx, f) if coop is not None and multiple % (coop.n * _tp_shard(ctx, f)) else None
-    for new in (above, below):
-        if new is None:
-            continue
-        # on a GPU with a cooperative tile, a 128-multiple can re-fire as "not a multiple of 256": the same side's
-        # multiple of the wider tile is the alternative colint.closure offers then (2880 -> 2944, else 3072)
-        alt = None
-        if wide and new % wide:
-            alt_v = round_up(value, wide) if new > value else value // wide * wide
-            alt = alt_v if alt_v > 0 and alt_v != value else None
-        if f == "hidden_size":
-            fx = _hidden_fix(ctx, value, new)
-            if fx:
-                fixes.append(fx)
-            continue
-        if f == "shared_expert_intermediate_size" and "shared_expert_intermediate_size" not in spec.sources:
-            continue  # DeepSeek-style: n_shared x moe_intermediate_size; the routed-expert fix covers it
-        try:
-            d = param_delta(spec, f, new, None)
-            label = f" ({d.label(scope)})"
-        except Exception:  # an adapter value with_field cannot rebuild: offer the edit without a delta
-            label = ""
-        alts = []
-        if alt is not None:
-            try:
-                alt_label = f" ({param_delta(spec, f, alt, None).label(scope)})"
-            except Exception:
-                alt_label = ""
-            alts = [fix(f"{key} {value} → {alt}{alt_label}", safety, edit(key, value, alt))]
-        fixes.append(fix(f"{key} {value} → {new}{label}", safety, edit(key, value, new), alternatives=alts))
-    return fixes
-
-
-def _hidden_fix(ctx: Context, old: int, new: int):
-    """hidden_size → new; when head_dim is derived from H / heads, the head count follows."""
-    spec = ctx.spec
-    key = edit_key(spec, "hidden_size")
-    hd_src = spec.sources.get("head_dim")
-    derived = spec.num_heads and (hd_src is None or hd_src.default) and spec.head_dim
-    changed = with_field(spec, "hidden_size", new)
-    edits = [edit(key, old, new)]
-    if derived:
-        if new % spec.head_dim:
-            return None
-        heads = new // spec.head_dim
-        changed = with_field(changed, "num_heads", heads, spec.num_heads)
-        edits.append(edit(edit_key(spec, "num_heads", "num_attention_heads"), spec.num_heads, heads))
-        kv = spec.num_kv_heads
-        if kv and heads % kv:
-            new_kv = nearest_divisor(heads, kv)  # nearest the old KV head count (ties: the larger)
-            changed = with_field(changed, "num_kv_heads", new_kv, kv)
-            edits.append(edit(edit_key(spec, "num_kv_heads", "num_key_value_heads"), kv, new_kv))
-    pct = param_pct_change(spec, changed)
-    title = " + ".join(f"{e.key} {e.old} → {e.new}" for e in edits) + f" ({pct:+.1f}% params)"
-    return fix(title, "unsafe", *edits)
-
-
-def _attention_widths(ctx: Context, dims: list[Dim]):
-    """q/k/v and o widths (heads x head_dim per shard)."""
-    spec, sc = ctx.spec, ctx.scenario
-    heads = spec.num_heads
-    if heads and sc.tp > 1 and heads % sc.tp:
-        return  # heads not divisible by tp: CL7xx reports it; widths per shard are not defined
-    hard = _hard_multiple(ctx, dims[0].rows[0].dtype)
-    bad_hard = [d for d in dims if d.value % hard]
-    bad = [d for d in dims if d.value % TILE]
-    if not bad:
-        return
-    eff = step_effect_pct(ctx, bad, TILE)
-    loss = max(eff.values())
-    hd = spec.head_dim
-    shard = f" per shard at tp={sc.tp}" if sc.tp > 1 else ""
-    ev = {
-        "num_heads": heads,
-        "num_kv_heads": spec.num_kv_heads,
-        "head_dim": hd,
-        "tp": sc.tp,
-        "gpu": ctx.gpu,
-        "gemms": [{"gemm": d.name, "dim": d.axis, "per_shard": d.value} for d in dims],
-        "est_decode_step_pct": round(eff["decode"], 2),
-        "est_prefill_step_pct": round(eff["prefill"], 2),
-    }
-    sev: Severity
-    if bad_hard and refuses_unaligned(dims[0].rows[0].dtype):
-        sev, what, loss = "error", f"not a multiple of {hard}", None
-    else:
-        sev, what = ctx.graded(loss), f"not a multiple of {hard if bad_hard else 128}"
-    details = _dim_lines(ctx, bad)
-    details.append(
-        f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({ctx.workload.label()})"
-    )
-    yield ctx.finding(
-        sev,
-        f"attention projection widths{shard} ({_dims_text(bad)}) are {what}: {heads} heads x head_dim {hd}",
-        field="num_heads",
-        evidence=ev,
-        loss_pct=loss,
-        details=details,
-        fixes=[fix(f"use a head count whose q width{shard} is a multiple of 128 (heads x {hd})", "display")],
-    )
-
-
-def _mla_latent(ctx: Context, dims: list[Dim]):
-    """MLA: kv_a_proj N = kv_lora_rank + rope (576 in DeepSeek-V3) is the latent cache width, by design."""
-    spec = ctx.spec
-    mixer = next((k.mixer for k in spec.layer_kinds if k.mixer.kv_lora_rank), None)
-    if mixer is None:
-        return
-    bad = [d for d in dims if d.value % TILE]
-    if not bad:
-        return
-    eff = step_effect_pct(ctx, bad, TILE)
-    loss = max(eff.values())
-    rope = mixer.qk_rope_head_dim or 0
-    lat = mixer.kv_lora_rank
-    hard = _hard_multiple(ctx, bad[0].rows[0].dtype)
-    # by design: info whatever the estimate (changing it changes the cache format and FlashMLA's kernels)
-    hard_bad = any(d.value % hard for d in bad) and refuses_unaligned(bad[0].rows[0].dtype)
-    sev = "error" if hard_bad else ctx.graded(loss)
-    if hard_bad:
-        loss = None
-    details = _dim_lines(ctx, bad)
-    details.append(
-        f"by design: the latent (kv_lora_rank {lat}) and the shared RoPE key ({rope}) are one projection "
-        f"and one cached vector of {lat + rope} per token (FlashMLA is built for 512+64); the cost is the "
-        f"padding of this one small GEMM: est. +{eff['decode']:.2f}% decode step, "
-        f"+{eff['prefill']:.2f}% prefill step ({ctx.workload.label()})"
-    )
-    yield ctx.finding(
-        sev,
-        f"MLA latent width kv_lora_rank {lat} + rope {rope} = {lat + rope} is not a multiple of 128 "
-        f"({_dims_text(bad)})",
-        field="kv_lora_rank",
-        loss_pct=loss,
-        details=details,
-        evidence={
-            "kv_lora_rank": lat,
-            "qk_rope_head_dim": rope,
-            "gpu": ctx.gpu,
-            "gemms": [{"gemm": d.name, "dim": d.axis, "per_shard": d.value} for d in bad],
-            "est_decode_step_pct": round(eff["decode"], 3),
-            "est_prefill_step_pct": round(eff["prefill"], 3),
-        },
-    )
+        yield from judge_width(ctx, f, value, tp, per_shard, dims)
 
 
 # --------------------------------------------------------------------------- CL202
 @rule(
-    "CL202",
-    "vocab-not-padded",
-    FAMILY,
-    "error",
-    "The LM head's N (vocab per shard) is not a multiple of 128 (or of the format's hard multiple).",
-    RuleDoc(
+    code="CL202",
+    name="vocab-not-padded",
+    severity="error",
+    summary="The LM head's N (vocab per shard) is not a multiple of 128 (or of the format's hard multiple).",
+    doc=RuleDoc(
         what="The LM head is a column-parallel GEMM of N = vocab_size / tp per GPU. Error below the format's hard "
         "multiple (8 BF16, 16 FP8, 32 FP4); warning when not a multiple of 128 and the time model finds a "
         "measurable cost, info otherwise.",
@@ -603,7 +131,7 @@ def _mla_latent(ctx: Context, dims: list[Dim]):
         )
         + SOURCES,
     ),
-    options={"multiple": (128, "pad the vocabulary to a multiple of this times tp")},
+    options=(Option(name="multiple", type=int, default=128, doc="pad the vocabulary to a multiple of this times tp"),),
     graded=True,
     hard="an LM-head shard that is not a multiple of the format's 16-byte row in FP8/INT8/FP4 "
     "(those kernels refuse it)",
@@ -616,7 +144,7 @@ def vocab_not_padded(ctx: Context):
         return
     tp = sc.tp
     per_shard = rows[0].n
-    hard = _hard_multiple(ctx, rows[0].dtype)
+    hard = hard_multiple(ctx, rows[0].dtype)
     mult = int(ctx.option("multiple")) * tp
     target = round_up(v, mult)
     key = edit_key(spec, "vocab_size")
@@ -643,7 +171,7 @@ def vocab_not_padded(ctx: Context):
         sev, what = ctx.graded(loss), "not a multiple of 128"
     else:
         return
-    padded, waste = _pad_waste(per_shard, TILE)
+    padded, waste = pad_waste(per_shard, TILE)
     if spec.vocab_padding:
         yield from _megatron_vocab(ctx, v, tp, per_shard, sev, what, loss, ev, eff, waste, padded, refused)
         return
@@ -708,8 +236,6 @@ def _megatron_vocab(
     """Megatron/NeMo/NeoX: the vocab comes from the tokenizer (--vocab-size) and the file pads it to a multiple of
     make_vocab_size_divisible_by x the file's tp. The fix edits that divisor (the key the format reads): the
     smallest multiple of the old one whose padding keeps every shard at this tp a multiple of ``multiple``."""
-    import math
-
     spec, w = ctx.spec, ctx.workload
     div, file_tp = spec.vocab_padding
     need = int(ctx.option("multiple")) * tp
@@ -758,12 +284,11 @@ def _megatron_vocab(
 
 # --------------------------------------------------------------------------- CL203
 @rule(
-    "CL203",
-    "head-dim-tile",
-    FAMILY,
-    "info",
-    "head_dim is not a multiple of 128: attention kernels pad the head dimension.",
-    RuleDoc(
+    code="CL203",
+    name="head-dim-tile",
+    severity="info",
+    summary="head_dim is not a multiple of 128: attention kernels pad the head dimension.",
+    doc=RuleDoc(
         what="head_dim is the K of QKᵀ and the N of PV inside the attention kernel. Kernels on Hopper and "
         "Blackwell tile it 128 (or 64) wide; 64 still pays for a 128-wide tile in the kernels that only "
         "have 128-wide head tiles; 96 pads to 128; 192 pads to 256 on 128-wide tiles (FlashAttention-3 and "
@@ -780,7 +305,7 @@ def _megatron_vocab(
             "FlashAttention-3 supported head dims 64/96/128/192/256",
         ),
     ),
-    options={"tile": (128, "head-dimension tile width of the attention kernels")},
+    options=(Option(name="tile", type=int, default=128, doc="head-dimension tile width of the attention kernels"),),
 )
 def head_dim_tile(ctx: Context):
     spec, w = ctx.spec, ctx.workload
@@ -830,12 +355,11 @@ def head_dim_tile(ctx: Context):
 
 # --------------------------------------------------------------------------- CL204
 @rule(
-    "CL204",
-    "largest-aligned-tp",
-    FAMILY,
-    "info",
-    "With --tp auto: the largest power-of-two tp at which every tensor-parallel dimension stays a multiple of 128.",
-    RuleDoc(
+    code="CL204",
+    name="largest-aligned-tp",
+    severity="info",
+    summary="With --tp auto: the largest power-of-two tp at which every tensor-parallel dimension stays a multiple of 128.",
+    doc=RuleDoc(
         what="For each width tensor parallelism splits (the dense FFN, expert widths under expert TP, shared "
         "experts, query heads' projection width), the largest power of two tp that keeps width/tp a "
         "multiple of 128; the model's value is the minimum over those widths. The vocabulary is reported "
@@ -846,7 +370,7 @@ def head_dim_tile(ctx: Context):
         fix="Choose widths with enough factors of two (a multiple of 128 x the tp you plan to deploy).",
         sources=SOURCES,
     ),
-    options={"max_tp": (64, "largest tp considered")},
+    options=(Option(name="max_tp", type=int, default=64, doc="largest tp considered"),),
 )
 def largest_aligned_tp(ctx: Context):
     if not ctx.tp_auto:
@@ -856,7 +380,7 @@ def largest_aligned_tp(ctx: Context):
     if spec.intermediate_size and any(k.ffn.kind == "dense" for k in spec.layer_kinds):
         widths["intermediate_size"] = spec.intermediate_size
     for f in ("moe_intermediate_size", "shared_expert_intermediate_size"):
-        v = _field_value(ctx, f)
+        v = field_value(ctx, f)
         if v:
             widths[f] = v
     if spec.num_heads and spec.head_dim:
@@ -916,7 +440,7 @@ def largest_aligned_tp(ctx: Context):
     yield ctx.finding(
         "info",
         msg,
-        field=_location_field(ctx, limit_field) if limit_field != "num_heads" else "num_heads",
+        field=location_field(ctx, limit_field) if limit_field != "num_heads" else "num_heads",
         evidence={
             "largest_aligned_tp": tp,
             "per_width": best,

@@ -1,21 +1,64 @@
 """What a rule is, and the context it runs in.
 
 A rule is a function ``check(ctx) -> Iterable[Finding]`` registered with :func:`rule`, which
-carries its code (``CL201``), kebab-case name, family, default severity, named thresholds
-(``options``: name -> (default, description)) and its documentation (what, why, example,
-fix, sources). Rules read only ``ctx.spec`` (ModelSpec) and ``ctx.workload`` (analysis
-results on one GPU and scenario); they never parse files. ``ctx.finding(...)`` fills in the
-location from ``spec.sources`` and the GPU name.
+carries its code (``CL201``), kebab-case name, default severity, named thresholds (``options``:
+:class:`Option` rows) and its documentation (what, why, example, fix, sources). Its family is the
+module it lives in: every rule module declares ``FAMILY = Family(name=..., number=...)`` and the
+code's hundreds digit must be that number. Rules read only ``ctx.spec`` (ModelSpec) and
+``ctx.workload`` (analysis results on one GPU and scenario); they never parse files. The engine
+hands each rule its own :class:`Context` (``ctx.rule`` is that rule), so ``ctx.option(name)``
+and ``ctx.finding(...)`` (which fills in the location from ``spec.sources`` and the GPU name)
+need nothing else.
 """
 
 from __future__ import annotations
 
+import builtins
+import sys
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
-from collections.abc import Callable, Iterable
 
 from colint.findings import Edit, Finding, Fix, Impact, Severity
 from colint.normalize.model_spec import ModelSpec, Source
+
+
+@dataclass(frozen=True, kw_only=True)
+class Family:
+    """A rule family: one module of colint/rules (its ``FAMILY``), one guideline."""
+
+    name: str  # kebab-case, reported as a finding's "rule" and matched by --select
+    number: int  # the hundreds digit of its codes: 2 for CL2xx
+
+
+@dataclass(frozen=True, kw_only=True)
+class Option:
+    """One named threshold of a rule, set in ``[tool.colint.rules.CODE]``."""
+
+    name: str
+    type: builtins.type  # what a configured value must be (bool, int, float, tuple); an int is taken for a float
+    default: Any
+    doc: str  # one line, with the unit
+
+    def __post_init__(self) -> None:
+        if type(self.default) is not self.type:
+            raise TypeError(f"option {self.name}: default {self.default!r} is not a {self.type.__name__}")
+
+    def coerce(self, value: Any) -> Any:
+        """``value`` from a config file as this option's type; ValueError (one line) when it is not one."""
+        t = self.type
+        if t is bool:
+            if isinstance(value, bool):
+                return value
+        elif t is int:
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+        elif t is float:
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return float(value)
+        elif isinstance(value, t):
+            return value
+        raise ValueError(f"should be {t.__name__} like the default {self.default!r}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -27,15 +70,15 @@ class RuleDoc:
     sources: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Rule:
     code: str
     name: str
-    family: str
+    family: str  # its module's Family name
     severity: Severity  # the most severe level it emits
     summary: str
     doc: RuleDoc
-    options: dict[str, tuple[Any, str]]
+    options: Mapping[str, Option]  # by name, in declaration order (graded rules end with the two loss thresholds)
     check: Callable[[Context], Iterable[Finding]]
     needs_workload: bool = True  # False: depends on the spec alone (runs once per file, not per GPU)
     graded: bool = False  # True: the severity of its loss-carrying findings follows the severity policy
@@ -48,7 +91,7 @@ class Rule:
         if self.hard:
             out.append(f"  error (hard constraint): {self.hard}")
         if self.graded:
-            w, e = self.options["warning_loss_pct"][0], self.options["error_loss_pct"][0]
+            w, e = self.options["warning_loss_pct"].default, self.options["error_loss_pct"].default
             out.append(
                 f"  by estimated step loss: info below {w:g}%, warning from {w:g}%"
                 + (f", error from {e:g}%" if e < NEVER else " (never an error on loss alone)")
@@ -85,8 +128,8 @@ class Rule:
         ] + self.severity_lines()
         if self.options:
             lines += ["", "Options (thresholds; set in [tool.colint.rules." + self.code + "]):"]
-            for k, (default, desc) in self.options.items():
-                lines.append(f"  {k} = {default!r}: {desc}")
+            for o in self.options.values():
+                lines.append(f"  {o.name} = {o.default!r}: {o.doc}")
         if self.doc.sources:
             lines += ["", "Sources:"] + [f"  - {s}" for s in self.doc.sources]
         return "\n".join(lines)
@@ -104,72 +147,100 @@ ERROR_LOSS_PCT = 25.0  # a quarter of the step: the design does not run as inten
 NEVER = 1e9  # an error_loss_pct that no loss reaches (design advice that is never an error on loss alone)
 
 
-def impact_options(warning: float = WARNING_LOSS_PCT, error: float = ERROR_LOSS_PCT) -> dict[str, tuple[Any, str]]:
+def impact_options(warning: float = WARNING_LOSS_PCT, error: float = ERROR_LOSS_PCT) -> tuple[Option, Option]:
     """The two named, configurable thresholds of a graded rule."""
-    return {
-        "warning_loss_pct": (
-            float(warning),
-            "estimated step loss (percent) from which a finding is a warning (below: info)",
+    return (
+        Option(
+            name="warning_loss_pct",
+            type=float,
+            default=float(warning),
+            doc="estimated step loss (percent) from which a finding is a warning (below: info)",
         ),
-        "error_loss_pct": (
-            float(error),
-            "estimated step loss (percent) from which a finding is an error"
+        Option(
+            name="error_loss_pct",
+            type=float,
+            default=float(error),
+            doc="estimated step loss (percent) from which a finding is an error"
             + (" (1e9: never)" if error >= NEVER else ""),
         ),
-    }
+    )
 
 
 def rule(
+    *,
     code: str,
     name: str,
-    family: str,
     severity: Severity,
     summary: str,
     doc: RuleDoc,
-    options: Optional[dict[str, tuple[Any, str]]] = None,
+    options: Iterable[Option] = (),
     needs_workload: bool = True,
     graded: bool = False,
     hard: str = "",
     warning_loss_pct: float = WARNING_LOSS_PCT,
     error_loss_pct: float = ERROR_LOSS_PCT,
     without_workload: bool = False,
-):
-    """Register ``check`` as rule ``code``. ``graded``: its findings with an estimated loss get their
-    severity from ``ctx.graded(loss)`` (options warning_loss_pct / error_loss_pct, this rule's defaults
-    given here); ``hard``: the hard constraints it reports as errors; ``without_workload``: it also runs,
-    with ctx.workload None, when analyse() rejects the format."""
+) -> Callable[[Callable[[Context], Iterable[Finding]]], Callable[[Context], Iterable[Finding]]]:
+    """Register the decorated ``check`` as rule ``code`` of its module's ``FAMILY``. ``graded``: its findings
+    with an estimated loss get their severity from ``ctx.graded(loss)`` (options warning_loss_pct /
+    error_loss_pct, this rule's defaults given here); ``hard``: the hard constraints it reports as errors;
+    ``without_workload``: it also runs, with ctx.workload None, when analyse() rejects the format.
 
-    def deco(fn: Callable[[Context], Iterable[Finding]]):
+        @rule(code="CL203", name="head-dim-tile", severity="info", summary="...", doc=RuleDoc(...),
+              options=[Option(name="tile", type=int, default=128, doc="head-dimension tile width (elements)")])
+        def head_dim_tile(ctx: Context): ...
+    """
+
+    def deco(fn: Callable[[Context], Iterable[Finding]]) -> Callable[[Context], Iterable[Finding]]:
+        family = getattr(sys.modules[fn.__module__], "FAMILY", None)
+        if not isinstance(family, Family):
+            raise TypeError(f"{fn.__module__} declares no FAMILY = Family(...) above rule {code}")
+        if not code.startswith(f"CL{family.number}") or len(code) != 5:
+            raise ValueError(f"rule {code} in {fn.__module__}: family {family.name} codes are CL{family.number}xx")
         if code in _REGISTRY:
             raise ValueError(f"duplicate rule code {code}")
-        opts = dict(options or {})
-        if graded:
-            opts.update(impact_options(warning_loss_pct, error_loss_pct))
+        opts = list(options) + (list(impact_options(warning_loss_pct, error_loss_pct)) if graded else [])
+        by_name = {o.name: o for o in opts}
+        if len(by_name) != len(opts):
+            raise ValueError(f"rule {code}: two options of one name")
         _REGISTRY[code] = Rule(
-            code, name, family, severity, summary, doc, opts, fn, needs_workload, graded, hard, without_workload
+            code=code,
+            name=name,
+            family=family.name,
+            severity=severity,
+            summary=summary,
+            doc=doc,
+            options=by_name,
+            check=fn,
+            needs_workload=needs_workload,
+            graded=graded,
+            hard=hard,
+            without_workload=without_workload,
         )
         return fn
 
     return deco
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Context:
+    """What one rule sees: the engine builds one per rule and target, so nothing is shared between rules."""
+
+    rule: Rule  # the rule it is handed to: its code, options and family go into ctx.option and ctx.finding
     spec: ModelSpec
     workload: Any = None  # colint.analysis.workload.Workload on ctx.gpu, or None for spec-only rules
     gpu: Optional[str] = None  # profile name
     profile: Any = None  # colint.hardware_profiles.Profile
     scenario: Any = None  # colint.analysis.scenario.Scenario
-    options: dict[str, dict[str, Any]] = field(default_factory=dict)  # code -> {option: value}
-    current: Optional[Rule] = None
+    options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # code -> {option: configured value}
     tp_auto: bool = False  # --tp auto: alignment rules report the largest power-of-two tp that aligns
 
     def option(self, name: str) -> Any:
-        assert self.current is not None
-        over = self.options.get(self.current.code, {})
+        """This rule's threshold ``name``: the configured value, else its default."""
+        over = self.options.get(self.rule.code, {})
         if name in over:
             return over[name]
-        return self.current.options[name][0]
+        return self.rule.options[name].default
 
     def graded(self, loss_pct: float | None, cap: Severity = "error", floor: Severity = "info") -> Severity:
         """The severity policy: an estimated step loss (percent) -> info / warning / error by this rule's
@@ -205,8 +276,7 @@ class Context:
         details: list[str] | None = None,
         gpu_specific: bool | None = None,
     ) -> Finding:
-        r = self.current
-        assert r is not None
+        r = self.rule
         src = source or self.source(field)
         if key is None and src is not None:
             key = src.key

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from colint.findings import Severity
 from colint.rules.fix_builders import divisors, edit_key
-from colint.rules.base import Context, RuleDoc, edit, fix, rule
+from colint.rules.base import Context, Family, RuleDoc, edit, fix, rule
 
-FAMILY = "consistency"
+FAMILY = Family(name="consistency", number=0)
 
 
 def _attention_kinds(spec):
@@ -17,12 +17,11 @@ def _attention_kinds(spec):
 
 
 @rule(
-    "CL001",
-    "head-dim-not-integral",
-    FAMILY,
-    "error",
-    "hidden_size is not divisible by the head count and no head_dim is given.",
-    RuleDoc(
+    code="CL001",
+    name="head-dim-not-integral",
+    severity="error",
+    summary="hidden_size is not divisible by the head count and no head_dim is given.",
+    doc=RuleDoc(
         what="With no explicit head_dim, transformers derives it as hidden_size // num_attention_heads; "
         "when the division has a remainder the projections silently lose columns.",
         why="q/k/v widths become heads x floor(H/heads) != H, so the model is not the one designed, and "
@@ -61,12 +60,11 @@ def head_dim_not_integral(ctx: Context):
 
 
 @rule(
-    "CL002",
-    "kv-heads-not-divisor",
-    FAMILY,
-    "error",
-    "The KV head count must divide the query head count.",
-    RuleDoc(
+    code="CL002",
+    name="kv-heads-not-divisor",
+    severity="error",
+    summary="The KV head count must divide the query head count.",
+    doc=RuleDoc(
         what="Grouped-query attention shares each KV head among num_heads / num_kv_heads query heads.",
         why="With a remainder the groups are unequal: attention kernels (FlashAttention, TRT-LLM) reject it "
         "and transformers' repeat_kv produces the wrong shapes.",
@@ -103,12 +101,11 @@ def kv_heads_not_divisor(ctx: Context):
 
 
 @rule(
-    "CL003",
-    "top-k-exceeds-experts",
-    FAMILY,
-    "error",
-    "A token cannot be routed to more experts than exist.",
-    RuleDoc(
+    code="CL003",
+    name="top-k-exceeds-experts",
+    severity="error",
+    summary="A token cannot be routed to more experts than exist.",
+    doc=RuleDoc(
         what="num_experts_per_tok (top-k) must be between 1 and the number of routed experts.",
         why="The router's top-k over E scores fails (torch.topk raises) when k > E.",
         example="num_local_experts 8, num_experts_per_tok 10",
@@ -134,12 +131,11 @@ def top_k_exceeds_experts(ctx: Context):
 
 
 @rule(
-    "CL004",
-    "layer-list-length",
-    FAMILY,
-    "error",
-    "A per-layer list must have one entry per layer.",
-    RuleDoc(
+    code="CL004",
+    name="layer-list-length",
+    severity="error",
+    summary="A per-layer list must have one entry per layer.",
+    doc=RuleDoc(
         what="Lists such as layer_types, block_configs or a hybrid pattern describe each layer in turn.",
         why="A list longer or shorter than num_hidden_layers leaves layers undefined or ignored; transformers "
         "either raises or silently uses a prefix, so the model built is not the one described.",
@@ -172,12 +168,11 @@ def layer_list_length(ctx: Context):
 
 
 @rule(
-    "CL005",
-    "duplicate-key",
-    FAMILY,
-    "warning",
-    "A key appears twice in the same mapping.",
-    RuleDoc(
+    code="CL005",
+    name="duplicate-key",
+    severity="warning",
+    summary="A key appears twice in the same mapping.",
+    doc=RuleDoc(
         what="JSON readers keep the last value of a duplicated key; some tools keep the first.",
         why="Two readers of the same file then build two different models, and a reviewer reading the first "
         "occurrence sees a value that is not used.",
@@ -194,12 +189,11 @@ def duplicate_key(ctx: Context):
 
 
 @rule(
-    "CL006",
-    "non-standard-literal",
-    FAMILY,
-    "info",
-    "A bare Infinity or NaN is not valid JSON.",
-    RuleDoc(
+    code="CL006",
+    name="non-standard-literal",
+    severity="info",
+    summary="A bare Infinity or NaN is not valid JSON.",
+    doc=RuleDoc(
         what="Python's json module accepts Infinity/NaN, strict JSON parsers (JavaScript, Rust serde, Go) "
         "reject the whole file.",
         why="Serving stacks and tooling outside Python may fail to read the config.",
@@ -220,12 +214,11 @@ def non_standard_literal(ctx: Context):
 
 
 @rule(
-    "CL007",
-    "unknown-key",
-    FAMILY,
-    "warning",
-    "A key the model family does not read (often a typo).",
-    RuleDoc(
+    code="CL007",
+    name="unknown-key",
+    severity="warning",
+    summary="A key the model family does not read (often a typo).",
+    doc=RuleDoc(
         what="Keys that the family's config class neither defines nor aliases, and that colint's adapter does "
         "not read, are ignored silently. Warning when a known key is one edit away (a typo: 'did you "
         "mean'), info otherwise (the key is a no-op for the model built). Training-framework formats "
@@ -254,12 +247,11 @@ def unknown_key(ctx: Context):
 
 
 @rule(
-    "CL008",
-    "loader-rejects",
-    FAMILY,
-    "error",
-    "A value combination that the family's loader rejects.",
-    RuleDoc(
+    code="CL008",
+    name="loader-rejects",
+    severity="error",
+    summary="A value combination that the family's loader rejects.",
+    doc=RuleDoc(
         what="Some families validate their config when it is built (e.g. LlamaConfig requires hidden_size "
         "divisible by num_attention_heads even when head_dim is given).",
         why="The checkpoint cannot be loaded by the standard library for the family.",
@@ -275,12 +267,11 @@ def loader_rejects(ctx: Context):
 
 
 @rule(
-    "CL009",
-    "window-covers-context",
-    FAMILY,
-    "info",
-    "A sliding window as long as the context never slides.",
-    RuleDoc(
+    code="CL009",
+    name="window-covers-context",
+    severity="info",
+    summary="A sliding window as long as the context never slides.",
+    doc=RuleDoc(
         what="Sliding-window attention limits each token to the last W positions.",
         why="With W ≥ max_position_embeddings the window layers cost exactly what full attention costs: "
         "the KV-cache and attention savings the design expects do not exist.",

@@ -13,9 +13,9 @@ import math
 from colint.analysis.collectives import DEFAULT_SCALE_OUT_GBPS
 from colint.analysis.scale_out import scale_out_cost_pct
 from colint.rules.fix_builders import divisors, edit_key, param_delta
-from colint.rules.base import Context, RuleDoc, edit, fix, rule
+from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule
 
-FAMILY = "decoupling"
+FAMILY = Family(name="decoupling", number=7)
 SOURCES_KV = (
     "NVIDIA blog 'AI Model Co-Design', Guideline 7 (attention TP scales only up to the KV heads)",
     "NVIDIA blog 'Co-designing AI model attention for fast interactive long-context inference' (keep TP <= KH)",
@@ -48,12 +48,11 @@ def _mb(x: float) -> str:
 
 
 @rule(
-    "CL701",
-    "kv-cache-replicated-by-tp",
-    FAMILY,
-    "error",
-    "Attention tensor parallelism above the KV-head count replicates the KV cache.",
-    RuleDoc(
+    code="CL701",
+    name="kv-cache-replicated-by-tp",
+    severity="error",
+    summary="Attention tensor parallelism above the KV-head count replicates the KV cache.",
+    doc=RuleDoc(
         what="Under tp, each rank holds n_kv/tp KV heads; when tp exceeds the KV heads (MLA's latent cache "
         "counts as one head) whole KV heads are copied onto tp/n_kv ranks each.",
         why="Every copy costs HBM that would hold other sequences' context, and each rank streams the full "
@@ -63,7 +62,14 @@ def _mb(x: float) -> str:
         "(decoupled parallelism); shard the KV along the sequence (Helix); or raise the KV heads to tp.",
         sources=SOURCES_KV,
     ),
-    options={"min_replication": (2, "report when a KV head is held by at least this many tp ranks")},
+    options=(
+        Option(
+            name="min_replication",
+            type=int,
+            default=2,
+            doc="report when a KV head is held by at least this many tp ranks",
+        ),
+    ),
     graded=True,
 )
 def kv_cache_replicated(ctx: Context):
@@ -187,12 +193,11 @@ def _nearest_divisible(n: int, tp: int) -> list[int]:
 
 
 @rule(
-    "CL702",
-    "heads-not-divisible-by-tp",
-    FAMILY,
-    "error",
-    "Attention heads must split evenly over the tensor-parallel ranks.",
-    RuleDoc(
+    code="CL702",
+    name="heads-not-divisible-by-tp",
+    severity="error",
+    summary="Attention heads must split evenly over the tensor-parallel ranks.",
+    doc=RuleDoc(
         what="Tensor parallelism gives each rank num_heads/tp query heads; KV heads are either split (n_kv "
         "divisible by tp) or replicated (tp divisible by n_kv). Mamba/linear-attention heads split the "
         "same way.",
@@ -297,12 +302,11 @@ def heads_not_divisible(ctx: Context):
 
 
 @rule(
-    "CL703",
-    "kv-parallelism-pays",
-    FAMILY,
-    "info",
-    "At long context and low concurrency, KV-cache reads dominate decode: KV (Helix) parallelism pays.",
-    RuleDoc(
+    code="CL703",
+    name="kv-parallelism-pays",
+    severity="info",
+    summary="At long context and low concurrency, KV-cache reads dominate decode: KV (Helix) parallelism pays.",
+    doc=RuleDoc(
         what="Compares the decode step's KV-cache read time with its weight read time at the scenario's "
         "context and concurrency, and gives the context length where the two cross.",
         why="Beyond the crossover TP cannot help (it is capped by the KV heads); sharding the KV along the "
@@ -314,14 +318,23 @@ def heads_not_divisible(ctx: Context):
         "FP8 KV), or sliding-window/linear-attention layers.",
         sources=SOURCES_KV[2:] + ("TensorRT-LLM: Helix for ISL > ~64K at low batch",),
     ),
-    options={
-        "max_concurrency": (
-            64,
-            "only for decode concurrencies up to this many sequences per replica "
-            "(at high batch, attention data parallelism already spreads the KV)",
+    options=(
+        Option(
+            name="max_concurrency",
+            type=int,
+            default=64,
+            doc=(
+                "only for decode concurrencies up to this many sequences per replica "
+                "(at high batch, attention data parallelism already spreads the KV)"
+            ),
         ),
-        "min_kv_over_weights": (1.0, "report when KV reads take at least this multiple of the weight reads"),
-    },
+        Option(
+            name="min_kv_over_weights",
+            type=float,
+            default=1.0,
+            doc="report when KV reads take at least this multiple of the weight reads",
+        ),
+    ),
 )
 def kv_parallelism_pays(ctx: Context):
     from colint.hardware_profiles import time_model
@@ -391,12 +404,11 @@ def kv_parallelism_pays(ctx: Context):
 
 
 @rule(
-    "CL704",
-    "tp-beyond-scale-up-domain",
-    FAMILY,
-    "error",
-    "Tensor parallelism spans more GPUs than the NVLink domain: its all-reduces run at scale-out speed.",
-    RuleDoc(
+    code="CL704",
+    name="tp-beyond-scale-up-domain",
+    severity="error",
+    summary="Tensor parallelism spans more GPUs than the NVLink domain: its all-reduces run at scale-out speed.",
+    doc=RuleDoc(
         what="With --tp larger than the profile's scale-up domain, each layer's two all-reduces cross the "
         "scale-out network (the profile's scale_out_gbps), paced by its slowest hop. Reports the estimated "
         "share of the step this costs against an all-reduce at NVLink speed.",

@@ -6,19 +6,20 @@ stages; the embedding sits on the first, the LM head (and MTP layers) on the las
 use the analysis' per-layer cost vectors (``w.layer_costs``: prefill FLOPs, weight bytes per
 GPU), find the best contiguous split (colint.analysis.pipeline) and report how far it is from
 even — in FLOPs (time of training and prefill stages) and in weight bytes (memory per stage,
-and each stage's decode weight reads).
+and each stage's decode weight reads). The stack's cost vectors, its repeating pattern and Megatron's
+layout string are colint.rules.layer_stack.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
-from colint.analysis.pipeline import Partition, best_partition, best_partition_two, evaluate, even_sizes
+from colint.analysis.pipeline import Partition, best_partition, even_sizes
 from colint.rules.fix_builders import edit_key, param_delta_layers
 from colint.findings import Fix, Severity
-from colint.rules.base import Context, RuleDoc, edit, fix, rule
+from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule
+from colint.rules.layer_stack import StackCosts, stack_costs, period, irregularities, STRUCTURAL, megatron_layout
 
-FAMILY = "layer-pattern"
+FAMILY = Family(name="layer-pattern", number=6)
 SOURCES = (
     "NVIDIA blog 'AI Model Co-Design', Guideline 6 (regular, repeatable layer patterns; CPP pays off only "
     "with balanced stages)",
@@ -27,145 +28,39 @@ SOURCES = (
     "DeepSeek-V3 (arXiv 2412.19437): 61 layers, first 3 dense, 1 MTP layer; Megatron layout Et*3|(tt|)*29,m|L",
 )
 _OPTIONS = {
-    "warn_idle_pct": (2.0, "warn when the best split still leaves this share (%) of pipeline time idle in FLOPs"),
-    "weight_excess_hbm_pct": (
-        5.0,
-        "report when the heaviest stage holds this share (%) of the GPU's memory more weight bytes than the mean stage",
-    ),
-    "balanced_idle_pct": (
-        0.5,
-        "a layer count counts as balanced (for the suggested layouts) below this idle share (%)",
-    ),
-    "common_pp": ((2, 4, 8), "pipeline sizes to check when --pp is not given (irregular stacks only)"),
+    o.name: o
+    for o in (
+        Option(
+            name="warn_idle_pct",
+            type=float,
+            default=2.0,
+            doc="warn when the best split still leaves this share (%) of pipeline time idle in FLOPs",
+        ),
+        Option(
+            name="weight_excess_hbm_pct",
+            type=float,
+            default=5.0,
+            doc="report when the heaviest stage holds this share (%) of the GPU's memory more weight bytes than the mean stage",
+        ),
+        Option(
+            name="balanced_idle_pct",
+            type=float,
+            default=0.5,
+            doc="a layer count counts as balanced (for the suggested layouts) below this idle share (%)",
+        ),
+        Option(
+            name="common_pp",
+            type=tuple,
+            default=(2, 4, 8),
+            doc="pipeline sizes to check when --pp is not given (irregular stacks only)",
+        ),
+    )
 }
 
 
-def _opts(*names: str) -> dict:
-    return {n: _OPTIONS[n] for n in names}
-
-
-@dataclass
-class StackCosts:
-    flops: list[float]
-    weights: list[float]
-    first_flops: float
-    first_weights: float
-    last_flops: float
-    last_weights: float
-    mtp: int
-
-    def best(self, pp: int) -> Partition | None:
-        return best_partition_two(
-            self.flops, self.weights, pp, self.first_flops, self.last_flops, self.first_weights, self.last_weights
-        )
-
-    def may_idle(self, pp: int, share: float) -> bool:
-        """False when ``best(pp)`` surely idles less than ``share`` (or is None), from the FLOPs-optimal split
-        alone: ``best`` only re-picks among splits whose largest FLOPs stage stays within that optimum
-        (best_partition's tolerance, 1e-9), so its idle share cannot exceed this bound (margins 1e-6).
-        Spares the weight-balanced second search for a split no finding reports."""
-        first = best_partition(self.flops, pp, self.first_flops, self.last_flops)
-        if first is None:
-            return False
-        hi = first.max * (1 + 1e-6) + 1e-6
-        return 1.0 - first.mean * (1 - 1e-6) / hi >= share
-
-    def best_weights(self, pp: int) -> Partition | None:
-        return best_partition(self.weights, pp, self.first_weights, self.last_weights)
-
-    def flops_of(self, sizes) -> Partition:
-        return evaluate(self.flops, sizes, self.first_flops, self.last_flops)
-
-    def weights_of(self, sizes) -> Partition:
-        return evaluate(self.weights, sizes, self.first_weights, self.last_weights)
-
-    def resized(self, pattern: list[int], n: int) -> StackCosts:
-        """The same stack at ``n`` layers: per-layer costs depend on the layer kind only, so the
-        cost vectors follow the resized pattern (first-k prefix and period kept)."""
-        from colint.rules.fix_builders import layer_pattern_for
-
-        by_kind: dict[int, tuple[float, float]] = {}
-        for k, f, w in zip(pattern, self.flops, self.weights):
-            by_kind.setdefault(k, (f, w))
-        new = layer_pattern_for(pattern, n)
-        return StackCosts(
-            [by_kind[k][0] for k in new],
-            [by_kind[k][1] for k in new],
-            self.first_flops,
-            self.first_weights,
-            self.last_flops,
-            self.last_weights,
-            self.mtp,
-        )
-
-
-def stack_costs(spec, w) -> StackCosts:
-    """Per-layer prefill FLOPs and weight bytes per GPU; the embedding on the first stage, the LM head
-    and the MTP layers on the last (MTP estimated as the last layer's cost scaled by MTP params)."""
-    lc = w.layer_costs
-    flops = [c.prefill_flops for c in lc]
-    weights = [c.weight_bytes for c in lc]
-    last_f = w.lm_head_cost.prefill_flops
-    last_w = w.lm_head_cost.weight_bytes
-    if spec.mtp_layers and lc:
-        ref = lc[-1]
-        scale = spec.mtp_params / ref.params if ref.params and spec.mtp_params else float(spec.mtp_layers)
-        last_f += ref.prefill_flops * spec.mtp_layers
-        last_w += ref.weight_bytes * scale
-    return StackCosts(
-        flops, weights, w.embedding_cost.prefill_flops, w.embedding_cost.weight_bytes, last_f, last_w, spec.mtp_layers
-    )
-
-
-MAX_PERIOD = 8  # a repeating unit longer than this is not a "pattern" a stage split can follow
-
-
-def period(pattern: list[int]) -> tuple[int, int | None]:
-    """(prefix, period): the shortest prefix after which the layer pattern repeats with a period of
-    at most MAX_PERIOD layers (DeepSeek first-3-dense: (3, 1); Jamba: (0, 8); uniform: (0, 1));
-    (0, None) when no such pattern exists (Nemotron-H, Nemotron-NAS block lists).
-
-    Candidates are prefixes f up to max(1, n // 2) and periods p up to min(MAX_PERIOD, n - f); the answer
-    is the smallest f, then the smallest p. pattern[f:] has period p exactly when no i >= f has
-    pattern[i] != pattern[i + p], i.e. when f is past the last such mismatch: one backward scan per p,
-    O(n x MAX_PERIOD) in all (the scan of every f and p was quadratic on long near-periodic stacks)."""
-    n = len(pattern)
-    max_prefix = max(1, n // 2)
-    best: tuple[int, int] | None = None
-    for p in range(1, min(MAX_PERIOD, n) + 1):
-        last_bad = next((i for i in range(n - p - 1, -1, -1) if pattern[i] != pattern[i + p]), -1)
-        f = last_bad + 1  # the shortest prefix after which period p holds (f <= n - p: p fits the rest)
-        if f <= max_prefix and (best is None or f < best[0]):
-            best = (f, p)  # p rises: a tie in f keeps the smaller p found first
-    return best if best is not None else (0, None)
-
-
-def irregularities(spec) -> dict[str, str]:
-    """What makes the stack irregular: tag -> words. Tags: prefix, period, irregular, noop, hybrid, mtp."""
-    out: dict[str, str] = {}
-    used = [k for k, n in zip(spec.layer_kinds, spec.layer_counts()) if n]
-    prefix, per = period(spec.layer_pattern)
-    if per is None:
-        out["irregular"] = f"an irregular sequence of {len(used)} layer kinds"
-    else:
-        if prefix:
-            first = spec.kind_of(0)
-            what = first.ffn.kind if first.ffn.kind not in ("none",) else first.mixer.kind
-            out["prefix"] = f"first {prefix} layer{'s' if prefix > 1 else ''} {what}"
-        if per > 1:
-            out["period"] = f"a {per}-layer pattern"
-    whole = [k for k in used if k.mixer.kind != "none" and k.ffn.kind != "none"]
-    if whole and any(k.mixer.kind == "none" or k.ffn.kind == "none" for k in used):
-        out["noop"] = "no-op blocks"
-    mixers = {k.mixer.kind for k in used} - {"none"}
-    if len(mixers) > 1:
-        out["hybrid"] = "hybrid " + "/".join(sorted(mixers))
-    if spec.mtp_layers:
-        out["mtp"] = f"{spec.mtp_layers} MTP layer{'s' if spec.mtp_layers > 1 else ''}"
-    return out
-
-
-STRUCTURAL = ("prefix", "irregular", "noop", "mtp")  # irregular parts no choice of pp makes regular
+def _opts(*names: str) -> tuple[Option, ...]:
+    """The family's shared thresholds that one rule reads."""
+    return tuple(_OPTIONS[n] for n in names)
 
 
 def _pct(x: float) -> str:
@@ -174,18 +69,6 @@ def _pct(x: float) -> str:
 
 def _sizes(sizes) -> str:
     return "/".join(str(s) for s in sizes)
-
-
-def megatron_layout(sizes, mtp: int) -> str:
-    """Megatron-Core --pipeline-model-parallel-layout for these stage sizes: E embedding, t decoder
-    layer, m MTP layer, L loss; stages split by '|', 't*3' repeats, commas cosmetic."""
-    stages = []
-    for j, n in enumerate(sizes):
-        parts = (["E"] if j == 0 else []) + ([f"t*{n}" if n > 1 else "t"] if n else [])
-        if j == len(sizes) - 1:
-            parts += ["m"] * mtp + ["L"]
-        stages.append(",".join(parts))
-    return "|".join(stages)
 
 
 def _layout_fix(sizes, mtp: int) -> Fix:
@@ -241,12 +124,11 @@ def _describe(c: StackCosts, p: Partition, pp: int) -> dict:
 
 
 @rule(
-    "CL601",
-    "layers-not-divisible-by-pp",
-    FAMILY,
-    "warning",
-    "The layer count does not split evenly into the pipeline stages.",
-    RuleDoc(
+    code="CL601",
+    name="layers-not-divisible-by-pp",
+    severity="warning",
+    summary="The layer count does not split evenly into the pipeline stages.",
+    doc=RuleDoc(
         what="With --pp, the decoder layers (plus MTP layers, embedding and LM head) are split into pp contiguous "
         "stages; when pp does not divide the layers, some stage holds more. Reports the best contiguous "
         "split, its imbalance in prefill FLOPs and in weight bytes, and the nearest layer counts that split "
@@ -320,12 +202,11 @@ def layers_not_divisible(ctx: Context):
 
 
 @rule(
-    "CL602",
-    "pipeline-stage-imbalance",
-    FAMILY,
-    "warning",
-    "An even split of the layers gives stages of unequal cost (irregular layer kinds).",
-    RuleDoc(
+    code="CL602",
+    name="pipeline-stage-imbalance",
+    severity="warning",
+    summary="An even split of the layers gives stages of unequal cost (irregular layer kinds).",
+    doc=RuleDoc(
         what="The layers divide by pp, but the layer kinds differ in cost (hybrid Mamba/attention patterns, "
         "no-op blocks, dense vs MoE layers, a pattern period that does not divide the layers per stage), "
         "so the plain L/pp split is unbalanced in prefill FLOPs. Reports that split, the best contiguous "
@@ -392,12 +273,11 @@ def stage_imbalance(ctx: Context):
 
 
 @rule(
-    "CL603",
-    "pipeline-weight-imbalance",
-    FAMILY,
-    "error",
-    "Pipeline stages balanced in FLOPs hold unequal weight bytes (embedding, LM head, dense vs MoE layers).",
-    RuleDoc(
+    code="CL603",
+    name="pipeline-weight-imbalance",
+    severity="error",
+    summary="Pipeline stages balanced in FLOPs hold unequal weight bytes (embedding, LM head, dense vs MoE layers).",
+    doc=RuleDoc(
         what="For the split that is best in prefill FLOPs, the weight bytes per GPU of each stage: the "
         "embedding and LM head sit on the first and last stage, dense first-k layers hold far fewer "
         "weights than MoE layers.",
@@ -497,12 +377,11 @@ def weight_imbalance(ctx: Context):
 
 
 @rule(
-    "CL604",
-    "irregular-stack-pipeline",
-    FAMILY,
-    "info",
-    "Without --pp: an irregular layer stack that splits unevenly at common pipeline sizes.",
-    RuleDoc(
+    code="CL604",
+    name="irregular-stack-pipeline",
+    severity="info",
+    summary="Without --pp: an irregular layer stack that splits unevenly at common pipeline sizes.",
+    doc=RuleDoc(
         what="When no pipeline size is given, a structurally irregular stack (first-k dense layers, MTP layers, "
         "no-op blocks, a layer sequence with no short repeating unit) is split at the common sizes (2, 4, 8) "
         "and reported when the best split still idles stages. Regular and periodic stacks are not reported "

@@ -11,9 +11,9 @@ the smallest deployment (tp, ep, pp within the NVLink domain) that fits the scen
 from __future__ import annotations
 
 from colint.analysis.deployments import COMMON_PP, smallest_fitting
-from colint.rules.base import Context, RuleDoc, fix, rule
+from colint.rules.base import Context, Family, Option, RuleDoc, fix, rule
 
-FAMILY = "memory"
+FAMILY = Family(name="memory", number=8)
 SOURCES = (
     "vLLM gpu_memory_utilization (default 0.9) and its KV-cache profiling: weights + peak activations + KV blocks",
     "KV bytes per token: 2·n_kv·d_h·b_kv per layer (MLA: (kv_lora_rank + rope)·b_kv); DESIGN.md §5",
@@ -30,12 +30,11 @@ def _layout(tp: int, ep: int, pp: int) -> str:
 
 
 @rule(
-    "CL801",
-    "does-not-fit-in-memory",
-    FAMILY,
-    "error",
-    "Weights + KV cache + activations per GPU exceed the GPU's usable memory in this scenario.",
-    RuleDoc(
+    code="CL801",
+    name="does-not-fit-in-memory",
+    severity="error",
+    summary="Weights + KV cache + activations per GPU exceed the GPU's usable memory in this scenario.",
+    doc=RuleDoc(
         what="Per GPU: the weights of the heaviest pipeline stage (sharded by tp/ep, in the scenario's format), "
         "the KV cache of the scenario's concurrency at its context (sharded, or replicated where tp exceeds "
         "the KV heads), and the peak activations of one forward, against usable HBM (90% of the profile's "
@@ -50,7 +49,9 @@ def _layout(tp: int, ep: int, pp: int) -> str:
         "concurrency or context, or reduce the KV bytes per token (fewer KV heads, MLA, sliding windows).",
         sources=SOURCES,
     ),
-    options={"max_candidates": (64, "deployments tried when looking for one that fits")},
+    options=(
+        Option(name="max_candidates", type=int, default=64, doc="deployments tried when looking for one that fits"),
+    ),
     graded=True,
     hard="weights (with activations) above usable memory: the model will not load; no room for one sequence "
     "at the scenario's context: it will not run there",

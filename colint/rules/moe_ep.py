@@ -24,9 +24,9 @@ from colint.analysis.moe import (
 )
 from colint.rules.fix_builders import edit_key, param_delta
 from colint.findings import Severity
-from colint.rules.base import Context, RuleDoc, edit, fix, rule
+from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule
 
-FAMILY = "moe-ep"
+FAMILY = Family(name="moe-ep", number=5)
 SOURCES = (
     "NVIDIA blog 'AI Model Co-Design', Guideline 5: GEMM-M = global concurrency x top-k / #experts; widen EP",
     "DeepSeek-V3 report §3.4 (EP32 prefill, EP320 decode, 'batch per expert usually within 256 tokens' -> "
@@ -61,12 +61,11 @@ def _fmt_tokens(x: float) -> str:
 
 
 @rule(
-    "CL501",
-    "expert-gemm-memory-bound",
-    FAMILY,
-    "info",
-    "Routed-expert GEMMs see too few tokens to be compute-bound: the concurrency or EP width that fixes it.",
-    RuleDoc(
+    code="CL501",
+    name="expert-gemm-memory-bound",
+    severity="info",
+    summary="Routed-expert GEMMs see too few tokens to be compute-bound: the concurrency or EP width that fixes it.",
+    doc=RuleDoc(
         what="Tokens per routed expert per decode step = concurrency per rank x ep x top-k / E (uniform routing), "
         "compared with M*, the M at which the expert GEMMs turn compute-bound on the target and format. "
         "Reports the global concurrency C* = M* x E / top-k and the EP width that reaches it at the "
@@ -80,7 +79,9 @@ def _fmt_tokens(x: float) -> str:
         "the concurrency needed.",
         sources=SOURCES,
     ),
-    options={"common_ep": (COMMON_EP, "EP sizes deployments use (8 HGX ... 72 NVL72)")},
+    options=(
+        Option(name="common_ep", type=tuple, default=COMMON_EP, doc="EP sizes deployments use (8 HGX ... 72 NVL72)"),
+    ),
 )
 def expert_gemm_memory_bound(ctx: Context):
     w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
@@ -214,12 +215,11 @@ def _ep_advice(ep: int, num_experts: int, tp: int, domain: int, gpu: str):
 
 
 @rule(
-    "CL502",
-    "experts-not-divisible-by-ep",
-    FAMILY,
-    "error",
-    "The routed experts do not divide evenly over the EP ranks.",
-    RuleDoc(
+    code="CL502",
+    name="experts-not-divisible-by-ep",
+    severity="error",
+    summary="The routed experts do not divide evenly over the EP ranks.",
+    doc=RuleDoc(
         what="With --ep, each rank holds ceil(E/ep) expert slots; when ep does not divide E some ranks hold one "
         "more expert (or, when ep > E, none). Without --ep: experts that divide none of the common EP sizes "
         "(8, 16, 32, 64; 72 on NVL72 systems).",
@@ -231,10 +231,15 @@ def _ep_advice(ep: int, num_experts: int, tp: int, domain: int, gpu: str):
         "the remainder with redundant experts (EPLB).",
         sources=SOURCES,
     ),
-    options={
-        "common_ep": ((8, 16, 32, 64), "EP sizes checked when --ep is not given"),
-        "nvl_domain": (72, "EP size of a rack-scale NVLink domain, checked on GPUs whose domain is that big"),
-    },
+    options=(
+        Option(name="common_ep", type=tuple, default=(8, 16, 32, 64), doc="EP sizes checked when --ep is not given"),
+        Option(
+            name="nvl_domain",
+            type=int,
+            default=72,
+            doc="EP size of a rack-scale NVLink domain, checked on GPUs whose domain is that big",
+        ),
+    ),
     graded=True,
 )
 def experts_not_divisible(ctx: Context):
@@ -331,12 +336,11 @@ def experts_not_divisible(ctx: Context):
 
 
 @rule(
-    "CL503",
-    "fine-grained-experts-under-tp",
-    FAMILY,
-    "error",
-    "Experts cut by tensor parallelism become tiny or misaligned GEMMs: spread them with EP instead.",
-    RuleDoc(
+    code="CL503",
+    name="fine-grained-experts-under-tp",
+    severity="error",
+    summary="Experts cut by tensor parallelism become tiny or misaligned GEMMs: spread them with EP instead.",
+    doc=RuleDoc(
         what="With tp>1 and no EP, each expert's FFN width H'_e is split over the tp ranks (gate/up N = 2H'_e/tp, "
         "down K = H'_e/tp). Reports per-shard widths under one 128-wide tile (warning), widths that are "
         "multiples of 128 whole but not per shard (warning when the time model finds a measurable cost, "
@@ -352,10 +356,15 @@ def experts_not_divisible(ctx: Context):
             "MoE whose small H' would produce inefficiently small GEMMs under TP",
         ),
     ),
-    options={
-        "min_expert_shard_width": (256, "report per-shard expert widths below this (2-SM tile width)"),
-        "tile_width": (128, "the tile width the per-shard expert width is padded to"),
-    },
+    options=(
+        Option(
+            name="min_expert_shard_width",
+            type=int,
+            default=256,
+            doc="report per-shard expert widths below this (2-SM tile width)",
+        ),
+        Option(name="tile_width", type=int, default=128, doc="the tile width the per-shard expert width is padded to"),
+    ),
     graded=True,
 )
 def fine_grained_under_tp(ctx: Context):
@@ -429,12 +438,11 @@ def fine_grained_under_tp(ctx: Context):
 
 
 @rule(
-    "CL504",
-    "ep-beyond-scale-up-domain",
-    FAMILY,
-    "error",
-    "Expert parallelism spans more GPUs than the NVLink domain: the all-to-all runs at scale-out speed.",
-    RuleDoc(
+    code="CL504",
+    name="ep-beyond-scale-up-domain",
+    severity="error",
+    summary="Expert parallelism spans more GPUs than the NVLink domain: the all-to-all runs at scale-out speed.",
+    doc=RuleDoc(
         what="With --ep larger than the profile's scale-up domain (8 on HGX, 72 on NVL72), the dispatch and combine "
         "all-to-all sends (ep - domain)/(ep - 1) of its volume over the scale-out network (the profile's "
         "scale_out_gbps: a 400-800 Gb/s NIC per GPU) instead of NVLink. Reports the estimated share of the "

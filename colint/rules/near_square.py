@@ -16,76 +16,32 @@ Regimes: prefill (the scenario's tokens per forward) and decode at the scenario'
 Decode at concurrency 1 never makes a CL102 finding: at M=1 everything is memory-bound, a fact
 of decoding, not of the design. Every number is an estimate of the roofline on the scenario's
 GPU and format; routers and other tiny replicated GEMMs below ``min_share_pct`` of the step are
-not reported.
+not reported. The shape arithmetic (I∞, the square references, the loss of a thin shape, the field
+that sets the thin side) is colint.rules.gemm_shapes.
 """
 
 from __future__ import annotations
 
 import math
 
-from colint.analysis.gemm_model import FORMATS, OUT_BYTES
-from colint.rules.base import Context, RuleDoc, fix, rule
+from colint.rules.base import Context, Family, Option, RuleDoc, fix, rule
+from colint.rules.gemm_shapes import (
+    field_of_thin,
+    limit_intensity,
+    memory_bound,
+    reference_shape,
+    shape_loss_s,
+    square_m_star,
+    thin_by_design,
+    thin_dim,
+    thin_value,
+)
 
-FAMILY = "near-square"
+FAMILY = Family(name="near-square", number=1)
 SOURCES = (
     "NVIDIA co-design blog, guideline 1 and Table 2 (GB300 NVFP4 FFN-2, K=512, N=8192: memory-bound at every M)",
     "NVIDIA Matrix Multiplication Background guide: arithmetic intensity and the ops:byte ridge",
 )
-
-
-def limit_intensity(n: int, k: int, dtype: str, out_dtype: str) -> float:
-    """I∞ = 2NK / (K·b_a + N·b_out), FLOP/B: the intensity as M → ∞ (weight bytes amortised away)."""
-    _, b_a, _ = FORMATS[dtype]
-    return 2.0 * n * k / (k * b_a + n * OUT_BYTES[out_dtype])
-
-
-def square_m_star(dtype: str, ridge: float) -> float:
-    """M at which a very large square GEMM turns compute-bound: ridge·b_w/2 (the floor of M*)."""
-    return ridge * FORMATS[dtype][2] / 2.0
-
-
-def reference_shapes(n: int, k: int, tile: int = 128) -> list[tuple[int, int]]:
-    """Aligned near-square references of a GEMM's N x K: sides multiples of ``tile`` around sqrt(N·K) (the
-    nearest and one tile either way, the other side making up the same N·K), so that each does about the
-    same work per token. Several, so that one reference's wave quantization does not pass for a shape cost."""
-    base = max(tile, int(round(math.sqrt(n * k) / tile)) * tile)
-    out = []
-    for a in (base - tile, base, base + tile):
-        if a < tile:
-            continue
-        b = max(tile, int(round(n * k / a / tile)) * tile)
-        if (a, b) == (base, base) or max(a, b) / min(a, b) < max(n, k) / min(n, k):
-            out.append((a, b))  # only shapes squarer than the GEMM itself
-    return out
-
-
-def reference_shape(n: int, k: int, tile: int = 128) -> tuple[int, int]:
-    """The square reference quoted in messages: sqrt(N·K) rounded to a multiple of ``tile``."""
-    side = max(tile, int(round(math.sqrt(n * k) / tile)) * tile)
-    return side, side
-
-
-def shape_loss_s(ctx: Context, row) -> float:
-    """Estimated seconds per step that ``row`` loses to its SHAPE: its time minus the time of the same
-    GEMM at the best aligned near-square reference of equal FLOPs (same M, format, output format,
-    library path and kernel floor; ``reference_shapes``), scaled back to the row's work. The format's
-    library efficiency and the kernel floor are in both, so they cancel: what remains is what N and K cost."""
-    from colint.analysis.gemm_model import estimate
-
-    t = row.time.estimate_s
-    floor = ctx.workload.kernel_floor_s
-    best = t
-    for n_ref, k_ref in reference_shapes(row.n, row.k):
-        t_ref = estimate(row.m, n_ref, k_ref, row.dtype, ctx.profile, ctx.scenario.outputs, standalone=False).estimate_s
-        best = min(best, floor + max(0.0, t_ref - floor) * (row.n * row.k) / (n_ref * k_ref))
-    share = max(0.0, (t - best) / t) if t > 0 else 0.0
-    return row.total_s * share
-
-
-def _memory_bound(row) -> bool:
-    """Memory-bound by the time model's estimate (what limits the estimate), not only by the plain roofline:
-    a GEMM whose derated math time exceeds its memory time is compute-bound, whatever its intensity."""
-    return row.time.estimate_bound == "memory"
 
 
 def _shares(ctx: Context, row) -> float:
@@ -96,67 +52,6 @@ def _shares(ctx: Context, row) -> float:
 def _regime_m(ctx: Context, regime: str) -> int:
     sc = ctx.scenario
     return sc.decode_concurrency if regime == "decode" else sc.prefill_tokens
-
-
-def _thin_dim(row) -> str:
-    return f"K={row.k}" if row.k <= row.n else f"N={row.n}"
-
-
-def _field_of_thin(ctx: Context, row) -> str | None:
-    """The spec field that sets the thin side of this GEMM (the one to widen)."""
-    g = row.gemm
-    thin_k = row.k <= row.n
-    f = g.k_field if thin_k else g.n_field
-    if (f in ("hidden_size", None) and row.parallel == "expert") or row.name.startswith("moe.fc"):
-        latent = next((k.ffn.latent_size for k in ctx.spec.layer_kinds if k.ffn.latent_size), None)
-        if latent and (row.k if thin_k else row.n) == latent:
-            return "moe_latent_size"  # latent MoE (Nemotron-H): experts work in the latent width
-    if f is None and (
-        row.name in ("attn.o_proj", "mla.o_proj")
-        and thin_k
-        or row.name in ("attn.qkv_proj", "mla.q_b_proj", "mla.kv_b_proj", "mla.q_proj")
-        and not thin_k
-    ):
-        f = "num_heads"
-    if f is None and row.name.startswith("mla.kv_a"):
-        f = "kv_lora_rank"
-    if f is None and row.name.startswith("mla.kv_b") and thin_k:
-        f = "kv_lora_rank"
-    return f
-
-
-def _by_design_thin(row) -> bool:
-    """Routers (N = experts) and gates (N = 1): thin by construction, replicated, high precision."""
-    return (
-        row.name.endswith(("router", "shared_expert_gate"))
-        or row.name.startswith("mla.indexer.")
-        or row.name
-        in ("mamba.x_proj", "mamba.dt_proj", "linear_attn.in_proj_ba", "linear_attn.in_proj_b", "linear_attn.in_proj_a")
-    )
-
-
-def _thin_value(ctx: Context, f: str | None, row) -> str:
-    if f is None:
-        return _thin_dim(row)
-    kinds = ctx.spec.layer_kinds
-    v = getattr(ctx.spec, f, None)
-    if f == "moe_intermediate_size":
-        v = next((k.ffn.expert_intermediate_size for k in kinds if k.ffn.kind == "moe"), None)
-    elif f == "shared_expert_intermediate_size":
-        v = next(
-            (
-                k.ffn.num_shared_experts * k.ffn.shared_intermediate_size
-                for k in kinds
-                if k.ffn.kind == "moe" and k.ffn.shared_intermediate_size
-            ),
-            None,
-        )
-        f = "shared expert width"
-    elif f == "moe_latent_size":
-        v = next((k.ffn.latent_size for k in kinds if k.ffn.latent_size), None)
-    elif f in ("kv_lora_rank", "q_lora_rank"):
-        v = next((getattr(k.mixer, f) for k in kinds if getattr(k.mixer, f, None)), None)
-    return f"{f} {v}" if isinstance(v, int) else f
 
 
 def _location(ctx: Context, f: str | None) -> str | None:
@@ -192,12 +87,11 @@ def _m_text(row) -> str:
 
 
 @rule(
-    "CL101",
-    "memory-bound-at-any-batch",
-    FAMILY,
-    "warning",
-    "A weight GEMM's limit intensity I∞ is at or below the ridge: it is memory-bound at every token count.",
-    RuleDoc(
+    code="CL101",
+    name="memory-bound-at-any-batch",
+    severity="warning",
+    summary="A weight GEMM's limit intensity I∞ is at or below the ridge: it is memory-bound at every token count.",
+    doc=RuleDoc(
         what="For each weight GEMM per shard, I∞ = 2NK/(K·b_a + N·b_out) — the arithmetic intensity as the "
         "token count M grows without bound — against the ridge (dense peak / bandwidth) of the target "
         "format on the GPU. I∞ <= ridge means no batch size makes it compute-bound (M* = inf). Reported only "
@@ -215,20 +109,26 @@ def _m_text(row) -> str:
         "that GEMM in a higher-precision format whose ridge is lower.",
         sources=SOURCES,
     ),
-    options={
-        "min_share_pct": (
-            1.0,
-            "report only GEMMs taking at least this percent of the decode or prefill step (estimate)",
+    options=(
+        Option(
+            name="min_share_pct",
+            type=float,
+            default=1.0,
+            doc="report only GEMMs taking at least this percent of the decode or prefill step (estimate)",
         ),
-        "margin_pct": (
-            10.0,
-            "I∞ within this percent below the ridge reads 'on the ridge' rather than 'memory-bound at every M'",
+        Option(
+            name="margin_pct",
+            type=float,
+            default=10.0,
+            doc="I∞ within this percent below the ridge reads 'on the ridge' rather than 'memory-bound at every M'",
         ),
-        "min_loss_pct": (
-            0.1,
-            "report only when the shape costs at least this percent of the step against the near-square reference",
+        Option(
+            name="min_loss_pct",
+            type=float,
+            default=0.1,
+            doc="report only when the shape costs at least this percent of the step against the near-square reference",
         ),
-    },
+    ),
     graded=True,
 )
 def memory_bound_at_any_batch(ctx: Context):
@@ -236,9 +136,9 @@ def memory_bound_at_any_batch(ctx: Context):
     groups: dict[str | None, list] = {}
     for reg in ("prefill", "decode"):
         for r in w.gemms[reg]:
-            if _by_design_thin(r) or not math.isinf(r.time.m_star) or not _memory_bound(r):
+            if thin_by_design(r) or not math.isinf(r.time.m_star) or not memory_bound(r):
                 continue  # memory-bound on the roofline at every M, and by the time model at this M
-            groups.setdefault(_field_of_thin(ctx, r), []).append(r)
+            groups.setdefault(field_of_thin(ctx, r), []).append(r)
     for f, rows in sorted(groups.items(), key=lambda kv: kv[0] or ""):
         shares = {reg: sum(_shares(ctx, r) for r in rows if r.regime == reg) for reg in ("decode", "prefill")}
         if max(shares.values()) < ctx.option("min_share_pct"):
@@ -279,7 +179,7 @@ def memory_bound_at_any_batch(ctx: Context):
         verdict = "on the ridge even at unbounded M" if on_ridge else "memory-bound at every M"
         fixes = [
             fix(
-                f"widen {_thin_dim(r0)} of {r0.name} (I∞ reaches the ridge at about "
+                f"widen {thin_dim(r0)} of {r0.name} (I∞ reaches the ridge at about "
                 f"{_needed_thin(r0.n, r0.k, r0.dtype, sc.outputs, ridge)}), shard it less, or keep these GEMMs "
                 f"in a format with a lower ridge",
                 "display",
@@ -300,7 +200,7 @@ def memory_bound_at_any_batch(ctx: Context):
             )
         yield ctx.finding(
             ctx.graded(loss),
-            f"{_thin_value(ctx, f, r0)}{tp}: {', '.join(names)} {verdict} on {ctx.gpu} in "
+            f"{thin_value(ctx, f, r0)}{tp}: {', '.join(names)} {verdict} on {ctx.gpu} in "
             f"{r0.dtype} (I∞ {i_inf:.0f} FLOP/B <= ridge {ridge:.0f} FLOP/B)",
             field=_location(ctx, f),
             loss_pct=loss,
@@ -360,12 +260,11 @@ def _needed_thin(n: int, k: int, dtype: str, out_dtype: str, ridge: float) -> st
 
 
 @rule(
-    "CL102",
-    "memory-bound-by-shape",
-    FAMILY,
-    "warning",
-    "A weight GEMM is memory-bound in the throughput regime only because K or N is small.",
-    RuleDoc(
+    code="CL102",
+    name="memory-bound-by-shape",
+    severity="warning",
+    summary="A weight GEMM is memory-bound in the throughput regime only because K or N is small.",
+    doc=RuleDoc(
         what="At the regime's M (prefill tokens; decode concurrency; tokens per expert for routed experts), a "
         "large square GEMM would be clearly compute-bound (M >= 2 x ridge·b_w/2) but this one is not: its M* "
         "— where it turns compute-bound — lies above M (and above 1.5 x a square GEMM's) because its limit "
@@ -380,23 +279,38 @@ def _needed_thin(n: int, k: int, dtype: str, out_dtype: str, ridge: float) -> st
         "up to the M* quoted.",
         sources=SOURCES,
     ),
-    options={
-        "min_share_pct": (1.0, "report only GEMMs taking at least this percent of their regime's step (estimate)"),
-        "min_m_ratio": (
-            2.0,
-            "report only where the regime's M is at least this multiple of a large square "
-            "GEMM's M* (a square GEMM is clearly compute-bound there)",
+    options=(
+        Option(
+            name="min_share_pct",
+            type=float,
+            default=1.0,
+            doc="report only GEMMs taking at least this percent of their regime's step (estimate)",
         ),
-        "min_m_star_ratio": (
-            1.5,
-            "report only GEMMs whose M* is at least this multiple of a large square "
-            "GEMM's (ridge·b_w/2): the shape, not the batch, keeps them memory-bound",
+        Option(
+            name="min_m_ratio",
+            type=float,
+            default=2.0,
+            doc=(
+                "report only where the regime's M is at least this multiple of a large square "
+                "GEMM's M* (a square GEMM is clearly compute-bound there)"
+            ),
         ),
-        "min_loss_pct": (
-            0.1,
-            "report only when the shape costs at least this percent of the step against the near-square reference",
+        Option(
+            name="min_m_star_ratio",
+            type=float,
+            default=1.5,
+            doc=(
+                "report only GEMMs whose M* is at least this multiple of a large square "
+                "GEMM's (ridge·b_w/2): the shape, not the batch, keeps them memory-bound"
+            ),
         ),
-    },
+        Option(
+            name="min_loss_pct",
+            type=float,
+            default=0.1,
+            doc="report only when the shape costs at least this percent of the step against the near-square reference",
+        ),
+    ),
     graded=True,
 )
 def memory_bound_by_shape(ctx: Context):
@@ -405,14 +319,14 @@ def memory_bound_by_shape(ctx: Context):
         groups: dict[str | None, list] = {}
         for r in w.gemms[regime]:
             t = r.time
-            if _by_design_thin(r) or math.isinf(t.m_star) or t.bound != "memory" or not _memory_bound(r):
+            if thin_by_design(r) or math.isinf(t.m_star) or t.bound != "memory" or not memory_bound(r):
                 continue  # CL101 reports the hopeless ones; compute-bound ones (roofline or time model) are fine
             m_sq = square_m_star(r.dtype, t.ridge)
             if not (ctx.option("min_m_ratio") * m_sq <= r.m < t.m_star):
                 continue  # near or below m_sq any GEMM is (nearly) memory-bound at this M: the regime, not the shape
             if t.m_star < ctx.option("min_m_star_ratio") * m_sq:
                 continue  # M* barely above a square GEMM's: the batch sits on the ridge, the shape is not thin
-            groups.setdefault(_field_of_thin(ctx, r), []).append(r)
+            groups.setdefault(field_of_thin(ctx, r), []).append(r)
         step = w.steps[regime].estimate_s
         for f, rows in sorted(groups.items(), key=lambda kv: kv[0] or ""):
             share = sum(_shares(ctx, r) for r in rows)
@@ -433,7 +347,7 @@ def memory_bound_by_shape(ctx: Context):
             n_ref, k_ref = reference_shape(r0.n, r0.k)
             yield ctx.finding(
                 ctx.graded(loss),
-                f"{_thin_value(ctx, f, r0)}: {', '.join(names)} memory-bound in {regime} at "
+                f"{thin_value(ctx, f, r0)}: {', '.join(names)} memory-bound in {regime} at "
                 f"{_m_text(r0)} {m_word} on {ctx.gpu}; compute-bound only from "
                 f"est. M*={t.m_star:.0f} ({m_sq:.0f} for a square GEMM)",
                 field=_location(ctx, f),
@@ -473,12 +387,11 @@ def memory_bound_by_shape(ctx: Context):
 
 
 @rule(
-    "CL103",
-    "tiny-expert-width",
-    FAMILY,
-    "info",
-    "Routed experts are very narrow against the hidden size: their GEMMs are thin by construction.",
-    RuleDoc(
+    code="CL103",
+    name="tiny-expert-width",
+    severity="info",
+    summary="Routed experts are very narrow against the hidden size: their GEMMs are thin by construction.",
+    doc=RuleDoc(
         what="The ratio H'ₑ / H of the routed-expert width to the hidden size. Each expert's down projection "
         "has K = H'ₑ and its gate/up projection N = 2H'ₑ; a ratio far below 1 makes them the thin GEMMs "
         "guideline 1 warns about, whatever the batch.",
@@ -490,7 +403,14 @@ def memory_bound_by_shape(ctx: Context):
         "deploy with EP so that experts are never split further by TP.",
         sources=SOURCES,
     ),
-    options={"min_ratio": (0.125, "report when moe_intermediate_size / hidden_size is below this")},
+    options=(
+        Option(
+            name="min_ratio",
+            type=float,
+            default=0.125,
+            doc="report when moe_intermediate_size / hidden_size is below this",
+        ),
+    ),
 )
 def tiny_expert_width(ctx: Context):
     s = ctx.spec

@@ -20,9 +20,11 @@ import re
 
 from colint.analysis.gemm_model import FORMATS, SCALE_BLOCK
 from colint.findings import Severity
-from colint.rules.base import Context, RuleDoc, fix, rule
+from colint.rules.gemm_dims import attention_shard, layer_kind, owning_field
+from colint.rules.gemm_shapes import thin_by_design
+from colint.rules.base import Context, Family, Option, RuleDoc, fix, rule
 
-FAMILY = "quantization"
+FAMILY = Family(name="quantization", number=4)
 SOURCES = (
     "NVIDIA co-design blog, guideline 4 and Fig. 6 (GB300 FP4 = 3x FP8 = 6x BF16 dense)",
     "CUTLASS Blackwell functionality: block-scaled types scale every 16 (NVFP4) or 32 (MX) elements of K",
@@ -51,12 +53,11 @@ def _checkpoint_format(spec) -> str | None:
 
 # --------------------------------------------------------------------------- CL401
 @rule(
-    "CL401",
-    "format-not-native",
-    FAMILY,
-    "error",
-    "The requested GEMM format has no native Tensor Core support on the target GPU.",
-    RuleDoc(
+    code="CL401",
+    name="format-not-native",
+    severity="error",
+    summary="The requested GEMM format has no native Tensor Core support on the target GPU.",
+    doc=RuleDoc(
         what="--dtype (the scenario's weight/activation format) against the GPU profile's native formats: NVFP4 "
         "and MX formats need Blackwell (or CDNA4 for MXFP4), FP8 needs Hopper/Ada or newer. Also notes "
         "(info) a checkpoint whose quantization_config format is not native on the target.",
@@ -125,14 +126,12 @@ def _quantized_rows(ctx: Context):
 def _n_partitions(ctx: Context, row) -> list[int]:
     """The output partitions a serving engine checks separately for this fused GEMM's shard:
     gate and up halves; q, k and v (KV heads replicated when tp exceeds them)."""
-    from colint.rules.alignment import _attention_shard, _kind
-
     if row.name.endswith("gate_up") and row.gemm.group == "gate_up" or row.name.endswith("experts.gate_up"):
         return [row.n // 2, row.n // 2]
     if row.name == "attn.qkv_proj":
-        k = _kind(ctx, row.kind)
+        k = layer_kind(ctx, row.kind)
         m = k.mixer if k is not None else None
-        if m is not None and m.kind == "attention" and _attention_shard(m, ctx.scenario.tp) is not None:
+        if m is not None and m.kind == "attention" and attention_shard(m, ctx.scenario.tp) is not None:
             tp = ctx.scenario.tp
             kv = m.num_kv_heads or m.num_heads
             kv_rank = kv // tp if kv >= tp else 1
@@ -146,21 +145,18 @@ def _n_partitions(ctx: Context, row) -> list[int]:
 
 
 def _field(row, axis: str) -> str | None:
-    from colint.rules.alignment import _blame
-
     if row.name == "lm_head":
         return "hidden_size" if axis == "k" else "vocab_size"
-    return _blame(row, axis)
+    return owning_field(row, axis)
 
 
 # --------------------------------------------------------------------------- CL402
 @rule(
-    "CL402",
-    "scale-block-divisibility",
-    FAMILY,
-    "error",
-    "K per shard must be a whole number of the format's scale blocks (and N too for 128x128 FP8 blocks).",
-    RuleDoc(
+    code="CL402",
+    name="scale-block-divisibility",
+    severity="error",
+    summary="K per shard must be a whole number of the format's scale blocks (and N too for 128x128 FP8 blocks).",
+    doc=RuleDoc(
         what="Block-scaled formats carry one scale per block of K elements: 16 (NVFP4), 32 (MXFP4/MXFP8/FP6), "
         "128 (FP8 with 1x128 activation / 128x128 weight blocks). Every GEMM's K per shard (row-parallel "
         "K/tp) must be a multiple of it; with 128x128 weight blocks a column-parallel shard's N must be too.",
@@ -182,10 +178,8 @@ def scale_block_divisibility(ctx: Context):
     if fmt == "fp8_block" and q is not None and q.weight_block_size:
         return  # the checkpoint declares its blocks: CL403 checks them against the shards
     bad: dict[tuple, list] = {}
-    from colint.rules.near_square import _by_design_thin
-
     for r in _quantized_rows(ctx):
-        if r.name == "lm_head" or _by_design_thin(r):
+        if r.name == "lm_head" or thin_by_design(r):
             continue  # the LM head is kept in high precision by default (CL404 counts it there)
         split_k = r.parallel == "row" or (r.parallel == "expert" and sc.ep == 1 and "down" in r.name)
         checks = [("k", r.k, sc.tp > 1 and split_k)]
@@ -242,12 +236,11 @@ _LAYER_INDEX = re.compile(r"layers\.(\d+)\.")
 
 
 @rule(
-    "CL403",
-    "quantization-config-mismatch",
-    FAMILY,
-    "error",
-    "quantization_config does not fit the model's dims per shard, or names layers that do not exist.",
-    RuleDoc(
+    code="CL403",
+    name="quantization-config-mismatch",
+    severity="error",
+    summary="quantization_config does not fit the model's dims per shard, or names layers that do not exist.",
+    doc=RuleDoc(
         what="Checks the checkpoint's quantization_config against the model: weight_block_size [bn, bk] against "
         "N and K per tensor-parallel shard, group_size against K per shard (row-parallel layers split "
         "groups), and modules_to_not_convert / ignore entries whose layer index is beyond the model.",
@@ -344,12 +337,11 @@ def quantization_config_mismatch(ctx: Context):
 
 # --------------------------------------------------------------------------- CL404
 @rule(
-    "CL404",
-    "high-precision-share",
-    FAMILY,
-    "info",
-    "Parameters that stay in high precision (embeddings, LM head, routers, excluded modules) cap the gain.",
-    RuleDoc(
+    code="CL404",
+    name="high-precision-share",
+    severity="info",
+    summary="Parameters that stay in high precision (embeddings, LM head, routers, excluded modules) cap the gain.",
+    doc=RuleDoc(
         what="With a low-precision --dtype, the share of parameters that deployments usually keep in BF16: the "
         "embedding table, the LM head, MoE routers (ModelOpt's default exclusions), plus the modules the "
         "checkpoint's modules_to_not_convert names (attention, shared experts, ...). Reported against the "
@@ -367,12 +359,14 @@ def quantization_config_mismatch(ctx: Context):
         )
         + SOURCES[:1],
     ),
-    options={
-        "min_cap_loss_pct": (
-            10.0,
-            "report when the high-precision part costs at least this percent of the ideal decode weight-read reduction",
-        )
-    },
+    options=(
+        Option(
+            name="min_cap_loss_pct",
+            type=float,
+            default=10.0,
+            doc="report when the high-precision part costs at least this percent of the ideal decode weight-read reduction",
+        ),
+    ),
 )
 def high_precision_share(ctx: Context):
     from colint.analysis.inventory import gemms, param_counts

@@ -7,19 +7,19 @@ from collections.abc import Iterable
 from typing import Any
 
 from colint.findings import Finding
-from colint.rules.base import RuleDoc, rule
+from colint.rules.base import Family, RuleDoc, rule
 
 UNUSED_CODE = "CL000"
-NAME, FAMILY = "unused-suppression", "suppression"
+NAME = "unused-suppression"
+FAMILY = Family(name="suppression", number=0)
 
 
 @rule(
-    UNUSED_CODE,
-    NAME,
-    FAMILY,
-    "warning",
-    "A suppression comment or baseline entry that suppresses nothing.",
-    RuleDoc(
+    code=UNUSED_CODE,
+    name=NAME,
+    severity="warning",
+    summary="A suppression comment or baseline entry that suppresses nothing.",
+    doc=RuleDoc(
         what="A `# colint: ignore[...]` comment with no matching finding on its line, naming a code that does "
         "not exist, or a baseline entry whose finding has gone.",
         why="Stale suppressions hide the next real finding at the same place and make a reviewer believe a "
@@ -39,7 +39,7 @@ def unused_finding(message: str, line, column, **evidence: Any) -> Finding:
     return Finding(
         code=UNUSED_CODE,
         name=NAME,
-        rule=FAMILY,
+        rule=FAMILY.name,
         severity="warning",
         message=message,
         line=line,

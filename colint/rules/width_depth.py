@@ -12,9 +12,9 @@ from __future__ import annotations
 import math
 
 from colint.rules.fix_builders import edit_key
-from colint.rules.base import NEVER, Context, RuleDoc, edit, fix, rule
+from colint.rules.base import Context, Family, NEVER, Option, RuleDoc, edit, fix, rule
 
-FAMILY = "width-depth"
+FAMILY = Family(name="width-depth", number=3)
 SOURCES = (
     "NVIDIA blog 'AI Model Co-Design', Guideline 3 (wider models: higher arithmetic intensity, shorter critical path)",
     "Kaplan et al. 2020 (arXiv 2001.08361) Fig. 5: aspect ratio d_model/n_layer can vary ~40x at small loss cost",
@@ -24,12 +24,11 @@ SOURCES = (
 
 
 @rule(
-    "CL301",
-    "deep-narrow-stack",
-    FAMILY,
-    "info",
-    "Deep and narrow for its size: per-layer fixed costs take a large share of interactive decode time.",
-    RuleDoc(
+    code="CL301",
+    name="deep-narrow-stack",
+    severity="info",
+    summary="Deep and narrow for its size: per-layer fixed costs take a large share of interactive decode time.",
+    doc=RuleDoc(
         what="The aspect ratio H/L (hidden size per transformer-layer equivalent) below the band of shipped "
         "designs, the share of a one-sequence decode step spent in per-layer fixed costs (kernel launches, "
         "GEMM floors, collectives) on the target, and an equal-parameter wider/shallower alternative (same "
@@ -43,24 +42,44 @@ SOURCES = (
         "CUDA graphs / fused (mega)kernels that hide per-kernel costs.",
         sources=SOURCES,
     ),
-    options={
-        "min_aspect_ratio": (64.0, "report below this H/L (shipped designs: ~80-130; GPT-2 XL 33)"),
-        "min_fixed_share": (
-            0.25,
-            "and only when per-layer fixed costs are at least this share of the "
-            "latency-scenario decode step (models of 1B parameters and more)",
+    options=(
+        Option(
+            name="min_aspect_ratio",
+            type=float,
+            default=64.0,
+            doc="report below this H/L (shipped designs: ~80-130; GPT-2 XL 33)",
         ),
-        "small_model_params": (
-            1.0e9,
-            "below this many parameters deep-and-thin is a known good choice (MobileLLM): advise only",
+        Option(
+            name="min_fixed_share",
+            type=float,
+            default=0.25,
+            doc=(
+                "and only when per-layer fixed costs are at least this share of the "
+                "latency-scenario decode step (models of 1B parameters and more)"
+            ),
         ),
-        "param_tolerance": (0.02, "the alternative keeps the parameter count within this fraction"),
-        "min_itl_gain": (
-            0.05,
-            "models of 1B parameters and more: report only when the equal-parameter "
-            "alternative cuts the estimated ITL by at least this fraction",
+        Option(
+            name="small_model_params",
+            type=float,
+            default=1.0e9,
+            doc="below this many parameters deep-and-thin is a known good choice (MobileLLM): advise only",
         ),
-    },
+        Option(
+            name="param_tolerance",
+            type=float,
+            default=0.02,
+            doc="the alternative keeps the parameter count within this fraction",
+        ),
+        Option(
+            name="min_itl_gain",
+            type=float,
+            default=0.05,
+            doc=(
+                "models of 1B parameters and more: report only when the equal-parameter "
+                "alternative cuts the estimated ITL by at least this fraction"
+            ),
+        ),
+    ),
     graded=True,
     warning_loss_pct=5.0,
     error_loss_pct=NEVER,

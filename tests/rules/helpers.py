@@ -28,13 +28,29 @@ def run(spec_or_path, select: list[str], **opts):
     return check_spec(spec, build_targets(options), options)
 
 
+def render(findings) -> str:
+    """Findings as a rule's expected-output file holds them (tests/rules/fixtures/<family>/NAME.findings.txt):
+    one line per finding (line:column code severity key: message), then its loss, details, evidence and fixes."""
+    out = []
+    for f in findings:
+        out.append(f"{f.line}:{f.column} {f.code} {f.severity} {f.key}: {f.message}")
+        if f.impact.estimated_loss_pct is not None:
+            out.append(f"  est. loss: {f.impact.estimated_loss_pct}% of the step")
+        out += [f"  detail: {d}" for d in f.details]
+        if f.evidence:
+            out.append(f"  evidence: {json.dumps(f.evidence, sort_keys=True)}")
+        for fx in f.fixes:
+            out.append(f"  fix ({fx.safety}): {fx.title}")
+            out += [f"    {e.key}: {e.old!r} -> {e.new!r}" for e in fx.edits]
+    return "\n".join(out) + "\n" if out else "no findings\n"
+
+
 def run_spec_rules(config, select: list[str], name: str = "config.json"):
     spec = spec_of(config, name)
     out = []
     for r in select_rules(select):
         assert not r.needs_workload, f"{r.code} needs a workload; use the check engine"
-        ctx = Context(spec=spec, current=r)
-        out.extend(r.check(ctx))
+        out.extend(r.check(Context(rule=r, spec=spec)))
     return out
 
 

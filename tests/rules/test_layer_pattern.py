@@ -184,7 +184,7 @@ def test_cl604_equal_layer_counts_are_not_called_uneven():
 def _period_reference(pattern: list[int]) -> tuple[int, int | None]:
     """period() before it became linear (commit 79315b5), kept as the reference: try every prefix f, then
     every period p, comparing the whole rest."""
-    from colint.rules.layer_pattern import MAX_PERIOD
+    from colint.rules.layer_stack import MAX_PERIOD
 
     n = len(pattern)
     for f in range(0, max(1, n // 2) + 1):
@@ -219,7 +219,7 @@ def test_period_matches_the_quadratic_reference():
     from pathlib import Path
 
     from colint.errors import ColintError
-    from colint.rules.layer_pattern import period
+    from colint.rules.layer_stack import period
 
     pats = []
     for path in sorted(Path("tests/corpus").rglob("*")):
@@ -239,7 +239,7 @@ def test_period_matches_the_quadratic_reference():
 
 
 def test_period_of_a_100k_layer_near_periodic_stack():
-    from colint.rules.layer_pattern import period
+    from colint.rules.layer_stack import period
 
     pat = [9, 9, 9] + [0, 1, 2] * 33_333  # 100,002 layers: a 3-layer unit after a 3-layer prefix...
     pat[40_000] = 5  # ...broken once: the repeating tail starts after the mismatch

@@ -11,7 +11,7 @@ from colint.analysis.workload import analyse
 from colint.checking import Target, check_spec
 from colint.settings import Settings
 from colint.hardware_profiles import load_profile
-from colint.rules.near_square import limit_intensity, square_m_star
+from colint.rules.gemm_shapes import limit_intensity, square_m_star
 from tests.rules.helpers import corpus, run
 
 CORPUS = "tests/corpus"
