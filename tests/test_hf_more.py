@@ -26,6 +26,45 @@ def spec_from(cfg: dict):
 
 # name -> (config, params_total from the oracle)
 VARIANTS = {
+    # OLMo (defaults: transformers 5.24 + torch 2.13 on the meta device, scripts/gen_golden.py --count)
+    "olmo_defaults": ({"model_type": "olmo"}, 6_888_095_744),
+    "olmo2_defaults": ({"model_type": "olmo2"}, 6_888_624_128),
+    "olmo3_defaults": ({"model_type": "olmo3"}, 6_888_624_128),
+    "olmo": (
+        {
+            "model_type": "olmo",
+            "hidden_size": 2048,
+            "intermediate_size": 8192,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 16,
+            "vocab_size": 50304,
+        },
+        407_371_776,
+    ),
+    "olmo2": (
+        {
+            "model_type": "olmo2",
+            "hidden_size": 2048,
+            "intermediate_size": 8192,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 16,
+            "num_key_value_heads": 4,
+            "vocab_size": 100352,
+        },
+        593_516_032,
+    ),
+    "olmo3": (
+        {
+            "model_type": "olmo3",
+            "hidden_size": 2048,
+            "intermediate_size": 8192,
+            "num_hidden_layers": 4,
+            "num_attention_heads": 16,
+            "vocab_size": 100352,
+            "sliding_window": 4096,
+        },
+        679_512_064,
+    ),
     "granite_defaults": ({"model_type": "granite"}, 6_738_415_616),
     "granite": (
         {

@@ -9,7 +9,8 @@ MoE families where the experts sit and how wide they and the shared experts are.
 from the generated table (``hf_defaults.json``), as transformers fills them.
 
 Dense: granite, cohere, cohere2, starcoder2, gpt_neox, gptj, stablelm, smollm3, glm, glm4,
-exaone4, ernie4_5, hunyuan_v1_dense, seed_oss, arcee, apertus.
+exaone4, ernie4_5, hunyuan_v1_dense, seed_oss, arcee, apertus; olmo (LayerNorms without parameters),
+olmo2 / olmo3 (two post-norms of H, q/k RMSNorms over all heads; olmo3 ``layer_types`` windows).
 MoE (router ``[E, H]`` without bias, fused experts ``gate_up [E, 2I, H]``, ``down [E, H, I]``):
 olmoe, phimoe, granitemoe, granitemoeshared (plus a gated shared MLP), ernie4_5_moe (dense and
 sparse layers by ``moe_layer_start_index``/``end_index``/``interval``; shared experts
@@ -23,9 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from colint.normalize.hf.base import HFReader, layer_types_of
+from colint.normalize.hf.base import HFReader, layer_types_of, read_common
 from colint.normalize.hf.moe_common import KindTable, layer, nullable_int, str_list
-from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
 Flag = bool | str  # a fixed value, or the config key that holds it
@@ -41,6 +41,7 @@ class Traits:
     fused_qkv: bool = False
     norms: int = 2  # per-layer norms of width H
     norm_bias: bool = False  # LayerNorm weight + bias
+    norm_weights: bool = True  # False: LayerNorms without learnable parameters (OLMo), per layer and final
     parallel_norms_key: str | None = None  # stablelm: use_parallel_residual drops post_attention_layernorm
     qk_norm: str | None = None  # "head": head_dim each; "all": heads*hd + kv*hd; "olmoe": H + kv*(H/heads)
     qk_norm_key: str | None = None  # the flag that switches the q/k norms on (cohere use_qk_norm)
@@ -112,6 +113,9 @@ TRAITS: dict[str, Traits] = {
     "ernie4_5": Traits(kv_default=2, head_dim_default=128, qkv_bias="use_bias", o_bias="use_bias", mlp_bias="use_bias"),
     "hunyuan_v1_dense": Traits(qk_norm="head"),
     "apertus": Traits(gated=False, qk_norm="head", act_params={"xielu": 2}),
+    "olmo": Traits(norm_weights=False),
+    "olmo2": Traits(qk_norm="all"),  # post-norms (two of H) and q/k norms over all heads
+    "olmo3": Traits(qk_norm="all", windows="types"),
     # MoE
     "olmoe": Traits(qk_norm="olmoe", moe="all", experts_keys=("num_experts",)),
     "phimoe": Traits(kv_default=8, lm_head_bias="lm_head_bias", norm_bias=True, windows="all", moe="all"),
@@ -243,26 +247,33 @@ def _moe_ffn(r: HFReader, t: Traits, h: int, inter: int) -> tuple[FFN, int]:
 
 def build(r: HFReader) -> ModelSpec:
     t = TRAITS[r.model_type]
-    h = r.int("hidden_size", "hidden_size")
-    n_layers = r.int("num_layers", "num_hidden_layers")
-    if t.head_dim_key:
-        heads, kv, hd = r.attention_dims(h, kv_default=t.kv_default, head_dim_default=t.head_dim_default)
-    else:
-        heads = r.int("num_heads", "num_attention_heads")
-        kv = r.int("num_kv_heads", "num_key_value_heads", default=t.kv_default) if t.kv_default else heads
-        hd = h // heads
-    if t.inter_default_mult and not r.has("n_inner"):
-        inter = t.inter_default_mult * h
+    class_defaults = {"kv": t.kv_default, "head_dim": t.head_dim_default}
+    derived_inter = bool(t.inter_default_mult) and not r.has("n_inner")  # gptj: n_inner null -> 4H
+    c = read_common(
+        r,
+        {k: v for k, v in class_defaults.items() if v is not None},
+        intermediate=None if derived_inter else ("intermediate_size", "intermediate_size", "n_inner"),
+        head_dim="dims" if t.head_dim_key else "hidden",
+    )
+    h, n_layers, heads, kv, hd, vocab, tie = (
+        c.hidden_size,
+        c.num_layers,
+        c.num_heads,
+        c.num_kv_heads,
+        c.head_dim,
+        c.vocab_size,
+        c.tie_word_embeddings,
+    )
+    if c.intermediate_size is None:
+        inter = (t.inter_default_mult or 0) * h
         r.record("intermediate_size", "n_inner", default=True)
     else:
-        inter = r.int("intermediate_size", "intermediate_size", "n_inner")
-    vocab = r.int("vocab_size", "vocab_size")
-    tie = tie_embeddings(r)
+        inter = c.intermediate_size
     qkv_bias, o_bias, mlp_bias = _flag(r, t.qkv_bias), _flag(r, t.o_bias), _flag(r, t.mlp_bias)
     window = nullable_int(r, "sliding_window", "sliding_window", None) if t.windows != "none" else None
     types = _layer_types(r, t, n_layers, window)
 
-    norm_w = 2 * h if t.norm_bias else h
+    norm_w = (2 * h if t.norm_bias else h) if t.norm_weights else 0
     norms = t.norms
     if t.parallel_norms_key and _flag(r, t.parallel_norms_key):
         norms = 1

@@ -14,27 +14,24 @@ reported apart, sized like DeepSeek-V3's MTP module.
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.base import HFReader, read_common
 from colint.normalize.hf.moe_common import KindTable, deepseek_style_mtp_params, layer
-from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
-    h = r.int("hidden_size", "hidden_size", default=4096)
-    n_layers = r.int("num_layers", "num_hidden_layers", default=46)
     vision = r.model_type in ("glm4v_moe_text", "glm4v_moe")
-    heads, kv, hd = r.attention_dims(h, heads_default=96, kv_default=8)
+    vocab_default = 151424 if vision else 151552
+    c = read_common(r, dict(hidden=4096, layers=46, heads=96, kv=8, inter=10944, vocab=vocab_default, tie=False))
+    h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
+    inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
     attn_bias = r.bool(None, "attention_bias", default=vision)
     qk_norm = False if vision else r.bool(None, "use_qk_norm", default=False)
-    inter = r.int("intermediate_size", "intermediate_size", default=10944)
     moe_inter = r.int("moe_intermediate_size", "moe_intermediate_size", default=1408)
     e = r.int("num_experts", "n_routed_experts", "num_local_experts", default=128)
     k = r.int("top_k", "num_experts_per_tok", default=8)
     n_shared = r.int("num_shared_experts", "n_shared_experts", default=1, minimum=0)
     first_k = r.int("first_k_dense_replace", "first_k_dense_replace", default=1, minimum=0)
-    vocab = r.int("vocab_size", "vocab_size", default=151424 if vision else 151552)
-    tie = tie_embeddings(r, False)
 
     mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=attn_bias)
     other = 2 * h + (2 * hd if qk_norm else 0)

@@ -8,25 +8,35 @@ final one. Sliding-window layers (``sliding_window``) change attention cost, not
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.base import HFReader, read_common
 from colint.normalize.hf.moe_common import layer
-from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
 
 def read_config(r: HFReader) -> tuple:
     """(H, layers, heads, KV heads, head_dim, expert intermediate, experts, top-k, vocab, tie, window):
     the MixtralConfig keys with its defaults; MiniMaxConfig (minimax.py) has the same ones."""
-    h = r.int("hidden_size", "hidden_size", default=4096)
-    n_layers = r.int("num_layers", "num_hidden_layers", default=32)
-    heads, kv, hd = r.attention_dims(h, heads_default=32, kv_default=8)
-    inter = r.int("moe_intermediate_size", "intermediate_size", default=14336)
+    c = read_common(
+        r,
+        dict(hidden=4096, layers=32, heads=32, kv=8, inter=14336, vocab=32000, tie=False),
+        intermediate=("moe_intermediate_size", "intermediate_size"),
+    )
     e = r.int("num_experts", "num_local_experts", "num_experts", default=8)
     k = r.int("top_k", "num_experts_per_tok", default=2)
-    vocab = r.int("vocab_size", "vocab_size", default=32000)
-    tie = tie_embeddings(r, False)
     window = r.opt_int("sliding_window", "sliding_window") or None
-    return h, n_layers, heads, kv, hd, inter, e, k, vocab, tie, window
+    return (
+        c.hidden_size,
+        c.num_layers,
+        c.num_heads,
+        c.num_kv_heads,
+        c.head_dim,
+        c.intermediate_size,
+        e,
+        k,
+        c.vocab_size,
+        c.tie_word_embeddings,
+        window,
+    )
 
 
 def attention_mixer(heads: int, kv: int, hd: int, window: int | None) -> Mixer:

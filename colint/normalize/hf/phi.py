@@ -10,19 +10,15 @@ biases, two RMSNorms per layer, final RMSNorm.
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
-from colint.normalize.hf.tie import tie_embeddings
+from colint.normalize.hf.base import HFReader, read_common
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
     phi3 = r.model_type == "phi3"
-    h = r.int("hidden_size", "hidden_size")
-    n_layers = r.int("num_layers", "num_hidden_layers")
-    heads, kv, hd = r.attention_dims(h)
-    inter = r.int("intermediate_size", "intermediate_size")
-    vocab = r.int("vocab_size", "vocab_size")
-    tie = tie_embeddings(r)
+    c = read_common(r)
+    h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
+    inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
     window = r.opt_int("sliding_window", "sliding_window") if phi3 else None
     if phi3:
         mixer = Mixer(
