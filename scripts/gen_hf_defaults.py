@@ -29,7 +29,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-OUT = os.path.join(ROOT, "colint", "spec", "hf_defaults.json")
+OUT = os.path.join(ROOT, "colint", "normalize", "hf_defaults.json")
 
 # MoE families (adapters written in other modules) and the text configs of multimodal wrappers.
 EXTRA_TYPES = [

@@ -17,7 +17,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-OUT = os.path.join(ROOT, "colint", "spec", "hf_keys.json")
+OUT = os.path.join(ROOT, "colint", "normalize", "hf_keys.json")
 
 
 def _consumed(cls) -> set:
