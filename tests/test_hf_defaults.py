@@ -13,7 +13,7 @@ from colint.normalize.hf import FAMILIES
 from colint.normalize.hf.base import HFReader, family_defaults
 
 ROOT = os.path.dirname(os.path.dirname(__file__))
-TABLE = os.path.join(ROOT, "colint", "spec", "hf_defaults.json")
+TABLE = os.path.join(ROOT, "colint", "normalize", "hf_defaults.json")
 
 
 def _script():
