@@ -26,6 +26,23 @@ def spec_from(cfg: dict):
 
 # name -> (config, params_total from the oracle)
 VARIANTS = {
+    # Helium (kyutai): Llama's layer with o_proj never biased
+    "helium_defaults": ({"model_type": "helium"}, 2_172_643_840),
+    "helium": (
+        {
+            "model_type": "helium",
+            "hidden_size": 1536,
+            "intermediate_size": 4096,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 12,
+            "num_key_value_heads": 4,
+            "vocab_size": 32000,
+            "attention_bias": True,
+            "mlp_bias": True,
+            "tie_word_embeddings": True,
+        },
+        124_697_088,
+    ),
     # OLMo (defaults: transformers 5.24 + torch 2.13 on the meta device, scripts/gen_golden.py --count)
     "olmo_defaults": ({"model_type": "olmo"}, 6_888_095_744),
     "olmo2_defaults": ({"model_type": "olmo2"}, 6_888_624_128),
