@@ -26,6 +26,25 @@ def spec_from(cfg: dict):
 
 # name -> (config, params_total from the oracle)
 VARIANTS = {
+    # Mixtral: every layer sparse (test_hf_moe.py holds its corpus file and another variant)
+    "mixtral_defaults": ({"model_type": "mixtral"}, 46_702_792_704),
+    "mixtral": (
+        {
+            "model_type": "mixtral",
+            "hidden_size": 1024,
+            "intermediate_size": 2816,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 16,
+            "num_key_value_heads": 4,
+            "head_dim": 96,
+            "num_local_experts": 6,
+            "num_experts_per_tok": 2,
+            "vocab_size": 32768,
+            "sliding_window": 4096,
+            "tie_word_embeddings": True,
+        },
+        201_090_048,
+    ),
     # Helium (kyutai): Llama's layer with o_proj never biased
     "helium_defaults": ({"model_type": "helium"}, 2_172_643_840),
     "helium": (

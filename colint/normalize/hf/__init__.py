@@ -31,7 +31,6 @@ BESPOKE: dict[str, str] = {
     "qwen3": "llama",
     "mimo": "llama",
     # MoE and hybrid families (tests/test_hf_moe.py)
-    "mixtral": "mixtral",
     "qwen2_moe": "qwen2_moe",
     "qwen3_moe": "qwen3_moe",
     "qwen3_vl_moe_text": "qwen3_moe",

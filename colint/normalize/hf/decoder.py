@@ -12,9 +12,9 @@ Dense: granite, cohere, cohere2, starcoder2, gpt_neox, gptj, stablelm, smollm3, 
 exaone4, ernie4_5, hunyuan_v1_dense, seed_oss, arcee, apertus, helium; olmo (LayerNorms without parameters),
 olmo2 / olmo3 (two post-norms of H, q/k RMSNorms over all heads; olmo3 ``layer_types`` windows).
 MoE (router ``[E, H]`` without bias, fused experts ``gate_up [E, 2I, H]``, ``down [E, H, I]``):
-olmoe, phimoe, granitemoe, granitemoeshared (plus a gated shared MLP), ernie4_5_moe (dense and
-sparse layers by ``moe_layer_start_index``/``end_index``/``interval``; shared experts
-``moe_num_shared_experts x moe_intermediate_size``; an ``e_score_correction_bias`` parameter of
+mixtral (no shared expert, ``sliding_window`` on every layer), olmoe, phimoe, granitemoe,
+granitemoeshared (plus a gated shared MLP), ernie4_5_moe (dense and sparse layers by
+``moe_layer_start_index``/``end_index``/``interval``; shared experts ``moe_num_shared_experts x moe_intermediate_size``; an ``e_score_correction_bias`` parameter of
 E per sparse layer), hunyuan_v1_moe (every layer sparse; one shared MLP of ``intermediate_size``),
 dots1 (first ``first_k_dense_replace`` layers dense, then ``n_shared_experts`` shared experts;
 its score-correction bias is a buffer).
@@ -122,6 +122,7 @@ TRAITS: dict[str, Traits] = {
     "olmoe": Traits(qk_norm="olmoe", moe="all", experts_keys=("num_experts",)),
     "phimoe": Traits(kv_default=8, lm_head_bias="lm_head_bias", norm_bias=True, windows="all", moe="all"),
     "granitemoe": Traits(moe="all"),
+    "mixtral": Traits(kv_default=8, windows="all", moe="all", experts_keys=("num_local_experts", "num_experts")),
     "granitemoeshared": Traits(moe="all", shared="granite"),
     "ernie4_5_moe": Traits(
         kv_default=4,
