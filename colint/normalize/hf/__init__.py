@@ -45,9 +45,6 @@ BESPOKE: dict[str, str] = {
     "deepseek_v32": "deepseek",
     "kimi_k2": "deepseek",
     "kimi_k25": "deepseek",
-    "glm4_moe": "glm4_moe",
-    "glm4v_moe_text": "glm4_moe",
-    "glm4v_moe": "glm4_moe",
     "dbrx": "dbrx",
     "gpt_oss": "gpt_oss",
     "jamba": "jamba",
@@ -204,6 +201,8 @@ def normalize(doc: Document) -> ModelSpec:
 
         return build_with_transformers(doc, prefix, mt, FAMILIES)  # FAMILIES: for "supported: ..."
     module = importlib.import_module(f"colint.normalize.hf.{FAMILIES[mt]}")
-    defaults, aliases = family_defaults(mt)
+    # a TRAITS row named by its multimodal wrapper's model_type (a flat glm4v_moe file) has its text keys at the
+    # top level, so the text config's defaults apply
+    defaults, aliases = family_defaults(WRAPPER_TEXT_TYPES.get(mt, mt) if mt in TRAITS else mt)
     r = HFReader(doc, prefix, defaults=defaults, aliases=aliases, model_type=mt)
     return module.build(r)

@@ -17,7 +17,9 @@ granitemoeshared (plus a gated shared MLP), ernie4_5_moe (dense and sparse layer
 ``moe_layer_start_index``/``end_index``/``interval``; shared experts ``moe_num_shared_experts x moe_intermediate_size``; an ``e_score_correction_bias`` parameter of
 E per sparse layer), hunyuan_v1_moe (every layer sparse; one shared MLP of ``intermediate_size``),
 dots1 (first ``first_k_dense_replace`` layers dense, then ``n_shared_experts`` shared experts;
-its score-correction bias is a buffer).
+its score-correction bias is a buffer), glm4_moe and GLM-4.5V's glm4v_moe_text (the same layout; o never
+biased; glm4_moe's per-head q/k norms by ``use_qk_norm``; ``num_nextn_predict_layers`` MTP layers, not built
+by transformers, reported apart and sized like DeepSeek-V3's MTP module).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from colint.normalize.hf.base import HFReader, layer_types_of, read_common
-from colint.normalize.hf.moe_common import KindTable, layer, nullable_int, str_list
+from colint.normalize.hf.moe_common import KindTable, deepseek_style_mtp_params, layer, nullable_int, str_list
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
 Flag = bool | str  # a fixed value, or the config key that holds it
@@ -57,8 +59,9 @@ class Traits:
     expert_width: str = "intermediate_size"
     experts_keys: tuple = ("num_local_experts",)
     top_k_keys: tuple = ("num_experts_per_tok",)
-    shared: str | None = None  # granite (shared_intermediate_size) | ernie | hunyuan | dots1
+    shared: str | None = None  # granite (shared_intermediate_size) | ernie | hunyuan | n_shared (n_shared_experts)
     router_param_bias: bool = False  # ernie4_5_moe: e_score_correction_bias is a parameter (E)
+    mtp_keys: tuple = ()  # keys of the MTP layer count: layers transformers does not build, reported apart
 
 
 _LLAMA = Traits(mlp_bias="mlp_bias")
@@ -140,13 +143,37 @@ TRAITS: dict[str, Traits] = {
     "hunyuan_v1_moe": Traits(
         qk_norm="head", moe="all", experts_keys=("num_experts",), top_k_keys=("moe_topk",), shared="hunyuan"
     ),
+    "glm4_moe": Traits(
+        kv_default=8,
+        o_bias=False,
+        qk_norm="head",
+        qk_norm_key="use_qk_norm",
+        moe="first_k",
+        expert_width="moe_intermediate_size",
+        experts_keys=("n_routed_experts", "num_local_experts"),
+        shared="n_shared",
+        mtp_keys=("num_nextn_predict_layers", "num_mtp_layers"),
+    ),
+    # GLM-4.5V's language model: the same layers, no q/k norms (glm4v_moe: its wrapper, read flat)
+    **dict.fromkeys(
+        ("glm4v_moe_text", "glm4v_moe"),
+        Traits(
+            kv_default=8,
+            o_bias=False,
+            moe="first_k",
+            expert_width="moe_intermediate_size",
+            experts_keys=("n_routed_experts", "num_local_experts"),
+            shared="n_shared",
+            mtp_keys=("num_nextn_predict_layers", "num_mtp_layers"),
+        ),
+    ),
     "dots1": Traits(
         kv_default=32,
         qk_norm="head",
         moe="first_k",
         expert_width="moe_intermediate_size",
         experts_keys=("n_routed_experts",),
-        shared="dots1",
+        shared="n_shared",
         windows="types",
     ),
 }
@@ -182,7 +209,12 @@ def _sparse_layers(r: HFReader, t: Traits, n_layers: int) -> list[bool]:
     if t.moe == "all":
         return [True] * n_layers
     if t.moe == "first_k":
-        first = r.int("first_k_dense_replace", "first_k_dense_replace", default=0, minimum=0)
+        first = r.int(
+            "first_k_dense_replace",
+            "first_k_dense_replace",
+            default=r.defaults.get("first_k_dense_replace", 0),
+            minimum=0,
+        )
         return [i >= first for i in range(n_layers)]
     if t.moe == "ernie":
         interval = r.int(None, "moe_layer_interval", default=1)
@@ -231,7 +263,7 @@ def _moe_ffn(r: HFReader, t: Traits, h: int, inter: int) -> tuple[FFN, int]:
             minimum=0,
         )
         shared_w = width
-    elif t.shared == "dots1":
+    elif t.shared == "n_shared":
         n_shared = r.int("num_shared_experts", "n_shared_experts", minimum=0)
         shared_w = width
     elif t.shared == "hunyuan":
@@ -309,6 +341,21 @@ def build(r: HFReader) -> ModelSpec:
             table.add(layer(mixer, ffn, other + router_params))
         else:
             table.add(layer(mixer, dense, other))
+    mtp = r.int("mtp_layers", *t.mtp_keys, default=r.defaults.get(t.mtp_keys[0], 0), minimum=0) if t.mtp_keys else 0
+    mtp_params = 0
+    if mtp:  # each MTP module sized like DeepSeek-V3's around one sparse layer (moe_common.mtp_module_params)
+        if moe_ffn is None:
+            moe_ffn, router_params = _moe_ffn(r, t, h, inter)
+        full = Mixer(
+            kind="attention",
+            num_heads=heads,
+            num_kv_heads=kv,
+            head_dim=hd,
+            qkv_bias=qkv_bias,
+            o_bias=o_bias,
+            fused_qkv=t.fused_qkv,
+        )
+        mtp_params = mtp * deepseek_style_mtp_params(layer(full, moe_ffn, other + router_params), h)
     extra = norm_w + (vocab if _flag(r, t.lm_head_bias) else 0)  # a bias is never tied
     return r.spec(
         hidden_size=h,
@@ -325,4 +372,6 @@ def build(r: HFReader) -> ModelSpec:
         hidden_act=act,
         sliding_window=window,
         extra_params=extra,
+        mtp_layers=mtp,
+        mtp_params=mtp_params,
     )
