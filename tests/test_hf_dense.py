@@ -90,7 +90,12 @@ def test_dense_list_covers_every_dense_corpus_file():
         "minicpm3",
         "nemotron_nas",
     }
-    dense_rows = {"olmo", "olmo2", "olmo3"}  # decoder.TRAITS rows with corpus files here (variants: test_hf_more.py)
+    dense_rows = {
+        "olmo",
+        "olmo2",
+        "olmo3",
+        "phi3",
+    }  # decoder.TRAITS rows with corpus files here (variants: test_hf_more.py)
     stems = []
     for p in sorted(glob.glob(os.path.join(CORPUS, "*.json"))):
         spec = normalize(load(p))
@@ -229,19 +234,6 @@ VARIANTS = {
             "qk_layernorm": True,
         },
         498_215_360,
-    ),
-    "phi3": (
-        {
-            "model_type": "phi3",
-            "hidden_size": 3072,
-            "intermediate_size": 8192,
-            "num_hidden_layers": 3,
-            "num_attention_heads": 24,
-            "num_key_value_heads": 8,
-            "vocab_size": 200064,
-            "tie_word_embeddings": True,
-        },
-        916_608_000,
     ),
     "gpt2": (
         {

@@ -89,6 +89,20 @@ VARIANTS = {
     ),
     # the wrapper's model_type with no text_config: the text config's defaults
     "glm4v_moe_defaults": ({"model_type": "glm4v_moe"}, 103_480_368_448),
+    "phi3_defaults": ({"model_type": "phi3"}, 3_821_079_552),
+    "phi3": (
+        {
+            "model_type": "phi3",
+            "hidden_size": 3072,
+            "intermediate_size": 8192,
+            "num_hidden_layers": 3,
+            "num_attention_heads": 24,
+            "num_key_value_heads": 8,
+            "vocab_size": 200064,
+            "tie_word_embeddings": True,
+        },
+        916_608_000,
+    ),
     # Helium (kyutai): Llama's layer with o_proj never biased
     "helium_defaults": ({"model_type": "helium"}, 2_172_643_840),
     "helium": (

@@ -62,7 +62,6 @@ BESPOKE: dict[str, str] = {
     "gemma3_text": "gemma",
     "gemma4_text": "gemma4",
     "phi": "phi",
-    "phi3": "phi",
     "gpt2": "gpt2",
     "opt": "opt",
     "bloom": "bloom",

@@ -9,7 +9,7 @@ MoE families where the experts sit and how wide they and the shared experts are.
 from the generated table (``hf_defaults.json``), as transformers fills them.
 
 Dense: granite, cohere, cohere2, starcoder2, gpt_neox, gptj, stablelm, smollm3, glm, glm4,
-exaone4, ernie4_5, hunyuan_v1_dense, seed_oss, arcee, apertus, helium; olmo (LayerNorms without parameters),
+exaone4, ernie4_5, hunyuan_v1_dense, seed_oss, arcee, apertus, helium, phi3 (Phi-3/Phi-4); olmo (LayerNorms without parameters),
 olmo2 / olmo3 (two post-norms of H, q/k RMSNorms over all heads; olmo3 ``layer_types`` windows).
 MoE (router ``[E, H]`` without bias, fused experts ``gate_up [E, 2I, H]``, ``down [E, H, I]``):
 mixtral (no shared expert, ``sliding_window`` on every layer), olmoe, phimoe, granitemoe,
@@ -116,6 +116,8 @@ TRAITS: dict[str, Traits] = {
     "ernie4_5": Traits(kv_default=2, head_dim_default=128, qkv_bias="use_bias", o_bias="use_bias", mlp_bias="use_bias"),
     "hunyuan_v1_dense": Traits(qk_norm="head"),
     "apertus": Traits(gated=False, qk_norm="head", act_params={"xielu": 2}),
+    # Phi-3 / Phi-4: fused qkv_proj and gate_up_proj, no biases, sliding_window on every layer
+    "phi3": Traits(qkv_bias=False, o_bias=False, fused_qkv=True, windows="all"),
     # o_proj never has a bias (modeling_helium.py), q/k/v follow attention_bias
     "helium": Traits(kv_default=20, head_dim_default=128, o_bias=False, mlp_bias="mlp_bias"),
     "olmo": Traits(norm_weights=False),
