@@ -1,5 +1,5 @@
-"""Hugging Face adapters for MoE and hybrid families (colint/normalize/hf/{mixtral,qwen2_moe,qwen3_moe,
-qwen3_next,deepseek,glm4_moe,dbrx,gpt_oss,jamba,nemotron_h,minimax,minimax_m2,llama4}.py).
+"""Hugging Face adapters for MoE and hybrid families (colint/normalize/hf/{qwen2_moe,qwen3_moe,qwen3_next,
+deepseek,dbrx,gpt_oss,jamba,nemotron_h,minimax,minimax_m2,llama4}.py and the mixtral / glm4_moe rows of decoder.TRAITS).
 
 Where the numbers come from:
 - ``total``: transformers 5.24.0 + torch 2.13.0 (CPU wheel) building the config on the meta

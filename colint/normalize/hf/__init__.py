@@ -1,7 +1,10 @@
 """Hugging Face ``config.json`` adapters (and the same keys in YAML).
 
-``FAMILIES`` maps a ``model_type`` to the module that builds its ModelSpec; each module
-exports ``build(r: HFReader) -> ModelSpec``. A multimodal wrapper (``text_config``,
+A family is a row of ``decoder.TRAITS`` (a decoder whose structure is shared: attention + dense or
+MoE FFN, told apart by key names, biases, norms, windows and expert layout), or, when its structure
+is its own (MLA, hybrids, Mamba, per-layer block configs), a bespoke module in ``BESPOKE``.
+``FAMILIES`` (model_type -> module) is derived from both; each module exports
+``build(r: HFReader) -> ModelSpec`` and reads the shared header with ``base.read_common``. A multimodal wrapper (``text_config``,
 ``llm_config``, ``language_config``) is linted through its language model, with key paths
 that keep the wrapper's prefix (Qwen3-Omni's sits one level deeper: ``thinker_config.text_config``).
 A file without ``model_type`` (2019 GPT-2) is recognised by its ``architectures`` entry or its
@@ -18,8 +21,8 @@ from colint.normalize.hf.base import HFReader, family_defaults
 from colint.normalize.hf.decoder import TRAITS
 from colint.normalize.model_spec import ModelSpec
 
-# model_type -> module under colint.normalize.hf
-FAMILIES: dict[str, str] = {
+# model_type -> module under colint.normalize.hf, for the families whose structure no TRAITS row can say
+BESPOKE: dict[str, str] = {
     "llama": "llama",
     "mistral": "llama",
     "ministral": "llama",
@@ -28,7 +31,6 @@ FAMILIES: dict[str, str] = {
     "qwen3": "llama",
     "mimo": "llama",
     # MoE and hybrid families (tests/test_hf_moe.py)
-    "mixtral": "mixtral",
     "qwen2_moe": "qwen2_moe",
     "qwen3_moe": "qwen3_moe",
     "qwen3_vl_moe_text": "qwen3_moe",
@@ -43,9 +45,6 @@ FAMILIES: dict[str, str] = {
     "deepseek_v32": "deepseek",
     "kimi_k2": "deepseek",
     "kimi_k25": "deepseek",
-    "glm4_moe": "glm4_moe",
-    "glm4v_moe_text": "glm4_moe",
-    "glm4v_moe": "glm4_moe",
     "dbrx": "dbrx",
     "gpt_oss": "gpt_oss",
     "jamba": "jamba",
@@ -63,18 +62,12 @@ FAMILIES: dict[str, str] = {
     "gemma3_text": "gemma",
     "gemma4_text": "gemma4",
     "phi": "phi",
-    "phi3": "phi",
     "gpt2": "gpt2",
     "opt": "opt",
     "bloom": "bloom",
     "falcon": "falcon",
-    "olmo": "olmo",
-    "olmo2": "olmo",
-    "olmo3": "olmo",
     "minicpm3": "minicpm3",
     "nemotron-nas": "nemotron_nas",
-    # families that differ from Llama in a few traits: one row each in decoder.TRAITS (tests/test_hf_more.py)
-    **dict.fromkeys(TRAITS, "decoder"),
     "lfm2": "lfm2",
     "bamba": "hybrid",
     "granitemoehybrid": "hybrid",
@@ -83,6 +76,9 @@ FAMILIES: dict[str, str] = {
     "qwen3_omni_moe": "qwen3_moe",  # the thinker's language model (NESTED_WRAPPER_KEYS)
     "qwen3_omni_moe_text": "qwen3_moe",
 }
+
+# Every model_type colint reads: the rows of decoder.TRAITS (tests/test_hf_more.py) and the bespoke builders.
+FAMILIES: dict[str, str] = {**BESPOKE, **dict.fromkeys(TRAITS, "decoder")}
 
 # Multimodal wrapper model_type -> the text model_type when text_config has none (transformers' default).
 WRAPPER_TEXT_TYPES: dict[str, str] = {
@@ -204,6 +200,8 @@ def normalize(doc: Document) -> ModelSpec:
 
         return build_with_transformers(doc, prefix, mt, FAMILIES)  # FAMILIES: for "supported: ..."
     module = importlib.import_module(f"colint.normalize.hf.{FAMILIES[mt]}")
-    defaults, aliases = family_defaults(mt)
+    # a TRAITS row named by its multimodal wrapper's model_type (a flat glm4v_moe file) has its text keys at the
+    # top level, so the text config's defaults apply
+    defaults, aliases = family_defaults(WRAPPER_TEXT_TYPES.get(mt, mt) if mt in TRAITS else mt)
     r = HFReader(doc, prefix, defaults=defaults, aliases=aliases, model_type=mt)
     return module.build(r)

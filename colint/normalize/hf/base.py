@@ -5,8 +5,12 @@ from __future__ import annotations
 import functools
 import json
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from colint.loading.document import Document
+from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec, Quantization
 from colint.normalize.reader import Reader
 
@@ -143,6 +147,63 @@ class HFReader(Reader):
             per_layer_lists={**self.per_layer_lists, **fields.pop("per_layer_lists", {})},
             **fields,
         )
+
+
+@dataclass(frozen=True)
+class Header:
+    """The keys that nearly every HF decoder states the same way (read by :func:`read_common`)."""
+
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    intermediate_size: int | None  # None: the family reads its FFN width itself
+    vocab_size: int
+    tie_word_embeddings: bool
+
+
+def read_common(
+    r: HFReader,
+    defaults: Mapping[str, Any] | None = None,
+    *,
+    intermediate: tuple[str, ...] | None = ("intermediate_size", "intermediate_size"),
+    head_dim: Literal["dims", "hidden", "stated"] = "dims",
+) -> Header:
+    """Read the header of an HF decoder config, in one order: hidden size, layers, attention heads / KV
+    heads / head_dim, FFN width, vocabulary, tied embeddings.
+
+    ``defaults`` holds the config class's defaults where the family states them in code (keys ``hidden``,
+    ``layers``, ``heads``, ``kv``, ``head_dim``, ``inter``, ``vocab``, ``tie``); an explicit default also
+    makes an explicit null read as absent. A key without one takes the generated defaults table
+    (``hf_defaults.json``) and a null there is an error. ``intermediate`` is ``(field, *keys)`` of the FFN
+    width (None: not read here). ``head_dim``: ``"dims"`` from the file (else the class default, else
+    H / heads: :meth:`HFReader.attention_dims`); ``"hidden"`` always H / heads, with KV heads read only where
+    the class has a default for them (GPT-NeoX: none, so equal to heads); ``"stated"`` heads, KV heads and
+    head_dim each read as stated (Gemma: the class defaults are not derived from H)."""
+    d = defaults or {}
+
+    def given(name: str) -> dict[str, Any]:
+        return {"default": d[name]} if name in d else {}
+
+    h = r.int("hidden_size", "hidden_size", **given("hidden"))
+    n_layers = r.int("num_layers", "num_hidden_layers", **given("layers"))
+    if head_dim == "dims":
+        heads, kv, hd = r.attention_dims(
+            h, heads_default=d.get("heads"), kv_default=d.get("kv"), head_dim_default=d.get("head_dim")
+        )
+    elif head_dim == "hidden":
+        heads = r.int("num_heads", "num_attention_heads", **given("heads"))
+        kv = r.int("num_kv_heads", "num_key_value_heads", default=d["kv"]) if d.get("kv") else heads
+        hd = h // heads
+    else:
+        heads = r.int("num_heads", "num_attention_heads", **given("heads"))
+        kv = r.int("num_kv_heads", "num_key_value_heads", **given("kv"))
+        hd = r.int("head_dim", "head_dim", **given("head_dim"))
+    inter = r.int(intermediate[0], *intermediate[1:], **given("inter")) if intermediate else None
+    vocab = r.int("vocab_size", "vocab_size", **given("vocab"))
+    tie = tie_embeddings(r, d.get("tie"))
+    return Header(h, n_layers, heads, kv, hd, inter, vocab, tie)
 
 
 def layer_types_of(types: list[str] | None, n_layers: int) -> list[str]:

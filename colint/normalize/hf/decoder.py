@@ -9,23 +9,25 @@ MoE families where the experts sit and how wide they and the shared experts are.
 from the generated table (``hf_defaults.json``), as transformers fills them.
 
 Dense: granite, cohere, cohere2, starcoder2, gpt_neox, gptj, stablelm, smollm3, glm, glm4,
-exaone4, ernie4_5, hunyuan_v1_dense, seed_oss, arcee, apertus.
+exaone4, ernie4_5, hunyuan_v1_dense, seed_oss, arcee, apertus, helium, phi3 (Phi-3/Phi-4); olmo (LayerNorms without parameters),
+olmo2 / olmo3 (two post-norms of H, q/k RMSNorms over all heads; olmo3 ``layer_types`` windows).
 MoE (router ``[E, H]`` without bias, fused experts ``gate_up [E, 2I, H]``, ``down [E, H, I]``):
-olmoe, phimoe, granitemoe, granitemoeshared (plus a gated shared MLP), ernie4_5_moe (dense and
-sparse layers by ``moe_layer_start_index``/``end_index``/``interval``; shared experts
-``moe_num_shared_experts x moe_intermediate_size``; an ``e_score_correction_bias`` parameter of
+mixtral (no shared expert, ``sliding_window`` on every layer), olmoe, phimoe, granitemoe,
+granitemoeshared (plus a gated shared MLP), ernie4_5_moe (dense and sparse layers by
+``moe_layer_start_index``/``end_index``/``interval``; shared experts ``moe_num_shared_experts x moe_intermediate_size``; an ``e_score_correction_bias`` parameter of
 E per sparse layer), hunyuan_v1_moe (every layer sparse; one shared MLP of ``intermediate_size``),
 dots1 (first ``first_k_dense_replace`` layers dense, then ``n_shared_experts`` shared experts;
-its score-correction bias is a buffer).
+its score-correction bias is a buffer), glm4_moe and GLM-4.5V's glm4v_moe_text (the same layout; o never
+biased; glm4_moe's per-head q/k norms by ``use_qk_norm``; ``num_nextn_predict_layers`` MTP layers, not built
+by transformers, reported apart and sized like DeepSeek-V3's MTP module).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from colint.normalize.hf.base import HFReader, layer_types_of
-from colint.normalize.hf.moe_common import KindTable, layer, nullable_int, str_list
-from colint.normalize.hf.tie import tie_embeddings
+from colint.normalize.hf.base import HFReader, layer_types_of, read_common
+from colint.normalize.hf.moe_common import KindTable, deepseek_style_mtp_params, layer, nullable_int, str_list
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
 Flag = bool | str  # a fixed value, or the config key that holds it
@@ -41,6 +43,7 @@ class Traits:
     fused_qkv: bool = False
     norms: int = 2  # per-layer norms of width H
     norm_bias: bool = False  # LayerNorm weight + bias
+    norm_weights: bool = True  # False: LayerNorms without learnable parameters (OLMo), per layer and final
     parallel_norms_key: str | None = None  # stablelm: use_parallel_residual drops post_attention_layernorm
     qk_norm: str | None = None  # "head": head_dim each; "all": heads*hd + kv*hd; "olmoe": H + kv*(H/heads)
     qk_norm_key: str | None = None  # the flag that switches the q/k norms on (cohere use_qk_norm)
@@ -56,8 +59,9 @@ class Traits:
     expert_width: str = "intermediate_size"
     experts_keys: tuple = ("num_local_experts",)
     top_k_keys: tuple = ("num_experts_per_tok",)
-    shared: str | None = None  # granite (shared_intermediate_size) | ernie | hunyuan | dots1
+    shared: str | None = None  # granite (shared_intermediate_size) | ernie | hunyuan | n_shared (n_shared_experts)
     router_param_bias: bool = False  # ernie4_5_moe: e_score_correction_bias is a parameter (E)
+    mtp_keys: tuple = ()  # keys of the MTP layer count: layers transformers does not build, reported apart
 
 
 _LLAMA = Traits(mlp_bias="mlp_bias")
@@ -112,10 +116,18 @@ TRAITS: dict[str, Traits] = {
     "ernie4_5": Traits(kv_default=2, head_dim_default=128, qkv_bias="use_bias", o_bias="use_bias", mlp_bias="use_bias"),
     "hunyuan_v1_dense": Traits(qk_norm="head"),
     "apertus": Traits(gated=False, qk_norm="head", act_params={"xielu": 2}),
+    # Phi-3 / Phi-4: fused qkv_proj and gate_up_proj, no biases, sliding_window on every layer
+    "phi3": Traits(qkv_bias=False, o_bias=False, fused_qkv=True, windows="all"),
+    # o_proj never has a bias (modeling_helium.py), q/k/v follow attention_bias
+    "helium": Traits(kv_default=20, head_dim_default=128, o_bias=False, mlp_bias="mlp_bias"),
+    "olmo": Traits(norm_weights=False),
+    "olmo2": Traits(qk_norm="all"),  # post-norms (two of H) and q/k norms over all heads
+    "olmo3": Traits(qk_norm="all", windows="types"),
     # MoE
     "olmoe": Traits(qk_norm="olmoe", moe="all", experts_keys=("num_experts",)),
     "phimoe": Traits(kv_default=8, lm_head_bias="lm_head_bias", norm_bias=True, windows="all", moe="all"),
     "granitemoe": Traits(moe="all"),
+    "mixtral": Traits(kv_default=8, windows="all", moe="all", experts_keys=("num_local_experts", "num_experts")),
     "granitemoeshared": Traits(moe="all", shared="granite"),
     "ernie4_5_moe": Traits(
         kv_default=4,
@@ -133,13 +145,37 @@ TRAITS: dict[str, Traits] = {
     "hunyuan_v1_moe": Traits(
         qk_norm="head", moe="all", experts_keys=("num_experts",), top_k_keys=("moe_topk",), shared="hunyuan"
     ),
+    "glm4_moe": Traits(
+        kv_default=8,
+        o_bias=False,
+        qk_norm="head",
+        qk_norm_key="use_qk_norm",
+        moe="first_k",
+        expert_width="moe_intermediate_size",
+        experts_keys=("n_routed_experts", "num_local_experts"),
+        shared="n_shared",
+        mtp_keys=("num_nextn_predict_layers", "num_mtp_layers"),
+    ),
+    # GLM-4.5V's language model: the same layers, no q/k norms (glm4v_moe: its wrapper, read flat)
+    **dict.fromkeys(
+        ("glm4v_moe_text", "glm4v_moe"),
+        Traits(
+            kv_default=8,
+            o_bias=False,
+            moe="first_k",
+            expert_width="moe_intermediate_size",
+            experts_keys=("n_routed_experts", "num_local_experts"),
+            shared="n_shared",
+            mtp_keys=("num_nextn_predict_layers", "num_mtp_layers"),
+        ),
+    ),
     "dots1": Traits(
         kv_default=32,
         qk_norm="head",
         moe="first_k",
         expert_width="moe_intermediate_size",
         experts_keys=("n_routed_experts",),
-        shared="dots1",
+        shared="n_shared",
         windows="types",
     ),
 }
@@ -175,7 +211,12 @@ def _sparse_layers(r: HFReader, t: Traits, n_layers: int) -> list[bool]:
     if t.moe == "all":
         return [True] * n_layers
     if t.moe == "first_k":
-        first = r.int("first_k_dense_replace", "first_k_dense_replace", default=0, minimum=0)
+        first = r.int(
+            "first_k_dense_replace",
+            "first_k_dense_replace",
+            default=r.defaults.get("first_k_dense_replace", 0),
+            minimum=0,
+        )
         return [i >= first for i in range(n_layers)]
     if t.moe == "ernie":
         interval = r.int(None, "moe_layer_interval", default=1)
@@ -224,7 +265,7 @@ def _moe_ffn(r: HFReader, t: Traits, h: int, inter: int) -> tuple[FFN, int]:
             minimum=0,
         )
         shared_w = width
-    elif t.shared == "dots1":
+    elif t.shared == "n_shared":
         n_shared = r.int("num_shared_experts", "n_shared_experts", minimum=0)
         shared_w = width
     elif t.shared == "hunyuan":
@@ -243,26 +284,33 @@ def _moe_ffn(r: HFReader, t: Traits, h: int, inter: int) -> tuple[FFN, int]:
 
 def build(r: HFReader) -> ModelSpec:
     t = TRAITS[r.model_type]
-    h = r.int("hidden_size", "hidden_size")
-    n_layers = r.int("num_layers", "num_hidden_layers")
-    if t.head_dim_key:
-        heads, kv, hd = r.attention_dims(h, kv_default=t.kv_default, head_dim_default=t.head_dim_default)
-    else:
-        heads = r.int("num_heads", "num_attention_heads")
-        kv = r.int("num_kv_heads", "num_key_value_heads", default=t.kv_default) if t.kv_default else heads
-        hd = h // heads
-    if t.inter_default_mult and not r.has("n_inner"):
-        inter = t.inter_default_mult * h
+    class_defaults = {"kv": t.kv_default, "head_dim": t.head_dim_default}
+    derived_inter = bool(t.inter_default_mult) and not r.has("n_inner")  # gptj: n_inner null -> 4H
+    c = read_common(
+        r,
+        {k: v for k, v in class_defaults.items() if v is not None},
+        intermediate=None if derived_inter else ("intermediate_size", "intermediate_size", "n_inner"),
+        head_dim="dims" if t.head_dim_key else "hidden",
+    )
+    h, n_layers, heads, kv, hd, vocab, tie = (
+        c.hidden_size,
+        c.num_layers,
+        c.num_heads,
+        c.num_kv_heads,
+        c.head_dim,
+        c.vocab_size,
+        c.tie_word_embeddings,
+    )
+    if c.intermediate_size is None:
+        inter = (t.inter_default_mult or 0) * h
         r.record("intermediate_size", "n_inner", default=True)
     else:
-        inter = r.int("intermediate_size", "intermediate_size", "n_inner")
-    vocab = r.int("vocab_size", "vocab_size")
-    tie = tie_embeddings(r)
+        inter = c.intermediate_size
     qkv_bias, o_bias, mlp_bias = _flag(r, t.qkv_bias), _flag(r, t.o_bias), _flag(r, t.mlp_bias)
     window = nullable_int(r, "sliding_window", "sliding_window", None) if t.windows != "none" else None
     types = _layer_types(r, t, n_layers, window)
 
-    norm_w = 2 * h if t.norm_bias else h
+    norm_w = (2 * h if t.norm_bias else h) if t.norm_weights else 0
     norms = t.norms
     if t.parallel_norms_key and _flag(r, t.parallel_norms_key):
         norms = 1
@@ -295,6 +343,21 @@ def build(r: HFReader) -> ModelSpec:
             table.add(layer(mixer, ffn, other + router_params))
         else:
             table.add(layer(mixer, dense, other))
+    mtp = r.int("mtp_layers", *t.mtp_keys, default=r.defaults.get(t.mtp_keys[0], 0), minimum=0) if t.mtp_keys else 0
+    mtp_params = 0
+    if mtp:  # each MTP module sized like DeepSeek-V3's around one sparse layer (moe_common.mtp_module_params)
+        if moe_ffn is None:
+            moe_ffn, router_params = _moe_ffn(r, t, h, inter)
+        full = Mixer(
+            kind="attention",
+            num_heads=heads,
+            num_kv_heads=kv,
+            head_dim=hd,
+            qkv_bias=qkv_bias,
+            o_bias=o_bias,
+            fused_qkv=t.fused_qkv,
+        )
+        mtp_params = mtp * deepseek_style_mtp_params(layer(full, moe_ffn, other + router_params), h)
     extra = norm_w + (vocab if _flag(r, t.lm_head_bias) else 0)  # a bias is never tied
     return r.spec(
         hidden_size=h,
@@ -311,4 +374,6 @@ def build(r: HFReader) -> ModelSpec:
         hidden_act=act,
         sliding_window=window,
         extra_params=extra,
+        mtp_layers=mtp,
+        mtp_params=mtp_params,
     )

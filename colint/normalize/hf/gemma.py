@@ -12,8 +12,7 @@ sliding, Gemma-3 every layer but each ``sliding_window_pattern``-th, default 6).
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader, sliding_full_kinds
-from colint.normalize.hf.tie import tie_embeddings
+from colint.normalize.hf.base import HFReader, read_common, sliding_full_kinds
 from colint.normalize.model_spec import FFN, ModelSpec
 
 
@@ -28,14 +27,10 @@ def _default_types(mt: str, r: HFReader, n_layers: int) -> list[str] | None:
 
 def build(r: HFReader) -> ModelSpec:
     mt = r.model_type
-    h = r.int("hidden_size", "hidden_size")
-    n_layers = r.int("num_layers", "num_hidden_layers")
-    heads = r.int("num_heads", "num_attention_heads")
-    kv = r.int("num_kv_heads", "num_key_value_heads")  # absent: the class default (16 Gemma, 4 Gemma-2/3/4), not heads
-    hd = r.int("head_dim", "head_dim")  # class default 256 when absent
-    inter = r.int("intermediate_size", "intermediate_size")
-    vocab = r.int("vocab_size", "vocab_size")
-    tie = tie_embeddings(r)
+    # KV heads absent: the class default (16 Gemma, 4 Gemma-2/3/4), not heads; head_dim absent: the class default (256 Gemma)
+    c = read_common(r, head_dim="stated")
+    h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
+    inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
     bias = r.bool(None, "attention_bias", default=False)
     if mt == "gemma":
         other, window, types = 2 * h, None, None

@@ -22,8 +22,7 @@ Final RMSNorm; LM head tied by default.
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader, layer_types_of
-from colint.normalize.hf.tie import tie_embeddings
+from colint.normalize.hf.base import HFReader, layer_types_of, read_common
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 
 DEFAULT_GLOBAL_HEAD_DIM = 512  # Gemma4TextConfig.__post_init__: kwargs.pop("global_head_dim", 512)
@@ -56,14 +55,11 @@ def _overrides(r: HFReader, n_layers: int, types: list[str], k_eq_v: bool) -> di
 
 
 def build(r: HFReader) -> ModelSpec:
-    h = r.int("hidden_size", "hidden_size")
-    n_layers = r.int("num_layers", "num_hidden_layers")
-    heads = r.int("num_heads", "num_attention_heads")
-    kv = r.int("num_kv_heads", "num_key_value_heads")  # absent: the class default (16 Gemma, 4 Gemma-2/3/4), not heads
-    hd = r.int("head_dim", "head_dim")
-    inter = r.int("intermediate_size", "intermediate_size")
-    vocab = r.int("vocab_size", "vocab_size")
-    tie = tie_embeddings(r)
+    # KV heads absent: the class default (16 Gemma, 4 Gemma-2/3/4), not heads; head_dim absent: the class default (256 Gemma)
+    c = read_common(r, head_dim="stated")
+    h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
+    inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
+    assert inter is not None  # read_common read intermediate_size
     bias = r.bool(None, "attention_bias", default=False)
     window = r.opt_int("sliding_window", "sliding_window")
     k_eq_v = r.bool(None, "attention_k_eq_v", default=False)

@@ -12,18 +12,20 @@ that key is absent (transformers ignores it). Two RMSNorms (H) per layer and a f
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.base import HFReader, read_common
 from colint.normalize.hf.moe_common import KindTable, ignored_key, layer, nullable_int
-from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
-    h = r.int("hidden_size", "hidden_size", default=2880)
-    n_layers = r.int("num_layers", "num_hidden_layers", default=36)
-    heads, kv, hd = r.attention_dims(h, heads_default=64, kv_default=8, head_dim_default=64)
+    c = read_common(
+        r,
+        dict(hidden=2880, layers=36, heads=64, kv=8, head_dim=64, inter=2880, vocab=201088, tie=False),
+        intermediate=("moe_intermediate_size", "intermediate_size"),
+    )
+    h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
+    inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
     bias = r.bool(None, "attention_bias", default=True)
-    inter = r.int("moe_intermediate_size", "intermediate_size", default=2880)
     e = r.int("num_experts", "num_local_experts", "num_experts", default=128)
     notes: list[str] = []
     issues: list = []
@@ -33,8 +35,6 @@ def build(r: HFReader) -> ModelSpec:
             issues.append(ignored_key(r, "experts_per_token", f"transformers routes to num_experts_per_tok = {k}"))
     else:
         k = r.int("top_k", "experts_per_token", default=4)
-    vocab = r.int("vocab_size", "vocab_size", default=201088)
-    tie = tie_embeddings(r, False)
     window = nullable_int(r, "sliding_window", "sliding_window", 128)
     types = r.layer_types(n_layers)
     if types is None:

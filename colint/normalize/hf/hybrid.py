@@ -16,7 +16,7 @@ Bamba's FFN: a gated MLP (``mlp_bias``). Granite's: a router ``[E, H]`` and fuse
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.base import HFReader, read_common
 from colint.normalize.hf.moe_common import KindTable, int_list, layer, str_list
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
@@ -109,12 +109,9 @@ def build(r: HFReader) -> ModelSpec:
     if r.model_type == "mamba2":
         return build_mamba2(r)
     d = _DEFAULTS[r.model_type]
-    h = r.int("hidden_size", "hidden_size", default=d["hidden"])
-    n_layers = r.int("num_layers", "num_hidden_layers", default=d["layers"])
-    heads, kv, hd = r.attention_dims(h, heads_default=d["heads"], kv_default=d["kv"])
-    inter = r.int("intermediate_size", "intermediate_size", default=d["inter"])
-    vocab = r.int("vocab_size", "vocab_size", default=d["vocab"])
-    tie = tie_embeddings(r, False)
+    c = read_common(r, {**d, "tie": False})
+    h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
+    inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
     bias = r.bool(None, "attention_bias", default=False)
     if r.model_type == "bamba":
         ffn = FFN(kind="dense", intermediate_size=inter, bias=r.bool(None, "mlp_bias", default=False))

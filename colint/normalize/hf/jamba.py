@@ -16,17 +16,15 @@ from __future__ import annotations
 
 import math
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.base import HFReader, read_common
 from colint.normalize.hf.moe_common import KindTable, layer
-from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
-    h = r.int("hidden_size", "hidden_size", default=4096)
-    n_layers = r.int("num_layers", "num_hidden_layers", default=32)
-    heads, kv, hd = r.attention_dims(h, heads_default=32, kv_default=8)
-    inter = r.int("intermediate_size", "intermediate_size", default=14336)
+    c = read_common(r, dict(hidden=4096, layers=32, heads=32, kv=8, inter=14336, vocab=65536, tie=False))
+    h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
+    inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
     e = r.int("num_experts", "num_experts", "num_local_experts", default=16)
     k = r.int("top_k", "num_experts_per_tok", default=2)
     attn_period = r.int(None, "attn_layer_period", default=8)
@@ -53,8 +51,6 @@ def build(r: HFReader) -> ModelSpec:
         dt_rank = r.int(None, "mamba_dt_rank")
     conv_bias = r.bool(None, "mamba_conv_bias", default=True)
     proj_bias = r.bool(None, "mamba_proj_bias", default=False)
-    vocab = r.int("vocab_size", "vocab_size", default=65536)
-    tie = tie_embeddings(r, False)
 
     d_inner = expand * h
     attn = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd)

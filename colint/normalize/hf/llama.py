@@ -18,9 +18,8 @@ RMSNorms and a 2H -> H ``input_proj``), not in ``params.total``.
 from __future__ import annotations
 
 from colint.normalize.weights import kind_params
-from colint.normalize.hf.base import HFReader, layer_types_of
+from colint.normalize.hf.base import HFReader, layer_types_of, read_common
 from colint.normalize.hf.moe_common import mtp_module_params
-from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 
 QWEN2_LIKE = {"qwen2", "mimo", "qwen2_vl", "qwen2_vl_text", "qwen2_5_vl", "qwen2_5_vl_text"}
@@ -48,15 +47,12 @@ HEAD_DIM_DEFAULT = {"qwen3": 128, "ministral3": 128}
 
 def build(r: HFReader) -> ModelSpec:
     mt = r.model_type
-    h = r.int("hidden_size", "hidden_size")
-    n_layers = r.int("num_layers", "num_hidden_layers")
-    heads, kv, hd = r.attention_dims(h, kv_default=KV_HEADS_DEFAULT.get(mt), head_dim_default=HEAD_DIM_DEFAULT.get(mt))
+    c = read_common(r, {"kv": KV_HEADS_DEFAULT.get(mt), "head_dim": HEAD_DIM_DEFAULT.get(mt)})
+    h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
     if mt in QWEN_VL:  # Qwen2(.5)-VL's text attention is hidden_size // heads wide whatever head_dim says
         hd = h // heads
         r.record_derived("head_dim", "hidden_size")
-    inter = r.int("intermediate_size", "intermediate_size")
-    vocab = r.int("vocab_size", "vocab_size")
-    tie = tie_embeddings(r)
+    inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
     if mt in QWEN2_LIKE:
         qkv_bias, o_bias = True, False
     else:

@@ -14,18 +14,20 @@ RMSNorms (H) per layer and a final one. The vision tower of the wrapper is not c
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.base import HFReader, read_common
 from colint.normalize.hf.moe_common import KindTable, int_list, layer, nullable_int
-from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
-    h = r.int("hidden_size", "hidden_size", default=5120)
-    n_layers = r.int("num_layers", "num_hidden_layers", default=48)
-    heads, kv, hd = r.attention_dims(h, heads_default=40, kv_default=8, head_dim_default=128)
+    c = read_common(
+        r,
+        dict(hidden=5120, layers=48, heads=40, kv=8, head_dim=128, inter=8192, vocab=202048, tie=False),
+        intermediate=("moe_intermediate_size", "intermediate_size"),  # the experts' width; the dense MLP's below
+    )
+    h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
+    moe_inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
     bias = r.bool(None, "attention_bias", default=False)
-    moe_inter = r.int("moe_intermediate_size", "intermediate_size", default=8192)
     inter = r.int("intermediate_size", "intermediate_size_mlp", default=16384)
     e = r.int("num_experts", "num_local_experts", default=16)
     k = r.int("top_k", "num_experts_per_tok", default=1)
@@ -34,8 +36,6 @@ def build(r: HFReader) -> ModelSpec:
     if moe_layers is None:
         moe_layers = list(range(step - 1, n_layers, step))
     moe_set = set(moe_layers)
-    vocab = r.int("vocab_size", "vocab_size", default=202048)
-    tie = tie_embeddings(r, False)
 
     chunk = nullable_int(r, "attention_chunk_size", "attention_chunk_size", 8192)
     interval = r.int(None, "no_rope_layer_interval", default=4)

@@ -13,10 +13,47 @@ when it disagrees with the layer types used.
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
-from colint.normalize.hf.mixtral import attention_mixer, read_config
+from colint.normalize.hf.base import HFReader, read_common
 from colint.normalize.hf.moe_common import KindTable, layer
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+
+
+def read_config(r: HFReader) -> tuple:
+    """(H, layers, heads, KV heads, head_dim, expert intermediate, experts, top-k, vocab, tie, window):
+    MiniMaxConfig's keys with its defaults (the same as MixtralConfig's)."""
+    c = read_common(
+        r,
+        dict(hidden=4096, layers=32, heads=32, kv=8, inter=14336, vocab=32000, tie=False),
+        intermediate=("moe_intermediate_size", "intermediate_size"),
+    )
+    e = r.int("num_experts", "num_local_experts", "num_experts", default=8)
+    k = r.int("top_k", "num_experts_per_tok", default=2)
+    window = r.opt_int("sliding_window", "sliding_window") or None
+    return (
+        c.hidden_size,
+        c.num_layers,
+        c.num_heads,
+        c.num_kv_heads,
+        c.head_dim,
+        c.intermediate_size,
+        e,
+        k,
+        c.vocab_size,
+        c.tie_word_embeddings,
+        window,
+    )
+
+
+def attention_mixer(heads: int, kv: int, hd: int, window: int | None) -> Mixer:
+    """Softmax attention, sliding when ``sliding_window`` is set."""
+    return Mixer(
+        kind="attention",
+        attention="sliding" if window else "full",
+        window=window,
+        num_heads=heads,
+        num_kv_heads=kv,
+        head_dim=hd,
+    )
 
 
 def build(r: HFReader) -> ModelSpec:

@@ -13,21 +13,21 @@ DeepSeek-V3's MTP module).
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.base import HFReader, read_common
 from colint.normalize.hf.moe_common import KindTable, deepseek_style_mtp_params, ignored_key, layer
-from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
-    h = r.int("hidden_size", "hidden_size", default=3072)
-    n_layers = r.int("num_layers", "num_hidden_layers", default=62)
-    heads, kv, hd = r.attention_dims(h, heads_default=48, kv_default=8, head_dim_default=128)
-    inter = r.int("moe_intermediate_size", "intermediate_size", default=1536)
+    c = read_common(
+        r,
+        dict(hidden=3072, layers=62, heads=48, kv=8, head_dim=128, inter=1536, vocab=200064, tie=False),
+        intermediate=("moe_intermediate_size", "intermediate_size"),
+    )
+    h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
+    inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
     e = r.int("num_experts", "num_local_experts", "num_experts", default=256)
     k = r.int("top_k", "num_experts_per_tok", default=8)
-    vocab = r.int("vocab_size", "vocab_size", default=200064)
-    tie = tie_embeddings(r, False)
 
     mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd)
     ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter)

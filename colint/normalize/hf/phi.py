@@ -1,51 +1,26 @@
-"""Phi-1/1.5/2 (``phi``) and Phi-3/Phi-4 (``phi3``).
+"""Phi-1/1.5/2 (``phi``; Phi-3/Phi-4, ``phi3``, is a row of decoder.TRAITS).
 
 transformers' PhiForCausalLM: q/k/v and ``dense`` (o) with bias, optional per-head
 ``q_layernorm``/``k_layernorm`` (LayerNorm of H/heads, weight+bias, ``qk_layernorm``), MLP
 fc1/fc2 (not gated, bias), one LayerNorm per layer (attention and MLP run in parallel), a
 final LayerNorm and an LM head **with bias** (V extra parameters), untied by default.
-Phi3ForCausalLM: fused ``qkv_proj`` and fused ``gate_up_proj`` (2 x intermediate), no
-biases, two RMSNorms per layer, final RMSNorm.
 """
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
-from colint.normalize.hf.tie import tie_embeddings
+from colint.normalize.hf.base import HFReader, read_common
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
-    phi3 = r.model_type == "phi3"
-    h = r.int("hidden_size", "hidden_size")
-    n_layers = r.int("num_layers", "num_hidden_layers")
-    heads, kv, hd = r.attention_dims(h)
-    inter = r.int("intermediate_size", "intermediate_size")
-    vocab = r.int("vocab_size", "vocab_size")
-    tie = tie_embeddings(r)
-    window = r.opt_int("sliding_window", "sliding_window") if phi3 else None
-    if phi3:
-        mixer = Mixer(
-            kind="attention",
-            attention="sliding" if window else "full",
-            window=window,
-            num_heads=heads,
-            num_kv_heads=kv,
-            head_dim=hd,
-            fused_qkv=True,
-        )
-        ffn = FFN(kind="dense", intermediate_size=inter, gated=True)
-        other, extra = 2 * h, h
-        act = r.str(None, "hidden_act")
-    else:
-        qk_ln = r.bool(None, "qk_layernorm", default=False)
-        mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=True, o_bias=True)
-        ffn = FFN(kind="dense", intermediate_size=inter, gated=False, bias=True)
-        other = 2 * h + (2 * 2 * (h // heads) if qk_ln else 0)
-        extra = 2 * h + vocab  # final LayerNorm (weight+bias) + lm_head bias
-        act = r.str(None, "hidden_act")
-    name = f"attention/{mixer.attention}+dense"
-    kind = LayerKind(name=name, mixer=mixer, ffn=ffn, other_params=other)
+    c = read_common(r)
+    h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
+    inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
+    qk_ln = r.bool(None, "qk_layernorm", default=False)
+    mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=True, o_bias=True)
+    ffn = FFN(kind="dense", intermediate_size=inter, gated=False, bias=True)
+    other = 2 * h + (2 * 2 * (h // heads) if qk_ln else 0)
+    kind = LayerKind(name=f"attention/{mixer.attention}+dense", mixer=mixer, ffn=ffn, other_params=other)
     return r.spec(
         hidden_size=h,
         num_layers=n_layers,
@@ -58,7 +33,7 @@ def build(r: HFReader) -> ModelSpec:
         num_kv_heads=kv,
         head_dim=hd,
         intermediate_size=inter,
-        hidden_act=act,
-        sliding_window=window,
-        extra_params=extra,
+        hidden_act=r.str(None, "hidden_act"),
+        sliding_window=None,
+        extra_params=2 * h + vocab,  # final LayerNorm (weight+bias) + lm_head bias
     )

@@ -18,9 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.base import HFReader, read_common
 from colint.normalize.hf.moe_common import KindTable, int_list, layer
-from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
 # transformers 5.24 dataclass defaults per model_type
@@ -46,17 +45,14 @@ def build(r: HFReader) -> ModelSpec:
     mt = r.model_type if r.model_type in _DEFAULTS else _WRAPPERS.get(r.model_type, "qwen3_moe")
     d = _DEFAULTS[mt]
     qwen2 = mt == "qwen2_moe"
-    h = r.int("hidden_size", "hidden_size", default=d["hidden"])
-    n_layers = r.int("num_layers", "num_hidden_layers", default=d["layers"])
-    heads, kv, hd = r.attention_dims(h, heads_default=d["heads"], kv_default=d["kv"])
-    inter = r.int("intermediate_size", "intermediate_size", default=d["inter"])
+    c = read_common(r, d)
+    h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
+    inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
     moe_inter = r.int("moe_intermediate_size", "moe_intermediate_size", default=d["moe"])
     e = r.int("num_experts", "num_experts", "num_local_experts", default=d["e"], minimum=0)
     k = r.int("top_k", "num_experts_per_tok", default=d["k"])
     step = r.int("decoder_sparse_step", "decoder_sparse_step", default=1)
     mlp_only = set(int_list(r, "mlp_only_layers") or [])
-    vocab = r.int("vocab_size", "vocab_size", default=d["vocab"])
-    tie = tie_embeddings(r, d["tie"])
     if qwen2:
         shared = r.int(
             "shared_expert_intermediate_size", "shared_expert_intermediate_size", default=d["shared"], minimum=0

@@ -22,9 +22,8 @@ transformers 5.24 (``modeling_qwen3_next.py``, ``modeling_qwen3_5*.py``):
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader, layer_types_of
+from colint.normalize.hf.base import HFReader, layer_types_of, read_common
 from colint.normalize.hf.moe_common import KindTable, deepseek_style_mtp_params, int_list, layer
-from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
 # transformers 5.24 dataclass defaults
@@ -45,12 +44,10 @@ def build(r: HFReader) -> ModelSpec:
     if mt not in _DEFAULTS:
         mt = "qwen3_next"
     d = _DEFAULTS[mt]
-    h = r.int("hidden_size", "hidden_size", default=d["hidden"])
-    n_layers = r.int("num_layers", "num_hidden_layers", default=d["layers"])
-    heads, kv, hd = r.attention_dims(h, heads_default=d["heads"], kv_default=d["kv"], head_dim_default=256)
+    c = read_common(r, {**d, "head_dim": 256, "tie": False}, intermediate=None)
+    h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
+    vocab, tie = c.vocab_size, c.tie_word_embeddings
     attn_bias = r.bool(None, "attention_bias", default=False)
-    vocab = r.int("vocab_size", "vocab_size", default=d["vocab"])
-    tie = tie_embeddings(r, False)
 
     nk = r.int(None, "linear_num_key_heads", default=16)
     nv = r.int(None, "linear_num_value_heads", default=32)
