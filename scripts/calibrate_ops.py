@@ -250,6 +250,8 @@ SHARED_GRID = {  # the cross-architecture op constants (``common:`` in _architec
     "oneshot_max_bytes": [2.0**19, 2.0**20, 2.0**21],
     "moe_fixed_kernels": [4.0, 8.0, 12.0],
     "moe_gemm_efficiency": [0.5, 0.6, 0.7, 0.8, 1.0],
+    "a2a_sm_copy_gbps": [10.0, 12.0, 14.0, 16.0],
+    "a2a_copy_cycles": [300.0, 600.0, 900.0],
 }
 # per-architecture op constants measured on that architecture's GPU (MEAS-OPS); a held-out GPU takes
 # the mean of the other architectures' values instead (what a new architecture would get)
@@ -258,6 +260,7 @@ ARCH_OPS = (
     "mla_floor_us",
     "context_floor_us",
     "decode_item_cycles",
+    "mla_serial_cycles",
     "custom_allreduce_latency_us",
     "collective_latency_us",
     "collective_step_latency_us",
@@ -307,8 +310,10 @@ def _prior(base: dict, arch: str, others: list[str]) -> dict:
 
     upd = {}
     for key in ARCH_OPS:
-        vals = [getattr(base[a], key) for a in others]
-        if isinstance(vals[0], dict):
+        vals = [v for v in (getattr(base[a], key) for a in others) if v is not None]
+        if not vals:  # no other architecture has it (sm80's serial MLA decode): an unmeasured one lacks it too
+            upd[key] = None
+        elif isinstance(vals[0], dict):
             keys = set().union(*vals)
             upd[key] = {k: sum(v.get(k, v.get("gqa", 0.0)) for v in vals) / len(vals) for k in keys}
         else:

@@ -17,7 +17,10 @@ Rabenseifner & Gropp 2005, "Optimization of Collective Communication Operations 
   distinct remote ranks holding its top-k experts, ep·(1 − (1 − 1/ep)^k)·(ep − 1)/ep of them
   (uniform routing); LL sends one copy per expert (no de-duplication). Dispatch in the wire format
   (BF16 2 B, FP8 1 B + 1/128 scale, NVFP4 0.5625 B); combine in BF16 (DeepEP's combine). Plus a
-  fixed ``a2a_latency_us`` per backend (notify + barrier kernels).
+  fixed ``a2a_latency_us`` per backend (notify + barrier kernels). The high-throughput (normal) kernels
+  copy with ``a2a_ht_sms`` SMs (DeepEP ``Buffer.set_num_sms(24)``): their bandwidth is the lower of
+  the link's and the SMs' copy rate (``a2a_sm_copy_gbps`` each), plus ``a2a_copy_cycles`` per
+  (token, destination) on those SMs.
 
 Returns ``(estimate_s, sol_s)``: sol is bytes / link bandwidth (no latency, no efficiency).
 """
@@ -131,4 +134,12 @@ def moe_dispatch_combine(
     bw = link_bytes_per_s(profile, ep, all_to_all=True)
     kind = "ll" if "ll" in backend.split("_") else "ht"
     lat = tmod.a2a_latency_us.get(f"{kind}_{phase}", tmod.a2a_latency_us.get(kind, 50.0)) * 1e-6
-    return lat + moved / (bw * tmod.link_efficiency), moved / bw
+    if kind == "ll":
+        return lat + moved / (bw * tmod.link_efficiency), moved / bw
+    # high-throughput kernels: a fixed set of SMs copies every (token, destination) pair; they pull at most
+    # a2a_ht_sms x a2a_sm_copy_gbps (DeepEP normal kernels on B200 stay near 1/3 of NVLink 5), and
+    # each copy costs its SMs a2a_copy_cycles of bookkeeping (index, layout, flag)
+    sm_bw = tmod.a2a_ht_sms * tmod.a2a_sm_copy_gbps * 1e9
+    clock = (profile.clock_mhz or 1500.0) * 1e6
+    t_copy = tokens * copies * tmod.a2a_copy_cycles / (tmod.a2a_ht_sms * clock)
+    return lat + moved / min(bw * tmod.link_efficiency, sm_bw) + t_copy, moved / bw

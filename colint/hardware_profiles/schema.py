@@ -128,6 +128,15 @@ class TimeModel(Record, frozen=True, extra="forbid"):
     custom_allreduce_latency_us: float = field(default=3.0, ge=0)  # TensorRT-LLM custom all-reduce floor
     oneshot_max_bytes: float = field(default=2.0**20, ge=0)  # one-shot all-reduce up to this message
     a2a_latency_us: dict[str, float] = field(default_factory=lambda: {"ht": 80.0, "ll": 30.0})
+    # DeepEP high-throughput (normal) kernels copy tokens with a fixed number of SMs: bandwidth
+    # min(link, a2a_ht_sms x a2a_sm_copy_gbps), plus a2a_copy_cycles per (token, destination rank)
+    a2a_ht_sms: int = field(default=24, gt=0)
+    a2a_sm_copy_gbps: float = field(default=16.0, gt=0)
+    a2a_copy_cycles: float = field(default=0.0, ge=0)
+    # MLA decode without a split-KV kernel (sm80: no FlashMLA / XQA-MLA): one CTA per sequence walks the
+    # context; SM cycles per cached token: {"latency": the serial chain, "seq": per (sequence, token),
+    # "head": per (sequence, token, head)}. None: the absorbed split-KV kernel
+    mla_serial_cycles: Optional[dict[str, float]] = None
     sources: dict[str, str] = field(default_factory=dict)
 
 
