@@ -252,6 +252,8 @@ SHARED_GRID = {  # the cross-architecture op constants (``common:`` in _architec
     "moe_gemm_efficiency": [0.5, 0.6, 0.7, 0.8, 1.0],
     "a2a_sm_copy_gbps": [10.0, 12.0, 14.0, 16.0],
     "a2a_copy_cycles": [300.0, 600.0, 900.0],
+    "p2p_ll_gbps": [4.0, 6.0, 8.0, 10.0],
+    "p2p_simple_us": [6.0, 8.0, 10.0],
 }
 # per-architecture op constants measured on that architecture's GPU (MEAS-OPS); a held-out GPU takes
 # the mean of the other architectures' values instead (what a new architecture would get)

@@ -97,7 +97,11 @@ def decode_attention(
     clock = (profile.clock_mhz or 1500.0) * 1e6
     t_items = b * readers * per_item / (profile.sm_count * clock)
     t_math = flops / (peak * eff) + t_items
-    est = _overlap(t_math, t_mem, tmod.overlap_p, xp) + tmod.attention_floor_us * 1e-6
+    floor_us = tmod.attention_floor_us
+    fp8_floor = tmod.decode_floor_us.get("gqa_fp8") if b_kv <= 1.0 else None
+    if fp8_floor is not None:  # XQA on an FP8 cache: its own (shorter) call, for GQA groups it serves
+        floor_us = xp.where(split | (group <= 1), floor_us, fp8_floor)
+    est = _overlap(t_math, t_mem, tmod.overlap_p, xp) + floor_us * 1e-6
     return est, sol
 
 
