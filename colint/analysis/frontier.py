@@ -42,8 +42,8 @@ with kvp = 2, 4, ... within the domain (``kv_parallel_allowed``): an attention g
 whose kvp GPUs each hold 1/kvp of every sequence's KV cache (``Scenario.kvp``, priced by analyse).
 
 Not modelled (said in the output): pipeline stages for decode (``analyse`` prices pp stages in
-sequence, no micro-batching; pp enters as prefill only); disaggregated prefill; routing skew
-(uniform routing).
+sequence, no micro-batching; pp enters as prefill only); disaggregated prefill; hot experts
+(routing is balanced; the busiest EP rank of a step sets its MoE time: moe.busiest_rank_factor).
 Every figure is an ESTIMATE of colint's step model, not a measurement.
 """
 
@@ -329,7 +329,7 @@ def _decode_prices(spec, profile, grid, w1, w2):
             m = np.empty(b.size, dtype=np.int64)
             n_eff = np.empty(b.size, dtype=np.int64)
             for i, bi in enumerate(grid):
-                touched, mi = routed_expert_rows(int(bi) * groups, topk, g.count)
+                touched, mi = routed_expert_rows(int(bi) * groups, topk, g.count, sc.ep)
                 inst = base_inst * touched
                 m[i] = mi
                 n_eff[i] = int(round(row.n * inst)) if inst > 1 else row.n
