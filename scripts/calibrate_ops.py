@@ -312,9 +312,9 @@ def _prior(base: dict, arch: str, others: list[str]) -> dict:
 
     upd = {}
     for key in ARCH_OPS:
-        vals = [v for v in (getattr(base[a], key) for a in others) if v is not None]
-        if not vals:  # no other architecture has it (sm80's serial MLA decode): an unmeasured one lacks it too
-            upd[key] = None
+        vals = [getattr(base[a], key) for a in others]
+        if any(v is None for v in vals):  # a kernel only some architectures run (sm80's serial MLA decode):
+            upd[key] = None  # an unmeasured architecture is taken to have the split-KV kernel
         elif isinstance(vals[0], dict):
             keys = set().union(*vals)
             upd[key] = {k: sum(v.get(k, v.get("gqa", 0.0)) for v in vals) / len(vals) for k in keys}
