@@ -165,7 +165,8 @@ class SearchModel:
                     pairs, at = np.unique(key, return_inverse=True)
                     touched_at, m_at = np.zeros(len(pairs)), np.zeros(len(pairs), dtype=np.int64)
                     for i_pair, p in enumerate(pairs.tolist()):
-                        touched_at[i_pair], m_at[i_pair] = routed_expert_rows(t_global, *divmod(p, base))
+                        pair_topk, pair_experts = divmod(p, base)
+                        touched_at[i_pair], m_at[i_pair] = routed_expert_rows(t_global, pair_topk, pair_experts, sc.ep)
                     touched, m = touched_at[at.reshape(key.shape)], m_at[at.reshape(key.shape)]
                     inst = inst * touched
                     grouped_n = np.rint(n * inst).astype(np.int64)

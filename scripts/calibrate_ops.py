@@ -250,6 +250,10 @@ SHARED_GRID = {  # the cross-architecture op constants (``common:`` in _architec
     "oneshot_max_bytes": [2.0**19, 2.0**20, 2.0**21],
     "moe_fixed_kernels": [4.0, 8.0, 12.0],
     "moe_gemm_efficiency": [0.5, 0.6, 0.7, 0.8, 1.0],
+    "a2a_sm_copy_gbps": [10.0, 12.0, 14.0, 16.0],
+    "a2a_copy_cycles": [300.0, 600.0, 900.0],
+    "p2p_ll_gbps": [4.0, 6.0, 8.0, 10.0],
+    "p2p_simple_us": [6.0, 8.0, 10.0],
 }
 # per-architecture op constants measured on that architecture's GPU (MEAS-OPS); a held-out GPU takes
 # the mean of the other architectures' values instead (what a new architecture would get)
@@ -258,6 +262,7 @@ ARCH_OPS = (
     "mla_floor_us",
     "context_floor_us",
     "decode_item_cycles",
+    "mla_serial_cycles",
     "custom_allreduce_latency_us",
     "collective_latency_us",
     "collective_step_latency_us",
@@ -308,7 +313,9 @@ def _prior(base: dict, arch: str, others: list[str]) -> dict:
     upd = {}
     for key in ARCH_OPS:
         vals = [getattr(base[a], key) for a in others]
-        if isinstance(vals[0], dict):
+        if any(v is None for v in vals):  # a kernel only some architectures run (sm80's serial MLA decode):
+            upd[key] = None  # an unmeasured architecture is taken to have the split-KV kernel
+        elif isinstance(vals[0], dict):
             keys = set().union(*vals)
             upd[key] = {k: sum(v.get(k, v.get("gqa", 0.0)) for v in vals) / len(vals) for k in keys}
         else:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -24,20 +25,16 @@ sys.path.insert(0, str(ROOT / "scripts"))
 TARGET = (0.25, 0.8, 0.95)
 KNOWN_MISSES = {  # (gpu, family): (median max, p90 max, rho min)
     ("a100-sxm-80gb", "all_reduce (custom)"): (0.34, 0.97, 0.95),
-    ("a100-sxm-80gb", "mla_generation"): (0.85, 4.15, 0.85),
-    ("a100-sxm-80gb", "nccl alltoall"): (0.31, 0.8, 0.89),
     ("b200", "generation_attention"): (0.25, 0.8, 0.86),
     ("b200", "mla_context"): (0.33, 0.8, 0.95),
     ("b200", "moe"): (0.34, 0.97, 0.87),
-    ("b200", "moe_a2a deepep_ht"): (1.07, 2.37, 0.95),
-    ("b200", "moe_a2a deepep_ll"): (0.25, 0.8, 0.69),
-    ("b200", "nccl alltoall"): (0.32, 0.84, 0.83),
+    ("b200", "moe_a2a deepep_ht"): (0.30, 0.8, 0.95),
+    ("b200", "moe_a2a deepep_ll"): (0.25, 0.8, 0.66),
     ("h100-sxm", "context_attention"): (0.34, 0.8, 0.95),
-    ("h100-sxm", "generation_attention"): (0.28, 0.8, 0.86),
+    ("h100-sxm", "generation_attention"): (0.29, 0.8, 0.88),
     ("h100-sxm", "mla_generation"): (0.25, 0.8, 0.89),
-    ("h100-sxm", "moe"): (0.32, 0.83, 0.95),
-    ("h100-sxm", "moe_a2a deepep_ll"): (0.27, 0.8, 0.66),
-    ("h100-sxm", "nccl alltoall"): (0.32, 0.82, 0.86),
+    ("h100-sxm", "moe"): (0.33, 0.86, 0.95),
+    ("h100-sxm", "moe_a2a deepep_ll"): (0.25, 0.8, 0.69),
 }
 
 
@@ -166,3 +163,39 @@ def test_ops_cli_adds_estimates_and_notes_unknown_ops(tmp_path):
     csv.write_text("num_gpus\n8\n")
     r = _colint("ops", "--from-csv", str(csv))
     assert r.returncode != 0 and "op_name" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a100_mla_decode_walks_the_context_without_split_kv():
+    # sm80 has no FlashMLA / XQA-MLA: one CTA per sequence walks the context (MEAS: A100 0.116 us per
+    # cached token at b=1 whatever the heads), where H100's split-KV kernel spreads it over the SMs
+    from colint.analysis.ops_attention import mla_decode
+
+    a100, h100 = load_profile("a100-sxm-80gb"), load_profile("h100-sxm")
+    one_head = mla_decode(1, 65536, 1, 512, 64, "bfloat16", a100)[0]
+    all_heads = mla_decode(1, 65536, 128, 512, 64, "bfloat16", a100)[0]
+    assert all_heads == pytest.approx(one_head, rel=0.05)
+    assert one_head == pytest.approx(65536 * 165 / 1410e6, rel=0.05)  # 7.7 ms (measured 7.76 ms)
+    assert mla_decode(1, 65536, 128, 512, 64, "bfloat16", h100)[0] < one_head / 20
+
+
+def test_nccl_alltoall_switches_from_ll_to_simple():
+    # point-to-point slices ride LL until Simple's rendezvous pays: H100 n=2 measured 6.2 us at 512 B,
+    # 14.5 us at 512 KB, 21.2 us at 4 MB (half elements x 2 B)
+    from colint.analysis.collectives import collective
+
+    h100 = load_profile("h100-sxm")
+    small, mid, big = (collective("alltoall", b, 2, h100)[0] * 1e6 for b in (512, 512 * 1024, 4 * 1024 * 1024))
+    assert small == pytest.approx(6.2, rel=0.25) and mid == pytest.approx(14.5, rel=0.25)
+    assert big == pytest.approx(21.2, rel=0.25)
+
+
+def test_deepep_high_throughput_is_sm_bound_on_b200():
+    # 24 SMs copy the tokens: B200's NVLink 5 is twice H100's, its HT dispatch is not faster
+    # (MEAS: 65,536 tokens x 7,168 BF16, top-8 over EP 8: H100 11.8 ms, B200 13.4 ms)
+    from colint.analysis.collectives import moe_dispatch_combine
+
+    h = moe_dispatch_combine("dispatch", 65536, 7168, 8, 8, "bfloat16", load_profile("h100-sxm"))[0]
+    b = moe_dispatch_combine("dispatch", 65536, 7168, 8, 8, "bfloat16", load_profile("b200"))[0]
+    assert b >= h * 0.95
+    # within the family's p90 (0.8): 19 ms, the per-copy cycles fitted with the NVFP4 rows overshoot BF16 here
+    assert abs(math.log2(b * 1e3 / 13.4)) < 0.6

@@ -1,5 +1,7 @@
 """Workload: KV bytes, step estimates and shares (DESIGN.md §5)."""
 
+import math
+
 import pytest
 
 from colint.analysis.scenario import make_scenario
@@ -68,8 +70,19 @@ def test_moe_expert_m_under_ep():
     spec = _spec("tests/corpus/hf/deepseek__DeepSeek-V3.json")
     w = analyse(spec, load_profile("b200"), make_scenario("throughput", dtype="fp8", ep=8))
     experts = [r for r in w.gemms["decode"] if r.parallel == "expert" and r.name.endswith("gate_up")][0]
-    assert experts.m == 64  # 256 seq x 8 ranks x top-8 / 256 experts
+    assert experts.m == 64  # 256 seq x 8 ranks x top-8 / 256 experts (the mean: what the rules read)
     assert experts.instances == pytest.approx(32.0)  # every local expert touched
+
+
+def test_busiest_rank_factor():
+    from colint.analysis.moe import busiest_rank_factor
+
+    assert busiest_rank_factor(2048, 8, 256, 1) == 1.0  # one rank: no imbalance
+    assert busiest_rank_factor(2048, 8, 256, 8) == pytest.approx(1 + math.sqrt(2 * math.log(8) / 2048))
+    # 1 token, top-8 over 64 ranks: mean 1/8 pick per rank, the busiest ~1.1
+    assert busiest_rank_factor(1, 8, 256, 64) == pytest.approx(1 + math.sqrt(2 * math.log(64) * 8))
+    # 1 token, top-8 of 16 experts on 16 ranks: a rank holds one expert, so at most 1 pick (mean 1/2): 2x
+    assert busiest_rank_factor(1, 8, 16, 16) == 2.0
 
 
 def test_format_not_native_is_an_error():
@@ -264,6 +277,14 @@ def test_expert_tokens_under_tp_and_ep():
     assert experts(2, 8)[1].m == 32  # four TP2 groups: 1024 x 8 / 256
     assert experts(1, 8)[1].m == 64  # eight TP1 groups (unchanged)
     assert experts(8, 64)[1].m == 64 and experts(8, 64)[1].instances == pytest.approx(4.0)  # 8 groups, 4 experts/GPU
+    # the layer's time is the busiest rank's grouped GEMM: 256 picks per rank on average, the busiest
+    # 1 + sqrt(2 ln 8 / 256) = 1.13x -> 10 rows per touched expert
+    from colint.analysis.gemm_model import estimate
+    from colint.analysis.ops_moe import grouped_model
+
+    busy_m = math.ceil(8 / touched * (1 + math.sqrt(2 * math.log(8) / 256)))
+    grouped = estimate(busy_m, round(r.n * r.instances), r.k, "fp8", prof, standalone=False, model=grouped_model(prof))
+    assert busy_m == 10 and r.layer_s == pytest.approx(grouped.estimate_s)
     # comm: TP all-reduce (2 per layer, 61 layers) + all-to-all of 256 / 8 = 32 tokens per GPU (58 MoE layers)
     sc = w.scenario
     allreduce = 2 * tp_all_reduce_s(256, 7168, 8, prof)

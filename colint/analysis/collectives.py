@@ -13,11 +13,16 @@ Rabenseifner & Gropp 2005, "Optimization of Collective Communication Operations 
 * latency: ``collective_latency_us`` + ``collective_step_latency_us``·steps, steps = 2(n−1) for a
   ring all-reduce, n−1 for all-gather / reduce-scatter and all-to-all (Thakur et al. Table 1);
   TensorRT-LLM's custom all-reduce: ``custom_allreduce_latency_us`` (one barrier).
+  All-to-all runs as concurrent point-to-point pairs: per-peer slices on LL at ``p2p_ll_gbps`` per peer,
+  or Simple at the link bandwidth after ``p2p_simple_us`` (the fastest, as NCCL's size threshold picks).
 * MoE dispatch/combine (DeepEP high-throughput / low-latency kernels): each token travels to the
   distinct remote ranks holding its top-k experts, ep·(1 − (1 − 1/ep)^k)·(ep − 1)/ep of them
   (uniform routing); LL sends one copy per expert (no de-duplication). Dispatch in the wire format
   (BF16 2 B, FP8 1 B + 1/128 scale, NVFP4 0.5625 B); combine in BF16 (DeepEP's combine). Plus a
-  fixed ``a2a_latency_us`` per backend (notify + barrier kernels).
+  fixed ``a2a_latency_us`` per backend (notify + barrier kernels). The high-throughput (normal) kernels
+  copy with ``a2a_ht_sms`` SMs (DeepEP ``Buffer.set_num_sms(24)``): their bandwidth is the lower of
+  the link's and the SMs' copy rate (``a2a_sm_copy_gbps`` each), plus ``a2a_copy_cycles`` per
+  (token, destination) on those SMs.
 
 Returns ``(estimate_s, sol_s)``: sol is bytes / link bandwidth (no latency, no efficiency).
 """
@@ -93,6 +98,14 @@ def collective(op: str, message_bytes: float, gpus: int, profile, model=None, im
         oneshot = (gpus - 1) * message_bytes / eff if message_bytes <= tmod.oneshot_max_bytes else math.inf
         twoshot = moved / eff + tmod.collective_step_latency_us * 1e-6 * 2
         return tmod.custom_allreduce_latency_us * 1e-6 + min(oneshot, twoshot), sol
+    if op == "alltoall":
+        # NCCL's all-to-all is n-1 concurrent send/recv pairs, each peer its M/n slice: small slices go LL
+        # (flag per 8 B store, one warp per channel: p2p_ll_gbps per peer), larger ones Simple (full link
+        # bandwidth after a rendezvous, p2p_simple_us); NCCL picks by size (NCCL_P2P_LL_THRESHOLD)
+        base_s = (tmod.collective_latency_us + tmod.collective_step_latency_us * (gpus - 1)) * 1e-6
+        t_ll = base_s + moved / (gpus - 1) / (tmod.p2p_ll_gbps * 1e9)
+        t_simple = base_s + tmod.p2p_simple_us * 1e-6 + moved / eff
+        return min(t_ll, t_simple), sol
     # ring algorithms: all-reduce 2(n-1) steps, all-gather / reduce-scatter n-1; all-to-all n-1 peer exchanges;
     # NCCL picks the fastest protocol: LL (low latency, half the bandwidth: 4 B flag per 4 B of data),
     # LL128 (120 of 128 B), Simple (full bandwidth, higher latency) (NCCL src/graph/tuning.cc model)
@@ -131,4 +144,12 @@ def moe_dispatch_combine(
     bw = link_bytes_per_s(profile, ep, all_to_all=True)
     kind = "ll" if "ll" in backend.split("_") else "ht"
     lat = tmod.a2a_latency_us.get(f"{kind}_{phase}", tmod.a2a_latency_us.get(kind, 50.0)) * 1e-6
-    return lat + moved / (bw * tmod.link_efficiency), moved / bw
+    if kind == "ll":
+        return lat + moved / (bw * tmod.link_efficiency), moved / bw
+    # high-throughput kernels: a fixed set of SMs copies every (token, destination) pair; they pull at most
+    # a2a_ht_sms x a2a_sm_copy_gbps (DeepEP normal kernels on B200 stay near 1/3 of NVLink 5), and
+    # each copy costs its SMs a2a_copy_cycles of bookkeeping (index, layout, flag)
+    sm_bw = tmod.a2a_ht_sms * tmod.a2a_sm_copy_gbps * 1e9
+    clock = (profile.clock_mhz or 1500.0) * 1e6
+    t_copy = tokens * copies * tmod.a2a_copy_cycles / (tmod.a2a_ht_sms * clock)
+    return lat + moved / min(bw * tmod.link_efficiency, sm_bw) + t_copy, moved / bw

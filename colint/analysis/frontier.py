@@ -42,8 +42,8 @@ with kvp = 2, 4, ... within the domain (``kv_parallel_allowed``): an attention g
 whose kvp GPUs each hold 1/kvp of every sequence's KV cache (``Scenario.kvp``, priced by analyse).
 
 Not modelled (said in the output): pipeline stages for decode (``analyse`` prices pp stages in
-sequence, no micro-batching; pp enters as prefill only); disaggregated prefill; routing skew
-(uniform routing).
+sequence, no micro-batching; pp enters as prefill only); disaggregated prefill; hot experts
+(routing is balanced; the busiest EP rank of a step sets its MoE time: moe.busiest_rank_factor).
 Every figure is an ESTIMATE of colint's step model, not a measurement. The pricing of one deployment
 (vectorized decode step, memory limit, activations, pipelined FTL) is colint.analysis.frontier_pricing.
 """

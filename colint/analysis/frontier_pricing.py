@@ -88,7 +88,7 @@ def decode_prices(spec, profile, grid, w1, w2):
             m = np.empty(b.size, dtype=np.int64)
             n_eff = np.empty(b.size, dtype=np.int64)
             for i, bi in enumerate(grid):
-                touched, mi = routed_expert_rows(int(bi) * groups, topk, g.count)
+                touched, mi = routed_expert_rows(int(bi) * groups, topk, g.count, sc.ep)
                 inst = base_inst * touched
                 m[i] = mi
                 n_eff[i] = int(round(row.n * inst)) if inst > 1 else row.n

@@ -1,7 +1,8 @@
 """MoE routing arithmetic (DESIGN.md §5 "MoE"; domain.md §1.8, §5.5).
 
-Pure functions, no rules. Uniform routing is assumed throughout (an estimate: real routers
-are skewed, and the busiest expert gates the step).
+Pure functions, no rules. Routing is balanced in expectation (a trained router with load
+balancing); the step waits for the busiest EP rank, whose share of one step's picks is above the mean
+by the balls-into-bins spread (:func:`busiest_rank_factor`).
 
 * tokens per routed expert per step (grouped-GEMM M): ``C · k / E`` where C is the global
   concurrency of the EP domain: tokens per attention data-parallel group × the groups in the
@@ -66,6 +67,22 @@ def experts_touched(tokens: float, top_k: int, num_experts: int) -> float:
     if not num_experts:
         return 0.0
     return num_experts * touched_share(tokens, top_k, num_experts)
+
+
+def busiest_rank_factor(tokens: float, top_k: int, num_experts: int, ep: int) -> float:
+    """Rows on the busiest of ``ep`` ranks over the mean rank's, for ``tokens`` tokens routed top-``top_k``
+    by a balanced router (an estimate). A trained router balances the experts' load in expectation
+    (DeepSeek-V3's bias balancing, auxiliary losses; EPLB spreads what is left), but one step's picks still
+    land like balls in bins: a rank's picks have mean mu = tokens·k/ep and spread ~sqrt(mu), and the
+    step waits for the busiest rank, mu + sqrt(2·mu·ln ep) (Raab & Steger 1998, "Balls into bins", the
+    heavily loaded case). At most every token's picks of the rank's local experts."""
+    if ep <= 1 or tokens <= 0 or not num_experts:
+        return 1.0
+    k = min(top_k, num_experts)
+    mu = tokens * k / ep
+    local = max(1, num_experts // ep)
+    cap = ep * min(k, local) / k  # busiest rank: each token's picks of its local experts
+    return min(cap, 1.0 + math.sqrt(2.0 * math.log(ep) / mu))
 
 
 def experts_per_gpu(num_experts: int, ep: int, redundant: int = 0) -> int:

@@ -15,6 +15,8 @@ max(FLOPs / peak, bytes / bandwidth). Constants come from the architecture's tim
   the SFU at ``softmax_exp_per_clk`` per SM per clock, partly overlapped with the MMAs (FA3 §3.1).
 * MLA decode runs absorbed on the latent (DeepSeek-V2 §2.1.3; FlashMLA): per token
   kv_lora + rope (576) elements read; FLOPs 2·h·L·(576 + 512); heads pad to the MMA tile's M.
+  Without a split-KV MLA kernel (sm80: FlashMLA and XQA-MLA are sm90+) one CTA per sequence walks the
+  context (``mla_serial_cycles``): time ∝ context, flat in heads at small batch (MEAS-OPS, A100).
 * MLA prefill is plain attention with d_qk = nope + rope (192) and d_v (128).
 """
 
@@ -95,7 +97,11 @@ def decode_attention(
     clock = (profile.clock_mhz or 1500.0) * 1e6
     t_items = b * readers * per_item / (profile.sm_count * clock)
     t_math = flops / (peak * eff) + t_items
-    est = _overlap(t_math, t_mem, tmod.overlap_p, xp) + tmod.attention_floor_us * 1e-6
+    floor_us = tmod.attention_floor_us
+    fp8_floor = tmod.decode_floor_us.get("gqa_fp8") if b_kv <= 1.0 else None
+    if fp8_floor is not None:  # XQA on an FP8 cache: its own (shorter) call, for GQA groups it serves
+        floor_us = xp.where(split | (group <= 1), floor_us, fp8_floor)
+    est = _overlap(t_math, t_mem, tmod.overlap_p, xp) + floor_us * 1e-6
     return est, sol
 
 
@@ -194,8 +200,19 @@ def mla_decode(b, ctx, heads, kv_lora: int, rope: int, kv_dtype: str, profile, t
     t_items = b * (heads_padded // head_tile) * tmod.decode_item_cycles.get("gqa", 3000.0) / (profile.sm_count * clock)
     t_math = flops * heads_padded / heads / (peak * eff) + t_items
     floor_us = tmod.mla_floor_us if tmod.mla_floor_us is not None else tmod.attention_floor_us
-    est = _overlap(t_math, t_mem, tmod.overlap_p, xp) + floor_us * 1e-6
-    return est, sol
+    est = _overlap(t_math, t_mem, tmod.overlap_p, xp)
+    ser = tmod.mla_serial_cycles
+    if ser:
+        # no split-KV kernel (sm80): one CTA per sequence walks its context token by token; a lone CTA
+        # is bound by its dependent chain, a full GPU by the SMs' throughput over b x heads
+        per_tok = _overlap(
+            ser.get("latency", 0.0),
+            b * (ser.get("seq", 0.0) + ser.get("head", 0.0) * heads) / profile.sm_count,
+            tmod.overlap_p,
+            xp,
+        )
+        est = xp.maximum(est, ctx * per_tok / clock)
+    return est + floor_us * 1e-6, sol
 
 
 def mla_prefill(b, seq, heads, qk_head_dim: int, v_head_dim: int, kv_dtype: str, profile, tmod=None, xp=_Scalar):

@@ -23,7 +23,7 @@ from colint.analysis.kv_cache import (
     mixer_kv_read_bytes_per_token,
     mixer_state_bytes,
 )
-from colint.analysis.moe import touched_share
+from colint.analysis.moe import busiest_rank_factor, touched_share
 from colint.analysis.ops_moe import grouped_model
 from colint.analysis.scenario import Scenario
 from colint.normalize.model_spec import LayerKind, Mixer, ModelSpec
@@ -262,13 +262,15 @@ def _prefill_shape(sc: Scenario) -> tuple[int, int, int]:
     return s, max(1, sc.prefill_tokens // s), _ceil_div(sc.context, sc.prefill_tokens)
 
 
-def routed_expert_rows(t_global: int, topk: int, experts: int) -> tuple[float, int]:
-    """(share of the ``experts`` that get >= 1 of ``t_global`` tokens' top-``topk`` picks, mean rows of
-    a touched expert's GEMM) under uniform routing (an estimate); suggest's search prices its
-    grid points with it too."""
+def routed_expert_rows(t_global: int, topk: int, experts: int, ep: int = 1) -> tuple[float, int]:
+    """(share of the ``experts`` that get >= 1 of ``t_global`` tokens' top-``topk`` picks, rows of a
+    touched expert's GEMM: the mean, or with ``ep`` > 1 on the busiest of the ``ep`` ranks, which sets
+    the layer's time) under balanced routing (an estimate: colint.analysis.moe.busiest_rank_factor);
+    suggest's search and the frontier price with it too."""
     touched = touched_share(t_global, topk, experts)
+    busiest = busiest_rank_factor(t_global, topk, experts, ep)
     # round() drops float noise (32.00000000000024 is 32)
-    return touched, max(1, math.ceil(round(t_global * topk / experts / max(touched, 1e-12), 6)))
+    return touched, max(1, math.ceil(round(t_global * topk / experts / max(touched, 1e-12) * busiest, 6)))
 
 
 _ENTRIES_MEMO: dict = {}  # id(spec) -> (spec, entries): analyse and memory_at of one spec at many scenarios
@@ -317,17 +319,24 @@ def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None
                 m_tokens = _prefill_shape(sc)[1]  # logits only for each sequence's last token
             if g.parallel == "expert" and g.count:
                 t_global = m_tokens * sc.attention_dp_groups  # tokens of the EP domain's attention groups
-                touched, m = routed_expert_rows(t_global, round(g.m_per_token * g.count), g.count)
+                topk = round(g.m_per_token * g.count)
+                touched, m = routed_expert_rows(t_global, topk, g.count)
+                # the layer waits for the busiest EP rank: its experts' rows set the grouped GEMM's time
+                m_step = routed_expert_rows(t_global, topk, g.count, sc.ep)[1]
                 inst = inst * touched
             else:
-                m = m_tokens
+                m = m_step = m_tokens
             # routed experts run in the fused MoE's grouped GEMM (ops_moe: moe_gemm_efficiency)
             gmod = grouped_model(profile) if g.parallel == "expert" and g.count else None
             t = estimate(m, n, k, dtype, profile, out_fmt, standalone=False, model=gmod)
             if inst > 1:
                 # a grouped GEMM: one kernel, every touched expert's tiles in one grid
-                grouped = estimate(m, int(round(n * inst)), k, dtype, profile, out_fmt, standalone=False, model=gmod)
+                grouped = estimate(
+                    m_step, int(round(n * inst)), k, dtype, profile, out_fmt, standalone=False, model=gmod
+                )
                 layer_s = grouped.estimate_s
+            elif m_step != m:
+                layer_s = estimate(m_step, n, k, dtype, profile, out_fmt, standalone=False, model=gmod).estimate_s
             else:
                 layer_s = t.estimate_s  # one GEMM (a GPU holding one expert waits for it when touched)
             rows.append(
@@ -585,7 +594,9 @@ def _layer_extras(kind: LayerKind, tokens: int, h: int, scenario: Scenario, prof
     moe_move_s = 0.0
     if kind.ffn.kind == "moe":
         # permute + finalize (ops_moe): tokens·top-k rows of H gathered and scattered back, BF16
-        rows_gpu = tokens * kind.ffn.top_k * scenario.attention_dp_groups / max(scenario.ep, 1)
+        t_global = tokens * scenario.attention_dp_groups
+        busiest = busiest_rank_factor(t_global, kind.ffn.top_k, kind.ffn.num_experts or 1, scenario.ep)
+        rows_gpu = t_global * kind.ffn.top_k / max(scenario.ep, 1) * busiest
         moe_move_s = (4.0 * rows_gpu * h * b_act) / (bw * tmod.memory_efficiency)
     elem_s += moe_move_s
     return n_other, n_coll, act_bytes, elem_s, coll_s

@@ -107,6 +107,8 @@ class TimeModel(Record, frozen=True, extra="forbid"):
     attention_floor_us: float = field(default=5.0, ge=0)
     # SM cycles of one decode work item (one sequence x one KV head) beyond its KV reads, by kernel kind
     decode_item_cycles: dict[str, float] = field(default_factory=lambda: {"mha": 3000.0, "gqa": 3000.0})
+    # decode kernel call floors by kernel variant ("gqa_fp8": XQA on an FP8 cache), overriding attention_floor_us
+    decode_floor_us: dict[str, float] = field(default_factory=dict)
     mla_floor_us: Optional[float] = field(default=None, ge=0)  # MLA decode call (split-KV + combine); None: attention's
     context_floor_us: float = field(default=15.0, ge=0)  # fixed time of one context-attention call
     context_cta_cycles: float = field(default=5000.0, ge=0)  # SM cycles per (sequence, head, query tile)
@@ -125,9 +127,21 @@ class TimeModel(Record, frozen=True, extra="forbid"):
     nccl_protocols: dict[str, list[float]] = field(
         default_factory=lambda: {"ll": [0.0, 1.0, 0.5], "ll128": [12.0, 2.0, 0.9375], "simple": [10.0, 6.0, 1.0]}
     )
+    # NCCL point-to-point (all-to-all): LL throughput per peer (GB/s) and Simple's extra rendezvous time (us)
+    p2p_ll_gbps: float = field(default=6.0, gt=0)
+    p2p_simple_us: float = field(default=8.0, ge=0)
     custom_allreduce_latency_us: float = field(default=3.0, ge=0)  # TensorRT-LLM custom all-reduce floor
     oneshot_max_bytes: float = field(default=2.0**20, ge=0)  # one-shot all-reduce up to this message
     a2a_latency_us: dict[str, float] = field(default_factory=lambda: {"ht": 80.0, "ll": 30.0})
+    # DeepEP high-throughput (normal) kernels copy tokens with a fixed number of SMs: bandwidth
+    # min(link, a2a_ht_sms x a2a_sm_copy_gbps), plus a2a_copy_cycles per (token, destination rank)
+    a2a_ht_sms: int = field(default=24, gt=0)
+    a2a_sm_copy_gbps: float = field(default=16.0, gt=0)
+    a2a_copy_cycles: float = field(default=0.0, ge=0)
+    # MLA decode without a split-KV kernel (sm80: no FlashMLA / XQA-MLA): one CTA per sequence walks the
+    # context; SM cycles per cached token: {"latency": the serial chain, "seq": per (sequence, token),
+    # "head": per (sequence, token, head)}. None: the absorbed split-KV kernel
+    mla_serial_cycles: Optional[dict[str, float]] = None
     sources: dict[str, str] = field(default_factory=dict)
 
 

@@ -116,6 +116,6 @@ def render(result) -> str:
         "memory/GPU = weights + KV cache + activations (fits within 90% of HBM). Not enumerated: pipeline "
         "stages for decode, disaggregated prefill.",
         f"every figure is an estimate of colint's step model ({first.label.replace('estimate: ', '', 1)}; "
-        "MoE routing uniform), not a measurement",
+        "MoE routing balanced, the busiest EP rank sets the step), not a measurement",
     ]
     return "\n".join(lines)
