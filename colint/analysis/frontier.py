@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 from colint.analysis.deployments import powers_of_two
@@ -249,9 +249,7 @@ def concurrency_grid(limit: int) -> list[int]:
 
 def scenario_for(base, d: Deployment, concurrency: int):
     """The scenario `inspect --gpu` prices deployment ``d`` at ``concurrency`` with."""
-    return base.model_copy(
-        update={"tp": d.tp, "ep": d.ep, "kvp": d.kvp, "pp": 1, "dp": 1, "decode_concurrency": int(concurrency)}
-    )
+    return replace(base, tp=d.tp, ep=d.ep, kvp=d.kvp, pp=1, dp=1, decode_concurrency=int(concurrency))
 
 
 # ------------------------------------------------------------------------------ memory
@@ -349,9 +347,7 @@ def _decode_prices(spec, profile, grid, w1, w2):
         )
         for i, j in enumerate(sel):
             total += t[i * b.size : (i + 1) * b.size] * j[3]
-    total += np.asarray(
-        [decode_extras_s(spec, profile, sc.model_copy(update={"decode_concurrency": int(bi)})) for bi in grid]
-    )
+    total += np.asarray([decode_extras_s(spec, profile, replace(sc, decode_concurrency=int(bi))) for bi in grid])
     kv = w1.kv_cache_bytes_per_gpu + (w2.kv_cache_bytes_per_gpu - w1.kv_cache_bytes_per_gpu) * (b - b1) / (b2 - b1)
     return _Priced(total, kv, activation_bytes_per_gpu(w1, b))
 

@@ -21,7 +21,7 @@ its score-correction bias is a buffer).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from colint.normalize.hf.base import HFReader, layer_types_of
 from colint.normalize.hf.moe_common import KindTable, layer, nullable_int, str_list
@@ -291,7 +291,7 @@ def build(r: HFReader) -> ModelSpec:
             fused_qkv=t.fused_qkv,
         )
         if sparse[i]:
-            ffn = moe_ffn if top_ks[i] == moe_ffn.top_k else moe_ffn.model_copy(update={"top_k": top_ks[i]})
+            ffn = moe_ffn if top_ks[i] == moe_ffn.top_k else replace(moe_ffn, top_k=top_ks[i])
             table.add(layer(mixer, ffn, other + router_params))
         else:
             table.add(layer(mixer, dense, other))
