@@ -12,6 +12,8 @@ Safety = Literal["safe", "unsafe", "display"]
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Edit:
+    """A change to one key of the file: ``old`` -> ``new``."""
+
     key: str  # dotted key path in the file
     old: Any = None
     new: Any = None
@@ -19,6 +21,8 @@ class Edit:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Fix:
+    """A fix a finding offers: edits to the file, or advice to display (``safety``)."""
+
     title: str
     safety: Safety
     edits: list[Edit] = field(default_factory=list)
@@ -31,11 +35,15 @@ class Fix:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Impact:
+    """What a finding costs, as an estimate."""
+
     estimated_loss_pct: Optional[float] = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Finding:
+    """One finding of one rule on one file (and GPU), as every reporter formats it."""
+
     code: str  # "CL201"
     name: str  # kebab-case rule name
     rule: str  # family: "alignment", "near-square", ...

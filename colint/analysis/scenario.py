@@ -53,6 +53,8 @@ PRESETS: dict[str, dict] = {
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Scenario:
+    """What a model is linted for: formats, parallel sizes and the regimes' token counts (module docstring)."""
+
     __pydantic_config__ = {"extra": "forbid"}
 
     name: str = "throughput"  # the preset it started from

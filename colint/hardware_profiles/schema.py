@@ -62,6 +62,8 @@ class Tile:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Tiles:
+    """The GEMM tiles a GPU's kernels use, for tile and wave quantization."""
+
     __pydantic_config__ = {"extra": "forbid"}
 
     base: Tile  # the portable CTA tile (128x128 on Hopper/Blackwell)
@@ -149,6 +151,8 @@ class TimeModel:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Profile:
+    """One GPU: dense peak rates per format, memory, interconnect and tiles, each with its source."""
+
     __pydantic_config__ = {"extra": "forbid"}
 
     name: str  # the stable id used by --gpu (e.g. "b200")

@@ -21,6 +21,8 @@ PositiveInt = int  # bounds are enforced by the adapters' readers, which know th
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Source:
+    """Where a value of the spec came from: its key in the file, with line and column when it is there."""
+
     key: str  # dotted key path in the file, e.g. "text_config.intermediate_size"
     line: Optional[int] = None
     column: Optional[int] = None
@@ -104,6 +106,8 @@ class FFN:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class LayerKind:
+    """One kind of layer: its token mixer and channel mixer (layers built alike share one)."""
+
     name: str  # e.g. "attention/full+dense", "mamba+moe"
     mixer: Mixer
     ffn: FFN
@@ -115,6 +119,8 @@ class LayerKind:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Quantization:
+    """The checkpoint's quantization config as the file states it (format, block or group size)."""
+
     quant_method: Optional[str] = None
     fmt: Optional[str] = None  # e.g. "e4m3", "mxfp4", "nvfp4"
     weight_block_size: Optional[list[int]] = None
@@ -135,6 +141,8 @@ class KeyIssue:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class ModelSpec:
+    """A model in one schema, whatever the source format (module docstring)."""
+
     format: str  # "hf", "megatron", "colint", "maxtext", "gpt-neox", "olmo", "meta"
     model_type: Optional[str] = None
     architecture: Optional[str] = None
