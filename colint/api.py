@@ -19,6 +19,7 @@ Bad input raises :class:`colint.errors.ColintError` (``LoadError``, ``SpecError`
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import Any, Union
 from collections.abc import Mapping
 
@@ -148,7 +149,7 @@ def _unlocated(findings, path: str):
     """Findings of a dict have no file to point into: line and column are dropped."""
     if path != DICT_PATH:
         return findings
-    return [f.model_copy(update={"line": None, "column": None}) for f in findings]
+    return [replace(f, line=None, column=None) for f in findings]
 
 
 def _raise_unlocated(exc: ColintError, path: str):

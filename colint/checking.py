@@ -9,10 +9,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 from colint.errors import ColintError, InternalError, ProfileError, UsageError
-from colint.findings import SEVERITY_ORDER, Finding, Fix, rank
+from colint.findings import SEVERITY_ORDER, Finding, Fix, Severity, rank
 from colint.settings import Settings
 
 
@@ -134,7 +134,7 @@ def check_spec(spec, targets: list[Target], opts: Settings, rules=None) -> list[
         findings = kept
     if opts.severity_overrides:
         findings = [
-            f.model_copy(update={"severity": opts.severity_overrides[f.code]})
+            dataclasses.replace(f, severity=cast(Severity, opts.severity_overrides[f.code]))
             if f.code in opts.severity_overrides
             else f
             for f in findings
@@ -221,7 +221,7 @@ def _locate_keys(doc, findings: list[Finding]) -> list[Finding]:
                 path = None
             if path and doc.has(path):
                 line, column = doc.location(path)
-                f = f.model_copy(update={"line": line, "column": column})
+                f = dataclasses.replace(f, line=line, column=column)
         out.append(f)
     return out
 

@@ -194,12 +194,13 @@ def profiles_cmd(name: str | None, fmt: str) -> None:
 
     from colint.errors import ColintError
     from colint.hardware_profiles import list_profiles, load_profile, time_model
+    from colint.plain_data import dump
 
     try:
         if name is None:
             profiles = [load_profile(n) for n in list_profiles()]
             if fmt == "json":
-                click.echo(json.dumps([p.model_dump(mode="json") for p in profiles], indent=2))
+                click.echo(json.dumps([dump(p, json=True) for p in profiles], indent=2))
             else:
                 from colint.reporters.estimates_text import render_profiles
 
@@ -210,7 +211,7 @@ def profiles_cmd(name: str | None, fmt: str) -> None:
     except ColintError as exc:
         raise fail_with(exc)
     if fmt == "json":
-        click.echo(json.dumps({**p.model_dump(mode="json"), "time_model": tm.model_dump(mode="json")}, indent=2))
+        click.echo(json.dumps({**dump(p, json=True), "time_model": dump(tm, json=True)}, indent=2))
     else:
         from colint.reporters.estimates_text import render_profile
 

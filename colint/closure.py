@@ -184,7 +184,7 @@ class Closure:
         if new == m.group(0).replace("−", "-"):
             return fx
         STATS.delta_corrected += 1
-        return fx.model_copy(update={"title": fx.title[: m.start()] + new + fx.title[m.end() :]})
+        return dataclasses.replace(fx, title=fx.title[: m.start()] + new + fx.title[m.end() :])
 
     # -- the pass over the findings -------------------------------------------------------------
     def close(self) -> list[Finding]:
@@ -222,7 +222,7 @@ class Closure:
                 STATS.dropped += len(blocked) - 1
             else:
                 STATS.dropped += len(blocked)
-            out.append(f if kept == f.fixes else f.model_copy(update={"fixes": kept}))
+            out.append(f if kept == f.fixes else dataclasses.replace(f, fixes=kept))
         return out
 
     def _first_open(self, fx: Fix, level: int, fixed: Finding) -> tuple[Optional[Fix], Optional[Outcome]]:
@@ -239,7 +239,7 @@ class Closure:
                     STATS.replaced += 1
                 else:
                     STATS.kept += 1
-                clean = cand.model_copy(update={"alternatives": []}) if cand.alternatives else cand
+                clean = dataclasses.replace(cand, alternatives=[]) if cand.alternatives else cand
                 return (self._honest_title(clean, oc.spec) if cand.edits else clean), oc
         return None, first
 

@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
-
-from colint.records import Record, field
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+Safety = Literal["safe", "unsafe", "display"]
 
 
-class Edit(Record):
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Edit:
+    """A change to one key of the file: ``old`` -> ``new``."""
+
     key: str  # dotted key path in the file
     old: Any = None
     new: Any = None
 
 
-class Fix(Record):
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Fix:
+    """A fix a finding offers: edits to the file, or advice to display (``safety``)."""
+
     title: str
-    safety: Literal["safe", "unsafe", "display"]
+    safety: Safety
     edits: list[Edit] = field(default_factory=list)
     # deployment settings the advice names ({"ep": 64}, {"tp": 8}): colint.closure re-checks the
     # finding's file at them before the advice is shown (not part of the JSON contract)
@@ -27,11 +33,17 @@ class Fix(Record):
     alternatives: list[Any] = field(default_factory=list)
 
 
-class Impact(Record):
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Impact:
+    """What a finding costs, as an estimate."""
+
     estimated_loss_pct: Optional[float] = None
 
 
-class Finding(Record):
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Finding:
+    """One finding of one rule on one file (and GPU), as every reporter formats it."""
+
     code: str  # "CL201"
     name: str  # kebab-case rule name
     rule: str  # family: "alignment", "near-square", ...

@@ -5,6 +5,7 @@ from __future__ import annotations
 from colint.analysis.inventory import gemms, param_counts
 from colint.analysis.kv_cache import kv_cache_bytes_per_token
 from colint.normalize.model_spec import ModelSpec
+from colint.plain_data import dump
 
 
 def inspect_spec(spec: ModelSpec, path: str) -> dict:
@@ -14,7 +15,7 @@ def inspect_spec(spec: ModelSpec, path: str) -> dict:
         "path": path,
         "format": spec.format,
         "model_type": spec.model_type,
-        "spec": spec.model_dump(mode="json", exclude={"sources"}),
+        "spec": dump(spec, json=True, exclude={"sources"}),
         "params": {
             "total": p.total,
             "embedding": p.embedding,

@@ -10,7 +10,7 @@ result: colint.reporters.pareto_text.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 from colint.errors import ColintError, UsageError
@@ -111,9 +111,7 @@ def run(
     names = [_name(p, v) for p, v, _ in specs]
     frontiers = []
     for p, v, spec in specs:
-        frontiers.append(
-            [frontier(spec, prof, scenario.model_copy(update={"gpu": prof.name}), p, v) for prof in profiles]
-        )
+        frontiers.append([frontier(spec, prof, replace(scenario, gpu=prof.name), p, v) for prof in profiles])
     result = ParetoResult(names, frontiers)
     if len(specs) == 2:
         for fa, fb in zip(*frontiers):

@@ -432,8 +432,8 @@ def main() -> int:
         print(f"    {cum_us:>8,}  {name.strip()}")
     pydantic = sorted(top_level & {"pydantic", "pydantic_core", "annotated_types"})
     print(
-        f"  pydantic on the check path: {', '.join(pydantic) if pydantic else 'not imported'} (colint's Records "
-        "are plain classes; pydantic is imported to validate input that needs coercion or has an error)"
+        f"  pydantic on the check path: {', '.join(pydantic) if pydantic else 'not imported'} (colint's value "
+        "types are stdlib dataclasses; pydantic validates untrusted input only, a user's --gpu YAML)"
     )
     heavy = sorted(set(HEAVY) & top_level)
     print(

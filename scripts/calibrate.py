@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -204,7 +205,7 @@ def _models_with(base: dict, **shared) -> dict:
         upd = {k: v for k, v in shared.items() if k in SHARED}
         if "format_overhead_us" in shared:
             upd["format_overhead_us"] = shared["format_overhead_us"]
-        out[arch] = tm.model_copy(update=upd)
+        out[arch] = replace(tm, **upd)
     return out
 
 
@@ -332,10 +333,7 @@ def _heldout(paths: list[Path]) -> int:
             for f in base[arch].format_overhead_us
             if f not in train_formats
         }
-        base = {
-            a: tm.model_copy(update={"format_overhead_us": {**tm.format_overhead_us, **prior}})
-            for a, tm in base.items()
-        }
+        base = {a: replace(tm, format_overhead_us={**tm.format_overhead_us, **prior}) for a, tm in base.items()}
         shared = fit_shared(paths, {gpu}, base)
         models = _models_with(base, **shared)
         pub = PUBLISHED_MAMF.get(arch, {})
@@ -343,9 +341,7 @@ def _heldout(paths: list[Path]) -> int:
             f: pub.get(f, pub.get(FORMATS[f][0] if f in FORMATS else f, pub.get("bf16", 0.8)))
             for f in models[arch].compute_efficiency
         }
-        models[arch] = models[arch].model_copy(
-            update={"compute_efficiency": eff, "kernel_floor_us": PUBLISHED_LAUNCH_US}
-        )
+        models[arch] = replace(models[arch], compute_efficiency=eff, kernel_floor_us=PUBLISHED_LAUNCH_US)
         notes.append(f"{gpu}: shared constants fitted on {', '.join(others)}: {shared}")
         for r in evaluate([path], models):
             mo, ro = r["model"], r["roofline"]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import csv
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -270,7 +271,7 @@ ARCH_OPS = (
 
 
 def _with(base: dict, upd: dict) -> dict:
-    return {a: tm.model_copy(update=upd) for a, tm in base.items()}
+    return {a: replace(tm, **upd) for a, tm in base.items()}
 
 
 def _score(results) -> float:
@@ -347,7 +348,7 @@ def _heldout(data, priors: bool = True) -> int:
         others = [archs[g] for g in gpus if g != gpu]
         held = dict(base)
         if priors:
-            held[arch] = base[arch].model_copy(update=_prior(base, arch, others))
+            held[arch] = replace(base[arch], **_prior(base, arch, others))
         shared = fit_shared(data, {gpu}, held)
         print(f"{GPUS[gpu]}: shared constants fitted on the other GPUs: {shared}", file=sys.stderr)
         results += evaluate({k: v for k, v in data.items() if k[0] == gpu}, _with(held, shared))

@@ -8,6 +8,7 @@ Expected totals came from the oracle, not from colint: scripts/gen_golden.py's `
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -129,7 +130,7 @@ def test_workload_costs_both_mixers_and_a_layer_is_their_sum():
 def test_without_parallel_mixer_nothing_changes():
     """A spec with the field left at None analyses exactly as before (it is additive)."""
     spec = spec_from({"model_type": "falcon_h1"})
-    plain = spec.model_copy(update={"layer_kinds": [spec.layer_kinds[0].model_copy(update={"parallel_mixer": None})]})
+    plain = replace(spec, layer_kinds=[replace(spec.layer_kinds[0], parallel_mixer=None)])
     w = analyse(plain, load_profile("h200"), make_scenario("latency"))
     assert [a.mixer for a in w.attention["decode"]] == ["attention"]
     assert not any(r.name.startswith("mamba.") for r in w.gemms["decode"])

@@ -3,6 +3,7 @@ input's answer: estimate() keys on argument types and on the profile object, bes
 the cost values and their types; CL604's cheap bound never hides a split that idles."""
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -40,7 +41,7 @@ def test_estimate_memo_keys_on_argument_types():
 
 def test_estimate_memo_keys_on_the_profile_object():
     p = load_profile("b200")
-    slow = p.model_copy(update={"memory_tbps": p.memory_tbps / 4})  # same name, other numbers
+    slow = replace(p, memory_tbps=p.memory_tbps / 4)  # same name, other numbers
     a = gemm_model.estimate(1, 8192, 8192, "bf16", p)
     b = gemm_model.estimate(1, 8192, 8192, "bf16", slow)
     assert b.memory_s == pytest.approx(4 * a.memory_s)

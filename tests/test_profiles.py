@@ -7,6 +7,7 @@ import pytest
 from colint.cli import main
 from colint.errors import ProfileError, UsageError
 from colint.hardware_profiles import HW_FORMATS, PROFILE_DIR, list_profiles, load_profile, time_model
+from colint.plain_data import dump
 
 NAMES = [
     "a100-sxm-80gb",
@@ -52,8 +53,9 @@ def test_shipped_profile_passes_the_full_schema_and_the_trusted_build_equals_it(
     """load_profile builds shipped profiles without validation (start-up, issue 7): this is the
     validation. The validated value must equal the trusted one, types included (repr: 2250 vs 2250.0)."""
     from colint.hardware_profiles import PROFILE_DIR, Profile, _read_yaml
+    from colint.plain_data import validate
 
-    validated = Profile.model_validate(_read_yaml(PROFILE_DIR / f"{name}.yaml"))
+    validated = validate(Profile, _read_yaml(PROFILE_DIR / f"{name}.yaml"))
     assert repr(load_profile(name)) == repr(validated)
     assert isinstance(load_profile(name).tiles.candidates[0], type(validated.tiles.base))
 
@@ -68,7 +70,7 @@ def test_shipped_architectures_pass_the_full_schema_and_equal_the_trusted_build(
 
 def test_a_user_profile_is_validated_even_at_a_shipped_name_path(tmp_path):
     """A path is user input: the full schema applies (its model validator too)."""
-    data = json.loads(load_profile("b200").model_dump_json())
+    data = dump(load_profile("b200"), json=True)
     data["sources"] = {}
     path = tmp_path / "b200.yaml"
     path.write_text(json.dumps(data))  # JSON is YAML
@@ -167,8 +169,7 @@ def test_unknown_name_is_a_usage_error():
 
 
 def test_user_profile_through_the_same_schema(tmp_path):
-    text = load_profile("h100-sxm").model_dump_json()
-    data = json.loads(text)
+    data = dump(load_profile("h100-sxm"), json=True)
     data.update(name="my-h100", memory_tbps=4.0)
     from ruamel.yaml import YAML
 
@@ -182,7 +183,7 @@ def test_user_profile_through_the_same_schema(tmp_path):
 
 def test_user_profile_errors_name_the_key(tmp_path):
     path = tmp_path / "bad.yaml"
-    data = json.loads(load_profile("b200").model_dump_json())
+    data = dump(load_profile("b200"), json=True)
     data["peak_tflops"]["fp5"] = 100
     from ruamel.yaml import YAML
 

@@ -1,6 +1,7 @@
 """Workload: KV bytes, step estimates and shares (DESIGN.md §5)."""
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -366,7 +367,7 @@ def test_memory_at_is_analyse_memory(name):
             base = make_scenario(scenario, gpu=profile.name)
             for tp, ep, pp in deployments(spec, profile, base)[:24]:
                 for conc, kvp in ((1, 1), (base.decode_concurrency, 1), (base.decode_concurrency, 2)):
-                    sc = base.model_copy(update={"tp": tp, "ep": ep, "pp": pp, "decode_concurrency": conc, "kvp": kvp})
+                    sc = replace(base, tp=tp, ep=ep, pp=pp, decode_concurrency=conc, kvp=kvp)
                     assert memory_at(spec, profile, sc) == analyse(spec, profile, sc).memory, (
                         gpu,
                         scenario,

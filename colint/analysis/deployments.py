@@ -4,6 +4,8 @@ NVLink domain, pp over the common sizes, and the first of them whose HBM footpri
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from colint.analysis.memory import USABLE_HBM_SHARE
 from colint.analysis.workload import analyse, memory_at
 
@@ -66,7 +68,7 @@ def smallest_fitting(spec, profile, scenario, concurrency: int, limit: int = 64)
     for tp, ep, pp in deployments(spec, profile, scenario)[:limit]:
         if total_w / (max(tp, ep) * pp) > 1.5 * usable:
             continue
-        sc = scenario.model_copy(update={"tp": tp, "ep": ep, "pp": pp, "decode_concurrency": concurrency})
+        sc = replace(scenario, tp=tp, ep=ep, pp=pp, decode_concurrency=concurrency)
         fit = memory_at(spec, profile, sc, fits_only=True)
         if fit is not None and fit.fits:
             return tp, ep, pp, fit

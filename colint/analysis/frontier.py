@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 from colint.analysis.deployments import powers_of_two
@@ -255,9 +255,7 @@ def concurrency_grid(limit: int) -> list[int]:
 
 def scenario_for(base, d: Deployment, concurrency: int):
     """The scenario `inspect --gpu` prices deployment ``d`` at ``concurrency`` with."""
-    return base.model_copy(
-        update={"tp": d.tp, "ep": d.ep, "kvp": d.kvp, "pp": 1, "dp": 1, "decode_concurrency": int(concurrency)}
-    )
+    return replace(base, tp=d.tp, ep=d.ep, kvp=d.kvp, pp=1, dp=1, decode_concurrency=int(concurrency))
 
 
 def best_pipelined_ftl(w, d: Deployment, domain: int) -> tuple[float, int]:

@@ -8,7 +8,7 @@ prefilled through pp pipeline stages (:func:`pipelined_ftl`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 ACTIVATION_BYTES = 2.0  # BF16 activations between kernels (as analyse's elementwise passes)
@@ -108,9 +108,7 @@ def decode_prices(spec, profile, grid, w1, w2):
         )
         for i, j in enumerate(sel):
             total += t[i * b.size : (i + 1) * b.size] * j[3]
-    total += np.asarray(
-        [decode_extras_s(spec, profile, sc.model_copy(update={"decode_concurrency": int(bi)})) for bi in grid]
-    )
+    total += np.asarray([decode_extras_s(spec, profile, replace(sc, decode_concurrency=int(bi))) for bi in grid])
     kv = w1.kv_cache_bytes_per_gpu + (w2.kv_cache_bytes_per_gpu - w1.kv_cache_bytes_per_gpu) * (b - b1) / (b2 - b1)
     return Priced(total, kv, activation_bytes_per_gpu(w1, b))
 

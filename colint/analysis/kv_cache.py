@@ -14,6 +14,7 @@ Checks (tests): DeepSeek-V3 70,272 B/token and Llama-3.1-405B 516,096 B/token in
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 from colint.normalize.model_spec import LayerKind, Mixer, ModelSpec
@@ -36,7 +37,7 @@ def mixer_kv_read_bytes_per_token(m: Mixer, bytes_per_elem: float, source: Optio
     KV-sharing layer, what its ``source`` layer stores (the layer's own shapes, as if it stored
     K and V, when the source is unknown)."""
     if m.kind == "attention" and m.kv_shared:
-        src = source if source is not None and not source.kv_shared else m.model_copy(update={"kv_shared": False})
+        src = source if source is not None and not source.kv_shared else replace(m, kv_shared=False)
         return mixer_kv_bytes_per_token(src, bytes_per_elem)
     return mixer_kv_bytes_per_token(m, bytes_per_elem)
 

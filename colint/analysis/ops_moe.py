@@ -23,6 +23,7 @@ Returns ``(estimate_s, sol_s)``; sol is the roofline of the same GEMMs with unif
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from functools import lru_cache
 
 from colint.analysis.gemm_model import FORMATS, canonical, estimate
@@ -81,11 +82,7 @@ def _grouped(tmod):
     if hit is not None and hit[0] is tmod:
         return hit[1]
     f = tmod.moe_gemm_efficiency
-    g = (
-        tmod
-        if f == 1.0
-        else tmod.model_copy(update={"compute_efficiency": {k: v * f for k, v in tmod.compute_efficiency.items()}})
-    )
+    g = tmod if f == 1.0 else replace(tmod, compute_efficiency={k: v * f for k, v in tmod.compute_efficiency.items()})
     _GROUPED[id(tmod)] = (tmod, g)
     return g
 

@@ -5,6 +5,8 @@ both). The rules CL504 (ep) and CL704 (tp) quote it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from colint.analysis.workload import expert_all_to_all_s, tp_all_reduce_s
 
 
@@ -12,7 +14,7 @@ def scale_out_cost_pct(w, kind: str) -> dict[str, float]:
     """Per regime, the estimated share (%) of workload ``w``'s step that ``kind``'s collectives ("ep": the
     MoE dispatch/combine, "tp": the two all-reduces per layer) lose by crossing the NVLink domain."""
     sc, spec, p = w.scenario, w.spec, w.profile
-    wide = p.model_copy(update={"domain_size": max(p.domain_size, sc.tp, sc.ep)})  # the domain large enough
+    wide = replace(p, domain_size=max(p.domain_size, sc.tp, sc.ep))  # the domain large enough
     out = {}
     for regime in ("decode", "prefill"):
         tokens = sc.decode_concurrency if regime == "decode" else sc.prefill_tokens

@@ -23,10 +23,10 @@ split by kvp (an upper bound).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
 from typing import Literal, Optional
 
 from colint.errors import UsageError
-from colint.records import Record, field
 
 # KV-cache bytes per element, block scales included: NVFP4 0.5 + 1/16 (an FP8 scale per 16),
 # MXFP4 0.5 + 1/32 (an E8M0 scale per 32) as colint.analysis.gemm_model.FORMATS (DESIGN.md §5).
@@ -51,7 +51,12 @@ PRESETS: dict[str, dict] = {
 }
 
 
-class Scenario(Record, frozen=True, extra="forbid"):
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Scenario:
+    """What a model is linted for: formats, parallel sizes and the regimes' token counts (module docstring)."""
+
+    __pydantic_config__ = {"extra": "forbid"}
+
     name: str = "throughput"  # the preset it started from
     weights: str = (
         "bf16"  # GEMM weight format (bf16, fp8, fp8_block, nvfp4, mxfp4, int8, int8_wo/int4_wo = weight-only)
@@ -59,14 +64,14 @@ class Scenario(Record, frozen=True, extra="forbid"):
     activations: str = "bf16"
     outputs: str = "bf16"  # GEMM output format
     kv_cache: str = "bf16"
-    tp: int = field(default=1, ge=1)
-    ep: int = field(default=1, ge=1)
-    pp: int = field(default=1, ge=1)
-    kvp: int = field(default=1, ge=1)  # KV (Helix) parallelism: GPUs that split each sequence's KV cache
-    dp: int = field(default=1, ge=1)
-    prefill_tokens: int = field(default=8192, ge=1)  # tokens per forward per replica
-    decode_concurrency: int = field(default=256, ge=1)  # sequences per attention-DP group (tp GPUs)
-    context: int = field(default=8192, ge=1)  # tokens of context per sequence
+    tp: int = field(default=1, metadata={"ge": 1})
+    ep: int = field(default=1, metadata={"ge": 1})
+    pp: int = field(default=1, metadata={"ge": 1})
+    kvp: int = field(default=1, metadata={"ge": 1})  # KV (Helix) parallelism: GPUs that split each sequence's KV cache
+    dp: int = field(default=1, metadata={"ge": 1})
+    prefill_tokens: int = field(default=8192, metadata={"ge": 1})  # tokens per forward per replica
+    decode_concurrency: int = field(default=256, metadata={"ge": 1})  # sequences per attention-DP group (tp GPUs)
+    context: int = field(default=8192, metadata={"ge": 1})  # tokens of context per sequence
     gpu: Optional[str] = None  # profile name, for labels only
     context_clipped_from: Optional[int] = None  # the context asked for, when the model's max positions clipped it
 
@@ -119,7 +124,7 @@ def fit_to_model(sc: Scenario, spec) -> Scenario:
     GPT-2's ``n_positions``) is clipped to them, and the label says so (issue 17: gpt2-xl priced at 8192)."""
     limit = getattr(spec, "max_position_embeddings", None)
     if limit and sc.context > limit:
-        return sc.model_copy(update={"context": int(limit), "context_clipped_from": sc.context})
+        return replace(sc, context=int(limit), context_clipped_from=sc.context)
     return sc
 
 

@@ -6,6 +6,7 @@ rule (CL301) judges these estimates; it does not compute them.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from colint.analysis.inventory import param_counts
 from colint.analysis.scenario import fit_to_model, make_scenario
@@ -102,13 +103,7 @@ def scaled_spec(spec, hidden: int, layers: int):
             if f.latent_size:
                 fu["latent_size"] = _r128(f.latent_size * r)
         kinds.append(
-            k.model_copy(
-                update={
-                    "mixer": m.model_copy(update=mu),
-                    "ffn": f.model_copy(update=fu),
-                    "other_params": int(round(k.other_params * r)),
-                }
-            )
+            replace(k, mixer=replace(m, **mu), ffn=replace(f, **fu), other_params=int(round(k.other_params * r)))
         )
     upd = {
         "hidden_size": hidden,
@@ -121,7 +116,7 @@ def scaled_spec(spec, hidden: int, layers: int):
     k0 = next((k for k in kinds if k.mixer.kind == "attention"), None)
     if k0 is not None:
         upd["num_heads"], upd["num_kv_heads"] = k0.mixer.num_heads, k0.mixer.num_kv_heads
-    return spec.model_copy(update=upd)
+    return replace(spec, **upd)
 
 
 def wider_alternative(spec, target_layers: int, tol: float):

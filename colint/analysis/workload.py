@@ -27,6 +27,7 @@ from colint.analysis.moe import busiest_rank_factor, touched_share
 from colint.analysis.ops_moe import grouped_model
 from colint.analysis.scenario import Scenario
 from colint.normalize.model_spec import LayerKind, Mixer, ModelSpec
+from colint.plain_data import dump
 
 if TYPE_CHECKING:
     from colint.hardware_profiles import Profile
@@ -1006,7 +1007,7 @@ def summary(w: Workload) -> dict:
     return {
         "label": w.label(),
         "gpu": w.profile.name,
-        "scenario": sc.model_dump(mode="json"),
+        "scenario": dump(sc, json=True),
         "kv_cache_bytes_per_token": w.kv_bytes_per_token,
         "kv_cache_bytes_per_token_per_gpu": w.kv_bytes_per_token_per_gpu,
         "state_bytes_per_sequence": w.state_bytes_per_sequence,

@@ -11,9 +11,10 @@ error. The time model's efficiency constants are not here: they are shared by ev
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
-from colint.records import Record, field
+from colint.plain_data import dump
 
 Architecture = Literal["ampere", "ada", "hopper", "blackwell-dc", "blackwell-rtx", "cdna3", "cdna4"]
 
@@ -48,15 +49,23 @@ def _positive(mapping: dict, where: str) -> None:
             raise ValueError(f"{where}.{k}: must be > 0, got {v!r}")
 
 
-class Tile(Record, frozen=True, extra="forbid"):
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Tile:
     """An output tile one CTA (``sms`` = 1) or a cooperative CTA pair / cluster computes."""
 
-    m: int = field(gt=0)
-    n: int = field(gt=0)
-    sms: int = field(default=1, gt=0)  # SMs that work on one tile together (Blackwell 2-SM UMMA: 2)
+    __pydantic_config__ = {"extra": "forbid"}
+
+    m: int = field(metadata={"gt": 0})
+    n: int = field(metadata={"gt": 0})
+    sms: int = field(default=1, metadata={"gt": 0})  # SMs that work on one tile together (Blackwell 2-SM UMMA: 2)
 
 
-class Tiles(Record, frozen=True, extra="forbid"):
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Tiles:
+    """The GEMM tiles a GPU's kernels use, for tile and wave quantization."""
+
+    __pydantic_config__ = {"extra": "forbid"}
+
     base: Tile  # the portable CTA tile (128x128 on Hopper/Blackwell)
     cooperative: Optional[Tile] = None  # e.g. Blackwell's 2-SM 256-wide tile
     cga: Optional[Tile] = None  # the cluster (CGA) granularity, e.g. 512 on GB300
@@ -67,7 +76,7 @@ class Tiles(Record, frozen=True, extra="forbid"):
     k_tile: dict[str, int]  # K per mainloop stage, per format
     min_m_tile: int = 64  # the smallest M tile a kernel uses for skinny GEMMs (wgmma M=64)
 
-    def _invariants(self) -> None:
+    def __post_init__(self) -> None:
         if not self.candidates:
             raise ValueError("tiles.candidates must list at least one tile")
         _positive(self.k_tile, "k_tile")
@@ -75,22 +84,25 @@ class Tiles(Record, frozen=True, extra="forbid"):
             raise ValueError(f"min_m_tile: must be > 0, got {self.min_m_tile!r}")
 
 
-class TimeModel(Record, frozen=True, extra="forbid"):
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TimeModel:
     """The few constants of the GEMM time model. ``compute_efficiency`` and ``kernel_floor_us``
     belong to an architecture; the others are shared by all architectures (the ``common:`` block
     of ``_architectures.yaml``) because they describe the kernels and libraries, not a chip."""
 
+    __pydantic_config__ = {"extra": "forbid"}
+
     # Sustained fraction of the dense peak for a large, well-shaped GEMM, per format (MAMF ratios).
     compute_efficiency: dict[str, float]
     # Fixed time of one GEMM kernel (launch, prologue, epilogue, tail), microseconds.
-    kernel_floor_us: float = field(ge=0)
+    kernel_floor_us: float = field(metadata={"ge": 0})
     # Per-tile pipeline fill: a tile's K loop runs as if K were K + k_fill_tiles * k_tile.
-    k_fill_tiles: float = field(ge=0)
+    k_fill_tiles: float = field(metadata={"ge": 0})
     # Sustained fraction of the HBM bandwidth a streaming GEMM reaches.
-    memory_efficiency: float = field(gt=0, le=1)
+    memory_efficiency: float = field(metadata={"gt": 0, "le": 1})
     # Fraction of the HBM bandwidth one SM (or CU) can pull alone, in units of its fair share
     # (BW / SMs): limits the bandwidth of grids with few CTAs.
-    per_sm_bandwidth_share: float = field(gt=0)
+    per_sm_bandwidth_share: float = field(metadata={"gt": 0})
     # Fixed time of a format's quantized-linear path beyond the GEMM kernel (activation
     # quantization, amax, scale layout kernels), microseconds per call.
     format_overhead_us: dict[str, float] = field(default_factory=dict)
@@ -99,45 +111,51 @@ class TimeModel(Record, frozen=True, extra="forbid"):
     # Formats with a GEMV-style kernel for skinny M (M <= this) that splits K across the grid anyway.
     gemv_max_m: dict[str, int] = field(default_factory=dict)
     # Imperfect overlap of math and memory: t = (t_math^p + t_mem^p)^(1/p); p -> inf is max().
-    overlap_p: float = field(default=4.0, ge=1)
+    overlap_p: float = field(default=4.0, metadata={"ge": 1})
     # --- op models (colint.analysis.ops_attention / ops_moe / collectives; issue 12) ---
     # Sustained fraction of the dense peak for FlashAttention's MMAs, per format (per architecture).
     attention_efficiency: dict[str, float] = field(default_factory=lambda: {"bf16": 0.6})
     # Fixed time of one attention kernel call (launch, KV-append/rope, prologue), microseconds.
-    attention_floor_us: float = field(default=5.0, ge=0)
+    attention_floor_us: float = field(default=5.0, metadata={"ge": 0})
     # SM cycles of one decode work item (one sequence x one KV head) beyond its KV reads, by kernel kind
     decode_item_cycles: dict[str, float] = field(default_factory=lambda: {"mha": 3000.0, "gqa": 3000.0})
     # decode kernel call floors by kernel variant ("gqa_fp8": XQA on an FP8 cache), overriding attention_floor_us
     decode_floor_us: dict[str, float] = field(default_factory=dict)
-    mla_floor_us: Optional[float] = field(default=None, ge=0)  # MLA decode call (split-KV + combine); None: attention's
-    context_floor_us: float = field(default=15.0, ge=0)  # fixed time of one context-attention call
-    context_cta_cycles: float = field(default=5000.0, ge=0)  # SM cycles per (sequence, head, query tile)
-    context_tile_cycles: float = field(default=0.0, ge=0)  # SM cycles per (query tile, key tile) step
-    attention_tile: int = field(default=128, gt=0)  # query and key tile of a FlashAttention CTA
-    softmax_exp_per_clk: float = field(default=16.0, gt=0)  # SFU exp2 per SM per clock
-    softmax_overlap: float = field(default=0.5, ge=0, le=1)  # share of the exp time hidden under MMAs
-    moe_gemm_efficiency: float = field(default=1.0, gt=0, le=1)  # grouped expert GEMM vs dense, compute
-    moe_fixed_kernels: float = field(default=4.0, ge=0)  # top-k, permute, activation, finalize kernels
-    peer_link_share: float = field(default=1.0, gt=0, le=1)  # share of a GPU's links one peer stream fills
-    link_efficiency: float = field(default=0.8, gt=0, le=1)  # achieved / one-direction link bandwidth
-    collective_latency_us: float = field(default=10.0, ge=0)  # NCCL collective's fixed latency
-    collective_step_latency_us: float = field(default=1.0, ge=0)  # per log2(GPUs) hop
+    mla_floor_us: Optional[float] = field(
+        default=None, metadata={"ge": 0}
+    )  # MLA decode call (split-KV + combine); None: attention's
+    context_floor_us: float = field(default=15.0, metadata={"ge": 0})  # fixed time of one context-attention call
+    context_cta_cycles: float = field(default=5000.0, metadata={"ge": 0})  # SM cycles per (sequence, head, query tile)
+    context_tile_cycles: float = field(default=0.0, metadata={"ge": 0})  # SM cycles per (query tile, key tile) step
+    attention_tile: int = field(default=128, metadata={"gt": 0})  # query and key tile of a FlashAttention CTA
+    softmax_exp_per_clk: float = field(default=16.0, metadata={"gt": 0})  # SFU exp2 per SM per clock
+    softmax_overlap: float = field(default=0.5, metadata={"ge": 0, "le": 1})  # share of the exp time hidden under MMAs
+    moe_gemm_efficiency: float = field(
+        default=1.0, metadata={"gt": 0, "le": 1}
+    )  # grouped expert GEMM vs dense, compute
+    moe_fixed_kernels: float = field(default=4.0, metadata={"ge": 0})  # top-k, permute, activation, finalize kernels
+    peer_link_share: float = field(
+        default=1.0, metadata={"gt": 0, "le": 1}
+    )  # share of a GPU's links one peer stream fills
+    link_efficiency: float = field(default=0.8, metadata={"gt": 0, "le": 1})  # achieved / one-direction link bandwidth
+    collective_latency_us: float = field(default=10.0, metadata={"ge": 0})  # NCCL collective's fixed latency
+    collective_step_latency_us: float = field(default=1.0, metadata={"ge": 0})  # per log2(GPUs) hop
     # NCCL protocols: name -> (extra base latency us, ring-step latency in units of
     # collective_step_latency_us, share of the link bandwidth)
     nccl_protocols: dict[str, list[float]] = field(
         default_factory=lambda: {"ll": [0.0, 1.0, 0.5], "ll128": [12.0, 2.0, 0.9375], "simple": [10.0, 6.0, 1.0]}
     )
     # NCCL point-to-point (all-to-all): LL throughput per peer (GB/s) and Simple's extra rendezvous time (us)
-    p2p_ll_gbps: float = field(default=6.0, gt=0)
-    p2p_simple_us: float = field(default=8.0, ge=0)
-    custom_allreduce_latency_us: float = field(default=3.0, ge=0)  # TensorRT-LLM custom all-reduce floor
-    oneshot_max_bytes: float = field(default=2.0**20, ge=0)  # one-shot all-reduce up to this message
+    p2p_ll_gbps: float = field(default=6.0, metadata={"gt": 0})
+    p2p_simple_us: float = field(default=8.0, metadata={"ge": 0})
+    custom_allreduce_latency_us: float = field(default=3.0, metadata={"ge": 0})  # TensorRT-LLM custom all-reduce floor
+    oneshot_max_bytes: float = field(default=2.0**20, metadata={"ge": 0})  # one-shot all-reduce up to this message
     a2a_latency_us: dict[str, float] = field(default_factory=lambda: {"ht": 80.0, "ll": 30.0})
     # DeepEP high-throughput (normal) kernels copy tokens with a fixed number of SMs: bandwidth
     # min(link, a2a_ht_sms x a2a_sm_copy_gbps), plus a2a_copy_cycles per (token, destination rank)
-    a2a_ht_sms: int = field(default=24, gt=0)
-    a2a_sm_copy_gbps: float = field(default=16.0, gt=0)
-    a2a_copy_cycles: float = field(default=0.0, ge=0)
+    a2a_ht_sms: int = field(default=24, metadata={"gt": 0})
+    a2a_sm_copy_gbps: float = field(default=16.0, metadata={"gt": 0})
+    a2a_copy_cycles: float = field(default=0.0, metadata={"ge": 0})
     # MLA decode without a split-KV kernel (sm80: no FlashMLA / XQA-MLA): one CTA per sequence walks the
     # context; SM cycles per cached token: {"latency": the serial chain, "seq": per (sequence, token),
     # "head": per (sequence, token, head)}. None: the absorbed split-KV kernel
@@ -145,34 +163,39 @@ class TimeModel(Record, frozen=True, extra="forbid"):
     sources: dict[str, str] = field(default_factory=dict)
 
 
-class Profile(Record, frozen=True, extra="forbid"):
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Profile:
+    """One GPU: dense peak rates per format, memory, interconnect and tiles, each with its source."""
+
+    __pydantic_config__ = {"extra": "forbid"}
+
     name: str  # the stable id used by --gpu (e.g. "b200")
     display_name: str
     vendor: Literal["nvidia", "amd"]
     architecture: Architecture
     compute_capability: Optional[str] = None  # NVIDIA sm_XY / AMD gfx target
-    sm_count: int = field(gt=0)  # SMs (NVIDIA) or CUs (AMD)
-    clock_mhz: Optional[float] = field(default=None, gt=0)
+    sm_count: int = field(metadata={"gt": 0})  # SMs (NVIDIA) or CUs (AMD)
+    clock_mhz: Optional[float] = field(default=None, metadata={"gt": 0})
     peak_tflops: dict[str, float]  # DENSE TFLOP/s (TOPS for int8) per native format
-    memory_gb: float = field(gt=0)
-    memory_tbps: float = field(gt=0)
-    l2_mb: Optional[float] = field(default=None, gt=0)
-    interconnect_gbps: float = field(ge=0)  # scale-up bandwidth per GPU, bidirectional aggregate
-    domain_size: int = field(ge=1)  # GPUs in one scale-up domain (8 HGX, 72 NVL72)
+    memory_gb: float = field(metadata={"gt": 0})
+    memory_tbps: float = field(metadata={"gt": 0})
+    l2_mb: Optional[float] = field(default=None, metadata={"gt": 0})
+    interconnect_gbps: float = field(metadata={"ge": 0})  # scale-up bandwidth per GPU, bidirectional aggregate
+    domain_size: int = field(metadata={"ge": 1})  # GPUs in one scale-up domain (8 HGX, 72 NVL72)
     # scale-out (NIC) bandwidth per GPU, bidirectional aggregate like interconnect_gbps (a 400 Gb/s NIC per GPU:
     # 100 GB/s): what collectives of groups larger than the domain run at; None = not given: a 400 Gb/s NIC
     # (collectives.DEFAULT_SCALE_OUT_GBPS) is assumed, and CL504/CL704 say so
-    scale_out_gbps: Optional[float] = field(default=None, ge=0)
+    scale_out_gbps: Optional[float] = field(default=None, metadata={"ge": 0})
     tiles: Tiles
     alignment: dict[str, int]  # hard element multiple of a contiguous dim, per format
-    launch_overhead_us: float = field(ge=0)  # per-kernel launch cost seen by a decode step
+    launch_overhead_us: float = field(metadata={"ge": 0})  # per-kernel launch cost seen by a decode step
     time_model: Optional[TimeModel] = None  # only for an architecture colint does not know
     notes: list[str] = field(default_factory=list)
     sources: dict[str, str]  # field path -> reference key (or "computed: formula")
     references: dict[str, str] = field(default_factory=dict)  # reference key -> citation
 
-    def _invariants(self) -> None:
-        _check_numbers(self.model_dump())
+    def __post_init__(self) -> None:
+        _check_numbers(dump(self))
         _positive(self.alignment, "alignment")
         if self.time_model is not None:
             _positive(self.time_model.compute_efficiency, "time_model.compute_efficiency")

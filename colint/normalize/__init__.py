@@ -9,6 +9,7 @@ imported only when a file needs them, so that start-up stays fast.
 from __future__ import annotations
 
 import importlib
+from dataclasses import replace
 
 from colint.errors import FormatNotRecognized, UsageError
 from colint.loading.document import Document, format_path
@@ -67,9 +68,7 @@ def normalize(doc: Document, input_format: str | None = None, vocab_size: int | 
     spec = _with_unknown_keys(spec, doc, log)
     spec = _with_document_issues(spec, doc)
     if vocab_size is not None and spec.vocab_size is None:
-        spec = spec.model_copy(
-            update={"vocab_size": vocab_size, "notes": spec.notes + [f"vocab_size {vocab_size} from --vocab-size"]}
-        )
+        spec = replace(spec, vocab_size=vocab_size, notes=spec.notes + [f"vocab_size {vocab_size} from --vocab-size"])
     return spec
 
 
@@ -84,7 +83,7 @@ def _with_unknown_keys(spec: ModelSpec, doc: Document, log) -> ModelSpec:
         for i in unknown_key_issues(doc, spec.format, spec.model_type, root, log.paths)
         if i.source.key not in reported
     ]
-    return spec.model_copy(update={"key_issues": list(spec.key_issues) + issues}) if issues else spec
+    return replace(spec, key_issues=list(spec.key_issues) + issues) if issues else spec
 
 
 def _with_document_issues(spec: ModelSpec, doc: Document) -> ModelSpec:
@@ -109,4 +108,4 @@ def _with_document_issues(spec: ModelSpec, doc: Document) -> ModelSpec:
         )
     if len(issues) == len(spec.key_issues):
         return spec
-    return spec.model_copy(update={"key_issues": issues})
+    return replace(spec, key_issues=issues)

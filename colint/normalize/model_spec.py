@@ -13,14 +13,16 @@ not in the file (defaults, derived values) carry the key the user would add, wit
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Literal, Optional
-
-from colint.records import Record, field
 
 PositiveInt = int  # bounds are enforced by the adapters' readers, which know the key to blame
 
 
-class Source(Record, frozen=True):
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Source:
+    """Where a value of the spec came from: its key in the file, with line and column when it is there."""
+
     key: str  # dotted key path in the file, e.g. "text_config.intermediate_size"
     line: Optional[int] = None
     column: Optional[int] = None
@@ -30,12 +32,13 @@ class Source(Record, frozen=True):
     derived: bool = False
 
 
-class Mixer(Record, frozen=True):
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Mixer:
     """The token mixer of a layer."""
 
     kind: Literal["attention", "mla", "linear_attention", "mamba", "linear", "short_conv", "none"]
     # attention / mla
-    attention: Literal["full", "sliding", "chunked"] = "full"
+    attention: str = "full"  # "full", "sliding" or "chunked" (the adapters read it from strings)
     window: Optional[int] = None  # sliding window or chunk size, tokens
     num_heads: int = 0
     num_kv_heads: int = 0
@@ -77,7 +80,8 @@ class Mixer(Record, frozen=True):
     linear_variant: Optional[str] = None
 
 
-class FFN(Record, frozen=True):
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FFN:
     """The channel mixer of a layer."""
 
     kind: Literal["dense", "moe", "linear", "none"]
@@ -100,7 +104,10 @@ class FFN(Record, frozen=True):
     latent_bias: bool = False  # bias on the latent down/up projections (Nemotron-H mlp_bias)
 
 
-class LayerKind(Record, frozen=True):
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LayerKind:
+    """One kind of layer: its token mixer and channel mixer (layers built alike share one)."""
+
     name: str  # e.g. "attention/full+dense", "mamba+moe"
     mixer: Mixer
     ffn: FFN
@@ -110,7 +117,10 @@ class LayerKind(Record, frozen=True):
     parallel_mixer: Optional[Mixer] = None
 
 
-class Quantization(Record):
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Quantization:
+    """The checkpoint's quantization config as the file states it (format, block or group size)."""
+
     quant_method: Optional[str] = None
     fmt: Optional[str] = None  # e.g. "e4m3", "mxfp4", "nvfp4"
     weight_block_size: Optional[list[int]] = None
@@ -119,7 +129,8 @@ class Quantization(Record):
     raw: dict = field(default_factory=dict)
 
 
-class KeyIssue(Record, frozen=True):
+@dataclass(frozen=True, kw_only=True, slots=True)
+class KeyIssue:
     """Something about a key that a consistency rule reports (found while loading/normalizing)."""
 
     kind: Literal["duplicate", "nonstandard", "unknown", "ignored", "invalid"]
@@ -128,7 +139,10 @@ class KeyIssue(Record, frozen=True):
     suggestion: Optional[str] = None  # e.g. the key the user probably meant
 
 
-class ModelSpec(Record):
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelSpec:
+    """A model in one schema, whatever the source format (module docstring)."""
+
     format: str  # "hf", "megatron", "colint", "maxtext", "gpt-neox", "olmo", "meta"
     model_type: Optional[str] = None
     architecture: Optional[str] = None

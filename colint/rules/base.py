@@ -17,9 +17,9 @@ import builtins
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
-from colint.findings import Edit, Finding, Fix, Impact, Severity
+from colint.findings import Edit, Finding, Fix, Impact, Safety, Severity
 from colint.normalize.model_spec import ModelSpec, Source
 
 
@@ -312,7 +312,7 @@ def fix(
     leads to ({"ep": 64}) so that colint.closure can re-check the file there."""
     return Fix(
         title=title,
-        safety=safety,
+        safety=cast(Safety, safety),  # "safe", "unsafe" or "display", as each rule writes it
         edits=list(edits),
         settings=dict(settings or {}),
         alternatives=list(alternatives or []),

@@ -15,7 +15,7 @@ vocab_size, num_heads, num_kv_heads, head_dim, num_experts, kv_lora_rank.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from colint.normalize.resize import divisors, layer_pattern_for, nearest_divisor  # noqa: F401 - used by rules
@@ -49,7 +49,7 @@ def _mixer(m: Mixer, field: str, old: Any, new: Any) -> Mixer:
             upd["v_head_dim"] = new
     elif field == "kv_lora_rank" and m.kv_lora_rank == old:
         upd["kv_lora_rank"] = new
-    return m.model_copy(update=upd) if upd else m
+    return replace(m, **upd) if upd else m
 
 
 def _ffn(f: FFN, field: str, old: Any, new: Any) -> FFN:
@@ -66,7 +66,7 @@ def _ffn(f: FFN, field: str, old: Any, new: Any) -> FFN:
         upd["shared_intermediate_size"] = new
     elif field == "num_experts" and f.kind == "moe" and f.num_experts == old:
         upd["num_experts"] = new
-    return f.model_copy(update=upd) if upd else f
+    return replace(f, **upd) if upd else f
 
 
 def with_field(spec: ModelSpec, field: str, new: Any, old: Any = None) -> ModelSpec:
@@ -99,7 +99,7 @@ def with_field(spec: ModelSpec, field: str, new: Any, old: Any = None) -> ModelS
         for k in spec.layer_kinds
     ]
     update["layer_kinds"] = kinds
-    return spec.model_copy(update=update)
+    return replace(spec, **update)
 
 
 def _other_params(k: LayerKind, spec: ModelSpec, field: str, old: Any, new: Any) -> int:
@@ -176,7 +176,7 @@ def edit_key(spec: ModelSpec, field: str, fallback: Optional[str] = None) -> str
 
 def with_num_layers(spec: ModelSpec, n: int) -> ModelSpec:
     """A copy of ``spec`` with ``n`` layers (pattern resized by ``layer_pattern_for``)."""
-    return spec.model_copy(update={"num_layers": n, "layer_pattern": layer_pattern_for(spec.layer_pattern, n)})
+    return replace(spec, num_layers=n, layer_pattern=layer_pattern_for(spec.layer_pattern, n))
 
 
 def param_pct_change(spec: ModelSpec, changed: ModelSpec) -> float:

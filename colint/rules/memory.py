@@ -10,6 +10,8 @@ the smallest deployment (tp, ep, pp within the NVLink domain) that fits the scen
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from colint.analysis.deployments import COMMON_PP, smallest_fitting
 from colint.rules.base import Context, Family, Option, RuleDoc, fix, rule
 
@@ -132,7 +134,7 @@ def does_not_fit(ctx: Context):
     from colint.analysis.workload import analyse
 
     cap = mem.max_decode_concurrency
-    capped = analyse(spec, ctx.profile, sc.model_copy(update={"decode_concurrency": cap}))
+    capped = analyse(spec, ctx.profile, replace(sc, decode_concurrency=cap))
     tps, tps_cap = w.steps["decode"].tokens_per_s or 0.0, capped.steps["decode"].tokens_per_s or 0.0
     loss = 100.0 * (1.0 - tps_cap / tps) if tps else None
     ev.update(est_decode_tokens_per_s=round(tps, 1), est_decode_tokens_per_s_at_fit=round(tps_cap, 1))

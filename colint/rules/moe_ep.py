@@ -10,6 +10,7 @@ fine-grained experts should be spread by EP rather than cut by TP.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from colint.analysis.gemm_model import tile_efficiency
 from colint.analysis.collectives import DEFAULT_SCALE_OUT_GBPS
@@ -154,7 +155,7 @@ def expert_gemm_memory_bound(ctx: Context):
         else:  # the memory figures analyse would give at that EP width, without its time model
             from colint.analysis.workload import memory_at
 
-            fit = memory_at(spec, ctx.profile, sc.model_copy(update={"ep": ep_adv})).max_decode_concurrency
+            fit = memory_at(spec, ctx.profile, replace(sc, ep=ep_adv)).max_decode_concurrency
         if fit is not None and fit < conc:
             details.append(
                 f"capacity: at ep={ep_adv} only est. {fit} of the {conc} seq of {sc.context:,} tokens fit "
@@ -163,7 +164,7 @@ def expert_gemm_memory_bound(ctx: Context):
         fixes = []
         choices = [_ep_advice(x, e, sc.tp, domain, ctx.gpu or "") for x in advised]
         if choices:  # the best first; colint.closure moves to the next when its state raises a finding
-            fixes.append(choices[0].model_copy(update={"alternatives": choices[1:]}))
+            fixes.append(replace(choices[0], alternatives=choices[1:]))
         yield ctx.finding(
             "info",
             msg,

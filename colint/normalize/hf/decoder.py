@@ -24,7 +24,7 @@ by transformers, reported apart and sized like DeepSeek-V3's MTP module).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from colint.normalize.hf.base import HFReader, layer_types_of, read_common
 from colint.normalize.hf.moe_common import KindTable, deepseek_style_mtp_params, layer, nullable_int, str_list
@@ -339,7 +339,7 @@ def build(r: HFReader) -> ModelSpec:
             fused_qkv=t.fused_qkv,
         )
         if sparse[i]:
-            ffn = moe_ffn if top_ks[i] == moe_ffn.top_k else moe_ffn.model_copy(update={"top_k": top_ks[i]})
+            ffn = moe_ffn if top_ks[i] == moe_ffn.top_k else replace(moe_ffn, top_k=top_ks[i])
             table.add(layer(mixer, ffn, other + router_params))
         else:
             table.add(layer(mixer, dense, other))
