@@ -620,6 +620,7 @@ def check(
             strict=strict,
             stdin=stdin,
             use_baseline=not write_baseline,
+            parallel=True,
         )
     except ColintError as exc:
         raise _fail_with(exc)
@@ -672,7 +673,13 @@ def check(
             click.echo(f"colint: fixed {written} file{'s' if written != 1 else ''}", err=True)
         if changed:
             results, groups = check_grouped(
-                paths, overrides, isolated=isolated, baseline_path=baseline, settings_dirs=settings_dirs, strict=strict
+                paths,
+                overrides,
+                isolated=isolated,
+                baseline_path=baseline,
+                settings_dirs=settings_dirs,
+                strict=strict,
+                parallel=True,
             )
             for i, r in fix_failed.items():  # a file whose fixing failed keeps that error in the report
                 results[i] = r

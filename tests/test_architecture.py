@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "colint"
 
 # Lowest first; a unit may import its own unit and the units of any lower layer, never a higher one.
 LAYERS: list[tuple[str, ...]] = [
-    ("colint", "errors", "records", "fileio"),  # the package root holds __version__ only
+    ("colint", "errors", "records", "fileio", "parallel"),  # the package root holds __version__ only
     ("loading", "findings"),
     ("normalize", "hardware_profiles"),
     ("analysis",),

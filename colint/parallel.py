@@ -1,0 +1,93 @@
+"""Many files checked in worker processes, results in input order (as ruff checks files in parallel).
+
+A ``colint check`` over a whole model zoo is CPU-bound pure Python: each file is loaded, normalized,
+analysed and linted, and every fix it is offered is re-checked at the state it leads to (colint.closure).
+The files are independent, so ``map_ordered`` hands them to forked workers, in chunks taken in turn (a
+large MoE costs several times a dense model), and returns the results in input order: the output is the
+one a single process writes. A worker's memos (analyse, GEMM estimates, the closure's shared re-checks)
+are its own; every memo is keyed by value or object identity, so no result depends on which process made
+it.
+
+A pool costs a fork per worker and a pickled result per file (about a millisecond each), so it is used
+only for ``MIN_ITEMS`` items or more, where a machine has two CPUs or more and ``fork`` (Linux); a
+pre-commit run on a few files never starts one. ``COLINT_JOBS=1`` turns it off (``COLINT_JOBS=N``: at
+most N workers). A result that cannot be pickled, or a worker that dies, is redone in this process.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, Optional, TypeVar
+
+T = TypeVar("T")
+
+MIN_ITEMS = 64  # below this a pool's start-up and transfers cost about what it saves (two workers)
+CHUNK = 4  # items per task: small enough that a chunk of large MoE files does not leave one worker last
+
+# the job of the pool being run: the forked workers inherit it (nothing but an index is sent to them)
+_JOB: Optional[tuple[Callable[[Any], Any], Sequence[Any]]] = None
+
+
+def workers(n_items: int) -> int:
+    """Worker processes for ``n_items`` items: 1 (no pool) below MIN_ITEMS, without ``fork``, on one CPU,
+    or with COLINT_JOBS=1; else the CPUs this process may run on (at most COLINT_JOBS)."""
+    if n_items < MIN_ITEMS or not sys.platform.startswith("linux"):
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - Linux has sched_getaffinity
+        cpus = os.cpu_count() or 1
+    limit = os.environ.get("COLINT_JOBS", "").strip()
+    if limit:
+        try:
+            cpus = min(cpus, max(1, int(limit)))
+        except ValueError:
+            pass  # a malformed value is no limit (the run is the same, only slower or faster)
+    return max(1, cpus)
+
+
+def _run(i: int) -> Optional[bytes]:
+    """In a worker: item ``i`` of the job, pickled; None when its result cannot be pickled."""
+    assert _JOB is not None
+    fn, items = _JOB
+    result = fn(items[i])
+    try:
+        return pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - the parent redoes this item itself
+        return None
+
+
+def map_ordered(fn: Callable[[Any], T], items: Sequence[Any]) -> list[T]:
+    """``[fn(x) for x in items]``, in worker processes when there are enough items (see the module doc)."""
+    n = workers(len(items))
+    if n < 2:
+        return [fn(x) for x in items]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    global _JOB
+    _JOB = (fn, items)
+    blobs: list[Optional[bytes]] = []
+    try:
+        with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork")) as pool:
+            for blob in pool.map(_run, range(len(items)), chunksize=CHUNK):
+                blobs.append(blob)
+    except (BrokenProcessPool, OSError):  # a worker died (killed, out of memory) or none could start
+        pass
+    finally:
+        _JOB = None
+    out: list[T] = []
+    for i, x in enumerate(items):
+        blob = blobs[i] if i < len(blobs) else None
+        if blob is not None:
+            try:
+                out.append(pickle.loads(blob))
+                continue
+            except Exception:  # noqa: BLE001 - an object that pickles but does not unpickle: redo it here
+                pass
+        out.append(fn(x))
+    return out
