@@ -17,7 +17,6 @@ most N workers). A result that cannot be pickled, or a worker that dies, is redo
 from __future__ import annotations
 
 import os
-import pickle
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, Optional, TypeVar
@@ -51,6 +50,8 @@ def workers(n_items: int) -> int:
 
 def _run(i: int) -> Optional[bytes]:
     """In a worker: item ``i`` of the job, pickled; None when its result cannot be pickled."""
+    import pickle
+
     assert _JOB is not None
     fn, items = _JOB
     result = fn(items[i])
@@ -66,6 +67,7 @@ def map_ordered(fn: Callable[[Any], T], items: Sequence[Any]) -> list[T]:
     if n < 2:
         return [fn(x) for x in items]
     import multiprocessing
+    import pickle
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
