@@ -8,10 +8,14 @@ one a single process writes. A worker's memos (analyse, GEMM estimates, the clos
 are its own; every memo is keyed by value or object identity, so no result depends on which process made
 it.
 
-A pool costs a fork per worker and a pickled result per file (about a millisecond each), so it is used
-only for ``MIN_ITEMS`` items or more, where a machine has two CPUs or more and ``fork`` (Linux); a
-pre-commit run on a few files never starts one. ``COLINT_JOBS=1`` turns it off (``COLINT_JOBS=N``: at
-most N workers). A result that cannot be pickled, or a worker that dies, is redone in this process.
+A pool costs a fork per worker and a pickled result per file (one to three milliseconds), so it is
+considered only for ``MIN_ITEMS`` items or more, where a machine has two CPUs or more and ``fork``
+(Linux); a pre-commit run on a few files never starts one. Even then the items start in this process,
+and the rest go to a pool only after ``PROBE_S`` of that, once the recent ones have cost ``PAY_S`` each or
+more: 1,000 copies of a few configs answer from the memos in a millisecond or two each once every distinct
+one was seen, less than the transfer would cost, while distinct large MoE configs take tens. The workers
+are forked from this process, so they start with its warm memos. ``COLINT_JOBS=1`` turns the pool off (``COLINT_JOBS=N``: at most N workers). A result that
+cannot be pickled, or a worker that dies, is redone in this process.
 """
 
 from __future__ import annotations
@@ -24,6 +28,9 @@ from typing import Any, Optional, TypeVar
 T = TypeVar("T")
 
 MIN_ITEMS = 64  # below this a pool's start-up and transfers cost about what it saves (two workers)
+PAY_S = 0.005  # mean cost per item (s) from which a pool pays: about twice a result's round trip
+WINDOW = 16  # the recent items that mean is taken over
+PROBE_S = 1.0  # items run here first, so that the mean is taken past the first sight of each distinct input
 CHUNK = 4  # items per task: small enough that a chunk of large MoE files does not leave one worker last
 
 # the job of the pool being run: the forked workers inherit it (nothing but an index is sent to them)
@@ -66,6 +73,25 @@ def map_ordered(fn: Callable[[Any], T], items: Sequence[Any]) -> list[T]:
     n = workers(len(items))
     if n < 2:
         return [fn(x) for x in items]
+    import time
+
+    out: list[T] = []
+    recent: list[float] = []
+    start = time.perf_counter()
+    for x in items:
+        if len(items) - len(out) < MIN_ITEMS:
+            out.append(fn(x))
+            continue
+        if len(recent) == WINDOW and sum(recent) >= PAY_S * WINDOW and time.perf_counter() - start >= PROBE_S:
+            return out + _pooled(fn, items[len(out) :], n)
+        t0 = time.perf_counter()
+        out.append(fn(x))
+        recent = recent[-(WINDOW - 1) :] + [time.perf_counter() - t0]
+    return out
+
+
+def _pooled(fn: Callable[[Any], T], items: Sequence[Any], n: int) -> list[T]:
+    """``[fn(x) for x in items]`` over ``n`` forked workers, in order."""
     import multiprocessing
     import pickle
     from concurrent.futures import ProcessPoolExecutor

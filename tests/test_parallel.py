@@ -35,28 +35,45 @@ def test_colint_jobs_limits_the_workers(monkeypatch):
     assert parallel.workers(10_000) >= 1
 
 
+def _always_pool(monkeypatch):
+    """A pool from the first items on, however cheap they are."""
+    monkeypatch.setattr(parallel, "PAY_S", 0.0)
+    monkeypatch.setattr(parallel, "PROBE_S", 0.0)
+    monkeypatch.setattr(parallel, "WINDOW", 1)
+
+
+def test_cheap_items_stay_in_this_process(monkeypatch):
+    """1,000 copies of a few configs cost a millisecond or two each from the memos: less than a transfer."""
+    monkeypatch.setenv("COLINT_JOBS", "2")
+    monkeypatch.setattr(parallel, "PROBE_S", 0.0)
+    assert set(parallel.map_ordered(_pid, range(3 * parallel.MIN_ITEMS))) == {os.getpid()}
+
+
 @linux_only
 def test_results_in_input_order_from_workers(monkeypatch):
     monkeypatch.setenv("COLINT_JOBS", "2")
+    _always_pool(monkeypatch)
     if parallel.workers(parallel.MIN_ITEMS) < 2:
         pytest.skip("one CPU: no pool")
     items = list(range(3 * parallel.MIN_ITEMS))
     assert parallel.map_ordered(lambda i: i * i, items) == [i * i for i in items]
-    assert os.getpid() not in set(parallel.map_ordered(_pid, items))  # the workers did the work
+    pids = parallel.map_ordered(_pid, items)
+    assert pids[0] == os.getpid() and os.getpid() not in set(pids[1 : -parallel.MIN_ITEMS])  # workers did the rest
 
 
 @linux_only
 def test_a_result_that_cannot_be_pickled_is_redone_here(monkeypatch):
     monkeypatch.setenv("COLINT_JOBS", "2")
+    _always_pool(monkeypatch)
     if parallel.workers(parallel.MIN_ITEMS) < 2:
         pytest.skip("one CPU: no pool")
-    items = list(range(parallel.MIN_ITEMS))
+    items = list(range(2 * parallel.MIN_ITEMS))
     out = parallel.map_ordered(lambda i: (lambda: i) if i % 7 == 0 else (i, os.getpid()), items)
     for i, r in zip(items, out):
         if i % 7 == 0:
             assert r() == i  # made in this process: a lambda does not pickle
         else:
-            assert r[0] == i and r[1] != os.getpid()
+            assert r[0] == i and (r[1] != os.getpid() or i == 0 or i >= parallel.MIN_ITEMS)
 
 
 @linux_only
@@ -71,6 +88,7 @@ def test_check_output_is_the_same_with_and_without_the_pool(tmp_path, monkeypatc
         paths.append(str(dest))
     (tmp_path / "050-broken.json").write_text('{"model_type": "llama", "hidden_size": true}\n')
     paths.insert(50, str(tmp_path / "050-broken.json"))
+    _always_pool(monkeypatch)
     outs = []
     for jobs in ("1", "2"):
         monkeypatch.setenv("COLINT_JOBS", jobs)
