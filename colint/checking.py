@@ -226,13 +226,18 @@ def _locate_keys(doc, findings: list[Finding]) -> list[Finding]:
     return out
 
 
-def check_paths(paths: list[str], opts: Settings, stdin=None) -> list[FileResult]:
-    """``stdin``: (name, raw bytes, syntax or None) for the one path read from standard input."""
+def check_paths(paths: list[str], opts: Settings, stdin=None, *, parallel: bool = False) -> list[FileResult]:
+    """``stdin``: (name, raw bytes, syntax or None) for the one path read from standard input. ``parallel``:
+    many files are checked in worker processes (colint.parallel; the results are the same, in order)."""
     from colint.rules import select_rules
 
     rules = select_rules(opts.select, opts.ignore, opts.extend_select)
     # GPU profiles and scenarios only when a selected rule needs a workload (--select CL0 skips them)
     targets = build_targets(opts) if any(r.needs_workload for r in rules) else []
+    if parallel and stdin is None:
+        from colint.parallel import map_ordered
+
+        return map_ordered(lambda p: check_file(p, targets, opts, rules), paths)
     return [
         check_file(p, targets, opts, rules, *(stdin[1:] if stdin is not None and p == stdin[0] else ())) for p in paths
     ]
@@ -307,6 +312,7 @@ def check_grouped(
     strict: bool = False,
     stdin=None,
     use_baseline: bool = True,
+    parallel: bool = False,
 ):
     """Check ``paths`` under the settings in force for each (nearest config file + CLI flags; the
     config file is looked up from ``settings_dirs[path]`` when given, else beside the file).
@@ -314,7 +320,8 @@ def check_grouped(
     Returns the results in input order and, parallel to them, the ``Settings`` each was
     checked with. Files sharing a config file are checked together (profiles resolved once).
     ``use_baseline=False`` applies no baseline at all, not even the config's ``baseline =`` (``--write-baseline``
-    records every current finding, and the file it names may not exist yet)."""
+    records every current finding, and the file it names may not exist yet). ``parallel``: many files are
+    checked in worker processes (colint.parallel)."""
     import os
 
     from colint.config_files import find_config
@@ -349,7 +356,7 @@ def check_grouped(
             if ab not in baselines:
                 baselines[ab] = Baseline.load(bpath)
             opts = dataclasses.replace(opts, loaded_baseline=baselines[ab])
-        for i, r in zip(idxs, check_paths([paths[i] for i in idxs], opts, stdin)):
+        for i, r in zip(idxs, check_paths([paths[i] for i in idxs], opts, stdin, parallel=parallel)):
             results[i], groups[i] = r, opts
     if broken:  # the files without settings are reported under the CLI's own (for fail_on, contexts)
         plain = next((g for g in groups if g is not None), None) or resolve(None, flags)

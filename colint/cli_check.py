@@ -78,7 +78,9 @@ def run_check(paths, flags: Mapping[str, Any], isolated: bool, run: CheckRun) ->
 
     def check_all(**kw):
         try:
-            return check_grouped(paths, flags, isolated=isolated, settings_dirs=settings_dirs, strict=run.strict, **kw)
+            return check_grouped(
+                paths, flags, isolated=isolated, settings_dirs=settings_dirs, strict=run.strict, parallel=True, **kw
+            )
         except ColintError as exc:
             raise fail_with(exc) from None
 

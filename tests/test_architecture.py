@@ -16,7 +16,15 @@ PACKAGE = Path(__file__).resolve().parent.parent / "colint"
 
 # Lowest first; a unit may import its own unit and the units of any lower layer, never a higher one.
 LAYERS: list[tuple[str, ...]] = [
-    ("colint", "errors", "plain_data", "fileio", "globs", "typed_table"),  # the package root holds __version__ only
+    (
+        "colint",
+        "errors",
+        "plain_data",
+        "fileio",
+        "globs",
+        "typed_table",
+        "parallel",
+    ),  # the package root holds __version__ only
     ("loading", "findings"),
     ("normalize", "hardware_profiles"),
     ("analysis",),

@@ -688,25 +688,27 @@ def memory_at(spec: ModelSpec, profile, scenario: Scenario, fits_only: bool = Fa
     b_w = FORMATS[scenario.gemm_format][2]
     tokens = {r: _tokens(scenario, r) for r in REGIMES}
     # peak activations: activation_bytes() over the rows _gemm_rows would build (m, instances, n, k only)
+    shards = []
+    for _kind_name, _kg, _n_layers, fused in entries:
+        for _name, _members, g, n_total in fused:
+            n, k, inst = _shard(g, n_total, scenario)
+            if n > 0 and k > 0:
+                shards.append((g, n, k, inst))
     peak = 0.0
     for regime in REGIMES:
         gemm = 0.0
-        for _kind_name, _kg, _n_layers, fused in entries:
-            for _name, _members, g, n_total in fused:
-                n, k, inst = _shard(g, n_total, scenario)
-                if n <= 0 or k <= 0:
-                    continue
-                m_tokens = tokens[regime]
-                if g.name == "lm_head" and regime == "prefill":
-                    m_tokens = _prefill_shape(scenario)[1]
-                if g.parallel == "expert" and g.count:
-                    touched, m = routed_expert_rows(
-                        m_tokens * scenario.attention_dp_groups, round(g.m_per_token * g.count), g.count
-                    )
-                    inst = inst * touched
-                else:
-                    m = m_tokens
-                gemm = max(gemm, m * max(inst, 1.0) * (k + n) * B_ACT)
+        for g, n, k, inst in shards:  # each regime's rows of _gemm_rows (the shards are the same)
+            m_tokens = tokens[regime]
+            if g.name == "lm_head" and regime == "prefill":
+                m_tokens = _prefill_shape(scenario)[1]
+            if g.parallel == "expert" and g.count:
+                touched, m = routed_expert_rows(
+                    m_tokens * scenario.attention_dp_groups, round(g.m_per_token * g.count), g.count
+                )
+                inst = inst * touched
+            else:
+                m = m_tokens
+            gemm = max(gemm, m * max(inst, 1.0) * (k + n) * B_ACT)
         peak = max(peak, tokens[regime] * 2.0 * h * B_ACT + gemm)
     # weights: the per-layer shards of analyse's layer costs
     wbytes_by_kind: dict[str, float] = {}
@@ -719,9 +721,8 @@ def memory_at(spec: ModelSpec, profile, scenario: Scenario, fits_only: bool = Fa
             nn, kk, inst = _shard(g, g.n, scenario)
             wbytes += nn * kk * inst * (2.0 if g.name.endswith("router") else b_w)
         wbytes_by_kind[kind.name] = wbytes
-    layer_w = [
-        wbytes_by_kind[spec.kind_of(i).name] for i in range(spec.num_layers) if spec.kind_of(i).name in wbytes_by_kind
-    ]
+    names = [kind.name for kind in spec.layer_kinds]
+    layer_w = [wbytes_by_kind[names[p]] for p in spec.layer_pattern[: spec.num_layers] if names[p] in wbytes_by_kind]
     v = spec.vocab_size or 0
     emb_w = v * h * B_ACT / scenario.tp
     lm_w = 0.0 if spec.tie_word_embeddings else v * h * b_w / scenario.tp

@@ -139,8 +139,10 @@ def _table() -> dict:
         return {"common": [], "model_types": {}}
 
 
+@functools.lru_cache(maxsize=256)
 def hf_known(model_type: Optional[str]) -> Optional[frozenset]:
-    """The keys the family's config class knows, or None when the table does not have the family."""
+    """The keys the family's config class knows, or None when the table does not have the family (one set
+    per family: the table is read once)."""
     from colint.normalize.hf import WRAPPER_TEXT_TYPES
 
     t = _table()
@@ -169,8 +171,17 @@ def one_edit(a: str, b: str) -> bool:
     return a[i:] == b[i + 1 :]
 
 
-def _suggest(key: str, candidates: Iterable[str], present: set) -> Optional[str]:
-    near = sorted(c for c in candidates if one_edit(key, c))
+@functools.lru_cache(maxsize=4096)
+def _near_known(key: str, model_type: Optional[str]) -> frozenset:
+    """The keys of the family's config class one edit away from ``key`` (a file's unknown keys recur in its
+    edited variants and across files of one family: each is compared with the few hundred known keys once)."""
+    return frozenset(c for c in hf_known(model_type) or () if one_edit(key, c))
+
+
+def _suggest(key: str, candidates: Iterable[str], present: set, near_known: frozenset = frozenset()) -> Optional[str]:
+    """The key ``key`` was likely meant to be: one edit away among ``candidates`` (and ``near_known``, the
+    ones of them already compared), preferring one the file lacks, then the first in order."""
+    near = sorted(near_known.union(c for c in candidates if one_edit(key, c)))
     absent = [c for c in near if c not in present]  # the key meant is usually the one the file lacks
     return absent[0] if absent else (near[0] if near else None)
 
@@ -187,11 +198,10 @@ def unknown_key_issues(
     if fmt == "hf":
         known = hf_known(model_type)
         remote = "auto_map" in node or "auto_map" in (doc.data if isinstance(doc.data, dict) else {})
-        candidates = (known or frozenset()) | looked
         for k in node:
             if not isinstance(k, str) or k in looked or (known is not None and k in known) or k in HF_HARMLESS:
                 continue
-            hint = _suggest(k, candidates, present)
+            hint = _suggest(k, looked, present, _near_known(k, model_type))  # candidates: known | looked
             if hint is None and (remote or known is None):
                 continue  # remote code may read it / no class to tell: only typos are certain
             issues.append(_issue(doc, root + (k,), model_type, hint, fmt))

@@ -262,7 +262,28 @@ def _ffn_gemms(f: FFN, h: int) -> list[tuple]:
     return out
 
 
+# kind_gemms() and kind_params() memos, by value: a LayerKind is a frozen record (hashed once, compared field by
+# field), so the kinds of a file, of its edited variants (a fix changes one kind) and of the files of one family
+# share their GEMM lists; the argument types are part of the key (True == 1, 4096 == 4096.0). Bounded.
+_GEMMS_MEMO: dict = {}
+_PARAMS_MEMO: dict = {}
+MEMO_MAX = 2048
+
+
 def kind_gemms(kind: LayerKind, h: int, layers: int) -> list[Gemm]:
+    """The weight GEMMs of one layer of ``kind`` (hidden size ``h``), each standing for ``layers`` layers
+    (a new list of frozen Gemms, memoised by value)."""
+    key = (kind, h, layers, type(h), type(layers))
+    hit = _GEMMS_MEMO.get(key)
+    if hit is None:
+        hit = tuple(_kind_gemms(kind, h, layers))
+        if len(_GEMMS_MEMO) >= MEMO_MAX:
+            _GEMMS_MEMO.clear()
+        _GEMMS_MEMO[key] = hit
+    return list(hit)
+
+
+def _kind_gemms(kind: LayerKind, h: int, layers: int) -> list[Gemm]:
     gemms = []
     for t in _mixer_gemms(kind.mixer, h):
         name, k, n, bias, par, group, kf, nf = t
@@ -281,7 +302,18 @@ def kind_gemms(kind: LayerKind, h: int, layers: int) -> list[Gemm]:
 
 
 def kind_params(kind: LayerKind, h: int) -> tuple[int, int]:
-    """(all parameters, parameters touched per token) of one layer of this kind."""
+    """(all parameters, parameters touched per token) of one layer of this kind (memoised by value)."""
+    key = (kind, h, type(h))
+    hit = _PARAMS_MEMO.get(key)
+    if hit is None:
+        hit = _kind_params(kind, h)
+        if len(_PARAMS_MEMO) >= MEMO_MAX:
+            _PARAMS_MEMO.clear()
+        _PARAMS_MEMO[key] = hit
+    return hit
+
+
+def _kind_params(kind: LayerKind, h: int) -> tuple[int, int]:
     total = active = kind.other_params
     for g in kind_gemms(kind, h, 1):
         p = g.weight_params

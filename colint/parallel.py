@@ -1,0 +1,121 @@
+"""Many files checked in worker processes, results in input order (as ruff checks files in parallel).
+
+A ``colint check`` over a whole model zoo is CPU-bound pure Python: each file is loaded, normalized,
+analysed and linted, and every fix it is offered is re-checked at the state it leads to (colint.closure).
+The files are independent, so ``map_ordered`` hands them to forked workers, in chunks taken in turn (a
+large MoE costs several times a dense model), and returns the results in input order: the output is the
+one a single process writes. A worker's memos (analyse, GEMM estimates, the closure's shared re-checks)
+are its own; every memo is keyed by value or object identity, so no result depends on which process made
+it.
+
+A pool costs a fork per worker and a pickled result per file (one to three milliseconds), so it is
+considered only for ``MIN_ITEMS`` items or more, where a machine has two CPUs or more and ``fork``
+(Linux); a pre-commit run on a few files never starts one. Even then the items start in this process,
+and the rest go to a pool only after ``PROBE_S`` of that, once the recent ones have cost ``PAY_S`` each or
+more: 1,000 copies of a few configs answer from the memos in a millisecond or two each once every distinct
+one was seen, less than the transfer would cost, while distinct large MoE configs take tens. The workers
+are forked from this process, so they start with its warm memos. ``COLINT_JOBS=1`` turns the pool off (``COLINT_JOBS=N``: at most N workers). A result that
+cannot be pickled, or a worker that dies, is redone in this process.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, Optional, TypeVar
+
+T = TypeVar("T")
+
+MIN_ITEMS = 64  # below this a pool's start-up and transfers cost about what it saves (two workers)
+PAY_S = 0.005  # mean cost per item (s) from which a pool pays: about twice a result's round trip
+WINDOW = 16  # the recent items that mean is taken over
+PROBE_S = 1.0  # items run here first, so that the mean is taken past the first sight of each distinct input
+CHUNK = 4  # items per task: small enough that a chunk of large MoE files does not leave one worker last
+
+# the job of the pool being run: the forked workers inherit it (nothing but an index is sent to them)
+_JOB: Optional[tuple[Callable[[Any], Any], Sequence[Any]]] = None
+
+
+def workers(n_items: int) -> int:
+    """Worker processes for ``n_items`` items: 1 (no pool) below MIN_ITEMS, without ``fork``, on one CPU,
+    or with COLINT_JOBS=1; else the CPUs this process may run on (at most COLINT_JOBS)."""
+    if n_items < MIN_ITEMS or not sys.platform.startswith("linux"):
+        return 1
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - Linux has sched_getaffinity
+        cpus = os.cpu_count() or 1
+    limit = os.environ.get("COLINT_JOBS", "").strip()
+    if limit:
+        try:
+            cpus = min(cpus, max(1, int(limit)))
+        except ValueError:
+            pass  # a malformed value is no limit (the run is the same, only slower or faster)
+    return max(1, cpus)
+
+
+def _run(i: int) -> Optional[bytes]:
+    """In a worker: item ``i`` of the job, pickled; None when its result cannot be pickled."""
+    import pickle
+
+    assert _JOB is not None
+    fn, items = _JOB
+    result = fn(items[i])
+    try:
+        return pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - the parent redoes this item itself
+        return None
+
+
+def map_ordered(fn: Callable[[Any], T], items: Sequence[Any]) -> list[T]:
+    """``[fn(x) for x in items]``, in worker processes when there are enough items (see the module doc)."""
+    n = workers(len(items))
+    if n < 2:
+        return [fn(x) for x in items]
+    import time
+
+    out: list[T] = []
+    recent: list[float] = []
+    start = time.perf_counter()
+    for x in items:
+        if len(items) - len(out) < MIN_ITEMS:
+            out.append(fn(x))
+            continue
+        if len(recent) == WINDOW and sum(recent) >= PAY_S * WINDOW and time.perf_counter() - start >= PROBE_S:
+            return out + _pooled(fn, items[len(out) :], n)
+        t0 = time.perf_counter()
+        out.append(fn(x))
+        recent = recent[-(WINDOW - 1) :] + [time.perf_counter() - t0]
+    return out
+
+
+def _pooled(fn: Callable[[Any], T], items: Sequence[Any], n: int) -> list[T]:
+    """``[fn(x) for x in items]`` over ``n`` forked workers, in order."""
+    import multiprocessing
+    import pickle
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    global _JOB
+    _JOB = (fn, items)
+    blobs: list[Optional[bytes]] = []
+    try:
+        with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork")) as pool:
+            for blob in pool.map(_run, range(len(items)), chunksize=CHUNK):
+                blobs.append(blob)
+    except (BrokenProcessPool, OSError):  # a worker died (killed, out of memory) or none could start
+        pass
+    finally:
+        _JOB = None
+    out: list[T] = []
+    for i, x in enumerate(items):
+        blob = blobs[i] if i < len(blobs) else None
+        if blob is not None:
+            try:
+                out.append(pickle.loads(blob))
+                continue
+            except Exception:  # noqa: BLE001 - an object that pickles but does not unpickle: redo it here
+                pass
+        out.append(fn(x))
+    return out

@@ -1,0 +1,98 @@
+"""Many files over worker processes (colint.parallel): the same results, in input order, as one process;
+a pool only where it pays; a result that cannot travel is redone in the parent."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from colint import parallel
+from colint.cli import cli
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "corpus", "hf")
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the pool forks (Linux)")
+
+
+def _pid(_x) -> int:
+    return os.getpid()
+
+
+def test_few_items_never_start_a_pool(monkeypatch):
+    monkeypatch.delenv("COLINT_JOBS", raising=False)
+    assert parallel.workers(parallel.MIN_ITEMS - 1) == 1
+    assert set(parallel.map_ordered(_pid, range(parallel.MIN_ITEMS - 1))) == {os.getpid()}
+
+
+def test_colint_jobs_limits_the_workers(monkeypatch):
+    monkeypatch.setenv("COLINT_JOBS", "1")
+    assert parallel.workers(10_000) == 1
+    monkeypatch.setenv("COLINT_JOBS", "not a number")
+    assert parallel.workers(10_000) >= 1
+
+
+def _always_pool(monkeypatch):
+    """A pool from the first items on, however cheap they are."""
+    monkeypatch.setattr(parallel, "PAY_S", 0.0)
+    monkeypatch.setattr(parallel, "PROBE_S", 0.0)
+    monkeypatch.setattr(parallel, "WINDOW", 1)
+
+
+def test_cheap_items_stay_in_this_process(monkeypatch):
+    """1,000 copies of a few configs cost a millisecond or two each from the memos: less than a transfer."""
+    monkeypatch.setenv("COLINT_JOBS", "2")
+    monkeypatch.setattr(parallel, "PROBE_S", 0.0)
+    assert set(parallel.map_ordered(_pid, range(3 * parallel.MIN_ITEMS))) == {os.getpid()}
+
+
+@linux_only
+def test_results_in_input_order_from_workers(monkeypatch):
+    monkeypatch.setenv("COLINT_JOBS", "2")
+    _always_pool(monkeypatch)
+    if parallel.workers(parallel.MIN_ITEMS) < 2:
+        pytest.skip("one CPU: no pool")
+    items = list(range(3 * parallel.MIN_ITEMS))
+    assert parallel.map_ordered(lambda i: i * i, items) == [i * i for i in items]
+    pids = parallel.map_ordered(_pid, items)
+    assert pids[0] == os.getpid() and os.getpid() not in set(pids[1 : -parallel.MIN_ITEMS])  # workers did the rest
+
+
+@linux_only
+def test_a_result_that_cannot_be_pickled_is_redone_here(monkeypatch):
+    monkeypatch.setenv("COLINT_JOBS", "2")
+    _always_pool(monkeypatch)
+    if parallel.workers(parallel.MIN_ITEMS) < 2:
+        pytest.skip("one CPU: no pool")
+    items = list(range(2 * parallel.MIN_ITEMS))
+    out = parallel.map_ordered(lambda i: (lambda: i) if i % 7 == 0 else (i, os.getpid()), items)
+    for i, r in zip(items, out):
+        if i % 7 == 0:
+            assert r() == i  # made in this process: a lambda does not pickle
+        else:
+            assert r[0] == i and (r[1] != os.getpid() or i == 0 or i >= parallel.MIN_ITEMS)
+
+
+@linux_only
+def test_check_output_is_the_same_with_and_without_the_pool(tmp_path, monkeypatch):
+    """A bulk run (over MIN_ITEMS files, dense and MoE, one broken) prints byte for byte what one process
+    prints, errors located and in input order."""
+    sources = sorted(f for f in os.listdir(CORPUS) if f.endswith(".json"))
+    paths = []
+    for i in range(parallel.MIN_ITEMS + 6):
+        dest = tmp_path / f"{i:03d}-{sources[i % len(sources)]}"
+        shutil.copyfile(os.path.join(CORPUS, sources[i % len(sources)]), dest)
+        paths.append(str(dest))
+    (tmp_path / "050-broken.json").write_text('{"model_type": "llama", "hidden_size": true}\n')
+    paths.insert(50, str(tmp_path / "050-broken.json"))
+    _always_pool(monkeypatch)
+    outs = []
+    for jobs in ("1", "2"):
+        monkeypatch.setenv("COLINT_JOBS", jobs)
+        r = CliRunner().invoke(cli, ["check", "--output-format", "concise", *paths])
+        outs.append((r.exit_code, r.output))
+    assert outs[0][0] == 2 and "050-broken.json" in outs[0][1]
+    assert outs[1] == outs[0]
