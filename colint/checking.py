@@ -11,9 +11,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional, cast
 
+from colint.analysis.scenario import fit_to_model, make_scenario
+from colint.analysis.workload import analyse
+from colint.closure import SETTINGS, WARNING, close_advice
+from colint.config_files import find_config
 from colint.errors import ColintError, InternalError, ProfileError, UsageError
 from colint.findings import SEVERITY_ORDER, Finding, Fix, Severity, rank
-from colint.settings import Settings
+from colint.hardware_profiles import load_profile
+from colint.loading import load, load_bytes, load_text
+from colint.normalize import normalize
+from colint.parallel import map_ordered
+from colint.rules import Context, select_rules
+from colint.settings import Settings, resolve
+from colint.suppression import Baseline, apply_suppressions
+from colint.triage import triage
 
 
 @dataclass
@@ -47,8 +58,6 @@ class Target:
 
 def build_targets(opts: Settings) -> list[Target]:
     """Resolve profiles and scenarios once for all files (raises UsageError/ProfileError)."""
-    from colint.analysis.scenario import make_scenario
-    from colint.hardware_profiles import load_profile
 
     targets = []
     for gpu in opts.gpus:
@@ -72,7 +81,6 @@ def build_targets(opts: Settings) -> list[Target]:
 
 
 def check_spec(spec, targets: list[Target], opts: Settings, rules=None) -> list[Finding]:
-    from colint.rules import Context, select_rules
 
     if rules is None:
         rules = select_rules(opts.select, opts.ignore, opts.extend_select)
@@ -98,9 +106,6 @@ def check_spec(spec, targets: list[Target], opts: Settings, rules=None) -> list[
     for r in spec_only:  # once per file, on the first target's GPU and scenario where there is one
         findings.extend(run(r, targets[0] if targets else None, tp_auto=False))
     if per_gpu and targets:
-        from colint.analysis.scenario import fit_to_model
-        from colint.analysis.workload import analyse
-
         # the scenario respects the model: a context beyond its maximum positions is clipped (the label says so)
         targets = [Target(t.gpu, t.profile, fit_to_model(t.scenario, spec)) for t in targets]
     for t in targets if per_gpu else []:
@@ -151,8 +156,6 @@ def check_file(
     syntax: Optional[str] = None,
 ) -> FileResult:
     """Check the file at ``path``, or ``raw`` (standard input) named ``path``."""
-    from colint.loading import load, load_bytes
-    from colint.rules import select_rules
 
     if rules is None:
         rules = select_rules(opts.select, opts.ignore, opts.extend_select)
@@ -166,8 +169,6 @@ def check_file(
     except Exception as exc:  # noqa: BLE001 - one file's bug must not abort the others (MemoryError included)
         return FileResult(path=path, error=InternalError.wrap(exc, path))
     if not opts.strict and opts.input_format is None:
-        from colint.triage import triage
-
         skipped = triage(doc)
         if skipped is not None:
             return FileResult(path=path, skipped=skipped)
@@ -179,9 +180,6 @@ def check_document(
 ) -> FileResult:
     """Check an already-loaded Document (``--fix`` re-checks its edited text this way, ``close=False``:
     without re-checking each fix's own state, colint.closure)."""
-    from colint.rules import select_rules
-    from colint.normalize import normalize
-    from colint.suppression import apply_suppressions
 
     if rules is None:
         rules = select_rules(opts.select, opts.ignore, opts.extend_select)
@@ -191,8 +189,6 @@ def check_document(
         result.format, result.model_type, result.spec, result.doc = spec.format, spec.model_type, spec, doc
         findings = check_spec(spec, targets, opts, rules)
         if close and opts.close_advice:
-            from colint.closure import close_advice
-
             findings = close_advice(
                 path, doc, spec, findings, targets, opts, rules, check_spec=check_spec, build_targets=build_targets
             )
@@ -229,14 +225,11 @@ def _locate_keys(doc, findings: list[Finding]) -> list[Finding]:
 def check_paths(paths: list[str], opts: Settings, stdin=None, *, parallel: bool = False) -> list[FileResult]:
     """``stdin``: (name, raw bytes, syntax or None) for the one path read from standard input. ``parallel``:
     many files are checked in worker processes (colint.parallel; the results are the same, in order)."""
-    from colint.rules import select_rules
 
     rules = select_rules(opts.select, opts.ignore, opts.extend_select)
     # GPU profiles and scenarios only when a selected rule needs a workload (--select CL0 skips them)
     targets = build_targets(opts) if any(r.needs_workload for r in rules) else []
     if parallel and stdin is None:
-        from colint.parallel import map_ordered
-
         return map_ordered(lambda p: check_file(p, targets, opts, rules), paths)
     return [
         check_file(p, targets, opts, rules, *(stdin[1:] if stdin is not None and p == stdin[0] else ())) for p in paths
@@ -283,7 +276,6 @@ def estimate_labels(results: list[FileResult], groups: list) -> list[str]:
     details (``estimate: b200, throughput scenario: bf16, ...``, the context clipped to the model's
     maximum positions), in first-seen order: the text reporters print each once per run instead of once
     per finding. Only files with GPU-specific findings made estimates."""
-    from colint.analysis.scenario import fit_to_model
 
     labels: list[str] = []
     targets_of: dict[int, list[Target]] = {}
@@ -323,10 +315,6 @@ def check_grouped(
     records every current finding, and the file it names may not exist yet). ``parallel``: many files are
     checked in worker processes (colint.parallel)."""
     import os
-
-    from colint.config_files import find_config
-    from colint.settings import resolve
-    from colint.suppression import Baseline
 
     by_config: dict[Optional[str], list[int]] = {}
     configs: dict[Optional[str], Any] = {}
@@ -388,7 +376,6 @@ def _badness(findings: list[Finding]) -> tuple[int, int, int]:
 def _fix_one(r: FileResult, opts, rules, targets, allowed: set, max_rounds: int):
     """The Document of ``r`` with every accepted fix applied (see fix_grouped)."""
     from colint.fix_text import fixed_text
-    from colint.loading import load_text
 
     doc, findings = r.doc, r.findings
     tried: set[str] = set()
@@ -425,7 +412,6 @@ def fix_grouped(
     fixed_text)`` for every file that changed (a UTF-8 BOM the file began with leads both: encoded, they are
     the file's bytes before and after); writes nothing. A file whose fixing fails unexpectedly gets
     that as its error in ``results`` (replaced in place) and the other files are still fixed."""
-    from colint.rules import select_rules
 
     allowed = {"safe", "unsafe"} if unsafe else {"safe"}
     changed = []
@@ -460,7 +446,6 @@ def verify_fixes(result, targets, opts, rules) -> list[tuple[Finding, Fix, list[
     ``(finding, fix, new findings at warning or above, load error)`` per fix tried (the corpus closure
     test and ``scripts/closure_sweep.py``). Independent of colint.closure.Closure: it re-applies, re-loads and
     re-checks from the file's text."""
-    from colint.closure import SETTINGS, WARNING
 
     out: list[tuple[Any, Any, list[Finding], Optional[str]]] = []
     if result.error is not None or result.doc is None:
@@ -480,7 +465,6 @@ def verify_fixes(result, targets, opts, rules) -> list[tuple[Finding, Fix, list[
             doc = result.doc
             if fx.edits:
                 from colint.fix_text import apply_edits
-                from colint.loading import load_text
 
                 try:
                     doc = load_text(apply_edits(doc, fx.edits), result.path, syntax=doc.syntax)

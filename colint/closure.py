@@ -30,8 +30,12 @@ import dataclasses
 import re
 from typing import Any, Optional
 
+from colint.analysis.inventory import param_counts
 from colint.errors import ColintError
 from colint.findings import SEVERITY_ORDER, Finding, Fix
+from colint.loading import load_text
+from colint.normalize import normalize
+from colint.rules.fix_builders import ffn_params
 
 # the settings (colint.settings.Settings TOML keys) a fix's settings may name
 SETTINGS = ("tp", "ep", "pp", "concurrency", "context", "dtype")
@@ -148,8 +152,6 @@ class Closure:
         try:
             if fx.edits:
                 from colint.fix_text import apply_edits
-                from colint.loading import load_text
-                from colint.normalize import normalize
 
                 text = apply_edits(self.doc, fx.edits)
                 doc = load_text(text, self.path, syntax=self.doc.syntax)
@@ -168,8 +170,6 @@ class Closure:
         m = _DELTA.search(fx.title)
         if not m or spec is None:
             return fx
-        from colint.analysis.inventory import param_counts
-        from colint.rules.fix_builders import ffn_params
 
         if self._params is None:
             self._params = (param_counts(self.spec).total, ffn_params(self.spec))

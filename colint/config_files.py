@@ -21,6 +21,8 @@ from functools import cache
 from typing import Any, Optional, Union
 
 from colint.errors import UsageError
+from colint.fileio import read_limited
+from colint.rules import select_rules
 from colint.settings import KEYS, ConfigFile, Settings, resolve, resolve_rule_options
 from colint.typed_table import TableError, conform, within
 
@@ -112,7 +114,6 @@ def _typed_values(table: Mapping[str, Any], path: str, text: str, kind: str) -> 
 
 def _check_rules(values: Mapping[str, Any], path: str, text: str, kind: str) -> None:
     """Semantic checks beyond types: selectors and codes exist, thresholds are declared."""
-    from colint.rules import select_rules
 
     def selectors(codes, where: str, key: str) -> None:
         for v in codes:
@@ -136,7 +137,6 @@ def parse_config(path: str) -> Optional[ConfigFile]:
     """Read and validate one config file; None for a pyproject.toml without [tool.colint]."""
     path = os.path.abspath(path)
     kind = "colint" if os.path.basename(path) != "pyproject.toml" else "pyproject"
-    from colint.fileio import read_limited
 
     raw_bytes = read_limited(path, MAX_CONFIG_BYTES, UsageError, limit_for=" for a settings file")
     text = raw_bytes.decode("utf-8", errors="replace")
@@ -175,8 +175,6 @@ def _config_in_dir(directory: str) -> Optional[str]:
         return dot
     py = os.path.join(directory, "pyproject.toml")
     if os.path.isfile(py):
-        from colint.fileio import read_limited
-
         try:
             if b"tool.colint" in read_limited(py, MAX_CONFIG_BYTES, UsageError):  # cheap pre-filter
                 return py

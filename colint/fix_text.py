@@ -25,6 +25,8 @@ from colint.errors import ColintError
 from colint.findings import Edit, Fix
 from colint.loading import Document, load_text
 from colint.loading.document import line_column, line_starts
+from colint.loading.yaml_loader import parse_yaml
+from colint.reporters.escape import control
 
 _PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
@@ -287,8 +289,6 @@ def _reads_as_edited(doc: Document, text: str, edits: list[Edit]) -> bool:
     """Whether ``text`` reads as ``doc``'s data with exactly ``edits`` applied (the check of a textual insert)."""
     import copy
 
-    from colint.loading.yaml_loader import parse_yaml
-
     try:
         got = parse_yaml(text, doc.path).data
         raw = parse_yaml(doc.text, doc.path).data
@@ -327,7 +327,6 @@ MAX_REVERT_HUNKS = 2_000  # each tried revert parses the file once (libyaml: ~1 
 
 
 def _yaml_data(text: str):
-    from colint.loading.yaml_loader import parse_yaml
 
     try:
         return parse_yaml(text, "<fix>").data
@@ -423,7 +422,6 @@ def _lines(text: str) -> list[str]:
 def unified_diff(path: str, old: str, new: str) -> str:
     """A unified diff that `patch -p1` applies byte for byte: CRLF endings kept in the lines, and a last line
     without a newline marked with ``\\ No newline at end of file``."""
-    from colint.reporters.escape import control
 
     path = control(path)  # a header line must stay one line
     a, b = (path, path) if os.path.isabs(path) else (f"a/{path}", f"b/{path}")

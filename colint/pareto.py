@@ -13,7 +13,14 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
+from colint import __version__
+from colint.analysis.frontier import compare, frontier
 from colint.errors import ColintError, UsageError
+from colint.findings import Edit
+from colint.fix_text import apply_edits, parse_key
+from colint.hardware_profiles import load_profile
+from colint.loading import load, load_text
+from colint.normalize import normalize
 
 
 @dataclass
@@ -23,7 +30,6 @@ class ParetoResult:
     comparisons: list[dict[str, Any]] = field(default_factory=list)  # per GPU, when comparing
 
     def public(self) -> dict[str, Any]:
-        from colint import __version__
 
         out: dict[str, Any] = {
             "version": __version__,
@@ -60,16 +66,11 @@ def load_design(
     vocab_size: Optional[int] = None,
 ):
     """The ModelSpec of ``path``, with ``variant`` edits (key -> new value) applied to its text."""
-    from colint.loading import load
-    from colint.normalize import normalize
 
     try:
         doc = load(path)
         if not variant:
             return normalize(doc, input_format=input_format, vocab_size=vocab_size)
-        from colint.findings import Edit
-        from colint.fix_text import apply_edits, parse_key
-        from colint.loading import load_text
 
         edits = []
         for key, new in variant.items():
@@ -96,8 +97,6 @@ def run(
     vocab_size: Optional[int] = None,
 ) -> ParetoResult:
     """Frontiers of ``path`` (and of the compared design: ``compare_path`` and/or ``variant``) on each GPU."""
-    from colint.analysis.frontier import compare, frontier
-    from colint.hardware_profiles import load_profile
 
     profiles = [load_profile(g) for g in gpus]
     specs: list[tuple[str, dict, Any]] = [

@@ -21,6 +21,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from colint.analysis.frontier import INTERACTIVITY_LEVELS, frontier
+from colint.analysis.inventory import param_counts
+from colint.analysis.pipeline import best_partition, evaluate, even_sizes
+
 PP_RANGE = range(2, 17)  # pipeline sizes charted
 # The pipeline table is an exact split per pp and regime (O(pp * layers * log layers)) and the charts draw every
 # layer: 1,000 layers (the deepest published transformer, DeepNet) take as long as 32; 3,000 took 20 s and
@@ -93,7 +97,6 @@ def time_breakdown(w) -> dict[str, Any]:
 
 
 def pipeline_balance(w) -> dict[str, Any]:
-    from colint.analysis.pipeline import best_partition, evaluate, even_sizes
 
     n = len(w.layer_costs)
     rows = []
@@ -115,7 +118,6 @@ def pipeline_balance(w) -> dict[str, Any]:
 
 def frontier_chart(frontiers) -> dict[str, Any]:
     """Chart data of one or two designs' frontiers on one GPU (colint.analysis.frontier.Frontier)."""
-    from colint.analysis.frontier import INTERACTIVITY_LEVELS
 
     designs = []
     for f in frontiers:
@@ -173,8 +175,6 @@ def deployment(scenario) -> str:
 def report_data(path: str, spec, w, findings, compare=None) -> dict[str, Any]:
     """Everything the report shows, for one file on one GPU; ``compare``: (path, variant, spec) of a
     second design whose frontier the frontier chart draws beside this one's."""
-    from colint.analysis.frontier import frontier
-    from colint.analysis.inventory import param_counts
 
     pc = param_counts(spec)
     title = {"model": model_name(path, spec), "gpu": w.profile.name, "deployment": deployment(w.scenario)}

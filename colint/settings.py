@@ -43,8 +43,11 @@ from dataclasses import dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any, Literal, Optional, Union
 
+from colint.analysis.gemm_model import OUT_BYTES, canonical
+from colint.analysis.scenario import KV_BYTES
 from colint.errors import UsageError
 from colint.findings import Severity
+from colint.rules import all_rules, select_rules
 
 FailOn = Literal["error", "warning", "info", "never"]
 ScenarioName = Literal["throughput", "latency", "long-context"]
@@ -62,7 +65,6 @@ def _tp_positive(v: Any) -> Any:
 
 
 def _kv_format(v: Any) -> Any:
-    from colint.analysis.scenario import KV_BYTES
 
     if v is not None and v not in KV_BYTES:
         raise ValueError(f"unknown KV-cache format; known: {', '.join(KV_BYTES)}")
@@ -70,7 +72,6 @@ def _kv_format(v: Any) -> Any:
 
 
 def _out_format(v: Any) -> Any:
-    from colint.analysis.gemm_model import OUT_BYTES, canonical
 
     if v is not None and canonical(v) not in OUT_BYTES:
         raise ValueError(f"unknown output format; known: {', '.join(OUT_BYTES)}")
@@ -189,7 +190,6 @@ class ConfigFile:
 
 
 def _codes_for(selector: str) -> frozenset:
-    from colint.rules import select_rules
 
     return frozenset(r.code for r in select_rules([selector]))
 
@@ -201,7 +201,6 @@ def _coerce_option(rule, name: str, value: Any) -> Any:
 def resolve_rule_options(table: Mapping[str, Mapping[str, Any]], located=None) -> dict[str, dict]:
     """``{code or name: {option: value}}`` → ``{code: {option: value}}``, validated against each rule.
     ``located(message, key)`` makes the error (a config file's, with its line); else a plain UsageError."""
-    from colint.rules import all_rules
 
     rules = all_rules()
     out: dict[str, dict] = {}
@@ -261,8 +260,6 @@ def check_selectors(settings: Settings) -> None:
     """Raise UsageError for an unknown rule selector among select/ignore/extend-select (the flags' ones: a
     config file's are checked, located, when it is read)."""
     if settings.select or settings.ignore or settings.extend_select:
-        from colint.rules import select_rules
-
         select_rules(settings.select, settings.ignore, settings.extend_select)
 
 

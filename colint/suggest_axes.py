@@ -15,6 +15,12 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
+from colint.edited_document import edited_document
+from colint.findings import Edit
+from colint.fix_text import apply_edits, parse_key
+from colint.loading import load_text
+from colint.normalize import normalize
+
 TILE = 128  # the tile width every rule aligns to (alignment rules: multiple of 128 per shard)
 H_STEPS = 3  # grid points on each side of the original
 FFN_STEPS = 3
@@ -54,7 +60,6 @@ def _grid(original: int, step: int, steps: int, lo: int = 1) -> list[int]:
 
 def _file_key(spec, doc, field_name: str) -> Optional[str]:
     """The key of ``field_name`` in this file, when the file holds the spec's value there."""
-    from colint.fix_text import parse_key
 
     src = spec.sources.get(field_name)
     if src is None or src.default:
@@ -195,7 +200,6 @@ def design_axes(
 
 
 def _parse(key: str):
-    from colint.fix_text import parse_key
 
     return parse_key(key)
 
@@ -218,11 +222,6 @@ def variant(doc, edits: dict[str, int], input_format, vocab_size):
     built in memory from the loaded original (colint.edited_document: no second ruamel parse,
     which took ~0.3 s per variant of a 185 kB file); a JSON one, or one the splice cannot express,
     is parsed from the edited text."""
-    from colint.findings import Edit
-    from colint.edited_document import edited_document
-    from colint.fix_text import apply_edits
-    from colint.loading import load_text
-    from colint.normalize import normalize
 
     edit_list = [Edit(key=k, old=doc.get(_parse(k)), new=v) for k, v in edits.items()]
     vdoc = edited_document(doc, edit_list)

@@ -18,7 +18,9 @@ from __future__ import annotations
 from itertools import product
 from typing import Any, Optional
 
+from colint.analysis.inventory import param_counts
 from colint.analysis.vector_pricing import estimate_unique
+from colint.analysis.workload import _prefill_shape, analyse, routed_expert_rows
 from colint.errors import ColintError
 from colint.suggest_axes import Axis, edits_for, variant
 
@@ -72,9 +74,6 @@ class SearchModel:
 
     def __init__(self, axes, tie, doc, spec, profile, scenario, input_format, vocab_size):
         import numpy as np
-
-        from colint.analysis.inventory import param_counts
-        from colint.analysis.workload import analyse
 
         self.axes, self.profile, self.scenario = axes, profile, scenario
         self.nodes = [_nodes(a) for a in axes]
@@ -130,8 +129,6 @@ class SearchModel:
     def estimate(self, points) -> dict[str, Any]:
         """Vectorized decode / prefill step estimates (s) and params for grid points (N x axes)."""
         import numpy as np
-
-        from colint.analysis.workload import _prefill_shape, routed_expert_rows
 
         sc, profile = self.scenario, self.profile
         q = self.interpolate(points)

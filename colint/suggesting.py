@@ -20,7 +20,15 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from colint.analysis.frontier import frontier
+from colint.analysis.inventory import param_counts
+from colint.analysis.scenario import fit_to_model
+from colint.analysis.workload import analyse
+from colint.checking import Target, build_targets, check_spec
 from colint.errors import ColintError, UsageError
+from colint.loading import load
+from colint.normalize import normalize
+from colint.rules import select_rules
 from colint.suggest_axes import design_axes, edits_for, feasible, variant
 from colint.suggest_model import build_model
 
@@ -142,13 +150,6 @@ def suggest(
     tok/s/user on the first GPU; the search model pre-ranks by decode step time."""
     import numpy as np
 
-    from colint.analysis.inventory import param_counts
-    from colint.analysis.workload import analyse
-    from colint.checking import build_targets, check_spec
-    from colint.loading import load
-    from colint.rules import select_rules
-    from colint.normalize import normalize
-
     if objective not in OBJECTIVES:
         raise UsageError(f"unknown objective {objective!r}; choose from {', '.join(OBJECTIVES)}")
     if budget_pct < 0:
@@ -167,8 +168,6 @@ def suggest(
         if exc.path is None:
             exc.path = path
         raise
-    from colint.analysis.scenario import fit_to_model
-    from colint.checking import Target
 
     targets = [Target(t.gpu, t.profile, fit_to_model(t.scenario, spec)) for t in build_targets(opts)]
     target = targets[0]
@@ -340,7 +339,6 @@ def _rank_by_frontier(result: SuggestResult, spec, specs, target, at: float, top
     """Rank the verified variants by the tok/s/GPU of their frontier at ``at`` tok/s/user (estimates);
     score_delta_pct is minus the throughput gain over the original's, in % (lower is better, as for
     the other objectives); a variant whose frontier does not reach ``at`` ranks last."""
-    from colint.analysis.frontier import frontier
 
     def at_level(s) -> Optional[float]:
         return frontier(s, target.profile, target.scenario).throughput_at(at)

@@ -23,10 +23,13 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from colint.errors import UsageError
+from colint.fileio import read_limited
 from colint.findings import Finding, rank
-from colint.rules.unused_suppression import UNUSED_CODE, unused_finding as _unused
+from colint.loading.document import format_path
+from colint.rules import all_rules
+from colint.rules.unused_suppression import UNUSED_CODE
+from colint.rules.unused_suppression import unused_finding as _unused
 from colint.settings import Settings
-
 
 # ---------------------------------------------------------------- YAML comment directives
 
@@ -122,7 +125,6 @@ class Baseline:
 
     @classmethod
     def load(cls, path: str) -> Baseline:
-        from colint.fileio import read_limited
 
         if not os.path.lexists(path):
             raise UsageError("baseline file not found (create it with `colint check --write-baseline FILE`)", path=path)
@@ -194,7 +196,6 @@ def render_baseline(results, baseline_path: str) -> tuple[str, int]:
 def _locate(doc, key: str) -> tuple[Optional[int], Optional[int]]:
     if doc is None or not key:
         return None, None
-    from colint.loading.document import format_path
 
     for p in doc.spans:
         if format_path(p) == key:
@@ -210,7 +211,6 @@ def apply_suppressions(
     Order: YAML comments, then the baseline, then per-file-ignores (which also apply to CL000).
     Returns the remaining findings (ranked) and how many were suppressed.
     """
-    from colint.rules import all_rules
 
     kept = list(findings)
     extra: list[Finding] = []

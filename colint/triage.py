@@ -24,6 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Optional
 
+from colint.errors import FormatNotRecognized
+from colint.normalize import detect_format
+from colint.normalize.hf import FAMILIES, WRAPPER_KEYS, WRAPPER_TEXT_TYPES
+
 # transformers model types of encoder-only language models (masked-LM / embedding backbones).
 ENCODER_TYPES = frozenset(
     {
@@ -338,7 +342,6 @@ def _str_list(value: Any) -> list[str]:
 
 def _by_model(data: dict) -> Optional[Triage]:
     """What ``model_type`` / ``architectures`` say (None: a decoder family, or they say nothing)."""
-    from colint.normalize.hf import FAMILIES, WRAPPER_KEYS, WRAPPER_TEXT_TYPES
 
     mt = data.get("model_type")
     archs = _str_list(data.get("architectures"))
@@ -398,8 +401,6 @@ def triage(doc) -> Optional[Triage]:
 
 
 def _some_format_detects(doc) -> bool:
-    from colint.errors import FormatNotRecognized
-    from colint.normalize import detect_format
 
     try:
         detect_format(doc)

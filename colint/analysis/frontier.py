@@ -63,7 +63,10 @@ from colint.analysis.frontier_pricing import (
     max_concurrency,
     pipelined_ftl,
 )
+from colint.analysis.kv_cache import kind_mixers
 from colint.analysis.memory import USABLE_HBM_SHARE  # the share of HBM Workload.memory_fits plans with
+from colint.analysis.moe import attention_dp_groups
+from colint.analysis.workload import analyse
 
 INTERACTIVITY_LEVELS = (20.0, 50.0, 100.0, 200.0)  # tok/s/user where --compare reports the gain
 PROBE_CONCURRENCY = (1, 64)  # the two concurrencies each deployment is analysed at
@@ -87,7 +90,6 @@ class Deployment:
 
     @property
     def attention_dp(self) -> int:
-        from colint.analysis.moe import attention_dp_groups
 
         return attention_dp_groups(self.ep, self.group_gpus) if self.ep > 1 else 1
 
@@ -233,7 +235,6 @@ def kv_parallel_allowed(spec, tp: int) -> bool:
 
 
 def _mixers(kind):
-    from colint.analysis.kv_cache import kind_mixers
 
     return kind_mixers(kind)
 
@@ -339,7 +340,6 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
     """The frontier of ``spec`` on ``profile`` for scenario ``base`` (its formats, context and
     prefill tokens; its tp/ep/pp/concurrency are what is enumerated). ``exact``: price every point
     with ``analyse`` (what the vectorized path must equal; tests and the fallback use it)."""
-    from colint.analysis.workload import analyse
 
     t0 = time.perf_counter()
     hbm = profile.memory_gb * 1e9

@@ -11,6 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
+from colint.analysis.memory import B_ACT
+from colint.analysis.pipeline import best_partition
+from colint.analysis.vector_pricing import estimate_unique
+from colint.analysis.workload import _prefill_shape, decode_extras_s, routed_expert_rows
+
 ACTIVATION_BYTES = 2.0  # BF16 activations between kernels (as analyse's elementwise passes)
 MAX_CONCURRENCY = 16384  # sequences per attention-DP group: the grid's cap when the KV cache is tiny
 
@@ -22,7 +27,6 @@ def activation_bytes_per_gpu(w, concurrency=None):
     the workload's own when None), the decode rows scaled linearly from the workload's decode step (the
     frontier always scales from its one-sequence probe, so a point's figure does not depend on how it was
     priced)."""
-    from colint.analysis.memory import B_ACT
 
     h, prefill, gemm, b0 = _activation_terms(w)
     c = b0 if concurrency is None else concurrency
@@ -33,7 +37,6 @@ def activation_bytes_per_gpu(w, concurrency=None):
 def _activation_terms(w) -> tuple[int, float, float, int]:
     """(hidden, prefill activation bytes, the decode step's widest GEMM input + output bytes, its
     concurrency) of ``w``, kept on it: the memory limit's bisection asks for many concurrencies."""
-    from colint.analysis.memory import B_ACT
 
     cached = w.__dict__.get("_frontier_activation_terms")
     if cached is None:
@@ -69,9 +72,6 @@ def decode_prices(spec, profile, grid, w1, w2):
     all-reduces, EP dispatch/combine, the KV-parallel exchange) from ``workload.decode_extras_s``, the
     functions analyse itself sums, at each concurrency. ``w1``, ``w2``: analyse at the probes."""
     import numpy as np
-
-    from colint.analysis.vector_pricing import estimate_unique
-    from colint.analysis.workload import decode_extras_s, routed_expert_rows
 
     sc = w1.scenario
     b = np.asarray(grid, dtype=np.float64)
@@ -141,9 +141,6 @@ def pipelined_ftl(w, stages: int) -> Optional[float]:
     prefill step) plus sending one chunk's activations to the next stage over the scale-up link.
     ``stages`` = 1 gives analyse's ``ftl_s``. None when the layers do not split that many ways."""
     import math
-
-    from colint.analysis.pipeline import best_partition
-    from colint.analysis.workload import _prefill_shape
 
     chunks = _prefill_shape(w.scenario)[2]
     if stages == 1:

@@ -15,6 +15,7 @@ import sys
 
 from colint.analysis.gemm_model import ALIASES, FORMATS, estimate_arrays
 from colint.errors import ProfileError, UsageError
+from colint.fileio import read_limited
 
 MAX_GEMM_DIM = 1 << 31  # larger dims overflow the vectorized model's int64 products (1 << 40 gave NaN)
 
@@ -34,7 +35,6 @@ OUT_COLUMNS = (
 
 def _read(path: str) -> tuple[list[str], str, list[str], int]:
     """(comment lines, header line, data lines, line number of the header)."""
-    from colint.fileio import read_limited
 
     if path == "-":
         raw = sys.stdin.buffer.read(MAX_CSV_BYTES + 1)

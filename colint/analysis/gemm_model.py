@@ -26,6 +26,7 @@ import math
 from dataclasses import asdict, dataclass
 
 from colint.errors import ProfileError
+from colint.hardware_profiles import time_model
 
 # format -> (hardware format it runs on, bytes per activation element, bytes per weight element)
 # Sources: DESIGN.md §5 (NVFP4 0.5 + 1/16, MXFP4 0.5 + 1/32); FP8 block scaling = one FP32 scale
@@ -341,7 +342,6 @@ def estimate(
 
     ``standalone=False``: the GEMM inside a served model, its activation quantization fused into the
     previous kernel (see ``_core``). ``model`` overrides the architecture's TimeModel (calibration)."""
-    from colint.hardware_profiles import time_model
 
     if model is None:
         model = time_model(profile)
@@ -406,8 +406,6 @@ def estimate_arrays(
     flops, bytes, arithmetic_intensity, ridge, math_s, memory_s, sol_s, estimate_s, bound
     (str array), tile_efficiency, wave_efficiency, k_efficiency, split_k, tile_m, tile_n."""
     import numpy as np
-
-    from colint.hardware_profiles import time_model
 
     dtype = canonical(dtype)
     check_format(profile, dtype)

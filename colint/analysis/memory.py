@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from colint.analysis.pipeline import best_partition
+
 USABLE_HBM_SHARE = 0.9  # vLLM's default gpu_memory_utilization (0.9): the share of HBM a serving engine plans with
 B_ACT = 2.0  # BF16 activations between kernels
 
@@ -54,7 +56,6 @@ class MemoryFit:
 
 def heaviest_stage_weight_bytes(layer_weights: list[float], first: float, last: float, pp: int) -> float:
     """Weight bytes of the heaviest stage of the weight-balanced contiguous split into ``pp`` stages."""
-    from colint.analysis.pipeline import best_partition
 
     total = sum(layer_weights) + first + last
     if pp <= 1 or len(layer_weights) < pp:

@@ -12,6 +12,10 @@ from __future__ import annotations
 import csv
 import io
 
+from colint.analysis import collectives
+from colint.analysis import ops_attention as att
+from colint.analysis.gemm_csv import _read
+from colint.analysis.ops_moe import moe_layer
 from colint.errors import UsageError
 
 MLA_KV_LORA, MLA_ROPE, MLA_QK_NOPE, MLA_V = 512, 64, 128, 128  # DeepSeek-V3 MLA (the measured kernels' shapes)
@@ -55,8 +59,6 @@ def family(op_name: str) -> str | None:
 
 def row_estimate(row: dict, profile, model=None) -> tuple[float, float] | None:
     """(estimate_s, sol_s) of one measurement row, or None when its op has no model."""
-    from colint.analysis import collectives, ops_attention as att
-    from colint.analysis.ops_moe import moe_layer
 
     fam = family(row.get("op_name", ""))
     if fam is None:
@@ -149,7 +151,6 @@ def row_estimate(row: dict, profile, model=None) -> tuple[float, float] | None:
 
 
 def read_rows(path: str) -> tuple[list[str], str, list[str], int]:
-    from colint.analysis.gemm_csv import _read
 
     return _read(path)
 

@@ -27,6 +27,7 @@ from dataclasses import replace
 from functools import lru_cache
 
 from colint.analysis.gemm_model import FORMATS, canonical, estimate
+from colint.hardware_profiles import time_model
 
 # Measured MoE dtypes -> colint GEMM format (weight-only MXFP4 with BF16 activations: int4_wo's path)
 MOE_FORMATS = {"w4a16_mxfp4": "int4_wo", "w4afp8": "fp8", "int4_wo": "int4_wo", "int8_wo": "int8_wo"}
@@ -89,7 +90,6 @@ def _grouped(tmod):
 
 def grouped_model(profile):
     """The grouped expert-GEMM time model of ``profile``'s architecture (the step's routed experts)."""
-    from colint.hardware_profiles import time_model
 
     return _grouped(time_model(profile))
 
@@ -109,7 +109,6 @@ def moe_layer(
     model=None,
 ) -> tuple[float, float]:
     """One MoE layer (routed experts) on the busiest rank: (estimate_s, sol_s)."""
-    from colint.hardware_profiles import time_model
 
     tmod = model or time_model(profile)
     fmt = MOE_FORMATS.get(dtype.strip().lower(), canonical(dtype))

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from colint.analysis.gemm_model import QUANT_PASS_BYTES, estimate
 from colint.analysis.ops_moe import grouped_model
+from colint.hardware_profiles import time_model
 
 
 @dataclass
@@ -32,7 +33,6 @@ def _round_up(value: int, multiple: int) -> int:
 def fixed_s(profile, row) -> float:
     """The part of a GEMM estimate that does not depend on N (kernel floor, the format's quantize
     pass); the same terms as colint.analysis.gemm_model's estimate."""
-    from colint.hardware_profiles import time_model
 
     tm = time_model(profile)
     bw = profile.memory_bytes_per_s * tm.memory_efficiency

@@ -26,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Literal, Optional
 
+from colint.analysis.gemm_model import FORMATS, OUT_BYTES, canonical
+from colint.analysis.moe import attention_dp_groups
 from colint.errors import UsageError
 
 # KV-cache bytes per element, block scales included: NVFP4 0.5 + 1/16 (an FP8 scale per 16),
@@ -90,7 +92,6 @@ class Scenario:
     def attention_dp_groups(self) -> int:
         """Attention data-parallel groups (of ``tp`` GPUs, each with its own ``decode_concurrency``
         sequences / ``prefill_tokens``) whose tokens meet in one EP domain: max(1, ep // tp)."""
-        from colint.analysis.moe import attention_dp_groups
 
         return attention_dp_groups(self.ep, self.tp * self.kvp)
 
@@ -164,8 +165,6 @@ def make_scenario(
         raise UsageError(f"unknown scenario '{preset}'; known: {', '.join(PRESETS)}")
     kw: dict = {"name": preset, **PRESETS[preset]}
     if dtype:
-        from colint.analysis.gemm_model import FORMATS
-
         if dtype not in FORMATS:
             raise UsageError(f"unknown --dtype '{dtype}'; known: {', '.join(FORMATS)}")
         if dtype in ("int8_wo", "int4_wo"):
@@ -177,8 +176,6 @@ def make_scenario(
             raise UsageError(f"unknown KV-cache format '{kv_cache}'; known: {', '.join(KV_BYTES)}")
         kw["kv_cache"] = kv_cache
     if out_dtype:
-        from colint.analysis.gemm_model import OUT_BYTES, canonical
-
         out_dtype = canonical(out_dtype)
         if out_dtype not in OUT_BYTES:
             raise UsageError(f"unknown output format '{out_dtype}'; known: {', '.join(OUT_BYTES)}")

@@ -14,18 +14,24 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from colint.analysis import ops_attention as ops
+from colint.analysis.collectives import collective, moe_dispatch_combine
 from colint.analysis.gemm_model import FORMATS, GemmTime, check_format, estimate
 from colint.analysis.inventory import Gemm, gemms, kind_gemms
 from colint.analysis.kv_cache import (
     kind_mixers,
+    kv_cache_bytes_per_token,
     kv_sources,
     mixer_kv_bytes_per_token,
     mixer_kv_read_bytes_per_token,
     mixer_state_bytes,
+    state_bytes_per_sequence,
 )
+from colint.analysis.memory import B_ACT, USABLE_HBM_SHARE, activation_bytes, heaviest_stage_weight_bytes, memory_fit
 from colint.analysis.moe import busiest_rank_factor, touched_share
 from colint.analysis.ops_moe import grouped_model
 from colint.analysis.scenario import Scenario
+from colint.hardware_profiles import time_model
 from colint.normalize.model_spec import LayerKind, Mixer, ModelSpec
 from colint.plain_data import dump
 
@@ -385,7 +391,6 @@ class AttentionRoof(NamedTuple):
 
 
 def attention_roof(profile) -> AttentionRoof:
-    from colint.hardware_profiles import time_model
 
     tmod = time_model(profile)
     peak = profile.peak_flops(ATTN_FORMAT if profile.has(ATTN_FORMAT) else next(iter(profile.peak_tflops)))
@@ -501,7 +506,6 @@ def _core_estimate_s(
 ) -> float:
     """An attention / MLA core's ESTIMATE from the op models (colint.analysis.ops_attention), checked
     against measured TensorRT-LLM kernels (README "Op model accuracy")."""
-    from colint.analysis import ops_attention as ops
 
     kv = _kv_dtype(sc.kv_bytes_per_elem)
     tp = sc.tp
@@ -536,7 +540,6 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
     and SGLang's DeepEP path do): the DeepEP op model of colint.analysis.collectives (an ESTIMATE;
     dispatch in the GEMM format (FP8 or narrower: FP8; NVFP4 as NVFP4; else BF16), combine in BF16;
     the low-latency kernels for decode-sized batches (<= 128 tokens per rank), else high-throughput)."""
-    from colint.analysis.collectives import moe_dispatch_combine
 
     fmt = sc.gemm_format
     wire = (
@@ -553,7 +556,6 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
 def tp_all_reduce_s(tokens: int, hidden: int, tp: int, profile) -> float:
     """One TP all-reduce of ``tokens`` x ``hidden`` BF16 activations (TensorRT-LLM's custom
     one-shot/two-shot kernel; colint.analysis.collectives; an ESTIMATE)."""
-    from colint.analysis.collectives import collective
 
     return collective("all_reduce", tokens * hidden * 2.0, tp, profile, implementation="custom")[0]
 
@@ -607,7 +609,6 @@ def decode_extras_s(spec: ModelSpec, profile, scenario: Scenario) -> float:
     """The decode step's estimate (s) less its weight GEMMs: attention cores, elementwise passes,
     launches, MoE permute/finalize and collectives, with the very functions analyse sums
     (colint.analysis.frontier prices the GEMMs over all concurrencies at once and adds this)."""
-    from colint.hardware_profiles import time_model
 
     tmod = time_model(profile)
     sources = kv_sources(spec)
@@ -632,7 +633,6 @@ def kvp_exchange_s(kind: LayerKind, tokens: int, scenario: Scenario, profile) ->
     outputs (BF16, ``tokens`` x the layer's query heads on this TP rank x d_v, plus a log-sum-exp per
     head) meet in one all-to-all over the kvp GPUs (Helix, NVIDIA 2025), then each rank combines its
     heads. 0 with kvp = 1 or for a layer without attention."""
-    from colint.analysis.collectives import collective
 
     kvp = scenario.kvp
     if kvp <= 1 or not tokens:
@@ -678,8 +678,6 @@ def memory_at(spec: ModelSpec, profile, scenario: Scenario, fits_only: bool = Fa
     model: the same weight shards, KV bytes per sequence and peak activation rows, in the same order, so the
     figures are identical; CL801's deployment search tries many deployments with it. ``fits_only``: None,
     without the pipeline split, when even an even split of the weights over pp stages cannot fit."""
-    from colint.analysis.kv_cache import state_bytes_per_sequence
-    from colint.analysis.memory import B_ACT, USABLE_HBM_SHARE, heaviest_stage_weight_bytes, memory_fit
 
     check_format(profile, scenario.gemm_format)
     h = spec.hidden_size
@@ -762,7 +760,6 @@ def memory_at(spec: ModelSpec, profile, scenario: Scenario, fits_only: bool = Fa
 
 
 def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
-    from colint.hardware_profiles import time_model
 
     check_format(profile, scenario.gemm_format)
     tmod = time_model(profile)
@@ -903,8 +900,6 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
         hr_p.layer_s if hr_p else 0.0,
     )
 
-    from colint.analysis.kv_cache import kv_cache_bytes_per_token, state_bytes_per_sequence
-
     kv_model = kv_cache_bytes_per_token(spec, scenario.kv_bytes_per_elem)
     kv_gpu = sum(a.kv_bytes_per_token * a.layers for a in attn["decode"])
     notes = []
@@ -912,7 +907,6 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
         notes.append(f"tp={scenario.tp} exceeds the KV heads of some layers: their KV cache is replicated")
     state_seq = state_bytes_per_sequence(spec, scenario.kv_bytes_per_elem)
     pp = scenario.pp
-    from colint.analysis.memory import activation_bytes, heaviest_stage_weight_bytes, memory_fit
 
     weights_gpu = heaviest_stage_weight_bytes(
         [c.weight_bytes for c in layer_costs], emb.weight_bytes, lm.weight_bytes, pp

@@ -23,8 +23,10 @@ from pathlib import Path
 from typing import Optional
 
 from colint import plain_data
-from colint.errors import ProfileError, UsageError
+from colint.errors import ColintError, ProfileError, UsageError
+from colint.fileio import read_limited
 from colint.hardware_profiles.schema import HW_FORMATS, Profile, Tile, Tiles, TimeModel
+from colint.loading import load
 
 __all__ = [
     "Profile",
@@ -64,7 +66,6 @@ MAX_PROFILE_BYTES = 256 * 1024  # the shipped profiles are 3-5 KiB
 def _read_yaml(path: Path) -> dict:
     """A profile's mapping. libyaml (PyYAML's C loader, installed with pre-commit) when present:
     about 100x faster than a pure-Python parse, which matters for `colint gemm` start-up."""
-    from colint.fileio import read_limited
 
     try:
         st = path.stat()
@@ -166,8 +167,6 @@ def _validate(data: dict, path: Path) -> Profile:
 def _key_location(path: Path, loc: tuple) -> tuple[Optional[int], Optional[int]]:
     """Line and column of the key at ``loc`` (or its nearest stated ancestor) in a profile file, read
     again with colint's located loader — only to explain an error."""
-    from colint.errors import ColintError
-    from colint.loading import load
 
     if not loc:
         return None, None

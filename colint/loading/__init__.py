@@ -9,7 +9,10 @@ with file, line and column.
 from __future__ import annotations
 
 from colint.errors import LoadError
-from colint.loading.document import Document, Path, Span, format_path
+from colint.fileio import read_limited
+from colint.loading.document import Document, Path, Span, format_path, refuse_huge_numbers
+from colint.loading.interpolation import resolve_document
+from colint.loading.json_loader import parse_json
 
 MAX_BYTES = 8 * 1024 * 1024  # real configs are < 100 kB; refuse anything larger than 8 MiB
 # ruamel.yaml's pure-Python round-trip loader takes ~10 µs per byte here (measured: 138 kB in 1.4 s),
@@ -39,7 +42,6 @@ def _check_size(size: int, path: str, syntax: str | None = None) -> None:
 
 
 def load(path: str) -> Document:
-    from colint.fileio import read_limited
 
     limit, limit_for = _limit(path)
     # non-blocking open, fstat before any read: a FIFO never blocks, a device or a huge file is never read
@@ -82,15 +84,11 @@ def load_text(text: str, path: str, syntax: str | None = None) -> Document:
     if syntax is None:
         syntax = _syntax(path)
     if syntax == "json":
-        from colint.loading.json_loader import parse_json
-
         doc = parse_json(text, path)
     else:
         from colint.loading.yaml_loader import parse_yaml
 
         doc = parse_yaml(text, path)
-    from colint.loading.document import refuse_huge_numbers
-    from colint.loading.interpolation import resolve_document
 
     refuse_huge_numbers(doc)
     resolve_document(doc)

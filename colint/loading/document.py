@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Iterator
+
+from colint.errors import LoadError
 
 Path = tuple  # tuple[str | int, ...]
 
@@ -49,7 +51,6 @@ def refuse_huge_numbers(doc: Document) -> None:
     to transformers. Costs one pass over the values (not the text: a regex over 8 MiB took 0.4 s)."""
     if not _has_huge_int(doc.data):
         return
-    from colint.errors import LoadError
 
     for path, value in doc.walk():
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= MAX_INT:

@@ -14,6 +14,8 @@ from dataclasses import replace
 from colint.errors import FormatNotRecognized, UsageError
 from colint.loading.document import Document, format_path
 from colint.normalize.model_spec import FFN, KeyIssue, LayerKind, Mixer, ModelSpec, Quantization, Source
+from colint.normalize.reader import collect_accessed
+from colint.normalize.unknown_keys import unknown_key_issues
 
 __all__ = ["normalize", "detect_format", "FORMATS", "ModelSpec", "LayerKind", "Mixer", "FFN", "Quantization", "Source"]
 
@@ -58,7 +60,6 @@ def normalize(doc: Document, input_format: str | None = None, vocab_size: int | 
         raise UsageError(f"unknown input format {input_format!r}; choose from {', '.join(FORMATS)}")
     fmt = input_format or detect_format(doc)
     module = _module(fmt)
-    from colint.normalize.reader import collect_accessed
 
     with collect_accessed() as log:
         if vocab_size is not None and getattr(module, "ACCEPTS_VOCAB_SIZE", False):
@@ -74,7 +75,6 @@ def normalize(doc: Document, input_format: str | None = None, vocab_size: int | 
 
 def _with_unknown_keys(spec: ModelSpec, doc: Document, log) -> ModelSpec:
     """Keys of the adapter's root mapping that no reader looked up and the family does not know (CL007)."""
-    from colint.normalize.unknown_keys import unknown_key_issues
 
     root = log.root if log.root is not None else ()
     reported = {i.source.key for i in spec.key_issues}

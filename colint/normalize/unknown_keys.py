@@ -21,10 +21,11 @@ from __future__ import annotations
 import functools
 import json
 import os
-from typing import Optional
 from collections.abc import Iterable
+from typing import Optional
 
 from colint.loading.document import Document, format_path
+from colint.normalize.hf import WRAPPER_TEXT_TYPES
 from colint.normalize.model_spec import KeyIssue, Source
 
 _KEYS_FILE = os.path.join(os.path.dirname(__file__), "hf_keys.json")
@@ -143,7 +144,6 @@ def _table() -> dict:
 def hf_known(model_type: Optional[str]) -> Optional[frozenset]:
     """The keys the family's config class knows, or None when the table does not have the family (one set
     per family: the table is read once)."""
-    from colint.normalize.hf import WRAPPER_TEXT_TYPES
 
     t = _table()
     keys = t["model_types"].get(model_type or "")

@@ -11,6 +11,7 @@ import html
 import io
 import math
 
+from colint.reporters.pareto_chart import draw
 from colint.reporters.report_charts import CHARTS
 
 FIG_SIZE_IN = (8.0, 5.0)
@@ -208,7 +209,6 @@ def _pipeline(ax, d: dict) -> None:
 
 # chart name -> (its key in report_data, the drawing); the names are CHARTS' (a chart without a drawing fails here)
 def _frontier(ax, d: dict) -> None:
-    from colint.reporters.pareto_chart import draw
 
     draw(ax, d)
 

@@ -24,6 +24,7 @@ from typing import Any, Optional
 from urllib.parse import quote
 
 from colint import REPOSITORY_URL, __version__
+from colint.loading.document import format_path, line_column, line_starts
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -170,7 +171,6 @@ def _value_regions(doc, keys=None) -> dict[str, dict]:
     ``keys`` only when given (a big YAML file has thousands of spans; fixes name a few)."""
     if doc is None:
         return {}
-    from colint.loading.document import format_path, line_column, line_starts
 
     out = {}
     starts = None

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from colint.rules.base import _REGISTRY, Context, Family, Option, Rule, RuleDoc, rule
+from colint.errors import UsageError
 
 FAMILY_MODULES = (
     "consistency",
@@ -56,7 +57,6 @@ def select_rules(
 ) -> list[Rule]:
     """Rules matching ``select`` (codes, code prefixes such as ``CL2``, or names; default all)
     minus ``ignore``. Unknown selectors raise UsageError (exit 2)."""
-    from colint.errors import UsageError
 
     rules = all_rules()
 

@@ -12,8 +12,9 @@ import math
 
 from colint.analysis.collectives import DEFAULT_SCALE_OUT_GBPS
 from colint.analysis.scale_out import scale_out_cost_pct
-from colint.rules.fix_builders import divisors, edit_key, param_delta
+from colint.hardware_profiles import time_model
 from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule
+from colint.rules.fix_builders import divisors, edit_key, param_delta
 
 FAMILY = Family(name="decoupling", number=7)
 SOURCES_KV = (
@@ -337,7 +338,6 @@ def heads_not_divisible(ctx: Context):
     ),
 )
 def kv_parallelism_pays(ctx: Context):
-    from colint.hardware_profiles import time_model
 
     w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
     seqs = sc.decode_concurrency

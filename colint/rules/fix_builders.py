@@ -18,8 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
-from colint.normalize.resize import divisors, layer_pattern_for, nearest_divisor  # noqa: F401 - used by rules
+from colint.analysis.inventory import gemms, param_counts
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
+from colint.normalize.resize import divisors, layer_pattern_for, nearest_divisor  # noqa: F401 - used by rules
 
 FFN_PREFIXES = ("mlp.", "moe.")
 
@@ -125,7 +126,6 @@ def _kind_value(spec: ModelSpec, field: str) -> Any:
 
 def ffn_params(spec: ModelSpec) -> int:
     """Parameters of the FFN / MoE weight GEMMs (all layers, routed experts counted E times)."""
-    from colint.analysis.inventory import gemms
 
     return sum(g.weight_params * g.layers for g in gemms(spec) if g.name.startswith(FFN_PREFIXES))
 
@@ -148,7 +148,6 @@ class ParamDelta:
 
 def param_delta(spec: ModelSpec, field: str, new: Any, old: Any = None) -> ParamDelta:
     """Parameter change of setting ``field`` to ``new`` (exact, via param_counts on the rebuilt spec)."""
-    from colint.analysis.inventory import param_counts
 
     changed = with_field(spec, field, new, old)
     before, after = param_counts(spec).total, param_counts(changed).total
@@ -181,7 +180,6 @@ def with_num_layers(spec: ModelSpec, n: int) -> ModelSpec:
 
 def param_pct_change(spec: ModelSpec, changed: ModelSpec) -> float:
     """Parameter change (% of ``spec``'s total) from ``spec`` to ``changed`` (exact, via param_counts)."""
-    from colint.analysis.inventory import param_counts
 
     before = param_counts(spec).total
     after = param_counts(changed).total

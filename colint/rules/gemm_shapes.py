@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from colint.analysis.gemm_model import FORMATS, OUT_BYTES
+from colint.analysis.gemm_model import FORMATS, OUT_BYTES, estimate
 from colint.rules.base import Context
 
 
@@ -49,7 +49,6 @@ def shape_loss_s(ctx: Context, row) -> float:
     GEMM at the best aligned near-square reference of equal FLOPs (same M, format, output format,
     library path and kernel floor; ``reference_shapes``), scaled back to the row's work. The format's
     library efficiency and the kernel floor are in both, so they cancel: what remains is what N and K cost."""
-    from colint.analysis.gemm_model import estimate
 
     t = row.time.estimate_s
     floor = ctx.workload.kernel_floor_s

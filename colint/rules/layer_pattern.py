@@ -12,12 +12,12 @@ layout string are colint.rules.layer_stack.
 
 from __future__ import annotations
 
-
+from colint.analysis.memory import USABLE_HBM_SHARE
 from colint.analysis.pipeline import Partition, best_partition, even_sizes
-from colint.rules.fix_builders import edit_key, param_delta_layers
 from colint.findings import Fix, Severity
 from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule
-from colint.rules.layer_stack import StackCosts, stack_costs, period, irregularities, STRUCTURAL, megatron_layout
+from colint.rules.fix_builders import edit_key, param_delta_layers
+from colint.rules.layer_stack import STRUCTURAL, StackCosts, irregularities, megatron_layout, period, stack_costs
 
 FAMILY = Family(name="layer-pattern", number=6)
 SOURCES = (
@@ -352,7 +352,6 @@ def weight_imbalance(ctx: Context):
             fixes.append(_layout_fix(wb.sizes, spec.mtp_layers))
         ev["weight_balanced_stage_layers"] = list(wb.sizes)
     # a stage whose weights (with the activations) exceed usable memory will not load: a hard constraint
-    from colint.analysis.memory import USABLE_HBM_SHARE
 
     usable = USABLE_HBM_SHARE * hbm_bytes
     act = getattr(w, "activation_bytes_per_gpu", 0.0)

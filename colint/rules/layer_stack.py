@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from colint.analysis.pipeline import Partition, best_partition, best_partition_two, evaluate
+from colint.rules.fix_builders import layer_pattern_for
 
 
 @dataclass
@@ -50,7 +51,6 @@ class StackCosts:
     def resized(self, pattern: list[int], n: int) -> StackCosts:
         """The same stack at ``n`` layers: per-layer costs depend on the layer kind only, so the
         cost vectors follow the resized pattern (first-k prefix and period kept)."""
-        from colint.rules.fix_builders import layer_pattern_for
 
         by_kind: dict[int, tuple[float, float]] = {}
         for k, f, w in zip(pattern, self.flops, self.weights):

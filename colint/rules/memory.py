@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from colint.analysis.deployments import COMMON_PP, smallest_fitting
+from colint.analysis.workload import analyse
 from colint.rules.base import Context, Family, Option, RuleDoc, fix, rule
 
 FAMILY = Family(name="memory", number=8)
@@ -131,7 +132,6 @@ def does_not_fit(ctx: Context):
         )
         return
     # room for fewer sequences than planned: the throughput lost at the concurrency that fits
-    from colint.analysis.workload import analyse
 
     cap = mem.max_decode_concurrency
     capped = analyse(spec, ctx.profile, replace(sc, decode_concurrency=cap))

@@ -12,9 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from colint.analysis.gemm_model import tile_efficiency
 from colint.analysis.collectives import DEFAULT_SCALE_OUT_GBPS
-from colint.analysis.scale_out import scale_out_cost_pct
+from colint.analysis.gemm_model import tile_efficiency
 from colint.analysis.moe import (
     concurrency_for_m,
     ep_for_m,
@@ -23,9 +22,12 @@ from colint.analysis.moe import (
     redundant_to_fill,
     tokens_per_expert,
 )
-from colint.rules.fix_builders import edit_key, param_delta
+from colint.analysis.padding import Dim, step_effect_pct
+from colint.analysis.scale_out import scale_out_cost_pct
+from colint.analysis.workload import memory_at
 from colint.findings import Severity
 from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule
+from colint.rules.fix_builders import edit_key, param_delta
 
 FAMILY = Family(name="moe-ep", number=5)
 SOURCES = (
@@ -153,8 +155,6 @@ def expert_gemm_memory_bound(ctx: Context):
         if ep_adv == sc.ep:
             fit = w.max_decode_concurrency if w.memory is not None else None
         else:  # the memory figures analyse would give at that EP width, without its time model
-            from colint.analysis.workload import memory_at
-
             fit = memory_at(spec, ctx.profile, replace(sc, ep=ep_adv)).max_decode_concurrency
         if fit is not None and fit < conc:
             details.append(
@@ -369,7 +369,6 @@ def experts_not_divisible(ctx: Context):
     graded=True,
 )
 def fine_grained_under_tp(ctx: Context):
-    from colint.analysis.padding import Dim, step_effect_pct
 
     sc, spec, w = ctx.scenario, ctx.spec, ctx.workload
     tp = sc.tp

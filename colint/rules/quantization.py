@@ -19,10 +19,11 @@ from __future__ import annotations
 import re
 
 from colint.analysis.gemm_model import FORMATS, SCALE_BLOCK
+from colint.analysis.inventory import gemms, param_counts
 from colint.findings import Severity
+from colint.rules.base import Context, Family, Option, RuleDoc, fix, rule
 from colint.rules.gemm_dims import attention_shard, layer_kind, owning_field
 from colint.rules.gemm_shapes import thin_by_design
-from colint.rules.base import Context, Family, Option, RuleDoc, fix, rule
 
 FAMILY = Family(name="quantization", number=4)
 SOURCES = (
@@ -369,7 +370,6 @@ def quantization_config_mismatch(ctx: Context):
     ),
 )
 def high_precision_share(ctx: Context):
-    from colint.analysis.inventory import gemms, param_counts
 
     spec, sc = ctx.spec, ctx.scenario
     fmt = sc.gemm_format

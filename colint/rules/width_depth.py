@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import math
 
+from colint.analysis.inventory import param_counts
+from colint.analysis.wider import decode_step_s, equivalent_layers, fixed_decode_s, latency_workload, wider_alternative
+from colint.rules.base import NEVER, Context, Family, Option, RuleDoc, edit, fix, rule
 from colint.rules.fix_builders import edit_key
-from colint.rules.base import Context, Family, NEVER, Option, RuleDoc, edit, fix, rule
 
 FAMILY = Family(name="width-depth", number=3)
 SOURCES = (
@@ -85,16 +87,8 @@ SOURCES = (
     error_loss_pct=NEVER,
 )
 def deep_narrow_stack(ctx: Context):
-    from colint.analysis.inventory import param_counts
 
     # here: wider imports the workload model, which a spec-only run (--select CL0) never loads
-    from colint.analysis.wider import (
-        decode_step_s,
-        equivalent_layers,
-        fixed_decode_s,
-        latency_workload,
-        wider_alternative,
-    )
 
     spec = ctx.spec
     L = spec.num_layers

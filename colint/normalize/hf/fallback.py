@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import os
 import re
-
 from collections.abc import Iterable
 
-from colint.errors import FormatNotRecognized
+from colint.errors import FormatNotRecognized, SpecError
 from colint.loading.document import Document, format_path
+from colint.normalize.hf import generic
+from colint.normalize.hf.base import HFReader
 from colint.normalize.model_spec import ModelSpec
+from colint.normalize.reader import MAX_DIM, MAX_LAYERS
 
 _DECODER_KEYS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size")
 _OPTIONAL_KEYS = (
@@ -84,8 +86,6 @@ _LAYER_KEYS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "num_de
 def _bounded_for_transformers(doc: Document, prefix: tuple, values: dict) -> None:
     """Refuse, located, the values that would make transformers' config classes work for minutes before colint's
     own limits apply (a class that builds a per-layer list took over 120 s on num_hidden_layers 10**8)."""
-    from colint.errors import SpecError
-    from colint.normalize.reader import MAX_DIM, MAX_LAYERS
 
     for k, v in values.items():
         limit = MAX_LAYERS if k in _LAYER_KEYS else MAX_DIM
@@ -166,8 +166,6 @@ def build_with_transformers(doc: Document, prefix: tuple, model_type: str, suppo
             f" (a hybrid or recurrent stack: {hybrid}; colint reads such "
             "stacks only for the families it has adapters for)",
         )
-    from colint.normalize.hf import generic
-    from colint.normalize.hf.base import HFReader
 
     aliases = dict(getattr(type(cfg), "attribute_map", {}) or {})
     r = HFReader(doc, prefix, defaults=defaults, aliases=aliases, model_type=model_type)

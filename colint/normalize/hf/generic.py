@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import re
 
+from colint.errors import SpecError
 from colint.normalize.format_reader import mla_norm_params
 from colint.normalize.hf.base import HFReader
 from colint.normalize.hf.moe_common import KindTable, int_list, layer, nullable_int, str_list
@@ -87,7 +88,6 @@ def code_traits(source: str | None) -> dict:
 
 def _refuse_unplaced_geometry(r: HFReader, types: list[str], code: dict) -> None:
     """Raise a located error for per-layer attention geometry the generic reading cannot place."""
-    from colint.errors import SpecError
 
     for i, t in enumerate(types):
         if t not in ATTENTION_TYPES:
