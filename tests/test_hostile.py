@@ -394,7 +394,9 @@ def test_an_internal_error_on_one_file_is_that_files_error(tmp_path, capsys, mon
             raise ZeroDivisionError("float division by zero")
         return real(doc, *a, **kw)
 
-    monkeypatch.setattr(spec, "normalize", explode_on_a)
+    from colint import checking
+
+    monkeypatch.setattr(checking, "normalize", explode_on_a)  # the name the engine calls
     bad = _write(tmp_path / "a.json", _llama())
     good = _write(tmp_path / "b.json", _llama(num_key_value_heads=6))
     monkeypatch.chdir(tmp_path)

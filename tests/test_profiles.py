@@ -224,9 +224,7 @@ def test_a_huge_or_binary_user_profile_is_a_clear_error(tmp_path, monkeypatch):
 
     big = tmp_path / "big.yaml"
     big.write_text("a" * (hp.MAX_PROFILE_BYTES + 1))
-    import colint.fileio
-
-    monkeypatch.setattr(colint.fileio, "read_limited", lambda *a, **k: pytest.fail("a huge profile must not be read"))
+    monkeypatch.setattr(hp, "read_limited", lambda *a, **k: pytest.fail("a huge profile must not be read"))
     with pytest.raises(ProfileError, match="a GPU profile over 256 KiB is refused unread"):
         load_profile(str(big))
     monkeypatch.undo()
