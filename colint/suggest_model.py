@@ -20,7 +20,8 @@ from typing import Any, Optional
 
 from colint.analysis.inventory import param_counts
 from colint.analysis.vector_pricing import estimate_unique
-from colint.analysis.workload import _prefill_shape, analyse, routed_expert_rows
+from colint.analysis.gemm_rows import _prefill_shape, routed_expert_rows
+from colint.analysis.workload import analyse
 from colint.errors import ColintError
 from colint.suggest_axes import Axis, edits_for, variant
 
@@ -154,7 +155,7 @@ class SearchModel:
                     count = np.rint(get(r + "|count"))
                     topk = np.rint(get(r + "|topk"))
                     inst = np.ceil(count / sc.ep) if sc.ep > 1 else count
-                    t_global = m_tokens * sc.attention_dp_groups  # as workload._gemm_rows
+                    t_global = m_tokens * sc.attention_dp_groups  # as gemm_rows._gemm_rows
                     # workload's formula once per distinct (top-k, experts) pair, read back at every point
                     # (np.unique, not a dense table indexed by top-k x experts: 2^20 experts made it 8 TiB)
                     base = int(count.max()) + 1

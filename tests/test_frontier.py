@@ -396,7 +396,7 @@ def test_kv_replication_is_reported_where_helix_would_shard_it(deepseek_gb200, l
 
 def test_a_wrong_vectorized_price_falls_back_to_analyse(monkeypatch):
     """The fast path's guard: when the vectorized price stops matching analyse (an op model in
-    workload.py that is no longer affine in the concurrency), every point is priced by analyse."""
+    step_extras.py that is no longer affine in the concurrency), every point is priced by analyse."""
     import colint.analysis.frontier as fr
 
     real = fr.decode_prices

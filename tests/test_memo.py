@@ -9,7 +9,8 @@ import pytest
 
 from colint.analysis import gemm_model, pipeline
 from colint.analysis.scenario import make_scenario
-from colint.analysis.workload import _gemm_rows, analyse
+from colint.analysis.gemm_rows import _gemm_rows
+from colint.analysis.workload import analyse
 from colint.hardware_profiles import load_profile, time_model
 from colint.loading import load
 from colint.rules.layer_stack import StackCosts

@@ -177,7 +177,7 @@ def test_expert_all_to_all_matches_deepseek_isca_figure():
     # DeepSeek ISCA'25 §2.3.2 (domain.md V15): 32 tokens/device, FP8 dispatch + BF16 combine, H~7K,
     # 9 experts per token over 900 GB/s NVLink (NVL72): 6.72 us per layer step (their 9 = 8 routed + 1
     # shared; colint sends only the 8 routed, and only the (ep-1)/ep that leave the GPU).
-    from colint.analysis.workload import expert_all_to_all_s
+    from colint.analysis.step_extras import expert_all_to_all_s
     from colint.hardware_profiles import time_model
 
     gb200 = load_profile("gb200")
@@ -260,7 +260,7 @@ def test_moe_helpers_take_tp():
 
 
 def test_expert_tokens_under_tp_and_ep():
-    from colint.analysis.workload import expert_all_to_all_s, tp_all_reduce_s
+    from colint.analysis.step_extras import expert_all_to_all_s, tp_all_reduce_s
 
     spec = _spec("tests/corpus/hf/deepseek__DeepSeek-V3.json")
     prof = load_profile("b200")
@@ -331,7 +331,7 @@ def test_suggest_search_model_mirrors_expert_tokens_under_tp_and_ep(tp):
 
 
 def test_routed_expert_rows_uniform_routing_and_top_k_above_experts():
-    from colint.analysis.workload import routed_expert_rows
+    from colint.analysis.gemm_rows import routed_expert_rows
 
     # 256 tokens x top-8 over 256 experts: 1 - (1 - 1/32)^256 of them touched, 2048 rows over those
     touched, rows = routed_expert_rows(256, 8, 256)
@@ -356,7 +356,7 @@ def test_memory_at_is_analyse_memory(name):
     sliding windows, Mamba state, MoE shards, pp splits; two GPUs, two scenarios, two concurrencies)."""
     import os
 
-    from colint.analysis.workload import memory_at
+    from colint.analysis.footprint import memory_at
     from colint.analysis.deployments import deployments
 
     spec = normalize(load(os.path.join(os.path.dirname(__file__), "corpus", "hf", name)))

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from colint.analysis.memory import USABLE_HBM_SHARE
-from colint.analysis.workload import analyse, memory_at
+from colint.analysis.footprint import memory_at
+from colint.analysis.workload import analyse
 
 COMMON_PP = (1, 2, 4, 8, 16)  # pipeline stages tried for a deployment that fits, fewest first
 

@@ -28,12 +28,12 @@ Per point (deployment d, concurrency B = sequences per attention-DP group of d.t
 Speed: ``analyse`` costs ~1–3 ms per call, and a 1T MoE on NVL72 has ~30 deployments × ~25
 concurrencies. So each deployment is analysed at two probe concurrencies and the decode step is
 priced over all B at once: the weight GEMMs with ``vector_pricing.estimate_unique`` (M = B, or for
-routed experts the grouped GEMM of the touched experts' rows of ``workload.routed_expert_rows``,
+routed experts the grouped GEMM of the touched experts' rows of ``gemm_rows.routed_expert_rows``,
 ``grouped=True``), and the rest of the step (attention cores of ops_attention, elementwise passes,
-MoE permute/finalize, TP all-reduces, EP dispatch/combine) by ``workload.decode_extras_s`` at each B:
+MoE permute/finalize, TP all-reduces, EP dispatch/combine) by ``step_extras.decode_extras_s`` at each B:
 the functions analyse sums, so only the GEMM vectorization can differ. The vectorized
 price must reproduce both probes; then every frontier point is priced again by ``analyse`` itself,
-and a point that differs (an op model in workload.py that is no longer linear in B) makes the
+and a point that differs (an op model in step_extras.py that is no longer linear in B) makes the
 whole GPU fall back to ``analyse`` per point, with a note. So the frontier always reports
 ``analyse``'s numbers, and a better op model there moves it without a change here.
 

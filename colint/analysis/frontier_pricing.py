@@ -14,7 +14,8 @@ from typing import Any, Optional
 from colint.analysis.memory import B_ACT
 from colint.analysis.pipeline import best_partition
 from colint.analysis.vector_pricing import estimate_unique
-from colint.analysis.workload import _prefill_shape, decode_extras_s, routed_expert_rows
+from colint.analysis.gemm_rows import _prefill_shape, routed_expert_rows
+from colint.analysis.step_extras import decode_extras_s
 
 ACTIVATION_BYTES = 2.0  # BF16 activations between kernels (as analyse's elementwise passes)
 MAX_CONCURRENCY = 16384  # sequences per attention-DP group: the grid's cap when the KV cache is tiny
@@ -69,7 +70,7 @@ def decode_prices(spec, profile, grid, w1, w2):
     GEMMs of analyse's rows vectorized over the grid (``estimate_unique``; routed experts as analyse
     prices them, a grouped GEMM of the touched experts' rows, ``routed_expert_rows``), plus the rest
     of the step (attention cores of ops_attention, elementwise passes, MoE permute/finalize, TP
-    all-reduces, EP dispatch/combine, the KV-parallel exchange) from ``workload.decode_extras_s``, the
+    all-reduces, EP dispatch/combine, the KV-parallel exchange) from ``step_extras.decode_extras_s``, the
     functions analyse itself sums, at each concurrency. ``w1``, ``w2``: analyse at the probes."""
     import numpy as np
 
@@ -83,7 +84,7 @@ def decode_prices(spec, profile, grid, w1, w2):
         g = row.gemm
         expert = row.parallel == "expert" and bool(g.count)
         if expert:
-            base_inst = float(-(-g.count // sc.ep)) if sc.ep > 1 else float(g.count)  # as workload._shard
+            base_inst = float(-(-g.count // sc.ep)) if sc.ep > 1 else float(g.count)  # as gemm_rows._shard
             topk = round(g.m_per_token * g.count)
             m = np.empty(b.size, dtype=np.int64)
             n_eff = np.empty(b.size, dtype=np.int64)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from colint.analysis.workload import expert_all_to_all_s, tp_all_reduce_s
+from colint.analysis.step_extras import expert_all_to_all_s, tp_all_reduce_s
 
 
 def scale_out_cost_pct(w, kind: str) -> dict[str, float]:

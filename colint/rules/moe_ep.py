@@ -24,7 +24,7 @@ from colint.analysis.moe import (
 )
 from colint.analysis.padding import Dim, step_effect_pct
 from colint.analysis.scale_out import scale_out_cost_pct
-from colint.analysis.workload import memory_at
+from colint.analysis.footprint import memory_at
 from colint.findings import Severity
 from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule
 from colint.rules.fix_builders import edit_key, param_delta

@@ -3,7 +3,8 @@ with units in their names...}; project rule: every estimate says it is an estima
 
 Every key, recursively (list items included), either names a unit, or is a config width under its config name,
 or is one of the few unitless labels, counts and factors below. Every value from the time model
-(colint/analysis/gemm_model.py + workload.py) or from uniform-routing arithmetic starts with ``est_``.
+(colint/analysis/gemm_model.py, gemm_rows.py, step_extras.py, workload.py) or from uniform-routing arithmetic
+starts with ``est_``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,108 @@
+"""A deployment's HBM footprint per GPU without the time model (an estimate): ``memory_at`` gives the
+MemoryFit of ``analyse(spec, profile, scenario).memory`` from the same weight shards, KV bytes per
+sequence and peak activation rows, in the same order, with the formulas of colint.analysis.memory;
+CL801's deployment search (colint.analysis.deployments) tries many deployments with it.
+"""
+
+from __future__ import annotations
+
+from colint.analysis.gemm_model import FORMATS, check_format
+from colint.analysis.gemm_rows import (
+    REGIMES,
+    _ceil_div,
+    _gemm_entries,
+    _prefill_shape,
+    _shard,
+    _tokens,
+    routed_expert_rows,
+)
+from colint.analysis.kv_cache import kind_mixers, mixer_kv_bytes_per_token, state_bytes_per_sequence
+from colint.analysis.memory import B_ACT, USABLE_HBM_SHARE, heaviest_stage_weight_bytes, memory_fit
+from colint.analysis.scenario import Scenario
+from colint.normalize.model_spec import ModelSpec
+
+
+def memory_at(spec: ModelSpec, profile, scenario: Scenario, fits_only: bool = False):
+    """The memory fields of ``analyse(spec, profile, scenario).memory`` (a MemoryFit, estimates) without the time
+    model: the same weight shards, KV bytes per sequence and peak activation rows, in the same order, so the
+    figures are identical; CL801's deployment search tries many deployments with it. ``fits_only``: None,
+    without the pipeline split, when even an even split of the weights over pp stages cannot fit."""
+
+    check_format(profile, scenario.gemm_format)
+    h = spec.hidden_size
+    counts = spec.layer_counts()
+    entries = _gemm_entries(spec)
+    b_w = FORMATS[scenario.gemm_format][2]
+    tokens = {r: _tokens(scenario, r) for r in REGIMES}
+    # peak activations: activation_bytes() over the rows _gemm_rows would build (m, instances, n, k only)
+    shards = []
+    for _kind_name, _kg, _n_layers, fused in entries:
+        for _name, _members, g, n_total in fused:
+            n, k, inst = _shard(g, n_total, scenario)
+            if n > 0 and k > 0:
+                shards.append((g, n, k, inst))
+    peak = 0.0
+    for regime in REGIMES:
+        gemm = 0.0
+        for g, n, k, inst in shards:  # each regime's rows of _gemm_rows (the shards are the same)
+            m_tokens = tokens[regime]
+            if g.name == "lm_head" and regime == "prefill":
+                m_tokens = _prefill_shape(scenario)[1]
+            if g.parallel == "expert" and g.count:
+                touched, m = routed_expert_rows(
+                    m_tokens * scenario.attention_dp_groups, round(g.m_per_token * g.count), g.count
+                )
+                inst = inst * touched
+            else:
+                m = m_tokens
+            gemm = max(gemm, m * max(inst, 1.0) * (k + n) * B_ACT)
+        peak = max(peak, tokens[regime] * 2.0 * h * B_ACT + gemm)
+    # weights: the per-layer shards of analyse's layer costs
+    wbytes_by_kind: dict[str, float] = {}
+    used = iter([e[1] for e in entries[: sum(1 for n in counts if n)]])
+    for kind, n in zip(spec.layer_kinds, counts):
+        if not n:
+            continue
+        wbytes = 0.0
+        for g in next(used):
+            nn, kk, inst = _shard(g, g.n, scenario)
+            wbytes += nn * kk * inst * (2.0 if g.name.endswith("router") else b_w)
+        wbytes_by_kind[kind.name] = wbytes
+    names = [kind.name for kind in spec.layer_kinds]
+    layer_w = [wbytes_by_kind[names[p]] for p in spec.layer_pattern[: spec.num_layers] if names[p] in wbytes_by_kind]
+    v = spec.vocab_size or 0
+    emb_w = v * h * B_ACT / scenario.tp
+    lm_w = 0.0 if spec.tie_word_embeddings else v * h * b_w / scenario.tp
+    # KV bytes per sequence: decode's attention cores, in analyse's order
+    b_kv = scenario.kv_bytes_per_elem
+    kv_seq = 0.0
+    for kind, n in zip(spec.layer_kinds, counts):
+        for mx in kind_mixers(kind) if n else []:
+            if mx.kind in ("none", "linear"):
+                continue
+            kv_layer = mixer_kv_bytes_per_token(mx, b_kv)
+            if mx.kind == "attention":
+                kv_gpu = kv_layer / min(scenario.tp, max(1, mx.num_kv_heads))
+            elif mx.kind == "mla":
+                kv_gpu = kv_layer
+            else:
+                kv_gpu = 0.0
+            window = mx.window if mx.attention in ("sliding", "chunked") else None
+            attended = (
+                (min(scenario.context, window) if window else scenario.context)
+                if mx.kind in ("attention", "mla")
+                else 0.0
+            )
+            if mx.kind in ("attention", "mla") and scenario.kvp > 1:
+                attended = _ceil_div(int(attended), scenario.kvp)  # as _attention: this GPU's share of the context
+            kv_seq += n * kv_gpu * attended
+    per_seq = (kv_seq + state_bytes_per_sequence(spec, b_kv) / scenario.tp) / scenario.pp
+    if fits_only and scenario.pp > 1:
+        # the heaviest stage holds at least the mean: a deployment that cannot fit that is not split (margins
+        # absorb float rounding; a deployment near the line gets the exact split below)
+        mean_w = (sum(layer_w) + emb_w + lm_w) / scenario.pp
+        usable = USABLE_HBM_SHARE * profile.memory_gb * 1e9
+        if mean_w * (1 - 1e-9) + scenario.decode_concurrency * per_seq + peak > usable * (1 + 1e-9):
+            return None
+    weights_gpu = heaviest_stage_weight_bytes(layer_w, emb_w, lm_w, scenario.pp)
+    return memory_fit(weights_gpu, per_seq, peak, scenario.decode_concurrency, profile.memory_gb)

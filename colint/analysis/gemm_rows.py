@@ -1,0 +1,221 @@
+"""The weight GEMMs of one step, per GPU shard (DESIGN.md §5): one ``WorkloadGemm`` row per GEMM (or
+fused q/k/v, gate/up group) of each layer kind and regime, with per-shard M/N/K under the scenario's
+tp/ep, routed experts' rows under balanced routing (``routed_expert_rows``) and the time of one
+instance and of the whole layer (a grouped GEMM for experts) from the GEMM time model
+(colint.analysis.gemm_model): ESTIMATES. Also the step's shape that every part of the analysis reads:
+tokens per forward of a regime and the prefill chunk shape. ``colint.analysis.workload.analyse`` sums
+these rows; ``colint.analysis.footprint.memory_at`` reads their shards without the time model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from colint.analysis.gemm_model import GemmTime, estimate
+from colint.analysis.inventory import Gemm, gemms, kind_gemms
+from colint.analysis.moe import busiest_rank_factor, touched_share
+from colint.analysis.ops_moe import grouped_model
+from colint.analysis.scenario import Scenario
+from colint.normalize.model_spec import ModelSpec
+
+REGIMES = ("decode", "prefill")
+ROUTER_FORMAT = "bf16"  # routers stay in high precision (domain.md crib: NVFP4 readiness)
+ENTRIES_MEMO_MAX = 512  # specs whose GEMM entries are kept (as many as workload's ANALYSE_MEMO_MAX)
+
+
+@dataclass(frozen=True)
+class WorkloadGemm:
+    """One weight GEMM (or fused group) of one layer kind in one regime, per GPU shard."""
+
+    name: str  # "attn.qkv_proj" for a fused q/k/v group, else the inventory name
+    members: tuple[str, ...]  # inventory names fused into it
+    kind: str  # LayerKind name ("" for the LM head)
+    regime: str  # "decode" | "prefill"
+    layers: int  # layers of this kind
+    parallel: str  # column | row | expert | replicated
+    component: str  # "attention" | "ffn" | "other" (LM head)
+    m: int  # rows per GEMM instance (tokens; per expert for routed experts)
+    n: int  # per shard
+    k: int  # per shard
+    instances: float  # GEMM instances per layer per GPU (routed experts touched per GPU; else 1)
+    dtype: str
+    time: GemmTime  # roofline + estimate of ONE instance (AI, bound, ridge, m_star, efficiencies)
+    layer_s: float  # estimate for all instances in one layer (a grouped GEMM for experts)
+    gemm: Gemm  # the (first) inventory entry
+
+    @property
+    def total_s(self) -> float:
+        return self.layer_s * self.layers
+
+    @property
+    def bound(self) -> str:
+        return self.time.bound
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        return self.time.arithmetic_intensity
+
+    @property
+    def m_star(self) -> float:
+        return self.time.m_star
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _component(g: Gemm) -> str:
+    if g.name == "lm_head":
+        return "other"
+    if g.name.startswith(("attn.", "mla.", "linear_attn.", "mamba.")):
+        return "attention"
+    return "ffn"
+
+
+def _fuse(rows: list[Gemm]) -> list[tuple[str, tuple[str, ...], Gemm, int]]:
+    """Fuse q/k/v and gate/up groups as serving engines do: (name, members, first, N total)."""
+    out: list[tuple[str, tuple[str, ...], Gemm, int]] = []
+    groups: dict[tuple, int] = {}
+    for g in rows:
+        if g.group and g.count == 1:
+            key = (g.group, g.k, g.parallel)
+            if key in groups:
+                i = groups[key]
+                name, members, first, n = out[i]
+                out[i] = (name, members + (g.name,), first, n + g.n)
+                continue
+            groups[key] = len(out)
+            prefix = g.name.rsplit(".", 1)[0]
+            name = f"{prefix}.qkv_proj" if g.group == "qkv" else f"{prefix}.gate_up"
+            out.append((name, (g.name,), g, g.n))
+        else:
+            out.append((g.name, (g.name,), g, g.n))
+    return [(name if len(m) > 1 else m[0], m, f, n) for name, m, f, n in out]
+
+
+def _shard(g: Gemm, n: int, sc: Scenario) -> tuple[int, int, float]:
+    """(n, k, GEMM instances per GPU) of one layer's copy of g under the scenario's parallelism."""
+    k = g.k
+    tp = sc.tp if _component(g) != "ffn" else sc.group_gpus  # Helix: the FFN over tp x kvp GPUs
+    if g.parallel == "column":
+        return _ceil_div(n, tp), k, 1.0
+    if g.parallel == "row":
+        return n, _ceil_div(k, tp), 1.0
+    if g.parallel == "expert":
+        if sc.ep > 1:
+            return n, k, float(_ceil_div(g.count, sc.ep))
+        # experts tensor-parallel (moe_tp = tp): gate/up split N, down split K
+        if "down" in g.name:
+            return n, _ceil_div(k, tp), float(g.count)
+        return _ceil_div(n, tp), k, float(g.count)
+    return n, k, 1.0
+
+
+def _tokens(sc: Scenario, regime: str) -> int:
+    return sc.decode_concurrency if regime == "decode" else sc.prefill_tokens
+
+
+def _prefill_shape(sc: Scenario) -> tuple[int, int, int]:
+    """(sequence chunk length S, sequences per step, chunks per prompt)."""
+    s = min(sc.context, sc.prefill_tokens)
+    return s, max(1, sc.prefill_tokens // s), _ceil_div(sc.context, sc.prefill_tokens)
+
+
+def routed_expert_rows(t_global: int, topk: int, experts: int, ep: int = 1) -> tuple[float, int]:
+    """(share of the ``experts`` that get >= 1 of ``t_global`` tokens' top-``topk`` picks, rows of a
+    touched expert's GEMM: the mean, or with ``ep`` > 1 on the busiest of the ``ep`` ranks, which sets
+    the layer's time) under balanced routing (an estimate: colint.analysis.moe.busiest_rank_factor);
+    suggest's search and the frontier price with it too."""
+    touched = touched_share(t_global, topk, experts)
+    busiest = busiest_rank_factor(t_global, topk, experts, ep)
+    # round() drops float noise (32.00000000000024 is 32)
+    return touched, max(1, math.ceil(round(t_global * topk / experts / max(touched, 1e-12) * busiest, 6)))
+
+
+_ENTRIES_MEMO: dict = {}  # id(spec) -> (spec, entries): analyse and memory_at of one spec at many scenarios
+
+
+def _gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list]]:
+    """(kind name, its GEMMs, layers, the fused groups) per used layer kind, then the LM head (kind "");
+    the same for every regime and scenario, so it is built once per spec object (read-only)."""
+    hit = _ENTRIES_MEMO.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    entries = _build_gemm_entries(spec)
+    if len(_ENTRIES_MEMO) >= ENTRIES_MEMO_MAX:
+        del _ENTRIES_MEMO[next(iter(_ENTRIES_MEMO))]
+    _ENTRIES_MEMO[id(spec)] = (spec, entries)
+    return entries
+
+
+def _build_gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list]]:
+    entries: list[tuple[str, list[Gemm], int, list]] = []
+    for kind, n_layers in zip(spec.layer_kinds, spec.layer_counts()):
+        if n_layers:
+            kg = kind_gemms(kind, spec.hidden_size, n_layers)
+            entries.append((kind.name, kg, n_layers, _fuse(kg)))
+    if spec.vocab_size:
+        head = [g for g in gemms(spec, merge=False) if g.name == "lm_head"]
+        entries.append(("", head, 1, _fuse(head)))
+    return entries
+
+
+def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None) -> list[WorkloadGemm]:
+    fmt = sc.gemm_format
+    out_fmt = sc.outputs
+    tokens = _tokens(sc, regime)
+    rows: list[WorkloadGemm] = []
+    if entries is None:
+        entries = _gemm_entries(spec)
+    for kind_name, _kgemms, n_layers, fused in entries:
+        for name, members, g, n_total in fused:
+            n, k, inst = _shard(g, n_total, sc)
+            if n <= 0 or k <= 0:
+                continue
+            dtype = ROUTER_FORMAT if g.name.endswith("router") or g.name.endswith("gate") and g.n == 1 else fmt
+            m_tokens = tokens
+            if g.name == "lm_head" and regime == "prefill":
+                m_tokens = _prefill_shape(sc)[1]  # logits only for each sequence's last token
+            if g.parallel == "expert" and g.count:
+                t_global = m_tokens * sc.attention_dp_groups  # tokens of the EP domain's attention groups
+                topk = round(g.m_per_token * g.count)
+                touched, m = routed_expert_rows(t_global, topk, g.count)
+                # the layer waits for the busiest EP rank: its experts' rows set the grouped GEMM's time
+                m_step = routed_expert_rows(t_global, topk, g.count, sc.ep)[1]
+                inst = inst * touched
+            else:
+                m = m_step = m_tokens
+            # routed experts run in the fused MoE's grouped GEMM (ops_moe: moe_gemm_efficiency)
+            gmod = grouped_model(profile) if g.parallel == "expert" and g.count else None
+            t = estimate(m, n, k, dtype, profile, out_fmt, standalone=False, model=gmod)
+            if inst > 1:
+                # a grouped GEMM: one kernel, every touched expert's tiles in one grid
+                grouped = estimate(
+                    m_step, int(round(n * inst)), k, dtype, profile, out_fmt, standalone=False, model=gmod
+                )
+                layer_s = grouped.estimate_s
+            elif m_step != m:
+                layer_s = estimate(m_step, n, k, dtype, profile, out_fmt, standalone=False, model=gmod).estimate_s
+            else:
+                layer_s = t.estimate_s  # one GEMM (a GPU holding one expert waits for it when touched)
+            rows.append(
+                WorkloadGemm(
+                    name,
+                    members,
+                    kind_name,
+                    regime,
+                    n_layers,
+                    g.parallel,
+                    _component(g),
+                    m,
+                    n,
+                    k,
+                    inst,
+                    dtype,
+                    t,
+                    layer_s,
+                    g,
+                )
+            )
+    return rows

@@ -1,0 +1,332 @@
+"""The parts of a step beside its weight GEMMs (DESIGN.md §5), per layer of a kind on one GPU: the
+attention (or recurrent-state) core (``AttentionCost``, priced by the op models of
+colint.analysis.ops_attention), the elementwise passes and kernel launches, MoE permute/finalize, TP
+all-reduces and EP dispatch/combine (colint.analysis.collectives) and the KV-parallel (Helix)
+exchange. Every time is an ESTIMATE. ``colint.analysis.workload.analyse`` sums them per layer kind;
+``decode_extras_s`` gives the frontier the decode step less its GEMMs with the same functions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from colint.analysis import ops_attention as ops
+from colint.analysis.collectives import collective, moe_dispatch_combine
+from colint.analysis.gemm_model import FORMATS
+from colint.analysis.gemm_rows import _ceil_div, _prefill_shape
+from colint.analysis.kv_cache import (
+    kind_mixers,
+    kv_sources,
+    mixer_kv_bytes_per_token,
+    mixer_kv_read_bytes_per_token,
+    mixer_state_bytes,
+)
+from colint.analysis.moe import busiest_rank_factor
+from colint.analysis.scenario import Scenario
+from colint.hardware_profiles import time_model
+from colint.normalize.model_spec import LayerKind, Mixer, ModelSpec
+
+ATTN_FORMAT = "bf16"  # attention core math (FlashAttention/FlashMLA BF16 path)
+ELEMENTWISE_PASSES = 6  # norm, residual, activation, rope...: activation-sized HBM passes per layer (estimate)
+ATTN_EFFICIENCY_FALLBACK = 0.7  # attention core's share of peak FLOP/s when the time model has no bf16 entry (estimate)
+
+
+@dataclass(frozen=True)
+class AttentionCost:
+    """The attention core (or recurrent-state update) of one layer kind in one regime, per GPU."""
+
+    kind: str
+    regime: str
+    layers: int
+    mixer: str  # attention | mla | linear_attention | mamba | linear | none
+    flops: float  # per layer per step
+    bytes: float  # KV-cache / state bytes read (+ written) per layer per step
+    sol_s: float
+    estimate_s: float  # per layer per step
+    kv_bytes_per_token: float  # STORED per layer per token, this GPU's shard, scenario KV format (0: KV-sharing)
+    kv_replication: int  # TP ranks holding the same KV (tp > KV heads; MLA: every rank)
+    attended_tokens: float  # mean keys per query (sliding windows cap it)
+
+
+class AttentionRoof(NamedTuple):
+    """The roofs an attention (or recurrent-state) core runs under on one profile; analyse's
+    _attention and the vectorized search of colint.suggesting both price cores with it."""
+
+    peak_flops_per_s: float  # the ATTN_FORMAT peak (or the profile's first format's)
+    compute_efficiency: float
+    memory_bytes_per_s: float
+    memory_efficiency: float
+    kernel_floor_s: float
+
+    def estimate_s(self, flops, bytes_, maximum=max):
+        """A core's ESTIMATED time (s): the slower of its derated compute and memory times plus one
+        kernel floor. ``maximum=numpy.maximum`` prices arrays with the same float operations."""
+        return (
+            maximum(
+                flops / (self.peak_flops_per_s * self.compute_efficiency),
+                bytes_ / (self.memory_bytes_per_s * self.memory_efficiency),
+            )
+            + self.kernel_floor_s
+        )
+
+
+def attention_roof(profile) -> AttentionRoof:
+
+    tmod = time_model(profile)
+    peak = profile.peak_flops(ATTN_FORMAT if profile.has(ATTN_FORMAT) else next(iter(profile.peak_tflops)))
+    return AttentionRoof(
+        peak,
+        tmod.compute_efficiency.get(ATTN_FORMAT, ATTN_EFFICIENCY_FALLBACK),
+        profile.memory_bytes_per_s,
+        tmod.memory_efficiency,
+        tmod.kernel_floor_us * 1e-6,
+    )
+
+
+def _attended(s: int, window: int | None) -> float:
+    """Mean keys per query over a causal sequence of s tokens with an optional window."""
+    if not window or window >= s:
+        return (s + 1) / 2.0
+    w = window
+    return (w * (w + 1) / 2.0 + (s - w) * w) / s
+
+
+def _attention(
+    spec: ModelSpec,
+    kind: LayerKind,
+    n_layers: int,
+    profile,
+    sc: Scenario,
+    regime: str,
+    source: Mixer | None = None,
+    mixer: Mixer | None = None,
+) -> AttentionCost:
+    """The core of ``kind``'s mixer (or of ``mixer``: its parallel mixer). ``source``: for a
+    KV-sharing layer (Gemma-4), the mixer whose cache it reads (it stores nothing, but reads that
+    cache like any attention layer)."""
+    mx: Mixer = mixer if mixer is not None else kind.mixer
+    roof = attention_roof(profile)
+    b_kv = sc.kv_bytes_per_elem
+    tp = sc.tp
+    kv_layer = mixer_kv_bytes_per_token(mx, b_kv)  # stored (0 for a KV-sharing layer)
+    kv_read_layer = mixer_kv_read_bytes_per_token(mx, b_kv, source)  # read per cached token
+    replication = 1
+    heads_q = mx.num_heads
+    if mx.kind == "attention":
+        shard = min(tp, max(1, mx.num_kv_heads))
+        replication = max(1, tp // max(1, mx.num_kv_heads)) if tp > mx.num_kv_heads else 1
+        kv_gpu = kv_layer / shard
+        kv_read_gpu = kv_read_layer / shard
+        q_per_gpu = _ceil_div(heads_q, tp)
+    elif mx.kind == "mla":
+        replication = tp
+        kv_gpu = kv_read_gpu = kv_layer
+        q_per_gpu = _ceil_div(heads_q, tp)
+    else:
+        kv_gpu = kv_read_gpu = 0.0
+        q_per_gpu = 0
+    window = mx.window if mx.attention in ("sliding", "chunked") else None
+    flops = bytes_ = 0.0
+    attended = 0.0
+    if regime == "decode":
+        b = sc.decode_concurrency
+        ctx = sc.context
+        attended = min(ctx, window) if window else ctx
+        if mx.kind in ("attention", "mla") and sc.kvp > 1:
+            attended = _ceil_div(int(attended), sc.kvp)  # KV parallelism: this GPU's share of the context
+        if mx.kind == "attention":
+            d_v = mx.v_head_dim or mx.head_dim
+            flops = 2.0 * b * attended * q_per_gpu * (mx.head_dim + d_v)
+            bytes_ = b * attended * kv_read_gpu
+        elif mx.kind == "mla":
+            lat = (mx.kv_lora_rank or 0) + (mx.qk_rope_head_dim or 0)
+            flops = 2.0 * b * attended * q_per_gpu * (lat + (mx.kv_lora_rank or 0))  # absorbed MLA
+            bytes_ = b * attended * kv_gpu
+        elif mx.kind in ("linear_attention", "mamba"):
+            state = mixer_state_bytes(mx, b_kv) / tp
+            bytes_ = 2.0 * b * state  # read and write the state
+            flops = 4.0 * b * state / b_kv
+    else:
+        s, n_seq, chunks = _prefill_shape(sc)
+        ctx = sc.context
+        attended = _attended(ctx, window)
+        # keys attended per query over the whole prompt; a step holds prefill_tokens queries
+        q_tokens = n_seq * s
+        if mx.kind == "attention":
+            d_v = mx.v_head_dim or mx.head_dim
+            flops = 2.0 * q_tokens * attended * q_per_gpu * (mx.head_dim + d_v)
+            # write this chunk's K/V (none on a KV-sharing layer), read it and the earlier chunks' cache
+            bytes_ = q_tokens * (kv_gpu + kv_read_gpu) + (chunks - 1) / max(chunks, 1) * n_seq * ctx / 2 * kv_read_gpu
+        elif mx.kind == "mla":
+            nope, rope = mx.qk_nope_head_dim or 0, mx.qk_rope_head_dim or 0
+            d_v = mx.v_head_dim or nope
+            flops = 2.0 * q_tokens * attended * q_per_gpu * (nope + rope + d_v)
+            bytes_ = q_tokens * kv_gpu * 2
+        elif mx.kind in ("linear_attention", "mamba"):
+            state = mixer_state_bytes(mx, b_kv) / tp
+            flops = 4.0 * q_tokens * state / b_kv
+            bytes_ = 2.0 * n_seq * state
+    if mx.kind not in ("attention", "mla"):
+        attended = 0.0
+    sol = max(flops / roof.peak_flops_per_s, bytes_ / roof.memory_bytes_per_s) if (flops or bytes_) else 0.0
+    if mx.kind in ("attention", "mla") and (flops or bytes_):
+        est = _core_estimate_s(mx, sc, profile, regime, q_per_gpu, attended, window, flops)
+    else:  # linear attention / Mamba state update: a streaming kernel on the roofline's terms
+        est = roof.estimate_s(flops, bytes_) if (flops or bytes_) else 0.0
+    return AttentionCost(kind.name, regime, n_layers, mx.kind, flops, bytes_, sol, est, kv_gpu, replication, attended)
+
+
+def _kv_dtype(b_kv: float) -> str:
+    """The measured kernels' name of a KV-cache element size (2 B bf16, 1 B fp8, 0.5625 B nvfp4)."""
+    return "bfloat16" if b_kv >= 2 else ("fp8" if b_kv >= 1 else "nvfp4")
+
+
+def _core_estimate_s(
+    mx: Mixer, sc: Scenario, profile, regime: str, q_per_gpu: int, attended: float, window: int | None, flops: float
+) -> float:
+    """An attention / MLA core's ESTIMATE from the op models (colint.analysis.ops_attention), checked
+    against measured TensorRT-LLM kernels (README "Op model accuracy")."""
+
+    kv = _kv_dtype(sc.kv_bytes_per_elem)
+    tp = sc.tp
+    if regime == "decode":
+        ctx = max(1, int(round(attended)))
+        if mx.kind == "mla":
+            return ops.mla_decode(
+                sc.decode_concurrency, ctx, q_per_gpu, mx.kv_lora_rank or 0, mx.qk_rope_head_dim or 0, kv, profile
+            )[0]
+        kv_heads = _ceil_div(max(1, mx.num_kv_heads), min(tp, max(1, mx.num_kv_heads)))
+        return ops.decode_attention(sc.decode_concurrency, ctx, q_per_gpu, kv_heads, mx.head_dim, 0, kv, profile)[0]
+    s, n_seq, _chunks = _prefill_shape(sc)
+    if mx.kind == "mla":
+        nope, rope = mx.qk_nope_head_dim or 0, mx.qk_rope_head_dim or 0
+        est, _ = ops.mla_prefill(n_seq, s, q_per_gpu, nope + rope, mx.v_head_dim or nope, kv, profile)
+        model_flops = 2.0 * n_seq * q_per_gpu * s * (s + 1) / 2.0 * (nope + rope + (mx.v_head_dim or nope))
+    else:
+        kv_heads = _ceil_div(max(1, mx.num_kv_heads), min(tp, max(1, mx.num_kv_heads)))
+        d_v = mx.v_head_dim or mx.head_dim
+        est, _ = ops.context_attention(
+            n_seq, s, q_per_gpu, kv_heads, mx.head_dim, window or 0, "bf16", kv, profile, v_head_dim=d_v
+        )
+        w = window if window and window < s else s
+        model_flops = 2.0 * n_seq * q_per_gpu * (w * (w + 1) / 2.0 + (s - w) * w) * (mx.head_dim + d_v)
+    # a chunk of a longer prompt also attends to the earlier chunks' cache: the same kernel, more keys
+    return est * max(1.0, flops / model_flops) if model_flops > 0 else est
+
+
+def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, profile) -> float:
+    """EP dispatch + combine of one MoE layer for ``tokens`` dispatched by one GPU (analyse passes
+    its attention group's tokens / tp: the group's ranks split them, as DeepSeek's TP+SP attention
+    and SGLang's DeepEP path do): the DeepEP op model of colint.analysis.collectives (an ESTIMATE;
+    dispatch in the GEMM format (FP8 or narrower: FP8; NVFP4 as NVFP4; else BF16), combine in BF16;
+    the low-latency kernels for decode-sized batches (<= 128 tokens per rank), else high-throughput)."""
+
+    fmt = sc.gemm_format
+    wire = (
+        "nvfp4"
+        if fmt in ("nvfp4", "mxfp4")
+        else ("fp8" if FORMATS.get(fmt, ("bf16", 2.0, 2.0))[1] <= 1.1 else "bfloat16")
+    )
+    backend = "deepep_ll" if tokens <= 128 else "deepep_ht"
+    d = moe_dispatch_combine("dispatch", tokens, hidden, top_k, sc.ep, wire, profile, backend=backend)[0]
+    c = moe_dispatch_combine("combine", tokens, hidden, top_k, sc.ep, wire, profile, backend=backend)[0]
+    return d + c
+
+
+def tp_all_reduce_s(tokens: int, hidden: int, tp: int, profile) -> float:
+    """One TP all-reduce of ``tokens`` x ``hidden`` BF16 activations (TensorRT-LLM's custom
+    one-shot/two-shot kernel; colint.analysis.collectives; an ESTIMATE)."""
+
+    return collective("all_reduce", tokens * hidden * 2.0, tp, profile, implementation="custom")[0]
+
+
+def _kernels_per_layer(kind: LayerKind, gemm_rows: int, tp: int) -> tuple[int, int]:
+    """(non-GEMM kernels, collectives) per layer: norms, rope/attention, activation, MoE routing."""
+    other = 2  # two norms (residual add fused)
+    for mx in kind_mixers(kind):  # Falcon-H1: attention and Mamba-2 side by side
+        if mx.kind in ("attention", "mla", "linear_attention", "mamba"):
+            other += 2  # rope/conv + attention/scan core
+    if kind.ffn.kind == "dense":
+        other += 1  # activation (SiLU·mul)
+    elif kind.ffn.kind == "moe":
+        other += 4  # top-k, permute, activation, finalize/unpermute
+    collectives = 2 if tp > 1 else 0
+    return other, collectives
+
+
+def _layer_extras(kind: LayerKind, tokens: int, h: int, scenario: Scenario, profile, tmod, regime: str = "decode"):
+    """(non-GEMM kernels, collectives, elementwise bytes, elementwise + launch + MoE permute/finalize s,
+    collective s) of one layer of ``kind`` at ``tokens`` per forward: analyse's per-layer extras, and
+    the frontier's per-concurrency price (colint.analysis.frontier) through :func:`decode_extras_s`."""
+    b_act = 2.0  # BF16 activations between kernels
+    bw = profile.memory_bytes_per_s
+    launch_s = profile.launch_overhead_us * 1e-6
+    group = scenario.group_gpus  # tp x kvp: the all-reduces after o_proj and the FFN span them (Helix)
+    n_other, n_coll = _kernels_per_layer(kind, 0, group)
+    act_bytes = ELEMENTWISE_PASSES * tokens * h * b_act
+    elem_s = act_bytes / (bw * tmod.memory_efficiency) + n_other * launch_s
+    coll_s = 0.0
+    if n_coll:
+        coll_s = n_coll * tp_all_reduce_s(tokens, h, group, profile)
+    if kind.ffn.kind == "moe" and scenario.ep > 1:
+        # each GPU dispatches its share of its attention group's tokens (split over its tp x kvp ranks)
+        coll_s += expert_all_to_all_s(tokens / group, kind.ffn.top_k, h, scenario, profile)
+        n_coll += 2
+    if regime == "decode":
+        coll_s += kvp_exchange_s(kind, tokens, scenario, profile)
+    moe_move_s = 0.0
+    if kind.ffn.kind == "moe":
+        # permute + finalize (ops_moe): tokens·top-k rows of H gathered and scattered back, BF16
+        t_global = tokens * scenario.attention_dp_groups
+        busiest = busiest_rank_factor(t_global, kind.ffn.top_k, kind.ffn.num_experts or 1, scenario.ep)
+        rows_gpu = t_global * kind.ffn.top_k / max(scenario.ep, 1) * busiest
+        moe_move_s = (4.0 * rows_gpu * h * b_act) / (bw * tmod.memory_efficiency)
+    elem_s += moe_move_s
+    return n_other, n_coll, act_bytes, elem_s, coll_s
+
+
+def decode_extras_s(spec: ModelSpec, profile, scenario: Scenario) -> float:
+    """The decode step's estimate (s) less its weight GEMMs: attention cores, elementwise passes,
+    launches, MoE permute/finalize and collectives, with the very functions analyse sums
+    (colint.analysis.frontier prices the GEMMs over all concurrencies at once and adds this)."""
+
+    tmod = time_model(profile)
+    sources = kv_sources(spec)
+    total = 0.0
+    tokens = scenario.decode_concurrency
+    for ki, (kind, n) in enumerate(zip(spec.layer_kinds, spec.layer_counts())):
+        if not n:
+            continue
+        core_s = sum(
+            _attention(spec, kind, n, profile, scenario, "decode", sources.get(ki) if j == 0 else None, mx).estimate_s
+            for j, mx in enumerate(kind_mixers(kind))
+            if mx.kind not in ("none", "linear")
+        )
+        _, _, _, elem_s, coll_s = _layer_extras(kind, tokens, spec.hidden_size, scenario, profile, tmod)
+        total += n * (core_s + elem_s + coll_s)
+    return total
+
+
+def kvp_exchange_s(kind: LayerKind, tokens: int, scenario: Scenario, profile) -> float:
+    """KV (Helix) parallelism's one exchange per attention layer (s; an ESTIMATE): the kvp GPUs of a
+    KV-parallel group each hold 1/kvp of every sequence's context and attend to it; their partial
+    outputs (BF16, ``tokens`` x the layer's query heads on this TP rank x d_v, plus a log-sum-exp per
+    head) meet in one all-to-all over the kvp GPUs (Helix, NVIDIA 2025), then each rank combines its
+    heads. 0 with kvp = 1 or for a layer without attention."""
+
+    kvp = scenario.kvp
+    if kvp <= 1 or not tokens:
+        return 0.0
+    total = 0.0
+    for mx in kind_mixers(kind):
+        if mx.kind == "attention":
+            d_v = mx.v_head_dim or mx.head_dim
+        elif mx.kind == "mla":
+            d_v = mx.kv_lora_rank or 0  # absorbed: the latent output, up-projected after the exchange
+        else:
+            continue
+        heads = _ceil_div(mx.num_heads, scenario.tp)
+        msg = tokens * heads * (d_v * 2.0 + 4.0)
+        total += collective("alltoall", msg, kvp, profile)[0]
+    return total
