@@ -39,6 +39,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("cli_output",),
     ("cli_options",),
     ("cli_check",),
+    ("cli_design", "cli_reference"),
     ("cli", "lsp"),
     ("__main__",),
 ]
