@@ -30,27 +30,14 @@ def inspect_cmd(path: str, fmt: str, gpu: str | None, flags: dict, isolated: boo
     import json
 
     from colint.errors import ColintError
-    from colint.inspecting import inspect_spec
-    from colint.loading import load
-    from colint.normalize import normalize
+    from colint.inspecting import inspect_file
 
     path = one_path(path)
     opts = settings_at(path, {**flags, "gpus": [gpu] if gpu is not None else []}, isolated)
-    try:
-        spec = normalize(load(path), input_format=opts.input_format, vocab_size=opts.vocab_size)
+    try:  # estimates on request: the GPU of --gpu, the rest of the scenario as resolved
+        info = inspect_file(path, opts, estimates=gpu is not None)
     except ColintError as exc:
-        raise fail(exc.located(path))
-    info = inspect_spec(spec, path)
-    if gpu is not None:  # estimates on request: the GPU of --gpu, the rest of the scenario as resolved
-        from colint.analysis.scenario import fit_to_model
-        from colint.analysis.workload import analyse, summary
-        from colint.checking import build_targets
-
-        try:
-            (target,) = build_targets(opts)
-            info["estimates"] = summary(analyse(spec, target.profile, fit_to_model(target.scenario, spec)))
-        except ColintError as exc:
-            raise fail_with(exc)
+        raise fail_with(exc)
     if fmt == "json":
         click.echo(json.dumps(info, indent=2))
     else:
@@ -243,28 +230,12 @@ def pareto_cmd(path, compare_path, variants, flags, isolated, kv_cache, prefill_
 
     The project's [tool.colint] gpus, scenario, dtype, kv-dtype, context and input settings apply, as
     for check; the deployments (tp, ep, concurrency) are enumerated."""
-    from colint.analysis.scenario import make_scenario
     from colint.errors import ColintError
-    from colint.pareto import parse_variants, run
+    from colint.pareto import run_settings
 
     opts = settings_at(path, {**flags, "kv_dtype": kv_cache}, isolated)
     try:
-        sc = make_scenario(
-            opts.scenario,
-            dtype=opts.dtype,
-            kv_cache=opts.kv_dtype,
-            context=opts.context_tokens,
-            prefill_tokens=prefill_tokens,
-        )
-        result = run(
-            path,
-            list(opts.gpus),
-            sc,
-            compare_path=compare_path,
-            variant=parse_variants(variants),
-            input_format=opts.input_format,
-            vocab_size=opts.vocab_size,
-        )
+        result = run_settings(path, opts, compare_path=compare_path, variants=variants, prefill_tokens=prefill_tokens)
     except ColintError as exc:
         raise fail_with(exc)
     if fmt == "json":
@@ -324,49 +295,14 @@ def report_cmd(path, flags, isolated, output, chart, compare_path, variants) -> 
         raise fail("colint: error: --chart picks the chart of a .png/.svg output; the HTML report holds all")
     if importlib.util.find_spec("matplotlib") is None:
         raise fail("colint: error: `colint report` needs matplotlib: pip install 'colint-llm[report]'")
-    from colint.analysis.workload import analyse
-    from colint.checking import build_targets, check_file, exit_code
+    from colint.checking import exit_code
     from colint.errors import ColintError
-    from colint.reporting import report_data
+    from colint.reporting import report_file
 
     path = one_path(path)
     opts = settings_at(path, flags, isolated, strict=True)  # strict: charts of this file, never triaged away
     try:
-        targets = build_targets(opts)
-        result = check_file(path, targets, opts)
-        if result.error is not None:
-            raise result.error
-        from colint.reporting import MAX_REPORT_LAYERS
-
-        if result.spec.num_layers > MAX_REPORT_LAYERS:
-            src = result.spec.sources.get("num_layers")
-            raise ColintError(
-                f"`colint report` charts stacks of up to {MAX_REPORT_LAYERS:,} layers; this one has "
-                f"{result.spec.num_layers:,} (`colint check` reads it)",
-                path=path,
-                line=getattr(src, "line", None) or 1,
-                column=getattr(src, "column", None) or 1,
-            )
-        other = None
-        if compare_path or variants:
-            from colint.pareto import load_design, parse_variants
-
-            variant = parse_variants(variants)
-            other = (
-                compare_path or path,
-                variant,
-                load_design(compare_path or path, variant, input_format=opts.input_format, vocab_size=opts.vocab_size),
-            )
-        sections = [
-            report_data(
-                path,
-                result.spec,
-                analyse(result.spec, t.profile, t.scenario),
-                [f for f in result.findings if f.gpu in (None, t.gpu)],
-                compare=other,
-            )
-            for t in targets
-        ]
+        sections, result = report_file(path, opts, compare_path, variants)
     except ColintError as exc:
         raise fail_with(exc)
     write_report(output, sections, chart)

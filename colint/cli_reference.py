@@ -82,59 +82,30 @@ def config_cmd(path, flags, isolated, fmt) -> None:
 )
 def rules_cmd(fmt: str) -> None:
     """List every rule."""
+    from colint.reporters import rules_doc
     from colint.rules import all_rules
 
-    rules = all_rules()
-    if fmt == "markdown":
-        from colint.reporters.rules_doc import render
-
-        click.echo(render(rules), nl=False)
-        return
-    if fmt == "json":
-        import json
-
-        click.echo(
-            json.dumps(
-                [
-                    {
-                        "code": r.code,
-                        "name": r.name,
-                        "family": r.family,
-                        "severity": r.severity,
-                        "summary": r.summary,
-                        "options": {k: o.default for k, o in r.options.items()},
-                    }
-                    for r in rules.values()
-                ],
-                indent=2,
-            )
-        )
-        return
-    for r in rules.values():
-        click.echo(f"{r.code}  {r.name:<34} {r.family:<14} {r.severity:<8} {r.summary}")
+    render = {"markdown": rules_doc.render, "json": rules_doc.render_json, "text": rules_doc.render_table}[fmt]
+    click.echo(render(all_rules()), nl=fmt != "markdown")
 
 
 @click.command("formats")
 def formats_cmd() -> None:
     """List the input formats and the Hugging Face model types colint reads."""
-    import textwrap
-
     from colint.normalize import FORMATS
     from colint.normalize.hf import FAMILIES
+    from colint.reporters.formats_text import render
 
-    click.echo("input formats: " + ", ".join(FORMATS))
-    click.echo(f"Hugging Face model types ({len(FAMILIES)}; others are tried through transformers' config class):")
-    click.echo(textwrap.fill(", ".join(sorted(FAMILIES)), width=100, initial_indent="  ", subsequent_indent="  "))
+    click.echo(render(FORMATS, FAMILIES))
 
 
 @click.command("rule")
 @click.argument("code")
 def rule_cmd(code: str) -> None:
     """Print the documentation of one rule (by code or name)."""
-    from colint.rules import all_rules
+    from colint.rules import find_rule
 
-    rules = all_rules()
-    match = rules.get(code.upper()) or next((r for r in rules.values() if r.name == code), None)
+    match = find_rule(code)
     if match is None:
         raise fail(f"colint: error: unknown rule {code!r}; `colint rules` lists them")
     click.echo(match.render_doc())
