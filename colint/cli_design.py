@@ -98,18 +98,9 @@ def gemm_cmd(dims, gpu, dtype, out_dtype, fmt, from_csv, output) -> None:
         g = estimate(dims[0], dims[1], dims[2], dtype, profile, out_dtype)
     except ColintError as exc:
         raise fail(f"colint: error: {exc.message}")
-    d = g.public()
-    if fmt == "json":
-        import json
-        import math
+    from colint.reporters.estimates_text import gemm_json, gemm_text
 
-        click.echo(
-            json.dumps({k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in d.items()}, indent=2)
-        )
-    else:
-        from colint.reporters.estimates_text import render_gemm
-
-        click.echo(render_gemm({**d, "m_star": None if g.m_star == float("inf") else g.m_star}, profile.name))
+    click.echo(gemm_json(g) if fmt == "json" else gemm_text(g, profile.name))
 
 
 @click.command("ops")
