@@ -1,11 +1,35 @@
-"""`colint inspect`: the normalized spec, parameter counts and GEMM table of one file."""
+"""`colint inspect`: the normalized spec, parameter counts and GEMM table of one file (with a GPU: its
+step estimates under the resolved scenario)."""
 
 from __future__ import annotations
 
 from colint.analysis.inventory import gemms, param_counts
 from colint.analysis.kv_cache import kv_cache_bytes_per_token
+from colint.analysis.scenario import fit_to_model
+from colint.analysis.workload import analyse, summary
+from colint.checking import build_targets
+from colint.errors import ColintError
+from colint.loading import load
+from colint.normalize import normalize
 from colint.normalize.model_spec import ModelSpec
 from colint.plain_data import dump
+from colint.settings import Settings
+
+
+def inspect_file(path: str, opts: Settings, estimates: bool = False) -> dict:
+    """``inspect_spec`` of the file at ``path`` read under ``opts``; with ``estimates``, ``"estimates"`` for the
+    one GPU of ``opts.gpus`` under the rest of the scenario, fitted to the model. A file that cannot be read
+    raises its ColintError located at ``path``."""
+    try:
+        spec = normalize(load(path), input_format=opts.input_format, vocab_size=opts.vocab_size)
+    except ColintError as exc:
+        exc.path = path  # where the file is reported: the path as given
+        raise
+    info = inspect_spec(spec, path)
+    if estimates:
+        (target,) = build_targets(opts)
+        info["estimates"] = summary(analyse(spec, target.profile, fit_to_model(target.scenario, spec)))
+    return info
 
 
 def inspect_spec(spec: ModelSpec, path: str) -> dict:

@@ -15,12 +15,14 @@ from typing import Any, Optional
 
 from colint import __version__
 from colint.analysis.frontier import compare, frontier
+from colint.analysis.scenario import make_scenario
 from colint.errors import ColintError, UsageError
 from colint.findings import Edit
 from colint.fix_text import apply_edits, parse_key
 from colint.hardware_profiles import load_profile
 from colint.loading import load, load_text
 from colint.normalize import normalize
+from colint.settings import Settings
 
 
 @dataclass
@@ -116,6 +118,34 @@ def run(
         for fa, fb in zip(*frontiers):
             result.comparisons.append({"gpu": fa.gpu, "a": names[0], "b": names[1], "levels": compare(fa, fb)})
     return result
+
+
+def run_settings(
+    path: str,
+    opts: Settings,
+    *,
+    compare_path: Optional[str] = None,
+    variants: tuple[str, ...] = (),
+    prefill_tokens: Optional[int] = None,
+) -> ParetoResult:
+    """``run`` as ``colint pareto`` asks for it: the GPUs, scenario, formats, context and input settings of
+    ``opts``; ``variants``: the ``KEY=VALUE`` items of ``--variant``."""
+    sc = make_scenario(
+        opts.scenario,
+        dtype=opts.dtype,
+        kv_cache=opts.kv_dtype,
+        context=opts.context_tokens,
+        prefill_tokens=prefill_tokens,
+    )
+    return run(
+        path,
+        list(opts.gpus),
+        sc,
+        compare_path=compare_path,
+        variant=parse_variants(variants),
+        input_format=opts.input_format,
+        vocab_size=opts.vocab_size,
+    )
 
 
 def _name(path: str, variant: dict[str, Any]) -> str:

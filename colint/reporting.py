@@ -12,6 +12,8 @@ them with matplotlib. Every time here is an ESTIMATE of colint's GEMM time model
 - ``pipeline_balance(w)``: for pp = 2..16, the imbalance (slowest stage / mean − 1) of the
   even split of the decoder layers and of the best contiguous split, in estimated prefill
   and decode time per layer (embedding on the first stage, LM head on the last).
+- ``report_file(path, opts, ...)``: what ``colint report`` draws for one file: the file checked (strict), then
+  one ``report_data`` section per target GPU.
 - ``frontier_chart(frontiers)``: the throughput–interactivity frontier of the design (and of a
   compared one) on the GPU, from colint.analysis.frontier: every point that fits, the frontier,
   and where along it the deployment changes (the points the chart labels).
@@ -24,6 +26,11 @@ from typing import Any
 from colint.analysis.frontier import INTERACTIVITY_LEVELS, frontier
 from colint.analysis.inventory import param_counts
 from colint.analysis.pipeline import best_partition, evaluate, even_sizes
+from colint.analysis.workload import analyse
+from colint.checking import FileResult, build_targets, check_file
+from colint.errors import ColintError
+from colint.pareto import load_design, parse_variants
+from colint.settings import Settings
 
 PP_RANGE = range(2, 17)  # pipeline sizes charted
 # The pipeline table is an exact split per pp and regime (O(pp * layers * log layers)) and the charts draw every
@@ -210,3 +217,43 @@ def report_data(path: str, spec, w, findings, compare=None) -> dict[str, Any]:
         },
         "findings": [f.public() for f in findings],
     }
+
+
+def report_file(
+    path: str, opts: Settings, compare_path: str | None = None, variants: tuple[str, ...] = ()
+) -> tuple[list[dict[str, Any]], FileResult]:
+    """The sections of ``colint report`` for ``path`` (one per target GPU) and the file's check result (for the
+    exit code); ``compare_path``/``variants``: the second design the frontier chart draws. Raises the file's
+    ColintError, or one located at ``num_layers`` for a stack deeper than MAX_REPORT_LAYERS."""
+    targets = build_targets(opts)
+    result = check_file(path, targets, opts)
+    if result.error is not None:
+        raise result.error
+    if result.spec.num_layers > MAX_REPORT_LAYERS:
+        src = result.spec.sources.get("num_layers")
+        raise ColintError(
+            f"`colint report` charts stacks of up to {MAX_REPORT_LAYERS:,} layers; this one has "
+            f"{result.spec.num_layers:,} (`colint check` reads it)",
+            path=path,
+            line=getattr(src, "line", None) or 1,
+            column=getattr(src, "column", None) or 1,
+        )
+    other = None
+    if compare_path or variants:
+        variant = parse_variants(variants)
+        other = (
+            compare_path or path,
+            variant,
+            load_design(compare_path or path, variant, input_format=opts.input_format, vocab_size=opts.vocab_size),
+        )
+    sections = [
+        report_data(
+            path,
+            result.spec,
+            analyse(result.spec, t.profile, t.scenario),
+            [f for f in result.findings if f.gpu in (None, t.gpu)],
+            compare=other,
+        )
+        for t in targets
+    ]
+    return sections, result

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from colint.cli import cli
+from colint.cli_design import report_cmd
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LLAMA = os.path.join(ROOT, "examples", "llama-3.1-8b.json")
@@ -22,7 +22,7 @@ def test_chart_choices_are_the_charts_the_html_report_draws(monkeypatch):
     from colint.reporters import html_report
     from colint.normalize import normalize
 
-    (opt,) = [p for p in cli.commands["report"].params if p.name == "chart"]
+    (opt,) = [p for p in report_cmd.params if p.name == "chart"]
     spec = normalize(load(LLAMA))
     data = report_data(LLAMA, spec, analyse(spec, load_profile("b200"), make_scenario("throughput", gpu="b200")), [])
     drawn = []

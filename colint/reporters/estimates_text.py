@@ -1,7 +1,10 @@
-"""Text for the time model's outputs: `colint gemm`, `colint profiles`, and the estimates
+"""Text for the time model's outputs: `colint gemm` (and its JSON record), `colint profiles`, and the estimates
 section of `colint inspect --gpu` (the dict built by colint.analysis.workload.summary)."""
 
 from __future__ import annotations
+
+import json
+import math
 
 
 def _t(seconds: float | None) -> str:
@@ -19,6 +22,18 @@ def _b(n: float) -> str:
         if n >= scale:
             return f"{n / scale:.3g} {unit}"
     return f"{n:.0f} B"
+
+
+def gemm_json(g) -> str:
+    """`colint gemm --format json`: the estimate's public record; an infinite value (m_star of a GEMM that never
+    turns compute-bound) is null."""
+    d = g.public()
+    return json.dumps({k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in d.items()}, indent=2)
+
+
+def gemm_text(g, gpu: str) -> str:
+    """`colint gemm`: one GEMM's estimate (colint.analysis.gemm_model.estimate) on ``gpu``."""
+    return render_gemm({**g.public(), "m_star": None if g.m_star == float("inf") else g.m_star}, gpu)
 
 
 def render_gemm(d: dict, gpu: str) -> str:

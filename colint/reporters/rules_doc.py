@@ -4,6 +4,8 @@ by hand: tests/test_release.py checks that docs/rules.md is this output."""
 
 from __future__ import annotations
 
+import json
+
 
 def _md(text: str) -> str:
     return " ".join(str(text).split())
@@ -46,3 +48,26 @@ def render(rules) -> str:
         if r.doc.sources:
             out += ["", "**Sources:**", ""] + [f"- {_md(s)}" for s in r.doc.sources]
     return "\n".join(out) + "\n"
+
+
+def render_table(rules) -> str:
+    """`colint rules`: one line per rule (code, name, family, severity, summary)."""
+    return "\n".join(f"{r.code}  {r.name:<34} {r.family:<14} {r.severity:<8} {r.summary}" for r in rules.values())
+
+
+def render_json(rules) -> str:
+    """`colint rules --format json`: each rule's metadata and its options' defaults."""
+    return json.dumps(
+        [
+            {
+                "code": r.code,
+                "name": r.name,
+                "family": r.family,
+                "severity": r.severity,
+                "summary": r.summary,
+                "options": {k: o.default for k, o in r.options.items()},
+            }
+            for r in rules.values()
+        ],
+        indent=2,
+    )

@@ -52,6 +52,12 @@ def all_rules() -> dict[str, Rule]:
     return dict(sorted(_REGISTRY.items()))
 
 
+def find_rule(code_or_name: str) -> Rule | None:
+    """The rule with this code (any case) or name, or None."""
+    rules = all_rules()
+    return rules.get(code_or_name.upper()) or next((r for r in rules.values() if r.name == code_or_name), None)
+
+
 def select_rules(
     select: Sequence[str] | None = None, ignore: Sequence[str] | None = None, extend_select: Sequence[str] | None = None
 ) -> list[Rule]:
