@@ -204,7 +204,7 @@ def inspect(config: Config, gpu: Union[str, None] = None, *, project: bool = Fal
     >>> est["gpu"], sorted(est["steps"])
     ('h100-sxm', ['decode', 'prefill'])
     """
-    from colint.inspecting import inspect_spec
+    from colint.inspecting import estimates_for, inspect_spec
     from colint.normalize import normalize
 
     path, doc, start = _document(config)
@@ -214,12 +214,8 @@ def inspect(config: Config, gpu: Union[str, None] = None, *, project: bool = Fal
     except ColintError as exc:
         _raise_unlocated(exc, path)
     info = inspect_spec(spec, path)
-    if gpu is not None:
-        from colint.analysis.workload import analyse, summary
-        from colint.checking import build_targets
-
-        target = build_targets(opts)[0]
-        info["estimates"] = summary(analyse(spec, target.profile, target.scenario))
+    if gpu is not None:  # priced as `colint inspect --gpu` prices it: the scenario fitted to the model
+        info["estimates"] = estimates_for(spec, opts)
     return info
 
 

@@ -27,9 +27,15 @@ def inspect_file(path: str, opts: Settings, estimates: bool = False) -> dict:
         raise
     info = inspect_spec(spec, path)
     if estimates:
-        (target,) = build_targets(opts)
-        info["estimates"] = summary(analyse(spec, target.profile, fit_to_model(target.scenario, spec)))
+        info["estimates"] = estimates_for(spec, opts)
     return info
+
+
+def estimates_for(spec: ModelSpec, opts: Settings) -> dict:
+    """The ``"estimates"`` of an inspection: the step on the one GPU of ``opts.gpus`` under the rest of the
+    scenario, fitted to the model (a context beyond its positions is clipped), as ``check`` prices it."""
+    (target,) = build_targets(opts)
+    return summary(analyse(spec, target.profile, fit_to_model(target.scenario, spec)))
 
 
 def inspect_spec(spec: ModelSpec, path: str) -> dict:

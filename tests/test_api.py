@@ -154,3 +154,15 @@ def test_notebook_example_runs(tmp_path, monkeypatch, capsys):
     assert [line.split(" | ")[0].strip() for line in out[1:3]] == ["CL201", "CL202"]
     assert sorted(os.listdir(tmp_path)) == ["notebook-pipeline.png", "notebook-roofline.png", "notebook-time.png"]
     assert (tmp_path / "notebook-roofline.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_inspect_estimates_are_the_clis(capsys):
+    """colint.inspect(..., gpu=) prices the step as `colint inspect --gpu` does: the scenario fitted to the
+    model (a 32k context is clipped to the positions llama-2-7b's file holds)."""
+    from colint.cli import main
+
+    api = colint.inspect(str(LLAMA), gpu="h100-sxm", context=32768)["estimates"]
+    assert main(["inspect", str(LLAMA), "--gpu", "h100-sxm", "--context", "32768", "--format", "json"]) == 0
+    cli = json.loads(capsys.readouterr().out)["estimates"]
+    assert api == cli
+    assert cli["scenario"]["context_clipped_from"] == 32768
