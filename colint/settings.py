@@ -47,7 +47,7 @@ from colint.analysis.gemm_model import OUT_BYTES, canonical
 from colint.analysis.scenario import KV_BYTES
 from colint.errors import UsageError
 from colint.findings import Severity
-from colint.rules import all_rules, select_rules
+from colint.rules import find_rule, select_rules
 
 FailOn = Literal["error", "warning", "info", "never"]
 ScenarioName = Literal["throughput", "latency", "long-context"]
@@ -201,11 +201,9 @@ def _coerce_option(rule, name: str, value: Any) -> Any:
 def resolve_rule_options(table: Mapping[str, Mapping[str, Any]], located=None) -> dict[str, dict]:
     """``{code or name: {option: value}}`` → ``{code: {option: value}}``, validated against each rule.
     ``located(message, key)`` makes the error (a config file's, with its line); else a plain UsageError."""
-
-    rules = all_rules()
     out: dict[str, dict] = {}
     for ident, opts in table.items():
-        r = rules.get(ident.upper()) or next((x for x in rules.values() if x.name == ident), None)
+        r = find_rule(ident)
 
         def err(msg: str, key: str = ident) -> UsageError:
             return UsageError(msg) if located is None else located(msg, key)

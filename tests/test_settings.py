@@ -185,7 +185,7 @@ def _fake_rules():
 
 
 def test_rule_thresholds_are_validated_against_the_rule(monkeypatch):
-    monkeypatch.setattr("colint.settings.all_rules", _fake_rules)
+    monkeypatch.setattr("colint.rules.all_rules", _fake_rules)  # what find_rule reads
     assert resolve_rule_options({"CL901": {"min_loss_pct": 1, "tile": 256}, "fake-rule": {"strict": True}}) == {
         "CL901": {"min_loss_pct": 1.0, "tile": 256, "strict": True}
     }
