@@ -58,7 +58,6 @@ class Target:
 
 def build_targets(opts: Settings) -> list[Target]:
     """Resolve profiles and scenarios once for all files (raises UsageError/ProfileError)."""
-
     targets = []
     for gpu in opts.gpus:
         profile = load_profile(gpu)
@@ -156,7 +155,6 @@ def check_file(
     syntax: Optional[str] = None,
 ) -> FileResult:
     """Check the file at ``path``, or ``raw`` (standard input) named ``path``."""
-
     if rules is None:
         rules = select_rules(opts.select, opts.ignore, opts.extend_select)
 
@@ -180,7 +178,6 @@ def check_document(
 ) -> FileResult:
     """Check an already-loaded Document (``--fix`` re-checks its edited text this way, ``close=False``:
     without re-checking each fix's own state, colint.closure)."""
-
     if rules is None:
         rules = select_rules(opts.select, opts.ignore, opts.extend_select)
     result = FileResult(path=path)
@@ -225,7 +222,6 @@ def _locate_keys(doc, findings: list[Finding]) -> list[Finding]:
 def check_paths(paths: list[str], opts: Settings, stdin=None, *, parallel: bool = False) -> list[FileResult]:
     """``stdin``: (name, raw bytes, syntax or None) for the one path read from standard input. ``parallel``:
     many files are checked in worker processes (colint.parallel; the results are the same, in order)."""
-
     rules = select_rules(opts.select, opts.ignore, opts.extend_select)
     # GPU profiles and scenarios only when a selected rule needs a workload (--select CL0 skips them)
     targets = build_targets(opts) if any(r.needs_workload for r in rules) else []
@@ -276,7 +272,6 @@ def estimate_labels(results: list[FileResult], groups: list) -> list[str]:
     details (``estimate: b200, throughput scenario: bf16, ...``, the context clipped to the model's
     maximum positions), in first-seen order: the text reporters print each once per run instead of once
     per finding. Only files with GPU-specific findings made estimates."""
-
     labels: list[str] = []
     targets_of: dict[int, list[Target]] = {}
     for r, eff in zip(results, groups):
@@ -412,7 +407,6 @@ def fix_grouped(
     fixed_text)`` for every file that changed (a UTF-8 BOM the file began with leads both: encoded, they are
     the file's bytes before and after); writes nothing. A file whose fixing fails unexpectedly gets
     that as its error in ``results`` (replaced in place) and the other files are still fixed."""
-
     allowed = {"safe", "unsafe"} if unsafe else {"safe"}
     changed = []
     cache: dict[int, tuple] = {}
@@ -446,7 +440,6 @@ def verify_fixes(result, targets, opts, rules) -> list[tuple[Finding, Fix, list[
     ``(finding, fix, new findings at warning or above, load error)`` per fix tried (the corpus closure
     test and ``scripts/closure_sweep.py``). Independent of colint.closure.Closure: it re-applies, re-loads and
     re-checks from the file's text."""
-
     out: list[tuple[Any, Any, list[Finding], Optional[str]]] = []
     if result.error is not None or result.doc is None:
         return out

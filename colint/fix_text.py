@@ -422,7 +422,6 @@ def _lines(text: str) -> list[str]:
 def unified_diff(path: str, old: str, new: str) -> str:
     """A unified diff that `patch -p1` applies byte for byte: CRLF endings kept in the lines, and a last line
     without a newline marked with ``\\ No newline at end of file``."""
-
     path = control(path)  # a header line must stay one line
     a, b = (path, path) if os.path.isabs(path) else (f"a/{path}", f"b/{path}")
     out = []

@@ -68,7 +68,6 @@ def load_design(
     vocab_size: Optional[int] = None,
 ):
     """The ModelSpec of ``path``, with ``variant`` edits (key -> new value) applied to its text."""
-
     try:
         doc = load(path)
         if not variant:
@@ -99,7 +98,6 @@ def run(
     vocab_size: Optional[int] = None,
 ) -> ParetoResult:
     """Frontiers of ``path`` (and of the compared design: ``compare_path`` and/or ``variant``) on each GPU."""
-
     profiles = [load_profile(g) for g in gpus]
     specs: list[tuple[str, dict, Any]] = [
         (path, {}, load_design(path, input_format=input_format, vocab_size=vocab_size))

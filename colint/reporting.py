@@ -125,7 +125,6 @@ def pipeline_balance(w) -> dict[str, Any]:
 
 def frontier_chart(frontiers) -> dict[str, Any]:
     """Chart data of one or two designs' frontiers on one GPU (colint.analysis.frontier.Frontier)."""
-
     designs = []
     for f in frontiers:
         front, labelled, last = [], [], None
@@ -182,7 +181,6 @@ def deployment(scenario) -> str:
 def report_data(path: str, spec, w, findings, compare=None) -> dict[str, Any]:
     """Everything the report shows, for one file on one GPU; ``compare``: (path, variant, spec) of a
     second design whose frontier the frontier chart draws beside this one's."""
-
     pc = param_counts(spec)
     title = {"model": model_name(path, spec), "gpu": w.profile.name, "deployment": deployment(w.scenario)}
     steps = {

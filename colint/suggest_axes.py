@@ -60,7 +60,6 @@ def _grid(original: int, step: int, steps: int, lo: int = 1) -> list[int]:
 
 def _file_key(spec, doc, field_name: str) -> Optional[str]:
     """The key of ``field_name`` in this file, when the file holds the spec's value there."""
-
     src = spec.sources.get(field_name)
     if src is None or src.default:
         return None
@@ -222,7 +221,6 @@ def variant(doc, edits: dict[str, int], input_format, vocab_size):
     built in memory from the loaded original (colint.edited_document: no second ruamel parse,
     which took ~0.3 s per variant of a 185 kB file); a JSON one, or one the splice cannot express,
     is parsed from the edited text."""
-
     edit_list = [Edit(key=k, old=doc.get(_parse(k)), new=v) for k, v in edits.items()]
     vdoc = edited_document(doc, edit_list)
     if vdoc is None:

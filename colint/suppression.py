@@ -211,7 +211,6 @@ def apply_suppressions(
     Order: YAML comments, then the baseline, then per-file-ignores (which also apply to CL000).
     Returns the remaining findings (ranked) and how many were suppressed.
     """
-
     kept = list(findings)
     extra: list[Finding] = []
     report_unused = UNUSED_CODE in ran_codes

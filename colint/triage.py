@@ -342,7 +342,6 @@ def _str_list(value: Any) -> list[str]:
 
 def _by_model(data: dict) -> Optional[Triage]:
     """What ``model_type`` / ``architectures`` say (None: a decoder family, or they say nothing)."""
-
     mt = data.get("model_type")
     archs = _str_list(data.get("architectures"))
     for wrapper in WRAPPER_KEYS:  # a vision-language model whose language model colint reads (BLIP-2's OPT)

@@ -83,7 +83,6 @@ def link_bytes_per_s(profile, gpus: int, all_to_all: bool = False) -> float:
 def collective(op: str, message_bytes: float, gpus: int, profile, model=None, implementation: str = "nccl"):
     """(estimate_s, sol_s) of one collective of ``message_bytes`` over ``gpus`` GPUs; ``implementation``
     ``nccl`` or ``custom`` (TensorRT-LLM's one-shot/two-shot all-reduce)."""
-
     tmod = model or time_model(profile)
     if gpus <= 1 or message_bytes <= 0:
         return 0.0, 0.0
@@ -131,7 +130,6 @@ def moe_dispatch_combine(
     backend: str = "deepep_ht",
 ) -> tuple[float, float]:
     """(estimate_s, sol_s) of one MoE dispatch or combine of ``tokens`` tokens per rank over ``ep`` ranks."""
-
     tmod = model or time_model(profile)
     if ep <= 1:
         return 0.0, 0.0

@@ -340,7 +340,6 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
     """The frontier of ``spec`` on ``profile`` for scenario ``base`` (its formats, context and
     prefill tokens; its tp/ep/pp/concurrency are what is enumerated). ``exact``: price every point
     with ``analyse`` (what the vectorized path must equal; tests and the fallback use it)."""
-
     t0 = time.perf_counter()
     hbm = profile.memory_gb * 1e9
     usable = USABLE_HBM_SHARE * hbm

@@ -28,7 +28,6 @@ def activation_bytes_per_gpu(w, concurrency=None):
     the workload's own when None), the decode rows scaled linearly from the workload's decode step (the
     frontier always scales from its one-sequence probe, so a point's figure does not depend on how it was
     priced)."""
-
     h, prefill, gemm, b0 = _activation_terms(w)
     c = b0 if concurrency is None else concurrency
     decode = (c * 2.0 * h * B_ACT) + gemm * (c / b0)
@@ -38,7 +37,6 @@ def activation_bytes_per_gpu(w, concurrency=None):
 def _activation_terms(w) -> tuple[int, float, float, int]:
     """(hidden, prefill activation bytes, the decode step's widest GEMM input + output bytes, its
     concurrency) of ``w``, kept on it: the memory limit's bisection asks for many concurrencies."""
-
     cached = w.__dict__.get("_frontier_activation_terms")
     if cached is None:
         h = w.spec.hidden_size

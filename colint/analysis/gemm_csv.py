@@ -35,7 +35,6 @@ OUT_COLUMNS = (
 
 def _read(path: str) -> tuple[list[str], str, list[str], int]:
     """(comment lines, header line, data lines, line number of the header)."""
-
     if path == "-":
         raw = sys.stdin.buffer.read(MAX_CSV_BYTES + 1)
         if len(raw) > MAX_CSV_BYTES:

@@ -342,7 +342,6 @@ def estimate(
 
     ``standalone=False``: the GEMM inside a served model, its activation quantization fused into the
     previous kernel (see ``_core``). ``model`` overrides the architecture's TimeModel (calibration)."""
-
     if model is None:
         model = time_model(profile)
     key = (m, type(m), n, type(n), k, type(k), dtype, out_dtype, standalone, id(profile), id(model))

@@ -56,7 +56,6 @@ class MemoryFit:
 
 def heaviest_stage_weight_bytes(layer_weights: list[float], first: float, last: float, pp: int) -> float:
     """Weight bytes of the heaviest stage of the weight-balanced contiguous split into ``pp`` stages."""
-
     total = sum(layer_weights) + first + last
     if pp <= 1 or len(layer_weights) < pp:
         return total / max(1, pp) if pp > 1 else total

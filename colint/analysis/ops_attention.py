@@ -70,7 +70,6 @@ def decode_attention(
     A GQA group of up to ``XQA_MAX_GROUP`` query heads shares one CTA and one read of its KV head
     (TensorRT-LLM XQA); a larger group runs one work item per query head, each reading the KV head
     again (MEAS: the per-item time jumps between groups of 32 and 48 on A100, H100 and B200)."""
-
     tmod = tmod or time_model(profile)
     b_kv = KV_BYTES.get(kv_dtype, 2.0)
     if xp is _Scalar:
@@ -131,7 +130,6 @@ def context_attention(
     causal: bool = True,
 ):
     """One prefill of ``b`` sequences of ``seq`` tokens (no cached prefix), ``heads`` on this GPU."""
-
     tmod = tmod or time_model(profile)
     d_v = head_dim if v_head_dim is None else v_head_dim
     # a sequence shorter than the tile runs on the smallest MMA-M tile that holds it (FMHA kernels
@@ -178,7 +176,6 @@ def context_attention(
 
 def mla_decode(b, ctx, heads, kv_lora: int, rope: int, kv_dtype: str, profile, tmod=None, xp=_Scalar):
     """One absorbed-MLA decode step: ``b`` sequences, ``ctx`` cached tokens, ``heads`` on this GPU."""
-
     tmod = tmod or time_model(profile)
     b_kv = KV_BYTES.get(kv_dtype, 2.0)
     lat = kv_lora + rope

@@ -59,7 +59,6 @@ def family(op_name: str) -> str | None:
 
 def row_estimate(row: dict, profile, model=None) -> tuple[float, float] | None:
     """(estimate_s, sol_s) of one measurement row, or None when its op has no model."""
-
     fam = family(row.get("op_name", ""))
     if fam is None:
         return None

@@ -90,7 +90,6 @@ def _grouped(tmod):
 
 def grouped_model(profile):
     """The grouped expert-GEMM time model of ``profile``'s architecture (the step's routed experts)."""
-
     return _grouped(time_model(profile))
 
 
@@ -109,7 +108,6 @@ def moe_layer(
     model=None,
 ) -> tuple[float, float]:
     """One MoE layer (routed experts) on the busiest rank: (estimate_s, sol_s)."""
-
     tmod = model or time_model(profile)
     fmt = MOE_FORMATS.get(dtype.strip().lower(), canonical(dtype))
     if fmt not in FORMATS:

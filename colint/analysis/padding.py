@@ -33,7 +33,6 @@ def _round_up(value: int, multiple: int) -> int:
 def fixed_s(profile, row) -> float:
     """The part of a GEMM estimate that does not depend on N (kernel floor, the format's quantize
     pass); the same terms as colint.analysis.gemm_model's estimate."""
-
     tm = time_model(profile)
     bw = profile.memory_bytes_per_s * tm.memory_efficiency
     fmt = row.dtype

@@ -92,7 +92,6 @@ class Scenario:
     def attention_dp_groups(self) -> int:
         """Attention data-parallel groups (of ``tp`` GPUs, each with its own ``decode_concurrency``
         sequences / ``prefill_tokens``) whose tokens meet in one EP domain: max(1, ep // tp)."""
-
         return attention_dp_groups(self.ep, self.tp * self.kvp)
 
     @property

@@ -66,7 +66,6 @@ MAX_PROFILE_BYTES = 256 * 1024  # the shipped profiles are 3-5 KiB
 def _read_yaml(path: Path) -> dict:
     """A profile's mapping. libyaml (PyYAML's C loader, installed with pre-commit) when present:
     about 100x faster than a pure-Python parse, which matters for `colint gemm` start-up."""
-
     try:
         st = path.stat()
     except OSError as exc:
@@ -167,7 +166,6 @@ def _validate(data: dict, path: Path) -> Profile:
 def _key_location(path: Path, loc: tuple) -> tuple[Optional[int], Optional[int]]:
     """Line and column of the key at ``loc`` (or its nearest stated ancestor) in a profile file, read
     again with colint's located loader — only to explain an error."""
-
     if not loc:
         return None, None
     try:

@@ -75,7 +75,6 @@ def normalize(doc: Document, input_format: str | None = None, vocab_size: int | 
 
 def _with_unknown_keys(spec: ModelSpec, doc: Document, log) -> ModelSpec:
     """Keys of the adapter's root mapping that no reader looked up and the family does not know (CL007)."""
-
     root = log.root if log.root is not None else ()
     reported = {i.source.key for i in spec.key_issues}
     issues = [

@@ -144,7 +144,6 @@ def _table() -> dict:
 def hf_known(model_type: Optional[str]) -> Optional[frozenset]:
     """The keys the family's config class knows, or None when the table does not have the family (one set
     per family: the table is read once)."""
-
     t = _table()
     keys = t["model_types"].get(model_type or "")
     if keys is None:

@@ -63,7 +63,6 @@ def select_rules(
 ) -> list[Rule]:
     """Rules matching ``select`` (codes, code prefixes such as ``CL2``, or names; default all)
     minus ``ignore``. Unknown selectors raise UsageError (exit 2)."""
-
     rules = all_rules()
 
     def matches(r: Rule, sel: str) -> bool:

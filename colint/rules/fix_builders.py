@@ -126,7 +126,6 @@ def _kind_value(spec: ModelSpec, field: str) -> Any:
 
 def ffn_params(spec: ModelSpec) -> int:
     """Parameters of the FFN / MoE weight GEMMs (all layers, routed experts counted E times)."""
-
     return sum(g.weight_params * g.layers for g in gemms(spec) if g.name.startswith(FFN_PREFIXES))
 
 
@@ -148,7 +147,6 @@ class ParamDelta:
 
 def param_delta(spec: ModelSpec, field: str, new: Any, old: Any = None) -> ParamDelta:
     """Parameter change of setting ``field`` to ``new`` (exact, via param_counts on the rebuilt spec)."""
-
     changed = with_field(spec, field, new, old)
     before, after = param_counts(spec).total, param_counts(changed).total
     f_before, f_after = ffn_params(spec), ffn_params(changed)
@@ -180,7 +178,6 @@ def with_num_layers(spec: ModelSpec, n: int) -> ModelSpec:
 
 def param_pct_change(spec: ModelSpec, changed: ModelSpec) -> float:
     """Parameter change (% of ``spec``'s total) from ``spec`` to ``changed`` (exact, via param_counts)."""
-
     before = param_counts(spec).total
     after = param_counts(changed).total
     return 100.0 * (after - before) / before if before else 0.0

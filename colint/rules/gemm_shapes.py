@@ -49,7 +49,6 @@ def shape_loss_s(ctx: Context, row) -> float:
     GEMM at the best aligned near-square reference of equal FLOPs (same M, format, output format,
     library path and kernel floor; ``reference_shapes``), scaled back to the row's work. The format's
     library efficiency and the kernel floor are in both, so they cancel: what remains is what N and K cost."""
-
     t = row.time.estimate_s
     floor = ctx.workload.kernel_floor_s
     best = t

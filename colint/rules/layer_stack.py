@@ -51,7 +51,6 @@ class StackCosts:
     def resized(self, pattern: list[int], n: int) -> StackCosts:
         """The same stack at ``n`` layers: per-layer costs depend on the layer kind only, so the
         cost vectors follow the resized pattern (first-k prefix and period kept)."""
-
         by_kind: dict[int, tuple[float, float]] = {}
         for k, f, w in zip(pattern, self.flops, self.weights):
             by_kind.setdefault(k, (f, w))

@@ -86,7 +86,6 @@ _LAYER_KEYS = ("num_hidden_layers", "num_layers", "n_layer", "n_layers", "num_de
 def _bounded_for_transformers(doc: Document, prefix: tuple, values: dict) -> None:
     """Refuse, located, the values that would make transformers' config classes work for minutes before colint's
     own limits apply (a class that builds a per-layer list took over 120 s on num_hidden_layers 10**8)."""
-
     for k, v in values.items():
         limit = MAX_LAYERS if k in _LAYER_KEYS else MAX_DIM
         too_big = isinstance(v, int) and not isinstance(v, bool) and abs(v) > limit

@@ -88,7 +88,6 @@ def code_traits(source: str | None) -> dict:
 
 def _refuse_unplaced_geometry(r: HFReader, types: list[str], code: dict) -> None:
     """Raise a located error for per-layer attention geometry the generic reading cannot place."""
-
     for i, t in enumerate(types):
         if t not in ATTENTION_TYPES:
             raise r.error(
