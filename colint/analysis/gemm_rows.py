@@ -21,7 +21,9 @@ from colint.normalize.model_spec import ModelSpec
 
 REGIMES = ("decode", "prefill")
 ROUTER_FORMAT = "bf16"  # routers stay in high precision (domain.md crib: NVFP4 readiness)
-ENTRIES_MEMO_MAX = 512  # specs whose GEMM entries are kept (as many as workload's ANALYSE_MEMO_MAX)
+SPEC_MEMO_MAX = (
+    512  # specs kept by the per-spec memos (these GEMM entries, analyse's workloads): a bulk run's recent files
+)
 
 
 @dataclass(frozen=True)
@@ -143,7 +145,7 @@ def _gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list]]:
     if hit is not None and hit[0] is spec:
         return hit[1]
     entries = _build_gemm_entries(spec)
-    if len(_ENTRIES_MEMO) >= ENTRIES_MEMO_MAX:
+    if len(_ENTRIES_MEMO) >= SPEC_MEMO_MAX:
         del _ENTRIES_MEMO[next(iter(_ENTRIES_MEMO))]
     _ENTRIES_MEMO[id(spec)] = (spec, entries)
     return entries

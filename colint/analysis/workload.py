@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from colint.analysis.gemm_model import FORMATS, check_format
 from colint.analysis.gemm_rows import (
     REGIMES,
+    SPEC_MEMO_MAX,
     WorkloadGemm,
     _ceil_div,
     _gemm_entries,
@@ -149,9 +150,9 @@ class Workload:
 
 # analyse() memo: (id(spec), id(profile), scenario) -> (spec, profile, workload). One check asks for the same
 # workload many times (the rules' context, CL801's deployment search, the advice closure's re-checks at other
-# settings); a spec is a plain (unhashable) record, so it is keyed by identity and kept alive beside its entry.
+# settings); a spec holds lists and dicts (unhashable), so it is keyed by identity and kept alive beside its
+# entry. Bounded by gemm_rows.SPEC_MEMO_MAX, like the GEMM entries of the same specs.
 _ANALYSE_MEMO: dict = {}
-ANALYSE_MEMO_MAX = 512
 
 
 def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
@@ -163,7 +164,7 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     if hit is not None and hit[0] is spec and hit[1] is profile:
         return hit[2]
     w = _analyse(spec, profile, scenario)
-    if len(_ANALYSE_MEMO) >= ANALYSE_MEMO_MAX:
+    if len(_ANALYSE_MEMO) >= SPEC_MEMO_MAX:
         del _ANALYSE_MEMO[next(iter(_ANALYSE_MEMO))]  # oldest first
     _ANALYSE_MEMO[key] = (spec, profile, w)
     return w

@@ -267,7 +267,7 @@ def _ffn_gemms(f: FFN, h: int) -> list[tuple]:
 # share their GEMM lists; the argument types are part of the key (True == 1, 4096 == 4096.0). Bounded.
 _GEMMS_MEMO: dict = {}
 _PARAMS_MEMO: dict = {}
-MEMO_MAX = 2048
+MEMO_MAX = 2048  # layer kinds kept: a 1,000-file run of one family's variants holds a few per file
 
 
 def kind_gemms(kind: LayerKind, h: int, layers: int) -> list[Gemm]:
