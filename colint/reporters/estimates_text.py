@@ -24,16 +24,19 @@ def _b(n: float) -> str:
     return f"{n:.0f} B"
 
 
+def _public(g) -> dict:
+    """The estimate's public record, an infinite value (m_star of a GEMM that never turns compute-bound) as None."""
+    return {k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in g.public().items()}
+
+
 def gemm_json(g) -> str:
-    """`colint gemm --format json`: the estimate's public record; an infinite value (m_star of a GEMM that never
-    turns compute-bound) is null."""
-    d = g.public()
-    return json.dumps({k: (None if isinstance(v, float) and math.isinf(v) else v) for k, v in d.items()}, indent=2)
+    """`colint gemm --format json`: the estimate's public record (infinite values null)."""
+    return json.dumps(_public(g), indent=2)
 
 
 def gemm_text(g, gpu: str) -> str:
     """`colint gemm`: one GEMM's estimate (colint.analysis.gemm_model.estimate) on ``gpu``."""
-    return render_gemm({**g.public(), "m_star": None if g.m_star == float("inf") else g.m_star}, gpu)
+    return render_gemm(_public(g), gpu)
 
 
 def render_gemm(d: dict, gpu: str) -> str:
