@@ -7,7 +7,7 @@ located error (exit 2 overall) and the other files are still checked.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, cast
 
@@ -79,14 +79,33 @@ def build_targets(opts: Settings) -> list[Target]:
     return targets
 
 
-def check_spec(spec, targets: list[Target], opts: Settings, rules=None) -> list[Finding]:
+def check_spec(
+    spec,
+    targets: list[Target],
+    opts: Settings,
+    rules=None,
+    *,
+    stop: Optional[Callable[[Finding], bool]] = None,
+    first: Sequence[str] = (),
+) -> list[Finding]:
+    """The ranked findings of ``rules`` on ``spec`` at each target.
 
+    With ``stop`` (colint.closure's re-checks, which only ask whether a state raises a new finding):
+    the rules whose codes are in ``first`` run first, and the check ends at the first rule that reports
+    a finding ``stop`` accepts; what comes back is then the findings so far, unranked, not a full check.
+    A state that raises nothing ``stop`` accepts runs every rule either way."""
     if rules is None:
         rules = select_rules(opts.select, opts.ignore, opts.extend_select)
+    position = {r.code: i for i, r in enumerate(rules)}  # the order findings are ranked from
+    if stop is not None and first:
+        rank_of = {code: i for i, code in enumerate(first)}
+        rules = sorted(rules, key=lambda r: rank_of.get(r.code, len(rank_of)))
+    runs: list[tuple[int, int, list[Finding]]] = []  # (target, rule position, its findings)
     findings: list[Finding] = []
     spec_only = [r for r in rules if not r.needs_workload]
     per_gpu = [r for r in rules if r.needs_workload]
     tp_auto = opts.tp == "auto"
+    overrides = opts.severity_overrides
 
     def run(r, t: Target | None, workload=None, tp_auto: bool = tp_auto) -> list[Finding]:
         """Rule ``r`` on its own Context: nothing one rule sees is set by another."""
@@ -100,14 +119,26 @@ def check_spec(spec, targets: list[Target], opts: Settings, rules=None) -> list[
             options=opts.rule_options,
             tp_auto=tp_auto,
         )
-        return list(r.check(ctx))
+        out = list(r.check(ctx))
+        if overrides:
+            out = [
+                dataclasses.replace(f, severity=cast(Severity, overrides[f.code])) if f.code in overrides else f
+                for f in out
+            ]
+        return out
+
+    def stopped(target: int, r, new: list[Finding]) -> bool:
+        runs.append((target, position.get(r.code, 0), new))
+        findings.extend(new)
+        return stop is not None and any(stop(f) for f in new)
 
     for r in spec_only:  # once per file, on the first target's GPU and scenario where there is one
-        findings.extend(run(r, targets[0] if targets else None, tp_auto=False))
+        if stopped(-1, r, run(r, targets[0] if targets else None, tp_auto=False)):
+            return findings
     if per_gpu and targets:
         # the scenario respects the model: a context beyond its maximum positions is clipped (the label says so)
         targets = [Target(t.gpu, t.profile, fit_to_model(t.scenario, spec)) for t in targets]
-    for t in targets if per_gpu else []:
+    for i, t in enumerate(targets if per_gpu else []):
         try:
             workload = analyse(spec, t.profile, t.scenario)
         except ProfileError:
@@ -116,13 +147,17 @@ def check_spec(spec, targets: list[Target], opts: Settings, rules=None) -> list[
             fallback = [r for r in per_gpu if r.without_workload]
             if not fallback:
                 raise
-            reported = [f for r in fallback for f in run(r, t)]
-            if not reported:  # some other profile problem: not a format the rules can explain
+            reported = [(r, run(r, t)) for r in fallback]
+            if not any(new for _, new in reported):  # some other profile problem: not a format the rules can explain
                 raise
-            findings.extend(reported)
+            if any([stopped(i, r, new) for r, new in reported]):
+                return findings
             continue
         for r in per_gpu:
-            findings.extend(run(r, t, workload))
+            if stopped(i, r, run(r, t, workload)):
+                return findings
+    # each rule's findings in the rules' own order, whatever order they ran in (ranking keeps ties in it)
+    findings = [f for *_, new in sorted(runs, key=lambda run: run[:2]) for f in new]
     if len(targets) > 1:
         # a finding made gpu_specific=False (it depends on the spec and the parallel layout alone) is the same on
         # every GPU: report it once
@@ -136,13 +171,6 @@ def check_spec(spec, targets: list[Target], opts: Settings, rules=None) -> list[
                 seen.add(k)
             kept.append(f)
         findings = kept
-    if opts.severity_overrides:
-        findings = [
-            dataclasses.replace(f, severity=cast(Severity, opts.severity_overrides[f.code]))
-            if f.code in opts.severity_overrides
-            else f
-            for f in findings
-        ]
     return rank(findings)
 
 

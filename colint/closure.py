@@ -21,13 +21,18 @@ never offered. A fix that changes nothing the family reads is dropped. The
 parameter delta a title states ("+2.3% FFN params", "-7.0% params") is replaced by the one the
 re-normalized file has, so the figure equals what ``colint inspect`` reports after the edit.
 
-Re-checks run with closure off (no recursion) and are cached per file by edits and settings.
+Re-checks run with closure off (no recursion). Most fixes tried are blocked (wide-EP advice past the NVLink
+domain, at every size offered): a re-check that only has to tell whether a state is blocked stops at the first
+blocking finding, running the rules that blocked most often first; the state of a fix kept, and the trade-off's,
+is checked in full. States are cached by the text they lead to and the settings they name, so files whose fixes
+lead to the same text re-check it once.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from collections import Counter
 from typing import Any, Optional
 
 from colint.analysis.inventory import param_counts
@@ -52,6 +57,9 @@ class Outcome:
     spec: Any = None
     error: Optional[str] = None
     noop: bool = False
+    # False when the re-check stopped at the first blocking finding: ``blocking`` then holds that one (enough to
+    # tell the state is blocked), not every finding the state raises
+    complete: bool = True
 
     def reason(self) -> str:
         if self.error:
@@ -76,9 +84,15 @@ class Stats:
 
 STATS = Stats()
 
-# Re-checked states shared by every file of a run: identical configs (a repository's copies of one
-# model) re-check each fix once. Keyed by the edited text (or the text and the settings) and the
-# check options; bounded so that a long run does not grow without limit.
+# Rule codes by how often their findings blocked a state in this process, most often first: a re-check that
+# only asks whether a state is blocked runs them first and stops at the first blocking finding
+# (colint.checking.check_spec's ``stop``). The order changes how soon a blocked state is told, never the answer.
+BLOCKERS: Counter = Counter()
+
+# Re-checked states shared by every file of a run: fixes that lead to the same text (a repository's copies
+# of one model; variants whose widths round to the same size) re-check it once. Keyed by that text, the
+# settings and the check options; bounded so that a long run does not grow without limit. A state that does
+# not load stays with its file (its error names the file).
 _SHARED: dict = {}
 SHARED_MAX = 4096
 
@@ -113,20 +127,49 @@ class Closure:
             self._targets[key] = (opts, self._build_targets(opts) if self.targets else [])
         return self._targets[key]
 
-    def outcome(self, fx: Fix, level: int, fixed: Optional[Finding] = None) -> Outcome:
-        key = (tuple((e.key, repr(e.new)) for e in fx.edits), tuple(sorted(fx.settings.items())))
-        if key not in self._cache:
-            shared = (self.doc.text, self.doc.syntax, key, self._opts_key())
-            hit = _SHARED.get(shared)
+    def _blocks(self, f: Finding, level: int, fixed: Optional[Finding], edit: bool) -> bool:
+        """Whether ``f``, found in a fix's state, blocks the fix (see the module doc)."""
+        sev = SEVERITY_ORDER[f.severity]
+        if sev <= level and self.before.get((f.code, f.key, f.gpu), 99) > sev:
+            return True
+        return (
+            edit
+            and fixed is not None
+            and (f.code, f.key, f.gpu) == (fixed.code, fixed.key, fixed.gpu)
+            and sev <= SEVERITY_ORDER[fixed.severity]
+        )
+
+    def outcome(self, fx: Fix, level: int, fixed: Optional[Finding] = None, *, complete: bool = True) -> Outcome:
+        """The state ``fx`` leads to. ``complete=False``: enough to tell whether it is blocked (the re-check
+        stops at the first blocking finding); a state that is not blocked is always checked in full."""
+        state = self._state(fx)
+        hit = self._lookup(state)
+        partial = None
+        if hit is None and not complete:
+            # what blocks depends on this file's findings and on the finding fixed: a stopped check is this file's
+            fixed_id = None if fixed is None else (fixed.code, fixed.key, fixed.gpu, fixed.severity)
+            partial = (self.doc.text, state, level, fixed_id)
+            hit = self._lookup(partial)
             if hit is None:
-                hit = self._recheck(fx)
-                if len(_SHARED) >= SHARED_MAX:
-                    _SHARED.clear()
-                _SHARED[shared] = hit
-            self._cache[key] = hit
-        spec, findings, error, noop = self._cache[key]
+
+                def stop(f: Finding) -> bool:
+                    return self._blocks(f, level, fixed, bool(fx.edits))
+
+                hit = self._recheck(fx, state, stop)
+                # a state that raised nothing blocking ran every rule: that is its full check
+                self._store(partial if any(stop(f) for f in hit[1]) else state, hit)
+        elif hit is None:
+            hit = self._recheck(fx, state)
+            self._store(state, hit)
+        spec, findings, error = hit
         if error is not None:
             return Outcome([], error=error)
+        noop = bool(fx.edits) and _same_model(spec, self.spec)
+        if partial is not None:
+            blocking = [f for f in findings if self._blocks(f, level, fixed, bool(fx.edits))][:1]
+            if blocking:
+                BLOCKERS[blocking[0].code] += 1
+                return Outcome(blocking, spec=spec, noop=noop, complete=False)
         blocking = [
             f
             for f in findings
@@ -144,25 +187,61 @@ class Closure:
             ]
         return Outcome(blocking, spec=spec, noop=noop)
 
-    def _recheck(self, fx: Fix):
+    def _state(self, fx: Fix) -> tuple:
+        """What a fix's state is made of: the text it leads to (the edits spliced in; a splice that cannot be
+        written: the edits themselves) and the settings it names, at this run's options. Two files whose fixes
+        lead to the same text share one re-check."""
+        settings = tuple(sorted(fx.settings.items()))
+        text: Any = self.doc.text
+        if fx.edits:
+            from colint.fix_text import apply_edits
+
+            try:
+                text = apply_edits(self.doc, fx.edits)
+            except ValueError:  # a value the splice cannot write: _recheck reports it
+                text = (self.doc.text, tuple((e.key, repr(e.new)) for e in fx.edits))
+        return text, self.doc.syntax, settings, self._opts_key()
+
+    def _lookup(self, key):
+        """A re-checked state from this file's cache or the run's."""
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = _SHARED.get(key)
+            if hit is not None:
+                self._cache[key] = hit
+        return hit
+
+    def _store(self, key, hit) -> None:
+        self._cache[key] = hit
+        if hit[2] is not None:
+            return  # an error names this file: kept to it
+        if len(_SHARED) >= SHARED_MAX:
+            _SHARED.clear()
+        _SHARED[key] = hit
+
+    def _recheck(self, fx: Fix, state: tuple, stop=None):
         settings = {k: v for k, v in fx.settings.items() if k in SETTINGS}
         opts, targets = self._targets_for(settings) if settings else (self.opts, self.targets)
         spec = self.spec
-        noop = False
         try:
             if fx.edits:
-                from colint.fix_text import apply_edits
+                text = state[0]
+                if not isinstance(text, str):  # the splice could not be written: say why
+                    from colint.fix_text import apply_edits
 
-                text = apply_edits(self.doc, fx.edits)
+                    apply_edits(self.doc, fx.edits)
                 doc = load_text(text, self.path, syntax=self.doc.syntax)
                 spec = normalize(doc, input_format=opts.input_format, vocab_size=opts.vocab_size)
-                noop = _same_model(spec, self.spec)
-            findings = self._check_spec(spec, targets, opts, self.rules)
+            if stop is None:
+                findings = self._check_spec(spec, targets, opts, self.rules)
+            else:
+                first = tuple(code for code, _ in BLOCKERS.most_common())
+                findings = self._check_spec(spec, targets, opts, self.rules, stop=stop, first=first)
         except ColintError as exc:
-            return None, [], exc.message if hasattr(exc, "message") else str(exc), False
+            return None, [], exc.message if hasattr(exc, "message") else str(exc)
         except ValueError as exc:  # a value the splice cannot write
-            return None, [], str(exc), False
-        return spec, findings, None, noop
+            return None, [], str(exc)
+        return spec, findings, None
 
     # -- parameter deltas ---------------------------------------------------------------------
     def _honest_title(self, fx: Fix, spec) -> Fix:
@@ -208,16 +287,10 @@ class Closure:
                         blocked.append((fx, first))
                     continue
                 kept.append(chosen)
-            # a trade-off is a state that runs: one that does not load or raises an error is no option at all
-            soft = [
-                (fx, why)
-                for fx, why in blocked
-                if why is not None and why.error is None and all(b.severity != "error" for b in why.blocking)
-            ]
-            if soft and not any(fx.edits or fx.settings for fx in kept):
-                fx, trade = soft[0]
+            soft = None if any(fx.edits or fx.settings for fx in kept) else self._first_soft(blocked, level, f)
+            if soft is not None:
+                fx, trade = soft
                 STATS.tradeoff += 1
-                assert trade is not None  # (soft holds outcomes only)
                 kept.append(Fix(title=f"{fx.title} — trade-off: {trade.reason()}", safety="display"))
                 STATS.dropped += len(blocked) - 1
             else:
@@ -225,13 +298,28 @@ class Closure:
             out.append(f if kept == f.fixes else dataclasses.replace(f, fixes=kept))
         return out
 
+    def _first_soft(
+        self, blocked: list[tuple[Fix, Optional[Outcome]]], level: int, fixed: Finding
+    ) -> Optional[tuple[Fix, Outcome]]:
+        """The first blocked fix whose own state is a trade-off: a state that runs. One that does not load or
+        raises an error is no option at all. Its full check (every finding it raises) gives the reason."""
+        for fx, why in blocked:
+            if why is None or why.error is not None or any(b.severity == "error" for b in why.blocking):
+                continue
+            if not why.complete:
+                why = self.outcome(fx, level, fixed)
+                if why.error is not None or any(b.severity == "error" for b in why.blocking):
+                    continue
+            return fx, why
+        return None
+
     def _first_open(self, fx: Fix, level: int, fixed: Finding) -> tuple[Optional[Fix], Optional[Outcome]]:
         """The fix itself when its state raises nothing blocking, else its first alternative that does
         not; (None, the fix's own outcome) when none does."""
         first = None
         for i, cand in enumerate([fx] + list(fx.alternatives)):
             STATS.tried += 1
-            oc = self.outcome(cand, level, fixed)
+            oc = self.outcome(cand, level, fixed, complete=False)
             if first is None:
                 first = oc
             if oc.error is None and not oc.blocking and not oc.noop:

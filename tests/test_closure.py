@@ -3,6 +3,7 @@ leads to before it is shown (colint.closure)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -164,3 +165,56 @@ def test_stated_parameter_deltas_are_what_inspect_reports(name):
                 assert m.group(1) == f"{pct:+.1f}", (os.path.basename(path), fx.title)
                 checked += 1
     assert checked > 10
+
+
+def _as_data(result) -> list:
+    return [(f.code, f.key, f.gpu, f.severity, f.message, [(x.title, x.settings) for x in f.fixes]) for f in result]
+
+
+@pytest.mark.parametrize(
+    "name, settings, tradeoffs",
+    [
+        ("kimi", {"gpus": ["b200"]}, 0),
+        ("kimi", {"gpus": ["gb200"], "ep": 16}, 0),
+        ("llama2__Llama-2-7b-neuron-training.json", {"gpus": ["h100-sxm"], "tp": 8}, 0),
+        ("qwen2-moe__Qwen1.5-MoE-A2.7B-Wikihow-finetune.json", {"gpus": ["gb200", "b200"]}, 0),
+        ("jamba__Jamba-v0.1.json", {}, 1),
+        ("mobilellm__MobileLLM-125M.json", {"gpus": ["h100-sxm"], "tp": 8}, 1),  # "raises CL101 ... (+1 more)"
+    ],
+)
+def test_stopping_at_the_first_blocking_finding_changes_no_advice(monkeypatch, name, settings, tradeoffs):
+    """A state is re-checked only until it shows a blocking finding (check_spec's ``stop``), with the rules that
+    blocked most often first; a trade-off's reason comes from its full re-check. What is shown must equal the
+    full re-checks': with the blocking rules tried in another order, and with every re-check complete, the
+    findings and their fixes are the same."""
+    from colint import closure
+
+    if name == "kimi":
+        text, path = _kimi_k2_text(), "kimi.json"
+    else:
+        path = os.path.join(HERE, "corpus", "hf", name)
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+    # a width off the 128 grid, so that CL201's edits are re-checked too
+    text = text.replace('"intermediate_size": 11008', '"intermediate_size": 11072')
+    opts = Settings(**settings)
+    rules = select_rules()
+
+    def run() -> list:
+        closure._SHARED.clear()
+        doc = load_text(text, path, syntax="json")
+        return _as_data(check_document(path, doc, build_targets(opts), opts, rules).findings)
+
+    closure.BLOCKERS.clear()
+    before = dataclasses.replace(closure.STATS)
+    stopped = run()
+    assert closure.STATS.tried > before.tried
+    assert closure.STATS.tradeoff - before.tradeoff == tradeoffs  # a trade-off's reason needs its full re-check
+    seen = list(closure.BLOCKERS)
+    monkeypatch.setattr(closure, "BLOCKERS", closure.Counter({code: i for i, code in enumerate(seen)}))
+    assert run() == stopped
+    full = closure.Closure.outcome
+    monkeypatch.setattr(
+        closure.Closure, "outcome", lambda self, fx, level, fixed=None, **_: full(self, fx, level, fixed)
+    )
+    assert run() == stopped
