@@ -10,11 +10,28 @@ from dataclasses import replace
 from colint.analysis.step_extras import expert_all_to_all_s, tp_all_reduce_s
 
 
+# the counterfactual profiles (profile, its widened copy) by (id(profile), domain size): a Profile validates
+# itself when built, which costs more than the pricing, and every re-check of an EP or TP width asks again
+_WIDE: dict[tuple[int, int], tuple] = {}
+
+
+def _widened(p, size: int):
+    """``p`` with a scale-up domain of ``size`` GPUs (``p`` itself when it is that large already)."""
+    if size <= p.domain_size:
+        return p
+    hit = _WIDE.get((id(p), size))
+    if hit is None or hit[0] is not p:
+        if len(_WIDE) >= 64:
+            _WIDE.clear()
+        hit = _WIDE[(id(p), size)] = (p, replace(p, domain_size=size))
+    return hit[1]
+
+
 def scale_out_cost_pct(w, kind: str) -> dict[str, float]:
     """Per regime, the estimated share (%) of workload ``w``'s step that ``kind``'s collectives ("ep": the
     MoE dispatch/combine, "tp": the two all-reduces per layer) lose by crossing the NVLink domain."""
     sc, spec, p = w.scenario, w.spec, w.profile
-    wide = replace(p, domain_size=max(p.domain_size, sc.tp, sc.ep))  # the domain large enough
+    wide = _widened(p, max(sc.tp, sc.ep))  # the domain large enough
     out = {}
     for regime in ("decode", "prefill"):
         tokens = sc.decode_concurrency if regime == "decode" else sc.prefill_tokens
