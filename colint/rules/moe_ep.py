@@ -192,9 +192,12 @@ def expert_gemm_memory_bound(ctx: Context):
 def ep_choices(ep_need: int, num_experts: int, common: list[int], tp: int, domain: int) -> list[int]:
     """EP sizes to advise, best first: from the common sizes (and multiples of tp) at least ``ep_need``
     and at most E, those that divide the experts before those that need redundant experts (EPLB), those
-    inside the GPU's NVLink domain before those that span domains, then the smallest."""
+    inside the GPU's NVLink domain before those that span domains, then the smallest. Of the sizes that span
+    domains, only the first: a wider span only sends more of the all-to-all over the scale-out network."""
     sizes = sorted({x for x in common if ep_need <= x <= num_experts and x % max(1, tp) == 0})
-    return sorted(sizes, key=lambda x: (num_experts % x != 0, bool(domain) and x > domain, x))
+    ranked = sorted(sizes, key=lambda x: (num_experts % x != 0, bool(domain) and x > domain, x))
+    spanning = [x for x in ranked if domain and x > domain]
+    return [x for x in ranked if x not in spanning[1:]]
 
 
 def _ep_advice(ep: int, num_experts: int, tp: int, domain: int, gpu: str):

@@ -42,6 +42,19 @@ def test_routing_arithmetic():
 
 
 # -- CL501 ---------------------------------------------------------------------------------------
+def test_cl501_ep_choices_rank_and_span_one_domain_boundary_at_most():
+    """DeepSeek-V3's 256 experts needing ep>=43: the sizes that divide them first, inside the NVLink domain
+    before beyond it, then the smallest; of the sizes beyond the domain only the first is offered (a wider span
+    sends more of the all-to-all over the scale-out network and cannot be the better choice)."""
+    from colint.rules.moe_ep import ep_choices
+
+    sizes = [8, 16, 32, 64, 72, 128, 256]
+    assert ep_choices(43, 256, sizes, 1, 72) == [64, 128, 72]  # NVL72: 128 spans two domains, 256 (four) is not offered
+    assert ep_choices(43, 256, sizes, 1, 8) == [64]  # HGX: every size spans nodes
+    assert ep_choices(43, 384, sizes, 1, 72) == [64, 128, 72]  # 384 experts: 256 and 72 need redundant copies
+    assert ep_choices(43, 256, sizes, 8, 0) == [64, 128, 256, 72]  # no domain known: every size, tp-multiples
+
+
 def test_cl501_deepseek_v3_throughput():
     spec = corpus(DSV3)
     (f,) = run(spec, ["CL501"])
