@@ -254,10 +254,23 @@ def check_paths(paths: list[str], opts: Settings, stdin=None, *, parallel: bool 
     # GPU profiles and scenarios only when a selected rule needs a workload (--select CL0 skips them)
     targets = build_targets(opts) if any(r.needs_workload for r in rules) else []
     if parallel and stdin is None:
-        return map_ordered(lambda p: check_file(p, targets, opts, rules), paths)
+        return map_ordered(lambda p: check_file(p, targets, opts, rules), paths, distinct=_distinct_files(paths))
     return [
         check_file(p, targets, opts, rules, *(stdin[1:] if stdin is not None and p == stdin[0] else ())) for p in paths
     ]
+
+
+def _distinct_files(paths: list[str]) -> int:
+    """How many of ``paths`` differ in content (one that cannot be read counts as its own): copies of one
+    config answer from the memos once one was checked, distinct files do not (colint.parallel)."""
+    seen: set = set()
+    for p in paths:
+        try:
+            with open(p, "rb") as fh:
+                seen.add(hash(fh.read()))
+        except OSError:
+            seen.add(p)
+    return len(seen)
 
 
 def summary(results: list[FileResult]) -> dict:

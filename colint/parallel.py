@@ -10,11 +10,14 @@ it.
 
 A pool costs a fork per worker and a pickled result per file (one to three milliseconds), so it is
 considered only for ``MIN_ITEMS`` items or more, where a machine has two CPUs or more and ``fork``
-(Linux); a pre-commit run on a few files never starts one. Even then the items start in this process,
+(Linux); a pre-commit run on a few files never starts one. Where the caller says that ``MIN_ITEMS`` or
+more of the items differ (``colint check`` counts its files' distinct contents), the pool starts at once:
+no memo will answer them. Otherwise the items start in this process,
 and the rest go to a pool only after ``PROBE_S`` of that, once the recent ones have cost ``PAY_S`` each or
 more: 1,000 copies of a few configs answer from the memos in a millisecond or two each once every distinct
 one was seen, less than the transfer would cost, while distinct large MoE configs take tens. The workers
-are forked from this process, so they start with its warm memos. ``COLINT_JOBS=1`` turns the pool off (``COLINT_JOBS=N``: at most N workers). A result that
+are forked from this process, so they start with its warm memos. The parent unpickles each result as it
+arrives, while the workers go on. ``COLINT_JOBS=1`` turns the pool off (``COLINT_JOBS=N``: at most N workers). A result that
 cannot be pickled, or a worker that dies, is redone in this process.
 """
 
@@ -68,11 +71,15 @@ def _run(i: int) -> Optional[bytes]:
         return None
 
 
-def map_ordered(fn: Callable[[Any], T], items: Sequence[Any]) -> list[T]:
-    """``[fn(x) for x in items]``, in worker processes when there are enough items (see the module doc)."""
+def map_ordered(fn: Callable[[Any], T], items: Sequence[Any], *, distinct: Optional[int] = None) -> list[T]:
+    """``[fn(x) for x in items]``, in worker processes when there are enough items (see the module doc).
+    ``distinct``: how many of the items differ, where the caller can tell (files by their contents): with
+    ``MIN_ITEMS`` distinct ones or more no memo will answer most of them, so the pool starts at once."""
     n = workers(len(items))
     if n < 2:
         return [fn(x) for x in items]
+    if distinct is not None and distinct >= MIN_ITEMS:
+        return _pooled(fn, items, n)
     import time
 
     out: list[T] = []
@@ -90,8 +97,12 @@ def map_ordered(fn: Callable[[Any], T], items: Sequence[Any]) -> list[T]:
     return out
 
 
+_REDO = object()  # a result the pool did not bring back: redone in this process
+
+
 def _pooled(fn: Callable[[Any], T], items: Sequence[Any], n: int) -> list[T]:
-    """``[fn(x) for x in items]`` over ``n`` forked workers, in order."""
+    """``[fn(x) for x in items]`` over ``n`` forked workers, in order. Each result is unpickled as it
+    arrives, while the workers go on with the next ones."""
     import multiprocessing
     import pickle
     from concurrent.futures import ProcessPoolExecutor
@@ -99,23 +110,16 @@ def _pooled(fn: Callable[[Any], T], items: Sequence[Any], n: int) -> list[T]:
 
     global _JOB
     _JOB = (fn, items)
-    blobs: list[Optional[bytes]] = []
+    got: list[Any] = []
     try:
         with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork")) as pool:
             for blob in pool.map(_run, range(len(items)), chunksize=CHUNK):
-                blobs.append(blob)
+                try:
+                    got.append(_REDO if blob is None else pickle.loads(blob))
+                except Exception:  # noqa: BLE001 - an object that pickles but does not unpickle: redo it here
+                    got.append(_REDO)
     except (BrokenProcessPool, OSError):  # a worker died (killed, out of memory) or none could start
         pass
     finally:
         _JOB = None
-    out: list[T] = []
-    for i, x in enumerate(items):
-        blob = blobs[i] if i < len(blobs) else None
-        if blob is not None:
-            try:
-                out.append(pickle.loads(blob))
-                continue
-            except Exception:  # noqa: BLE001 - an object that pickles but does not unpickle: redo it here
-                pass
-        out.append(fn(x))
-    return out
+    return [fn(x) if i >= len(got) or got[i] is _REDO else got[i] for i, x in enumerate(items)]

@@ -62,6 +62,31 @@ def test_results_in_input_order_from_workers(monkeypatch):
 
 
 @linux_only
+def test_distinct_items_go_to_the_pool_at_once(monkeypatch):
+    """Items the caller says are distinct (files that differ in content) answer from no memo: the pool takes
+    them all from the first, however long the probe would have run; copies still start here."""
+    monkeypatch.setenv("COLINT_JOBS", "2")
+    if parallel.workers(parallel.MIN_ITEMS) < 2:
+        pytest.skip("one CPU: no pool")
+    monkeypatch.setattr(parallel, "PROBE_S", 3600.0)
+    items = list(range(2 * parallel.MIN_ITEMS))
+    pids = parallel.map_ordered(_pid, items, distinct=len(items))
+    assert os.getpid() not in set(pids)
+    few = parallel.map_ordered(_pid, items, distinct=parallel.MIN_ITEMS - 1)
+    assert set(few) == {os.getpid()}
+
+
+def test_distinct_files_counts_contents_not_paths(tmp_path):
+    from colint.checking import _distinct_files
+
+    a, b, c = (tmp_path / n for n in ("a.json", "b.json", "c.json"))
+    a.write_text('{"hidden_size": 4096}')
+    b.write_text('{"hidden_size": 4096}')
+    c.write_text('{"hidden_size": 5120}')
+    assert _distinct_files([str(a), str(b), str(c), str(tmp_path / "missing.json")]) == 3
+
+
+@linux_only
 def test_a_result_that_cannot_be_pickled_is_redone_here(monkeypatch):
     monkeypatch.setenv("COLINT_JOBS", "2")
     _always_pool(monkeypatch)
