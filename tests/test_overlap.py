@@ -121,3 +121,17 @@ def test_frontier_vectorized_price_equals_analyse_where_it_overlaps(deepseek):
 def test_unknown_mode_is_a_usage_error():
     with pytest.raises(UsageError, match="unknown EP overlap 'maybe'"):
         make_scenario("throughput", ep_overlap="maybe")
+
+
+def test_report_breakdown_prices_the_halves_gemms(deepseek):
+    # the report's per-component seconds come from the GEMM table (whole batch); where two micro-batches
+    # run a layer, its GEMMs are the halves', and the breakdown still adds up to the step without a residue
+    from colint.reporting import time_breakdown
+
+    w = _decode(deepseek, "gb200", "on", 256)
+    for regime, data in time_breakdown(w)["regimes"].items():
+        step, sec = w.steps[regime], data["seconds"]
+        assert sec["FFN"] + sec["experts"] == pytest.approx(step.ffn_s, rel=1e-12)
+        assert sec["attention projections"] == pytest.approx(step.attention_s - step.attention_core_s, rel=1e-12)
+        assert sec["collectives"] == step.comm_s
+        assert sum(sec.values()) == pytest.approx(step.estimate_s, rel=1e-12)
