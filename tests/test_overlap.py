@@ -135,3 +135,36 @@ def test_report_breakdown_prices_the_halves_gemms(deepseek):
         assert sec["attention projections"] == pytest.approx(step.attention_s - step.attention_core_s, rel=1e-12)
         assert sec["collectives"] == step.comm_s
         assert sum(sec.values()) == pytest.approx(step.estimate_s, rel=1e-12)
+
+
+def test_the_setting_from_the_flag_the_config_and_the_api(tmp_path, capsys):
+    import json
+    import shutil
+
+    import colint
+    from colint.cli import main
+
+    path = tmp_path / "config.json"
+    shutil.copy(DEEPSEEK, path)
+    args = ["inspect", str(path), "--gpu", "gb200", "--ep", "64", "--dtype", "fp8", "--format", "json"]
+
+    def estimates(*extra):
+        assert main([*args, *extra]) == 0
+        return json.loads(capsys.readouterr().out)["estimates"]
+
+    auto = estimates("--isolated")
+    off = estimates("--isolated", "--ep-overlap", "off")
+    assert auto["scenario"]["ep_overlap"] == "auto" and auto["steps"]["decode"]["comm_hidden_s"] > 0
+    assert off["scenario"]["ep_overlap"] == "off" and off["steps"]["decode"]["comm_hidden_s"] == 0.0
+    assert off["steps"]["decode"]["estimate_s"] > auto["steps"]["decode"]["estimate_s"]
+    (tmp_path / "pyproject.toml").write_text('[tool.colint]\nep-overlap = "off"\n', encoding="utf-8")
+    assert estimates()["steps"]["decode"] == off["steps"]["decode"]
+    assert estimates("--ep-overlap", "on")["scenario"]["ep_overlap"] == "on"  # the flag wins
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    shutil.copy(DEEPSEEK, bad / "config.json")
+    (bad / "pyproject.toml").write_text('[tool.colint]\nep-overlap = "maybe"\n', encoding="utf-8")
+    assert main([args[0], str(bad / "config.json"), *args[2:]]) == 2
+    assert "pyproject.toml:2:1: error: ep-overlap: unknown EP overlap; known: auto, on, off" in capsys.readouterr().err
+    api = colint.inspect(DEEPSEEK, gpu="gb200", ep=64, dtype="fp8", ep_overlap="off")["estimates"]
+    assert api["steps"]["decode"]["estimate_s"] == off["steps"]["decode"]["estimate_s"]
