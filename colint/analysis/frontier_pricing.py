@@ -79,10 +79,11 @@ def decode_prices(spec, profile, grid, w1, w2):
     b = np.asarray(grid, dtype=np.float64)
     b1, b2 = float(w1.scenario.decode_concurrency), float(w2.scenario.decode_concurrency)
     rows = w1.gemms["decode"]
-    full = _gemm_s_by_kind(rows, grid, sc, profile)
     split = any(overlaps(k, replace(sc, decode_concurrency=MIN_SPLIT), "decode") for k in spec.layer_kinds)
-    halves = [-(-int(bi) // 2) for bi in grid]
-    half = _gemm_s_by_kind(rows, halves, sc, profile) if split else {}
+    halves = [-(-int(bi) // 2) for bi in grid] if split else []
+    both = _gemm_s_by_kind(rows, list(grid) + halves, sc, profile)  # one vectorized call for B and ⌈B/2⌉
+    full = {key: t[: len(grid)] for key, t in both.items()}
+    half = {key: t[len(grid) :] for key, t in both.items()}
     tmod = time_model(profile)
     sources = kv_sources(spec)
     h = spec.hidden_size
