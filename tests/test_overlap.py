@@ -168,3 +168,17 @@ def test_the_setting_from_the_flag_the_config_and_the_api(tmp_path, capsys):
     assert "pyproject.toml:2:1: error: ep-overlap: unknown EP overlap; known: auto, on, off" in capsys.readouterr().err
     api = colint.inspect(DEEPSEEK, gpu="gb200", ep=64, dtype="fp8", ep_overlap="off")["estimates"]
     assert api["steps"]["decode"]["estimate_s"] == off["steps"]["decode"]["estimate_s"]
+
+
+def test_suggest_search_model_prices_the_split_prefill():
+    # DeepSeek-V3 at ep=8 on B200: the prefill runs as two micro-batches; the search model prices the whole
+    # batch's GEMM rows and cores, and its remainder takes the halves' difference, so it still meets analyse
+    from colint.settings import Settings
+    from colint.suggesting import suggest
+
+    r = suggest(DEEPSEEK, Settings(gpus=["b200"], ep=8), top=3)
+    assert r.candidates
+    w = analyse(normalize(load(DEEPSEEK)), load_profile("b200"), make_scenario("throughput", ep=8))
+    assert w.steps["prefill"].comm_hidden_s > 0  # (the original's prefill is split)
+    for c in r.candidates:
+        assert c.search_steps_s[0] == pytest.approx(c.estimates["prefill_step_s"], rel=0.01)
