@@ -5,8 +5,8 @@ Wide-EP serving does not wait for its all-to-all. It splits each forward's batch
 and runs one's dispatch/combine while the other computes: DeepSeek-V3 technical report §3.4 (two
 micro-batches of similar load, "the attention and MoE of one micro-batch with the dispatch and combine
 of another"; prefill and decode), DeepSeek's inference-system overview (2025: dual micro-batch
-overlap, a 5-stage pipeline in decode), SGLang's two-batch overlap (LMSYS, May 2025) and TensorRT-LLM's
-wide-EP attention-DP overlap. Per layer of a MoE kind, with C½ the compute stream of ONE micro-batch
+overlap, a 5-stage pipeline in decode), SGLang's two-batch overlap (LMSYS, May 2025) and vLLM's
+dual-batch overlap (vLLM blog, December 2025, wide-EP serving). Per layer of a MoE kind, with C½ the compute stream of ONE micro-batch
 of ⌈B/2⌉ sequences (decode) or ⌈T/2⌉ tokens (prefill): its GEMMs, attention core, elementwise passes,
 launches and its other collectives (TP all-reduces, the KV-parallel exchange), and X½ its EP
 dispatch + combine (colint.analysis.collectives):

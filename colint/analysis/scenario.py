@@ -19,6 +19,11 @@ rank: decode attention reads context/kvp tokens per GPU and exchanges partial ou
 all-to-all per attention layer; the FFN and its dense GEMMs run tensor-parallel over tp x kvp GPUs
 (attention projections stay tp-sharded, replicated over the kvp GPUs); prefill attention is not
 split by kvp (an upper bound).
+
+``ep_overlap`` says whether an EP deployment hides its dispatch/combine behind compute by splitting each
+forward into two micro-batches (DeepSeek's dual micro-batch overlap, SGLang's two-batch overlap, vLLM's
+dual-batch overlap): ``auto`` (default) where that makes the layer faster, ``on`` wherever the batch
+splits, ``off`` never (the exchange in series with compute). colint.analysis.overlap prices it.
 """
 
 from __future__ import annotations
