@@ -48,8 +48,9 @@ def test_compute_covers_the_exchange_only_the_fill_stays_exposed(deepseek):
 
 def test_exchange_longer_than_compute_exposes_the_remainder(deepseek):
     # a layer whose GEMMs and cores cost nothing: the half's compute stream is its elementwise passes and
-    # launches, C, far shorter than its exchange X; the layer takes max(2C, 2X) + fill = 2X + fill and
-    # hides 2C - fill of the exchange
+    # launches, C, far shorter than its exchange X; the layer takes max(2C + S, 2X) + fill = 2X + fill.
+    # 4,096 tokens per rank run on DeepEP's high-throughput kernels, whose 24 copy SMs slow the compute
+    # beside them: S = 2C x (148 / 124 - 1) on B200's 148 SMs, charged to the collectives
     prof = load_profile("b200")
     sc = make_scenario("throughput", dtype="fp8", ep=16, ep_overlap="on")  # 16 GPUs: across two HGX domains
     kind = next(k for k in deepseek.layer_kinds if k.ffn.kind == "moe")
@@ -57,10 +58,13 @@ def test_exchange_longer_than_compute_exposes_the_remainder(deepseek):
     x = expert_all_to_all_s(4096, 8, 7168, sc, prof)
     one = layer_time(kind, 7168, 4096, (0.0, 0.0, 0.0), None, sc, prof, time_model(prof), "prefill")
     c = one.total_s - x
+    s = 2 * c * (148 / (148 - 24) - 1)
+    assert prof.sm_count == 148 and time_model(prof).a2a_ht_sms == 24
     assert 0 < c < x and lt.micro_batches == 2
     assert lt.total_s == pytest.approx(2 * x + x / 58)
     assert lt.exchange_s == pytest.approx(2 * x)
-    assert lt.hidden_s == pytest.approx(2 * c - x / 58)
+    assert lt.hidden_s == pytest.approx(2 * c + s - x / 58)
+    assert lt.parts["collectives"] == pytest.approx(2 * x - (2 * c + s - x / 58) + s)
     assert sum(lt.parts.values()) == pytest.approx(lt.total_s, rel=1e-12)
 
 

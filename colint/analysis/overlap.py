@@ -11,14 +11,18 @@ of ⌈B/2⌉ sequences (decode) or ⌈T/2⌉ tokens (prefill): its GEMMs, attent
 launches and its other collectives (TP all-reduces, the KV-parallel exchange), and X½ its EP
 dispatch + combine (colint.analysis.collectives):
 
-    layer = max(2·C½, 2·X½) + fill = 2·C½ + exposed,   exposed = min(2·X½, max(0, 2·X½ − 2·C½) + fill)
+    layer = max(2·C½ + S, 2·X½) + fill = 2·C½ + S + exposed,
+    exposed = min(2·X½, max(0, 2·X½ − 2·C½ − S) + fill),   S = min(2·C½, 2·X½)·(sm / (sm − sm_copy) − 1)
 
 The SMs run both halves' compute and the links both halves' exchanges; the busier one sets the pace
-(one micro-batch's own chain, C½ + X½, fits within it). ``fill``: per forward, the first
+(one micro-batch's own chain, C½ + X½, fits within it). S: while DeepEP's high-throughput kernels
+copy (above LL_MAX_TOKENS per rank) they hold ``a2a_ht_sms`` of the GPU's SMs, and the compute beside
+them runs on the rest (DeepSeek-V3 §3.4 gives 20 of the H800's 132 SMs to communication); the
+low-latency kernels receive through hooks and hold none while compute runs. ``fill``: per forward, the first
 micro-batch's first dispatch and the last one's final combine have nothing to hide behind, about one
 half's exchange, spread over the forward's overlapped layers. The exchange the layer runs, 2·X½,
-is ``exposed`` (the layer's ``collectives`` part, beside its serial collectives) plus ``hidden`` (not a
-part: it costs no time). The split is not free, and the parts price what it costs: each half re-reads
+is ``exposed`` plus ``hidden`` (not a part: it costs no time); the layer's ``collectives`` part is its
+serial collectives + ``exposed`` + S (the SMs the exchange takes from compute). The split is not free, and the parts price what it costs: each half re-reads
 the weights (decode GEMMs at small M are weight-bound, so half the rows take about as long: the GEMM
 model prices M = ⌈B/2⌉), launches its own kernels and pays its own collective latencies. Prefill's
 attention core is split, not repriced: the halves' causal attention sums to the whole prompt's
@@ -28,9 +32,8 @@ When: a MoE layer with ep > 1 whose batch splits (``MIN_SPLIT`` sequences per at
 decode, tokens in prefill); ``ep_overlap`` "auto" uses the split where it makes the layer faster (an
 operator enables two-batch overlap for a deployment that gains from it: it pays at large batches,
 where compute can hide the exchange, and loses at small ones, where each half re-reads the weights),
-"on" wherever the batch splits, "off" never. Not modelled: the SMs DeepEP's kernels take from compute
-while they run (its low-latency kernels receive through hooks and hold no SMs while waiting), and the
-single-batch overlap of the shared expert with dispatch.
+"on" wherever the batch splits, "off" never. Not modelled: single-batch overlap (the shared expert
+under the dispatch, the down projection streamed into the combine: SGLang's SBO), which needs no split.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from dataclasses import dataclass, replace
 from colint.analysis.gemm_rows import _ceil_div, _tokens
 from colint.analysis.kv_cache import kind_mixers
 from colint.analysis.scenario import Scenario
-from colint.analysis.step_extras import _attention, _layer_extras, expert_all_to_all_s
+from colint.analysis.step_extras import LL_MAX_TOKENS, _attention, _layer_extras, expert_all_to_all_s
 from colint.normalize.model_spec import LayerKind, ModelSpec
 
 MIN_SPLIT = 2  # sequences (decode) / tokens (prefill) per attention group: each micro-batch needs one
@@ -129,6 +132,17 @@ def half_cores_s(spec, kind, n, profile, scenario: Scenario, regime: str, source
     return full_core_s / 2.0
 
 
+def _sm_slowdown(kind: LayerKind, tokens: int, scenario: Scenario, profile, tmod) -> float:
+    """The extra time (a fraction) compute takes while the exchange's kernels hold SMs: DeepEP's
+    high-throughput kernels (above LL_MAX_TOKENS per rank) copy on ``a2a_ht_sms`` of the ``sm_count`` SMs
+    (DeepSeek-V3 report §3.4: 20 of the H800's 132 SMs for communication in prefill); the low-latency
+    kernels receive through hooks and hold none while compute runs (0)."""
+    if kind.ffn.kind != "moe" or tokens / scenario.group_gpus <= LL_MAX_TOKENS:
+        return 0.0
+    free = profile.sm_count - tmod.a2a_ht_sms
+    return profile.sm_count / free - 1.0 if free > 0 else 0.0
+
+
 def _serial(kind, tokens, h, full, scenario, profile, tmod, regime) -> LayerTime:
     n_other, n_coll, act_bytes, elem_s, coll_s = _layer_extras(kind, tokens, h, scenario, profile, tmod, regime)
     x = exchange_s(kind, tokens, h, scenario, profile)
@@ -154,18 +168,21 @@ def layer_time(
     serial = _serial(kind, tokens, h, full, scenario, profile, tmod, regime)
     if half is None or scenario.ep_overlap == "off":
         return serial
-    one = _serial(kind, _ceil_div(tokens, 2), h, half, scenario, profile, tmod, regime)
+    th = _ceil_div(tokens, 2)
+    one = _serial(kind, th, h, half, scenario, profile, tmod, regime)
     xh = one.exchange_s
     compute_h = one.total_s - xh  # the compute stream of one half, its other collectives included
     fill = xh / max(1, fill_layers)
-    exposed = min(2.0 * xh, max(0.0, 2.0 * xh - 2.0 * compute_h) + fill)
+    # DeepEP's high-throughput kernels copy on a2a_ht_sms SMs: the compute beside them runs on the rest
+    contention = min(2.0 * compute_h, 2.0 * xh) * _sm_slowdown(kind, th, scenario, profile, tmod)
+    exposed = min(2.0 * xh, max(0.0, 2.0 * xh - 2.0 * compute_h - contention) + fill)
     split = LayerTime(
         2.0 * one.attention_gemms_s,
         2.0 * one.ffn_gemms_s,
         2.0 * one.core_s,
         2.0 * one.elem_s,
         2.0 * one.launch_s,
-        2.0 * (one.coll_s - xh) + exposed,
+        2.0 * (one.coll_s - xh) + exposed + contention,
         2,
         2.0 * xh,
         2.0 * xh - exposed,

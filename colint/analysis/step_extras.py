@@ -29,6 +29,7 @@ from colint.normalize.model_spec import LayerKind, Mixer, ModelSpec
 
 ATTN_FORMAT = "bf16"  # attention core math (FlashAttention/FlashMLA BF16 path)
 ELEMENTWISE_PASSES = 6  # norm, residual, activation, rope...: activation-sized HBM passes per layer (estimate)
+LL_MAX_TOKENS = 128  # DeepEP: low-latency kernels up to this many tokens per rank (decode), high-throughput above
 ATTN_EFFICIENCY_FALLBACK = 0.7  # attention core's share of peak FLOP/s when the time model has no bf16 entry (estimate)
 
 
@@ -228,7 +229,7 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
         if fmt in ("nvfp4", "mxfp4")
         else ("fp8" if FORMATS.get(fmt, ("bf16", 2.0, 2.0))[1] <= 1.1 else "bfloat16")
     )
-    backend = "deepep_ll" if tokens <= 128 else "deepep_ht"
+    backend = "deepep_ll" if tokens <= LL_MAX_TOKENS else "deepep_ht"
     d = moe_dispatch_combine("dispatch", tokens, hidden, top_k, sc.ep, wire, profile, backend=backend)[0]
     c = moe_dispatch_combine("combine", tokens, hidden, top_k, sc.ep, wire, profile, backend=backend)[0]
     return d + c
