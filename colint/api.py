@@ -40,6 +40,7 @@ SETTINGS = (
     "concurrency",
     "kv_dtype",
     "out_dtype",
+    "ep_overlap",
     "select",
     "ignore",
     "extend_select",
@@ -58,6 +59,7 @@ _SCENARIO_SETTINGS = (
     "concurrency",
     "kv_dtype",
     "out_dtype",
+    "ep_overlap",
     "input_format",
     "vocab_size",
 )

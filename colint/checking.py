@@ -74,6 +74,7 @@ def build_targets(opts: Settings) -> list[Target]:
             kv_cache=opts.kv_dtype,
             out_dtype=opts.out_dtype,
             kvp=opts.kvp,
+            ep_overlap=opts.ep_overlap,
         )
         targets.append(Target(gpu=profile.name, profile=profile, scenario=scenario))
     return targets

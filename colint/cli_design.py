@@ -210,7 +210,7 @@ def suggest_cmd(path, flags, isolated, budget_pct, objective, at_interactivity, 
     help="Compare against the design with this key of the file changed (repeatable; with --compare: "
     "applied to that file).",
 )
-@settings_options("gpus", "scenario", "dtype", "context_tokens", *INPUT)
+@settings_options("gpus", "scenario", "dtype", "context_tokens", "ep_overlap", *INPUT)
 @click.option("--kv-cache", default=None, help="KV-cache format: bf16, fp8, nvfp4, ... [default: bf16]")
 @click.option("--prefill-tokens", type=click.IntRange(min=1), default=None, help="Tokens per prefill forward.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -219,8 +219,8 @@ def pareto_cmd(path, compare_path, variants, flags, isolated, kv_cache, prefill_
     against tok/s/user over tp, ep, attention-DP and concurrency; --compare/--variant put a second
     design beside it.
 
-    The project's [tool.colint] gpus, scenario, dtype, kv-dtype, context and input settings apply, as
-    for check; the deployments (tp, ep, concurrency) are enumerated."""
+    The project's [tool.colint] gpus, scenario, dtype, kv-dtype, context, ep-overlap and input settings
+    apply, as for check; the deployments (tp, ep, concurrency) are enumerated."""
     from colint.errors import ColintError
     from colint.pareto import run_settings
 

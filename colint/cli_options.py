@@ -50,6 +50,13 @@ OPTIONS: dict[str, Callable] = {
     "out_dtype": click.option(
         "--out-dtype", default=None, help="GEMM output format: bf16, fp8, fp32, ... [default: bf16]"
     ),
+    "ep_overlap": click.option(
+        "--ep-overlap",
+        type=click.Choice(["auto", "on", "off"]),
+        default=None,
+        help="Overlap the EP dispatch/combine with compute by two micro-batches: where it makes the step "
+        "faster, wherever the batch splits, or never. [default: auto]",
+    ),
     "select": click.option(
         "--select",
         multiple=True,
@@ -84,7 +91,19 @@ OPTIONS: dict[str, Callable] = {
         help="Re-check every fix at the state it leads to before showing it. [default: on]",
     ),
 }
-SCENARIO = ("scenario", "dtype", "tp", "ep", "pp", "kvp", "context_tokens", "concurrency", "kv_dtype", "out_dtype")
+SCENARIO = (
+    "scenario",
+    "dtype",
+    "tp",
+    "ep",
+    "pp",
+    "kvp",
+    "context_tokens",
+    "concurrency",
+    "kv_dtype",
+    "out_dtype",
+    "ep_overlap",
+)
 INPUT = ("input_format", "vocab_size")
 ISOLATED = click.option("--isolated", is_flag=True, help="Ignore pyproject.toml / .colint.toml files.")
 

@@ -134,6 +134,7 @@ def run_settings(
         kv_cache=opts.kv_dtype,
         context=opts.context_tokens,
         prefill_tokens=prefill_tokens,
+        ep_overlap=opts.ep_overlap,
     )
     return run(
         path,

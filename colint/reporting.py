@@ -77,20 +77,37 @@ def roofline(w) -> dict[str, Any]:
     }
 
 
+def _split_gemm_scale(w, regime: str) -> dict[tuple[str, str], float]:
+    """(kind, component) -> the layer's GEMM time over its rows' (1 but where two micro-batches run the
+    layer: colint.analysis.overlap prices each half's GEMMs at half the rows, which ``w.gemms`` does not show)."""
+    rows: dict[tuple[str, str], float] = {}
+    for row in w.gemms[regime]:
+        rows[(row.kind, row.component)] = rows.get((row.kind, row.component), 0.0) + row.layer_s
+    out = {}
+    for kind, parts in w.layer_parts.get(regime, {}).items():
+        for component, part in (("attention", "attention_gemms"), ("ffn", "ffn_gemms")):
+            have = rows.get((kind, component), 0.0)
+            if have and parts[part] != have:
+                out[(kind, component)] = parts[part] / have
+    return out
+
+
 def time_breakdown(w) -> dict[str, Any]:
     out: dict[str, Any] = {"components": list(COMPONENTS), "regimes": {}, "label": w.label()}
     for regime in ("decode", "prefill"):
         step = w.steps[regime]
         parts = dict.fromkeys(COMPONENTS, 0.0)
+        scale = _split_gemm_scale(w, regime)
         for row in w.gemms[regime]:
+            t = row.total_s * scale.get((row.kind, row.component), 1.0)
             if row.kind == "":
-                parts["LM head"] += row.total_s
+                parts["LM head"] += t
             elif row.component == "attention":
-                parts["attention projections"] += row.total_s
+                parts["attention projections"] += t
             elif row.parallel == "expert":
-                parts["experts"] += row.total_s
+                parts["experts"] += t
             else:
-                parts["FFN"] += row.total_s
+                parts["FFN"] += t
         parts["attention core"] = step.attention_core_s
         parts["collectives"] = step.comm_s
         parts["overheads"] = max(0.0, step.estimate_s - sum(parts.values()))

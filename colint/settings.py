@@ -44,7 +44,7 @@ from functools import cached_property
 from typing import Any, Literal, Optional, Union
 
 from colint.analysis.gemm_model import OUT_BYTES, canonical
-from colint.analysis.scenario import KV_BYTES
+from colint.analysis.scenario import KV_BYTES, EP_OVERLAP_MODES
 from colint.errors import UsageError
 from colint.findings import Severity
 from colint.rules import find_rule, select_rules
@@ -75,6 +75,12 @@ def _out_format(v: Any) -> Any:
 
     if v is not None and canonical(v) not in OUT_BYTES:
         raise ValueError(f"unknown output format; known: {', '.join(OUT_BYTES)}")
+    return v
+
+
+def _ep_overlap(v: Any) -> Any:
+    if v is not None and v not in EP_OVERLAP_MODES:
+        raise ValueError(f"unknown EP overlap; known: {', '.join(EP_OVERLAP_MODES)}")
     return v
 
 
@@ -111,6 +117,8 @@ class Settings:
     kv_dtype: Optional[str] = field(default=None, metadata=_key("kv-dtype", check=_kv_format))  # None: bf16
     out_dtype: Optional[str] = field(default=None, metadata=_key("out-dtype", check=_out_format))  # None: bf16
     kvp: Optional[int] = field(default=None, metadata=_key("kvp", ge=1, le=MAX_PARALLEL))  # KV (Helix) parallel
+    # EP dispatch/combine overlapped by two micro-batches (colint.analysis.overlap): auto | on | off
+    ep_overlap: Optional[str] = field(default=None, metadata=_key("ep-overlap", check=_ep_overlap))  # None: auto
     close_advice: bool = field(default=True, metadata=_key("close-advice"))  # re-check fixes (colint.closure)
 
     strict: bool = False  # check every file; False: skip what colint.triage recognises as not a decoder LLM

@@ -43,6 +43,12 @@ def probe_quantities(spec, workload, param_total: int) -> dict[str, float]:
             q[p + "est"] = a.estimate_s  # the op model's estimate (ops_attention), interpolated as is
         s = workload.steps[regime]
         q[f"r|{regime}"] = s.estimate_s - s.gemm_s - s.attention_core_s
+        if s.comm_hidden_s:
+            # two micro-batches run some layers (colint.analysis.overlap): the step's GEMMs and cores are the
+            # halves', while the search prices the whole batch's rows and cores; the remainder takes the difference
+            rows = sum(row.layer_s * row.layers for row in workload.gemms[regime])
+            cores = sum(a.estimate_s * a.layers for a in workload.attention[regime])
+            q[f"r|{regime}"] = s.estimate_s - rows - cores
     return q
 
 

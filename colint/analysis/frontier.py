@@ -30,8 +30,8 @@ concurrencies. So each deployment is analysed at two probe concurrencies and the
 priced over all B at once: the weight GEMMs with ``vector_pricing.estimate_unique`` (M = B, or for
 routed experts the grouped GEMM of the touched experts' rows of ``gemm_rows.routed_expert_rows``,
 ``grouped=True``), and the rest of the step (attention cores of ops_attention, elementwise passes,
-MoE permute/finalize, TP all-reduces, EP dispatch/combine) by ``step_extras.decode_extras_s`` at each B:
-the functions analyse sums, so only the GEMM vectorization can differ. The vectorized
+MoE permute/finalize, TP all-reduces, EP dispatch/combine, overlapped by two micro-batches where the
+scenario's ``ep_overlap`` says so) by ``overlap.layer_time`` at each B: the function analyse sums, so only the GEMM vectorization can differ. The vectorized
 price must reproduce both probes; then every frontier point is priced again by ``analyse`` itself,
 and a point that differs (an op model in step_extras.py that is no longer linear in B) makes the
 whole GPU fall back to ``analyse`` per point, with a note. So the frontier always reports

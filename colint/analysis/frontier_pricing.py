@@ -15,7 +15,9 @@ from colint.analysis.memory import B_ACT
 from colint.analysis.pipeline import best_partition
 from colint.analysis.vector_pricing import estimate_unique
 from colint.analysis.gemm_rows import _prefill_shape, routed_expert_rows
-from colint.analysis.step_extras import decode_extras_s
+from colint.analysis.kv_cache import kv_sources
+from colint.analysis.overlap import MIN_SPLIT, cores_s, half_cores_s, layer_time, overlapped_layers, overlaps
+from colint.hardware_profiles import time_model
 
 ACTIVATION_BYTES = 2.0  # BF16 activations between kernels (as analyse's elementwise passes)
 MAX_CONCURRENCY = 16384  # sequences per attention-DP group: the grid's cap when the KV cache is tiny
@@ -66,26 +68,66 @@ class Priced:
 def decode_prices(spec, profile, grid, w1, w2):
     """Decode step estimates (s) at every concurrency of ``grid`` for w1's deployment: the weight
     GEMMs of analyse's rows vectorized over the grid (``estimate_unique``; routed experts as analyse
-    prices them, a grouped GEMM of the touched experts' rows, ``routed_expert_rows``), plus the rest
-    of the step (attention cores of ops_attention, elementwise passes, MoE permute/finalize, TP
-    all-reduces, EP dispatch/combine, the KV-parallel exchange) from ``step_extras.decode_extras_s``, the
-    functions analyse itself sums, at each concurrency. ``w1``, ``w2``: analyse at the probes."""
+    prices them, a grouped GEMM of the touched experts' rows, ``routed_expert_rows``), per layer kind,
+    and at each concurrency the layer time of ``overlap.layer_time``, the function analyse sums (attention
+    cores of ops_attention, elementwise passes, MoE permute/finalize, TP all-reduces, EP dispatch/combine,
+    the KV-parallel exchange; with the exchange overlapped by two micro-batches, whose GEMMs are priced
+    over the grid's half concurrencies). ``w1``, ``w2``: analyse at the probes."""
     import numpy as np
 
     sc = w1.scenario
     b = np.asarray(grid, dtype=np.float64)
     b1, b2 = float(w1.scenario.decode_concurrency), float(w2.scenario.decode_concurrency)
-    total = np.zeros(b.size)
-    jobs: dict[tuple[str, bool], list] = {}
+    rows = w1.gemms["decode"]
+    split = any(overlaps(k, replace(sc, decode_concurrency=MIN_SPLIT), "decode") for k in spec.layer_kinds)
+    halves = [-(-int(bi) // 2) for bi in grid] if split else []
+    both = _gemm_s_by_kind(rows, list(grid) + halves, sc, profile)  # one vectorized call for B and ⌈B/2⌉
+    full = {key: t[: len(grid)] for key, t in both.items()}
+    half = {key: t[len(grid) :] for key, t in both.items()}
+    tmod = time_model(profile)
+    sources = kv_sources(spec)
+    h = spec.hidden_size
+    total = np.zeros(b.size) + sum(t for (kind, _), t in full.items() if kind == "")  # the LM head
+    for i, bi in enumerate(grid):
+        sci = replace(sc, decode_concurrency=int(bi))
+        fill_layers = overlapped_layers(spec, sci, "decode")
+        step = 0.0
+        for ki, (kind, n) in enumerate(zip(spec.layer_kinds, spec.layer_counts())):
+            if not n:
+                continue
+            src = sources.get(ki)
+            core = cores_s(spec, kind, n, profile, sci, "decode", src)
+            f = tuple(float(full[(kind.name, c)][i]) if (kind.name, c) in full else 0.0 for c in ("attention", "ffn"))
+            hv = None
+            if overlaps(kind, sci, "decode"):
+                g = tuple(
+                    float(half[(kind.name, c)][i]) if (kind.name, c) in half else 0.0 for c in ("attention", "ffn")
+                )
+                hv = (g[0], g[1], half_cores_s(spec, kind, n, profile, sci, "decode", src, core))
+            lt = layer_time(kind, h, int(bi), (f[0], f[1], core), hv, sci, profile, tmod, "decode", fill_layers)
+            step += n * lt.total_s
+        total[i] += step
+    kv = w1.kv_cache_bytes_per_gpu + (w2.kv_cache_bytes_per_gpu - w1.kv_cache_bytes_per_gpu) * (b - b1) / (b2 - b1)
+    return Priced(total, kv, activation_bytes_per_gpu(w1, b))
+
+
+def _gemm_s_by_kind(rows, grid, sc, profile) -> dict:
+    """(layer kind, component) -> one layer's weight-GEMM time (s) at each concurrency of ``grid``: analyse's
+    decode rows priced at M = B (routed experts: the busiest rank's touched experts' rows), vectorized.
+    The LM head is kind "" (one layer)."""
+    import numpy as np
+
+    size = len(grid)
     groups = sc.attention_dp_groups
-    for row in w1.gemms["decode"]:
+    jobs: dict[tuple[str, bool], list] = {}
+    for row in rows:
         g = row.gemm
         expert = row.parallel == "expert" and bool(g.count)
         if expert:
             base_inst = float(-(-g.count // sc.ep)) if sc.ep > 1 else float(g.count)  # as gemm_rows._shard
             topk = round(g.m_per_token * g.count)
-            m = np.empty(b.size, dtype=np.int64)
-            n_eff = np.empty(b.size, dtype=np.int64)
+            m = np.empty(size, dtype=np.int64)
+            n_eff = np.empty(size, dtype=np.int64)
             for i, bi in enumerate(grid):
                 touched, mi = routed_expert_rows(int(bi) * groups, topk, g.count, sc.ep)
                 inst = base_inst * touched
@@ -93,8 +135,10 @@ def decode_prices(spec, profile, grid, w1, w2):
                 n_eff[i] = int(round(row.n * inst)) if inst > 1 else row.n
         else:
             m = np.asarray(grid, dtype=np.int64)
-            n_eff = np.full(b.size, row.n, dtype=np.int64)
-        jobs.setdefault((row.dtype, expert), []).append((m, n_eff, np.full(b.size, row.k, dtype=np.int64), row.layers))
+            n_eff = np.full(size, row.n, dtype=np.int64)
+        key = (row.kind, row.component)
+        jobs.setdefault((row.dtype, expert), []).append((m, n_eff, np.full(size, row.k, dtype=np.int64), key))
+    out: dict = {}
     for (dtype, grouped), sel in jobs.items():
         t = estimate_unique(
             np.concatenate([j[0] for j in sel]),
@@ -106,10 +150,8 @@ def decode_prices(spec, profile, grid, w1, w2):
             grouped=grouped,
         )
         for i, j in enumerate(sel):
-            total += t[i * b.size : (i + 1) * b.size] * j[3]
-    total += np.asarray([decode_extras_s(spec, profile, replace(sc, decode_concurrency=int(bi))) for bi in grid])
-    kv = w1.kv_cache_bytes_per_gpu + (w2.kv_cache_bytes_per_gpu - w1.kv_cache_bytes_per_gpu) * (b - b1) / (b2 - b1)
-    return Priced(total, kv, activation_bytes_per_gpu(w1, b))
+            out[j[3]] = out.get(j[3], 0.0) + t[i * size : (i + 1) * size]
+    return out
 
 
 def max_concurrency(w1, w2, usable: float) -> int:

@@ -1,13 +1,16 @@
 """What crossing the NVLink domain costs a deployment (an ESTIMATE): the share of each step that the
 collectives of tp or ep lose when their group is larger than the profile's scale-up domain, against
 the same collectives priced as if the domain were large enough (colint.analysis.collectives prices
-both). The rules CL504 (ep) and CL704 (tp) quote it."""
+both). The rules CL504 (ep) and CL704 (tp) quote it. The EP exchange's loss is the step's own: analyse
+at this profile against analyse with the domain widened to ep, so an exchange that two micro-batches
+hide behind compute (colint.analysis.overlap) loses only what stays exposed."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from colint.analysis.step_extras import expert_all_to_all_s, tp_all_reduce_s
+from colint.analysis.workload import analyse
 
 
 # the counterfactual profiles (profile, its widened copy) by (id(profile), domain size): a Profile validates
@@ -31,6 +34,15 @@ def scale_out_cost_pct(w, kind: str) -> dict[str, float]:
     """Per regime, the estimated share (%) of workload ``w``'s step that ``kind``'s collectives ("ep": the
     MoE dispatch/combine, "tp": the two all-reduces per layer) lose by crossing the NVLink domain."""
     sc, spec, p = w.scenario, w.spec, w.profile
+    if kind == "ep" and sc.ep > p.domain_size >= sc.tp:
+        # the step at a domain wide enough for ep (tp fits already): what the exchange loses, hidden part excluded
+        at_wide = analyse(spec, _widened(p, sc.ep), sc).steps
+        return {
+            r: 100.0 * max(0.0, w.steps[r].estimate_s - at_wide[r].estimate_s) / w.steps[r].estimate_s
+            if w.steps[r].estimate_s
+            else 0.0
+            for r in ("decode", "prefill")
+        }
     wide = _widened(p, max(sc.tp, sc.ep))  # the domain large enough
     out = {}
     for regime in ("decode", "prefill"):

@@ -19,6 +19,11 @@ rank: decode attention reads context/kvp tokens per GPU and exchanges partial ou
 all-to-all per attention layer; the FFN and its dense GEMMs run tensor-parallel over tp x kvp GPUs
 (attention projections stay tp-sharded, replicated over the kvp GPUs); prefill attention is not
 split by kvp (an upper bound).
+
+``ep_overlap`` says whether an EP deployment hides its dispatch/combine behind compute by splitting each
+forward into two micro-batches (DeepSeek's dual micro-batch overlap, SGLang's two-batch overlap, vLLM's
+dual-batch overlap): ``auto`` (default) where that makes the layer faster, ``on`` wherever the batch
+splits, ``off`` never (the exchange in series with compute). colint.analysis.overlap prices it.
 """
 
 from __future__ import annotations
@@ -42,6 +47,11 @@ KV_BYTES = {
     "mxfp4": 0.5 + 1 / 32,
     "int4": 0.5,
 }
+
+# EP dispatch/combine overlap (colint.analysis.overlap): "auto" prices two micro-batches where they make a
+# layer faster, as a serving operator enables them for a deployment that gains (SGLang
+# --enable-two-batch-overlap, DeepSeek's inference system); "on" wherever the batch splits; "off" never
+EP_OVERLAP_MODES = ("auto", "on", "off")
 
 PRESETS: dict[str, dict] = {
     # many sequences, short-to-medium context: tokens/s per GPU
@@ -76,6 +86,7 @@ class Scenario:
     context: int = field(default=8192, metadata={"ge": 1})  # tokens of context per sequence
     gpu: Optional[str] = None  # profile name, for labels only
     context_clipped_from: Optional[int] = None  # the context asked for, when the model's max positions clipped it
+    ep_overlap: Literal["auto", "on", "off"] = "auto"  # EP exchange overlapped by two micro-batches (EP_OVERLAP_MODES)
 
     @property
     def gemm_format(self) -> str:
@@ -107,6 +118,8 @@ class Scenario:
 
     def label(self) -> str:
         par = ", ".join(f"{k}={getattr(self, k)}" for k in ("tp", "kvp", "ep", "pp") if getattr(self, k) > 1)
+        if self.ep > 1 and self.ep_overlap != "auto":
+            par += f", EP overlap {self.ep_overlap}"
         clipped = (
             f" (clipped from {self.context_clipped_from}: the model's max positions)"
             if self.context_clipped_from
@@ -157,6 +170,7 @@ def make_scenario(
     kv_cache: str | None = None,
     out_dtype: str | None = None,
     gpu: str | None = None,
+    ep_overlap: str | None = None,
 ) -> Scenario:
     """A preset with CLI overrides. ``dtype`` sets weights and activations (``int8_wo``/``int4_wo``:
     weight-only, BF16 activations)."""
@@ -199,6 +213,10 @@ def make_scenario(
                     f"{LIMITS[key]:,} colint models"
                 )
             kw[key] = val
+    if ep_overlap is not None:
+        if ep_overlap not in EP_OVERLAP_MODES:
+            raise UsageError(f"unknown EP overlap '{ep_overlap}'; known: {', '.join(EP_OVERLAP_MODES)}")
+        kw["ep_overlap"] = ep_overlap
     kw["gpu"] = gpu
     return Scenario(**kw)
 

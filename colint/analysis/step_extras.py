@@ -2,8 +2,9 @@
 attention (or recurrent-state) core (``AttentionCost``, priced by the op models of
 colint.analysis.ops_attention), the elementwise passes and kernel launches, MoE permute/finalize, TP
 all-reduces and EP dispatch/combine (colint.analysis.collectives) and the KV-parallel (Helix)
-exchange. Every time is an ESTIMATE. ``colint.analysis.workload.analyse`` sums them per layer kind;
-``decode_extras_s`` gives the frontier the decode step less its GEMMs with the same functions.
+exchange. Every time is an ESTIMATE. ``colint.analysis.overlap.layer_time`` sums them into one layer's
+time (with the EP exchange overlapped by two micro-batches where the deployment does so), for
+``colint.analysis.workload.analyse`` and the frontier alike.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from colint.analysis.gemm_model import FORMATS
 from colint.analysis.gemm_rows import _ceil_div, _prefill_shape
 from colint.analysis.kv_cache import (
     kind_mixers,
-    kv_sources,
     mixer_kv_bytes_per_token,
     mixer_kv_read_bytes_per_token,
     mixer_state_bytes,
@@ -29,6 +29,7 @@ from colint.normalize.model_spec import LayerKind, Mixer, ModelSpec
 
 ATTN_FORMAT = "bf16"  # attention core math (FlashAttention/FlashMLA BF16 path)
 ELEMENTWISE_PASSES = 6  # norm, residual, activation, rope...: activation-sized HBM passes per layer (estimate)
+LL_MAX_TOKENS = 128  # DeepEP: low-latency kernels up to this many tokens per rank (decode), high-throughput above
 ATTN_EFFICIENCY_FALLBACK = 0.7  # attention core's share of peak FLOP/s when the time model has no bf16 entry (estimate)
 
 
@@ -228,7 +229,7 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
         if fmt in ("nvfp4", "mxfp4")
         else ("fp8" if FORMATS.get(fmt, ("bf16", 2.0, 2.0))[1] <= 1.1 else "bfloat16")
     )
-    backend = "deepep_ll" if tokens <= 128 else "deepep_ht"
+    backend = "deepep_ll" if tokens <= LL_MAX_TOKENS else "deepep_ht"
     d = moe_dispatch_combine("dispatch", tokens, hidden, top_k, sc.ep, wire, profile, backend=backend)[0]
     c = moe_dispatch_combine("combine", tokens, hidden, top_k, sc.ep, wire, profile, backend=backend)[0]
     return d + c
@@ -258,7 +259,7 @@ def _kernels_per_layer(kind: LayerKind, gemm_rows: int, tp: int) -> tuple[int, i
 def _layer_extras(kind: LayerKind, tokens: int, h: int, scenario: Scenario, profile, tmod, regime: str = "decode"):
     """(non-GEMM kernels, collectives, elementwise bytes, elementwise + launch + MoE permute/finalize s,
     collective s) of one layer of ``kind`` at ``tokens`` per forward: analyse's per-layer extras, and
-    the frontier's per-concurrency price (colint.analysis.frontier) through :func:`decode_extras_s`."""
+    the frontier's per-concurrency price (colint.analysis.frontier), both through colint.analysis.overlap."""
     b_act = 2.0  # BF16 activations between kernels
     bw = profile.memory_bytes_per_s
     launch_s = profile.launch_overhead_us * 1e-6
@@ -284,28 +285,6 @@ def _layer_extras(kind: LayerKind, tokens: int, h: int, scenario: Scenario, prof
         moe_move_s = (4.0 * rows_gpu * h * b_act) / (bw * tmod.memory_efficiency)
     elem_s += moe_move_s
     return n_other, n_coll, act_bytes, elem_s, coll_s
-
-
-def decode_extras_s(spec: ModelSpec, profile, scenario: Scenario) -> float:
-    """The decode step's estimate (s) less its weight GEMMs: attention cores, elementwise passes,
-    launches, MoE permute/finalize and collectives, with the very functions analyse sums
-    (colint.analysis.frontier prices the GEMMs over all concurrencies at once and adds this)."""
-
-    tmod = time_model(profile)
-    sources = kv_sources(spec)
-    total = 0.0
-    tokens = scenario.decode_concurrency
-    for ki, (kind, n) in enumerate(zip(spec.layer_kinds, spec.layer_counts())):
-        if not n:
-            continue
-        core_s = sum(
-            _attention(spec, kind, n, profile, scenario, "decode", sources.get(ki) if j == 0 else None, mx).estimate_s
-            for j, mx in enumerate(kind_mixers(kind))
-            if mx.kind not in ("none", "linear")
-        )
-        _, _, _, elem_s, coll_s = _layer_extras(kind, tokens, spec.hidden_size, scenario, profile, tmod)
-        total += n * (core_s + elem_s + coll_s)
-    return total
 
 
 def kvp_exchange_s(kind: LayerKind, tokens: int, scenario: Scenario, profile) -> float:

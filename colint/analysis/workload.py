@@ -31,7 +31,8 @@ from colint.analysis.gemm_rows import (
 from colint.analysis.kv_cache import kind_mixers, kv_cache_bytes_per_token, kv_sources, state_bytes_per_sequence
 from colint.analysis.memory import activation_bytes, heaviest_stage_weight_bytes, memory_fit
 from colint.analysis.scenario import Scenario
-from colint.analysis.step_extras import AttentionCost, _attention, _layer_extras
+from colint.analysis.overlap import half_cores_s, half_scenario, layer_time, overlapped_layers, overlaps
+from colint.analysis.step_extras import AttentionCost, _attention
 from colint.hardware_profiles import time_model
 from colint.normalize.model_spec import ModelSpec
 from colint.plain_data import dump
@@ -53,11 +54,14 @@ class Step:
     attention_s: float  # token mixer: projections + attention core
     ffn_s: float  # FFN / MoE GEMMs (incl. router)
     other_s: float  # LM head, elementwise, launches, collectives
-    comm_s: float  # collectives: TP all-reduces + EP dispatch/combine (colint.analysis.collectives; part of other_s)
+    comm_s: (
+        float  # collectives: TP all-reduces + EP dispatch/combine, its exposed part when overlapped (part of other_s)
+    )
     launch_s: float  # launches of non-GEMM kernels (part of other_s)
     kernels: int  # kernels per forward
     ftl_s: float | None = None  # prefill: time to first token for one `context` prompt
     tokens_per_s: float | None = None  # per replica
+    comm_hidden_s: float = 0.0  # EP dispatch/combine hidden behind the other micro-batch's compute (not in comm_s)
 
     @property
     def attention_share(self) -> float:
@@ -209,41 +213,63 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
             cores_by_kind.setdefault(a.kind, []).append(a)
         return times, n_rows, cores_by_kind
 
+    def kind_gemm_s(rows_: list[WorkloadGemm]) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for row in rows_:
+            d = out.setdefault(row.kind, {"attention": 0.0, "ffn": 0.0})
+            d[row.component] = d.get(row.component, 0.0) + row.layer_s
+        return out
+
     steps: dict[str, Step] = {}
     per_kind_s: dict[str, dict[str, float]] = {r: {} for r in REGIMES}
     parts: dict[str, dict[str, dict[str, float]]] = {r: {} for r in REGIMES}
     for regime in REGIMES:
         tokens = _tokens(scenario, regime)
-        gemm_s = attn_core = attn_total = ffn = other = comm = launches = sol = 0.0
+        gemm_s = attn_core = attn_total = ffn = other = comm = hidden = launches = sol = 0.0
         kernels = 0
         times, n_rows, cores_by_kind = kind_times(regime)
-        for kind, n in zip(spec.layer_kinds, counts):
+        fill_layers = overlapped_layers(spec, scenario, regime)
+        half_times: dict[str, dict[str, float]] | None = None  # one micro-batch's GEMMs (colint.analysis.overlap)
+        for ki, (kind, n) in enumerate(zip(spec.layer_kinds, counts)):
             if not n:
                 continue
             kt = times.get(kind.name) or {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
             cores = cores_by_kind.get(kind.name, [])  # two with a parallel mixer: a sum
             core_s = sum(a.estimate_s for a in cores)
-            n_other, n_coll, act_bytes, elem_s, coll_s = _layer_extras(kind, tokens, h, scenario, profile, tmod, regime)
-            layer_s = kt["attention"] + kt["ffn"] + core_s + elem_s + coll_s
-            per_kind_s[regime][kind.name] = layer_s
-            parts[regime][kind.name] = {
-                "attention_gemms": kt["attention"],
-                "attention_core": core_s,
-                "ffn_gemms": kt["ffn"],
-                "elementwise": elem_s - n_other * launch_s,
-                "launches": n_other * launch_s,
-                "collectives": coll_s,
-            }
-            gemm_s += n * (kt["attention"] + kt["ffn"])
-            attn_core += n * core_s
-            attn_total += n * (kt["attention"] + core_s)
-            ffn += n * kt["ffn"]
-            other += n * (elem_s + coll_s)
-            comm += n * coll_s
-            launches += n * n_other * launch_s
-            sol += n * (kt["gemm_sol"] + sum(a.sol_s for a in cores) + act_bytes / bw)
+            half = None
+            if overlaps(kind, scenario, regime):
+                if half_times is None:
+                    half_times = kind_gemm_s(
+                        _gemm_rows(spec, profile, half_scenario(scenario, regime), regime, entries)
+                    )
+                ht = half_times.get(kind.name) or {"attention": 0.0, "ffn": 0.0}
+                half_core = half_cores_s(spec, kind, n, profile, scenario, regime, sources.get(ki), core_s)
+                half = (ht["attention"], ht["ffn"], half_core)
+            lt = layer_time(
+                kind,
+                h,
+                tokens,
+                (kt["attention"], kt["ffn"], core_s),
+                half,
+                scenario,
+                profile,
+                tmod,
+                regime,
+                fill_layers,
+            )
+            per_kind_s[regime][kind.name] = lt.total_s
+            parts[regime][kind.name] = lt.parts
+            gemm_s += n * (lt.attention_gemms_s + lt.ffn_gemms_s)
+            attn_core += n * lt.core_s
+            attn_total += n * (lt.attention_gemms_s + lt.core_s)
+            ffn += n * lt.ffn_gemms_s
+            other += n * (lt.elem_s + lt.coll_s)
+            comm += n * lt.coll_s
+            hidden += n * lt.hidden_s
+            launches += n * (lt.micro_batches * lt.n_other) * launch_s
+            sol += n * (kt["gemm_sol"] + sum(a.sol_s for a in cores) + lt.act_bytes / bw)
             n_gemm_kernels = n_rows.get(kind.name, 0)
-            kernels += n * (n_other + n_coll + n_gemm_kernels + len(cores))
+            kernels += n * lt.micro_batches * (lt.n_other + lt.n_coll + n_gemm_kernels + len(cores))
         for row in rows[regime]:
             if row.kind == "":
                 gemm_s += row.layer_s
@@ -259,7 +285,21 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
         else:
             tps = tokens / total if total else None
         steps[regime] = Step(
-            regime, tokens, total, sol, gemm_s, attn_core, attn_total, ffn, other, comm, launches, kernels, ftl, tps
+            regime,
+            tokens,
+            total,
+            sol,
+            gemm_s,
+            attn_core,
+            attn_total,
+            ffn,
+            other,
+            comm,
+            launches,
+            kernels,
+            ftl,
+            tps,
+            hidden,
         )
 
     # per-layer cost vectors
@@ -401,6 +441,7 @@ def summary(w: Workload) -> dict:
             "ffn_s": s.ffn_s,
             "other_s": s.other_s,
             "comm_s": s.comm_s,
+            "comm_hidden_s": s.comm_hidden_s,
             "attention_share": s.attention_share,
             "ffn_share": s.ffn_share,
             "other_share": s.other_share,

@@ -132,6 +132,7 @@ def render_estimates(e: dict) -> str:
             f"  {what}: estimate {_t(s['estimate_s'])} (roofline {_t(s['sol_s'])}){extra}; "
             f"attention {s['attention_share']:.0%}, FFN {s['ffn_share']:.0%}, "
             + (f"collectives {s['collective_share']:.0%}, " if s.get("collective_share") else "")
+            + (f"EP exchange hidden by two micro-batches {_t(s['comm_hidden_s'])}, " if s.get("comm_hidden_s") else "")
             + f"other {s['other_share'] - s.get('collective_share', 0.0):.0%}"
         )
     for regime in ("decode", "prefill"):

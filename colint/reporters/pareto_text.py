@@ -118,4 +118,9 @@ def render(result) -> str:
         f"every figure is an estimate of colint's step model ({first.label.replace('estimate: ', '', 1)}; "
         "MoE routing balanced, the busiest EP rank sets the step), not a measurement",
     ]
+    if any(p.deployment.ep > 1 for frs in result.frontiers for f in frs for p in f.frontier):
+        lines.append(
+            "EP dispatch/combine: overlapped with compute by two micro-batches as the scenario's ep_overlap "
+            "allows (default auto: where that makes the step faster), else in series"
+        )
     return "\n".join(lines)
