@@ -17,7 +17,10 @@ max(FLOPs / peak, bytes / bandwidth). Constants come from the architecture's tim
   kv_lora + rope (576) elements read; FLOPs 2·h·L·(576 + 512); heads pad to the MMA tile's M.
   Without a split-KV MLA kernel (sm80: FlashMLA and XQA-MLA are sm90+) one CTA per sequence walks the
   context (``mla_serial_cycles``): time ∝ context, flat in heads at small batch (MEAS-OPS, A100).
-* MLA prefill is plain attention with d_qk = nope + rope (192) and d_v (128).
+* MLA prefill is plain attention with d_qk = nope + rope (192) and d_v (128); its preprocessing pass
+  rotates only the rope parts and appends the 576-wide latent.
+* Context attention's QKV preprocessing (RoPE + KV-cache append) is a separate streaming kernel
+  before the FMHA: its bytes (Q, K, V read, rotated Q and K written) add to the time.
 """
 
 from __future__ import annotations
@@ -128,8 +131,14 @@ def context_attention(
     xp=_Scalar,
     v_head_dim=None,
     causal: bool = True,
+    prep_bytes_per_token=None,
 ):
-    """One prefill of ``b`` sequences of ``seq`` tokens (no cached prefix), ``heads`` on this GPU."""
+    """One prefill of ``b`` sequences of ``seq`` tokens (no cached prefix), ``heads`` on this GPU.
+
+    The op is two kernels in sequence (TensorRT-LLM's context attention: QKV preprocessing, then
+    FMHA): the preprocessing pass reads the projected Q, K, V, rotates Q and K (RoPE) in place and
+    appends K, V to the KV cache, a streaming kernel whose time adds to the FMHA's.
+    ``prep_bytes_per_token`` overrides that pass's bytes per token (MLA: its latent cache)."""
     tmod = tmod or time_model(profile)
     d_v = head_dim if v_head_dim is None else v_head_dim
     # a sequence shorter than the tile runs on the smallest MMA-M tile that holds it (FMHA kernels
@@ -170,7 +179,12 @@ def context_attention(
     t_cta = (ctas * tmod.context_cta_cycles + b * heads * tiles * tmod.context_tile_cycles) / (sms * clock)
     t_math = t_mma + (1.0 - tmod.softmax_overlap) * t_exp + t_cta
     t_mem = bytes_ / (bw * tmod.memory_efficiency)
-    est = _overlap(t_math, t_mem, tmod.overlap_p, xp) + tmod.context_floor_us * 1e-6
+    # QKV preprocessing (TensorRT-LLM invokeQKVPreprocessing: RoPE + KV-cache append): reads Q, K, V and
+    # writes the rotated Q and K back in BF16 before the FMHA reads them (its cache write is in bytes_)
+    if prep_bytes_per_token is None:
+        prep_bytes_per_token = (heads + 2.0 * kv_heads) * head_dim * 2.0 + (heads + kv_heads) * head_dim * 2.0
+    t_prep = b * seq * prep_bytes_per_token / (bw * tmod.memory_efficiency)
+    est = _overlap(t_math, t_mem, tmod.overlap_p, xp) + t_prep + tmod.context_floor_us * 1e-6
     return est, sol
 
 
@@ -210,8 +224,26 @@ def mla_decode(b, ctx, heads, kv_lora: int, rope: int, kv_dtype: str, profile, t
     return est + floor_us * 1e-6, sol
 
 
-def mla_prefill(b, seq, heads, qk_head_dim: int, v_head_dim: int, kv_dtype: str, profile, tmod=None, xp=_Scalar):
-    """One MLA prefill (not absorbed: per-head K of nope + rope, V of v_head_dim), no cached prefix."""
+def mla_prefill(
+    b,
+    seq,
+    heads,
+    qk_head_dim: int,
+    v_head_dim: int,
+    kv_dtype: str,
+    profile,
+    tmod=None,
+    xp=_Scalar,
+    rope: int = 64,
+    kv_lora: int = 512,
+):
+    """One MLA prefill (not absorbed: per-head K of nope + rope, V of v_head_dim), no cached prefix.
+
+    Its preprocessing pass (TensorRT-LLM's MLA RoPE context kernel) rotates only the ``rope``-wide
+    parts of Q and K in place and appends the (``kv_lora`` + ``rope``)-wide latent to the cache; the
+    per-head K and V come from the kv_b up-projection GEMM, outside this op."""
+    b_kv = KV_BYTES.get(kv_dtype, 2.0)
+    prep = heads * rope * 2.0 * 2.0 + (kv_lora + rope) * (2.0 + b_kv)
     return context_attention(
         b,
         seq,
@@ -225,4 +257,5 @@ def mla_prefill(b, seq, heads, qk_head_dim: int, v_head_dim: int, kv_dtype: str,
         tmod,
         xp,
         v_head_dim=v_head_dim,
+        prep_bytes_per_token=prep,
     )
