@@ -40,6 +40,11 @@ KV_BYTES = {
 }
 XQA_MAX_GROUP = 32  # query heads per KV head that one XQA CTA serves (MEAS: jump between 32 and 48)
 DECODE_CHUNK = 256  # tokens per CTA of a multi-block decode kernel (TensorRT-LLM XQA/MMHA, FlashDecoding)
+# Hopper XQA's short call on an FP8 cache (decode_floor_us "gqa_fp8") serves head_dim >= 128 and GQA groups of
+# 2-16 query heads only (MEAS-OPS H100, b <= 4, step <= 63: 5.7-7.7 us there; head_dim 64 or groups >= 32: 8-9.3 us,
+# the BF16 call's floor)
+XQA_FP8_MAX_GROUP = 16
+XQA_FP8_MIN_HEAD_DIM = 128
 
 
 def _attention_peak(profile, tmod, dtype: str) -> tuple[float, float]:
@@ -91,6 +96,11 @@ def decode_attention(
     chunks = -(-length // DECODE_CHUNK)
     eta_grid = _grid_bandwidth(b * readers * chunks, profile, tmod, xp)
     t_mem = (kv_bytes + qo_bytes) / (bw * tmod.memory_efficiency * eta_grid)
+    # split-KV (multi-block) mode: when one CTA per work item would leave SMs idle, each item's cached
+    # length is split over CTAs whose partial (max, sum, O) a combine step merges; the split follows the
+    # cached length, not the window (a windowed call still splits, and its CTAs outside the window exit)
+    multi_block = (-(-ctx // DECODE_CHUNK) > 1) & (b * readers < profile.sm_count)
+    t_combine = xp.where(multi_block, tmod.decode_combine_us * 1e-6, 0.0)
     # per work item (one sequence x one KV head, or x one query head past XQA's group): prologue, Q load,
     # softmax finalize, O store, in SM cycles; a GQA item also pays per query head of its group
     cyc = tmod.decode_item_cycles
@@ -101,9 +111,10 @@ def decode_attention(
     t_math = flops / (peak * eff) + t_items
     floor_us = tmod.attention_floor_us
     fp8_floor = tmod.decode_floor_us.get("gqa_fp8") if b_kv <= 1.0 else None
-    if fp8_floor is not None:  # XQA on an FP8 cache: its own (shorter) call, for GQA groups it serves
-        floor_us = xp.where(split | (group <= 1), floor_us, fp8_floor)
-    est = _overlap(t_math, t_mem, tmod.overlap_p, xp) + floor_us * 1e-6
+    if fp8_floor is not None:  # XQA on an FP8 cache: its own (shorter) call, for the GQA shapes it serves
+        served = (group > 1) & (group <= XQA_FP8_MAX_GROUP) & (head_dim >= XQA_FP8_MIN_HEAD_DIM)
+        floor_us = xp.where(served, fp8_floor, floor_us)
+    est = _overlap(t_math, t_mem, tmod.overlap_p, xp) + t_combine + floor_us * 1e-6
     return est, sol
 
 
