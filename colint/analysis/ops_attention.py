@@ -102,12 +102,16 @@ def decode_attention(
     multi_block = (-(-ctx // DECODE_CHUNK) > 1) & (b * readers < profile.sm_count)
     t_combine = xp.where(multi_block, tmod.decode_combine_us * 1e-6, 0.0)
     # per work item (one sequence x one KV head, or x one query head past XQA's group): prologue, Q load,
-    # softmax finalize, O store, in SM cycles; a GQA item also pays per query head of its group
+    # softmax finalize, O store, in SM cycles; a GQA item also pays per query head of its group. The
+    # cycles are read at head_dim 128; about half of them (Q, O and the per-token dot products over d,
+    # and the shared memory that sets how many items an SM holds) scale with head_dim (MEAS-OPS, step <= 3,
+    # b >= 1024, d 64 / 128 / 256: B200 BF16 GQA 2,400 / 2,900 / 4,850; H100 BF16 7,500 / 8,400 / 11,700)
+    d_scale = 0.5 + 0.5 * head_dim / 128.0
     cyc = tmod.decode_item_cycles
     gqa_base = cyc.get("gqa_fp8", cyc.get("gqa", 3000.0)) if b_kv <= 1.0 else cyc.get("gqa", 3000.0)
     per_item = xp.where(split | (group <= 1), cyc.get("mha", 3000.0), gqa_base + cyc.get("per_head", 0.0) * group)
     clock = (profile.clock_mhz or 1500.0) * 1e6
-    t_items = b * readers * per_item / (profile.sm_count * clock)
+    t_items = b * readers * per_item * d_scale / (profile.sm_count * clock)
     t_math = flops / (peak * eff) + t_items
     floor_us = tmod.attention_floor_us
     fp8_floor = tmod.decode_floor_us.get("gqa_fp8") if b_kv <= 1.0 else None
