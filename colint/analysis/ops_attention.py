@@ -17,7 +17,10 @@ max(FLOPs / peak, bytes / bandwidth). Constants come from the architecture's tim
   kv_lora + rope (576) elements read; FLOPs 2·h·L·(576 + 512); heads pad to the MMA tile's M.
   Without a split-KV MLA kernel (sm80: FlashMLA and XQA-MLA are sm90+) one CTA per sequence walks the
   context (``mla_serial_cycles``): time ∝ context, flat in heads at small batch (MEAS-OPS, A100).
-* MLA prefill is plain attention with d_qk = nope + rope (192) and d_v (128).
+* MLA prefill is plain attention with d_qk = nope + rope (192) and d_v (128); its preprocessing pass
+  rotates only the rope parts and appends the 576-wide latent.
+* Context attention's QKV preprocessing (RoPE + KV-cache append) is a separate streaming kernel
+  before the FMHA: its bytes (Q, K, V read, rotated Q and K written) add to the time.
 """
 
 from __future__ import annotations
@@ -37,6 +40,11 @@ KV_BYTES = {
 }
 XQA_MAX_GROUP = 32  # query heads per KV head that one XQA CTA serves (MEAS: jump between 32 and 48)
 DECODE_CHUNK = 256  # tokens per CTA of a multi-block decode kernel (TensorRT-LLM XQA/MMHA, FlashDecoding)
+# Hopper XQA's short call on an FP8 cache (decode_floor_us "gqa_fp8") serves head_dim >= 128 and GQA groups of
+# 2-16 query heads only (MEAS-OPS H100, b <= 4, step <= 63: 5.7-7.7 us there; head_dim 64 or groups >= 32: 8-9.3 us,
+# the BF16 call's floor)
+XQA_FP8_MAX_GROUP = 16
+XQA_FP8_MIN_HEAD_DIM = 128
 
 
 def _attention_peak(profile, tmod, dtype: str) -> tuple[float, float]:
@@ -88,19 +96,29 @@ def decode_attention(
     chunks = -(-length // DECODE_CHUNK)
     eta_grid = _grid_bandwidth(b * readers * chunks, profile, tmod, xp)
     t_mem = (kv_bytes + qo_bytes) / (bw * tmod.memory_efficiency * eta_grid)
+    # split-KV (multi-block) mode: when one CTA per work item would leave SMs idle, each item's cached
+    # length is split over CTAs whose partial (max, sum, O) a combine step merges; the split follows the
+    # cached length, not the window (a windowed call still splits, and its CTAs outside the window exit)
+    multi_block = (-(-ctx // DECODE_CHUNK) > 1) & (b * readers < profile.sm_count)
+    t_combine = xp.where(multi_block, tmod.decode_combine_us * 1e-6, 0.0)
     # per work item (one sequence x one KV head, or x one query head past XQA's group): prologue, Q load,
-    # softmax finalize, O store, in SM cycles; a GQA item also pays per query head of its group
+    # softmax finalize, O store, in SM cycles; a GQA item also pays per query head of its group. The
+    # cycles are read at head_dim 128; about half of them (Q, O and the per-token dot products over d,
+    # and the shared memory that sets how many items an SM holds) scale with head_dim (MEAS-OPS, step <= 3,
+    # b >= 1024, d 64 / 128 / 256: B200 BF16 GQA 2,400 / 2,900 / 4,850; H100 BF16 7,500 / 8,400 / 11,700)
+    d_scale = 0.5 + 0.5 * head_dim / 128.0
     cyc = tmod.decode_item_cycles
     gqa_base = cyc.get("gqa_fp8", cyc.get("gqa", 3000.0)) if b_kv <= 1.0 else cyc.get("gqa", 3000.0)
     per_item = xp.where(split | (group <= 1), cyc.get("mha", 3000.0), gqa_base + cyc.get("per_head", 0.0) * group)
     clock = (profile.clock_mhz or 1500.0) * 1e6
-    t_items = b * readers * per_item / (profile.sm_count * clock)
+    t_items = b * readers * per_item * d_scale / (profile.sm_count * clock)
     t_math = flops / (peak * eff) + t_items
     floor_us = tmod.attention_floor_us
     fp8_floor = tmod.decode_floor_us.get("gqa_fp8") if b_kv <= 1.0 else None
-    if fp8_floor is not None:  # XQA on an FP8 cache: its own (shorter) call, for GQA groups it serves
-        floor_us = xp.where(split | (group <= 1), floor_us, fp8_floor)
-    est = _overlap(t_math, t_mem, tmod.overlap_p, xp) + floor_us * 1e-6
+    if fp8_floor is not None:  # XQA on an FP8 cache: its own (shorter) call, for the GQA shapes it serves
+        served = (group > 1) & (group <= XQA_FP8_MAX_GROUP) & (head_dim >= XQA_FP8_MIN_HEAD_DIM)
+        floor_us = xp.where(served, fp8_floor, floor_us)
+    est = _overlap(t_math, t_mem, tmod.overlap_p, xp) + t_combine + floor_us * 1e-6
     return est, sol
 
 
@@ -128,8 +146,14 @@ def context_attention(
     xp=_Scalar,
     v_head_dim=None,
     causal: bool = True,
+    prep_bytes_per_token=None,
 ):
-    """One prefill of ``b`` sequences of ``seq`` tokens (no cached prefix), ``heads`` on this GPU."""
+    """One prefill of ``b`` sequences of ``seq`` tokens (no cached prefix), ``heads`` on this GPU.
+
+    The op is two kernels in sequence (TensorRT-LLM's context attention: QKV preprocessing, then
+    FMHA): the preprocessing pass reads the projected Q, K, V, rotates Q and K (RoPE) in place and
+    appends K, V to the KV cache, a streaming kernel whose time adds to the FMHA's.
+    ``prep_bytes_per_token`` overrides that pass's bytes per token (MLA: its latent cache)."""
     tmod = tmod or time_model(profile)
     d_v = head_dim if v_head_dim is None else v_head_dim
     # a sequence shorter than the tile runs on the smallest MMA-M tile that holds it (FMHA kernels
@@ -170,7 +194,12 @@ def context_attention(
     t_cta = (ctas * tmod.context_cta_cycles + b * heads * tiles * tmod.context_tile_cycles) / (sms * clock)
     t_math = t_mma + (1.0 - tmod.softmax_overlap) * t_exp + t_cta
     t_mem = bytes_ / (bw * tmod.memory_efficiency)
-    est = _overlap(t_math, t_mem, tmod.overlap_p, xp) + tmod.context_floor_us * 1e-6
+    # QKV preprocessing (TensorRT-LLM invokeQKVPreprocessing: RoPE + KV-cache append): reads Q, K, V and
+    # writes the rotated Q and K back in BF16 before the FMHA reads them (its cache write is in bytes_)
+    if prep_bytes_per_token is None:
+        prep_bytes_per_token = (heads + 2.0 * kv_heads) * head_dim * 2.0 + (heads + kv_heads) * head_dim * 2.0
+    t_prep = b * seq * prep_bytes_per_token / (bw * tmod.memory_efficiency)
+    est = _overlap(t_math, t_mem, tmod.overlap_p, xp) + t_prep + tmod.context_floor_us * 1e-6
     return est, sol
 
 
@@ -210,8 +239,26 @@ def mla_decode(b, ctx, heads, kv_lora: int, rope: int, kv_dtype: str, profile, t
     return est + floor_us * 1e-6, sol
 
 
-def mla_prefill(b, seq, heads, qk_head_dim: int, v_head_dim: int, kv_dtype: str, profile, tmod=None, xp=_Scalar):
-    """One MLA prefill (not absorbed: per-head K of nope + rope, V of v_head_dim), no cached prefix."""
+def mla_prefill(
+    b,
+    seq,
+    heads,
+    qk_head_dim: int,
+    v_head_dim: int,
+    kv_dtype: str,
+    profile,
+    tmod=None,
+    xp=_Scalar,
+    rope: int = 64,
+    kv_lora: int = 512,
+):
+    """One MLA prefill (not absorbed: per-head K of nope + rope, V of v_head_dim), no cached prefix.
+
+    Its preprocessing pass (TensorRT-LLM's MLA RoPE context kernel) rotates only the ``rope``-wide
+    parts of Q and K in place and appends the (``kv_lora`` + ``rope``)-wide latent to the cache; the
+    per-head K and V come from the kv_b up-projection GEMM, outside this op."""
+    b_kv = KV_BYTES.get(kv_dtype, 2.0)
+    prep = heads * rope * 2.0 * 2.0 + (kv_lora + rope) * (2.0 + b_kv)
     return context_attention(
         b,
         seq,
@@ -225,4 +272,5 @@ def mla_prefill(b, seq, heads, qk_head_dim: int, v_head_dim: int, kv_dtype: str,
         tmod,
         xp,
         v_head_dim=v_head_dim,
+        prep_bytes_per_token=prep,
     )

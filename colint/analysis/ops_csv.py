@@ -110,6 +110,8 @@ def row_estimate(row: dict, profile, model=None) -> tuple[float, float] | None:
             kv,
             profile,
             model,
+            rope=MLA_ROPE,
+            kv_lora=MLA_KV_LORA,
         )
     if fam == "moe":
         gated = "nongated" not in (row.get("kernel_source") or "")

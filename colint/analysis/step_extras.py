@@ -198,11 +198,25 @@ def _core_estimate_s(
                 sc.decode_concurrency, ctx, q_per_gpu, mx.kv_lora_rank or 0, mx.qk_rope_head_dim or 0, kv, profile
             )[0]
         kv_heads = _ceil_div(max(1, mx.num_kv_heads), min(tp, max(1, mx.num_kv_heads)))
-        return ops.decode_attention(sc.decode_concurrency, ctx, q_per_gpu, kv_heads, mx.head_dim, 0, kv, profile)[0]
+        # a windowed layer reads ``attended`` tokens but its kernel splits the whole cached length (ops_attention)
+        cached = max(ctx, _ceil_div(sc.context, max(1, sc.kvp))) if window else ctx
+        return ops.decode_attention(
+            sc.decode_concurrency, cached, q_per_gpu, kv_heads, mx.head_dim, ctx if window else 0, kv, profile
+        )[0]
     s, n_seq, _chunks = _prefill_shape(sc)
     if mx.kind == "mla":
         nope, rope = mx.qk_nope_head_dim or 0, mx.qk_rope_head_dim or 0
-        est, _ = ops.mla_prefill(n_seq, s, q_per_gpu, nope + rope, mx.v_head_dim or nope, kv, profile)
+        est, _ = ops.mla_prefill(
+            n_seq,
+            s,
+            q_per_gpu,
+            nope + rope,
+            mx.v_head_dim or nope,
+            kv,
+            profile,
+            rope=rope,
+            kv_lora=mx.kv_lora_rank or 0,
+        )
         model_flops = 2.0 * n_seq * q_per_gpu * s * (s + 1) / 2.0 * (nope + rope + (mx.v_head_dim or nope))
     else:
         kv_heads = _ceil_div(max(1, mx.num_kv_heads), min(tp, max(1, mx.num_kv_heads)))
