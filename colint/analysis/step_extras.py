@@ -28,7 +28,9 @@ from colint.hardware_profiles import time_model
 from colint.normalize.model_spec import LayerKind, Mixer, ModelSpec
 
 ATTN_FORMAT = "bf16"  # attention core math (FlashAttention/FlashMLA BF16 path)
-ELEMENTWISE_PASSES = 6  # norm, residual, activation, rope...: activation-sized HBM passes per layer (estimate)
+# activation-sized HBM passes per layer: two norms, two residual adds, the activation (estimate); RoPE and the
+# KV-cache append run inside the attention op (colint.analysis.ops_attention prices them)
+ELEMENTWISE_PASSES = 5
 LL_MAX_TOKENS = 128  # DeepEP: low-latency kernels up to this many tokens per rank (decode), high-throughput above
 ATTN_EFFICIENCY_FALLBACK = 0.7  # attention core's share of peak FLOP/s when the time model has no bf16 entry (estimate)
 
