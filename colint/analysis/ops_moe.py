@@ -15,7 +15,8 @@ layer's time: the others wait for it at the combine), as TensorRT-LLM's fused Mo
   A100, H100 and B200 together);
 * permute (gather the rows in expert order), activation, finalize (un-permute and top-k weighted
   sum): HBM passes over tokens·topk·H (and the intermediate), at the streaming bandwidth, plus
-  ``moe_fixed_kernels`` kernel floors (top-k, permute, activation, finalize).
+  ``moe_fixed_kernels`` kernel floors (top-k, permute, activation, finalize); ``fused`` (TensorRT-LLM's
+  min-latency kernels) drops those floors: the helper steps run inside the GEMM launches.
 
 Returns ``(estimate_s, sol_s)``; sol is the roofline of the same GEMMs with uniform routing.
 """
@@ -106,6 +107,7 @@ def moe_layer(
     profile,
     gated: bool = True,
     model=None,
+    fused: bool = False,
 ) -> tuple[float, float]:
     """One MoE layer (routed experts) on the busiest rank: (estimate_s, sol_s)."""
     tmod = model or time_model(profile)
@@ -138,6 +140,11 @@ def moe_layer(
         + tokens * hidden * 2.0
     )
     fixed = tmod.moe_fixed_kernels * tmod.kernel_floor_us * 1e-6
+    if fused:
+        # TensorRT-LLM's min-latency NVFP4 path (kernel_source moe_torch_flow_min_latency): routing, permute and
+        # finalize run inside the two grouped GEMM launches, so the helper kernels' floors go; the data still
+        # moves (B200: 19-25 us at 1 token where the helper-kernel path measures 30-45)
+        fixed = 0.0
     est = gemm_s + quant_s + move_b / bw + fixed
     # roofline: uniform routing, every local expert's weights read once, no launch costs
     local = max(1, experts // max(ep, 1))
