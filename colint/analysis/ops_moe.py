@@ -12,7 +12,8 @@ layer's time: the others wait for it at the combine), as TensorRT-LLM's fused Mo
   grid over every touched local expert (the GEMM time model of colint.analysis.gemm_model with
   M = the mean rows of a touched expert, N × touched experts), its compute efficiencies scaled by
   ``moe_gemm_efficiency`` (a ptr-array grouped GEMM sustains less than one dense GEMM; fitted 0.6 on
-  A100, H100 and B200 together);
+  A100, H100 and B200 together); the down GEMM's K (one expert's I/tp) rounds up to a 128-byte K tile,
+  which does not span experts (I/tp = 32 at tp 16 runs as 64 BF16 / 128 FP8 columns);
 * permute (gather the rows in expert order), activation, finalize (un-permute and top-k weighted
   sum): HBM passes over tokens·topk·H (and the intermediate), at the streaming bandwidth, plus
   ``moe_fixed_kernels`` kernel floors (top-k, permute, activation, finalize); ``fused`` (TensorRT-LLM's
@@ -30,6 +31,7 @@ from functools import lru_cache
 from colint.analysis.gemm_model import FORMATS, canonical, estimate
 from colint.hardware_profiles import time_model
 
+K_TILE_BYTES = 128  # one K tile of an expert's GEMM: 128 B of a row (CUTLASS / DeepGEMM 128 B smem swizzle)
 # Measured MoE dtypes -> colint GEMM format (weight-only MXFP4 with BF16 activations: int4_wo's path)
 MOE_FORMATS = {"w4a16_mxfp4": "int4_wo", "w4afp8": "fp8", "int4_wo": "int4_wo", "int8_wo": "int8_wo"}
 
@@ -122,7 +124,11 @@ def moe_layer(
     m = max(1, math.ceil(rows / touched))
     gmod = _grouped(tmod)
     up = estimate(m, n_up * touched, hidden, fmt, profile, standalone=False, model=gmod)
-    down = estimate(m, hidden * touched, i_shard, fmt, profile, standalone=False, model=gmod)
+    # the down GEMM's K is one expert's I/tp: a K tile does not span experts, so it rounds up to a whole
+    # 128-byte K tile (the TMA / smem swizzle width: 64 BF16, 128 FP8, 256 FP4 elements)
+    k_tile = max(1, int(K_TILE_BYTES / FORMATS[fmt][2]))
+    k_down = -(-i_shard // k_tile) * k_tile
+    down = estimate(m, hidden * touched, k_down, fmt, profile, standalone=False, model=gmod)
     gemm_s = up.estimate_s + down.estimate_s
     # quantize once (standalone call): a pass over the tokens' activations at the format's cost
     quant_s = 0.0
