@@ -133,7 +133,7 @@ class TimeModel:
     moe_gemm_efficiency: float = field(
         default=1.0, metadata={"gt": 0, "le": 1}
     )  # grouped expert GEMM vs dense, compute
-    moe_fixed_kernels: float = field(default=4.0, metadata={"ge": 0})  # top-k, permute, activation, finalize kernels
+    moe_fixed_us: float = field(default=17.5, metadata={"ge": 0})  # MoE helper kernels (routing .. finalize), per arch
     peer_link_share: float = field(
         default=1.0, metadata={"gt": 0, "le": 1}
     )  # share of a GPU's links one peer stream fills
