@@ -267,6 +267,7 @@ ARCH_OPS = (
     "collective_step_latency_us",
     "a2a_copy_cycles",
     "moe_fixed_us",
+    "custom_allreduce_max_bytes",
 )
 
 
