@@ -250,10 +250,8 @@ SHARED_GRID = {  # the cross-architecture op constants (``common:`` in _architec
     "link_efficiency": [0.6, 0.7, 0.8, 0.9],
     "peer_link_share": [0.5, 0.7, 1.0],
     "oneshot_max_bytes": [2.0**19, 2.0**20, 2.0**21],
-    "moe_fixed_kernels": [4.0, 8.0, 12.0],
     "moe_gemm_efficiency": [0.5, 0.6, 0.7, 0.8, 1.0],
-    "a2a_sm_copy_gbps": [10.0, 12.0, 14.0, 16.0],
-    "a2a_copy_cycles": [300.0, 600.0, 900.0],
+    "a2a_sm_copy_gbps": [12.0, 14.0, 16.0, 18.0],
     "p2p_ll_gbps": [4.0, 6.0, 8.0, 10.0],
     "p2p_simple_us": [6.0, 8.0, 10.0],
 }
@@ -268,6 +266,9 @@ ARCH_OPS = (
     "custom_allreduce_latency_us",
     "collective_latency_us",
     "collective_step_latency_us",
+    "a2a_copy_cycles",
+    "moe_fixed_us",
+    "custom_allreduce_max_bytes",
 )
 
 

@@ -12,17 +12,20 @@ Rabenseifner & Gropp 2005, "Optimization of Collective Communication Operations 
   for small messages) reads all n−1 peers' whole buffers, (n−1)·M, up to ``oneshot_max_bytes``.
 * latency: ``collective_latency_us`` + ``collective_step_latency_us``·steps, steps = 2(n−1) for a
   ring all-reduce, n−1 for all-gather / reduce-scatter and all-to-all (Thakur et al. Table 1);
-  TensorRT-LLM's custom all-reduce: ``custom_allreduce_latency_us`` (one barrier).
+  TensorRT-LLM's custom all-reduce: ``custom_allreduce_latency_us`` (one barrier); one-shot by message
+  size up to 8 GPUs (its heuristic, even where two-shot would be faster); above
+  ``custom_allreduce_max_bytes`` (TensorRT-LLM 1.0 on A100) the NCCL model.
   All-to-all runs as concurrent point-to-point pairs: per-peer slices on LL at ``p2p_ll_gbps`` per peer,
   or Simple at the link bandwidth after ``p2p_simple_us`` (the fastest, as NCCL's size threshold picks).
 * MoE dispatch/combine (DeepEP high-throughput / low-latency kernels): each token travels to the
   distinct remote ranks holding its top-k experts, ep·(1 − (1 − 1/ep)^k)·(ep − 1)/ep of them
   (uniform routing); LL sends one copy per expert (no de-duplication). Dispatch in the wire format
   (BF16 2 B, FP8 1 B + 1/128 scale, NVFP4 0.5625 B); combine in BF16 (DeepEP's combine). Plus a
-  fixed ``a2a_latency_us`` per backend (notify + barrier kernels). The high-throughput (normal) kernels
-  copy with ``a2a_ht_sms`` SMs (DeepEP ``Buffer.set_num_sms(24)``): their bandwidth is the lower of
-  the link's and the SMs' copy rate (``a2a_sm_copy_gbps`` each), plus ``a2a_copy_cycles`` per
-  (token, destination) on those SMs.
+  fixed ``a2a_latency_us`` per backend (notify + barrier kernels); LL dispatch sends while it waits, so
+  its time is the longer of that wait and the transfer. The high-throughput (normal) kernels copy with
+  ``a2a_ht_sms`` SMs (DeepEP ``Buffer.set_num_sms(24)``): ``a2a_copy_cycles`` per (token, destination)
+  on those SMs (an architecture constant: Hopper 400, Blackwell 1,700), dispatch at the link's rate,
+  combine (a top-k reduction on the receiving SMs) at most ``a2a_sm_copy_gbps`` per SM.
 
 Returns ``(estimate_s, sol_s)``: sol is bytes / link bandwidth (no latency, no efficiency).
 """
@@ -47,6 +50,8 @@ ELEM_BYTES = {
 }
 WIRE_BYTES = {"bfloat16": 2.0, "bf16": 2.0, "fp8": 1.0 + 4 / 128, "nvfp4": 0.5 + 1 / 16, "mxfp4": 0.5 + 1 / 32}
 PCIE4_X16_BYTES_PER_S = 31.5e9  # PCIe 4.0 x16, one direction: 16 GT/s x 16 lanes x 128/130 encoding / 8
+# TensorRT-LLM's custom all-reduce strategy table covers TP 2, 4 and 8 (cpp/tensorrt_llm/common/customAllReduceUtils.h)
+CUSTOM_TABLE_MAX_RANKS = 8
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "alltoall")
 # bytes each GPU sends per byte of message (nccl-tests bus-bandwidth factors)
 _FACTOR = {
@@ -93,11 +98,18 @@ def collective(op: str, message_bytes: float, gpus: int, profile, model=None, im
     sol = moved / bw
     # one peer alone cannot fill a GPU's links: with n-1 peers at most (n-1)·peer_link_share of them
     eff = bw * tmod.link_efficiency * min(1.0, (gpus - 1) * tmod.peer_link_share)
+    cap = tmod.custom_allreduce_max_bytes
+    if implementation == "custom" and op == "all_reduce" and cap is not None and message_bytes > cap:
+        implementation = "nccl"  # the custom kernel's workspace is full: TensorRT-LLM falls back to NCCL
     if implementation == "custom" and op == "all_reduce":
         # one-shot: every GPU reads the n-1 peers' whole buffers; two-shot: reduce-scatter + all-gather
         oneshot = (gpus - 1) * message_bytes / eff if message_bytes <= tmod.oneshot_max_bytes else math.inf
         twoshot = moved / eff + tmod.collective_step_latency_us * 1e-6 * 2
-        return tmod.custom_allreduce_latency_us * 1e-6 + min(oneshot, twoshot), sol
+        # TensorRT-LLM picks one-shot by message size, not by which is faster: at 8 GPUs a one-shot MiB reads
+        # 7 MiB and is measured so (H100 26 us, B200 30 us at 1 MiB; two-shot would take ~10). Its tuned
+        # strategy table covers TP 2, 4, 8; wider groups run other kernels (MNNVL): the faster of the two
+        by_size = gpus <= CUSTOM_TABLE_MAX_RANKS and oneshot < math.inf
+        return tmod.custom_allreduce_latency_us * 1e-6 + (oneshot if by_size else min(oneshot, twoshot)), sol
     if op == "alltoall":
         # NCCL's all-to-all is n-1 concurrent send/recv pairs, each peer its M/n slice: small slices go LL
         # (flag per 8 B store, one warp per channel: p2p_ll_gbps per peer), larger ones Simple (full link
@@ -143,11 +155,20 @@ def moe_dispatch_combine(
     kind = "ll" if "ll" in backend.split("_") else "ht"
     lat = tmod.a2a_latency_us.get(f"{kind}_{phase}", tmod.a2a_latency_us.get(kind, 50.0)) * 1e-6
     if kind == "ll":
-        return lat + moved / (bw * tmod.link_efficiency), moved / bw
-    # high-throughput kernels: a fixed set of SMs copies every (token, destination) pair; they pull at most
-    # a2a_ht_sms x a2a_sm_copy_gbps (DeepEP normal kernels on B200 stay near 1/3 of NVLink 5), and
-    # each copy costs its SMs a2a_copy_cycles of bookkeeping (index, layout, flag)
-    sm_bw = tmod.a2a_ht_sms * tmod.a2a_sm_copy_gbps * 1e9
+        xfer = moved / (bw * tmod.link_efficiency)
+        if phase == "dispatch":
+            # one kernel sends and receives: the sends overlap its fixed wait for the peers' arrival flags, so
+            # the time stays flat (~70 us, measured on H100 and B200 from 1 to ~128 tokens) until the transfer
+            # outlasts that wait
+            return max(lat, xfer), moved / bw
+        return lat + xfer, moved / bw
+    # high-throughput kernels: a fixed set of a2a_ht_sms SMs copies every (token, destination) pair, each copy
+    # costing a2a_copy_cycles of bookkeeping (index, layout, flag); dispatch writes at the link's rate, combine
+    # reduces the top-k copies on the receiving SMs, at most a2a_ht_sms x a2a_sm_copy_gbps (H100 ~350 GB/s,
+    # B200 ~390 GB/s measured: SM-bound, not NVLink-bound)
+    link = bw * tmod.link_efficiency
+    if phase == "combine":
+        link = min(link, tmod.a2a_ht_sms * tmod.a2a_sm_copy_gbps * 1e9)
     clock = (profile.clock_mhz or 1500.0) * 1e6
     t_copy = tokens * copies * tmod.a2a_copy_cycles / (tmod.a2a_ht_sms * clock)
-    return lat + moved / min(bw * tmod.link_efficiency, sm_bw) + t_copy, moved / bw
+    return lat + moved / link + t_copy, moved / bw

@@ -12,10 +12,14 @@ layer's time: the others wait for it at the combine), as TensorRT-LLM's fused Mo
   grid over every touched local expert (the GEMM time model of colint.analysis.gemm_model with
   M = the mean rows of a touched expert, N × touched experts), its compute efficiencies scaled by
   ``moe_gemm_efficiency`` (a ptr-array grouped GEMM sustains less than one dense GEMM; fitted 0.6 on
-  A100, H100 and B200 together);
+  A100, H100 and B200 together); the down GEMM's K (one expert's I/tp) rounds up to a 128-byte K tile,
+  which does not span experts (I/tp = 32 at tp 16 runs as 64 BF16 / 128 FP8 columns);
 * permute (gather the rows in expert order), activation, finalize (un-permute and top-k weighted
   sum): HBM passes over tokens·topk·H (and the intermediate), at the streaming bandwidth, plus
-  ``moe_fixed_kernels`` kernel floors (top-k, permute, activation, finalize).
+  the helper kernels' time ``moe_fixed_us`` (routing, permute with a per-tensor FP8 cast, activation,
+  finalize; an architecture constant read off the measurements); block-scaled formats (NVFP4, MXFP4,
+  FP8 block) add their own quantize kernel and pass; ``fused`` (TensorRT-LLM's min-latency kernels)
+  drops the helper kernels: those steps run inside the GEMM launches.
 
 Returns ``(estimate_s, sol_s)``; sol is the roofline of the same GEMMs with uniform routing.
 """
@@ -26,9 +30,10 @@ import math
 from dataclasses import replace
 from functools import lru_cache
 
-from colint.analysis.gemm_model import FORMATS, canonical, estimate
+from colint.analysis.gemm_model import FORMATS, QUANT_PASS_BYTES, SCALE_BLOCK, canonical, estimate
 from colint.hardware_profiles import time_model
 
+K_TILE_BYTES = 128  # one K tile of an expert's GEMM: 128 B of a row (CUTLASS / DeepGEMM 128 B smem swizzle)
 # Measured MoE dtypes -> colint GEMM format (weight-only MXFP4 with BF16 activations: int4_wo's path)
 MOE_FORMATS = {"w4a16_mxfp4": "int4_wo", "w4afp8": "fp8", "int4_wo": "int4_wo", "int8_wo": "int8_wo"}
 
@@ -106,6 +111,7 @@ def moe_layer(
     profile,
     gated: bool = True,
     model=None,
+    fused: bool = False,
 ) -> tuple[float, float]:
     """One MoE layer (routed experts) on the busiest rank: (estimate_s, sol_s)."""
     tmod = model or time_model(profile)
@@ -120,12 +126,12 @@ def moe_layer(
     m = max(1, math.ceil(rows / touched))
     gmod = _grouped(tmod)
     up = estimate(m, n_up * touched, hidden, fmt, profile, standalone=False, model=gmod)
-    down = estimate(m, hidden * touched, i_shard, fmt, profile, standalone=False, model=gmod)
+    # the down GEMM's K is one expert's I/tp: a K tile does not span experts, so it rounds up to a whole
+    # 128-byte K tile (the TMA / smem swizzle width: 64 BF16, 128 FP8, 256 FP4 elements)
+    k_tile = max(1, int(K_TILE_BYTES / FORMATS[fmt][2]))
+    k_down = -(-i_shard // k_tile) * k_tile
+    down = estimate(m, hidden * touched, k_down, fmt, profile, standalone=False, model=gmod)
     gemm_s = up.estimate_s + down.estimate_s
-    # quantize once (standalone call): a pass over the tokens' activations at the format's cost
-    quant_s = 0.0
-    if fmt not in ("bf16", "fp16", "int8_wo", "int4_wo"):
-        quant_s = tmod.format_overhead_us.get(fmt, 0.0) * 1e-6
     bw = profile.memory_bytes_per_s * tmod.memory_efficiency
     b_act = FORMATS[fmt][1]
     # permute: read tokens' rows, write rows·H; activation: read rows·n_up, write rows·I;
@@ -137,8 +143,21 @@ def moe_layer(
         + rows * hidden * 2.0
         + tokens * hidden * 2.0
     )
-    fixed = tmod.moe_fixed_kernels * tmod.kernel_floor_us * 1e-6
-    est = gemm_s + quant_s + move_b / bw + fixed
+    # the helper kernels (routing, expand/permute, which also quantizes the activations, activation, finalize):
+    # an architecture's measured time, not a count of kernel floors (B200's exceed H100's: 21 vs 17.5 us)
+    fixed = tmod.moe_fixed_us * 1e-6
+    if fused:
+        # TensorRT-LLM's min-latency NVFP4 path (kernel_source moe_torch_flow_min_latency): routing, permute and
+        # finalize run inside the two grouped GEMM launches, so the helper kernels' floors go; the data still
+        # moves (B200: 19-25 us at 1 token where the helper-kernel path measures 30-45)
+        fixed = 0.0
+    # block-scaled formats quantize the tokens in a kernel of their own (per-block scales in the GEMM's
+    # scale layout: TensorRT-LLM's fp4_quantize, DeepGEMM's per-token-group FP8 cast): one launch and a pass
+    # over tokens x H; per-tensor FP8 scales inside the expand kernel (H100: FP8 layers' fixed time = BF16's)
+    quant_s = 0.0
+    if fmt in SCALE_BLOCK:
+        quant_s = tmod.kernel_floor_us * 1e-6 + tokens * hidden * QUANT_PASS_BYTES.get(fmt, 2.0) / bw
+    est = gemm_s + move_b / bw + fixed + quant_s
     # roofline: uniform routing, every local expert's weights read once, no launch costs
     local = max(1, experts // max(ep, 1))
     mean_rows = max(1, math.ceil(tokens * min(topk, experts) / experts))

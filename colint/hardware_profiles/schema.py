@@ -135,7 +135,7 @@ class TimeModel:
     moe_gemm_efficiency: float = field(
         default=1.0, metadata={"gt": 0, "le": 1}
     )  # grouped expert GEMM vs dense, compute
-    moe_fixed_kernels: float = field(default=4.0, metadata={"ge": 0})  # top-k, permute, activation, finalize kernels
+    moe_fixed_us: float = field(default=17.5, metadata={"ge": 0})  # MoE helper kernels (routing .. finalize), per arch
     peer_link_share: float = field(
         default=1.0, metadata={"gt": 0, "le": 1}
     )  # share of a GPU's links one peer stream fills
@@ -152,6 +152,8 @@ class TimeModel:
     p2p_simple_us: float = field(default=8.0, metadata={"ge": 0})
     custom_allreduce_latency_us: float = field(default=3.0, metadata={"ge": 0})  # TensorRT-LLM custom all-reduce floor
     oneshot_max_bytes: float = field(default=2.0**20, metadata={"ge": 0})  # one-shot all-reduce up to this message
+    # the custom all-reduce hands messages above this size to NCCL (TensorRT-LLM 1.0 on A100: 2 MiB); None: never
+    custom_allreduce_max_bytes: float | None = field(default=None, metadata={"ge": 0})
     a2a_latency_us: dict[str, float] = field(default_factory=lambda: {"ht": 80.0, "ll": 30.0})
     # DeepEP high-throughput (normal) kernels copy tokens with a fixed number of SMs: bandwidth
     # min(link, a2a_ht_sms x a2a_sm_copy_gbps), plus a2a_copy_cycles per (token, destination rank)
