@@ -123,3 +123,31 @@ def test_cl301_width_search_counts_params_exactly():
                 assert p == param_counts(scaled_spec(spec, h, n)).total, (path, h, n)
                 checked += 1
     assert checked > 50
+
+
+def test_best_partition_walk_finds_the_bisections_starts(monkeypatch):
+    """The O(n) walk over a stage's ends (a non-decreasing prefix best) gives the split the bisection
+    gives, ties, zeros, extras and caps included."""
+    rnd = random.Random(13)
+    cases = []
+    for _ in range(1500):
+        n = rnd.randint(1, 70)
+        pool = rnd.choice([[1.0, 3.0, 2.9, 0.0, 0.1 + 0.2], [1e12, 3e12, 2.9e12], [0.1, 1 / 3, 2 / 3]])
+        costs = [rnd.choice(pool) for _ in range(n)] if rnd.random() < 0.7 else [rnd.random() * 1e9 for _ in range(n)]
+        second = [rnd.choice([0.0, 1.0, rnd.random() * 1e9]) for _ in range(n)]
+        cases.append((costs, second, rnd.randint(1, 10), rnd.choice([0.0, 0.3, sum(costs) / 5])))
+
+    def run() -> list:
+        out = []
+        for costs, second, p, extra in cases:
+            a = pipeline._best_partition(costs, p, extra, 2 * extra, None, None, 0.0, 0.0)
+            out.append(a)
+            if a is not None:
+                for cap in (a.max, a.max * 1.05):
+                    out.append(pipeline._best_partition(second, p, 1.0, 0.0, costs, cap, extra, 2 * extra))
+        return out
+
+    walked = run()
+    monkeypatch.setattr(pipeline, "_starts_walk", pipeline._starts_bisect)
+    assert run() == walked
+    assert sum(x is not None for x in walked) > 2000
