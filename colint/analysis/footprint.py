@@ -6,9 +6,12 @@ CL801's deployment search (colint.analysis.deployments) tries many deployments w
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from colint.analysis.gemm_model import FORMATS, check_format
 from colint.analysis.gemm_rows import (
     REGIMES,
+    SPEC_MEMO_MAX,
     _ceil_div,
     _gemm_entries,
     _prefill_shape,
@@ -29,6 +32,42 @@ def memory_at(spec: ModelSpec, profile, scenario: Scenario, fits_only: bool = Fa
     without the pipeline split, when even an even split of the weights over pp stages cannot fit."""
 
     check_format(profile, scenario.gemm_format)
+    layer_w, sum_w, emb_w, lm_w, kv_all_stages, peak = _unsplit(spec, scenario)
+    per_seq = kv_all_stages / scenario.pp
+    if fits_only and scenario.pp > 1:
+        # the heaviest stage holds at least the mean: a deployment that cannot fit that is not split (margins
+        # absorb float rounding; a deployment near the line gets the exact split below)
+        mean_w = (sum_w + emb_w + lm_w) / scenario.pp
+        usable = USABLE_HBM_SHARE * profile.memory_gb * 1e9
+        if mean_w * (1 - 1e-9) + scenario.decode_concurrency * per_seq + peak > usable * (1 + 1e-9):
+            return None
+    weights_gpu = heaviest_stage_weight_bytes(layer_w, emb_w, lm_w, scenario.pp)
+    return memory_fit(weights_gpu, per_seq, peak, scenario.decode_concurrency, profile.memory_gb)
+
+
+# _unsplit() memo: (id(spec), the scenario at pp=1) -> (spec, parts). Nothing in the parts depends on pp (nor on
+# the GPU), so CL801's search prices each (tp, ep) once for all its pipeline sizes, and a re-check of the
+# same spec at another setting finds the deployments it tried. The spec (lists inside: unhashable) is keyed by
+# identity and kept alive beside its entry, as analyse's memo does. Oldest entries go first.
+_UNSPLIT_MEMO: dict = {}
+UNSPLIT_MEMO_MAX = 4 * SPEC_MEMO_MAX  # a few dozen (tp, ep) per spec searched, for the recent specs
+
+
+def _unsplit(spec: ModelSpec, scenario: Scenario) -> tuple[list[float], float, float, float, float, float]:
+    """The footprint's parts before the pipeline split: (per-layer weight bytes, their sum, embedding and LM
+    head weight bytes, KV bytes per sequence of all stages, peak activation bytes), per GPU."""
+    key = (id(spec), replace(scenario, pp=1) if scenario.pp != 1 else scenario)
+    hit = _UNSPLIT_MEMO.get(key)
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    parts = _unsplit_parts(spec, scenario)
+    if len(_UNSPLIT_MEMO) >= UNSPLIT_MEMO_MAX:
+        del _UNSPLIT_MEMO[next(iter(_UNSPLIT_MEMO))]
+    _UNSPLIT_MEMO[key] = (spec, parts)
+    return parts
+
+
+def _unsplit_parts(spec: ModelSpec, scenario: Scenario) -> tuple[list[float], float, float, float, float, float]:
     h = spec.hidden_size
     counts = spec.layer_counts()
     entries = _gemm_entries(spec)
@@ -96,13 +135,5 @@ def memory_at(spec: ModelSpec, profile, scenario: Scenario, fits_only: bool = Fa
             if mx.kind in ("attention", "mla") and scenario.kvp > 1:
                 attended = _ceil_div(int(attended), scenario.kvp)  # as _attention: this GPU's share of the context
             kv_seq += n * kv_gpu * attended
-    per_seq = (kv_seq + state_bytes_per_sequence(spec, b_kv) / scenario.tp) / scenario.pp
-    if fits_only and scenario.pp > 1:
-        # the heaviest stage holds at least the mean: a deployment that cannot fit that is not split (margins
-        # absorb float rounding; a deployment near the line gets the exact split below)
-        mean_w = (sum(layer_w) + emb_w + lm_w) / scenario.pp
-        usable = USABLE_HBM_SHARE * profile.memory_gb * 1e9
-        if mean_w * (1 - 1e-9) + scenario.decode_concurrency * per_seq + peak > usable * (1 + 1e-9):
-            return None
-    weights_gpu = heaviest_stage_weight_bytes(layer_w, emb_w, lm_w, scenario.pp)
-    return memory_fit(weights_gpu, per_seq, peak, scenario.decode_concurrency, profile.memory_gb)
+    kv_all_stages = kv_seq + state_bytes_per_sequence(spec, b_kv) / scenario.tp
+    return layer_w, sum(layer_w), emb_w, lm_w, kv_all_stages, peak
