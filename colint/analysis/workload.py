@@ -106,7 +106,6 @@ class Workload:
     gemms: dict[str, list[WorkloadGemm]]  # regime -> rows
     attention: dict[str, list[AttentionCost]]  # regime -> one per layer kind with a mixer
     steps: dict[str, Step]  # "decode", "prefill"
-    layer_costs: list[LayerCost]
     embedding_cost: LayerCost  # index -1
     lm_head_cost: LayerCost  # index num_layers
     kv_bytes_per_token: int  # whole model, one replica (no sharding), scenario KV format
@@ -126,6 +125,17 @@ class Workload:
     # regime -> layer kind -> the parts of ONE layer's estimate (s): attention_gemms, attention_core,
     # ffn_gemms, elementwise, launches, collectives; they sum to that kind's LayerCost decode_s/prefill_s
     layer_parts: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    # layer kind name -> one layer's LayerCost fields after index and kind; layer_costs lists them per layer
+    kind_costs: dict[str, tuple] = field(default_factory=dict)
+    _layer_costs: list[LayerCost] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def layer_costs(self) -> list[LayerCost]:
+        """One LayerCost per decoder layer (the embedding and LM head apart), built on first use: the pipeline
+        rules and reports read them, most checks never do (tens of records per analysis otherwise)."""
+        if self._layer_costs is None:
+            self._layer_costs = [LayerCost(i, name, *st) for i, name, st in _layer_stats(self.spec, self.kind_costs)]
+        return self._layer_costs
 
     @property
     def memory_fits(self) -> bool:
@@ -262,9 +272,8 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
             regime, tokens, total, sol, gemm_s, attn_core, attn_total, ffn, other, comm, launches, kernels, ftl, tps
         )
 
-    # per-layer cost vectors
+    # per-layer costs (Workload.layer_costs): one layer's of each kind
     b_w = FORMATS[scenario.gemm_format][2]
-    layer_costs: list[LayerCost] = []
     kind_stats: dict[str, tuple] = {}
     used_gemms = iter([e[1] for e in entries[: sum(1 for n in counts if n)]])  # the used kinds', in order
     for kind, n in zip(spec.layer_kinds, counts):
@@ -289,11 +298,6 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
             per_kind_s["decode"].get(kind.name, 0.0),
             per_kind_s["prefill"].get(kind.name, 0.0),
         )
-    for i in range(spec.num_layers):
-        kind = spec.kind_of(i)
-        st = kind_stats.get(kind.name)
-        if st:
-            layer_costs.append(LayerCost(i, kind.name, *st))
     v = spec.vocab_size or 0
     emb = LayerCost(-1, "embedding", v * h, v * h * b_act / scenario.tp, 0.0, 0.0, 0.0, 0.0)
     head_rows = {r: next((row for row in rows[r] if row.kind == ""), None) for r in REGIMES}
@@ -320,7 +324,7 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     pp = scenario.pp
 
     weights_gpu = heaviest_stage_weight_bytes(
-        [c.weight_bytes for c in layer_costs], emb.weight_bytes, lm.weight_bytes, pp
+        [st[1] for _i, _name, st in _layer_stats(spec, kind_stats)], emb.weight_bytes, lm.weight_bytes, pp
     )
     # sliding/chunked layers keep only their window: decode's attended tokens per layer
     per_seq = (
@@ -342,7 +346,6 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
         rows,
         attn,
         steps,
-        layer_costs,
         emb,
         lm,
         kv_model,
@@ -358,7 +361,18 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
         act,
         mem,
         parts,
+        kind_stats,
     )
+
+
+def _layer_stats(spec: ModelSpec, kind_stats: dict[str, tuple]):
+    """(index, kind name, one layer's costs) of each decoder layer whose kind has costs (``kind_stats``, by
+    kind name), in layer order: the stack Workload.layer_costs lists."""
+    for i in range(spec.num_layers):
+        name = spec.kind_of(i).name
+        st = kind_stats.get(name)
+        if st:
+            yield i, name, st
 
 
 def summary(w: Workload) -> dict:
