@@ -170,25 +170,17 @@ def _best_partition(
     tol = 1e-9
     limit = (cap * (1 + tol) + tol) if cap is not None else 0.0
 
-    def seg(j: int, a: int, b: int) -> float:
-        v = pre[b] - pre[a]
-        if j == 0:
-            v += first_extra
-        if j == p - 1:
-            v += last_extra
-        return v
-
-    def cseg(j: int, a: int, b: int) -> float:
-        assert cpre is not None
-        return cpre[b] - cpre[a] + (cap_first_extra if j == 0 else 0.0) + (cap_last_extra if j == p - 1 else 0.0)
-
     inf = float("inf")
     # best[j][i]: min over splits of the first i layers into j+1 stages of the largest stage
     best = [[inf] * (n + 1) for _ in range(p)]
     arg = [[-1] * (n + 1) for _ in range(p)]
+    # stage 0 = layers (0, i]: pre[i] - pre[0] + first_extra (+ last_extra when it is the only stage); cap alike
+    only = p == 1
+    c_last = cap_last_extra if only else 0.0
     for i in range(1, n - (p - 1) + 1):
-        if cpre is None or cseg(0, 0, i) <= limit:
-            best[0][i] = seg(0, 0, i)
+        if cpre is None or cpre[i] - cpre[0] + cap_first_extra + c_last <= limit:
+            v = pre[i] - pre[0] + first_extra
+            best[0][i] = v + last_extra if only else v
             arg[0][i] = 0
     for j in range(1, p):
         # stage j >= 1: seg(j, a, i) = pre[i] - pre[a] (+ last_extra on the last stage); cseg alike
@@ -202,16 +194,21 @@ def _best_partition(
             walk = all(x <= y for x, y in zip(tried, tried[1:]))
             starts = (_starts_walk if walk else _starts_bisect)(ends, j, prev, pre, cpre, 0.0, limit, None)
         best_j, arg_j = best[j], arg[j]
-        for i, lo, left in starts:
+        for i, lo, left in starts:  # lo <= left <= i - 1
+            # the start before the crossing, else the crossing itself unless it is better by more than tol
             pi = pre[i]
             bv, ba = inf, -1
-            for a in (left - 1, left):
-                if lo <= a <= i - 1 and prev[a] < inf:
-                    sv = pi - pre[a] + last_extra if last else pi - pre[a]
-                    pv = prev[a]
-                    v = sv if sv > pv else pv  # max(prev[a], seg), as max() picks
-                    if ba == -1 or v < bv - tol * max(1.0, abs(bv)):
-                        bv, ba = v, a
+            if left > lo and prev[left - 1] < inf:
+                pv, sv = prev[left - 1], pi - pre[left - 1]
+                if last:
+                    sv += last_extra
+                bv, ba = (sv if sv > pv else pv), left - 1  # max(prev[a], seg), as max() picks
+            pv = prev[left]
+            if pv < inf:
+                sv = pi - pre[left] + last_extra if last else pi - pre[left]
+                v = sv if sv > pv else pv
+                if ba == -1 or v < bv - tol * max(1.0, abs(bv)):
+                    bv, ba = v, left
             best_j[i], arg_j[i] = bv, ba
     if best[p - 1][n] == inf:
         return None
