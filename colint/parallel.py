@@ -8,13 +8,13 @@ one a single process writes. A worker's memos (analyse, GEMM estimates, the clos
 are its own; every memo is keyed by value or object identity, so no result depends on which process made
 it.
 
-A pool costs a fork per worker and a pickled result per file (one to three milliseconds), so it is
-considered only for ``MIN_ITEMS`` items or more, where a machine has two CPUs or more and ``fork``
-(Linux); a pre-commit run on a few files never starts one. Even then the items start in this process,
-and the rest go to a pool only after ``PROBE_S`` of that, once the recent ones have cost ``PAY_S`` each or
-more: 1,000 copies of a few configs answer from the memos in a millisecond or two each once every distinct
-one was seen, less than the transfer would cost, while distinct large MoE configs take tens. The workers
-are forked from this process, so they start with its warm memos. ``COLINT_JOBS=1`` turns the pool off (``COLINT_JOBS=N``: at most N workers). A result that
+A pool costs a fork per worker and a pickled result per file (0.4-0.6 ms for a FileResult of ~12 kB,
+pickled there and unpickled here, measured on the corpus and the large-MoE mix), so it is considered only
+for ``MIN_ITEMS`` items or more, where a machine has two CPUs or more and ``fork`` (Linux); a pre-commit
+run on a few files never starts one. Even then the items start in this process, and the rest go to a pool
+only after ``PROBE_S`` of that, once the recent ones have cost ``PAY_S`` each or more: items that cost
+less than a few round trips stay here, whatever their number. The workers are forked from this process,
+so they start with its warm memos. ``COLINT_JOBS=1`` turns the pool off (``COLINT_JOBS=N``: at most N workers). A result that
 cannot be pickled, or a worker that dies, is redone in this process.
 """
 
@@ -28,9 +28,12 @@ from typing import Any, Optional, TypeVar, cast
 T = TypeVar("T")
 
 MIN_ITEMS = 64  # below this a pool's start-up and transfers cost about what it saves (two workers)
-PAY_S = 0.005  # mean cost per item (s) from which a pool pays: about twice a result's round trip
+# mean cost per item (s) from which a pool pays: about three times a result's round trip (0.4-0.6 ms), a margin
+# for this process unpickling while the workers compute. It was 5 ms while a round trip was thought to cost 1-3 ms;
+# a check now costs less than that (a mix of large MoE and corpus files: ~3-4 ms each), so the pool never started.
+PAY_S = 0.0015
 WINDOW = 16  # the recent items that mean is taken over
-PROBE_S = 1.0  # items run here first, so that the mean is taken past the first sight of each distinct input
+PROBE_S = 0.5  # items run here first, so that the mean is taken over a full window of recent ones
 CHUNK = 4  # items per task: small enough that a chunk of large MoE files does not leave one worker last
 
 # the job of the pool being run: the forked workers inherit it (nothing but an index is sent to them)
