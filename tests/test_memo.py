@@ -151,3 +151,25 @@ def test_best_partition_walk_finds_the_bisections_starts(monkeypatch):
     monkeypatch.setattr(pipeline, "_starts_walk", pipeline._starts_bisect)
     assert run() == walked
     assert sum(x is not None for x in walked) > 2000
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "tests/corpus/hf/deepseek__DeepSeek-V3.json",
+        "tests/corpus/hf/qwen3-next__Qwen3-Next-80B-A3B-Thinking.json",
+        "tests/corpus/hf/gemma__gemma-3-27b.json",
+    ],
+)
+def test_decode_step_is_analyses_decode_step(path):
+    """decode_step (CL801 at the concurrency that fits, CL301's alternatives) computes the decode regime
+    alone: the very Step analyse computes, at several parallel layouts and concurrencies."""
+    from colint.analysis import workload
+
+    spec = normalize(load(path))
+    p = load_profile("b200")
+    for tp, ep, conc in ((1, 1, 1), (2, 8, 37), (8, 1, 256)):
+        sc = make_scenario("throughput", tp=tp, ep=ep, concurrency=conc)
+        alone = workload.decode_step(spec, p, sc)  # before analyse memoises this scenario
+        assert alone == workload._analyse(spec, p, sc).steps["decode"]
+        assert workload.decode_step(spec, p, sc) == alone

@@ -186,90 +186,20 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     tmod = time_model(profile)
     launch_s = profile.launch_overhead_us * 1e-6
     floor_s = tmod.kernel_floor_us * 1e-6
-    bw = profile.memory_bytes_per_s
     counts = spec.layer_counts()
     b_act = 2.0  # BF16 activations between kernels
     h = spec.hidden_size
 
     entries = _gemm_entries(spec)
     rows = {r: _gemm_rows(spec, profile, scenario, r, entries) for r in REGIMES}
-    attn: dict[str, list[AttentionCost]] = {r: [] for r in REGIMES}
     sources = kv_sources(spec)
-    for r in REGIMES:
-        for ki, (kind, n) in enumerate(zip(spec.layer_kinds, counts)):
-            for j, mx in enumerate(kind_mixers(kind) if n else []):
-                if mx.kind not in ("none", "linear"):  # a parallel mixer adds its own core (same kind name)
-                    attn[r].append(
-                        _attention(spec, kind, n, profile, scenario, r, sources.get(ki) if j == 0 else None, mx)
-                    )
-
-    # per-kind per-regime sums, one pass over the rows (each kind's sums add its rows in row order)
-    def kind_times(regime: str) -> tuple[dict[str, dict[str, float]], dict[str, int], dict[str, list]]:
-        times: dict[str, dict[str, float]] = {}
-        n_rows: dict[str, int] = {}
-        for row in rows[regime]:
-            out = times.get(row.kind)
-            if out is None:
-                out = times[row.kind] = {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
-            out[row.component] = out.get(row.component, 0.0) + row.layer_s
-            out["gemm_sol"] += row.time.sol_s * max(row.instances, 1.0 if row.instances >= 1 else row.instances)
-            n_rows[row.kind] = n_rows.get(row.kind, 0) + 1
-        cores_by_kind: dict[str, list] = {}
-        for a in attn[regime]:
-            cores_by_kind.setdefault(a.kind, []).append(a)
-        return times, n_rows, cores_by_kind
-
+    attn = {r: _regime_attention(spec, profile, scenario, r, counts, sources) for r in REGIMES}
     steps: dict[str, Step] = {}
-    per_kind_s: dict[str, dict[str, float]] = {r: {} for r in REGIMES}
-    parts: dict[str, dict[str, dict[str, float]]] = {r: {} for r in REGIMES}
+    per_kind_s: dict[str, dict[str, float]] = {}
+    parts: dict[str, dict[str, dict[str, float]]] = {}
     for regime in REGIMES:
-        tokens = _tokens(scenario, regime)
-        gemm_s = attn_core = attn_total = ffn = other = comm = launches = sol = 0.0
-        kernels = 0
-        times, n_rows, cores_by_kind = kind_times(regime)
-        for kind, n in zip(spec.layer_kinds, counts):
-            if not n:
-                continue
-            kt = times.get(kind.name) or {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
-            cores = cores_by_kind.get(kind.name, [])  # two with a parallel mixer: a sum
-            core_s = sum(a.estimate_s for a in cores)
-            n_other, n_coll, act_bytes, elem_s, coll_s = _layer_extras(kind, tokens, h, scenario, profile, tmod, regime)
-            layer_s = kt["attention"] + kt["ffn"] + core_s + elem_s + coll_s
-            per_kind_s[regime][kind.name] = layer_s
-            parts[regime][kind.name] = {
-                "attention_gemms": kt["attention"],
-                "attention_core": core_s,
-                "ffn_gemms": kt["ffn"],
-                "elementwise": elem_s - n_other * launch_s,
-                "launches": n_other * launch_s,
-                "collectives": coll_s,
-            }
-            gemm_s += n * (kt["attention"] + kt["ffn"])
-            attn_core += n * core_s
-            attn_total += n * (kt["attention"] + core_s)
-            ffn += n * kt["ffn"]
-            other += n * (elem_s + coll_s)
-            comm += n * coll_s
-            launches += n * n_other * launch_s
-            sol += n * (kt["gemm_sol"] + sum(a.sol_s for a in cores) + act_bytes / bw)
-            n_gemm_kernels = n_rows.get(kind.name, 0)
-            kernels += n * (n_other + n_coll + n_gemm_kernels + len(cores))
-        for row in rows[regime]:
-            if row.kind == "":
-                gemm_s += row.layer_s
-                other += row.layer_s
-                sol += row.time.sol_s
-                kernels += 1
-        total = attn_total + ffn + other
-        ftl = tps = None
-        if regime == "prefill":
-            _, _, chunks = _prefill_shape(scenario)
-            ftl = total * chunks
-            tps = tokens / total if total else None
-        else:
-            tps = tokens / total if total else None
-        steps[regime] = Step(
-            regime, tokens, total, sol, gemm_s, attn_core, attn_total, ffn, other, comm, launches, kernels, ftl, tps
+        steps[regime], per_kind_s[regime], parts[regime] = _regime_step(
+            spec, profile, scenario, regime, rows[regime], attn[regime], counts, tmod
         )
 
     # per-layer costs (Workload.layer_costs): one layer's of each kind
@@ -363,6 +293,112 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
         parts,
         kind_stats,
     )
+
+
+def decode_step(spec: ModelSpec, profile, scenario: Scenario) -> Step:
+    """``analyse(spec, profile, scenario).steps["decode"]``, the same figures, without the prefill regime, the
+    layer costs and the footprint: what a rule that reads one decode step needs (CL801's throughput at the
+    concurrency that fits, CL301's alternative designs). Taken from analyse's memo when that has it."""
+    hit = _ANALYSE_MEMO.get((id(spec), id(profile), scenario))
+    if hit is not None and hit[0] is spec and hit[1] is profile:
+        return hit[2].steps["decode"]
+    check_format(profile, scenario.gemm_format)
+    counts = spec.layer_counts()
+    rows = _gemm_rows(spec, profile, scenario, "decode", _gemm_entries(spec))
+    attn = _regime_attention(spec, profile, scenario, "decode", counts, kv_sources(spec))
+    return _regime_step(spec, profile, scenario, "decode", rows, attn, counts, time_model(profile))[0]
+
+
+def _regime_attention(
+    spec: ModelSpec, profile, scenario: Scenario, regime: str, counts, sources
+) -> list[AttentionCost]:
+    """One attention core per used layer kind with a mixer (two with a parallel mixer: same kind name)."""
+    out = []
+    for ki, (kind, n) in enumerate(zip(spec.layer_kinds, counts)):
+        for j, mx in enumerate(kind_mixers(kind) if n else []):
+            if mx.kind not in ("none", "linear"):  # a parallel mixer adds its own core (same kind name)
+                out.append(
+                    _attention(spec, kind, n, profile, scenario, regime, sources.get(ki) if j == 0 else None, mx)
+                )
+    return out
+
+
+def _kind_times(rows: list[WorkloadGemm], attn: list[AttentionCost]):
+    """Per-kind sums of one regime, one pass over its rows (each kind's sums add its rows in row order):
+    (GEMM times by component, GEMM rows, attention cores) per kind name."""
+    times: dict[str, dict[str, float]] = {}
+    n_rows: dict[str, int] = {}
+    for row in rows:
+        out = times.get(row.kind)
+        if out is None:
+            out = times[row.kind] = {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
+        out[row.component] = out.get(row.component, 0.0) + row.layer_s
+        out["gemm_sol"] += row.time.sol_s * max(row.instances, 1.0 if row.instances >= 1 else row.instances)
+        n_rows[row.kind] = n_rows.get(row.kind, 0) + 1
+    cores_by_kind: dict[str, list] = {}
+    for a in attn:
+        cores_by_kind.setdefault(a.kind, []).append(a)
+    return times, n_rows, cores_by_kind
+
+
+def _regime_step(
+    spec: ModelSpec, profile, scenario: Scenario, regime: str, rows: list[WorkloadGemm], attn, counts, tmod
+) -> tuple[Step, dict[str, float], dict[str, dict[str, float]]]:
+    """One regime's Step, with its per-kind layer time and the parts of that time (Workload.layer_parts)."""
+    launch_s = profile.launch_overhead_us * 1e-6
+    bw = profile.memory_bytes_per_s
+    h = spec.hidden_size
+    per_kind_s: dict[str, float] = {}
+    parts: dict[str, dict[str, float]] = {}
+    tokens = _tokens(scenario, regime)
+    gemm_s = attn_core = attn_total = ffn = other = comm = launches = sol = 0.0
+    kernels = 0
+    times, n_rows, cores_by_kind = _kind_times(rows, attn)
+    for kind, n in zip(spec.layer_kinds, counts):
+        if not n:
+            continue
+        kt = times.get(kind.name) or {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
+        cores = cores_by_kind.get(kind.name, [])  # two with a parallel mixer: a sum
+        core_s = sum(a.estimate_s for a in cores)
+        n_other, n_coll, act_bytes, elem_s, coll_s = _layer_extras(kind, tokens, h, scenario, profile, tmod, regime)
+        layer_s = kt["attention"] + kt["ffn"] + core_s + elem_s + coll_s
+        per_kind_s[kind.name] = layer_s
+        parts[kind.name] = {
+            "attention_gemms": kt["attention"],
+            "attention_core": core_s,
+            "ffn_gemms": kt["ffn"],
+            "elementwise": elem_s - n_other * launch_s,
+            "launches": n_other * launch_s,
+            "collectives": coll_s,
+        }
+        gemm_s += n * (kt["attention"] + kt["ffn"])
+        attn_core += n * core_s
+        attn_total += n * (kt["attention"] + core_s)
+        ffn += n * kt["ffn"]
+        other += n * (elem_s + coll_s)
+        comm += n * coll_s
+        launches += n * n_other * launch_s
+        sol += n * (kt["gemm_sol"] + sum(a.sol_s for a in cores) + act_bytes / bw)
+        n_gemm_kernels = n_rows.get(kind.name, 0)
+        kernels += n * (n_other + n_coll + n_gemm_kernels + len(cores))
+    for row in rows:
+        if row.kind == "":
+            gemm_s += row.layer_s
+            other += row.layer_s
+            sol += row.time.sol_s
+            kernels += 1
+    total = attn_total + ffn + other
+    ftl = tps = None
+    if regime == "prefill":
+        _, _, chunks = _prefill_shape(scenario)
+        ftl = total * chunks
+        tps = tokens / total if total else None
+    else:
+        tps = tokens / total if total else None
+    step = Step(
+        regime, tokens, total, sol, gemm_s, attn_core, attn_total, ffn, other, comm, launches, kernels, ftl, tps
+    )
+    return step, per_kind_s, parts
 
 
 def _layer_stats(spec: ModelSpec, kind_stats: dict[str, tuple]):
