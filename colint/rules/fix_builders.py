@@ -23,7 +23,6 @@ from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 from colint.normalize.resize import divisors, layer_pattern_for, nearest_divisor  # noqa: F401 - used by rules
 
 
-
 def aligned_neighbours(value: int, multiple: int) -> tuple[Optional[int], Optional[int]]:
     """The nearest multiples of ``multiple`` strictly below and strictly above ``value``
     (below is None when it would be 0). An aligned value returns (None, None)."""
