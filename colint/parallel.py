@@ -8,16 +8,14 @@ one a single process writes. A worker's memos (analyse, GEMM estimates, the clos
 are its own; every memo is keyed by value or object identity, so no result depends on which process made
 it.
 
-A pool costs a fork per worker and a pickled result per file (one to three milliseconds), so it is
-considered only for ``MIN_ITEMS`` items or more, where a machine has two CPUs or more and ``fork``
-(Linux); a pre-commit run on a few files never starts one. Where the caller says that ``MIN_ITEMS`` or
-more of the items differ (``colint check`` counts its files' distinct contents), the pool starts at once:
-no memo will answer them. Otherwise the items start in this process,
-and the rest go to a pool only after ``PROBE_S`` of that, once the recent ones have cost ``PAY_S`` each or
-more: 1,000 copies of a few configs answer from the memos in a millisecond or two each once every distinct
-one was seen, less than the transfer would cost, while distinct large MoE configs take tens. The workers
-are forked from this process, so they start with its warm memos. The parent unpickles each result as it
-arrives, while the workers go on. ``COLINT_JOBS=1`` turns the pool off (``COLINT_JOBS=N``: at most N workers). A result that
+A pool costs a fork per worker and a pickled result per file (0.4-0.6 ms for a FileResult of ~12 kB,
+pickled there and unpickled here, measured on the corpus and the large-MoE mix), so it is considered only
+for ``MIN_ITEMS`` items or more, where a machine has two CPUs or more and ``fork`` (Linux); a pre-commit
+run on a few files never starts one. Where the caller says that ``MIN_ITEMS`` or more of the items differ
+(``colint check`` counts its files' distinct contents), the pool starts at once: no memo will answer them.
+Otherwise the items start in this process, and the rest go to a pool only after ``PROBE_S`` of that, once the recent ones have cost ``PAY_S`` each or more: items that cost
+less than a few round trips stay here, whatever their number. The workers are forked from this process,
+so they start with its warm memos. ``COLINT_JOBS=1`` turns the pool off (``COLINT_JOBS=N``: at most N workers). A result that
 cannot be pickled, or a worker that dies, is redone in this process.
 """
 
@@ -26,14 +24,17 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, Optional, TypeVar
+from typing import Any, Optional, TypeVar, cast
 
 T = TypeVar("T")
 
 MIN_ITEMS = 64  # below this a pool's start-up and transfers cost about what it saves (two workers)
-PAY_S = 0.005  # mean cost per item (s) from which a pool pays: about twice a result's round trip
+# mean cost per item (s) from which a pool pays: about three times a result's round trip (0.4-0.6 ms), a margin
+# for this process unpickling while the workers compute. It was 5 ms while a round trip was thought to cost 1-3 ms;
+# a check now costs less than that (a mix of large MoE and corpus files: ~3-4 ms each), so the pool never started.
+PAY_S = 0.0015
 WINDOW = 16  # the recent items that mean is taken over
-PROBE_S = 1.0  # items run here first, so that the mean is taken past the first sight of each distinct input
+PROBE_S = 0.5  # items run here first, so that the mean is taken over a full window of recent ones
 CHUNK = 4  # items per task: small enough that a chunk of large MoE files does not leave one worker last
 
 # the job of the pool being run: the forked workers inherit it (nothing but an index is sent to them)
@@ -97,29 +98,40 @@ def map_ordered(fn: Callable[[Any], T], items: Sequence[Any], *, distinct: Optio
     return out
 
 
-_REDO = object()  # a result the pool did not bring back: redone in this process
-
-
 def _pooled(fn: Callable[[Any], T], items: Sequence[Any], n: int) -> list[T]:
-    """``[fn(x) for x in items]`` over ``n`` forked workers, in order. Each result is unpickled as it
-    arrives, while the workers go on with the next ones."""
+    """``[fn(x) for x in items]`` over ``n`` forked workers, in order."""
     import multiprocessing
-    import pickle
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     global _JOB
     _JOB = (fn, items)
-    got: list[Any] = []
+    # each result is unpickled as it arrives, while the workers compute the next ones (unpickling them all
+    # after the last one came left this process alone on one CPU for a few tenths of a second per 1,000 files)
+    done: list[tuple[bool, Any]] = []  # (arrived whole, the result)
     try:
         with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("fork")) as pool:
             for blob in pool.map(_run, range(len(items)), chunksize=CHUNK):
-                try:
-                    got.append(_REDO if blob is None else pickle.loads(blob))
-                except Exception:  # noqa: BLE001 - an object that pickles but does not unpickle: redo it here
-                    got.append(_REDO)
+                done.append(_unpickled(blob))
     except (BrokenProcessPool, OSError):  # a worker died (killed, out of memory) or none could start
         pass
     finally:
         _JOB = None
-    return [fn(x) if i >= len(got) or got[i] is _REDO else got[i] for i, x in enumerate(items)]
+    out: list[T] = []
+    for i, x in enumerate(items):
+        whole, result = done[i] if i < len(done) else (False, None)
+        out.append(cast(T, result) if whole else fn(x))
+    return out
+
+
+def _unpickled(blob: Optional[bytes]) -> tuple[bool, Any]:
+    """(True, the result) from a worker's blob; (False, None) when it sent none or it does not unpickle (an
+    object that pickles but does not unpickle): the caller redoes that item itself."""
+    import pickle
+
+    if blob is None:
+        return False, None
+    try:
+        return True, pickle.loads(blob)
+    except Exception:  # noqa: BLE001 - redone in this process
+        return False, None

@@ -123,3 +123,53 @@ def test_cl301_width_search_counts_params_exactly():
                 assert p == param_counts(scaled_spec(spec, h, n)).total, (path, h, n)
                 checked += 1
     assert checked > 50
+
+
+def test_best_partition_walk_finds_the_bisections_starts(monkeypatch):
+    """The O(n) walk over a stage's ends (a non-decreasing prefix best) gives the split the bisection
+    gives, ties, zeros, extras and caps included."""
+    rnd = random.Random(13)
+    cases = []
+    for _ in range(1500):
+        n = rnd.randint(1, 70)
+        pool = rnd.choice([[1.0, 3.0, 2.9, 0.0, 0.1 + 0.2], [1e12, 3e12, 2.9e12], [0.1, 1 / 3, 2 / 3]])
+        costs = [rnd.choice(pool) for _ in range(n)] if rnd.random() < 0.7 else [rnd.random() * 1e9 for _ in range(n)]
+        second = [rnd.choice([0.0, 1.0, rnd.random() * 1e9]) for _ in range(n)]
+        cases.append((costs, second, rnd.randint(1, 10), rnd.choice([0.0, 0.3, sum(costs) / 5])))
+
+    def run() -> list:
+        out = []
+        for costs, second, p, extra in cases:
+            a = pipeline._best_partition(costs, p, extra, 2 * extra, None, None, 0.0, 0.0)
+            out.append(a)
+            if a is not None:
+                for cap in (a.max, a.max * 1.05):
+                    out.append(pipeline._best_partition(second, p, 1.0, 0.0, costs, cap, extra, 2 * extra))
+        return out
+
+    walked = run()
+    monkeypatch.setattr(pipeline, "_starts_walk", pipeline._starts_bisect)
+    assert run() == walked
+    assert sum(x is not None for x in walked) > 2000
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "tests/corpus/hf/deepseek__DeepSeek-V3.json",
+        "tests/corpus/hf/qwen3-next__Qwen3-Next-80B-A3B-Thinking.json",
+        "tests/corpus/hf/gemma__gemma-3-27b.json",
+    ],
+)
+def test_decode_step_is_analyses_decode_step(path):
+    """decode_step (CL801 at the concurrency that fits, CL301's alternatives) computes the decode regime
+    alone: the very Step analyse computes, at several parallel layouts and concurrencies."""
+    from colint.analysis import workload
+
+    spec = normalize(load(path))
+    p = load_profile("b200")
+    for tp, ep, conc in ((1, 1, 1), (2, 8, 37), (8, 1, 256)):
+        sc = make_scenario("throughput", tp=tp, ep=ep, concurrency=conc)
+        alone = workload.decode_step(spec, p, sc)  # before analyse memoises this scenario
+        assert alone == workload._analyse(spec, p, sc).steps["decode"]
+        assert workload.decode_step(spec, p, sc) == alone

@@ -358,14 +358,15 @@ def test_routed_expert_rows_uniform_routing_and_top_k_above_experts():
 )
 def test_memory_at_is_analyse_memory(name):
     """CL801's deployment search prices candidates with memory_at: the very MemoryFit analyse computes (MLA,
-    sliding windows, Mamba state, MoE shards, pp splits; two GPUs, two scenarios, two concurrencies)."""
+    sliding windows, Mamba state, MoE shards, pp splits; two GPUs, two scenarios, two concurrencies); and the
+    floor that lets it skip candidates never exceeds that footprint (else a fitting deployment could be skipped)."""
     import os
 
-    from colint.analysis.footprint import memory_at
+    from colint.analysis.footprint import footprint_floor, memory_at
     from colint.analysis.deployments import deployments
 
     spec = normalize(load(os.path.join(os.path.dirname(__file__), "corpus", "hf", name)))
-    compared = 0
+    compared, tight = 0, 0.0
     for gpu in ("b200", "h100-sxm"):
         profile = load_profile(gpu)
         for scenario in ("throughput", "latency"):
@@ -373,13 +374,11 @@ def test_memory_at_is_analyse_memory(name):
             for tp, ep, pp in deployments(spec, profile, base)[:24]:
                 for conc, kvp in ((1, 1), (base.decode_concurrency, 1), (base.decode_concurrency, 2)):
                     sc = replace(base, tp=tp, ep=ep, pp=pp, decode_concurrency=conc, kvp=kvp)
-                    assert memory_at(spec, profile, sc) == analyse(spec, profile, sc).memory, (
-                        gpu,
-                        scenario,
-                        tp,
-                        ep,
-                        pp,
-                        kvp,
-                    )
+                    fit = memory_at(spec, profile, sc)
+                    assert fit == analyse(spec, profile, sc).memory, (gpu, scenario, tp, ep, pp, kvp)
+                    floor = footprint_floor(spec, sc).bytes_per_gpu(spec, sc)
+                    assert floor <= fit.total_bytes * (1 + 1e-12), (gpu, scenario, tp, ep, pp, kvp)
+                    tight = max(tight, floor / fit.total_bytes)
                     compared += 1
     assert compared >= 40
+    assert tight > 0.5  # a floor that bounds something: the weights, KV or activations share of a candidate

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from colint.analysis.memory import USABLE_HBM_SHARE
-from colint.analysis.footprint import memory_at
+from colint.analysis.footprint import footprint_floor, memory_at
 from colint.analysis.workload import analyse
 
 COMMON_PP = (1, 2, 4, 8, 16)  # pipeline stages tried for a deployment that fits, fewest first
@@ -66,10 +66,15 @@ def smallest_fitting(spec, profile, scenario, concurrency: int, limit: int = 64)
     # a deployment whose share is well above usable memory is not analysed
     total_w = base.weight_bytes_per_gpu * max(scenario.tp, scenario.ep) * scenario.pp
     usable = USABLE_HBM_SHARE * profile.memory_gb * 1e9
+    # then an exact bound: no GPU holds less than its share of the whole model's weights and KV cache
+    # (FootprintFloor); a deployment whose share exceeds usable memory does not fit (margins absorb float rounding)
+    floor = footprint_floor(spec, scenario)
     for tp, ep, pp in deployments(spec, profile, scenario)[:limit]:
         if total_w / (max(tp, ep) * pp) > 1.5 * usable:
             continue
         sc = replace(scenario, tp=tp, ep=ep, pp=pp, decode_concurrency=concurrency)
+        if floor.bytes_per_gpu(spec, sc) * (1 - 1e-9) > usable * (1 + 1e-9):
+            continue
         fit = memory_at(spec, profile, sc, fits_only=True)
         if fit is not None and fit.fits:
             return tp, ep, pp, fit

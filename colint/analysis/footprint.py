@@ -6,9 +6,12 @@ CL801's deployment search (colint.analysis.deployments) tries many deployments w
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 from colint.analysis.gemm_model import FORMATS, check_format
 from colint.analysis.gemm_rows import (
     REGIMES,
+    SPEC_MEMO_MAX,
     _ceil_div,
     _gemm_entries,
     _prefill_shape,
@@ -29,10 +32,71 @@ def memory_at(spec: ModelSpec, profile, scenario: Scenario, fits_only: bool = Fa
     without the pipeline split, when even an even split of the weights over pp stages cannot fit."""
 
     check_format(profile, scenario.gemm_format)
+    layer_w, sum_w, emb_w, lm_w, kv_all_stages, peak = _unsplit(spec, scenario)
+    per_seq = kv_all_stages / scenario.pp
+    if fits_only and scenario.pp > 1:
+        # the heaviest stage holds at least the mean: a deployment that cannot fit that is not split (margins
+        # absorb float rounding; a deployment near the line gets the exact split below)
+        mean_w = (sum_w + emb_w + lm_w) / scenario.pp
+        usable = USABLE_HBM_SHARE * profile.memory_gb * 1e9
+        if mean_w * (1 - 1e-9) + scenario.decode_concurrency * per_seq + peak > usable * (1 + 1e-9):
+            return None
+    weights_gpu = heaviest_stage_weight_bytes(layer_w, emb_w, lm_w, scenario.pp)
+    return memory_fit(weights_gpu, per_seq, peak, scenario.decode_concurrency, profile.memory_gb)
+
+
+@dataclass(frozen=True)
+class FootprintFloor:
+    """What one GPU holds of the whole model (tp = ep = kvp = pp = 1, the scenario's formats): all its weight
+    bytes and the KV bytes of one sequence. A GPU of any deployment holds at least the share :meth:`bytes_per_gpu`
+    gives: every shard rounds up (column and row splits over tp, or tp x kvp for the FFN; experts over ep; KV
+    heads over tp, or replicated; the context over kvp), the heaviest pipeline stage holds at least the mean, and
+    the activations hold at least the residual stream of the larger regime (colint.analysis.memory)."""
+
+    weight_bytes: float
+    kv_bytes_per_sequence: float
+
+    def bytes_per_gpu(self, spec: ModelSpec, scenario: Scenario) -> float:
+        """A lower bound of memory_at(spec, profile, scenario).total_bytes."""
+        tp, kvp, pp = scenario.tp, scenario.kvp, scenario.pp
+        weights = self.weight_bytes / (max(tp * kvp, scenario.ep) * pp)
+        kv = scenario.decode_concurrency * self.kv_bytes_per_sequence / (tp * kvp * pp)
+        act = max(_tokens(scenario, r) * 2.0 * spec.hidden_size * B_ACT for r in REGIMES)
+        return weights + kv + act
+
+
+def footprint_floor(spec: ModelSpec, scenario: Scenario) -> FootprintFloor:
+    """The model's weights and KV bytes per sequence on one GPU (FootprintFloor)."""
+    one = replace(scenario, tp=1, ep=1, kvp=1, pp=1)
+    emb_w, lm_w = _embedding_weight_bytes(spec, one)
+    return FootprintFloor(sum(_layer_weight_bytes(spec, one)) + emb_w + lm_w, _kv_bytes_per_sequence(spec, one))
+
+
+# _unsplit() memo: (id(spec), the scenario at pp=1) -> (spec, parts). Nothing in the parts depends on pp (nor on
+# the GPU), so CL801's search prices each (tp, ep) once for all its pipeline sizes, and a re-check of the
+# same spec at another setting finds the deployments it tried. The spec (lists inside: unhashable) is keyed by
+# identity and kept alive beside its entry, as analyse's memo does. Oldest entries go first.
+_UNSPLIT_MEMO: dict = {}
+UNSPLIT_MEMO_MAX = 4 * SPEC_MEMO_MAX  # a few dozen (tp, ep) per spec searched, for the recent specs
+
+
+def _unsplit(spec: ModelSpec, scenario: Scenario) -> tuple[list[float], float, float, float, float, float]:
+    """The footprint's parts before the pipeline split: (per-layer weight bytes, their sum, embedding and LM
+    head weight bytes, KV bytes per sequence of all stages, peak activation bytes), per GPU."""
+    key = (id(spec), replace(scenario, pp=1) if scenario.pp != 1 else scenario)
+    hit = _UNSPLIT_MEMO.get(key)
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    parts = _unsplit_parts(spec, scenario)
+    if len(_UNSPLIT_MEMO) >= UNSPLIT_MEMO_MAX:
+        del _UNSPLIT_MEMO[next(iter(_UNSPLIT_MEMO))]
+    _UNSPLIT_MEMO[key] = (spec, parts)
+    return parts
+
+
+def _unsplit_parts(spec: ModelSpec, scenario: Scenario) -> tuple[list[float], float, float, float, float, float]:
     h = spec.hidden_size
-    counts = spec.layer_counts()
     entries = _gemm_entries(spec)
-    b_w = FORMATS[scenario.gemm_format][2]
     tokens = {r: _tokens(scenario, r) for r in REGIMES}
     # peak activations: activation_bytes() over the rows _gemm_rows would build (m, instances, n, k only)
     shards = []
@@ -57,23 +121,15 @@ def memory_at(spec: ModelSpec, profile, scenario: Scenario, fits_only: bool = Fa
                 m = m_tokens
             gemm = max(gemm, m * max(inst, 1.0) * (k + n) * B_ACT)
         peak = max(peak, tokens[regime] * 2.0 * h * B_ACT + gemm)
-    # weights: the per-layer shards of analyse's layer costs
-    wbytes_by_kind: dict[str, float] = {}
-    used = iter([e[1] for e in entries[: sum(1 for n in counts if n)]])
-    for kind, n in zip(spec.layer_kinds, counts):
-        if not n:
-            continue
-        wbytes = 0.0
-        for g in next(used):
-            nn, kk, inst = _shard(g, g.n, scenario)
-            wbytes += nn * kk * inst * (2.0 if g.name.endswith("router") else b_w)
-        wbytes_by_kind[kind.name] = wbytes
-    names = [kind.name for kind in spec.layer_kinds]
-    layer_w = [wbytes_by_kind[names[p]] for p in spec.layer_pattern[: spec.num_layers] if names[p] in wbytes_by_kind]
-    v = spec.vocab_size or 0
-    emb_w = v * h * B_ACT / scenario.tp
-    lm_w = 0.0 if spec.tie_word_embeddings else v * h * b_w / scenario.tp
-    # KV bytes per sequence: decode's attention cores, in analyse's order
+    layer_w = _layer_weight_bytes(spec, scenario)
+    emb_w, lm_w = _embedding_weight_bytes(spec, scenario)
+    return layer_w, sum(layer_w), emb_w, lm_w, _kv_bytes_per_sequence(spec, scenario), peak
+
+
+def _kv_bytes_per_sequence(spec: ModelSpec, scenario: Scenario) -> float:
+    """KV-cache (and recurrent state) bytes per GPU of one sequence at the scenario's context, all pipeline
+    stages: decode's attention cores, in analyse's order."""
+    counts = spec.layer_counts()
     b_kv = scenario.kv_bytes_per_elem
     kv_seq = 0.0
     for kind, n in zip(spec.layer_kinds, counts):
@@ -96,13 +152,32 @@ def memory_at(spec: ModelSpec, profile, scenario: Scenario, fits_only: bool = Fa
             if mx.kind in ("attention", "mla") and scenario.kvp > 1:
                 attended = _ceil_div(int(attended), scenario.kvp)  # as _attention: this GPU's share of the context
             kv_seq += n * kv_gpu * attended
-    per_seq = (kv_seq + state_bytes_per_sequence(spec, b_kv) / scenario.tp) / scenario.pp
-    if fits_only and scenario.pp > 1:
-        # the heaviest stage holds at least the mean: a deployment that cannot fit that is not split (margins
-        # absorb float rounding; a deployment near the line gets the exact split below)
-        mean_w = (sum(layer_w) + emb_w + lm_w) / scenario.pp
-        usable = USABLE_HBM_SHARE * profile.memory_gb * 1e9
-        if mean_w * (1 - 1e-9) + scenario.decode_concurrency * per_seq + peak > usable * (1 + 1e-9):
-            return None
-    weights_gpu = heaviest_stage_weight_bytes(layer_w, emb_w, lm_w, scenario.pp)
-    return memory_fit(weights_gpu, per_seq, peak, scenario.decode_concurrency, profile.memory_gb)
+    return kv_seq + state_bytes_per_sequence(spec, b_kv) / scenario.tp
+
+
+def _layer_weight_bytes(spec: ModelSpec, scenario: Scenario) -> list[float]:
+    """Weight bytes per GPU of each decoder layer: the per-layer shards of analyse's layer costs."""
+    counts = spec.layer_counts()
+    entries = _gemm_entries(spec)
+    b_w = FORMATS[scenario.gemm_format][2]
+    wbytes_by_kind: dict[str, float] = {}
+    used = iter([e[1] for e in entries[: sum(1 for n in counts if n)]])
+    for kind, n in zip(spec.layer_kinds, counts):
+        if not n:
+            continue
+        wbytes = 0.0
+        for g in next(used):
+            nn, kk, inst = _shard(g, g.n, scenario)
+            wbytes += nn * kk * inst * (2.0 if g.name.endswith("router") else b_w)
+        wbytes_by_kind[kind.name] = wbytes
+    names = [kind.name for kind in spec.layer_kinds]
+    return [wbytes_by_kind[names[p]] for p in spec.layer_pattern[: spec.num_layers] if names[p] in wbytes_by_kind]
+
+
+def _embedding_weight_bytes(spec: ModelSpec, scenario: Scenario) -> tuple[float, float]:
+    """(embedding, LM head) weight bytes per GPU: BF16 embedding rows and the LM head in the GEMM format, over tp."""
+    h = spec.hidden_size
+    v = spec.vocab_size or 0
+    emb_w = v * h * B_ACT / scenario.tp
+    lm_w = 0.0 if spec.tie_word_embeddings else v * h * FORMATS[scenario.gemm_format][2] / scenario.tp
+    return emb_w, lm_w

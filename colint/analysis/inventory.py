@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from colint.normalize.model_spec import ModelSpec
-from colint.normalize.weights import Gemm, kind_gemms, kind_params
+from colint.normalize.weights import Gemm, kind_ffn_params, kind_gemms, kind_params
 
-__all__ = ["Gemm", "ParamCounts", "gemms", "kind_gemms", "kind_params", "param_counts"]
+__all__ = ["Gemm", "ParamCounts", "gemms", "kind_ffn_params", "kind_gemms", "kind_params", "param_counts"]
 
 
 def gemms(spec: ModelSpec, merge: bool = True) -> list[Gemm]:

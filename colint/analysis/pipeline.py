@@ -1,7 +1,7 @@
 """Pipeline-stage partitioning of a per-layer cost vector (DESIGN.md §5 "Pipeline").
 
 Pure functions, no rules: the best contiguous split of ``costs`` (one number per decoder layer)
-into ``stages`` stages that minimizes the largest stage (exact dynamic program, O(p·n²) — n is
+into ``stages`` stages that minimizes the largest stage (exact dynamic program, O(p·n) — n is
 a few hundred at most), with fixed extras on the first stage (embedding) and the last stage
 (LM head, MTP layers); its imbalance ``max/mean − 1``; and the Megatron pipeline bubble.
 
@@ -96,8 +96,9 @@ def best_partition(
 
     Exact dynamic program over prefixes. Costs are non-negative, so the best value of a prefix
     split into j stages does not decrease with the prefix, and a stage's sum does not increase
-    as its start moves right: the best start of the last stage is at the crossing of the two,
-    found by bisection (O(p·n·log n)). Memoized on the arguments (with the cost types): rules ask
+    as its start moves right: the best start of the last stage is at the crossing of the two. That
+    crossing never moves left as the stage's end moves right, so one walk per stage finds it for every
+    end (O(p·n)); bisection where float ties break that order (_best_partition). Memoized on the arguments (with the cost types): rules ask
     for the same split of the same vector (CL60x at several pp, files of one family)."""
     cap_key = None if cap_costs is None or cap is None else (tuple(cap_costs), tuple(map(type, cap_costs)))
     return _best_partition_memo(
@@ -149,7 +150,11 @@ def _best_partition(
 ) -> Partition | None:
     """best_partition's dynamic program. A stage's sum is ``pre[b] - pre[a]``, plus ``first_extra`` on
     stage 0, plus ``last_extra`` on stage p-1 (in that order: the float sums are the documented ones);
-    the loops inline it (this runs ~10^5 steps per stack)."""
+    the loops inline it (this runs ~10^4 steps per stack).
+
+    For every end i of stage j >= 1, two starts a of that stage are looked for: with a cap, the first
+    whose stage fits it (``lo``), and the first where the prefix's best ``prev[a]`` reaches the stage's
+    sum ``pre[i] - pre[a]`` (``left``); the best start is ``left`` or the one before it."""
     n = len(costs)
     p = stages
     if p < 1 or n < p:
@@ -165,70 +170,45 @@ def _best_partition(
     tol = 1e-9
     limit = (cap * (1 + tol) + tol) if cap is not None else 0.0
 
-    def seg(j: int, a: int, b: int) -> float:
-        v = pre[b] - pre[a]
-        if j == 0:
-            v += first_extra
-        if j == p - 1:
-            v += last_extra
-        return v
-
-    def cseg(j: int, a: int, b: int) -> float:
-        assert cpre is not None
-        return cpre[b] - cpre[a] + (cap_first_extra if j == 0 else 0.0) + (cap_last_extra if j == p - 1 else 0.0)
-
     inf = float("inf")
     # best[j][i]: min over splits of the first i layers into j+1 stages of the largest stage
     best = [[inf] * (n + 1) for _ in range(p)]
     arg = [[-1] * (n + 1) for _ in range(p)]
+    # stage 0 = layers (0, i]: pre[i] - pre[0] + first_extra (+ last_extra when it is the only stage); cap alike
+    only = p == 1
+    c_last = cap_last_extra if only else 0.0
     for i in range(1, n - (p - 1) + 1):
-        if cpre is None or cseg(0, 0, i) <= limit:
-            best[0][i] = seg(0, 0, i)
+        if cpre is None or cpre[i] - cpre[0] + cap_first_extra + c_last <= limit:
+            v = pre[i] - pre[0] + first_extra
+            best[0][i] = v + last_extra if only else v
             arg[0][i] = 0
     for j in range(1, p):
         # stage j >= 1: seg(j, a, i) = pre[i] - pre[a] (+ last_extra on the last stage); cseg alike
         last = j == p - 1
-        ends = [n] if last else range(j + 1, n - (p - 1 - j) + 1)
         prev = best[j - 1]
+        if last:
+            starts = _starts_bisect([n], j, prev, pre, cpre, cap_last_extra, limit, last_extra)
+        else:
+            ends = range(j + 1, n - (p - 1 - j) + 1)
+            tried = prev[j : n - (p - j) + 1]  # prev at every start a these ends try
+            walk = all(x <= y for x, y in zip(tried, tried[1:]))
+            starts = (_starts_walk if walk else _starts_bisect)(ends, j, prev, pre, cpre, 0.0, limit, None)
         best_j, arg_j = best[j], arg[j]
-        for i in ends:
+        for i, lo, left in starts:  # lo <= left <= i - 1
+            # the start before the crossing, else the crossing itself unless it is better by more than tol
             pi = pre[i]
-            lo, hi = j, i - 1
-            if cpre is not None:  # the stage (a, i] must fit the cap: a at least the smallest such start
-                ci, c_last = cpre[i], (cap_last_extra if last else 0.0)
-                left, h = lo, hi + 1
-                while left < h:
-                    m = (left + h) // 2
-                    if ci - cpre[m] + 0.0 + c_last <= limit:
-                        h = m
-                    else:
-                        left = m + 1
-                lo = left
-                if lo > hi:
-                    continue
-            left, h = lo, hi  # the first start where the prefix's best reaches the stage's sum
-            if last:
-                while left < h:
-                    m = (left + h) // 2
-                    if prev[m] >= pi - pre[m] + last_extra:
-                        h = m
-                    else:
-                        left = m + 1
-            else:
-                while left < h:
-                    m = (left + h) // 2
-                    if prev[m] >= pi - pre[m]:
-                        h = m
-                    else:
-                        left = m + 1
             bv, ba = inf, -1
-            for a in (left - 1, left):
-                if lo <= a <= hi and prev[a] < inf:
-                    sv = pi - pre[a] + last_extra if last else pi - pre[a]
-                    pv = prev[a]
-                    v = sv if sv > pv else pv  # max(prev[a], seg), as max() picks
-                    if ba == -1 or v < bv - tol * max(1.0, abs(bv)):
-                        bv, ba = v, a
+            if left > lo and prev[left - 1] < inf:
+                pv, sv = prev[left - 1], pi - pre[left - 1]
+                if last:
+                    sv += last_extra
+                bv, ba = (sv if sv > pv else pv), left - 1  # max(prev[a], seg), as max() picks
+            pv = prev[left]
+            if pv < inf:
+                sv = pi - pre[left] + last_extra if last else pi - pre[left]
+                v = sv if sv > pv else pv
+                if ba == -1 or v < bv - tol * max(1.0, abs(bv)):
+                    bv, ba = v, left
             best_j[i], arg_j[i] = bv, ba
     if best[p - 1][n] == inf:
         return None
@@ -240,6 +220,73 @@ def _best_partition(
         i = a
     sizes.reverse()
     return evaluate(costs, sizes, first_extra, last_extra)
+
+
+def _starts_bisect(ends, j, prev, pre, cpre, c_last, limit, last_extra) -> list[tuple[int, int, int]]:
+    """(i, lo, left) for each end i of stage j (module doc of _best_partition): both starts by bisection
+    over a in [j, i - 1]. ``last_extra``: None on a stage before the last. An end no start fits is left out."""
+    out = []
+    for i in ends:
+        pi = pre[i]
+        lo, hi = j, i - 1
+        if cpre is not None:  # the stage (a, i] must fit the cap: a at least the smallest such start
+            ci = cpre[i]
+            left, h = lo, hi + 1
+            while left < h:
+                m = (left + h) // 2
+                if ci - cpre[m] + 0.0 + c_last <= limit:
+                    h = m
+                else:
+                    left = m + 1
+            lo = left
+            if lo > hi:
+                continue
+        left, h = lo, hi  # the first start where the prefix's best reaches the stage's sum
+        if last_extra is not None:
+            while left < h:
+                m = (left + h) // 2
+                if prev[m] >= pi - pre[m] + last_extra:
+                    h = m
+                else:
+                    left = m + 1
+        else:
+            while left < h:
+                m = (left + h) // 2
+                if prev[m] >= pi - pre[m]:
+                    h = m
+                else:
+                    left = m + 1
+        out.append((i, lo, left))
+    return out
+
+
+def _starts_walk(ends, j, prev, pre, cpre, c_last, limit, last_extra) -> list[tuple[int, int, int]]:
+    """What :func:`_starts_bisect` returns for a stage before the last, in O(n) instead of O(n log n),
+    when ``prev`` does not decrease over the starts tried (the caller checks; a tolerance tie in the
+    stage before can make it dip by a last bit, and then the bisection's own probes decide).
+
+    Both tests are monotone in a, false then true: ``cpre`` and ``pre`` rise with a, and so does ``prev``.
+    Both are monotone in i, true then false: the stage's sum rises with its end. So the first start where
+    each holds never moves left as i rises, and one pointer per test walks all ends: the bisection finds
+    the same first true start (or the same ``hi`` when there is none)."""
+    assert last_extra is None
+    out = []
+    lo = left = j
+    for i in ends:
+        hi = i - 1
+        if cpre is not None:
+            ci = cpre[i]
+            while lo < i and not (ci - cpre[lo] + 0.0 + c_last <= limit):
+                lo += 1
+            if lo > hi:
+                continue
+        pi = pre[i]
+        if left < lo:
+            left = lo
+        while left < hi and not (prev[left] >= pi - pre[left]):
+            left += 1
+        out.append((i, lo, left))
+    return out
 
 
 def best_partition_two(

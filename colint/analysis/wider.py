@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from colint.analysis.inventory import param_counts
 from colint.analysis.scenario import fit_to_model, make_scenario
-from colint.analysis.workload import analyse
+from colint.analysis.workload import analyse, decode_step
 from colint.normalize.resize import layer_pattern_for, nearest_divisor
 from colint.normalize.weights import kind_params
 
@@ -45,7 +45,7 @@ def latency_workload(spec, workload):
 
 def decode_step_s(spec, profile, scenario) -> float:
     """Estimated decode step time of ``spec`` (an alternative design) in ``scenario``."""
-    return analyse(spec, profile, scenario).steps["decode"].estimate_s
+    return decode_step(spec, profile, scenario).estimate_s
 
 
 def fixed_decode_s(spec, w) -> float:

@@ -110,7 +110,6 @@ class Workload:
     gemms: dict[str, list[WorkloadGemm]]  # regime -> rows
     attention: dict[str, list[AttentionCost]]  # regime -> one per layer kind with a mixer
     steps: dict[str, Step]  # "decode", "prefill"
-    layer_costs: list[LayerCost]
     embedding_cost: LayerCost  # index -1
     lm_head_cost: LayerCost  # index num_layers
     kv_bytes_per_token: int  # whole model, one replica (no sharding), scenario KV format
@@ -130,6 +129,17 @@ class Workload:
     # regime -> layer kind -> the parts of ONE layer's estimate (s): attention_gemms, attention_core,
     # ffn_gemms, elementwise, launches, collectives; they sum to that kind's LayerCost decode_s/prefill_s
     layer_parts: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    # layer kind name -> one layer's LayerCost fields after index and kind; layer_costs lists them per layer
+    kind_costs: dict[str, tuple] = field(default_factory=dict)
+    _layer_costs: list[LayerCost] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def layer_costs(self) -> list[LayerCost]:
+        """One LayerCost per decoder layer (the embedding and LM head apart), built on first use: the pipeline
+        rules and reports read them, most checks never do (tens of records per analysis otherwise)."""
+        if self._layer_costs is None:
+            self._layer_costs = [LayerCost(i, name, *st) for i, name, st in _layer_stats(self.spec, self.kind_costs)]
+        return self._layer_costs
 
     @property
     def memory_fits(self) -> bool:
@@ -180,131 +190,24 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     tmod = time_model(profile)
     launch_s = profile.launch_overhead_us * 1e-6
     floor_s = tmod.kernel_floor_us * 1e-6
-    bw = profile.memory_bytes_per_s
     counts = spec.layer_counts()
     b_act = 2.0  # BF16 activations between kernels
     h = spec.hidden_size
 
     entries = _gemm_entries(spec)
     rows = {r: _gemm_rows(spec, profile, scenario, r, entries) for r in REGIMES}
-    attn: dict[str, list[AttentionCost]] = {r: [] for r in REGIMES}
     sources = kv_sources(spec)
-    for r in REGIMES:
-        for ki, (kind, n) in enumerate(zip(spec.layer_kinds, counts)):
-            for j, mx in enumerate(kind_mixers(kind) if n else []):
-                if mx.kind not in ("none", "linear"):  # a parallel mixer adds its own core (same kind name)
-                    attn[r].append(
-                        _attention(spec, kind, n, profile, scenario, r, sources.get(ki) if j == 0 else None, mx)
-                    )
-
-    # per-kind per-regime sums, one pass over the rows (each kind's sums add its rows in row order)
-    def kind_times(regime: str) -> tuple[dict[str, dict[str, float]], dict[str, int], dict[str, list]]:
-        times: dict[str, dict[str, float]] = {}
-        n_rows: dict[str, int] = {}
-        for row in rows[regime]:
-            out = times.get(row.kind)
-            if out is None:
-                out = times[row.kind] = {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
-            out[row.component] = out.get(row.component, 0.0) + row.layer_s
-            out["gemm_sol"] += row.time.sol_s * max(row.instances, 1.0 if row.instances >= 1 else row.instances)
-            n_rows[row.kind] = n_rows.get(row.kind, 0) + 1
-        cores_by_kind: dict[str, list] = {}
-        for a in attn[regime]:
-            cores_by_kind.setdefault(a.kind, []).append(a)
-        return times, n_rows, cores_by_kind
-
-    def kind_gemm_s(rows_: list[WorkloadGemm]) -> dict[str, dict[str, float]]:
-        out: dict[str, dict[str, float]] = {}
-        for row in rows_:
-            d = out.setdefault(row.kind, {"attention": 0.0, "ffn": 0.0})
-            d[row.component] = d.get(row.component, 0.0) + row.layer_s
-        return out
-
+    attn = {r: _regime_attention(spec, profile, scenario, r, counts, sources) for r in REGIMES}
     steps: dict[str, Step] = {}
-    per_kind_s: dict[str, dict[str, float]] = {r: {} for r in REGIMES}
-    parts: dict[str, dict[str, dict[str, float]]] = {r: {} for r in REGIMES}
+    per_kind_s: dict[str, dict[str, float]] = {}
+    parts: dict[str, dict[str, dict[str, float]]] = {}
     for regime in REGIMES:
-        tokens = _tokens(scenario, regime)
-        gemm_s = attn_core = attn_total = ffn = other = comm = hidden = launches = sol = 0.0
-        kernels = 0
-        times, n_rows, cores_by_kind = kind_times(regime)
-        fill_layers = overlapped_layers(spec, scenario, regime)
-        half_times: dict[str, dict[str, float]] | None = None  # one micro-batch's GEMMs (colint.analysis.overlap)
-        for ki, (kind, n) in enumerate(zip(spec.layer_kinds, counts)):
-            if not n:
-                continue
-            kt = times.get(kind.name) or {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
-            cores = cores_by_kind.get(kind.name, [])  # two with a parallel mixer: a sum
-            core_s = sum(a.estimate_s for a in cores)
-            half = None
-            if overlaps(kind, scenario, regime):
-                if half_times is None:
-                    half_times = kind_gemm_s(
-                        _gemm_rows(spec, profile, half_scenario(scenario, regime), regime, entries)
-                    )
-                ht = half_times.get(kind.name) or {"attention": 0.0, "ffn": 0.0}
-                half_core = half_cores_s(spec, kind, n, profile, scenario, regime, sources.get(ki), core_s)
-                half = (ht["attention"], ht["ffn"], half_core)
-            lt = layer_time(
-                kind,
-                h,
-                tokens,
-                (kt["attention"], kt["ffn"], core_s),
-                half,
-                scenario,
-                profile,
-                tmod,
-                regime,
-                fill_layers,
-            )
-            per_kind_s[regime][kind.name] = lt.total_s
-            parts[regime][kind.name] = lt.parts
-            gemm_s += n * (lt.attention_gemms_s + lt.ffn_gemms_s)
-            attn_core += n * lt.core_s
-            attn_total += n * (lt.attention_gemms_s + lt.core_s)
-            ffn += n * lt.ffn_gemms_s
-            other += n * (lt.elem_s + lt.coll_s)
-            comm += n * lt.coll_s
-            hidden += n * lt.hidden_s
-            launches += n * (lt.micro_batches * lt.n_other) * launch_s
-            sol += n * (kt["gemm_sol"] + sum(a.sol_s for a in cores) + lt.act_bytes / bw)
-            n_gemm_kernels = n_rows.get(kind.name, 0)
-            kernels += n * lt.micro_batches * (lt.n_other + lt.n_coll + n_gemm_kernels + len(cores))
-        for row in rows[regime]:
-            if row.kind == "":
-                gemm_s += row.layer_s
-                other += row.layer_s
-                sol += row.time.sol_s
-                kernels += 1
-        total = attn_total + ffn + other
-        ftl = tps = None
-        if regime == "prefill":
-            _, _, chunks = _prefill_shape(scenario)
-            ftl = total * chunks
-            tps = tokens / total if total else None
-        else:
-            tps = tokens / total if total else None
-        steps[regime] = Step(
-            regime,
-            tokens,
-            total,
-            sol,
-            gemm_s,
-            attn_core,
-            attn_total,
-            ffn,
-            other,
-            comm,
-            launches,
-            kernels,
-            ftl,
-            tps,
-            hidden,
+        steps[regime], per_kind_s[regime], parts[regime] = _regime_step(
+            spec, profile, scenario, regime, rows[regime], attn[regime], counts, tmod, entries, sources
         )
 
-    # per-layer cost vectors
+    # per-layer costs (Workload.layer_costs): one layer's of each kind
     b_w = FORMATS[scenario.gemm_format][2]
-    layer_costs: list[LayerCost] = []
     kind_stats: dict[str, tuple] = {}
     used_gemms = iter([e[1] for e in entries[: sum(1 for n in counts if n)]])  # the used kinds', in order
     for kind, n in zip(spec.layer_kinds, counts):
@@ -329,11 +232,6 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
             per_kind_s["decode"].get(kind.name, 0.0),
             per_kind_s["prefill"].get(kind.name, 0.0),
         )
-    for i in range(spec.num_layers):
-        kind = spec.kind_of(i)
-        st = kind_stats.get(kind.name)
-        if st:
-            layer_costs.append(LayerCost(i, kind.name, *st))
     v = spec.vocab_size or 0
     emb = LayerCost(-1, "embedding", v * h, v * h * b_act / scenario.tp, 0.0, 0.0, 0.0, 0.0)
     head_rows = {r: next((row for row in rows[r] if row.kind == ""), None) for r in REGIMES}
@@ -360,7 +258,7 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     pp = scenario.pp
 
     weights_gpu = heaviest_stage_weight_bytes(
-        [c.weight_bytes for c in layer_costs], emb.weight_bytes, lm.weight_bytes, pp
+        [st[1] for _i, _name, st in _layer_stats(spec, kind_stats)], emb.weight_bytes, lm.weight_bytes, pp
     )
     # sliding/chunked layers keep only their window: decode's attended tokens per layer
     per_seq = (
@@ -382,7 +280,6 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
         rows,
         attn,
         steps,
-        layer_costs,
         emb,
         lm,
         kv_model,
@@ -398,7 +295,162 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
         act,
         mem,
         parts,
+        kind_stats,
     )
+
+
+def decode_step(spec: ModelSpec, profile, scenario: Scenario) -> Step:
+    """``analyse(spec, profile, scenario).steps["decode"]``, the same figures, without the prefill regime, the
+    layer costs and the footprint: what a rule that reads one decode step needs (CL801's throughput at the
+    concurrency that fits, CL301's alternative designs). Taken from analyse's memo when that has it."""
+    hit = _ANALYSE_MEMO.get((id(spec), id(profile), scenario))
+    if hit is not None and hit[0] is spec and hit[1] is profile:
+        return hit[2].steps["decode"]
+    check_format(profile, scenario.gemm_format)
+    counts = spec.layer_counts()
+    entries, sources = _gemm_entries(spec), kv_sources(spec)
+    rows = _gemm_rows(spec, profile, scenario, "decode", entries)
+    attn = _regime_attention(spec, profile, scenario, "decode", counts, sources)
+    return _regime_step(spec, profile, scenario, "decode", rows, attn, counts, time_model(profile), entries, sources)[0]
+
+
+def _regime_attention(
+    spec: ModelSpec, profile, scenario: Scenario, regime: str, counts, sources
+) -> list[AttentionCost]:
+    """One attention core per used layer kind with a mixer (two with a parallel mixer: same kind name)."""
+    out = []
+    for ki, (kind, n) in enumerate(zip(spec.layer_kinds, counts)):
+        for j, mx in enumerate(kind_mixers(kind) if n else []):
+            if mx.kind not in ("none", "linear"):  # a parallel mixer adds its own core (same kind name)
+                out.append(
+                    _attention(spec, kind, n, profile, scenario, regime, sources.get(ki) if j == 0 else None, mx)
+                )
+    return out
+
+
+def _kind_times(rows: list[WorkloadGemm], attn: list[AttentionCost]):
+    """Per-kind sums of one regime, one pass over its rows (each kind's sums add its rows in row order):
+    (GEMM times by component, GEMM rows, attention cores) per kind name."""
+    times: dict[str, dict[str, float]] = {}
+    n_rows: dict[str, int] = {}
+    for row in rows:
+        out = times.get(row.kind)
+        if out is None:
+            out = times[row.kind] = {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
+        out[row.component] = out.get(row.component, 0.0) + row.layer_s
+        out["gemm_sol"] += row.time.sol_s * max(row.instances, 1.0 if row.instances >= 1 else row.instances)
+        n_rows[row.kind] = n_rows.get(row.kind, 0) + 1
+    cores_by_kind: dict[str, list] = {}
+    for a in attn:
+        cores_by_kind.setdefault(a.kind, []).append(a)
+    return times, n_rows, cores_by_kind
+
+
+def _regime_step(
+    spec: ModelSpec,
+    profile,
+    scenario: Scenario,
+    regime: str,
+    rows: list[WorkloadGemm],
+    attn,
+    counts,
+    tmod,
+    entries,
+    sources,
+) -> tuple[Step, dict[str, float], dict[str, dict[str, float]]]:
+    """One regime's Step, with its per-kind layer time and the parts of that time (Workload.layer_parts). A
+    layer whose EP exchange two micro-batches overlap is priced through colint.analysis.overlap."""
+    launch_s = profile.launch_overhead_us * 1e-6
+    bw = profile.memory_bytes_per_s
+    h = spec.hidden_size
+    per_kind_s: dict[str, float] = {}
+    parts: dict[str, dict[str, float]] = {}
+    tokens = _tokens(scenario, regime)
+    gemm_s = attn_core = attn_total = ffn = other = comm = hidden = launches = sol = 0.0
+    kernels = 0
+    times, n_rows, cores_by_kind = _kind_times(rows, attn)
+    fill_layers = overlapped_layers(spec, scenario, regime)
+    half_times: dict[str, dict[str, float]] | None = None  # one micro-batch's GEMMs (colint.analysis.overlap)
+    for ki, (kind, n) in enumerate(zip(spec.layer_kinds, counts)):
+        if not n:
+            continue
+        kt = times.get(kind.name) or {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
+        cores = cores_by_kind.get(kind.name, [])  # two with a parallel mixer: a sum
+        core_s = sum(a.estimate_s for a in cores)
+        half = None
+        if overlaps(kind, scenario, regime):
+            if half_times is None:
+                half_times = _kind_gemm_s(_gemm_rows(spec, profile, half_scenario(scenario, regime), regime, entries))
+            ht = half_times.get(kind.name) or {"attention": 0.0, "ffn": 0.0}
+            half_core = half_cores_s(spec, kind, n, profile, scenario, regime, sources.get(ki), core_s)
+            half = (ht["attention"], ht["ffn"], half_core)
+        lt = layer_time(
+            kind, h, tokens, (kt["attention"], kt["ffn"], core_s), half, scenario, profile, tmod, regime, fill_layers
+        )
+        per_kind_s[kind.name] = lt.total_s
+        parts[kind.name] = lt.parts
+        gemm_s += n * (lt.attention_gemms_s + lt.ffn_gemms_s)
+        attn_core += n * lt.core_s
+        attn_total += n * (lt.attention_gemms_s + lt.core_s)
+        ffn += n * lt.ffn_gemms_s
+        other += n * (lt.elem_s + lt.coll_s)
+        comm += n * lt.coll_s
+        hidden += n * lt.hidden_s
+        launches += n * (lt.micro_batches * lt.n_other) * launch_s
+        sol += n * (kt["gemm_sol"] + sum(a.sol_s for a in cores) + lt.act_bytes / bw)
+        n_gemm_kernels = n_rows.get(kind.name, 0)
+        kernels += n * lt.micro_batches * (lt.n_other + lt.n_coll + n_gemm_kernels + len(cores))
+    for row in rows:
+        if row.kind == "":
+            gemm_s += row.layer_s
+            other += row.layer_s
+            sol += row.time.sol_s
+            kernels += 1
+    total = attn_total + ffn + other
+    ftl = tps = None
+    if regime == "prefill":
+        _, _, chunks = _prefill_shape(scenario)
+        ftl = total * chunks
+        tps = tokens / total if total else None
+    else:
+        tps = tokens / total if total else None
+    step = Step(
+        regime,
+        tokens,
+        total,
+        sol,
+        gemm_s,
+        attn_core,
+        attn_total,
+        ffn,
+        other,
+        comm,
+        launches,
+        kernels,
+        ftl,
+        tps,
+        hidden,
+    )
+    return step, per_kind_s, parts
+
+
+def _kind_gemm_s(rows: list[WorkloadGemm]) -> dict[str, dict[str, float]]:
+    """GEMM time per kind name and component (attention, ffn) of one regime's rows."""
+    out: dict[str, dict[str, float]] = {}
+    for row in rows:
+        d = out.setdefault(row.kind, {"attention": 0.0, "ffn": 0.0})
+        d[row.component] = d.get(row.component, 0.0) + row.layer_s
+    return out
+
+
+def _layer_stats(spec: ModelSpec, kind_stats: dict[str, tuple]):
+    """(index, kind name, one layer's costs) of each decoder layer whose kind has costs (``kind_stats``, by
+    kind name), in layer order: the stack Workload.layer_costs lists."""
+    for i in range(spec.num_layers):
+        name = spec.kind_of(i).name
+        st = kind_stats.get(name)
+        if st:
+            yield i, name, st
 
 
 def summary(w: Workload) -> dict:

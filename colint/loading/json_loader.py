@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 
 from colint.errors import LoadError
 from colint.loading.document import (
@@ -94,7 +95,8 @@ def _forget_shadowed(doc: Document, path: tuple) -> None:
 def _record_positions(doc: Document) -> None:
     """Every key's and array item's Span, duplicate keys and non-standard literals, from one regex pass
     over the (already validated) text. A key and its colon are one token; commas are not tokens: an
-    array item's index counts the values seen in that array."""
+    array item's index counts the values seen in that array. (Hot: one pass per file checked, so
+    line_column is inlined: line = bisect_right(starts, offset), column = offset - starts[line - 1] + 1.)"""
     text = doc.text
     starts = line_starts(text)
     spans = doc.spans
@@ -109,39 +111,41 @@ def _record_positions(doc: Document) -> None:
             pending_key = key[1:-1] if "\\" not in key else json.loads(key)
             pending_key_off = m.start()
             continue
-        tok = m.group()
-        c = tok[0]
+        start, end = m.span()
+        c = text[start]
         if c == "}" or c == "]":
             if stack:
                 vpath = stack.pop()[1]
                 seen_per_obj.pop()
                 if vpath in spans:
-                    spans[vpath].value_end = m.end()
+                    spans[vpath].value_end = end
             continue
-        start = m.start()
         if not stack:
             vpath = ()
         else:
             top = stack[-1]
             if top[0]:
                 vpath = top[1] + (pending_key,)
-                line, col = line_column(starts, pending_key_off)
+                line = bisect_right(starts, pending_key_off)
+                col = pending_key_off - starts[line - 1] + 1
                 seen = seen_per_obj[-1]
                 if pending_key in seen:
                     doc.duplicate_keys.append((vpath,) + seen[pending_key])
                     _forget_shadowed(doc, vpath)
                 seen[pending_key] = (line, col)
-                spans[vpath] = Span(line, col, start, m.end())
+                spans[vpath] = Span(line, col, start, end)
             else:
                 vpath = top[1] + (top[2],)
                 top[2] += 1
-                line, col = line_column(starts, start)
-                spans[vpath] = Span(line, col, start, m.end())
+                line = bisect_right(starts, start)
+                spans[vpath] = Span(line, start - starts[line - 1] + 1, start, end)
         if c == "{" or c == "[":
             if len(stack) >= MAX_DEPTH:
                 line, col = line_column(starts, start)
                 raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=doc.path, line=line, column=col)
             stack.append([c == "{", vpath, 0])
             seen_per_obj.append({})
-        elif c in "NI-" and tok in ("NaN", "Infinity", "-Infinity"):
-            doc.nonstandard.append((vpath, tok))
+        elif c in "NI-":
+            tok = m.group()
+            if tok in ("NaN", "Infinity", "-Infinity"):
+                doc.nonstandard.append((vpath, tok))

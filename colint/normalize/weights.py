@@ -301,8 +301,21 @@ def _kind_gemms(kind: LayerKind, h: int, layers: int) -> list[Gemm]:
     return gemms
 
 
+FFN_PREFIXES = ("mlp.", "moe.")  # the names of the FFN / MoE weight GEMMs (_ffn_gemms)
+
+
 def kind_params(kind: LayerKind, h: int) -> tuple[int, int]:
     """(all parameters, parameters touched per token) of one layer of this kind (memoised by value)."""
+    total, active, _ffn = _params(kind, h)
+    return total, active
+
+
+def kind_ffn_params(kind: LayerKind, h: int) -> int:
+    """Parameters of one layer's FFN / MoE weight GEMMs (routed experts counted E times; memoised by value)."""
+    return _params(kind, h)[2]
+
+
+def _params(kind: LayerKind, h: int) -> tuple[int, int, int]:
     key = (kind, h, type(h))
     hit = _PARAMS_MEMO.get(key)
     if hit is None:
@@ -313,8 +326,10 @@ def kind_params(kind: LayerKind, h: int) -> tuple[int, int]:
     return hit
 
 
-def _kind_params(kind: LayerKind, h: int) -> tuple[int, int]:
+def _kind_params(kind: LayerKind, h: int) -> tuple[int, int, int]:
+    """(all, touched per token, FFN / MoE GEMMs) parameters of one layer of ``kind``."""
     total = active = kind.other_params
+    ffn = 0
     for g in kind_gemms(kind, h, 1):
         p = g.weight_params
         total += p
@@ -322,4 +337,6 @@ def _kind_params(kind: LayerKind, h: int) -> tuple[int, int]:
             active += p * kind.ffn.top_k // g.count
         else:
             active += p
-    return total, active
+        if g.name.startswith(FFN_PREFIXES):
+            ffn += p
+    return total, active, ffn

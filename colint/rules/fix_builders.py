@@ -18,11 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
-from colint.analysis.inventory import gemms, param_counts
+from colint.analysis.inventory import kind_ffn_params, param_counts
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 from colint.normalize.resize import divisors, layer_pattern_for, nearest_divisor  # noqa: F401 - used by rules
-
-FFN_PREFIXES = ("mlp.", "moe.")
 
 
 def aligned_neighbours(value: int, multiple: int) -> tuple[Optional[int], Optional[int]]:
@@ -125,8 +123,10 @@ def _kind_value(spec: ModelSpec, field: str) -> Any:
 
 
 def ffn_params(spec: ModelSpec) -> int:
-    """Parameters of the FFN / MoE weight GEMMs (all layers, routed experts counted E times)."""
-    return sum(g.weight_params * g.layers for g in gemms(spec) if g.name.startswith(FFN_PREFIXES))
+    """Parameters of the FFN / MoE weight GEMMs (all layers, routed experts counted E times): per layer
+    kind, its layers x one layer's (memoised by value, so a fix's variant recounts only the kinds it changes)."""
+    h = spec.hidden_size
+    return sum(n * kind_ffn_params(k, h) for k, n in zip(spec.layer_kinds, spec.layer_counts()) if n)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ given stage sizes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from colint.analysis.pipeline import Partition, best_partition, best_partition_two, evaluate
 from colint.rules.fix_builders import layer_pattern_for
@@ -95,7 +96,13 @@ def period(pattern: list[int]) -> tuple[int, int | None]:
     Candidates are prefixes f up to max(1, n // 2) and periods p up to min(MAX_PERIOD, n - f); the answer
     is the smallest f, then the smallest p. pattern[f:] has period p exactly when no i >= f has
     pattern[i] != pattern[i + p], i.e. when f is past the last such mismatch: one backward scan per p,
-    O(n x MAX_PERIOD) in all (the scan of every f and p was quadratic on long near-periodic stacks)."""
+    O(n x MAX_PERIOD) in all (the scan of every f and p was quadratic on long near-periodic stacks); memoised
+    on the pattern's values (the files of one family share it, and every check asks)."""
+    return _period(tuple(pattern))
+
+
+@lru_cache(maxsize=1024)
+def _period(pattern: tuple[int, ...]) -> tuple[int, int | None]:
     n = len(pattern)
     max_prefix = max(1, n // 2)
     best: tuple[int, int] | None = None

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from colint.analysis.deployments import COMMON_PP, smallest_fitting
-from colint.analysis.workload import analyse
+from colint.analysis.workload import decode_step
 from colint.rules.base import Context, Family, Option, RuleDoc, fix, rule
 
 FAMILY = Family(name="memory", number=8)
@@ -134,8 +134,8 @@ def does_not_fit(ctx: Context):
     # room for fewer sequences than planned: the throughput lost at the concurrency that fits
 
     cap = mem.max_decode_concurrency
-    capped = analyse(spec, ctx.profile, replace(sc, decode_concurrency=cap))
-    tps, tps_cap = w.steps["decode"].tokens_per_s or 0.0, capped.steps["decode"].tokens_per_s or 0.0
+    capped = decode_step(spec, ctx.profile, replace(sc, decode_concurrency=cap))
+    tps, tps_cap = w.steps["decode"].tokens_per_s or 0.0, capped.tokens_per_s or 0.0
     loss = 100.0 * (1.0 - tps_cap / tps) if tps else None
     ev.update(est_decode_tokens_per_s=round(tps, 1), est_decode_tokens_per_s_at_fit=round(tps_cap, 1))
     details.insert(
