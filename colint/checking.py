@@ -7,6 +7,8 @@ located error (exit 2 overall) and the other files are still checked.
 from __future__ import annotations
 
 import dataclasses
+import os
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, cast
@@ -261,14 +263,23 @@ def check_paths(paths: list[str], opts: Settings, stdin=None, *, parallel: bool 
     ]
 
 
+DISTINCT_READ_MAX_BYTES = 1 << 20  # larger files count as distinct unread (a config is a few kB; the loader judges)
+
+
 def _distinct_files(paths: list[str]) -> int:
-    """How many of ``paths`` differ in content (one that cannot be read counts as its own): copies of one
-    config answer from the memos once one was checked, distinct files do not (colint.parallel)."""
+    """How many of ``paths`` differ in content: copies of one config answer from the memos once one was
+    checked, distinct files do not (colint.parallel). Only regular files up to DISTINCT_READ_MAX_BYTES are
+    read (a FIFO or /dev/zero passed as a config is never opened here: the loader refuses it unread); any
+    other path counts as its own."""
     seen: set = set()
     for p in paths:
         try:
+            st = os.stat(p)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > DISTINCT_READ_MAX_BYTES:
+                seen.add(p)
+                continue
             with open(p, "rb") as fh:
-                seen.add(hash(fh.read()))
+                seen.add(hash(fh.read(DISTINCT_READ_MAX_BYTES + 1)))
         except OSError:
             seen.add(p)
     return len(seen)

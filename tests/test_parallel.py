@@ -87,6 +87,19 @@ def test_distinct_files_counts_contents_not_paths(tmp_path):
 
 
 @linux_only
+def test_distinct_files_never_opens_a_device_or_fifo(tmp_path):
+    """A FIFO (would block) and /dev/zero (would never end) given as configs are counted unread: the loader
+    refuses them with a located error."""
+    from colint.checking import _distinct_files
+
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    a = tmp_path / "a.json"
+    a.write_text("{}")
+    assert _distinct_files([str(fifo), "/dev/zero", str(a), str(a)]) == 3
+
+
+@linux_only
 def test_a_result_that_cannot_be_pickled_is_redone_here(monkeypatch):
     monkeypatch.setenv("COLINT_JOBS", "2")
     _always_pool(monkeypatch)
