@@ -193,3 +193,16 @@ def test_deepep_high_throughput_is_sm_bound_on_b200():
     assert b >= h * 0.95
     # within the family's p90 (0.8): 19 ms, the per-copy cycles fitted with the NVFP4 rows overshoot BF16 here
     assert abs(math.log2(b * 1e3 / 13.4)) < 0.6
+
+
+def test_power_law_routing_is_the_benchmarks_generator():
+    # aiconfigurator draws each expert's load from p(x) ∝ x^-α on [1, 0.8·tokens] and measures the busiest EP
+    # rank. α ≈ 1 is log-uniform: the hottest of 256 experts is near 0.8·4096 against a mean of
+    # (3277 - 1) / ln 3277 = 405, so it takes ~3,180 / (256·405) of the 32,768 picks: ~1,000 rows, not the
+    # ranked (Zipf) share 1/H(256) = 5,300 rows capped at the 4,096 tokens
+    rows, touched = busiest_rank(4096, 8, 256, 256, 1.01)
+    assert 850 < rows < 1150 and touched == 1
+    # one rank holds every pick; the coldest experts round to no rows
+    rows, touched = busiest_rank(4096, 8, 256, 1, 1.01)
+    assert rows == pytest.approx(32768, rel=0.001) and 200 < touched < 256
+    assert busiest_rank(4096, 8, 256, 256, 1.01) == busiest_rank(4096, 8, 256, 256, 1.01)  # seeded by the shape
