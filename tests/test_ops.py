@@ -12,7 +12,7 @@ import pytest
 
 from colint.analysis.collectives import collective, moe_dispatch_combine
 from colint.analysis.ops_attention import context_attention, decode_attention, mla_decode
-from colint.analysis.ops_moe import busiest_rank
+from colint.analysis.ops_moe import busiest_rank, moe_layer
 from colint.hardware_profiles import load_profile
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -206,3 +206,16 @@ def test_power_law_routing_is_the_benchmarks_generator():
     rows, touched = busiest_rank(4096, 8, 256, 1, 1.01)
     assert rows == pytest.approx(32768, rel=0.001) and 200 < touched < 256
     assert busiest_rank(4096, 8, 256, 256, 1.01) == busiest_rank(4096, 8, 256, 256, 1.01)  # seeded by the shape
+
+
+def test_deepgemm_masked_moe_pays_every_local_expert():
+    b200 = load_profile("b200")
+
+    def us(ep: int) -> float:
+        return moe_layer(1, 2048, 512, 8, 256, 1, ep, "balanced", "fp8_block", b200, masked=True)[0] * 1e6
+
+    # one token touches 8 experts either way; the masked layout walks all 256 local groups at ep 1
+    # (measured 97 us) against one at ep 256 (measured ~27-32 us at 1 token)
+    assert us(1) == pytest.approx(97.3, rel=0.15)
+    assert us(256) == pytest.approx(30.0, rel=0.15)
+    assert us(1) - us(256) == pytest.approx(255 * 0.28, rel=0.05)
