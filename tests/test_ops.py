@@ -219,3 +219,14 @@ def test_deepgemm_masked_moe_pays_every_local_expert():
     assert us(1) == pytest.approx(97.3, rel=0.15)
     assert us(256) == pytest.approx(30.0, rel=0.15)
     assert us(1) - us(256) == pytest.approx(255 * 0.28, rel=0.05)
+
+
+def test_deepep_ll_fp4_combine_pays_its_quantize_steps():
+    b200 = load_profile("b200")
+
+    def us(dtype: str) -> float:
+        return moe_dispatch_combine("combine", 8, 7168, 8, 8, dtype, b200, backend="deepep_ll")[0] * 1e6
+
+    assert us("fp4") == pytest.approx(60.9, rel=0.2)  # measured at 8 tokens per rank, ep 8
+    assert us("bfloat16") == pytest.approx(43.9, rel=0.2)
+    assert us("fp4") - us("bfloat16") == pytest.approx(18.0)  # the same bytes (BF16's), plus the fixed steps

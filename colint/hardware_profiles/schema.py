@@ -158,6 +158,7 @@ class TimeModel:
     a2a_latency_us: dict[str, float] = field(default_factory=lambda: {"ht": 80.0, "ll": 30.0})
     # DeepEP high-throughput (normal) kernels copy tokens with a fixed number of SMs: bandwidth
     # min(link, a2a_ht_sms x a2a_sm_copy_gbps), plus a2a_copy_cycles per (token, destination rank)
+    a2a_fp4_combine_us: float = field(default=0.0, metadata={"ge": 0})  # LL combine in FP4: quantize + dequantize
     a2a_ht_sms: int = field(default=24, metadata={"gt": 0})
     a2a_sm_copy_gbps: float = field(default=16.0, metadata={"gt": 0})
     a2a_copy_cycles: float = field(default=0.0, metadata={"ge": 0})
