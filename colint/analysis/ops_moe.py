@@ -20,9 +20,12 @@ layer's time: the others wait for it at the combine), as TensorRT-LLM's fused Mo
 * permute (gather the rows in expert order), activation, finalize (un-permute and top-k weighted
   sum): HBM passes over tokens·topk·H (and the intermediate), at the streaming bandwidth, plus
   the helper kernels' time ``moe_fixed_us`` (routing, permute with a per-tensor FP8 cast, activation,
-  finalize; an architecture constant read off the measurements); block-scaled formats (NVFP4, MXFP4,
+  finalize; an architecture constant read off the measurements), and ``moe_pick_ns`` per (token, top-k)
+  pick of ALL the tokens: each rank sorts every pick into expert order and its finalize gathers each
+  token's top-k rows, whichever rank holds the experts (what a wide-EP rank with small GEMMs and a top-k
+  of 22 spends most of its time on); block-scaled formats (NVFP4, MXFP4,
   FP8 block) add their own quantize kernel and pass; ``fused`` (TensorRT-LLM's min-latency kernels)
-  drops the helper kernels: those steps run inside the GEMM launches.
+  drops the helper kernels: those steps run inside the GEMM launches (their per-pick work stays).
 * ``masked`` (DeepGEMM's FP8 block-scaled MoE, TensorRT-LLM's DEEPGEMM backend on Blackwell): the tokens are
   copied into one [local experts × padded rows] buffer and both GEMMs run DeepGEMM's masked grouped layout,
   one group per LOCAL expert, whose persistent schedulers walk every group's row count in turn, and the
@@ -61,7 +64,7 @@ def routing_alpha(distribution: str) -> float:
     return 0.0
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=65536)  # the full wheel's MoE files hold ~20k distinct routing shapes per GPU
 def busiest_rank(tokens: int, topk: int, experts: int, ep: int, alpha: float) -> tuple[float, int]:
     """(rows on the busiest EP rank, its touched experts) for ``tokens``·``topk`` picks over
     ``experts`` experts in ``ep`` contiguous blocks."""
@@ -181,6 +184,9 @@ def moe_layer(
     quant_s = 0.0
     if fmt in SCALE_BLOCK:
         quant_s = tmod.kernel_floor_us * 1e-6 + tokens * hidden * QUANT_PASS_BYTES.get(fmt, 2.0) / bw
+    # the helper kernels' work per pick: every rank sorts all tokens·topk (token, expert) picks into expert order
+    # and the finalize gathers each token's top-k rows, whichever rank holds the experts
+    fixed += tmod.moe_pick_ns * 1e-9 * tokens * min(topk, experts)
     local = max(1, experts // max(ep, 1))
     if masked:
         fixed += tmod.moe_masked_group_us * 1e-6 * local

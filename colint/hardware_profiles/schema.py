@@ -137,6 +137,7 @@ class TimeModel:
     )  # grouped expert GEMM vs dense, compute
     moe_fixed_us: float = field(default=17.5, metadata={"ge": 0})  # MoE helper kernels (routing .. finalize), per arch
     moe_masked_group_us: float = field(default=0.0, metadata={"ge": 0})  # DeepGEMM masked MoE: per local expert
+    moe_pick_ns: float = field(default=0.0, metadata={"ge": 0})  # MoE helper kernels: per (token, top-k) pick
     peer_link_share: float = field(
         default=1.0, metadata={"gt": 0, "le": 1}
     )  # share of a GPU's links one peer stream fills
