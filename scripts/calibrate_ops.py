@@ -251,6 +251,7 @@ SHARED_GRID = {  # the cross-architecture op constants (``common:`` in _architec
     "peer_link_share": [0.5, 0.7, 1.0],
     "oneshot_max_bytes": [2.0**19, 2.0**20, 2.0**21],
     "moe_gemm_efficiency": [0.5, 0.6, 0.7, 0.8, 1.0],
+    "moe_pick_ns": [0.0, 0.5, 1.0, 1.5, 2.0],
     "a2a_sm_copy_gbps": [12.0, 14.0, 16.0, 18.0],
     "p2p_ll_gbps": [4.0, 6.0, 8.0, 10.0],
     "p2p_simple_us": [6.0, 8.0, 10.0],

@@ -161,6 +161,11 @@ def moe_dispatch_combine(
             # the time stays flat (~70 us, measured on H100 and B200 from 1 to ~128 tokens) until the transfer
             # outlasts that wait
             return max(lat, xfer), moved / bw
+        if "fp4" in dtype:
+            # an FP4 combine quantizes each expert output before the send and dequantizes the top-k copies before
+            # the reduction: a fixed extra time, and no faster per byte than BF16 (B200 at 256 tokens: 102 vs 78 us),
+            # so it keeps the BF16 bytes
+            lat += tmod.a2a_fp4_combine_us * 1e-6
         return lat + xfer, moved / bw
     # high-throughput kernels: a fixed set of a2a_ht_sms SMs copies every (token, destination) pair, each copy
     # costing a2a_copy_cycles of bookkeeping (index, layout, flag); dispatch writes at the link's rate, combine

@@ -129,6 +129,7 @@ def row_estimate(row: dict, profile, model=None) -> tuple[float, float] | None:
             gated=gated,
             model=model,
             fused="min_latency" in (row.get("kernel_source") or ""),
+            masked=(row.get("kernel_source") or "").strip().lower() == "deepgemm",
         )
     if fam == "collective":
         dt = (row.get("allreduce_dtype") or row.get("nccl_dtype") or "bfloat16").strip().lower()

@@ -4,10 +4,13 @@
 layer's time: the others wait for it at the combine), as TensorRT-LLM's fused MoE runs it:
 
 * routing: ``tokens`` tokens each pick ``topk`` of ``experts`` experts. ``balanced`` spreads the
-  tokens·topk picks evenly; ``power_law_<α>`` gives the r-th hottest expert a share ∝ r^-α
-  (Zipf; aiconfigurator's routing distributions), each expert capped at ``tokens`` rows (a token
-  picks an expert once). Experts are spread over ``ep`` ranks in contiguous blocks of E/ep; the
-  busiest rank holds the hottest expert and the rank's mean share of the others.
+  tokens·topk picks evenly; ``power_law_<α>`` is aiconfigurator's generator (its collector's
+  ``_generate_power_law_distribution``): each expert's load drawn independently from a power law
+  p(x) ∝ x^-α on [1, 0.8·tokens] ([0.01, 2] when tokens·topk ≤ experts), scaled to tokens·topk picks
+  and rounded, and the EP rank (a contiguous block of E/ep experts) with the most picks measured. The
+  layer's rows and touched experts are that busiest rank's, averaged over ``ROUTING_DRAWS`` seeded
+  draws: the expectation of the benchmark's routing, not a ranked (Zipf) share, whose hottest expert
+  is up to twice as hot and whose busiest rank at wide EP holds too few experts.
 * grouped GEMMs on that rank: gate+up (N = 2·I/tp; I/tp when not gated) and down (K = I/tp), one
   grid over every touched local expert (the GEMM time model of colint.analysis.gemm_model with
   M = the mean rows of a touched expert, N × touched experts), its compute efficiencies scaled by
@@ -17,9 +20,17 @@ layer's time: the others wait for it at the combine), as TensorRT-LLM's fused Mo
 * permute (gather the rows in expert order), activation, finalize (un-permute and top-k weighted
   sum): HBM passes over tokens·topk·H (and the intermediate), at the streaming bandwidth, plus
   the helper kernels' time ``moe_fixed_us`` (routing, permute with a per-tensor FP8 cast, activation,
-  finalize; an architecture constant read off the measurements); block-scaled formats (NVFP4, MXFP4,
+  finalize; an architecture constant read off the measurements), and ``moe_pick_ns`` per (token, top-k)
+  pick of ALL the tokens: each rank sorts every pick into expert order and its finalize gathers each
+  token's top-k rows, whichever rank holds the experts (what a wide-EP rank with small GEMMs and a top-k
+  of 22 spends most of its time on); block-scaled formats (NVFP4, MXFP4,
   FP8 block) add their own quantize kernel and pass; ``fused`` (TensorRT-LLM's min-latency kernels)
-  drops the helper kernels: those steps run inside the GEMM launches.
+  drops the helper kernels: those steps run inside the GEMM launches (their per-pick work stays).
+* ``masked`` (DeepGEMM's FP8 block-scaled MoE, TensorRT-LLM's DEEPGEMM backend on Blackwell): the tokens are
+  copied into one [local experts × padded rows] buffer and both GEMMs run DeepGEMM's masked grouped layout,
+  one group per LOCAL expert, whose persistent schedulers walk every group's row count in turn, and the
+  activation covers every group: ``moe_masked_group_us`` per local expert, touched or not (B200 at 1 token:
+  25 µs with 1 local expert, 95 µs with 256, 171 µs with 512).
 
 Returns ``(estimate_s, sol_s)``; sol is the roofline of the same GEMMs with uniform routing.
 """
@@ -27,6 +38,7 @@ Returns ``(estimate_s, sol_s)``; sol is the roofline of the same GEMMs with unif
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import replace
 from functools import lru_cache
 
@@ -35,6 +47,9 @@ from colint.hardware_profiles import time_model
 
 K_TILE_BYTES = 128  # one K tile of an expert's GEMM: 128 B of a row (CUTLASS / DeepGEMM 128 B smem swizzle)
 # Measured MoE dtypes -> colint GEMM format (weight-only MXFP4 with BF16 activations: int4_wo's path)
+# seeded draws of aiconfigurator's power-law routing averaged per shape (the busiest rank's rows vary ~10-20 %
+# between draws; 32 draws put the mean within ~3 %)
+ROUTING_DRAWS = 32
 MOE_FORMATS = {"w4a16_mxfp4": "int4_wo", "w4afp8": "fp8", "int4_wo": "int4_wo", "int8_wo": "int8_wo"}
 
 
@@ -49,7 +64,7 @@ def routing_alpha(distribution: str) -> float:
     return 0.0
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=65536)  # the full wheel's MoE files hold ~20k distinct routing shapes per GPU
 def busiest_rank(tokens: int, topk: int, experts: int, ep: int, alpha: float) -> tuple[float, int]:
     """(rows on the busiest EP rank, its touched experts) for ``tokens``·``topk`` picks over
     ``experts`` experts in ``ep`` contiguous blocks."""
@@ -61,21 +76,32 @@ def busiest_rank(tokens: int, topk: int, experts: int, ep: int, alpha: float) ->
         touched = experts * (1.0 - (1.0 - topk / experts) ** tokens) if tokens * topk < experts else float(experts)
         rows = mean * local
         return rows, max(1, min(local, round(touched * local / experts) if touched < experts else local))
-    w = [r**-alpha for r in range(1, experts + 1)]
-    total = sum(w)
-    load = [min(float(tokens), picks * x / total) for x in w]
-    # capped picks spill to the others in proportion (a token's k picks go to k distinct experts)
-    spill = picks - sum(load)
-    if spill > 1e-9:
-        free = [tokens - x for x in load]
-        fsum = sum(free)
-        load = [x + spill * f / fsum for x, f in zip(load, free)] if fsum > 0 else load
-    hot = load[0]
-    rest = (sum(load) - hot) / max(experts - 1, 1)
-    rows = hot + (local - 1) * rest
-    # touched experts on that rank: the hot one plus the others with >= 1 expected row
-    expect_touched = 1 + (local - 1) * (1.0 - math.exp(-rest)) if local > 1 else 1
-    return rows, max(1, round(expect_touched))
+    return _power_law_rank(tokens, topk, experts, max(ep, 1), local, alpha)
+
+
+def _power_law_rank(tokens: int, topk: int, experts: int, ep: int, local: int, alpha: float) -> tuple[float, int]:
+    """The busiest rank's (mean rows, touched experts) under aiconfigurator's power-law routing: per draw,
+    E loads from p(x) ∝ x^-α on [lo, hi] by inverse CDF, scaled to tokens·topk picks and rounded; the EP
+    block with the most picks; averaged over ROUTING_DRAWS draws of a generator seeded by the shape."""
+    target = tokens * topk
+    lo, hi = (1.0, max(tokens * 0.8, 1.0 + 1e-9)) if target > experts else (0.01, 2.0)
+    ranks = max(1, min(ep, experts // local))
+    rng = random.Random(f"{tokens},{topk},{experts},{ep},{alpha}")
+    rows_sum = touched_sum = 0.0
+    for _ in range(ROUTING_DRAWS):
+        u = [rng.random() for _ in range(experts)]
+        if abs(alpha - 1.0) < 1e-9:  # α = 1: log-uniform
+            x = [lo * (hi / lo) ** v for v in u]
+        else:
+            a1 = 1.0 - alpha
+            la, ha = lo**a1, hi**a1
+            x = [((ha - la) * v + la) ** (1.0 / a1) for v in u]
+        scale = target / sum(x)
+        load = [round(v * scale) for v in x]
+        best = max((load[r * local : (r + 1) * local] for r in range(ranks)), key=sum)
+        rows_sum += sum(best)
+        touched_sum += sum(1 for v in best if v > 0)
+    return rows_sum / ROUTING_DRAWS, max(1, round(touched_sum / ROUTING_DRAWS))
 
 
 _GROUPED: dict[int, tuple[object, object]] = {}
@@ -112,6 +138,7 @@ def moe_layer(
     gated: bool = True,
     model=None,
     fused: bool = False,
+    masked: bool = False,
 ) -> tuple[float, float]:
     """One MoE layer (routed experts) on the busiest rank: (estimate_s, sol_s)."""
     tmod = model or time_model(profile)
@@ -157,9 +184,14 @@ def moe_layer(
     quant_s = 0.0
     if fmt in SCALE_BLOCK:
         quant_s = tmod.kernel_floor_us * 1e-6 + tokens * hidden * QUANT_PASS_BYTES.get(fmt, 2.0) / bw
+    # the helper kernels' work per pick: every rank sorts all tokens·topk (token, expert) picks into expert order
+    # and the finalize gathers each token's top-k rows, whichever rank holds the experts
+    fixed += tmod.moe_pick_ns * 1e-9 * tokens * min(topk, experts)
+    local = max(1, experts // max(ep, 1))
+    if masked:
+        fixed += tmod.moe_masked_group_us * 1e-6 * local
     est = gemm_s + move_b / bw + fixed + quant_s
     # roofline: uniform routing, every local expert's weights read once, no launch costs
-    local = max(1, experts // max(ep, 1))
     mean_rows = max(1, math.ceil(tokens * min(topk, experts) / experts))
     up0 = estimate(mean_rows, n_up * local, hidden, fmt, profile, standalone=False, model=tmod)
     dn0 = estimate(mean_rows, hidden * local, i_shard, fmt, profile, standalone=False, model=tmod)

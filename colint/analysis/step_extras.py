@@ -247,7 +247,7 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
     )
     backend = "deepep_ll" if tokens <= LL_MAX_TOKENS else "deepep_ht"
     d = moe_dispatch_combine("dispatch", tokens, hidden, top_k, sc.ep, wire, profile, backend=backend)[0]
-    c = moe_dispatch_combine("combine", tokens, hidden, top_k, sc.ep, wire, profile, backend=backend)[0]
+    c = moe_dispatch_combine("combine", tokens, hidden, top_k, sc.ep, "bfloat16", profile, backend=backend)[0]
     return d + c
 
 

@@ -136,6 +136,8 @@ class TimeModel:
         default=1.0, metadata={"gt": 0, "le": 1}
     )  # grouped expert GEMM vs dense, compute
     moe_fixed_us: float = field(default=17.5, metadata={"ge": 0})  # MoE helper kernels (routing .. finalize), per arch
+    moe_masked_group_us: float = field(default=0.0, metadata={"ge": 0})  # DeepGEMM masked MoE: per local expert
+    moe_pick_ns: float = field(default=0.0, metadata={"ge": 0})  # MoE helper kernels: per (token, top-k) pick
     peer_link_share: float = field(
         default=1.0, metadata={"gt": 0, "le": 1}
     )  # share of a GPU's links one peer stream fills
@@ -157,6 +159,7 @@ class TimeModel:
     a2a_latency_us: dict[str, float] = field(default_factory=lambda: {"ht": 80.0, "ll": 30.0})
     # DeepEP high-throughput (normal) kernels copy tokens with a fixed number of SMs: bandwidth
     # min(link, a2a_ht_sms x a2a_sm_copy_gbps), plus a2a_copy_cycles per (token, destination rank)
+    a2a_fp4_combine_us: float = field(default=0.0, metadata={"ge": 0})  # LL combine in FP4: quantize + dequantize
     a2a_ht_sms: int = field(default=24, metadata={"gt": 0})
     a2a_sm_copy_gbps: float = field(default=16.0, metadata={"gt": 0})
     a2a_copy_cycles: float = field(default=0.0, metadata={"ge": 0})
