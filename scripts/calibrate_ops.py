@@ -247,6 +247,7 @@ SHARED_GRID = {  # the cross-architecture op constants (``common:`` in _architec
     "softmax_overlap": [0.0, 0.25, 0.5],
     "context_cta_cycles": [2500.0, 5000.0, 7500.0, 10000.0],
     "decode_combine_us": [0.0, 1.0, 2.0, 3.0, 4.0],
+    "decode_memory_efficiency": [0.8, 0.85, 0.9, 0.92, 0.95],
     "link_efficiency": [0.6, 0.7, 0.8, 0.9],
     "peer_link_share": [0.5, 0.7, 1.0],
     "oneshot_max_bytes": [2.0**19, 2.0**20, 2.0**21],
