@@ -273,6 +273,7 @@ SHARED_GRID = {  # the cross-architecture op constants (``common:`` in _architec
     "context_cta_cycles": [2500.0, 5000.0, 7500.0, 10000.0],
     "decode_combine_us": [0.0, 1.0, 2.0, 3.0, 4.0],
     "decode_memory_efficiency": [0.8, 0.85, 0.9, 0.92, 0.95],
+    "decode_split_elems_per_clk": [10.0, 12.0, 14.0, 16.0, 20.0],
     "link_efficiency": [0.6, 0.7, 0.8, 0.9],
     "peer_link_share": [0.5, 0.7, 1.0],
     "oneshot_max_bytes": [2.0**19, 2.0**20, 2.0**21],

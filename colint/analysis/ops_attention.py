@@ -101,8 +101,9 @@ def decode_attention(
         length = xp.where(window > 0, xp.minimum(ctx, window), ctx)
     group = heads / xp.maximum(kv_heads, 1) if xp is not _Scalar else heads / max(kv_heads, 1)
     split = group > XQA_MAX_GROUP
-    readers = xp.where(split, heads, kv_heads)  # KV-head reads per sequence
-    kv_bytes = b * length * 2.0 * readers * head_dim * b_kv
+    readers = xp.where(split, heads, kv_heads)  # work items (CTAs) per sequence
+    # HBM serves each KV head once; past XQA's group the other query heads' re-reads hit L2 (t_split below)
+    kv_bytes = b * length * 2.0 * kv_heads * head_dim * b_kv
     qo_bytes = b * heads * head_dim * 2.0 * 2.0
     flops = 4.0 * b * heads * length * head_dim
     peak, eff = _attention_peak(profile, tmod, q_dtype)
@@ -131,6 +132,11 @@ def decode_attention(
     clock = (profile.clock_mhz or 1500.0) * 1e6
     t_items = b * readers * per_item * d_scale / (profile.sm_count * clock)
     t_math = flops / (peak * eff) + t_items
+    # past XQA's group, one CTA per query head walks the cached tokens loading K and V (2·d elements a token)
+    # from L2 at decode_split_elems_per_clk per SM; b·heads CTAs share the SMs (MEAS-OPS, group >= 64, step >= 1023:
+    # 13-14 elements per SM clock at d 128 and 256 on A100, H100 and B200 alike, BF16 and FP8; ~20 at d 64)
+    t_split = b * heads * length * 2.0 * head_dim / tmod.decode_split_elems_per_clk
+    t_math = t_math + xp.where(split, t_split / (xp.minimum(b * heads, profile.sm_count) * clock), 0.0)
     floor_us = tmod.attention_floor_us
     fp8_floor = tmod.decode_floor_us.get("gqa_fp8") if b_kv <= 1.0 else None
     if fp8_floor is not None:  # XQA on an FP8 cache: its own (shorter) call, for the GQA shapes it serves
