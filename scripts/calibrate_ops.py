@@ -271,7 +271,6 @@ def main(argv: list[str] | None = None) -> int:
 SHARED_GRID = {  # the cross-architecture op constants (``common:`` in _architectures.yaml)
     "softmax_overlap": [0.0, 0.25, 0.5],
     "context_cta_cycles": [2500.0, 5000.0, 7500.0, 10000.0],
-    "decode_combine_us": [0.0, 1.0, 2.0, 3.0, 4.0],
     "decode_memory_efficiency": [0.8, 0.85, 0.9, 0.92, 0.95],
     "decode_split_elems_per_clk": [10.0, 12.0, 14.0, 16.0, 20.0],
     "link_efficiency": [0.6, 0.7, 0.8, 0.9],
@@ -289,6 +288,7 @@ ARCH_OPS = (
     "mla_floor_us",
     "context_floor_us",
     "decode_item_cycles",
+    "decode_combine_us",
     "mla_serial_cycles",
     "custom_allreduce_latency_us",
     "collective_latency_us",
