@@ -4,6 +4,7 @@
     .venv/bin/python scripts/calibrate_ops.py                        # the shipped sample (tests/data/measured)
     .venv/bin/python scripts/calibrate_ops.py --wheel DIR            # the full aiconfigurator files (pyarrow)
     .venv/bin/python scripts/calibrate_ops.py --wheel DIR --heldout  # fit the shared constants without one GPU
+    .venv/bin/python scripts/calibrate_ops.py --wheel DIR --heldout-shared  # ... on a fixed subsample, judged on ALL rows
     .venv/bin/python scripts/calibrate_ops.py --wheel DIR --fit      # fit the shared constants on all GPUs
     .venv/bin/python scripts/calibrate_ops.py --make-sample DIR      # rebuild tests/data/measured/ops_*.csv
 
@@ -87,15 +88,19 @@ def wheel_files(data_dir: Path):
                     break
 
 
+def _spaced(n: int, quota: int) -> list[int]:
+    """``quota`` evenly spaced positions among ``n`` (all when n <= quota)."""
+    step = max(1.0, n / quota)
+    return sorted({int(i * step) for i in range(min(quota, n))})
+
+
 def make_sample(data_dir: Path) -> None:
     """Deterministic sample: rows sorted by every column, taken at evenly spaced positions."""
     for gpu, fam, path, rel in wheel_files(data_dir):
         cols, meta = read_parquet(path)
         keep = [c for c in cols if c not in DROP]
         rows = sorted(zip(*(cols[c] for c in keep)), key=lambda r: tuple(str(x) for x in r))
-        quota = SOURCES[fam][1]
-        step = max(1.0, len(rows) / quota)
-        picked = sorted({int(i * step) for i in range(min(quota, len(rows)))})
+        picked = _spaced(len(rows), SOURCES[fam][1])
         out = SAMPLE_DIR / f"ops_{fam}_{gpu}.csv"
         unit = "latency in us" if fam == "moe_a2a" else "latency in ms"
         with open(out, "w", newline="", encoding="utf-8") as fh:
@@ -108,6 +113,18 @@ def make_sample(data_dir: Path) -> None:
             for i in picked:
                 w.writerow(rows[i])
         print(f"{out.name}: {len(picked)} of {len(rows)} rows")
+
+
+def subsample(data: dict, scale: float) -> dict:
+    """The fixed stratified subsample the held-out fits use on the full files: per (GPU, family),
+    ``scale`` x the shipped sample's quota of rows, drawn as ``make_sample`` draws (sorted by every
+    column, evenly spaced), so every shape axis is covered; no row is chosen by its latency or error."""
+    out = {}
+    for (gpu, fam), rows in data.items():
+        keys = [k for k in rows[0] if k not in DROP] if rows else []
+        srt = sorted(rows, key=lambda r: tuple(r[k] for k in keys))
+        out[(gpu, fam)] = [srt[i] for i in _spaced(len(srt), int(SOURCES[fam][1] * scale))]
+    return out
 
 
 def _rows_csv(path: Path) -> list[dict]:
@@ -218,17 +235,25 @@ def main(argv: list[str] | None = None) -> int:
         help="as --heldout, but keep the held-out "
         "architecture's measured constants (only the shared constants are held out)",
     )
+    ap.add_argument(
+        "--fit-scale",
+        type=float,
+        default=1.0,
+        help="with --wheel: the held-out / --fit fits run on a fixed subsample of this many times the "
+        "shipped sample's rows per file (evaluation uses every row); 0 = fit on every row (slow)",
+    )
     ap.add_argument("--bias", action="store_true", help="print the median signed log2 error too")
     args = ap.parse_args(argv)
     if args.make_sample:
         make_sample(args.make_sample)
         return 0
     data = load(args.wheel)
+    fit_data = subsample(data, args.fit_scale) if args.wheel is not None and args.fit_scale > 0 else data
     if args.fit:
-        print(fit_shared(data, set()))
+        print(fit_shared(fit_data, set()))
         return 0
     if args.heldout or args.heldout_shared:
-        return _heldout(data, priors=not args.heldout_shared)
+        return _heldout(data, priors=not args.heldout_shared, fit_data=fit_data)
     results = evaluate(data)
     print(table(results))
     if args.bias:
@@ -246,7 +271,8 @@ def main(argv: list[str] | None = None) -> int:
 SHARED_GRID = {  # the cross-architecture op constants (``common:`` in _architectures.yaml)
     "softmax_overlap": [0.0, 0.25, 0.5],
     "context_cta_cycles": [2500.0, 5000.0, 7500.0, 10000.0],
-    "decode_combine_us": [0.0, 1.0, 2.0, 3.0, 4.0],
+    "decode_memory_efficiency": [0.8, 0.85, 0.9, 0.92, 0.95],
+    "decode_split_elems_per_clk": [10.0, 12.0, 14.0, 16.0, 20.0],
     "link_efficiency": [0.6, 0.7, 0.8, 0.9],
     "peer_link_share": [0.5, 0.7, 1.0],
     "oneshot_max_bytes": [2.0**19, 2.0**20, 2.0**21],
@@ -263,6 +289,7 @@ ARCH_OPS = (
     "mla_floor_us",
     "context_floor_us",
     "decode_item_cycles",
+    "decode_combine_us",
     "mla_serial_cycles",
     "custom_allreduce_latency_us",
     "collective_latency_us",
@@ -335,11 +362,14 @@ def _prior(base: dict, arch: str, others: list[str]) -> dict:
     return upd
 
 
-def _heldout(data, priors: bool = True) -> int:
+def _heldout(data, priors: bool = True, fit_data=None) -> int:
     """Each GPU in turn: the shared constants fitted on the other two GPUs; with ``priors``, its
     architecture's op constants the mean of the other two architectures' and its attention and GEMM
     efficiencies the published figures (``_prior``: what an unmeasured architecture gets); without,
-    its architecture's measured constants kept (do the SHARED constants transfer?)."""
+    its architecture's measured constants kept (do the SHARED constants transfer?). The fit runs on
+    ``fit_data`` (the full files' fixed subsample, ``subsample``); the held-out GPU is judged on every
+    row of ``data``."""
+    fit_data = data if fit_data is None else fit_data
     from colint.hardware_profiles import _architectures, load_profile
 
     base = dict(_architectures())
@@ -352,7 +382,7 @@ def _heldout(data, priors: bool = True) -> int:
         held = dict(base)
         if priors:
             held[arch] = replace(base[arch], **_prior(base, arch, others))
-        shared = fit_shared(data, {gpu}, held)
+        shared = fit_shared(fit_data, {gpu}, held)
         print(f"{GPUS[gpu]}: shared constants fitted on the other GPUs: {shared}", file=sys.stderr)
         results += evaluate({k: v for k, v in data.items() if k[0] == gpu}, _with(held, shared))
     print(table(results))

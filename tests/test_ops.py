@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 # "Op model accuracy" lists which families miss the target and by how much.
 TARGET = (0.25, 0.8, 0.95)
 KNOWN_MISSES = {  # (gpu, family): (median max, p90 max, rho min)
-    ("b200", "generation_attention"): (0.25, 0.8, 0.88),
+    ("b200", "generation_attention"): (0.25, 0.8, 0.93),
     ("b200", "moe_a2a deepep_ll"): (0.25, 0.8, 0.79),
     ("h100-sxm", "mla_generation"): (0.25, 0.8, 0.89),
     ("h100-sxm", "moe_a2a deepep_ll"): (0.25, 0.8, 0.69),

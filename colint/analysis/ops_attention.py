@@ -45,6 +45,9 @@ DECODE_CHUNK = 256  # tokens per CTA of a multi-block decode kernel (TensorRT-LL
 # the BF16 call's floor)
 XQA_FP8_MAX_GROUP = 16
 XQA_FP8_MIN_HEAD_DIM = 128
+# TensorRT-LLM's XQA / MMHA decode kernels are built for head sizes up to 256; larger heads (512) run on
+# FlashInfer's decode kernel (MEAS-OPS B200: every head_dim 512 row is kernel_source torch_flow_flashinfer)
+XQA_MAX_HEAD_DIM = 256
 
 
 def _attention_peak(profile, tmod, dtype: str) -> tuple[float, float]:
@@ -70,10 +73,22 @@ def _grid_bandwidth(ctas, profile, tmod, xp):
 
 
 def decode_attention(
-    b, ctx, heads, kv_heads, head_dim, window, kv_dtype: str, profile, tmod=None, xp=_Scalar, q_dtype: str = "bf16"
+    b,
+    ctx,
+    heads,
+    kv_heads,
+    head_dim,
+    window,
+    kv_dtype: str,
+    profile,
+    tmod=None,
+    xp=_Scalar,
+    q_dtype: str = "bf16",
+    backend: str | None = None,
 ):
     """One decode step of GQA/MHA attention for ``b`` sequences with ``ctx`` cached tokens each
-    (the new token included), ``heads``/``kv_heads`` on this GPU; ``window`` 0 = full.
+    (the new token included), ``heads``/``kv_heads`` on this GPU; ``window`` 0 = full. ``backend``
+    "flashinfer" or "xqa" (None: FlashInfer for head_dim > ``XQA_MAX_HEAD_DIM``, as TensorRT-LLM runs it).
 
     A GQA group of up to ``XQA_MAX_GROUP`` query heads shares one CTA and one read of its KV head
     (TensorRT-LLM XQA); a larger group runs one work item per query head, each reading the KV head
@@ -86,8 +101,9 @@ def decode_attention(
         length = xp.where(window > 0, xp.minimum(ctx, window), ctx)
     group = heads / xp.maximum(kv_heads, 1) if xp is not _Scalar else heads / max(kv_heads, 1)
     split = group > XQA_MAX_GROUP
-    readers = xp.where(split, heads, kv_heads)  # KV-head reads per sequence
-    kv_bytes = b * length * 2.0 * readers * head_dim * b_kv
+    readers = xp.where(split, heads, kv_heads)  # work items (CTAs) per sequence
+    # HBM serves each KV head once; past XQA's group the other query heads' re-reads hit L2 (t_split below)
+    kv_bytes = b * length * 2.0 * kv_heads * head_dim * b_kv
     qo_bytes = b * heads * head_dim * 2.0 * 2.0
     flops = 4.0 * b * heads * length * head_dim
     peak, eff = _attention_peak(profile, tmod, q_dtype)
@@ -95,7 +111,10 @@ def decode_attention(
     sol = xp.maximum(flops / peak, (b * length * 2.0 * kv_heads * head_dim * b_kv + qo_bytes) / bw)
     chunks = -(-length // DECODE_CHUNK)
     eta_grid = _grid_bandwidth(b * readers * chunks, profile, tmod, xp)
-    t_mem = (kv_bytes + qo_bytes) / (bw * tmod.memory_efficiency * eta_grid)
+    # the KV stream of a decode kernel (long contiguous pages, deep prefetch) sustains more of HBM than a
+    # skinny GEMM's weight read (decode_memory_efficiency)
+    mem_eff = tmod.decode_memory_efficiency or tmod.memory_efficiency
+    t_mem = (kv_bytes + qo_bytes) / (bw * mem_eff * eta_grid)
     # split-KV (multi-block) mode: when one CTA per work item would leave SMs idle, each item's cached
     # length is split over CTAs whose partial (max, sum, O) a combine step merges; the split follows the
     # cached length, not the window (a windowed call still splits, and its CTAs outside the window exit)
@@ -113,11 +132,21 @@ def decode_attention(
     clock = (profile.clock_mhz or 1500.0) * 1e6
     t_items = b * readers * per_item * d_scale / (profile.sm_count * clock)
     t_math = flops / (peak * eff) + t_items
+    # past XQA's group, one CTA per query head walks the cached tokens loading K and V (2·d elements a token)
+    # from L2 at decode_split_elems_per_clk per SM; b·heads CTAs share the SMs (MEAS-OPS, group >= 64, step >= 1023:
+    # 13-14 elements per SM clock at d 128 and 256 on A100, H100 and B200 alike, BF16 and FP8; ~20 at d 64)
+    t_split = b * heads * length * 2.0 * head_dim / tmod.decode_split_elems_per_clk
+    t_math = t_math + xp.where(split, t_split / (xp.minimum(b * heads, profile.sm_count) * clock), 0.0)
     floor_us = tmod.attention_floor_us
     fp8_floor = tmod.decode_floor_us.get("gqa_fp8") if b_kv <= 1.0 else None
     if fp8_floor is not None:  # XQA on an FP8 cache: its own (shorter) call, for the GQA shapes it serves
         served = (group > 1) & (group <= XQA_FP8_MAX_GROUP) & (head_dim >= XQA_FP8_MIN_HEAD_DIM)
         floor_us = xp.where(served, fp8_floor, floor_us)
+    # FlashInfer's decode call on an FP8 cache has its own, longer floor (B200: 13 us against 9-11 for BF16)
+    fi_fp8_floor = tmod.decode_floor_us.get("flashinfer_fp8") if b_kv <= 1.0 else None
+    if fi_fp8_floor is not None:
+        flashinfer = (head_dim > XQA_MAX_HEAD_DIM) if backend is None else (backend == "flashinfer")
+        floor_us = xp.where(flashinfer, fi_fp8_floor, floor_us)
     est = _overlap(t_math, t_mem, tmod.overlap_p, xp) + t_combine + floor_us * 1e-6
     return est, sol
 

@@ -75,6 +75,7 @@ def row_estimate(row: dict, profile, model=None) -> tuple[float, float] | None:
             profile,
             model,
             q_dtype=(row.get("attn_dtype") or "bfloat16").lower(),
+            backend="flashinfer" if "flashinfer" in (row.get("kernel_source") or "") else None,
         )
     if fam == "context_attention":
         return att.context_attention(

@@ -121,6 +121,10 @@ class TimeModel:
     decode_item_cycles: dict[str, float] = field(default_factory=lambda: {"mha": 3000.0, "gqa": 3000.0})
     # decode kernel call floors by kernel variant ("gqa_fp8": XQA on an FP8 cache), overriding attention_floor_us
     decode_floor_us: dict[str, float] = field(default_factory=dict)
+    # Sustained fraction of HBM bandwidth a decode-attention kernel's KV stream reaches (None: memory_efficiency)
+    decode_memory_efficiency: Optional[float] = field(default=None, metadata={"gt": 0, "le": 1})
+    # decode past XQA's group (one CTA per query head): K and V elements one SM loads from L2 per clock
+    decode_split_elems_per_clk: float = field(default=14.0, metadata={"gt": 0})
     # split-KV (multi-block) decode: the combine of the CTAs' partial results, microseconds per call
     decode_combine_us: float = field(default=0.0, metadata={"ge": 0})
     mla_floor_us: Optional[float] = field(

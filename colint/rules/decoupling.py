@@ -355,7 +355,8 @@ def kv_parallelism_pays(ctx: Context):
     if not weights_s or kv_s < ctx.option("min_kv_over_weights") * weights_s:
         return
     # KV time as a function of context: full-attention layers grow with it, windows stop growing
-    eta = time_model(ctx.profile).memory_efficiency
+    tm = time_model(ctx.profile)
+    eta = tm.decode_memory_efficiency or tm.memory_efficiency  # the decode KV stream's rate (ops_attention)
     bw = ctx.profile.memory_bytes_per_s * eta
     grow = (
         sum(a.bytes / a.attended_tokens * a.layers for a in rows if a.attended_tokens and not kinds[a.kind].window) / bw
