@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from colint.analysis.pipeline import Partition, best_partition, best_partition_two, evaluate
+from colint.analysis.pipeline import Partition, best_partition, best_partition_two, crossing_split, evaluate
 from colint.rules.fix_builders import layer_pattern_for
 
 
@@ -33,7 +33,15 @@ class StackCosts:
         """False when ``best(pp)`` surely idles less than ``share`` (or is None), from the FLOPs-optimal split
         alone: ``best`` only re-picks among splits whose largest FLOPs stage stays within that optimum
         (best_partition's tolerance, 1e-9), so its idle share cannot exceed this bound (margins 1e-6).
-        Spares the weight-balanced second search for a split no finding reports."""
+        Spares the weight-balanced second search for a split no finding reports, and the exact program too where
+        a split cut at the running sum's crossings (pipeline.crossing_split, a feasible split: its largest stage
+        bounds the optimum's; margin 1e-7 over best_partition's tolerance) already shows it idles less."""
+        cut = crossing_split(self.flops, pp, self.first_flops, self.last_flops)
+        if cut is None:
+            return False
+        hi = cut.max * (1 + 1e-7) + 1e-7
+        if 1.0 - cut.mean * (1 - 1e-9) * (1 - 1e-6) / (hi * (1 + 1e-6) + 1e-6) < share:
+            return False
         first = best_partition(self.flops, pp, self.first_flops, self.last_flops)
         if first is None:
             return False
