@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from colint.analysis.memory import USABLE_HBM_SHARE
+from colint.analysis.memory import B_ACT, USABLE_HBM_SHARE
 from colint.analysis.footprint import footprint_floor, memory_at
+from colint.analysis.gemm_rows import SPEC_MEMO_MAX
 from colint.analysis.workload import analyse
 
 COMMON_PP = (1, 2, 4, 8, 16)  # pipeline stages tried for a deployment that fits, fewest first
@@ -38,12 +39,27 @@ def _attention_tp_ok(spec, tp: int) -> bool:
     return True
 
 
+# deployments() memo: (id(spec), domain size) -> (spec, candidates): the same list for every search of one spec
+_DEPLOYMENTS_MEMO: dict = {}
+
+
 def deployments(spec, profile, scenario):
     """Candidate deployments (tp, ep, pp) in order of GPUs per replica, then fewer pipeline stages: tp and ep
     within the profile's NVLink domain, tp that CL701/CL702 accept; MoE models spread experts with ep and run
-    attention data-parallel (tp=1) or with tp."""
+    attention data-parallel (tp=1) or with tp. (Read-only: the list is memoised per spec object and domain.)"""
+    key = (id(spec), max(1, getattr(profile, "domain_size", 8)))
+    hit = _DEPLOYMENTS_MEMO.get(key)
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    out = _deployments(spec, key[1])
+    if len(_DEPLOYMENTS_MEMO) >= SPEC_MEMO_MAX:
+        del _DEPLOYMENTS_MEMO[next(iter(_DEPLOYMENTS_MEMO))]
+    _DEPLOYMENTS_MEMO[key] = (spec, out)
+    return out
+
+
+def _deployments(spec, dom: int) -> list[tuple[int, int, int]]:
     moe = next((k.ffn for k in spec.layer_kinds if k.ffn.kind == "moe" and k.ffn.num_experts), None)
-    dom = max(1, getattr(profile, "domain_size", 8))
     out = []
     for tp in powers_of_two(dom):
         if not _attention_tp_ok(spec, tp):
@@ -69,12 +85,14 @@ def smallest_fitting(spec, profile, scenario, concurrency: int, limit: int = 64)
     # then an exact bound: no GPU holds less than its share of the whole model's weights and KV cache
     # (FootprintFloor); a deployment whose share exceeds usable memory does not fit (margins absorb float rounding)
     floor = footprint_floor(spec, scenario)
+    kvp = scenario.kvp
+    act = max(t * 2.0 * spec.hidden_size * B_ACT for t in (concurrency, scenario.prefill_tokens))  # floor's, per regime
     for tp, ep, pp in deployments(spec, profile, scenario)[:limit]:
         if total_w / (max(tp, ep) * pp) > 1.5 * usable:
             continue
-        sc = replace(scenario, tp=tp, ep=ep, pp=pp, decode_concurrency=concurrency)
-        if floor.bytes_per_gpu(spec, sc) * (1 - 1e-9) > usable * (1 + 1e-9):
+        if floor.bytes_at(tp, ep, kvp, pp, concurrency, act) * (1 - 1e-9) > usable * (1 + 1e-9):
             continue
+        sc = replace(scenario, tp=tp, ep=ep, pp=pp, decode_concurrency=concurrency)
         fit = memory_at(spec, profile, sc, fits_only=True)
         if fit is not None and fit.fits:
             return tp, ep, pp, fit

@@ -58,18 +58,34 @@ class FootprintFloor:
 
     def bytes_per_gpu(self, spec: ModelSpec, scenario: Scenario) -> float:
         """A lower bound of memory_at(spec, profile, scenario).total_bytes."""
-        tp, kvp, pp = scenario.tp, scenario.kvp, scenario.pp
-        weights = self.weight_bytes / (max(tp * kvp, scenario.ep) * pp)
-        kv = scenario.decode_concurrency * self.kv_bytes_per_sequence / (tp * kvp * pp)
         act = max(_tokens(scenario, r) * 2.0 * spec.hidden_size * B_ACT for r in REGIMES)
+        return self.bytes_at(scenario.tp, scenario.ep, scenario.kvp, scenario.pp, scenario.decode_concurrency, act)
+
+    def bytes_at(self, tp: int, ep: int, kvp: int, pp: int, concurrency: int, act: float) -> float:
+        """:meth:`bytes_per_gpu` of the scenario with these parallel sizes and concurrency, whose activation
+        floor is ``act`` (the same figure, without building the scenario: a search tries dozens)."""
+        weights = self.weight_bytes / (max(tp * kvp, ep) * pp)
+        kv = concurrency * self.kv_bytes_per_sequence / (tp * kvp * pp)
         return weights + kv + act
+
+
+# footprint_floor() memo: (id(spec), the scenario at tp = ep = kvp = pp = 1) -> (spec, floor); every CL801 search of
+# one spec asks for it, at each setting the advice closure re-checks that spec at
+_FLOOR_MEMO: dict = {}
 
 
 def footprint_floor(spec: ModelSpec, scenario: Scenario) -> FootprintFloor:
     """The model's weights and KV bytes per sequence on one GPU (FootprintFloor)."""
     one = replace(scenario, tp=1, ep=1, kvp=1, pp=1)
+    hit = _FLOOR_MEMO.get((id(spec), one))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
     emb_w, lm_w = _embedding_weight_bytes(spec, one)
-    return FootprintFloor(sum(_layer_weight_bytes(spec, one)) + emb_w + lm_w, _kv_bytes_per_sequence(spec, one))
+    floor = FootprintFloor(sum(_layer_weight_bytes(spec, one)) + emb_w + lm_w, _kv_bytes_per_sequence(spec, one))
+    if len(_FLOOR_MEMO) >= SPEC_MEMO_MAX:
+        del _FLOOR_MEMO[next(iter(_FLOOR_MEMO))]
+    _FLOOR_MEMO[(id(spec), one)] = (spec, floor)
+    return floor
 
 
 # _unsplit() memo: (id(spec), the scenario at pp=1) -> (spec, parts). Nothing in the parts depends on pp (nor on

@@ -11,6 +11,7 @@ interleaved (p−1)/(v·m); uneven splits via ``--decoder-first/last-pipeline-nu
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
 from collections.abc import Sequence
@@ -287,6 +288,31 @@ def _starts_walk(ends, j, prev, pre, cpre, c_last, limit, last_extra) -> list[tu
             left += 1
         out.append((i, lo, left))
     return out
+
+
+def crossing_split(
+    costs: Sequence[float], stages: int, first_extra: float = 0.0, last_extra: float = 0.0
+) -> Partition | None:
+    """A split into ``stages`` non-empty stages cut where the running sum (extras included) comes nearest each
+    k/p of the total: O(n), feasible, so its largest stage bounds best_partition's from above (a cheap filter
+    before the exact program). None when there are fewer costs than stages."""
+    n, p = len(costs), stages
+    if p < 1 or n < p:
+        return None
+    pre = [0.0]
+    for c in costs:
+        pre.append(pre[-1] + float(c))
+    total = pre[-1] + first_extra + last_extra
+    sizes, a = [], 0
+    for k in range(1, p):
+        target = k * total / p - first_extra
+        i = bisect_left(pre, target, a + 1, n - (p - k))  # a cut after layer i, leaving a layer per stage after
+        if i > a + 1 and target - pre[i - 1] < pre[i] - target:
+            i -= 1
+        sizes.append(i - a)
+        a = i
+    sizes.append(n - a)
+    return evaluate(costs, sizes, first_extra, last_extra)
 
 
 def best_partition_two(

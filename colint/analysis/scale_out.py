@@ -3,14 +3,19 @@ collectives of tp or ep lose when their group is larger than the profile's scale
 the same collectives priced as if the domain were large enough (colint.analysis.collectives prices
 both). The rules CL504 (ep) and CL704 (tp) quote it. The EP exchange's loss is the step's own: analyse
 at this profile against analyse with the domain widened to ep, so an exchange that two micro-batches
-hide behind compute (colint.analysis.overlap) loses only what stays exposed."""
+hide behind compute (colint.analysis.overlap) loses only what stays exposed. The widened profile differs in
+its domain alone, which only the collectives read: the wide step re-prices each layer from the workload's own
+GEMM rows and attention cores (:func:`_steps_at`), the figures of a second analyse at a fraction of its cost."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from colint.analysis.gemm_rows import REGIMES, _gemm_entries
+from colint.analysis.kv_cache import kv_sources
 from colint.analysis.step_extras import expert_all_to_all_s, tp_all_reduce_s
-from colint.analysis.workload import analyse
+from colint.analysis.workload import Step, _regime_step
+from colint.hardware_profiles import time_model
 
 
 # the counterfactual profiles (profile, its widened copy) by (id(profile), domain size): a Profile validates
@@ -30,13 +35,27 @@ def _widened(p, size: int):
     return hit[1]
 
 
+def _steps_at(w, profile) -> dict[str, Step]:
+    """``analyse(w.spec, profile, w.scenario).steps`` for a ``profile`` that differs from ``w.profile`` in its
+    scale-up domain only (``_widened``). Only the collectives read the domain (colint.analysis.collectives): the
+    GEMM rows and attention cores of each regime are ``w``'s, so only the step's sum over its layers, with their
+    collectives and what overlap hides of them, is taken again (analyse's own ``_regime_step``): the same
+    figures, without re-estimating every GEMM of the model."""
+    spec, sc = w.spec, w.scenario
+    counts, entries, sources, tmod = spec.layer_counts(), _gemm_entries(spec), kv_sources(spec), time_model(profile)
+    return {
+        r: _regime_step(spec, profile, sc, r, w.gemms[r], w.attention[r], counts, tmod, entries, sources)[0]
+        for r in REGIMES
+    }
+
+
 def scale_out_cost_pct(w, kind: str) -> dict[str, float]:
     """Per regime, the estimated share (%) of workload ``w``'s step that ``kind``'s collectives ("ep": the
     MoE dispatch/combine, "tp": the two all-reduces per layer) lose by crossing the NVLink domain."""
     sc, spec, p = w.scenario, w.spec, w.profile
     if kind == "ep" and sc.ep > p.domain_size >= sc.tp:
         # the step at a domain wide enough for ep (tp fits already): what the exchange loses, hidden part excluded
-        at_wide = analyse(spec, _widened(p, sc.ep), sc).steps
+        at_wide = _steps_at(w, _widened(p, sc.ep))
         return {
             r: 100.0 * max(0.0, w.steps[r].estimate_s - at_wide[r].estimate_s) / w.steps[r].estimate_s
             if w.steps[r].estimate_s

@@ -20,11 +20,15 @@ ALIGN = 128  # widths of the alternative are multiples of one 128-wide tile (gui
 
 def equivalent_layers(spec) -> float:
     """Transformer-layer equivalents: a block with only a token mixer or only an FFN (Nemotron-H,
-    no-op blocks) counts as half a layer."""
+    no-op blocks) counts as half a layer. Per kind, its layers times its halves: sums of halves are exact in
+    floating point, so the figure is the layer-by-layer sum's."""
+    counts = [0] * len(spec.layer_kinds)
+    for i in spec.layer_pattern[: spec.num_layers]:
+        counts[i] += 1
     n = 0.0
-    for i in range(spec.num_layers):
-        k = spec.kind_of(i)
-        n += 0.5 * (k.mixer.kind != "none") + 0.5 * (k.ffn.kind != "none")
+    for k, c in zip(spec.layer_kinds, counts):
+        if c:
+            n += c * (0.5 * (k.mixer.kind != "none") + 0.5 * (k.ffn.kind != "none"))
     return n or float(spec.num_layers)
 
 

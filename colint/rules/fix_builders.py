@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
-from colint.analysis.inventory import kind_ffn_params, param_counts
+from colint.analysis.inventory import kind_ffn_params, kind_params, param_counts
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 from colint.normalize.resize import divisors, layer_pattern_for, nearest_divisor  # noqa: F401 - used by rules
 
@@ -68,24 +68,22 @@ def _ffn(f: FFN, field: str, old: Any, new: Any) -> FFN:
     return replace(f, **upd) if upd else f
 
 
+# fields held per layer kind, not on the spec itself (with_field finds their old value in the kinds)
+_KIND_FIELDS = ("moe_intermediate_size", "shared_expert_intermediate_size", "num_experts", "kv_lora_rank")
+
+
 def with_field(spec: ModelSpec, field: str, new: Any, old: Any = None) -> ModelSpec:
     """A copy of ``spec`` with one field changed and the layer kinds rebuilt to match.
 
     ``old`` defaults to the spec's top-level value of that field; per-kind values equal to it
     change, others (a different first-k-dense width, say) stay."""
-    top = {
-        "moe_intermediate_size": None,
-        "shared_expert_intermediate_size": None,
-        "num_experts": None,
-        "kv_lora_rank": None,
-    }
     if old is None:
-        if field in top:
+        if field in _KIND_FIELDS:
             old = _kind_value(spec, field)
         else:
             old = getattr(spec, field)
     update: dict = {}
-    if hasattr(spec, field) and field not in top:
+    if hasattr(spec, field) and field not in _KIND_FIELDS:
         update[field] = new
     # hidden_size: per-kind widths stay; head_dim derived from H / heads follows H when it was derived
     kinds = [
@@ -145,11 +143,27 @@ class ParamDelta:
         return f"{self.total_pct:+.1f}% params"
 
 
+# The counts of a spec every fix of it starts from, by spec identity (the spec, unhashable, is kept alive beside
+# its entry; oldest entries go first): a rule prices several fixes of one spec.
+_COUNTS_MEMO: dict[int, tuple[ModelSpec, int, int]] = {}  # id(spec) -> (spec, total params, FFN params)
+_COUNTS_MEMO_MAX = 256
+
+
+def _counts(spec: ModelSpec) -> tuple[int, int]:
+    """(param_counts(spec).total, ffn_params(spec)), once per spec object."""
+    hit = _COUNTS_MEMO.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1], hit[2]
+    total, ffn = param_counts(spec).total, ffn_params(spec)
+    if len(_COUNTS_MEMO) >= _COUNTS_MEMO_MAX:
+        del _COUNTS_MEMO[next(iter(_COUNTS_MEMO))]
+    _COUNTS_MEMO[id(spec)] = (spec, total, ffn)
+    return total, ffn
+
+
 def param_delta(spec: ModelSpec, field: str, new: Any, old: Any = None) -> ParamDelta:
-    """Parameter change of setting ``field`` to ``new`` (exact, via param_counts on the rebuilt spec)."""
-    changed = with_field(spec, field, new, old)
-    before, after = param_counts(spec).total, param_counts(changed).total
-    f_before, f_after = ffn_params(spec), ffn_params(changed)
+    """Parameter change of setting ``field`` to ``new`` (exact: param_counts on the rebuilt spec)."""
+    (before, f_before), (d_total, d_ffn) = _counts(spec), _kinds_delta(spec, field, new, old)
     old_val = (
         old if old is not None else (getattr(spec, field, None) if hasattr(spec, field) else _kind_value(spec, field))
     )
@@ -157,10 +171,34 @@ def param_delta(spec: ModelSpec, field: str, new: Any, old: Any = None) -> Param
         field,
         old_val,
         new,
-        after - before,
-        100.0 * (after - before) / before if before else 0.0,
-        100.0 * (f_after - f_before) / f_before if f_before else None,
+        d_total,
+        100.0 * d_total / before if before else 0.0,
+        100.0 * d_ffn / f_before if f_before else None,
     )
+
+
+def _kinds_delta(spec: ModelSpec, field: str, new: Any, old: Any) -> tuple[int, int]:
+    """(total, FFN) parameters that ``with_field(spec, field, new, old)`` adds (integers). A field other than
+    hidden_size and vocab_size changes the layer kinds alone (param_counts reads nothing else it sets), so the
+    delta is the rebuilt kinds' minus the old ones', layers times one layer's: exactly param_counts' difference,
+    without rebuilding and recounting the spec. with_field rebuilds a kind without its parallel mixer: a stack
+    with one is recounted whole, as before."""
+    if field in ("hidden_size", "vocab_size") or any(k.parallel_mixer is not None for k in spec.layer_kinds):
+        changed = with_field(spec, field, new, old)
+        before, f_before = _counts(spec)
+        return param_counts(changed).total - before, ffn_params(changed) - f_before
+    if old is None:  # as with_field resolves it
+        old = _kind_value(spec, field) if field in _KIND_FIELDS else getattr(spec, field)
+    h = spec.hidden_size
+    d_total = d_ffn = 0
+    for k, n in zip(spec.layer_kinds, spec.layer_counts()):
+        mixer, ffn = _mixer(k.mixer, field, old, new), _ffn(k.ffn, field, old, new)
+        if not n or (mixer is k.mixer and ffn is k.ffn):
+            continue
+        rebuilt = LayerKind(name=k.name, mixer=mixer, ffn=ffn, other_params=_other_params(k, spec, field, old, new))
+        d_total += n * (kind_params(rebuilt, h)[0] - kind_params(k, h)[0])
+        d_ffn += n * (kind_ffn_params(rebuilt, h) - kind_ffn_params(k, h))
+    return d_total, d_ffn
 
 
 def edit_key(spec: ModelSpec, field: str, fallback: Optional[str] = None) -> str:
@@ -178,7 +216,7 @@ def with_num_layers(spec: ModelSpec, n: int) -> ModelSpec:
 
 def param_pct_change(spec: ModelSpec, changed: ModelSpec) -> float:
     """Parameter change (% of ``spec``'s total) from ``spec`` to ``changed`` (exact, via param_counts)."""
-    before = param_counts(spec).total
+    before = _counts(spec)[0]
     after = param_counts(changed).total
     return 100.0 * (after - before) / before if before else 0.0
 

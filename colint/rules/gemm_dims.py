@@ -149,24 +149,37 @@ def _full_value(ctx: Context, row, axis: str, f: str) -> int | None:
 
 def collect_dims(ctx: Context) -> dict[tuple, list[Dim]]:
     """(field, whole-model value) -> affected dims (per shard) over both regimes, GEMMs fused as
-    engines fuse them."""
+    engines fuse them. A regime's rows differ from another's in M alone, and what is judged here reads the
+    GEMM's name, kind, N and K: each shape is judged once, for the rows of both regimes."""
     out: dict[tuple, dict[tuple, Dim]] = {}
+    judged: dict[tuple, list[tuple]] = {}  # row shape -> its (field, whole value, dim key) per axis
     for regime in ("prefill", "decode"):
         for row in ctx.workload.gemms[regime]:
             if row.name == "lm_head":
                 continue  # CL202
-            for axis in ("n", "k"):
-                f = owning_field(row, axis)
-                if f is None:
-                    continue
-                value = _dim_value(ctx, row, axis, f)
-                if value is None:
-                    continue
-                full = _full_value(ctx, row, axis, f) if f in FFN_FIELDS or f == "hidden_size" else None
-                key = (row.name, axis, value)
-                d = out.setdefault((f, full), {}).setdefault(key, Dim(row.name, axis, value))
+            shape = (row.name, row.kind, row.n, row.k, id(row.gemm))
+            found = judged.get(shape)
+            if found is None:
+                found = judged[shape] = _row_dims(ctx, row)
+            for f, full, key in found:
+                d = out.setdefault((f, full), {}).setdefault(key, Dim(*key))
                 d.rows.append(row)
     return {f: list(v.values()) for f, v in out.items()}
+
+
+def _row_dims(ctx: Context, row) -> list[tuple]:
+    """(field, whole-model value, (GEMM, axis, value per shard)) of each axis of ``row`` a field owns."""
+    found = []
+    for axis in ("n", "k"):
+        f = owning_field(row, axis)
+        if f is None:
+            continue
+        value = _dim_value(ctx, row, axis, f)
+        if value is None:
+            continue
+        full = _full_value(ctx, row, axis, f) if f in FFN_FIELDS or f == "hidden_size" else None
+        found.append((f, full, (row.name, axis, value)))
+    return found
 
 
 # --------------------------------------------------------------------------- the per-field unit

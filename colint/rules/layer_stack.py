@@ -7,10 +7,11 @@ given stage sizes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import lru_cache
 
-from colint.analysis.pipeline import Partition, best_partition, best_partition_two, evaluate
+from colint.analysis.workload import LayerCost
+from colint.analysis.pipeline import Partition, best_partition, best_partition_two, crossing_split, evaluate
 from colint.rules.fix_builders import layer_pattern_for
 
 
@@ -33,7 +34,15 @@ class StackCosts:
         """False when ``best(pp)`` surely idles less than ``share`` (or is None), from the FLOPs-optimal split
         alone: ``best`` only re-picks among splits whose largest FLOPs stage stays within that optimum
         (best_partition's tolerance, 1e-9), so its idle share cannot exceed this bound (margins 1e-6).
-        Spares the weight-balanced second search for a split no finding reports."""
+        Spares the weight-balanced second search for a split no finding reports, and the exact program too where
+        a split cut at the running sum's crossings (pipeline.crossing_split, a feasible split: its largest stage
+        bounds the optimum's; margin 1e-7 over best_partition's tolerance) already shows it idles less."""
+        cut = crossing_split(self.flops, pp, self.first_flops, self.last_flops)
+        if cut is None:
+            return False
+        hi = cut.max * (1 + 1e-7) + 1e-7
+        if 1.0 - cut.mean * (1 - 1e-9) * (1 - 1e-6) / (hi * (1 + 1e-6) + 1e-6) < share:
+            return False
         first = best_partition(self.flops, pp, self.first_flops, self.last_flops)
         if first is None:
             return False
@@ -67,19 +76,27 @@ class StackCosts:
         )
 
 
+_KIND_COST_FIELDS = [f.name for f in fields(LayerCost)][2:]  # a w.kind_costs entry: LayerCost's after index, kind
+_PARAMS, _WEIGHTS, _FLOPS = (_KIND_COST_FIELDS.index(n) for n in ("params", "weight_bytes", "prefill_flops"))
+
+
 def stack_costs(spec, w) -> StackCosts:
     """Per-layer prefill FLOPs and weight bytes per GPU; the embedding on the first stage, the LM head
     and the MTP layers on the last (MTP estimated as the last layer's cost scaled by MTP params)."""
-    lc = w.layer_costs
-    flops = [c.prefill_flops for c in lc]
-    weights = [c.weight_bytes for c in lc]
+    # w.layer_costs' two vectors, read from its kinds' costs (w.kind_costs: LayerCost's fields after index and kind)
+    # without building a LayerCost per layer
+    per_kind = [w.kind_costs.get(k.name) for k in spec.layer_kinds]
+    stack = [st for st in (per_kind[i] for i in spec.layer_pattern[: spec.num_layers]) if st]
+    flops = [st[_FLOPS] for st in stack]
+    weights = [st[_WEIGHTS] for st in stack]
     last_f = w.lm_head_cost.prefill_flops
     last_w = w.lm_head_cost.weight_bytes
-    if spec.mtp_layers and lc:
-        ref = lc[-1]
-        scale = spec.mtp_params / ref.params if ref.params and spec.mtp_params else float(spec.mtp_layers)
-        last_f += ref.prefill_flops * spec.mtp_layers
-        last_w += ref.weight_bytes * scale
+    if spec.mtp_layers and stack:
+        ref = stack[-1]
+        params = ref[_PARAMS]
+        scale = spec.mtp_params / params if params and spec.mtp_params else float(spec.mtp_layers)
+        last_f += ref[_FLOPS] * spec.mtp_layers
+        last_w += ref[_WEIGHTS] * scale
     return StackCosts(
         flops, weights, w.embedding_cost.prefill_flops, w.embedding_cost.weight_bytes, last_f, last_w, spec.mtp_layers
     )

@@ -6,6 +6,7 @@ from colint.analysis.pipeline import (
     best_partition,
     best_partition_two,
     bubble_fraction,
+    crossing_split,
     evaluate,
     even_sizes,
     imbalance,
@@ -58,6 +59,27 @@ def test_dynamic_program_matches_brute_force():
         got = best_partition_two(f, w, p, fe, le, we, wl)
         assert got.max == pytest.approx(f_opt)
         assert evaluate(w, got.sizes, we, wl).max == pytest.approx(w_opt)
+
+
+def test_crossing_split_is_a_feasible_upper_bound():
+    # CL604's filter: a split cut at the running sum's crossings; its largest stage never beats the optimum
+    p = crossing_split([1, 2, 3, 4, 5, 6, 7, 8, 9], 3)
+    assert p.sizes == (5, 2, 2) and p.max == 17.0  # here it is the optimum
+    assert crossing_split([1.0] * 8, 2, first_extra=2.0).sizes == (3, 5)
+    assert crossing_split([1, 1], 3) is None
+    import random
+
+    rnd = random.Random(11)
+    for _ in range(500):
+        n = rnd.randint(1, 70)
+        p = rnd.choice([1, 2, 4, 8, 16])
+        f = [rnd.choice([0.0, 1.0, 3.5, 7.25]) * 1e12 for _ in range(n)]
+        fe, le = rnd.choice([0.0, 2e12]), rnd.choice([0.0, 9e12])
+        cut, best = crossing_split(f, p, fe, le), best_partition(f, p, fe, le)
+        assert (cut is None) == (best is None)
+        if cut is not None:
+            assert len(cut.sizes) == p and min(cut.sizes) >= 1 and sum(cut.sizes) == n
+            assert best.max <= cut.max
 
 
 def test_imbalance_bubble_even():
