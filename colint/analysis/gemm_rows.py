@@ -9,6 +9,7 @@ these rows; ``colint.analysis.footprint.memory_at`` reads their shards without t
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ from colint.analysis.inventory import Gemm, gemms, kind_gemms
 from colint.analysis.moe import busiest_rank_factor, touched_share
 from colint.analysis.ops_moe import grouped_model
 from colint.analysis.scenario import Scenario
+from colint.hardware_profiles import time_model
 from colint.normalize.model_spec import ModelSpec
 
 REGIMES = ("decode", "prefill")
@@ -124,6 +126,7 @@ def _prefill_shape(sc: Scenario) -> tuple[int, int, int]:
     return s, max(1, sc.prefill_tokens // s), _ceil_div(sc.context, sc.prefill_tokens)
 
 
+@functools.lru_cache(maxsize=1 << 14, typed=True)  # pure; a check asks for the same few again and again
 def routed_expert_rows(t_global: int, topk: int, experts: int, ep: int = 1) -> tuple[float, int]:
     """(share of the ``experts`` that get >= 1 of ``t_global`` tokens' top-``topk`` picks, rows of a
     touched expert's GEMM: the mean, or with ``ep`` > 1 on the busiest of the ``ep`` ranks, which sets
@@ -163,61 +166,109 @@ def _build_gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, lis
     return entries
 
 
+# The per-spec part of _gemm_rows, built once per entries list (itself once per spec object): per fused group
+# (kind name, layers, row name, members, first GEMM, N total, component, router format?, LM head?, routed
+# experts?, top-k), and the shards of each (tp, kvp, ep) asked (decode, prefill and the EP overlap's half
+# batch share them). id(entries) -> (entries, plan, shards by parallelism); bounded like the entries.
+_PLAN_MEMO: dict = {}
+
+
+def _row_plan(entries) -> tuple[list[tuple], dict[tuple[int, int, int], list[tuple[int, int, float]]]]:
+    hit = _PLAN_MEMO.get(id(entries))
+    if hit is not None and hit[0] is entries:
+        return hit[1], hit[2]
+    plan = []
+    for kind_name, _kgemms, n_layers, fused in entries:
+        for name, members, g, n_total in fused:
+            experts = g.parallel == "expert" and bool(g.count)
+            router = g.name.endswith("router") or g.name.endswith("gate") and g.n == 1
+            topk = round(g.m_per_token * g.count) if experts else 0
+            plan.append(
+                (
+                    kind_name,
+                    n_layers,
+                    name,
+                    members,
+                    g,
+                    n_total,
+                    _component(g),
+                    router,
+                    g.name == "lm_head",
+                    experts,
+                    topk,
+                )
+            )
+    shards: dict[tuple[int, int, int], list[tuple[int, int, float]]] = {}
+    if len(_PLAN_MEMO) >= SPEC_MEMO_MAX:
+        del _PLAN_MEMO[next(iter(_PLAN_MEMO))]
+    _PLAN_MEMO[id(entries)] = (entries, plan, shards)
+    return plan, shards
+
+
 def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None) -> list[WorkloadGemm]:
     fmt = sc.gemm_format
     out_fmt = sc.outputs
     tokens = _tokens(sc, regime)
+    head_tokens = _prefill_shape(sc)[1] if regime == "prefill" else tokens  # logits of each sequence's last token
     rows: list[WorkloadGemm] = []
     if entries is None:
         entries = _gemm_entries(spec)
-    for kind_name, _kgemms, n_layers, fused in entries:
-        for name, members, g, n_total in fused:
-            n, k, inst = _shard(g, n_total, sc)
-            if n <= 0 or k <= 0:
-                continue
-            dtype = ROUTER_FORMAT if g.name.endswith("router") or g.name.endswith("gate") and g.n == 1 else fmt
-            m_tokens = tokens
-            if g.name == "lm_head" and regime == "prefill":
-                m_tokens = _prefill_shape(sc)[1]  # logits only for each sequence's last token
-            if g.parallel == "expert" and g.count:
-                t_global = m_tokens * sc.attention_dp_groups  # tokens of the EP domain's attention groups
-                topk = round(g.m_per_token * g.count)
-                touched, m = routed_expert_rows(t_global, topk, g.count)
-                # the layer waits for the busiest EP rank: its experts' rows set the grouped GEMM's time
-                m_step = routed_expert_rows(t_global, topk, g.count, sc.ep)[1]
-                inst = inst * touched
-            else:
-                m = m_step = m_tokens
+    plan, shard_memo = _row_plan(entries)
+    shards = shard_memo.get((sc.tp, sc.kvp, sc.ep))  # _shard reads tp, tp x kvp and ep only
+    if shards is None:
+        shards = shard_memo[(sc.tp, sc.kvp, sc.ep)] = [_shard(p[4], p[5], sc) for p in plan]
+    tmod = time_model(profile)
+    gmod = None
+    dp_groups, ep = sc.attention_dp_groups, sc.ep
+    for (kind_name, n_layers, name, members, g, _n_total, component, router, lm_head, experts, topk), (
+        n,
+        k,
+        inst,
+    ) in zip(plan, shards):
+        if n <= 0 or k <= 0:
+            continue
+        dtype = ROUTER_FORMAT if router else fmt
+        m_tokens = head_tokens if lm_head else tokens
+        if experts:
+            t_global = m_tokens * dp_groups  # tokens of the EP domain's attention groups
+            touched, m = routed_expert_rows(t_global, topk, g.count)
+            # the layer waits for the busiest EP rank: its experts' rows set the grouped GEMM's time
+            m_step = routed_expert_rows(t_global, topk, g.count, ep)[1]
+            inst = inst * touched
             # routed experts run in the fused MoE's grouped GEMM (ops_moe: moe_gemm_efficiency)
-            gmod = grouped_model(profile) if g.parallel == "expert" and g.count else None
-            t = estimate(m, n, k, dtype, profile, out_fmt, standalone=False, model=gmod)
-            if inst > 1:
-                # a grouped GEMM: one kernel, every touched expert's tiles in one grid
-                grouped = estimate(
-                    m_step, int(round(n * inst)), k, dtype, profile, out_fmt, standalone=False, model=gmod
-                )
-                layer_s = grouped.estimate_s
-            elif m_step != m:
-                layer_s = estimate(m_step, n, k, dtype, profile, out_fmt, standalone=False, model=gmod).estimate_s
-            else:
-                layer_s = t.estimate_s  # one GEMM (a GPU holding one expert waits for it when touched)
-            rows.append(
-                WorkloadGemm(
-                    name,
-                    members,
-                    kind_name,
-                    regime,
-                    n_layers,
-                    g.parallel,
-                    _component(g),
-                    m,
-                    n,
-                    k,
-                    inst,
-                    dtype,
-                    t,
-                    layer_s,
-                    g,
-                )
+            if gmod is None:
+                gmod = grouped_model(profile)
+            model = gmod
+        else:
+            m = m_step = m_tokens
+            model = tmod
+        t = estimate(m, n, k, dtype, profile, out_fmt, standalone=False, model=model)
+        if inst > 1:
+            # a grouped GEMM: one kernel, every touched expert's tiles in one grid
+            layer_s = estimate(
+                m_step, int(round(n * inst)), k, dtype, profile, out_fmt, standalone=False, model=model
+            ).estimate_s
+        elif m_step != m:
+            layer_s = estimate(m_step, n, k, dtype, profile, out_fmt, standalone=False, model=model).estimate_s
+        else:
+            layer_s = t.estimate_s  # one GEMM (a GPU holding one expert waits for it when touched)
+        rows.append(
+            WorkloadGemm(
+                name,
+                members,
+                kind_name,
+                regime,
+                n_layers,
+                g.parallel,
+                component,
+                m,
+                n,
+                k,
+                inst,
+                dtype,
+                t,
+                layer_s,
+                g,
             )
+        )
     return rows

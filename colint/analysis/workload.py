@@ -446,8 +446,9 @@ def _kind_gemm_s(rows: list[WorkloadGemm]) -> dict[str, dict[str, float]]:
 def _layer_stats(spec: ModelSpec, kind_stats: dict[str, tuple]):
     """(index, kind name, one layer's costs) of each decoder layer whose kind has costs (``kind_stats``, by
     kind name), in layer order: the stack Workload.layer_costs lists."""
-    for i in range(spec.num_layers):
-        name = spec.kind_of(i).name
+    names = [kind.name for kind in spec.layer_kinds]
+    for i, kind_index in zip(range(spec.num_layers), spec.layer_pattern):  # spec.kind_of(i), without its call
+        name = names[kind_index]
         st = kind_stats.get(name)
         if st:
             yield i, name, st
