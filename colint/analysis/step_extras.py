@@ -9,7 +9,7 @@ time (with the EP exchange overlapped by two micro-batches where the deployment 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import NamedTuple
 
 from colint.analysis import ops_attention as ops
@@ -50,6 +50,9 @@ class AttentionCost:
     kv_bytes_per_token: float  # STORED per layer per token, this GPU's shard, scenario KV format (0: KV-sharing)
     kv_replication: int  # TP ranks holding the same KV (tp > KV heads; MLA: every rank)
     attended_tokens: float  # mean keys per query (sliding windows cap it)
+
+
+_ATTENTION_FIELDS = tuple(f.name for f in fields(AttentionCost))
 
 
 class AttentionRoof(NamedTuple):
@@ -95,6 +98,14 @@ def _attended(s: int, window: int | None) -> float:
     return (w * (w + 1) / 2.0 + (s - w) * w) / s
 
 
+# _attention's memo: a core's cost depends on the mixer's geometry (by value: kinds, files and edited specs
+# share mixers; 13,168 cores of the 1,000-config MoE mix's analyses had 249 distinct keys), the mixer whose KV
+# it reads, the regime's batch and context, tp, kvp, the KV format and the profile (by identity, held in the
+# entry). -> (profile, the AttentionCost fields after kind, regime and layers). Cleared when full.
+_ATTENTION_MEMO: dict[tuple, tuple] = {}
+_ATTENTION_MEMO_MAX = 4096
+
+
 def _attention(
     spec: ModelSpec,
     kind: LayerKind,
@@ -109,6 +120,22 @@ def _attention(
     KV-sharing layer (Gemma-4), the mixer whose cache it reads (it stores nothing, but reads that
     cache like any attention layer)."""
     mx: Mixer = mixer if mixer is not None else kind.mixer
+    batch = sc.decode_concurrency if regime == "decode" else sc.prefill_tokens
+    key: tuple = (mx, source, regime, batch, type(batch), sc.context, type(sc.context), sc.tp, sc.kvp)
+    key += (sc.kv_bytes_per_elem, id(profile))
+    hit = _ATTENTION_MEMO.get(key)
+    if hit is not None and hit[0] is profile:
+        return AttentionCost(kind.name, regime, n_layers, *hit[1])
+    cost = _attention_cost(kind, n_layers, profile, sc, regime, source, mx)
+    if len(_ATTENTION_MEMO) >= _ATTENTION_MEMO_MAX:
+        _ATTENTION_MEMO.clear()
+    _ATTENTION_MEMO[key] = (profile, tuple(getattr(cost, f) for f in _ATTENTION_FIELDS[3:]))
+    return cost
+
+
+def _attention_cost(
+    kind: LayerKind, n_layers: int, profile, sc: Scenario, regime: str, source: Mixer | None, mx: Mixer
+) -> AttentionCost:
     roof = attention_roof(profile)
     b_kv = sc.kv_bytes_per_elem
     tp = sc.tp
