@@ -488,7 +488,8 @@ def estimate(
 def _estimate(m, n, k, dtype: str, profile, out_dtype: str | None, model, standalone: bool) -> GemmTime:
     if m <= 0 or n <= 0 or k <= 0:
         raise ProfileError(f"GEMM dimensions must be positive (got M={m}, N={n}, K={k})")
-    dtype = canonical(dtype)
+    if dtype not in FORMATS:  # colint's own names are canonical already
+        dtype = canonical(dtype)
     check_format(profile, dtype)
     out_dtype = _check_out(out_dtype)
     r = _core_scalar(int(m), int(n), int(k), dtype, profile, out_dtype, model, standalone)

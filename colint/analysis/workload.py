@@ -25,8 +25,8 @@ from colint.analysis.gemm_rows import (
     _gemm_entries,
     _gemm_rows,
     _prefill_shape,
-    _shard,
     _tokens,
+    kind_shards,
 )
 from colint.analysis.kv_cache import kind_mixers, kv_cache_bytes_per_token, kv_sources, state_bytes_per_sequence
 from colint.analysis.memory import activation_bytes, heaviest_stage_weight_bytes, memory_fit
@@ -209,13 +209,12 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     # per-layer costs (Workload.layer_costs): one layer's of each kind
     b_w = FORMATS[scenario.gemm_format][2]
     kind_stats: dict[str, tuple] = {}
-    used_gemms = iter([e[1] for e in entries[: sum(1 for n in counts if n)]])  # the used kinds', in order
+    used_gemms = iter(kind_shards(entries, scenario))  # the used kinds' GEMMs and shards, in order
     for kind, n in zip(spec.layer_kinds, counts):
         if not n:
             continue
         params = wbytes = pflops = 0.0
-        for g in next(used_gemms):  # kind_gemms(kind, h, n): what follows reads no layer count
-            nn, kk, inst = _shard(g, g.n, scenario)
+        for g, nn, kk, inst in next(used_gemms):  # kind_gemms(kind, h, n): what follows reads no layer count
             params += g.weight_params
             wbytes += nn * kk * inst * (2.0 if g.name.endswith("router") else b_w)
             if g.parallel == "expert":
@@ -369,7 +368,7 @@ def _regime_step(
     gemm_s = attn_core = attn_total = ffn = other = comm = hidden = launches = sol = 0.0
     kernels = 0
     times, n_rows, cores_by_kind = _kind_times(rows, attn)
-    fill_layers = overlapped_layers(spec, scenario, regime)
+    fill_layers = overlapped_layers(spec, scenario, regime, counts)
     half_times: dict[str, dict[str, float]] | None = None  # one micro-batch's GEMMs (colint.analysis.overlap)
     for ki, (kind, n) in enumerate(zip(spec.layer_kinds, counts)):
         if not n:
