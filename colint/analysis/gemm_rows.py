@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 from colint.analysis.gemm_model import GemmTime, estimate
-from colint.analysis.inventory import Gemm, gemms, kind_gemms
+from colint.analysis.inventory import Gemm, kind_gemms, lm_head_gemm
 from colint.analysis.moe import busiest_rank_factor, touched_share
 from colint.analysis.ops_moe import grouped_model
 from colint.analysis.scenario import Scenario
@@ -162,7 +162,7 @@ def _build_gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, lis
             kg = kind_gemms(kind, spec.hidden_size, n_layers)
             entries.append((kind.name, kg, n_layers, _fuse(kg)))
     if spec.vocab_size:
-        head = [g for g in gemms(spec, merge=False) if g.name == "lm_head"]
+        head = [lm_head_gemm(spec)]  # gemms(spec)'s last entry, without building every kind's
         entries.append(("", head, 1, _fuse(head)))
     return entries
 

@@ -257,7 +257,7 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     pp = scenario.pp
 
     weights_gpu = heaviest_stage_weight_bytes(
-        [st[1] for _i, _name, st in _layer_stats(spec, kind_stats)], emb.weight_bytes, lm.weight_bytes, pp
+        _layer_weight_bytes(spec, kind_stats), emb.weight_bytes, lm.weight_bytes, pp
     )
     # sliding/chunked layers keep only their window: decode's attended tokens per layer
     per_seq = (
@@ -440,6 +440,12 @@ def _kind_gemm_s(rows: list[WorkloadGemm]) -> dict[str, dict[str, float]]:
         d = out.setdefault(row.kind, {"attention": 0.0, "ffn": 0.0})
         d[row.component] = d.get(row.component, 0.0) + row.layer_s
     return out
+
+
+def _layer_weight_bytes(spec: ModelSpec, kind_stats: dict[str, tuple]) -> list[float]:
+    """Each decoder layer's weight bytes per GPU (``_layer_stats``' second cost), in layer order."""
+    by_index = [kind_stats.get(kind.name) for kind in spec.layer_kinds]
+    return [st[1] for st in (by_index[k] for k in spec.layer_pattern[: spec.num_layers]) if st]
 
 
 def _layer_stats(spec: ModelSpec, kind_stats: dict[str, tuple]):
