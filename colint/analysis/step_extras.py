@@ -266,6 +266,10 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
     dispatch in the GEMM format (FP8 or narrower: FP8; NVFP4 as NVFP4; else BF16), combine in BF16;
     the low-latency kernels for decode-sized batches (<= 128 tokens per rank), else high-throughput)."""
 
+    key = (tokens, type(tokens), top_k, hidden, sc.ep, sc.gemm_format, id(profile))
+    hit = _EXCHANGE_MEMO.get(key)
+    if hit is not None and hit[0] is profile:
+        return hit[1]
     fmt = sc.gemm_format
     wire = (
         "nvfp4"
@@ -275,7 +279,15 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
     backend = "deepep_ll" if tokens <= LL_MAX_TOKENS else "deepep_ht"
     d = moe_dispatch_combine("dispatch", tokens, hidden, top_k, sc.ep, wire, profile, backend=backend)[0]
     c = moe_dispatch_combine("combine", tokens, hidden, top_k, sc.ep, wire, profile, backend=backend)[0]
+    if len(_EXCHANGE_MEMO) >= _ATTENTION_MEMO_MAX:
+        _EXCHANGE_MEMO.clear()
+    _EXCHANGE_MEMO[key] = (profile, d + c)
     return d + c
+
+
+# expert_all_to_all_s's memo: (tokens, top-k, hidden, ep, GEMM format, profile) -> (profile, s); analyse asks for
+# the same exchange per MoE kind, regime and micro-batch, and again per re-analysis at the same ep.
+_EXCHANGE_MEMO: dict[tuple, tuple] = {}
 
 
 def tp_all_reduce_s(tokens: int, hidden: int, tp: int, profile) -> float:
