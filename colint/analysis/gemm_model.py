@@ -315,6 +315,135 @@ def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp, standalone: b
     return best
 
 
+# Per-(profile, time model, format, output format, standalone) constants of _core_scalar, computed as _core
+# computes them (same operations, same order): every GEMM of one check shares a handful of these.
+_SCALAR_CONSTANTS: dict[tuple, tuple] = {}
+
+
+def _scalar_constants(dtype: str, profile, out_dtype: str, model, standalone: bool) -> tuple:
+    key = (dtype, out_dtype, standalone, id(profile), id(model))
+    hit = _SCALAR_CONSTANTS.get(key)
+    if hit is not None and hit[0] is profile and hit[1] is model:
+        return hit[2]
+    hw = FORMATS[dtype][0]
+    peak = profile.peak_flops(hw)
+    bw = profile.memory_bytes_per_s
+    eta_c = model.compute_efficiency.get(
+        dtype, model.compute_efficiency.get(hw, min(model.compute_efficiency.values()))
+    )
+    kt = profile.tiles.k_tile.get(hw, 64)
+    bw_eff = bw * model.memory_efficiency
+    fixed_s = model.kernel_floor_us * 1e-6
+    if standalone:
+        fixed_s = fixed_s + model.format_overhead_us.get(dtype, 0.0) * 1e-6
+    sm_count = profile.sm_count
+    tiles = tuple(
+        (t.m, t.n, t.sms, max(1, sm_count // t.sms))
+        for t in profile.tiles.format_candidates.get(hw, profile.tiles.candidates)
+    )
+    consts = (
+        FORMATS[dtype][1],
+        FORMATS[dtype][2],
+        OUT_BYTES[out_dtype],
+        peak,
+        bw,
+        kt,
+        bw_eff,
+        fixed_s,
+        QUANT_PASS_BYTES.get(dtype, 0.0) if standalone else None,
+        model.max_split_k.get(dtype, SPLIT_K[-1]),
+        model.gemv_max_m.get(dtype, 0),
+        model.kernel_floor_us * 1e-6,
+        model.k_fill_tiles * kt,
+        model.per_sm_bandwidth_share,
+        sm_count,
+        model.overlap_p,
+        1.0 / model.overlap_p,
+        peak * eta_c,
+        tiles,
+    )
+    if len(_SCALAR_CONSTANTS) >= 256:
+        _SCALAR_CONSTANTS.clear()
+    _SCALAR_CONSTANTS[key] = (profile, model, consts)
+    return consts
+
+
+def _core_scalar(m: int, n: int, k: int, dtype: str, profile, out_dtype: str, model, standalone: bool) -> dict:
+    """``_core`` for one GEMM of Python ints: the same operations in the same order on the same floats (so the
+    same results to the last bit; tests/test_gemm_model.py compares the two paths), without the numpy-shaped
+    selection, and skipping a kernel whose time cannot beat the best so far: its estimate is at least
+    t_math + fixed time (hi >= t_math and the overlap factor (1 + (lo/hi)^p)^(1/p) >= 1)."""
+    (b_a, b_w, b_out, peak, bw, kt, bw_eff, fixed_s, quant_b, max_split, gemv_m, floor_s, fill, share, sm_count,
+     p_exp, inv_p, peak_c, tiles_c) = _scalar_constants(dtype, profile, out_dtype, model, standalone)  # fmt: skip
+    mf, nf, kf = m * 1.0, n * 1.0, k * 1.0
+    flops = 2.0 * mf * nf * kf
+    read_b = mf * kf * b_a + kf * nf * b_w
+    write_b = mf * nf * b_out
+    total_b = read_b + write_b
+    math_s, memory_s = flops / peak, total_b / bw
+    k_steps = -(-k // kt)
+    eta_k = kf / (k_steps * kt)
+    if quant_b is not None:
+        fixed_s = fixed_s + mf * kf * quant_b / bw_eff
+    gemv = m <= gemv_m
+    best_t = math.inf
+    best: tuple = ()
+    for tile_m, tile_n, sms, slots in tiles_c:
+        tm_count, tn_count = -(-m // tile_m), -(-n // tile_n)
+        tiles = tm_count * tn_count
+        eta_tile = (mf * nf) / (tm_count * tile_m * tn_count * tile_n)
+        peak_ct = peak_c * eta_tile
+        for split in SPLIT_K:
+            if split > max_split and not gemv:
+                break
+            if split != 1 and not (tiles * split <= slots and split <= k_steps):
+                break
+            units = tiles * split
+            eta_wave = units / (-(-units // slots) * slots)
+            k_per = k_steps * kt / split
+            eta_fill = k_per / (k_per + fill)
+            t_math = flops / (peak_ct * eta_wave * eta_k * eta_fill)
+            if t_math + fixed_s >= best_t:
+                continue
+            extra_b = 0.0 if split == 1 else 2.0 * split * mf * nf * 4.0  # FP32 partials out and back in
+            active_sms = min(units, slots) * sms
+            eta_grid = min(1.0, active_sms * share / sm_count)
+            t_mem = (total_b + extra_b) / (bw_eff * eta_grid)
+            hi = max(t_math, t_mem)
+            lo = min(t_math, t_mem)
+            t = hi * (1.0 + (lo / hi) ** p_exp) ** inv_p + fixed_s
+            if split > 1:
+                t = t + floor_s  # the split-K reduction is a second kernel
+            if t < best_t:
+                best_t = t
+                best = (t_math, t_mem, tile_m, tile_n, sms, split, eta_tile, eta_wave)
+    t_math, t_mem, tile_m, tile_n, sms, split, eta_tile, eta_wave = best
+    return {
+        "estimate_s": best_t,
+        "t_math": t_math,
+        "t_mem": t_mem,
+        "tile_m": tile_m,
+        "tile_n": tile_n,
+        "tile_sms": sms,
+        "split_k": split,
+        "tile_efficiency": eta_tile,
+        "wave_efficiency": eta_wave,
+        "flops": flops,
+        "bytes": total_b,
+        "read_bytes": read_b,
+        "write_bytes": write_b,
+        "math_s": math_s,
+        "memory_s": memory_s,
+        "read_s": read_b / bw,
+        "write_s": write_b / bw,
+        "sol_s": max(math_s, memory_s),
+        "arithmetic_intensity": flops / total_b,
+        "ridge": peak / bw,
+        "k_efficiency": eta_k,
+        "fixed_s": fixed_s,
+    }
+
+
 def _check_out(out_dtype: str | None) -> str:
     out_dtype = canonical(out_dtype) if out_dtype else DEFAULT_OUT
     if out_dtype not in OUT_BYTES:
@@ -333,6 +462,7 @@ _MEMO_MAX = 1 << 15
 def clear_memo() -> None:
     """Forget memoized estimates (a caller that mutates a profile in place must call it)."""
     _MEMO.clear()
+    _SCALAR_CONSTANTS.clear()
 
 
 def estimate(
@@ -358,10 +488,11 @@ def estimate(
 def _estimate(m, n, k, dtype: str, profile, out_dtype: str | None, model, standalone: bool) -> GemmTime:
     if m <= 0 or n <= 0 or k <= 0:
         raise ProfileError(f"GEMM dimensions must be positive (got M={m}, N={n}, K={k})")
-    dtype = canonical(dtype)
+    if dtype not in FORMATS:  # colint's own names are canonical already
+        dtype = canonical(dtype)
     check_format(profile, dtype)
     out_dtype = _check_out(out_dtype)
-    r = _core(int(m), int(n), int(k), dtype, profile, out_dtype, model, _Scalar, standalone)
+    r = _core_scalar(int(m), int(n), int(k), dtype, profile, out_dtype, model, standalone)
     if max(r["t_math"], r["t_mem"]) < r["fixed_s"]:
         est_bound = "floor"
     else:

@@ -9,14 +9,17 @@ these rows; ``colint.analysis.footprint.memory_at`` reads their shards without t
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from dataclasses import dataclass
 
 from colint.analysis.gemm_model import GemmTime, estimate
-from colint.analysis.inventory import Gemm, gemms, kind_gemms
+from colint.analysis.inventory import Gemm, kind_gemms, lm_head_gemm
 from colint.analysis.moe import busiest_rank_factor, touched_share
 from colint.analysis.ops_moe import grouped_model
 from colint.analysis.scenario import Scenario
+from colint.hardware_profiles import time_model
 from colint.normalize.model_spec import ModelSpec
 
 REGIMES = ("decode", "prefill")
@@ -124,6 +127,7 @@ def _prefill_shape(sc: Scenario) -> tuple[int, int, int]:
     return s, max(1, sc.prefill_tokens // s), _ceil_div(sc.context, sc.prefill_tokens)
 
 
+@functools.lru_cache(maxsize=1 << 14, typed=True)  # pure; a check asks for the same few again and again
 def routed_expert_rows(t_global: int, topk: int, experts: int, ep: int = 1) -> tuple[float, int]:
     """(share of the ``experts`` that get >= 1 of ``t_global`` tokens' top-``topk`` picks, rows of a
     touched expert's GEMM: the mean, or with ``ep`` > 1 on the busiest of the ``ep`` ranks, which sets
@@ -158,66 +162,163 @@ def _build_gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, lis
             kg = kind_gemms(kind, spec.hidden_size, n_layers)
             entries.append((kind.name, kg, n_layers, _fuse(kg)))
     if spec.vocab_size:
-        head = [g for g in gemms(spec, merge=False) if g.name == "lm_head"]
+        head = [lm_head_gemm(spec)]  # gemms(spec)'s last entry, without building every kind's
         entries.append(("", head, 1, _fuse(head)))
     return entries
 
 
+# The per-spec part of _gemm_rows, built once per entries list (itself once per spec object): per used layer
+# kind (and the LM head), the id of its value (below) and per fused group (kind name, layers, row name,
+# members, first GEMM, N total, component, router format?, LM head?, routed experts?, top-k); and the shards
+# of each (tp, kvp, ep) asked (decode, prefill and the EP overlap's half batch share them).
+# id(entries) -> (entries, plan, shards by parallelism); bounded like the entries.
+_PLAN_MEMO: dict = {}
+# A kind's rows depend on its value (name, layers, fused GEMMs), not on the spec object: the advice closure's
+# edited specs keep most kinds of the file they edit, and files of one family share kinds (in the 1,000-config
+# MoE mix's analyses with the closure, 25,929 kinds' rows were asked, 10,937 distinct). Each distinct value
+# gets an id once (per spec, not per call: hashing GEMMs costs) and _KIND_ROWS holds the rows per
+# (value id, regime, the scenario fields the rows read, profile). Both cleared when full; ids are not reused.
+_KIND_IDS: dict[tuple, int] = {}
+_NEXT_KIND_ID = itertools.count()
+_KIND_ROWS: dict[tuple, tuple] = {}
+KIND_ROWS_MAX = 8192
+
+
+def _kind_id(value: tuple) -> int:
+    got = _KIND_IDS.get(value)
+    if got is None:
+        if len(_KIND_IDS) >= KIND_ROWS_MAX:
+            _KIND_IDS.clear()
+        got = _KIND_IDS[value] = next(_NEXT_KIND_ID)
+    return got
+
+
+def _row_plan(entries) -> tuple[list[tuple[int, list[tuple]]], dict[tuple, list]]:
+    hit = _PLAN_MEMO.get(id(entries))
+    if hit is not None and hit[0] is entries:
+        return hit[1], hit[2]
+    plan = []
+    for kind_name, _kgemms, n_layers, fused in entries:
+        groups = []
+        for name, members, g, n_total in fused:
+            experts = g.parallel == "expert" and bool(g.count)
+            router = g.name.endswith("router") or g.name.endswith("gate") and g.n == 1
+            topk = round(g.m_per_token * g.count) if experts else 0
+            groups.append(
+                (
+                    kind_name,
+                    n_layers,
+                    name,
+                    members,
+                    g,
+                    n_total,
+                    _component(g),
+                    router,
+                    g.name == "lm_head",
+                    experts,
+                    topk,
+                )
+            )
+        plan.append((_kind_id((kind_name, n_layers, tuple((f[0], f[1], f[3], f[2]) for f in fused))), groups))
+    shards: dict[tuple, list] = {}  # (tp, kvp, ep) -> the rows' shards per kind; ("kinds", tp, kvp, ep) -> kind_shards
+    if len(_PLAN_MEMO) >= SPEC_MEMO_MAX:
+        del _PLAN_MEMO[next(iter(_PLAN_MEMO))]
+    _PLAN_MEMO[id(entries)] = (entries, plan, shards)
+    return plan, shards
+
+
+def kind_shards(entries, sc: Scenario) -> list[list[tuple[Gemm, int, int, float]]]:
+    """Per used layer kind of ``entries`` (the LM head's last), its unfused GEMMs with their (n, k, instances)
+    shards under ``sc`` (``_shard(g, g.n, sc)``): what analyse's per-layer costs read. Built once per entries
+    list and (tp, kvp, ep), beside the rows' plan."""
+    _plan, shard_memo = _row_plan(entries)
+    key = ("kinds", sc.tp, sc.kvp, sc.ep)
+    got = shard_memo.get(key)
+    if got is None:
+        got = shard_memo[key] = [[(g, *_shard(g, g.n, sc)) for g in kg] for _name, kg, _n, _fused in entries]
+    return got
+
+
 def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None) -> list[WorkloadGemm]:
-    fmt = sc.gemm_format
-    out_fmt = sc.outputs
     tokens = _tokens(sc, regime)
+    head_tokens = _prefill_shape(sc)[1] if regime == "prefill" else tokens  # logits of each sequence's last token
     rows: list[WorkloadGemm] = []
     if entries is None:
         entries = _gemm_entries(spec)
-    for kind_name, _kgemms, n_layers, fused in entries:
-        for name, members, g, n_total in fused:
-            n, k, inst = _shard(g, n_total, sc)
-            if n <= 0 or k <= 0:
-                continue
-            dtype = ROUTER_FORMAT if g.name.endswith("router") or g.name.endswith("gate") and g.n == 1 else fmt
-            m_tokens = tokens
-            if g.name == "lm_head" and regime == "prefill":
-                m_tokens = _prefill_shape(sc)[1]  # logits only for each sequence's last token
-            if g.parallel == "expert" and g.count:
-                t_global = m_tokens * sc.attention_dp_groups  # tokens of the EP domain's attention groups
-                topk = round(g.m_per_token * g.count)
-                touched, m = routed_expert_rows(t_global, topk, g.count)
-                # the layer waits for the busiest EP rank: its experts' rows set the grouped GEMM's time
-                m_step = routed_expert_rows(t_global, topk, g.count, sc.ep)[1]
-                inst = inst * touched
-            else:
-                m = m_step = m_tokens
+    plan, shard_memo = _row_plan(entries)
+    shards = shard_memo.get((sc.tp, sc.kvp, sc.ep))  # _shard reads tp, tp x kvp and ep only
+    if shards is None:
+        shards = shard_memo[(sc.tp, sc.kvp, sc.ep)] = [[_shard(p[4], p[5], sc) for p in groups] for _, groups in plan]
+    at = (regime, tokens, type(tokens), head_tokens, sc.tp, sc.kvp, sc.ep, sc.gemm_format, sc.outputs, id(profile))
+    for (kind_id, groups), kind_shards_ in zip(plan, shards):
+        key = (kind_id, *at)
+        hit = _KIND_ROWS.get(key)
+        if hit is None or hit[0] is not profile:
+            hit = (profile, _kind_rows(groups, kind_shards_, profile, sc, regime, tokens, head_tokens))
+            if len(_KIND_ROWS) >= KIND_ROWS_MAX:
+                _KIND_ROWS.clear()
+            _KIND_ROWS[key] = hit
+        rows += hit[1]
+    return rows
+
+
+def _kind_rows(groups, shards, profile, sc: Scenario, regime: str, tokens: int, head_tokens: int) -> list[WorkloadGemm]:
+    """The rows of one kind's fused groups (``_row_plan``) at their ``shards``."""
+    fmt = sc.gemm_format
+    out_fmt = sc.outputs
+    rows: list[WorkloadGemm] = []
+    tmod = time_model(profile)
+    gmod = None
+    dp_groups, ep = sc.attention_dp_groups, sc.ep
+    for (kind_name, n_layers, name, members, g, _n_total, component, router, lm_head, experts, topk), (
+        n,
+        k,
+        inst,
+    ) in zip(groups, shards):
+        if n <= 0 or k <= 0:
+            continue
+        dtype = ROUTER_FORMAT if router else fmt
+        m_tokens = head_tokens if lm_head else tokens
+        if experts:
+            t_global = m_tokens * dp_groups  # tokens of the EP domain's attention groups
+            touched, m = routed_expert_rows(t_global, topk, g.count)
+            # the layer waits for the busiest EP rank: its experts' rows set the grouped GEMM's time
+            m_step = routed_expert_rows(t_global, topk, g.count, ep)[1]
+            inst = inst * touched
             # routed experts run in the fused MoE's grouped GEMM (ops_moe: moe_gemm_efficiency)
-            gmod = grouped_model(profile) if g.parallel == "expert" and g.count else None
-            t = estimate(m, n, k, dtype, profile, out_fmt, standalone=False, model=gmod)
-            if inst > 1:
-                # a grouped GEMM: one kernel, every touched expert's tiles in one grid
-                grouped = estimate(
-                    m_step, int(round(n * inst)), k, dtype, profile, out_fmt, standalone=False, model=gmod
-                )
-                layer_s = grouped.estimate_s
-            elif m_step != m:
-                layer_s = estimate(m_step, n, k, dtype, profile, out_fmt, standalone=False, model=gmod).estimate_s
-            else:
-                layer_s = t.estimate_s  # one GEMM (a GPU holding one expert waits for it when touched)
-            rows.append(
-                WorkloadGemm(
-                    name,
-                    members,
-                    kind_name,
-                    regime,
-                    n_layers,
-                    g.parallel,
-                    _component(g),
-                    m,
-                    n,
-                    k,
-                    inst,
-                    dtype,
-                    t,
-                    layer_s,
-                    g,
-                )
+            if gmod is None:
+                gmod = grouped_model(profile)
+            model = gmod
+        else:
+            m = m_step = m_tokens
+            model = tmod
+        t = estimate(m, n, k, dtype, profile, out_fmt, standalone=False, model=model)
+        if inst > 1:
+            # a grouped GEMM: one kernel, every touched expert's tiles in one grid
+            layer_s = estimate(
+                m_step, int(round(n * inst)), k, dtype, profile, out_fmt, standalone=False, model=model
+            ).estimate_s
+        elif m_step != m:
+            layer_s = estimate(m_step, n, k, dtype, profile, out_fmt, standalone=False, model=model).estimate_s
+        else:
+            layer_s = t.estimate_s  # one GEMM (a GPU holding one expert waits for it when touched)
+        rows.append(
+            WorkloadGemm(
+                name,
+                members,
+                kind_name,
+                regime,
+                n_layers,
+                g.parallel,
+                component,
+                m,
+                n,
+                k,
+                inst,
+                dtype,
+                t,
+                layer_s,
+                g,
             )
+        )
     return rows

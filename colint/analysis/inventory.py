@@ -8,7 +8,22 @@ from dataclasses import dataclass
 from colint.normalize.model_spec import ModelSpec
 from colint.normalize.weights import Gemm, kind_ffn_params, kind_gemms, kind_params
 
-__all__ = ["Gemm", "ParamCounts", "gemms", "kind_ffn_params", "kind_gemms", "kind_params", "param_counts"]
+__all__ = [
+    "Gemm",
+    "ParamCounts",
+    "gemms",
+    "kind_ffn_params",
+    "kind_gemms",
+    "kind_params",
+    "lm_head_gemm",
+    "param_counts",
+]
+
+
+def lm_head_gemm(spec: ModelSpec) -> Gemm:
+    """The LM head's GEMM (H -> vocab), the last entry of :func:`gemms` when the spec has a vocabulary."""
+    v = spec.vocab_size or 0
+    return Gemm("lm_head", spec.hidden_size, v, 1, 1, 1.0, False, "column", None, "hidden_size", "vocab_size", "")
 
 
 def gemms(spec: ModelSpec, merge: bool = True) -> list[Gemm]:
@@ -23,22 +38,7 @@ def gemms(spec: ModelSpec, merge: bool = True) -> list[Gemm]:
         if n_layers:
             out += kind_gemms(kind, spec.hidden_size, n_layers)
     if spec.vocab_size:
-        out.append(
-            Gemm(
-                "lm_head",
-                spec.hidden_size,
-                spec.vocab_size,
-                1,
-                1,
-                1.0,
-                False,
-                "column",
-                None,
-                "hidden_size",
-                "vocab_size",
-                "",
-            )
-        )
+        out.append(lm_head_gemm(spec))
     if not merge:
         return out
     merged: dict[tuple, Gemm] = {}

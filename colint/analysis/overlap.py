@@ -101,9 +101,12 @@ def half_scenario(scenario: Scenario, regime: str) -> Scenario:
     return replace(scenario, prefill_tokens=_ceil_div(scenario.prefill_tokens, 2))
 
 
-def overlapped_layers(spec: ModelSpec, scenario: Scenario, regime: str) -> int:
-    """Layers of the kinds that may overlap (the fill of one forward is spread over them)."""
-    return sum(n for k, n in zip(spec.layer_kinds, spec.layer_counts()) if n and overlaps(k, scenario, regime))
+def overlapped_layers(spec: ModelSpec, scenario: Scenario, regime: str, counts: list[int] | None = None) -> int:
+    """Layers of the kinds that may overlap (the fill of one forward is spread over them); ``counts``:
+    ``spec.layer_counts()`` when the caller has them."""
+    if counts is None:
+        counts = spec.layer_counts()
+    return sum(n for k, n in zip(spec.layer_kinds, counts) if n and overlaps(k, scenario, regime))
 
 
 def exchange_s(kind: LayerKind, tokens: float, h: int, scenario: Scenario, profile) -> float:

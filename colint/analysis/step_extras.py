@@ -9,7 +9,7 @@ time (with the EP exchange overlapped by two micro-batches where the deployment 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import NamedTuple
 
 from colint.analysis import ops_attention as ops
@@ -50,6 +50,9 @@ class AttentionCost:
     kv_bytes_per_token: float  # STORED per layer per token, this GPU's shard, scenario KV format (0: KV-sharing)
     kv_replication: int  # TP ranks holding the same KV (tp > KV heads; MLA: every rank)
     attended_tokens: float  # mean keys per query (sliding windows cap it)
+
+
+_ATTENTION_FIELDS = tuple(f.name for f in fields(AttentionCost))
 
 
 class AttentionRoof(NamedTuple):
@@ -95,6 +98,14 @@ def _attended(s: int, window: int | None) -> float:
     return (w * (w + 1) / 2.0 + (s - w) * w) / s
 
 
+# _attention's memo: a core's cost depends on the mixer's geometry (by value: kinds, files and edited specs
+# share mixers; 13,168 cores of the 1,000-config MoE mix's analyses had 249 distinct keys), the mixer whose KV
+# it reads, the regime's batch and context, tp, kvp, the KV format and the profile (by identity, held in the
+# entry). -> (profile, the AttentionCost fields after kind, regime and layers). Cleared when full.
+_ATTENTION_MEMO: dict[tuple, tuple] = {}
+_ATTENTION_MEMO_MAX = 4096
+
+
 def _attention(
     spec: ModelSpec,
     kind: LayerKind,
@@ -109,6 +120,22 @@ def _attention(
     KV-sharing layer (Gemma-4), the mixer whose cache it reads (it stores nothing, but reads that
     cache like any attention layer)."""
     mx: Mixer = mixer if mixer is not None else kind.mixer
+    batch = sc.decode_concurrency if regime == "decode" else sc.prefill_tokens
+    key: tuple = (mx, source, regime, batch, type(batch), sc.context, type(sc.context), sc.tp, sc.kvp)
+    key += (sc.kv_bytes_per_elem, id(profile))
+    hit = _ATTENTION_MEMO.get(key)
+    if hit is not None and hit[0] is profile:
+        return AttentionCost(kind.name, regime, n_layers, *hit[1])
+    cost = _attention_cost(kind, n_layers, profile, sc, regime, source, mx)
+    if len(_ATTENTION_MEMO) >= _ATTENTION_MEMO_MAX:
+        _ATTENTION_MEMO.clear()
+    _ATTENTION_MEMO[key] = (profile, tuple(getattr(cost, f) for f in _ATTENTION_FIELDS[3:]))
+    return cost
+
+
+def _attention_cost(
+    kind: LayerKind, n_layers: int, profile, sc: Scenario, regime: str, source: Mixer | None, mx: Mixer
+) -> AttentionCost:
     roof = attention_roof(profile)
     b_kv = sc.kv_bytes_per_elem
     tp = sc.tp
@@ -239,6 +266,10 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
     dispatch in the GEMM format (FP8 or narrower: FP8; NVFP4 as NVFP4; else BF16), combine in BF16;
     the low-latency kernels for decode-sized batches (<= 128 tokens per rank), else high-throughput)."""
 
+    key = (tokens, type(tokens), top_k, hidden, sc.ep, sc.gemm_format, id(profile))
+    hit = _EXCHANGE_MEMO.get(key)
+    if hit is not None and hit[0] is profile:
+        return hit[1]
     fmt = sc.gemm_format
     wire = (
         "nvfp4"
@@ -248,7 +279,15 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
     backend = "deepep_ll" if tokens <= LL_MAX_TOKENS else "deepep_ht"
     d = moe_dispatch_combine("dispatch", tokens, hidden, top_k, sc.ep, wire, profile, backend=backend)[0]
     c = moe_dispatch_combine("combine", tokens, hidden, top_k, sc.ep, "bfloat16", profile, backend=backend)[0]
+    if len(_EXCHANGE_MEMO) >= _ATTENTION_MEMO_MAX:
+        _EXCHANGE_MEMO.clear()
+    _EXCHANGE_MEMO[key] = (profile, d + c)
     return d + c
+
+
+# expert_all_to_all_s's memo: (tokens, top-k, hidden, ep, GEMM format, profile) -> (profile, s); analyse asks for
+# the same exchange per MoE kind, regime and micro-batch, and again per re-analysis at the same ep.
+_EXCHANGE_MEMO: dict[tuple, tuple] = {}
 
 
 def tp_all_reduce_s(tokens: int, hidden: int, tp: int, profile) -> float:

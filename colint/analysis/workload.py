@@ -25,8 +25,8 @@ from colint.analysis.gemm_rows import (
     _gemm_entries,
     _gemm_rows,
     _prefill_shape,
-    _shard,
     _tokens,
+    kind_shards,
 )
 from colint.analysis.kv_cache import kind_mixers, kv_cache_bytes_per_token, kv_sources, state_bytes_per_sequence
 from colint.analysis.memory import activation_bytes, heaviest_stage_weight_bytes, memory_fit
@@ -209,13 +209,12 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     # per-layer costs (Workload.layer_costs): one layer's of each kind
     b_w = FORMATS[scenario.gemm_format][2]
     kind_stats: dict[str, tuple] = {}
-    used_gemms = iter([e[1] for e in entries[: sum(1 for n in counts if n)]])  # the used kinds', in order
+    used_gemms = iter(kind_shards(entries, scenario))  # the used kinds' GEMMs and shards, in order
     for kind, n in zip(spec.layer_kinds, counts):
         if not n:
             continue
         params = wbytes = pflops = 0.0
-        for g in next(used_gemms):  # kind_gemms(kind, h, n): what follows reads no layer count
-            nn, kk, inst = _shard(g, g.n, scenario)
+        for g, nn, kk, inst in next(used_gemms):  # kind_gemms(kind, h, n): what follows reads no layer count
             params += g.weight_params
             wbytes += nn * kk * inst * (2.0 if g.name.endswith("router") else b_w)
             if g.parallel == "expert":
@@ -258,7 +257,7 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     pp = scenario.pp
 
     weights_gpu = heaviest_stage_weight_bytes(
-        [st[1] for _i, _name, st in _layer_stats(spec, kind_stats)], emb.weight_bytes, lm.weight_bytes, pp
+        _layer_weight_bytes(spec, kind_stats), emb.weight_bytes, lm.weight_bytes, pp
     )
     # sliding/chunked layers keep only their window: decode's attended tokens per layer
     per_seq = (
@@ -369,7 +368,7 @@ def _regime_step(
     gemm_s = attn_core = attn_total = ffn = other = comm = hidden = launches = sol = 0.0
     kernels = 0
     times, n_rows, cores_by_kind = _kind_times(rows, attn)
-    fill_layers = overlapped_layers(spec, scenario, regime)
+    fill_layers = overlapped_layers(spec, scenario, regime, counts)
     half_times: dict[str, dict[str, float]] | None = None  # one micro-batch's GEMMs (colint.analysis.overlap)
     for ki, (kind, n) in enumerate(zip(spec.layer_kinds, counts)):
         if not n:
@@ -443,11 +442,18 @@ def _kind_gemm_s(rows: list[WorkloadGemm]) -> dict[str, dict[str, float]]:
     return out
 
 
+def _layer_weight_bytes(spec: ModelSpec, kind_stats: dict[str, tuple]) -> list[float]:
+    """Each decoder layer's weight bytes per GPU (``_layer_stats``' second cost), in layer order."""
+    by_index = [kind_stats.get(kind.name) for kind in spec.layer_kinds]
+    return [st[1] for st in (by_index[k] for k in spec.layer_pattern[: spec.num_layers]) if st]
+
+
 def _layer_stats(spec: ModelSpec, kind_stats: dict[str, tuple]):
     """(index, kind name, one layer's costs) of each decoder layer whose kind has costs (``kind_stats``, by
     kind name), in layer order: the stack Workload.layer_costs lists."""
-    for i in range(spec.num_layers):
-        name = spec.kind_of(i).name
+    names = [kind.name for kind in spec.layer_kinds]
+    for i, kind_index in zip(range(spec.num_layers), spec.layer_pattern):  # spec.kind_of(i), without its call
+        name = names[kind_index]
         st = kind_stats.get(name)
         if st:
             yield i, name, st
