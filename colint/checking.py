@@ -103,8 +103,7 @@ def check_spec(
     if stop is not None and first:
         rank_of = {code: i for i, code in enumerate(first)}
         rules = sorted(rules, key=lambda r: rank_of.get(r.code, len(rank_of)))
-    runs: list[tuple[int, int, list[Finding]]] = []  # (target, rule position, its findings)
-    findings: list[Finding] = []
+    runs: list[tuple[int, int, list[Finding]]] = []  # (target, rule position, its findings), in the order run
     spec_only = [r for r in rules if not r.needs_workload]
     per_gpu = [r for r in rules if r.needs_workload]
     tp_auto = opts.tp == "auto"
@@ -132,12 +131,14 @@ def check_spec(
 
     def stopped(target: int, r, new: list[Finding]) -> bool:
         runs.append((target, position.get(r.code, 0), new))
-        findings.extend(new)
         return stop is not None and any(stop(f) for f in new)
+
+    def so_far() -> list[Finding]:
+        return [f for *_, new in runs for f in new]
 
     for r in spec_only:  # once per file, on the first target's GPU and scenario where there is one
         if stopped(-1, r, run(r, targets[0] if targets else None, tp_auto=False)):
-            return findings
+            return so_far()
     if per_gpu and targets:
         # the scenario respects the model: a context beyond its maximum positions is clipped (the label says so)
         targets = [Target(t.gpu, t.profile, fit_to_model(t.scenario, spec)) for t in targets]
@@ -154,11 +155,11 @@ def check_spec(
             if not any(new for _, new in reported):  # some other profile problem: not a format the rules can explain
                 raise
             if any([stopped(i, r, new) for r, new in reported]):
-                return findings
+                return so_far()
             continue
         for r in per_gpu:
             if stopped(i, r, run(r, t, workload)):
-                return findings
+                return so_far()
     # each rule's findings in the rules' own order, whatever order they ran in (ranking keeps ties in it)
     findings = [f for *_, new in sorted(runs, key=lambda run: run[:2]) for f in new]
     if len(targets) > 1:

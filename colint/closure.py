@@ -127,22 +127,30 @@ class Closure:
             self._targets[key] = (opts, self._build_targets(opts) if self.targets else [])
         return self._targets[key]
 
-    def _blocks(self, f: Finding, level: int, fixed: Optional[Finding], edit: bool) -> bool:
-        """Whether ``f``, found in a fix's state, blocks the fix (see the module doc)."""
+    def _new_at(self, f: Finding, level: int) -> bool:
+        """``f``, found in a fix's state, is new at ``level`` or above: not there before at its severity."""
         sev = SEVERITY_ORDER[f.severity]
-        if sev <= level and self.before.get((f.code, f.key, f.gpu), 99) > sev:
-            return True
+        return sev <= level and self.before.get((f.code, f.key, f.gpu), 99) > sev
+
+    @staticmethod
+    def _still_stands(f: Finding, fixed: Optional[Finding], edit: bool) -> bool:
+        """``f`` is the finding an edit fixes, still standing at its severity (2880 -> 2944 on a 256-wide
+        cooperative tile: "not a multiple of 256"): the edit does not fix it."""
         return (
             edit
             and fixed is not None
             and (f.code, f.key, f.gpu) == (fixed.code, fixed.key, fixed.gpu)
-            and sev <= SEVERITY_ORDER[fixed.severity]
+            and SEVERITY_ORDER[f.severity] <= SEVERITY_ORDER[fixed.severity]
         )
+
+    def _blocks(self, f: Finding, level: int, fixed: Optional[Finding], edit: bool) -> bool:
+        """Whether ``f``, found in a fix's state, blocks the fix (see the module doc)."""
+        return self._new_at(f, level) or self._still_stands(f, fixed, edit)
 
     def outcome(self, fx: Fix, level: int, fixed: Optional[Finding] = None, *, complete: bool = True) -> Outcome:
         """The state ``fx`` leads to. ``complete=False``: enough to tell whether it is blocked (the re-check
         stops at the first blocking finding); a state that is not blocked is always checked in full."""
-        state = self._state(fx)
+        state, edit = self._state(fx), bool(fx.edits)
         hit = self._lookup(state)
         partial = None
         if hit is None and not complete:
@@ -153,7 +161,7 @@ class Closure:
             if hit is None:
 
                 def stop(f: Finding) -> bool:
-                    return self._blocks(f, level, fixed, bool(fx.edits))
+                    return self._blocks(f, level, fixed, edit)
 
                 hit = self._recheck(fx, state, stop)
                 # a state that raised nothing blocking ran every rule: that is its full check
@@ -164,27 +172,14 @@ class Closure:
         spec, findings, error = hit
         if error is not None:
             return Outcome([], error=error)
-        noop = bool(fx.edits) and _same_model(spec, self.spec)
+        noop = edit and _same_model(spec, self.spec)
         if partial is not None:
-            blocking = [f for f in findings if self._blocks(f, level, fixed, bool(fx.edits))][:1]
+            blocking = [f for f in findings if self._blocks(f, level, fixed, edit)][:1]
             if blocking:
                 BLOCKERS[blocking[0].code] += 1
                 return Outcome(blocking, spec=spec, noop=noop, complete=False)
-        blocking = [
-            f
-            for f in findings
-            if SEVERITY_ORDER[f.severity] <= level
-            and self.before.get((f.code, f.key, f.gpu), 99) > SEVERITY_ORDER[f.severity]
-        ]
-        if fixed is not None and fx.edits:
-            # an edit that leaves the finding it fixes standing at its severity (2880 -> 2944 on a 256-wide
-            # cooperative tile: "not a multiple of 256") does not fix it
-            blocking += [
-                f
-                for f in findings
-                if (f.code, f.key, f.gpu) == (fixed.code, fixed.key, fixed.gpu)
-                and SEVERITY_ORDER[f.severity] <= SEVERITY_ORDER[fixed.severity]
-            ]
+        blocking = [f for f in findings if self._new_at(f, level)]
+        blocking += [f for f in findings if self._still_stands(f, fixed, edit)]
         return Outcome(blocking, spec=spec, noop=noop)
 
     def _state(self, fx: Fix) -> tuple:
