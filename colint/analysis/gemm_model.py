@@ -297,22 +297,28 @@ def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp, standalone: b
                 continue
             for key, val in cand.items():
                 best[key] = xp.where(better, val, best[key])
-    best.update(
-        flops=flops,
-        bytes=total_b,
-        read_bytes=read_b,
-        write_bytes=write_b,
-        math_s=math_s,
-        memory_s=memory_s,
-        read_s=read_b / bw,
-        write_s=write_b / bw,
-        sol_s=xp.maximum(math_s, memory_s),
-        arithmetic_intensity=flops / total_b,
-        ridge=peak / bw,
-        k_efficiency=eta_k,
-        fixed_s=fixed_s,
-    )
+    best.update(_roofline_fields(flops, read_b, write_b, math_s, memory_s, bw, peak, eta_k, fixed_s, xp.maximum))
     return best
+
+
+def _roofline_fields(flops, read_b, write_b, math_s, memory_s, bw, peak, eta_k, fixed_s, maximum) -> dict:
+    """The fields of an estimate that do not depend on the kernel chosen (FLOPs, bytes, the plain roofline),
+    for _core (``maximum`` = numpy's, element-wise) and _core_scalar (the builtin)."""
+    return {
+        "flops": flops,
+        "bytes": read_b + write_b,
+        "read_bytes": read_b,
+        "write_bytes": write_b,
+        "math_s": math_s,
+        "memory_s": memory_s,
+        "read_s": read_b / bw,
+        "write_s": write_b / bw,
+        "sol_s": maximum(math_s, memory_s),
+        "arithmetic_intensity": flops / (read_b + write_b),
+        "ridge": peak / bw,
+        "k_efficiency": eta_k,
+        "fixed_s": fixed_s,
+    }
 
 
 # Per-(profile, time model, format, output format, standalone) constants of _core_scalar, computed as _core
@@ -428,19 +434,7 @@ def _core_scalar(m: int, n: int, k: int, dtype: str, profile, out_dtype: str, mo
         "split_k": split,
         "tile_efficiency": eta_tile,
         "wave_efficiency": eta_wave,
-        "flops": flops,
-        "bytes": total_b,
-        "read_bytes": read_b,
-        "write_bytes": write_b,
-        "math_s": math_s,
-        "memory_s": memory_s,
-        "read_s": read_b / bw,
-        "write_s": write_b / bw,
-        "sol_s": max(math_s, memory_s),
-        "arithmetic_intensity": flops / total_b,
-        "ridge": peak / bw,
-        "k_efficiency": eta_k,
-        "fixed_s": fixed_s,
+        **_roofline_fields(flops, read_b, write_b, math_s, memory_s, bw, peak, eta_k, fixed_s, max),
     }
 
 
