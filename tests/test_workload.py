@@ -382,3 +382,22 @@ def test_memory_at_is_analyse_memory(name):
                     compared += 1
     assert compared >= 40
     assert tight > 0.5  # a floor that bounds something: the weights, KV or activations share of a candidate
+
+
+@pytest.mark.parametrize("gpu, ep, overlap", [("b200", 64, "auto"), ("b200", 16, "off"), ("h100-sxm", 32, "on")])
+def test_steps_on_a_wider_domain_equal_a_second_analysis(gpu, ep, overlap):
+    """CL504's counterfactual (workload.steps_on_domain) re-prices only the step's sum from the workload's own rows:
+    it must equal analysing again on the widened profile, regime by regime, to the last bit."""
+    from colint.analysis.scale_out import _widened
+    from colint.analysis.workload import _analyse, steps_on_domain
+
+    spec = _spec("tests/corpus/hf/deepseek__DeepSeek-V3.json")
+    p = load_profile(gpu)
+    sc = replace(make_scenario("throughput", ep=ep, gpu=gpu), ep_overlap=overlap)
+    wide = _widened(p, ep)
+    assert wide.domain_size == ep and p.domain_size == 8
+    again = _analyse(spec, wide, sc).steps
+    fast = steps_on_domain(analyse(spec, p, sc), wide)
+    assert {r: s.estimate_s for r, s in fast.items()} == {r: s.estimate_s for r, s in again.items()}
+    assert {r: s.comm_s for r, s in fast.items()} == {r: s.comm_s for r, s in again.items()}
+    assert fast["prefill"].estimate_s < analyse(spec, p, sc).steps["prefill"].estimate_s  # the domain costs

@@ -5,17 +5,15 @@ both). The rules CL504 (ep) and CL704 (tp) quote it. The EP exchange's loss is t
 at this profile against analyse with the domain widened to ep, so an exchange that two micro-batches
 hide behind compute (colint.analysis.overlap) loses only what stays exposed. The widened profile differs in
 its domain alone, which only the collectives read: the wide step re-prices each layer from the workload's own
-GEMM rows and attention cores (:func:`_steps_at`), the figures of a second analyse at a fraction of its cost."""
+GEMM rows and attention cores (workload.steps_on_domain), the figures of a second analyse at a fraction of
+its cost."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from colint.analysis.gemm_rows import REGIMES, _gemm_entries
-from colint.analysis.kv_cache import kv_sources
 from colint.analysis.step_extras import expert_all_to_all_s, tp_all_reduce_s
-from colint.analysis.workload import Step, _regime_step
-from colint.hardware_profiles import time_model
+from colint.analysis.workload import steps_on_domain
 
 
 # the counterfactual profiles (profile, its widened copy) by (id(profile), domain size): a Profile validates
@@ -29,24 +27,10 @@ def _widened(p, size: int):
         return p
     hit = _WIDE.get((id(p), size))
     if hit is None or hit[0] is not p:
-        if len(_WIDE) >= 64:
+        if len(_WIDE) >= 64:  # a run meets a few GPUs x the EP/TP widths it tries: 64 entries hold them
             _WIDE.clear()
         hit = _WIDE[(id(p), size)] = (p, replace(p, domain_size=size))
     return hit[1]
-
-
-def _steps_at(w, profile) -> dict[str, Step]:
-    """``analyse(w.spec, profile, w.scenario).steps`` for a ``profile`` that differs from ``w.profile`` in its
-    scale-up domain only (``_widened``). Only the collectives read the domain (colint.analysis.collectives): the
-    GEMM rows and attention cores of each regime are ``w``'s, so only the step's sum over its layers, with their
-    collectives and what overlap hides of them, is taken again (analyse's own ``_regime_step``): the same
-    figures, without re-estimating every GEMM of the model."""
-    spec, sc = w.spec, w.scenario
-    counts, entries, sources, tmod = spec.layer_counts(), _gemm_entries(spec), kv_sources(spec), time_model(profile)
-    return {
-        r: _regime_step(spec, profile, sc, r, w.gemms[r], w.attention[r], counts, tmod, entries, sources)[0]
-        for r in REGIMES
-    }
 
 
 def scale_out_cost_pct(w, kind: str) -> dict[str, float]:
@@ -55,7 +39,7 @@ def scale_out_cost_pct(w, kind: str) -> dict[str, float]:
     sc, spec, p = w.scenario, w.spec, w.profile
     if kind == "ep" and sc.ep > p.domain_size >= sc.tp:
         # the step at a domain wide enough for ep (tp fits already): what the exchange loses, hidden part excluded
-        at_wide = _steps_at(w, _widened(p, sc.ep))
+        at_wide = steps_on_domain(w, _widened(p, sc.ep))
         return {
             r: 100.0 * max(0.0, w.steps[r].estimate_s - at_wide[r].estimate_s) / w.steps[r].estimate_s
             if w.steps[r].estimate_s

@@ -298,6 +298,20 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     )
 
 
+def steps_on_domain(w: Workload, profile) -> dict[str, Step]:
+    """``analyse(w.spec, profile, w.scenario).steps`` for a ``profile`` that differs from ``w.profile`` in its
+    scale-up domain only (CL504/CL704's counterfactual, colint.analysis.scale_out). Only the collectives read the
+    domain (colint.analysis.collectives): the GEMM rows and attention cores of each regime are ``w``'s, so only
+    the step's sum over its layers, with their collectives and what overlap hides of them, is taken again: the
+    same figures, without re-estimating every GEMM of the model."""
+    spec, sc = w.spec, w.scenario
+    counts, entries, sources, tmod = spec.layer_counts(), _gemm_entries(spec), kv_sources(spec), time_model(profile)
+    return {
+        r: _regime_step(spec, profile, sc, r, w.gemms[r], w.attention[r], counts, tmod, entries, sources)[0]
+        for r in REGIMES
+    }
+
+
 def decode_step(spec: ModelSpec, profile, scenario: Scenario) -> Step:
     """``analyse(spec, profile, scenario).steps["decode"]``, the same figures, without the prefill regime, the
     layer costs and the footprint: what a rule that reads one decode step needs (CL801's throughput at the
