@@ -7,8 +7,6 @@ located error (exit 2 overall) and the other files are still checked.
 from __future__ import annotations
 
 import dataclasses
-import os
-import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, cast
@@ -17,10 +15,11 @@ from colint.analysis.scenario import fit_to_model, make_scenario
 from colint.analysis.workload import analyse
 from colint.closure import SETTINGS, WARNING, close_advice
 from colint.config_files import find_config
-from colint.errors import ColintError, InternalError, ProfileError, UsageError
+from colint.errors import ColintError, InternalError, LoadError, ProfileError, UsageError
 from colint.findings import SEVERITY_ORDER, Finding, Fix, Severity, rank
 from colint.hardware_profiles import load_profile
-from colint.loading import load, load_bytes, load_text
+from colint.fileio import read_limited
+from colint.loading import MAX_BYTES, load, load_bytes, load_text
 from colint.normalize import normalize
 from colint.parallel import map_ordered
 from colint.rules import Context, select_rules
@@ -264,24 +263,15 @@ def check_paths(paths: list[str], opts: Settings, stdin=None, *, parallel: bool 
     ]
 
 
-DISTINCT_READ_MAX_BYTES = 1 << 20  # larger files count as distinct unread (a config is a few kB; the loader judges)
-
-
 def _distinct_files(paths: list[str]) -> int:
     """How many of ``paths`` differ in content: copies of one config answer from the memos once one was
-    checked, distinct files do not (colint.parallel). Only regular files up to DISTINCT_READ_MAX_BYTES are
-    read (a FIFO or /dev/zero passed as a config is never opened here: the loader refuses it unread); any
-    other path counts as its own."""
+    checked, distinct files do not (colint.parallel). Read as the loader reads them (fileio.read_limited: a
+    FIFO or /dev/zero is refused unread); one the loader would refuse counts as its own."""
     seen: set = set()
     for p in paths:
         try:
-            st = os.stat(p)
-            if not stat.S_ISREG(st.st_mode) or st.st_size > DISTINCT_READ_MAX_BYTES:
-                seen.add(p)
-                continue
-            with open(p, "rb") as fh:
-                seen.add(hash(fh.read(DISTINCT_READ_MAX_BYTES + 1)))
-        except OSError:
+            seen.add(hash(read_limited(p, MAX_BYTES, LoadError)))
+        except ColintError:
             seen.add(p)
     return len(seen)
 
