@@ -281,17 +281,7 @@ def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp, standalone: b
                 better = ok & (t < best["estimate_s"])
                 if not xp.any(better):
                     continue
-            cand = {
-                "estimate_s": t,
-                "t_math": t_math,
-                "t_mem": t_mem,
-                "tile_m": tile_m,
-                "tile_n": tile_n,
-                "tile_sms": sms,
-                "split_k": split,
-                "tile_efficiency": eta_tile,
-                "wave_efficiency": eta_wave,
-            }
+            cand = _kernel_fields(t, t_math, t_mem, tile_m, tile_n, sms, split, eta_tile, eta_wave)
             if best is None:
                 best = cand
                 continue
@@ -299,6 +289,22 @@ def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp, standalone: b
                 best[key] = xp.where(better, val, best[key])
     best.update(_roofline_fields(flops, read_b, write_b, math_s, memory_s, bw, peak, eta_k, fixed_s, xp.maximum))
     return best
+
+
+def _kernel_fields(estimate_s, t_math, t_mem, tile_m, tile_n, sms, split, eta_tile, eta_wave) -> dict:
+    """The fields of an estimate that describe the kernel chosen (its time, tile, split-K, efficiencies), for
+    _core (arrays: one kernel per GEMM, merged with numpy's where) and _core_scalar."""
+    return {
+        "estimate_s": estimate_s,
+        "t_math": t_math,
+        "t_mem": t_mem,
+        "tile_m": tile_m,
+        "tile_n": tile_n,
+        "tile_sms": sms,
+        "split_k": split,
+        "tile_efficiency": eta_tile,
+        "wave_efficiency": eta_wave,
+    }
 
 
 def _roofline_fields(flops, read_b, write_b, math_s, memory_s, bw, peak, eta_k, fixed_s, maximum) -> dict:
@@ -423,17 +429,8 @@ def _core_scalar(m: int, n: int, k: int, dtype: str, profile, out_dtype: str, mo
             if t < best_t:
                 best_t = t
                 best = (t_math, t_mem, tile_m, tile_n, sms, split, eta_tile, eta_wave)
-    t_math, t_mem, tile_m, tile_n, sms, split, eta_tile, eta_wave = best
     return {
-        "estimate_s": best_t,
-        "t_math": t_math,
-        "t_mem": t_mem,
-        "tile_m": tile_m,
-        "tile_n": tile_n,
-        "tile_sms": sms,
-        "split_k": split,
-        "tile_efficiency": eta_tile,
-        "wave_efficiency": eta_wave,
+        **_kernel_fields(best_t, *best),
         **_roofline_fields(flops, read_b, write_b, math_s, memory_s, bw, peak, eta_k, fixed_s, max),
     }
 
