@@ -7,6 +7,7 @@ import dataclasses
 import json
 import os
 import sys
+from collections import Counter
 
 import pytest
 
@@ -211,7 +212,7 @@ def test_stopping_at_the_first_blocking_finding_changes_no_advice(monkeypatch, n
     assert closure.STATS.tried > before.tried
     assert closure.STATS.tradeoff - before.tradeoff == tradeoffs  # a trade-off's reason needs its full re-check
     seen = list(closure.BLOCKERS)
-    monkeypatch.setattr(closure, "BLOCKERS", closure.Counter({code: i for i, code in enumerate(seen)}))
+    monkeypatch.setattr(closure, "BLOCKERS", Counter({code: i for i, code in enumerate(seen)}))
     assert run() == stopped
     full = closure.Closure.outcome
     monkeypatch.setattr(
