@@ -7,7 +7,7 @@ located error (exit 2 overall) and the other files are still checked.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, cast
 
@@ -89,16 +89,20 @@ def check_spec(
     *,
     stop: Optional[Callable[[Finding], bool]] = None,
     first: Sequence[str] = (),
+    skip: Collection[str] = (),
 ) -> list[Finding]:
     """The ranked findings of ``rules`` on ``spec`` at each target.
 
     With ``stop`` (colint.closure's re-checks, which only ask whether a state raises a new finding):
     the rules whose codes are in ``first`` run first, and the check ends at the first rule that reports
     a finding ``stop`` accepts; what comes back is then the findings so far, unranked, not a full check.
-    A state that raises nothing ``stop`` accepts runs every rule either way."""
+    A state that raises nothing ``stop`` accepts runs every rule either way, but those in ``skip`` (rules that
+    cannot emit a finding ``stop`` accepts: colint.closure)."""
     if rules is None:
         rules = select_rules(opts.select, opts.ignore, opts.extend_select)
     position = {r.code: i for i, r in enumerate(rules)}  # the order findings are ranked from
+    if skip:
+        rules = [r for r in rules if r.code not in skip]
     if stop is not None and first:
         rank_of = {code: i for i, code in enumerate(first)}
         rules = sorted(rules, key=lambda r: rank_of.get(r.code, len(rank_of)))
@@ -121,6 +125,15 @@ def check_spec(
             tp_auto=tp_auto,
         )
         out = list(r.check(ctx))
+        if out:
+            # a rule emits nothing above its most severe level (colint.closure skips, in warning-level re-checks,
+            # the rules that cannot warn): a finding above it is a bug in colint, reported as one
+            most = r.max_severity(opts.rule_options.get(r.code))
+            for f in out:
+                if SEVERITY_ORDER[f.severity] < SEVERITY_ORDER[most]:
+                    raise RuntimeError(
+                        f"{r.code} emitted a finding at {f.severity}, above its most severe level {most}"
+                    )
         if overrides:
             out = [
                 dataclasses.replace(f, severity=cast(Severity, overrides[f.code])) if f.code in overrides else f

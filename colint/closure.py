@@ -112,6 +112,7 @@ class Closure:
         self._cache: dict = {}
         self._targets: dict = {}
         self._params: Optional[tuple] = None
+        self._skips: dict = {}
 
     # -- the states a fix leads to ---------------------------------------------------------------
     def _opts_key(self):
@@ -153,19 +154,26 @@ class Closure:
         state, edit = self._state(fx), bool(fx.edits)
         hit = self._lookup(state)
         partial = None
+        skip: tuple[str, ...] = ()
         if hit is None and not complete:
             # what blocks depends on this file's findings and on the finding fixed: a stopped check is this file's
             fixed_id = None if fixed is None else (fixed.code, fixed.key, fixed.gpu, fixed.severity)
             partial = (self.doc.text, state, level, fixed_id)
             hit = self._lookup(partial)
             if hit is None:
+                # the rules that cannot emit a finding at ``level`` (info-only advice in a warning-level re-check)
+                # cannot block: they are not run, and the state's check is keyed by what it left out
+                skip = self._skippable(level, fixed)
+                unstopped = (state, skip) if skip else state
+                hit = self._lookup(unstopped)
+                if hit is None:
 
-                def stop(f: Finding) -> bool:
-                    return self._blocks(f, level, fixed, edit)
+                    def stop(f: Finding) -> bool:
+                        return self._blocks(f, level, fixed, edit)
 
-                hit = self._recheck(fx, state, stop)
-                # a state that raised nothing blocking ran every rule: that is its full check
-                self._store(partial if any(stop(f) for f in hit[1]) else state, hit)
+                    hit = self._recheck(fx, state, stop, skip)
+                    # a state that raised nothing blocking ran every rule it was asked to: that is its check
+                    self._store(partial if any(stop(f) for f in hit[1]) else unstopped, hit)
         elif hit is None:
             hit = self._recheck(fx, state)
             self._store(state, hit)
@@ -180,7 +188,7 @@ class Closure:
                 return Outcome(blocking, spec=spec, noop=noop, complete=False)
         blocking = [f for f in findings if self._new_at(f, level)]
         blocking += [f for f in findings if self._still_stands(f, fixed, edit)]
-        return Outcome(blocking, spec=spec, noop=noop)
+        return Outcome(blocking, spec=spec, noop=noop, complete=partial is None or not skip)
 
     def _state(self, fx: Fix) -> tuple:
         """What a fix's state is made of: the text it leads to (the edits spliced in; a splice that cannot be
@@ -214,7 +222,22 @@ class Closure:
             _SHARED.clear()
         _SHARED[key] = hit
 
-    def _recheck(self, fx: Fix, state: tuple, stop=None):
+    def _skippable(self, level: int, fixed: Optional[Finding]) -> tuple[str, ...]:
+        """The codes of the rules that cannot emit a finding at ``level`` or above (their most severe level under
+        the run's thresholds and overrides: colint.rules.base.Rule.max_severity), but the fixed finding's own
+        rule, whose finding may still stand."""
+        key = (level, None if fixed is None else fixed.code)
+        if key not in self._skips:
+            over, configured = self.opts.severity_overrides, self.opts.rule_options
+            self._skips[key] = tuple(
+                r.code
+                for r in self.rules
+                if r.code != key[1]
+                and SEVERITY_ORDER[over.get(r.code) or r.max_severity(configured.get(r.code))] > level
+            )
+        return self._skips[key]
+
+    def _recheck(self, fx: Fix, state: tuple, stop=None, skip: tuple[str, ...] = ()):
         settings = {k: v for k, v in fx.settings.items() if k in SETTINGS}
         opts, targets = self._targets_for(settings) if settings else (self.opts, self.targets)
         spec = self.spec
@@ -231,7 +254,7 @@ class Closure:
                 findings = self._check_spec(spec, targets, opts, self.rules)
             else:
                 first = tuple(code for code, _ in BLOCKERS.most_common())
-                findings = self._check_spec(spec, targets, opts, self.rules, stop=stop, first=first)
+                findings = self._check_spec(spec, targets, opts, self.rules, stop=stop, first=first, skip=skip)
         except ColintError as exc:
             return None, [], exc.message if hasattr(exc, "message") else str(exc)
         except ValueError as exc:  # a value the splice cannot write

@@ -219,3 +219,52 @@ def test_stopping_at_the_first_blocking_finding_changes_no_advice(monkeypatch, n
         closure.Closure, "outcome", lambda self, fx, level, fixed=None, **_: full(self, fx, level, fixed)
     )
     assert run() == stopped
+
+
+def test_rules_state_the_most_severe_level_they_emit():
+    """A rule's most severe level is its fixed level or, graded, what its loss thresholds reach: CL301 is advice
+    that warns from 5% of the decode step; CL604 only ever informs."""
+    rules = {r.code: r for r in select_rules()}
+    assert rules["CL604"].max_severity() == "info"
+    assert rules["CL301"].max_severity() == "warning"
+    assert rules["CL301"].max_severity({"error_loss_pct": 30.0}) == "error"
+    assert rules["CL602"].max_severity() == "error"
+    assert rules["CL602"].max_severity({"warning_loss_pct": 1e9, "error_loss_pct": 1e9}) == "warning"  # its own level
+
+
+def test_a_rule_emitting_above_its_most_severe_level_is_a_bug_reported_as_one():
+    rules = select_rules()
+    loud = [
+        dataclasses.replace(r, check=lambda ctx: [ctx.finding("warning", "loud", field="num_layers")])
+        if r.code == "CL604"
+        else r
+        for r in rules
+    ]
+    opts = Settings()
+    with open(DSV3, encoding="utf-8") as fh:
+        doc = load_text(fh.read(), DSV3, syntax="json")
+    result = check_document(DSV3, doc, build_targets(opts), opts, loud)
+    assert result.error is not None and "CL604 emitted a finding at warning, above its most severe level info" in (
+        result.error.message
+    )
+
+
+def test_a_warning_level_recheck_skips_only_the_rules_that_cannot_warn():
+    """What a re-check may leave out: the rules that cannot emit a finding at the level asked (info-only advice when
+    a warning is asked; warnings too when an error is fixed), never the fixed finding's own rule, and none that an
+    override or a threshold makes louder."""
+    from colint.closure import Closure
+    from colint.findings import SEVERITY_ORDER
+
+    def skippable(level: str, fixed_code: str, **settings) -> tuple:
+        opts = Settings(**settings)
+        c = Closure("x.json", None, None, [], [], opts, select_rules(), check_spec=None, build_targets=None)
+        fixed = dataclasses.replace(_check(_kimi_k2_text())[0].findings[0], code=fixed_code)
+        return c._skippable(SEVERITY_ORDER[level], fixed)
+
+    info_only = ("CL006", "CL009", "CL103", "CL203", "CL204", "CL404", "CL501", "CL604", "CL703")
+    assert skippable("warning", "CL201") == info_only
+    assert skippable("warning", "CL604") == tuple(c for c in info_only if c != "CL604")
+    assert skippable("warning", "CL201", severity={"CL604": "warning"}) == tuple(c for c in info_only if c != "CL604")
+    assert "CL301" in skippable("error", "CL201") and "CL000" in skippable("error", "CL201")
+    assert "CL301" not in skippable("error", "CL201", rules={"CL301": {"error_loss_pct": 30.0}})

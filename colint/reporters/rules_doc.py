@@ -24,7 +24,7 @@ def render(rules) -> str:
         "|---|---|---|---|---|",
     ]
     out += [
-        f"| [{r.code}](#{r.code.lower()}) | `{r.name}` | {r.family} | {r.severity} | {_md(r.summary)} |"
+        f"| [{r.code}](#{r.code.lower()}) | `{r.name}` | {r.family} | {r.max_severity()} | {_md(r.summary)} |"
         for r in ordered
     ]
     for r in ordered:
@@ -32,7 +32,7 @@ def render(rules) -> str:
             "",
             f"## {r.code}",
             "",
-            f"**`{r.name}`** ({r.family}, up to {r.severity}): {_md(r.summary)}",
+            f"**`{r.name}`** ({r.family}, up to {r.max_severity()}): {_md(r.summary)}",
             "",
             f"**What.** {_md(r.doc.what)}",
             "",
@@ -52,7 +52,7 @@ def render(rules) -> str:
 
 def render_table(rules) -> str:
     """`colint rules`: one line per rule (code, name, family, severity, summary)."""
-    return "\n".join(f"{r.code}  {r.name:<34} {r.family:<14} {r.severity:<8} {r.summary}" for r in rules.values())
+    return "\n".join(f"{r.code}  {r.name:<34} {r.family:<14} {r.max_severity():<8} {r.summary}" for r in rules.values())
 
 
 def render_json(rules) -> str:
@@ -63,7 +63,7 @@ def render_json(rules) -> str:
                 "code": r.code,
                 "name": r.name,
                 "family": r.family,
-                "severity": r.severity,
+                "severity": r.max_severity(),
                 "summary": r.summary,
                 "options": {k: o.default for k, o in r.options.items()},
             }

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional, cast
 
-from colint.findings import Edit, Finding, Fix, Impact, Safety, Severity
+from colint.findings import SEVERITY_ORDER, Edit, Finding, Fix, Impact, Safety, Severity
 from colint.normalize.model_spec import ModelSpec, Source
 
 
@@ -85,6 +85,26 @@ class Rule:
     hard: str = ""  # the hard constraints it reports as errors whatever the loss ("will not run / load")
     without_workload: bool = False  # True: also runs, with ctx.workload None, when analyse() rejects the format
 
+    def max_severity(self, configured: Mapping[str, Any] | None = None) -> Severity:
+        """The most severe level this rule can emit with its thresholds as ``configured`` (this rule's entry of
+        Settings.rule_options; defaults where absent): ``severity`` for its fixed-level findings, and for a graded
+        rule the level its loss thresholds can reach (CL301 warns from 5% though its own findings are advice;
+        CL602 is an error from 25%). colint.closure skips, in a re-check that only asks whether a state raises a
+        new warning, the rules that cannot emit one."""
+        level = self.severity
+        if self.graded:
+            over = configured or {}
+
+            def reachable(name: str) -> bool:
+                return float(over.get(name, self.options[name].default)) < NEVER
+
+            graded: Severity = (
+                "error" if reachable("error_loss_pct") else "warning" if reachable("warning_loss_pct") else "info"
+            )
+            if SEVERITY_ORDER[graded] < SEVERITY_ORDER[level]:
+                level = graded
+        return level
+
     def severity_lines(self) -> list[str]:
         """The rule's severity policy, for `colint rule CODE` (README "Severity policy")."""
         out = []
@@ -108,7 +128,7 @@ class Rule:
 
     def render_doc(self) -> str:
         lines = [
-            f"{self.code} {self.name} ({self.family}, up to {self.severity})",
+            f"{self.code} {self.name} ({self.family}, up to {self.max_severity()})",
             "",
             self.summary,
             "",
