@@ -90,6 +90,7 @@ def check_spec(
     stop: Optional[Callable[[Finding], bool]] = None,
     first: Sequence[str] = (),
     skip: Collection[str] = (),
+    brief: bool = False,
 ) -> list[Finding]:
     """The ranked findings of ``rules`` on ``spec`` at each target.
 
@@ -97,7 +98,8 @@ def check_spec(
     the rules whose codes are in ``first`` run first, and the check ends at the first rule that reports
     a finding ``stop`` accepts; what comes back is then the findings so far, unranked, not a full check.
     A state that raises nothing ``stop`` accepts runs every rule either way, but those in ``skip`` (rules that
-    cannot emit a finding ``stop`` accepts: colint.closure)."""
+    cannot emit a finding ``stop`` accepts: colint.closure). ``brief``: only the findings' code, key, GPU and
+    severity will be read (colint.rules.base.Context.brief)."""
     if rules is None:
         rules = select_rules(opts.select, opts.ignore, opts.extend_select)
     position = {r.code: i for i, r in enumerate(rules)}  # the order findings are ranked from
@@ -123,6 +125,7 @@ def check_spec(
             scenario=t.scenario if t else None,
             options=opts.rule_options,
             tp_auto=tp_auto,
+            brief=brief,
         )
         out = list(r.check(ctx))
         if out:

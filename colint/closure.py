@@ -23,8 +23,9 @@ re-normalized file has, so the figure equals what ``colint inspect`` reports aft
 
 Re-checks run with closure off (no recursion). Most fixes tried are blocked (wide-EP advice past the NVLink
 domain, at every size offered): a re-check that only has to tell whether a state is blocked stops at the first
-blocking finding, running the rules that blocked most often first; the state of a fix kept, and the trade-off's,
-is checked in full. States are cached by the text they lead to and the settings they name, so files whose fixes
+blocking finding, running the rules that blocked most often first, leaves out the rules that cannot emit a
+blocking finding (info-only advice when a warning is asked) and the work that only a finding's text needs
+(Context.brief); the state of a trade-off, whose reason is shown, is checked in full. States are cached by the text they lead to and the settings they name, so files whose fixes
 lead to the same text re-check it once.
 """
 
@@ -57,8 +58,9 @@ class Outcome:
     spec: Any = None
     error: Optional[str] = None
     noop: bool = False
-    # False when the re-check stopped at the first blocking finding: ``blocking`` then holds that one (enough to
-    # tell the state is blocked), not every finding the state raises
+    # False when the re-check only told whether the state is blocked (colint.checking.check_spec's stop, skip and
+    # brief): it stopped at the first blocking finding (``blocking`` then holds that one), left out the rules that
+    # cannot block, and its findings' messages were not all built
     complete: bool = True
 
     def reason(self) -> str:
@@ -150,7 +152,8 @@ class Closure:
 
     def outcome(self, fx: Fix, level: int, fixed: Optional[Finding] = None, *, complete: bool = True) -> Outcome:
         """The state ``fx`` leads to. ``complete=False``: enough to tell whether it is blocked (the re-check
-        stops at the first blocking finding); a state that is not blocked is always checked in full."""
+        stops at the first blocking finding, runs only the rules that could block, and builds no finding's text);
+        the outcome then says complete=False."""
         state, edit = self._state(fx), bool(fx.edits)
         hit = self._lookup(state)
         partial = None
@@ -164,7 +167,7 @@ class Closure:
                 # the rules that cannot emit a finding at ``level`` (info-only advice in a warning-level re-check)
                 # cannot block: they are not run, and the state's check is keyed by what it left out
                 skip = self._skippable(level, fixed)
-                unstopped = (state, skip) if skip else state
+                unstopped = (state, "brief", skip)
                 hit = self._lookup(unstopped)
                 if hit is None:
 
@@ -188,7 +191,7 @@ class Closure:
                 return Outcome(blocking, spec=spec, noop=noop, complete=False)
         blocking = [f for f in findings if self._new_at(f, level)]
         blocking += [f for f in findings if self._still_stands(f, fixed, edit)]
-        return Outcome(blocking, spec=spec, noop=noop, complete=partial is None or not skip)
+        return Outcome(blocking, spec=spec, noop=noop, complete=partial is None)
 
     def _state(self, fx: Fix) -> tuple:
         """What a fix's state is made of: the text it leads to (the edits spliced in; a splice that cannot be
@@ -254,7 +257,11 @@ class Closure:
                 findings = self._check_spec(spec, targets, opts, self.rules)
             else:
                 first = tuple(code for code, _ in BLOCKERS.most_common())
-                findings = self._check_spec(spec, targets, opts, self.rules, stop=stop, first=first, skip=skip)
+                # brief: a stopped re-check's findings are only told apart (blocking or not), never shown; a
+                # trade-off's reason comes from its full re-check (_first_soft)
+                findings = self._check_spec(
+                    spec, targets, opts, self.rules, stop=stop, first=first, skip=skip, brief=True
+                )
         except ColintError as exc:
             return None, [], exc.message if hasattr(exc, "message") else str(exc)
         except ValueError as exc:  # a value the splice cannot write

@@ -268,3 +268,26 @@ def test_a_warning_level_recheck_skips_only_the_rules_that_cannot_warn():
     assert skippable("warning", "CL201", severity={"CL604": "warning"}) == tuple(c for c in info_only if c != "CL604")
     assert "CL301" in skippable("error", "CL201") and "CL000" in skippable("error", "CL201")
     assert "CL301" not in skippable("error", "CL201", rules={"CL301": {"error_loss_pct": 30.0}})
+
+
+@pytest.mark.parametrize("settings", [{}, {"gpus": ["h100-sxm"], "tp": 8}, {"gpus": ["gb200"], "ep": 16}])
+def test_a_brief_check_tells_the_same_findings_apart(settings):
+    """A closure re-check is brief (Context.brief: no deployment search for CL801, no width fixes for CL201): every
+    finding's code, key, GPU and severity, all that a re-check reads, are those of the full check."""
+    from colint.checking import check_spec
+    from colint.normalize import normalize
+
+    opts = Settings(**settings)
+    targets, rules = build_targets(opts), select_rules()
+    seen = Counter()
+    for name in ("deepseek__DeepSeek-V3.json", "mistral__Mistral-7B-Instruct-v0.3.json", "jamba__Jamba-v0.1.json"):
+        path = os.path.join(HERE, "corpus", "hf", name)
+        with open(path, encoding="utf-8") as fh:
+            spec = normalize(load_text(fh.read().replace("14336", "14400"), path, syntax="json"))
+        full = check_spec(spec, targets, opts, rules)
+        brief = check_spec(spec, targets, opts, rules, stop=lambda f: False, brief=True)
+        assert Counter((f.code, f.key, f.gpu, f.severity) for f in brief) == Counter(
+            (f.code, f.key, f.gpu, f.severity) for f in full
+        )
+        seen.update(f.code for f in full)
+    assert seen["CL801"] and seen["CL201"]  # the rules that cut work when brief fired

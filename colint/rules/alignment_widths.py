@@ -147,7 +147,10 @@ def judge_width(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims:
 
 
 def _width_fixes(ctx: Context, f: str, value: int, multiple: int, safety: str):
-    """Nearest multiples on both sides, each with its parameter delta (FFN share for FFN widths)."""
+    """Nearest multiples on both sides, each with its parameter delta (FFN share for FFN widths); none in a
+    closure re-check (ctx.brief), which reads only the finding's severity."""
+    if ctx.brief:
+        return []
     spec = ctx.spec
     below, above = aligned_neighbours(value, multiple)
     key = edit_key(spec, location_field(ctx, f))

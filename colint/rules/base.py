@@ -254,6 +254,10 @@ class Context:
     scenario: Any = None  # colint.analysis.scenario.Scenario
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # code -> {option: configured value}
     tp_auto: bool = False  # --tp auto: alignment rules report the largest power-of-two tp that aligns
+    # True in colint.closure's re-checks, which read only each finding's code, key, GPU and severity (whether a
+    # fix's state raises something new): a rule may then leave out work that only its message, details, evidence
+    # or fixes need (CL801's search for the smallest deployment that fits)
+    brief: bool = False
 
     def option(self, name: str) -> Any:
         """This rule's threshold ``name``: the configured value, else its default."""

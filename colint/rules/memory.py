@@ -86,7 +86,12 @@ def does_not_fit(ctx: Context):
         f"per GPU ({w.label()})"
     )
     details = [foot]
-    found = smallest_fitting(spec, ctx.profile, sc, sc.decode_concurrency, int(ctx.option("max_candidates")))
+    # the deployment that fits is advice and text: a closure re-check (ctx.brief) reads only the severity
+    found = (
+        None
+        if ctx.brief
+        else smallest_fitting(spec, ctx.profile, sc, sc.decode_concurrency, int(ctx.option("max_candidates")))
+    )
     fixes = []
     if found is not None:
         tp, ep, pp, fit = found
