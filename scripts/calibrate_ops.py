@@ -295,6 +295,8 @@ ARCH_OPS = (
     "collective_latency_us",
     "collective_step_latency_us",
     "a2a_copy_cycles",
+    "a2a_latency_us",
+    "a2a_ll_pick_us",
     "moe_fixed_us",
     "custom_allreduce_max_bytes",
 )

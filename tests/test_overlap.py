@@ -32,14 +32,14 @@ def test_compute_covers_the_exchange_only_the_fill_stays_exposed(deepseek):
     # dispatch + combine, so of the 58 x 2 half-exchanges one forward runs, only the fill stays on the
     # clock: the first dispatch and the last combine, one half's exchange per forward
     w = _decode(deepseek, "gb200", "on", 256)
-    half = expert_all_to_all_s(128, 8, 7168, w.scenario, w.profile)
+    half = expert_all_to_all_s(128, 8, 7168, w.scenario, w.profile, 256)
     step = w.steps["decode"]
     assert step.comm_s == pytest.approx(half)  # tp = 1: no all-reduce, no kvp exchange
     assert step.comm_hidden_s == pytest.approx(MOE_LAYERS * 2 * half - half)
     parts = w.layer_parts["decode"]["mla+moe"]
     assert parts["collectives"] == pytest.approx(half / MOE_LAYERS)
     serial = _decode(deepseek, "gb200", "off", 256).steps["decode"]
-    assert serial.comm_s == pytest.approx(MOE_LAYERS * expert_all_to_all_s(256, 8, 7168, w.scenario, w.profile))
+    assert serial.comm_s == pytest.approx(MOE_LAYERS * expert_all_to_all_s(256, 8, 7168, w.scenario, w.profile, 256))
     assert serial.comm_hidden_s == 0.0
     # and there it pays: auto takes the split, a shorter step than the exchange in series
     auto = _decode(deepseek, "gb200", "auto", 256).steps["decode"]
@@ -55,7 +55,7 @@ def test_exchange_longer_than_compute_exposes_the_remainder(deepseek):
     sc = make_scenario("throughput", dtype="fp8", ep=16, ep_overlap="on")  # 16 GPUs: across two HGX domains
     kind = next(k for k in deepseek.layer_kinds if k.ffn.kind == "moe")
     lt = layer_time(kind, 7168, 8192, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), sc, prof, time_model(prof), "prefill", 58)
-    x = expert_all_to_all_s(4096, 8, 7168, sc, prof)
+    x = expert_all_to_all_s(4096, 8, 7168, sc, prof, 256)
     one = layer_time(kind, 7168, 4096, (0.0, 0.0, 0.0), None, sc, prof, time_model(prof), "prefill")
     c = one.total_s - x
     s = 2 * c * (148 / (148 - 24) - 1)
@@ -74,7 +74,7 @@ def test_one_sequence_does_not_split(deepseek):
     assert on.steps["decode"].estimate_s == off.steps["decode"].estimate_s
     assert on.steps["decode"].comm_hidden_s == 0.0
     assert on.steps["decode"].comm_s == pytest.approx(
-        MOE_LAYERS * expert_all_to_all_s(1, 8, 7168, on.scenario, on.profile)
+        MOE_LAYERS * expert_all_to_all_s(1, 8, 7168, on.scenario, on.profile, 256)
     )
     assert on.steps["decode"].kernels == off.steps["decode"].kernels
     # the prefill of the same scenario (8192 tokens) does split

@@ -187,17 +187,19 @@ def test_expert_all_to_all_matches_deepseek_isca_figure():
 
     # DeepEP low-latency kernels at 32 tokens/rank: one copy per routed expert, FP8 (+1/128 scales) out, BF16 back;
     # their wire time (bytes / link) is the paper's figure
-    d_s, d_sol = moe_dispatch_combine("dispatch", 32, 7168, 8, 72, "fp8", gb200, tm, backend="deepep_ll")
-    c_s, c_sol = moe_dispatch_combine("combine", 32, 7168, 8, 72, "fp8", gb200, tm, backend="deepep_ll")
+    d_s, d_sol = moe_dispatch_combine("dispatch", 32, 7168, 8, 72, "fp8", gb200, tm, backend="deepep_ll", experts=256)
+    c_s, c_sol = moe_dispatch_combine("combine", 32, 7168, 8, 72, "fp8", gb200, tm, backend="deepep_ll", experts=256)
     assert (d_sol + c_sol) * (1 + 4 / 128 + 2) / (1 + 2) == pytest.approx(
         6.72e-6 * (8 / 9) * (7168 / 7000) * (71 / 72), rel=0.03
     )
-    # the dispatch's sends hide under its fixed wait at 32 tokens; the combine's transfer adds to its own
+    # the dispatch's sends hide under its fixed wait at 32 tokens; the combine's transfer adds to its fixed time,
+    # its 8 picks and its 2 warp groups per SM (256 experts over 152 SMs)
     assert d_s == pytest.approx(tm.a2a_latency_us["ll_dispatch"] * 1e-6)
-    assert c_s == pytest.approx(tm.a2a_latency_us["ll_combine"] * 1e-6 + c_sol / tm.link_efficiency)
-    assert expert_all_to_all_s(32, 8, 7168, sc, gb200) == pytest.approx(d_s + c_s)
+    fixed_us = tm.a2a_latency_us["ll_combine"] + 8 * tm.a2a_ll_pick_us + 2 * tm.a2a_ll_group_us
+    assert c_s == pytest.approx(fixed_us * 1e-6 + c_sol / tm.link_efficiency)
+    assert expert_all_to_all_s(32, 8, 7168, sc, gb200, 256) == pytest.approx(d_s + c_s)
     w = analyse(_spec("tests/corpus/hf/deepseek__DeepSeek-V3.json"), gb200, sc)
-    assert w.steps["decode"].comm_s == pytest.approx(58 * expert_all_to_all_s(32, 8, 7168, sc, gb200))
+    assert w.steps["decode"].comm_s == pytest.approx(58 * expert_all_to_all_s(32, 8, 7168, sc, gb200, 256))
 
 
 # -- Gemma-4 KV sharing (kv_shared) and K=V full layers (v_from_k) --------------------------------
@@ -294,7 +296,9 @@ def test_expert_tokens_under_tp_and_ep():
     # comm: TP all-reduce (2 per layer, 61 layers) + all-to-all of 256 / 8 = 32 tokens per GPU (58 MoE layers)
     sc = w.scenario
     allreduce = 2 * tp_all_reduce_s(256, 7168, 8, prof)
-    assert w.steps["decode"].comm_s == pytest.approx(61 * allreduce + 58 * expert_all_to_all_s(32, 8, 7168, sc, prof))
+    assert w.steps["decode"].comm_s == pytest.approx(
+        61 * allreduce + 58 * expert_all_to_all_s(32, 8, 7168, sc, prof, 256)
+    )
     # pipeline cost vector: one TP8 group's experts spread over its 8 GPUs by EP or by expert TP do the
     # same FLOPs per GPU per prefill step (before: ep=8 counted 8 groups' tokens)
     assert w.layer_costs[3].prefill_flops == pytest.approx(experts(8, 1)[0].layer_costs[3].prefill_flops)

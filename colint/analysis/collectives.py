@@ -22,7 +22,10 @@ Rabenseifner & Gropp 2005, "Optimization of Collective Communication Operations 
   (uniform routing); LL sends one copy per expert (no de-duplication). Dispatch in the wire format
   (BF16 2 B, FP8 1 B + 1/128 scale, NVFP4 0.5625 B); combine in BF16 (DeepEP's combine). Plus a
   fixed ``a2a_latency_us`` per backend (notify + barrier kernels); LL dispatch sends while it waits, so
-  its time is the longer of that wait and the transfer. The high-throughput (normal) kernels copy with
+  its time is the longer of that wait and the transfer (which starts ``ll_send`` after launch), plus the
+  in-kernel cast to the wire format (``a2a_ll_cast_us``); LL combine adds ``a2a_ll_pick_us`` per top-k
+  pick and ``a2a_ll_group_us`` per warp group an SM runs (one group per (expert, rank) pair:
+  ceil(experts / SMs) per SM; DeepEP csrc/kernels/internode_ll.cu). The high-throughput (normal) kernels copy with
   ``a2a_ht_sms`` SMs (DeepEP ``Buffer.set_num_sms(24)``): ``a2a_copy_cycles`` per (token, destination)
   on those SMs (an architecture constant: Hopper 400, Blackwell 1,700), dispatch at the link's rate,
   combine (a top-k reduction on the receiving SMs) at most ``a2a_sm_copy_gbps`` per SM.
@@ -140,8 +143,11 @@ def moe_dispatch_combine(
     profile,
     model=None,
     backend: str = "deepep_ht",
+    experts: int | None = None,
 ) -> tuple[float, float]:
-    """(estimate_s, sol_s) of one MoE dispatch or combine of ``tokens`` tokens per rank over ``ep`` ranks."""
+    """(estimate_s, sol_s) of one MoE dispatch or combine of ``tokens`` tokens per rank over ``ep`` ranks;
+    ``experts``: the layer's routed experts (the LL kernels run one warp group per (expert, rank) pair; None:
+    one group per SM)."""
     tmod = model or time_model(profile)
     if ep <= 1:
         return 0.0, 0.0
@@ -158,9 +164,18 @@ def moe_dispatch_combine(
         xfer = moved / (bw * tmod.link_efficiency)
         if phase == "dispatch":
             # one kernel sends and receives: the sends overlap its fixed wait for the peers' arrival flags, so
-            # the time stays flat (~70 us, measured on H100 and B200 from 1 to ~128 tokens) until the transfer
-            # outlasts that wait
-            return max(lat, xfer), moved / bw
+            # the time stays flat (~70 us, measured on H100 and B200 from 1 to ~128 tokens) until the sends, which
+            # start ``ll_send`` after launch (the count exchange), outlast that wait; each token's sending SM first
+            # casts it to the wire format (NVFP4 a fixed few us more than BF16 / FP8)
+            send = tmod.a2a_latency_us.get("ll_send", 0.0) * 1e-6
+            cast = tmod.a2a_ll_cast_us.get(dtype, 0.0) * 1e-6
+            return max(lat, send + xfer) + cast, moved / bw
+        # the combine's floor rises with the token's top-k picks (each is sent back, signalled and reduced on the
+        # receiving SM) and with the warp groups each SM runs (one per (expert, rank) pair: each posts its flag with
+        # a system-scope release and polls one arrival flag)
+        sms = profile.sm_count or 1
+        groups = math.ceil(experts / sms) if experts else 1
+        lat += (tmod.a2a_ll_pick_us * topk + tmod.a2a_ll_group_us * groups) * 1e-6
         if "fp4" in dtype:
             # an FP4 combine quantizes each expert output before the send and dequantizes the top-k copies before
             # the reduction: a fixed extra time, and no faster per byte than BF16 (B200 at 256 tokens: 102 vs 78 us),

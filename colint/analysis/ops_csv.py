@@ -151,6 +151,7 @@ def row_estimate(row: dict, profile, model=None) -> tuple[float, float] | None:
         profile,
         model,
         backend=(row.get("comm_backend") or "deepep_ht").lower(),
+        experts=_int(row, "num_experts", 0) or None,
     )
 
 

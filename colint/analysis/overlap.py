@@ -113,7 +113,7 @@ def exchange_s(kind: LayerKind, tokens: float, h: int, scenario: Scenario, profi
     """The EP dispatch + combine of one layer at ``tokens`` per attention group, as _layer_extras adds it."""
     if kind.ffn.kind != "moe" or scenario.ep <= 1:
         return 0.0
-    return expert_all_to_all_s(tokens / scenario.group_gpus, kind.ffn.top_k, h, scenario, profile)
+    return expert_all_to_all_s(tokens / scenario.group_gpus, kind.ffn.top_k, h, scenario, profile, kind.ffn.num_experts)
 
 
 def cores_s(spec: ModelSpec, kind: LayerKind, n: int, profile, scenario: Scenario, regime: str, source) -> float:

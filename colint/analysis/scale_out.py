@@ -56,7 +56,8 @@ def scale_out_cost_pct(w, kind: str) -> dict[str, float]:
                 continue
             if kind == "ep" and k.ffn.kind == "moe" and sc.ep > 1:
                 args = (tokens / sc.tp, k.ffn.top_k, spec.hidden_size, sc)
-                lost += n * (expert_all_to_all_s(*args, p) - expert_all_to_all_s(*args, wide))
+                e = k.ffn.num_experts
+                lost += n * (expert_all_to_all_s(*args, p, e) - expert_all_to_all_s(*args, wide, e))
             elif kind == "tp" and sc.tp > 1:
                 lost += (
                     n

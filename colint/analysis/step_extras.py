@@ -259,14 +259,15 @@ def _core_estimate_s(
     return est * max(1.0, flops / model_flops) if model_flops > 0 else est
 
 
-def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, profile) -> float:
+def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, profile, experts: int = 0) -> float:
     """EP dispatch + combine of one MoE layer for ``tokens`` dispatched by one GPU (analyse passes
     its attention group's tokens / tp: the group's ranks split them, as DeepSeek's TP+SP attention
     and SGLang's DeepEP path do): the DeepEP op model of colint.analysis.collectives (an ESTIMATE;
     dispatch in the GEMM format (FP8 or narrower: FP8; NVFP4 as NVFP4; else BF16), combine in BF16;
-    the low-latency kernels for decode-sized batches (<= 128 tokens per rank), else high-throughput)."""
+    the low-latency kernels for decode-sized batches (<= 128 tokens per rank), else high-throughput;
+    ``experts``: the layer's routed experts, which set the LL combine's warp groups per SM)."""
 
-    key = (tokens, type(tokens), top_k, hidden, sc.ep, sc.gemm_format, id(profile))
+    key = (tokens, type(tokens), top_k, hidden, experts, sc.ep, sc.gemm_format, id(profile))
     hit = _EXCHANGE_MEMO.get(key)
     if hit is not None and hit[0] is profile:
         return hit[1]
@@ -277,15 +278,16 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
         else ("fp8" if FORMATS.get(fmt, ("bf16", 2.0, 2.0))[1] <= 1.1 else "bfloat16")
     )
     backend = "deepep_ll" if tokens <= LL_MAX_TOKENS else "deepep_ht"
-    d = moe_dispatch_combine("dispatch", tokens, hidden, top_k, sc.ep, wire, profile, backend=backend)[0]
-    c = moe_dispatch_combine("combine", tokens, hidden, top_k, sc.ep, "bfloat16", profile, backend=backend)[0]
+    ex = experts or None
+    d = moe_dispatch_combine("dispatch", tokens, hidden, top_k, sc.ep, wire, profile, None, backend, ex)[0]
+    c = moe_dispatch_combine("combine", tokens, hidden, top_k, sc.ep, "bfloat16", profile, None, backend, ex)[0]
     if len(_EXCHANGE_MEMO) >= _ATTENTION_MEMO_MAX:
         _EXCHANGE_MEMO.clear()
     _EXCHANGE_MEMO[key] = (profile, d + c)
     return d + c
 
 
-# expert_all_to_all_s's memo: (tokens, top-k, hidden, ep, GEMM format, profile) -> (profile, s); analyse asks for
+# expert_all_to_all_s's memo: (tokens, top-k, hidden, experts, ep, GEMM format, profile) -> (profile, s); analyse asks for
 # the same exchange per MoE kind, regime and micro-batch, and again per re-analysis at the same ep.
 _EXCHANGE_MEMO: dict[tuple, tuple] = {}
 
@@ -327,7 +329,7 @@ def _layer_extras(kind: LayerKind, tokens: int, h: int, scenario: Scenario, prof
         coll_s = n_coll * tp_all_reduce_s(tokens, h, group, profile)
     if kind.ffn.kind == "moe" and scenario.ep > 1:
         # each GPU dispatches its share of its attention group's tokens (split over its tp x kvp ranks)
-        coll_s += expert_all_to_all_s(tokens / group, kind.ffn.top_k, h, scenario, profile)
+        coll_s += expert_all_to_all_s(tokens / group, kind.ffn.top_k, h, scenario, profile, kind.ffn.num_experts)
         n_coll += 2
     if regime == "decode":
         coll_s += kvp_exchange_s(kind, tokens, scenario, profile)

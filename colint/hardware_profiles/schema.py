@@ -164,6 +164,11 @@ class TimeModel:
     # DeepEP high-throughput (normal) kernels copy tokens with a fixed number of SMs: bandwidth
     # min(link, a2a_ht_sms x a2a_sm_copy_gbps), plus a2a_copy_cycles per (token, destination rank)
     a2a_fp4_combine_us: float = field(default=0.0, metadata={"ge": 0})  # LL combine in FP4: quantize + dequantize
+    # DeepEP low-latency kernels: the combine's time per top-k pick of a token and per warp group on an SM (one
+    # group per (expert, rank) pair, ceil(experts / SMs) per SM); the dispatch's in-kernel cast per wire format, us
+    a2a_ll_pick_us: float = field(default=0.0, metadata={"ge": 0})
+    a2a_ll_group_us: float = field(default=0.0, metadata={"ge": 0})
+    a2a_ll_cast_us: dict[str, float] = field(default_factory=dict)
     a2a_ht_sms: int = field(default=24, metadata={"gt": 0})
     a2a_sm_copy_gbps: float = field(default=16.0, metadata={"gt": 0})
     a2a_copy_cycles: float = field(default=0.0, metadata={"ge": 0})
