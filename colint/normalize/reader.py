@@ -67,38 +67,59 @@ class Reader:
         self, doc: Document, prefix: tuple = (), defaults: dict | None = None, aliases: dict | None = None
     ) -> None:
         self.doc = doc
-        self.prefix = tuple(prefix)
+        self._paths: dict = {}  # key as the adapter names it -> its path in the document (one split per key)
+        self._prefix = tuple(prefix)
         self.defaults = defaults or {}
         self.aliases = aliases or {}  # canonical key -> family key (transformers' attribute_map)
         self.sources: dict[str, Source] = {}
         self._log = _COLLECTORS[-1] if _COLLECTORS else None
         if self._log is not None and self._log.root is None:
-            self._log.root = self.prefix
+            self._log.root = self._prefix
+
+    @property
+    def prefix(self) -> tuple:
+        return self._prefix
+
+    @prefix.setter
+    def prefix(self, value: tuple) -> None:  # a reader moved to another block (nemotron-nas block_configs[i])
+        self._prefix = tuple(value)
+        self._paths = {}
 
     # -- locating ----------------------------------------------------------------------------
+    # (Hot: an adapter looks up each key several times, ~140 lookups a config. The path of a key is built,
+    # and reported to the access log, once per reader; a value is fetched with one Document.get.)
     def path(self, key: str | tuple) -> tuple:
-        p = self.prefix + (key if isinstance(key, tuple) else tuple(key.split(".")))
-        if self._log is not None:
-            self._log.paths.add(p)
+        p = self._paths.get(key)
+        if p is None:
+            p = self._prefix + (key if isinstance(key, tuple) else tuple(key.split(".")))
+            if self._log is not None:
+                self._log.paths.add(p)
+            self._paths[key] = p
         return p
 
     def key_name(self, key: str | tuple) -> str:
         return format_path(self.path(key))
 
     def has(self, key: str | tuple) -> bool:
-        return self.doc.has(self.path(key)) and self.doc.get(self.path(key)) is not None
+        return self.doc.get(self.path(key)) is not None
 
     def first_present(self, keys: Iterable[str]) -> str | None:
+        aliases = self.aliases
+        get = self.doc.get
         for k in keys:
-            k2 = self.aliases.get(k, k)
-            for cand in (k2, k) if k2 != k else (k,):
-                if self.has(cand):
-                    return cand
+            k2 = aliases.get(k, k) if aliases else k
+            if k2 != k and get(self.path(k2)) is not None:
+                return k2
+            if get(self.path(k)) is not None:
+                return k
         return None
 
     def located(self, key: str | tuple) -> Source:
-        line, col = self.doc.location(self.path(key)) if self.doc.has(self.path(key)) else (None, None)
-        return Source(key=self.key_name(key), line=line, column=col, default=not self.doc.has(self.path(key)))
+        p = self.path(key)
+        if self.doc.get(p, MISSING) is MISSING:
+            return Source(key=format_path(p), line=None, column=None, default=True)
+        line, col = self.doc.location(p)
+        return Source(key=format_path(p), line=line, column=col, default=False)
 
     def error(self, key: str | tuple, message: str) -> SpecError:
         """A SpecError at ``key``, or (a missing key) at its nearest stated ancestor, or (a key missing from
@@ -110,10 +131,10 @@ class Reader:
         return SpecError(message, path=self.doc.path, line=line, column=col, key=format_path(p))
 
     def record(self, field: str, key: str | tuple, default: bool = False) -> None:
-        src = self.located(key)
         if default:
-            src = Source(key=src.key, line=None, column=None, default=True)
-        self.sources[field] = src
+            self.sources[field] = Source(key=self.key_name(key), line=None, column=None, default=True)
+        else:
+            self.sources[field] = self.located(key)
 
     def record_derived(self, field: str, key: str | tuple) -> None:
         """``field``'s value is computed from ``key`` (not stated anywhere): point at that key, with its line
@@ -129,14 +150,15 @@ class Reader:
         return self.doc.get(self.path(k))
 
     def _unresolved(self, key) -> str | None:
-        return self.doc.unresolved.get(self.path(key))
+        p = self.path(key)  # looked up even where nothing is unresolved: the access log (CL007) counts it
+        return self.doc.unresolved.get(p) if self.doc.unresolved else None
 
     # -- typed reads ---------------------------------------------------------------------------
     def _null_key(self, keys: tuple) -> str | None:
         """The first of ``keys`` (or its alias) written in the file as an explicit null."""
         for k in keys:
             for cand in (self.aliases.get(k, k), k):
-                if self.doc.has(self.path(cand)) and self.doc.get(self.path(cand)) is None:
+                if self.doc.get(self.path(cand), MISSING) is None:
                     return cand
         return None
 
@@ -154,11 +176,11 @@ class Reader:
         An explicit null counts as absent only when the caller says what absent means
         (``default=``, as transformers does for num_key_value_heads); otherwise it is an error,
         as in transformers' typed configs, instead of silently taking the family default."""
-        if maximum is None:
-            maximum = FIELD_MAXIMUM.get(field or "", MAX_DIM)
         k = self.first_present(keys)
         if k is None:
-            unresolved = next((self._unresolved(x) for x in keys if self._unresolved(x)), None)
+            unresolved = (
+                next((self._unresolved(x) for x in keys if self._unresolved(x)), None) if self.doc.unresolved else None
+            )
             if unresolved is not None:
                 raise self.error(keys[0], f"interpolation {unresolved} cannot be resolved offline; give the value")
             null = self._null_key(keys) if default is MISSING and not allow_none else None
@@ -182,17 +204,19 @@ class Reader:
                 self.record(field, keys[0], default=True)
             return default
         v = self.doc.get(self.path(k))
-        name = self.key_name(k)
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise self.error(k, f"'{name}' must be an integer, got {_describe(v)}")
-        if isinstance(v, float):
-            if not math.isfinite(v) or v != int(v):
-                raise self.error(k, f"'{name}' must be an integer, got {v!r}")
-            v = int(v)
+        if v.__class__ is not int:  # bool is a subclass of int, and no integer here
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise self.error(k, f"'{self.key_name(k)}' must be an integer, got {_describe(v)}")
+            if isinstance(v, float):
+                if not math.isfinite(v) or v != int(v):
+                    raise self.error(k, f"'{self.key_name(k)}' must be an integer, got {v!r}")
+                v = int(v)
         if v < minimum:
-            raise self.error(k, f"'{name}' must be at least {minimum}, got {v}")
+            raise self.error(k, f"'{self.key_name(k)}' must be at least {minimum}, got {v}")
+        if maximum is None:
+            maximum = FIELD_MAXIMUM.get(field or "", MAX_DIM)
         if v > maximum:
-            raise self.error(k, f"'{name}' is {v:.3g}, beyond any real model (limit {maximum:.3g})")
+            raise self.error(k, f"'{self.key_name(k)}' is {v:.3g}, beyond any real model (limit {maximum:.3g})")
         if field:
             self.record(field, k)
         return v

@@ -180,7 +180,8 @@ def _near_known(key: str, model_type: Optional[str]) -> frozenset:
 def _suggest(key: str, candidates: Iterable[str], present: set, near_known: frozenset = frozenset()) -> Optional[str]:
     """The key ``key`` was likely meant to be: one edit away among ``candidates`` (and ``near_known``, the
     ones of them already compared), preferring one the file lacks, then the first in order."""
-    near = sorted(near_known.union(c for c in candidates if one_edit(key, c)))
+    n = len(key)  # one edit changes the length by at most one: most candidates are ruled out unread
+    near = sorted(near_known.union(c for c in candidates if -2 < len(c) - n < 2 and one_edit(key, c)))
     absent = [c for c in near if c not in present]  # the key meant is usually the one the file lacks
     return absent[0] if absent else (near[0] if near else None)
 
