@@ -25,9 +25,6 @@ from colint.loading.document import (
 
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'  # unrolled: no per-character alternation (an 8 MiB string took 1.2 GB)
 _TOKEN = re.compile(_STRING + r'|[{}\[\],:]|[^\s{}\[\],:"]+')
-# for positions: a key with its colon (group 1 = the key string), a string, a bracket, a bare literal
-# the key string is matched atomically (a lookahead, then a backreference: Python 3.10 has no possessive
-# quantifiers), so a long string value that is not followed by ":" is not backtracked into character by character
 _BARE = r'[^\s{}\[\],:"]+'
 # for positions, one match per member or array item: a member is its key (group 1), colon and the first token
 # of its value (2 = a string, 3 = an opening bracket, 4 = a bare literal); otherwise an array item or the
@@ -35,7 +32,9 @@ _BARE = r'[^\s{}\[\],:"]+'
 # A string is matched atomically (a lookahead, then a backreference: Python 3.10 has no possessive
 # quantifiers), so a long string value is not backtracked into character by character.
 # Each match begins with the whitespace and comma before its token, so that the search never fails at a
-# blank (half the scanning time of pretty-printed JSON): offsets come from the groups, not the match.
+# blank (half the scanning time of pretty-printed JSON): offsets come from the groups, not the match. In
+# valid JSON a token follows every such run but the last: the scan stops where the content ends, or the
+# trailing blanks would be tried from each of their positions (quadratic: 40,000 spaces took minutes).
 _MEMBER_OR_ITEM = re.compile(
     r"[\s,]*(?:"
     "(?=(" + _STRING + r"))\1\s*:\s*(?:(?=(" + _STRING + r"))\2|([{\[])|(" + _BARE + "))"
@@ -121,7 +120,7 @@ def _record_positions(doc: Document, constants: bool = True) -> None:
     path: tuple = ()  # of the innermost open container
     stack: list[list] = []  # frames of the open containers: [is_object, path, next array index]
     top: list | None = None
-    for m in _MEMBER_OR_ITEM.finditer(text):
+    for m in _MEMBER_OR_ITEM.finditer(text, 0, len(text.rstrip())):
         g = m.lastindex
         if g <= 4:  # a member: 1 = its key, then 2 = a string value, 3 = an opening bracket, 4 = a bare value
             key = m.group(1)
