@@ -158,3 +158,34 @@ def test_scan_records_bare_constants_in_members_and_items():
 def test_long_runs_of_blanks_are_scanned_once(text, located, value):
     span = load_text(text, "c.json").span(located)
     assert span is not None and text[span.value_start : span.value_end] == value
+
+
+@pytest.mark.parametrize(
+    "value, refused",
+    [
+        (10**307, False),  # 308 digits, below 2**1023: a float holds it
+        (2**1023 - 1, False),
+        (2**1023, True),
+        (-(2**1023), True),
+        (9 * 10**307, True),
+    ],
+)
+def test_integers_no_float_holds_are_refused_at_the_boundary(value, refused):
+    from colint.errors import LoadError
+
+    for text in (
+        '{"a": 1,\n  "b": %d}' % value,
+        '{"a": [1, %d]}' % value,
+        '{"a": {"c": %d}}' % value,
+    ):
+        if not refused:
+            assert load_text(text, "c.json").data is not None
+            continue
+        with pytest.raises(LoadError) as exc:
+            load_text(text, "c.json")
+        assert f"is a {len(str(abs(value)))}-digit number, beyond any config value" in str(exc.value)
+
+
+def test_a_huge_integer_shadowed_by_a_later_duplicate_is_no_error():
+    doc = load_text('{"a": %d,\n "a": 1}' % 2**1024, "c.json")
+    assert doc.data == {"a": 1} and doc.duplicate_keys == [(("a",), 1, 2)]

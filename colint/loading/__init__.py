@@ -89,13 +89,12 @@ def load_text(text: str, path: str, syntax: str | None = None) -> Document:
         if doc is not None:
             resolve_document(doc)
             return doc
-        doc = parse_json(text, path)
+        doc = parse_json(text, path)  # refuses integers no float holds itself, where a literal is long enough
     else:
         from colint.loading.yaml_loader import parse_yaml
 
         doc = parse_yaml(text, path)
-
-    refuse_huge_numbers(doc)
+        refuse_huge_numbers(doc)
     resolve_document(doc)
     if syntax == "json":
         scanned(doc)

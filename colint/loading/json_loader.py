@@ -14,6 +14,7 @@ from bisect import bisect_right
 from colint.errors import LoadError
 from colint.loading.document import (
     MAX_DEPTH,
+    MAX_INT,
     Document,
     Span,
     clamp_to_content,
@@ -21,6 +22,7 @@ from colint.loading.document import (
     line_column,
     line_starts,
     long_number_at,
+    refuse_huge_numbers,
 )
 
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'  # unrolled: no per-character alternation (an 8 MiB string took 1.2 GB)
@@ -75,7 +77,8 @@ def parse_json(text: str, path: str) -> Document:
             column=1,
         )
     doc = Document(path=path, text=text, syntax="json", data=data)
-    _record_positions(doc, constants=bool(nonstandard_tokens))
+    if _record_positions(doc, constants=bool(nonstandard_tokens)) > _SHORTEST_HUGE_INT - 1:
+        refuse_huge_numbers(doc)  # a bare literal long enough to be an integer no float holds: look at the values
     return doc
 
 
@@ -104,14 +107,16 @@ def _forget_shadowed(doc: Document, path: tuple) -> None:
 
 
 _NONSTANDARD = frozenset(("NaN", "Infinity", "-Infinity"))
+_SHORTEST_HUGE_INT = len(str(MAX_INT))  # 308 digits: a shorter literal is no integer beyond MAX_INT
 
 
-def _record_positions(doc: Document, constants: bool = True) -> None:
+def _record_positions(doc: Document, constants: bool = True) -> int:
     """Every key's and array item's Span, duplicate keys and non-standard literals, from one regex pass
     over the (already validated) text. A member (key, colon and the value's first token) is one match,
     an array item or a closing bracket another; commas are not tokens: an array item's index counts the
     values seen in that array. A key seen before in its mapping is a duplicate (the spans hold every key
     of the mappings still open). ``constants``: json.loads met NaN/Infinity, so bare values are looked at.
+    Returns the length of the longest bare literal (a number, true, false, null).
     (Hot: one pass per file checked, so line_column is inlined: line = bisect_right(starts, offset),
     column = offset - starts[line - 1] + 1.)"""
     text = doc.text
@@ -120,6 +125,7 @@ def _record_positions(doc: Document, constants: bool = True) -> None:
     path: tuple = ()  # of the innermost open container
     stack: list[list] = []  # frames of the open containers: [is_object, path, next array index]
     top: list | None = None
+    longest = 0
     for m in _MEMBER_OR_ITEM.finditer(text, 0, len(text.rstrip())):
         g = m.lastindex
         if g <= 4:  # a member: 1 = its key, then 2 = a string value, 3 = an opening bracket, 4 = a bare value
@@ -142,8 +148,11 @@ def _record_positions(doc: Document, constants: bool = True) -> None:
                 top = [text[start] == "{", vpath, 0]
                 stack.append(top)
                 path = vpath
-            elif g == 4 and constants and m.group(4) in _NONSTANDARD:
-                doc.nonstandard.append((vpath, m.group(4)))
+            elif g == 4:
+                if end - start > longest:
+                    longest = end - start
+                if constants and m.group(4) in _NONSTANDARD:
+                    doc.nonstandard.append((vpath, m.group(4)))
             continue
         if g == 8:  # a closing bracket
             if stack:
@@ -169,5 +178,9 @@ def _record_positions(doc: Document, constants: bool = True) -> None:
             top = [text[start] == "{", vpath, 0]
             stack.append(top)
             path = vpath
-        elif g == 7 and constants and m.group(7) in _NONSTANDARD:
-            doc.nonstandard.append((vpath, m.group(7)))
+        elif g == 7:
+            if end - start > longest:
+                longest = end - start
+            if constants and m.group(7) in _NONSTANDARD:
+                doc.nonstandard.append((vpath, m.group(7)))
+    return longest

@@ -18,6 +18,7 @@ from colint.loading.document import Document, format_path
 from colint.normalize.model_spec import Source
 
 MISSING = object()
+_UNREAD = object()
 MAX_DIM = 1 << 40  # no real dimension comes near 10^12; larger values are typos or overflows
 # Counts that size per-layer lists and loops get tighter limits, so that a typo cannot make the
 # analysis allocate or iterate for minutes. The deepest published transformer has 1,000 layers
@@ -68,6 +69,7 @@ class Reader:
     ) -> None:
         self.doc = doc
         self._paths: dict = {}  # key as the adapter names it -> its path in the document (one split per key)
+        self._values: dict = {}  # key -> its value, or MISSING (the document does not change while it is read)
         self._prefix = tuple(prefix)
         self.defaults = defaults or {}
         self.aliases = aliases or {}  # canonical key -> family key (transformers' attribute_map)
@@ -84,10 +86,11 @@ class Reader:
     def prefix(self, value: tuple) -> None:  # a reader moved to another block (nemotron-nas block_configs[i])
         self._prefix = tuple(value)
         self._paths = {}
+        self._values = {}
 
     # -- locating ----------------------------------------------------------------------------
     # (Hot: an adapter looks up each key several times, ~140 lookups a config. The path of a key is built,
-    # and reported to the access log, once per reader; a value is fetched with one Document.get.)
+    # and reported to the access log, and its value fetched from the document, once per reader.)
     def path(self, key: str | tuple) -> tuple:
         p = self._paths.get(key)
         if p is None:
@@ -100,23 +103,34 @@ class Reader:
     def key_name(self, key: str | tuple) -> str:
         return format_path(self.path(key))
 
+    def _value(self, key: str | tuple) -> Any:
+        """The value at ``key``, or MISSING where the document does not have it."""
+        v = self._values.get(key, _UNREAD)
+        if v is _UNREAD:
+            v = self._values[key] = self.doc.get(self.path(key), MISSING)
+        return v
+
     def has(self, key: str | tuple) -> bool:
-        return self.doc.get(self.path(key)) is not None
+        v = self._value(key)
+        return v is not None and v is not MISSING
 
     def first_present(self, keys: Iterable[str]) -> str | None:
         aliases = self.aliases
-        get = self.doc.get
+        value = self._value
         for k in keys:
             k2 = aliases.get(k, k) if aliases else k
-            if k2 != k and get(self.path(k2)) is not None:
-                return k2
-            if get(self.path(k)) is not None:
+            if k2 != k:
+                v = value(k2)
+                if v is not None and v is not MISSING:
+                    return k2
+            v = value(k)
+            if v is not None and v is not MISSING:
                 return k
         return None
 
     def located(self, key: str | tuple) -> Source:
         p = self.path(key)
-        if self.doc.get(p, MISSING) is MISSING:
+        if self._value(key) is MISSING:
             return Source(key=format_path(p), line=None, column=None, default=True)
         line, col = self.doc.location(p)
         return Source(key=format_path(p), line=line, column=col, default=False)
@@ -147,7 +161,7 @@ class Reader:
         k = self.first_present(keys)
         if k is None:
             return default
-        return self.doc.get(self.path(k))
+        return self._value(k)
 
     def _unresolved(self, key) -> str | None:
         p = self.path(key)  # looked up even where nothing is unresolved: the access log (CL007) counts it
@@ -158,7 +172,7 @@ class Reader:
         """The first of ``keys`` (or its alias) written in the file as an explicit null."""
         for k in keys:
             for cand in (self.aliases.get(k, k), k):
-                if self.doc.get(self.path(cand), MISSING) is None:
+                if self._value(cand) is None:
                     return cand
         return None
 
@@ -203,7 +217,7 @@ class Reader:
             if field:
                 self.record(field, keys[0], default=True)
             return default
-        v = self.doc.get(self.path(k))
+        v = self._value(k)
         if v.__class__ is not int:  # bool is a subclass of int, and no integer here
             if isinstance(v, bool) or not isinstance(v, (int, float)):
                 raise self.error(k, f"'{self.key_name(k)}' must be an integer, got {_describe(v)}")
@@ -237,7 +251,7 @@ class Reader:
                     raise self.error(keys[0], f"missing key '{self.key_name(keys[0])}'")
                 default = d
             return default
-        v = self.doc.get(self.path(k))
+        v = self._value(k)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             raise self.error(k, f"'{self.key_name(k)}' must be a finite number, got {_describe(v)}")
         if minimum is not None and v < minimum:
@@ -252,7 +266,7 @@ class Reader:
             if default is MISSING:
                 default = self.defaults.get(keys[0], False)
             return default
-        v = self.doc.get(self.path(k))
+        v = self._value(k)
         if not isinstance(v, bool):
             raise self.error(k, f"'{self.key_name(k)}' must be true or false, got {_describe(v)}")
         if field:
@@ -263,7 +277,7 @@ class Reader:
         k = self.first_present(keys)
         if k is None:
             return self.defaults.get(keys[0], default) if default is None else default
-        v = self.doc.get(self.path(k))
+        v = self._value(k)
         if not isinstance(v, str):
             raise self.error(k, f"'{self.key_name(k)}' must be a string, got {_describe(v)}")
         if field:
@@ -274,7 +288,7 @@ class Reader:
         k = self.first_present(keys)
         if k is None:
             return None
-        v = self.doc.get(self.path(k))
+        v = self._value(k)
         if not isinstance(v, list):
             raise self.error(k, f"'{self.key_name(k)}' must be a list, got {_describe(v)}")
         if field:

@@ -192,9 +192,20 @@ def unknown_key_issues(
     node = doc.get(root) if root else doc.data
     if not isinstance(node, dict):
         return []
-    looked = {p[len(root)] for p in accessed if len(p) > len(root) and p[: len(root)] == root}
+    # one pass over the lookups: the keys looked up in the root mapping, and in each mapping one level below
+    n = len(root)
+    looked: set = set()
+    looked_below: dict = {}
+    for p in accessed:
+        if len(p) > n and (not n or p[:n] == root):
+            looked.add(p[n])
+            if len(p) > n + 1:
+                below = looked_below.get(p[n])
+                if below is None:
+                    below = looked_below[p[n]] = set()
+                below.add(p[n + 1])
     present = set(node)
-    issues = _nested_typos(doc, fmt, root, node, accessed)
+    issues = _nested_typos(doc, fmt, root, node, looked_below)
     if fmt == "hf":
         known = hf_known(model_type)
         remote = "auto_map" in node or "auto_map" in (doc.data if isinstance(doc.data, dict) else {})
@@ -215,15 +226,16 @@ def unknown_key_issues(
     return issues
 
 
-def _nested_typos(doc: Document, fmt: str, root: tuple, node: dict, accessed: set[tuple]) -> list[KeyIssue]:
+def _nested_typos(doc: Document, fmt: str, root: tuple, node: dict, looked_below: dict) -> list[KeyIssue]:
     """Typos inside the nested mappings the adapter reads (DBRX's attn_config / ffn_config): their keys are
-    compared with the ones the adapter looked up there."""
+    compared with the ones the adapter looked up there (``looked_below``: key of the root mapping -> the keys
+    looked up inside it)."""
     issues = []
     for k, sub in node.items():
         if not isinstance(sub, dict) or not isinstance(k, str):
             continue
         base = root + (k,)
-        looked = {p[len(base)] for p in accessed if len(p) > len(base) and p[: len(base)] == base}
+        looked = looked_below.get(k)
         if not looked:
             continue
         for key in sub:

@@ -103,10 +103,12 @@ def build(r: HFReader) -> ModelSpec:
         )
         for sw in (False, True)
     ]
+    # [full, sliding] x [dense, sparse]
+    kinds = [[layer(m, dense_ffn, other), layer(m, moe_ffn, other)] for m in mixers]
     t = KindTable()
     for i in range(n_layers):
         sparse = i not in mlp_only and e > 0 and (i + 1) % step == 0
-        t.add(layer(mixers[bool(sliding(i))], moe_ffn if sparse else dense_ffn, other))
+        t.add(kinds[bool(sliding(i))][sparse])
     return r.spec(
         hidden_size=h,
         num_layers=n_layers,
