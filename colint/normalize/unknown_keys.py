@@ -192,25 +192,18 @@ def unknown_key_issues(
     node = doc.get(root) if root else doc.data
     if not isinstance(node, dict):
         return []
-    # one pass over the lookups: the keys looked up in the root mapping, and in each mapping one level below
     n = len(root)
-    looked: set = set()
-    looked_below: dict = {}
-    for p in accessed:
-        if len(p) > n and (not n or p[:n] == root):
-            looked.add(p[n])
-            if len(p) > n + 1:
-                below = looked_below.get(p[n])
-                if below is None:
-                    below = looked_below[p[n]] = set()
-                below.add(p[n + 1])
+    under = [p for p in accessed if len(p) > n and p[:n] == root] if n else [p for p in accessed if p]
+    looked = {p[n] for p in under}
     present = set(node)
-    issues = _nested_typos(doc, fmt, root, node, looked_below)
+    issues = _nested_typos(doc, fmt, root, node, under)
     if fmt == "hf":
         known = hf_known(model_type)
         remote = "auto_map" in node or "auto_map" in (doc.data if isinstance(doc.data, dict) else {})
-        for k in node:
-            if not isinstance(k, str) or k in looked or (known is not None and k in known) or k in HF_HARMLESS:
+        # (hot: once per file and edited state; most keys are looked up or known, dropped here in one pass)
+        rest = [k for k in node if k not in looked and (known is None or k not in known)]
+        for k in rest:
+            if not isinstance(k, str) or k in HF_HARMLESS:
                 continue
             hint = _suggest(k, looked, present, _near_known(k, model_type))  # candidates: known | looked
             if hint is None and (remote or known is None):
@@ -226,16 +219,16 @@ def unknown_key_issues(
     return issues
 
 
-def _nested_typos(doc: Document, fmt: str, root: tuple, node: dict, looked_below: dict) -> list[KeyIssue]:
+def _nested_typos(doc: Document, fmt: str, root: tuple, node: dict, under: list[tuple]) -> list[KeyIssue]:
     """Typos inside the nested mappings the adapter reads (DBRX's attn_config / ffn_config): their keys are
-    compared with the ones the adapter looked up there (``looked_below``: key of the root mapping -> the keys
-    looked up inside it)."""
+    compared with the ones the adapter looked up there (``under``: the paths looked up below ``root``)."""
     issues = []
+    n = len(root)
     for k, sub in node.items():
         if not isinstance(sub, dict) or not isinstance(k, str):
             continue
         base = root + (k,)
-        looked = looked_below.get(k)
+        looked = {p[n + 1] for p in under if len(p) > n + 1 and p[n] == k}
         if not looked:
             continue
         for key in sub:
