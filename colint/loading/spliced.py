@@ -64,6 +64,8 @@ def remember(doc: Document, splices: list[tuple[int, int, str]], text: str) -> N
 
 def spliced_document(text: str, path: str) -> Document | None:
     """The Document that parsing ``text`` gives, when ``text`` is a remembered splice; else None."""
+    if not _RECENT or len(text) > _LONGEST_TEXT:
+        return None  # nothing remembered, or a text too long to be (not hashed: 8 MiB took milliseconds)
     hit = _RECENT.get(text)
     if hit is None:
         return None
