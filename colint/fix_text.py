@@ -25,6 +25,7 @@ from colint.errors import ColintError
 from colint.findings import Edit, Fix
 from colint.loading import Document, load_text
 from colint.loading.document import line_column, line_starts
+from colint.loading.spliced import remember
 from colint.loading.yaml_loader import parse_yaml
 from colint.reporters.escape import control
 
@@ -73,6 +74,7 @@ def _apply_json(doc: Document, edits: list[Edit]) -> str:
     splices = _json_splices(doc, edits)
     for start, end, new in sorted(splices, key=lambda s: s[0], reverse=True):
         text = text[:start] + new + text[end:]
+    remember(doc, splices, text)  # loading it again (the advice closure's re-check) moves doc's positions
     return text
 
 

@@ -22,6 +22,7 @@ MAX_DEPTH = 64  # nesting levels of mappings/lists; real configs nest < 6 deep
 # absurd values reach the adapters, whose typed reads name the limit of each field.
 MAX_INT = 1 << 1023
 _LONG_DIGITS = re.compile(r"\d{308,}")
+_ABSENT = object()
 
 
 def long_number_at(text: str) -> tuple[int | None, int | None]:
@@ -155,6 +156,11 @@ class Document:
     def get(self, path: Path, default: Any = None) -> Any:
         node = self.data
         for part in path:
+            if part.__class__ is str and node.__class__ is dict:  # the common case, one lookup (hot: the readers)
+                node = node.get(part, _ABSENT)
+                if node is _ABSENT:
+                    return default
+                continue
             if isinstance(part, int):
                 if not isinstance(node, list) or part >= len(node):
                     return default

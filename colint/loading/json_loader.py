@@ -14,6 +14,7 @@ from bisect import bisect_right
 from colint.errors import LoadError
 from colint.loading.document import (
     MAX_DEPTH,
+    MAX_INT,
     Document,
     Span,
     clamp_to_content,
@@ -21,14 +22,26 @@ from colint.loading.document import (
     line_column,
     line_starts,
     long_number_at,
+    refuse_huge_numbers,
 )
 
 _STRING = r'"[^"\\]*(?:\\.[^"\\]*)*"'  # unrolled: no per-character alternation (an 8 MiB string took 1.2 GB)
 _TOKEN = re.compile(_STRING + r'|[{}\[\],:]|[^\s{}\[\],:"]+')
-# for positions: a key with its colon (group 1 = the key string), a string, a bracket, a bare literal
-# the key string is matched atomically (a lookahead, then a backreference: Python 3.10 has no possessive
-# quantifiers), so a long string value that is not followed by ":" is not backtracked into character by character
-_KEYED_TOKEN = re.compile("(?=(" + _STRING + r"))\1\s*:|" + _STRING + r'|[{}\[\]]|[^\s{}\[\],:"]+')
+_BARE = r'[^\s{}\[\],:"]+'
+# for positions, one match per member or array item: a member is its key (group 1), colon and the first token
+# of its value (2 = a string, 3 = an opening bracket, 4 = a bare literal); otherwise an array item or the
+# top-level value (5 = a string, 6 = an opening bracket, 7 = a bare literal), or a closing bracket (8).
+# A string is matched atomically (a lookahead, then a backreference: Python 3.10 has no possessive
+# quantifiers), so a long string value is not backtracked into character by character.
+# Each match begins with the whitespace and comma before its token, so that the search never fails at a
+# blank (half the scanning time of pretty-printed JSON): offsets come from the groups, not the match. In
+# valid JSON a token follows every such run but the last: the scan stops where the content ends, or the
+# trailing blanks would be tried from each of their positions (quadratic: 40,000 spaces took minutes).
+_MEMBER_OR_ITEM = re.compile(
+    r"[\s,]*(?:"
+    "(?=(" + _STRING + r"))\1\s*:\s*(?:(?=(" + _STRING + r"))\2|([{\[])|(" + _BARE + "))"
+    "|(?=(" + _STRING + r"))\5|([{\[])|(" + _BARE + r")|([}\]]))"
+)
 
 
 def parse_json(text: str, path: str) -> Document:
@@ -64,7 +77,8 @@ def parse_json(text: str, path: str) -> Document:
             column=1,
         )
     doc = Document(path=path, text=text, syntax="json", data=data)
-    _record_positions(doc)
+    if _record_positions(doc, constants=bool(nonstandard_tokens)) > _SHORTEST_HUGE_INT - 1:
+        refuse_huge_numbers(doc)  # a bare literal long enough to be an integer no float holds: look at the values
     return doc
 
 
@@ -92,60 +106,81 @@ def _forget_shadowed(doc: Document, path: tuple) -> None:
         del doc.spans[p]
 
 
-def _record_positions(doc: Document) -> None:
+_NONSTANDARD = frozenset(("NaN", "Infinity", "-Infinity"))
+_SHORTEST_HUGE_INT = len(str(MAX_INT))  # 308 digits: a shorter literal is no integer beyond MAX_INT
+
+
+def _record_positions(doc: Document, constants: bool = True) -> int:
     """Every key's and array item's Span, duplicate keys and non-standard literals, from one regex pass
-    over the (already validated) text. A key and its colon are one token; commas are not tokens: an
-    array item's index counts the values seen in that array. (Hot: one pass per file checked, so
-    line_column is inlined: line = bisect_right(starts, offset), column = offset - starts[line - 1] + 1.)"""
+    over the (already validated) text. A member (key, colon and the value's first token) is one match,
+    an array item or a closing bracket another; commas are not tokens: an array item's index counts the
+    values seen in that array. A key seen before in its mapping is a duplicate (the spans hold every key
+    of the mappings still open). ``constants``: json.loads met NaN/Infinity, so bare values are looked at.
+    Returns the length of the longest bare literal (a number, true, false, null).
+    (Hot: one pass per file checked, so line_column is inlined: line = bisect_right(starts, offset),
+    column = offset - starts[line - 1] + 1.)"""
     text = doc.text
     starts = line_starts(text)
     spans = doc.spans
-    stack: list[list] = []  # frame: [is_object, path, next array index]
-    seen_per_obj: list[dict] = []
-    pending_key: str | None = None
-    pending_key_off = 0
-    for m in _KEYED_TOKEN.finditer(text):
-        key = m.group(1)
-        if key is not None:
-            # a key without escapes is its text; json.loads only for the rare escaped one
-            pending_key = key[1:-1] if "\\" not in key else json.loads(key)
-            pending_key_off = m.start()
+    path: tuple = ()  # of the innermost open container
+    stack: list[list] = []  # frames of the open containers: [is_object, path, next array index]
+    top: list | None = None
+    longest = 0
+    for m in _MEMBER_OR_ITEM.finditer(text, 0, len(text.rstrip())):
+        g = m.lastindex
+        if g <= 4:  # a member: 1 = its key, then 2 = a string value, 3 = an opening bracket, 4 = a bare value
+            key = m.group(1)
+            k = key[1:-1] if "\\" not in key else json.loads(key)  # json.loads only for the rare escaped key
+            vpath = path + (k,)
+            koff = m.start(1)
+            line = bisect_right(starts, koff)
+            col = koff - starts[line - 1] + 1
+            if vpath in spans:
+                earlier = spans[vpath]
+                doc.duplicate_keys.append((vpath, earlier.line, earlier.column))
+                _forget_shadowed(doc, vpath)
+            start, end = m.span(g)
+            spans[vpath] = Span(line, col, start, end)
+            if g == 3:
+                if len(stack) >= MAX_DEPTH:
+                    line, col = line_column(starts, start)  # at the bracket
+                    raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=doc.path, line=line, column=col)
+                top = [text[start] == "{", vpath, 0]
+                stack.append(top)
+                path = vpath
+            elif g == 4:
+                if end - start > longest:
+                    longest = end - start
+                if constants and m.group(4) in _NONSTANDARD:
+                    doc.nonstandard.append((vpath, m.group(4)))
             continue
-        start, end = m.span()
-        c = text[start]
-        if c == "}" or c == "]":
+        if g == 8:  # a closing bracket
             if stack:
-                vpath = stack.pop()[1]
-                seen_per_obj.pop()
-                if vpath in spans:
-                    spans[vpath].value_end = end
+                closed = stack.pop()[1]
+                if closed in spans:
+                    spans[closed].value_end = m.end()
+                top = stack[-1] if stack else None
+                path = top[1] if top is not None else ()
             continue
-        if not stack:
+        # an array item (5 = a string, 6 = an opening bracket, 7 = a bare value), or the top-level value
+        start, end = m.span(g)
+        if top is None:
             vpath = ()
         else:
-            top = stack[-1]
-            if top[0]:
-                vpath = top[1] + (pending_key,)
-                line = bisect_right(starts, pending_key_off)
-                col = pending_key_off - starts[line - 1] + 1
-                seen = seen_per_obj[-1]
-                if pending_key in seen:
-                    doc.duplicate_keys.append((vpath,) + seen[pending_key])
-                    _forget_shadowed(doc, vpath)
-                seen[pending_key] = (line, col)
-                spans[vpath] = Span(line, col, start, end)
-            else:
-                vpath = top[1] + (top[2],)
-                top[2] += 1
-                line = bisect_right(starts, start)
-                spans[vpath] = Span(line, start - starts[line - 1] + 1, start, end)
-        if c == "{" or c == "[":
+            vpath = path + (top[2],)
+            top[2] += 1
+            line = bisect_right(starts, start)
+            spans[vpath] = Span(line, start - starts[line - 1] + 1, start, end)
+        if g == 6:
             if len(stack) >= MAX_DEPTH:
                 line, col = line_column(starts, start)
                 raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=doc.path, line=line, column=col)
-            stack.append([c == "{", vpath, 0])
-            seen_per_obj.append({})
-        elif c in "NI-":
-            tok = m.group()
-            if tok in ("NaN", "Infinity", "-Infinity"):
-                doc.nonstandard.append((vpath, tok))
+            top = [text[start] == "{", vpath, 0]
+            stack.append(top)
+            path = vpath
+        elif g == 7:
+            if end - start > longest:
+                longest = end - start
+            if constants and m.group(7) in _NONSTANDARD:
+                doc.nonstandard.append((vpath, m.group(7)))
+    return longest

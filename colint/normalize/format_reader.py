@@ -81,12 +81,17 @@ def assemble(layers: list[LayerKind]) -> tuple[list[LayerKind], list[int]]:
     """Per-layer kinds → (distinct kinds in order of first use, pattern of indices)."""
     kinds: list[LayerKind] = []
     index: dict[LayerKind, int] = {}
+    by_id: dict[int, int] = {}  # the same object again (a list of one kind repeated): no hashing (layers holds it)
     pattern = []
     for k in layers:
-        if k not in index:
-            index[k] = len(kinds)
-            kinds.append(k)
-        pattern.append(index[k])
+        i = by_id.get(id(k))
+        if i is None:
+            i = index.get(k)
+            if i is None:
+                i = index[k] = len(kinds)
+                kinds.append(k)
+            by_id[id(k)] = i
+        pattern.append(i)
     return kinds, pattern
 
 
@@ -145,8 +150,24 @@ def kind_name(m: Mixer, f: FFN) -> str:
     return f"{mix}+{f.kind}"
 
 
+# (id(mixer), id(ffn), other_params, name) -> the LayerKind built from them. Adapters build a model's
+# layers in a loop from a few mixer and FFN objects: one LayerKind per combination instead of one per
+# layer (61 for DeepSeek-V3), each of which KindTable/assemble would hash field by field. A hit is
+# checked by identity (the kind holds its mixer and FFN, so their ids cannot be reused while cached).
+_LAYERS: dict[tuple, LayerKind] = {}
+_LAYERS_MAX = 512
+
+
 def layer(m: Mixer, f: FFN, other_params: int, name: str | None = None) -> LayerKind:
-    return LayerKind(name=name or kind_name(m, f), mixer=m, ffn=f, other_params=other_params)
+    key = (id(m), id(f), other_params, name)
+    kind = _LAYERS.get(key)
+    if kind is not None and kind.mixer is m and kind.ffn is f:
+        return kind
+    kind = LayerKind(name=name or kind_name(m, f), mixer=m, ffn=f, other_params=other_params)
+    if len(_LAYERS) >= _LAYERS_MAX:
+        _LAYERS.clear()
+    _LAYERS[key] = kind
+    return kind
 
 
 def round_up(x: int, multiple: int) -> int:

@@ -18,6 +18,7 @@ from colint.loading.document import Document, format_path
 from colint.normalize.model_spec import Source
 
 MISSING = object()
+_UNREAD = object()
 MAX_DIM = 1 << 40  # no real dimension comes near 10^12; larger values are typos or overflows
 # Counts that size per-layer lists and loops get tighter limits, so that a typo cannot make the
 # analysis allocate or iterate for minutes. The deepest published transformer has 1,000 layers
@@ -67,38 +68,72 @@ class Reader:
         self, doc: Document, prefix: tuple = (), defaults: dict | None = None, aliases: dict | None = None
     ) -> None:
         self.doc = doc
-        self.prefix = tuple(prefix)
+        self._paths: dict = {}  # key as the adapter names it -> its path in the document (one split per key)
+        self._values: dict = {}  # key -> its value, or MISSING (the document does not change while it is read)
+        self._prefix = tuple(prefix)
         self.defaults = defaults or {}
         self.aliases = aliases or {}  # canonical key -> family key (transformers' attribute_map)
         self.sources: dict[str, Source] = {}
         self._log = _COLLECTORS[-1] if _COLLECTORS else None
         if self._log is not None and self._log.root is None:
-            self._log.root = self.prefix
+            self._log.root = self._prefix
+
+    @property
+    def prefix(self) -> tuple:
+        return self._prefix
+
+    @prefix.setter
+    def prefix(self, value: tuple) -> None:  # a reader moved to another block (nemotron-nas block_configs[i])
+        self._prefix = tuple(value)
+        self._paths = {}
+        self._values = {}
 
     # -- locating ----------------------------------------------------------------------------
+    # (Hot: an adapter looks up each key several times, ~140 lookups a config. The path of a key is built,
+    # and reported to the access log, and its value fetched from the document, once per reader.)
     def path(self, key: str | tuple) -> tuple:
-        p = self.prefix + (key if isinstance(key, tuple) else tuple(key.split(".")))
-        if self._log is not None:
-            self._log.paths.add(p)
+        p = self._paths.get(key)
+        if p is None:
+            p = self._prefix + (key if isinstance(key, tuple) else tuple(key.split(".")))
+            if self._log is not None:
+                self._log.paths.add(p)
+            self._paths[key] = p
         return p
 
     def key_name(self, key: str | tuple) -> str:
         return format_path(self.path(key))
 
+    def _value(self, key: str | tuple) -> Any:
+        """The value at ``key``, or MISSING where the document does not have it."""
+        v = self._values.get(key, _UNREAD)
+        if v is _UNREAD:
+            v = self._values[key] = self.doc.get(self.path(key), MISSING)
+        return v
+
     def has(self, key: str | tuple) -> bool:
-        return self.doc.has(self.path(key)) and self.doc.get(self.path(key)) is not None
+        v = self._value(key)
+        return v is not None and v is not MISSING
 
     def first_present(self, keys: Iterable[str]) -> str | None:
+        aliases = self.aliases
+        value = self._value
         for k in keys:
-            k2 = self.aliases.get(k, k)
-            for cand in (k2, k) if k2 != k else (k,):
-                if self.has(cand):
-                    return cand
+            k2 = aliases.get(k, k) if aliases else k
+            if k2 != k:
+                v = value(k2)
+                if v is not None and v is not MISSING:
+                    return k2
+            v = value(k)
+            if v is not None and v is not MISSING:
+                return k
         return None
 
     def located(self, key: str | tuple) -> Source:
-        line, col = self.doc.location(self.path(key)) if self.doc.has(self.path(key)) else (None, None)
-        return Source(key=self.key_name(key), line=line, column=col, default=not self.doc.has(self.path(key)))
+        p = self.path(key)
+        if self._value(key) is MISSING:
+            return Source(key=format_path(p), line=None, column=None, default=True)
+        line, col = self.doc.location(p)
+        return Source(key=format_path(p), line=line, column=col, default=False)
 
     def error(self, key: str | tuple, message: str) -> SpecError:
         """A SpecError at ``key``, or (a missing key) at its nearest stated ancestor, or (a key missing from
@@ -110,10 +145,10 @@ class Reader:
         return SpecError(message, path=self.doc.path, line=line, column=col, key=format_path(p))
 
     def record(self, field: str, key: str | tuple, default: bool = False) -> None:
-        src = self.located(key)
         if default:
-            src = Source(key=src.key, line=None, column=None, default=True)
-        self.sources[field] = src
+            self.sources[field] = Source(key=self.key_name(key), line=None, column=None, default=True)
+        else:
+            self.sources[field] = self.located(key)
 
     def record_derived(self, field: str, key: str | tuple) -> None:
         """``field``'s value is computed from ``key`` (not stated anywhere): point at that key, with its line
@@ -126,17 +161,18 @@ class Reader:
         k = self.first_present(keys)
         if k is None:
             return default
-        return self.doc.get(self.path(k))
+        return self._value(k)
 
     def _unresolved(self, key) -> str | None:
-        return self.doc.unresolved.get(self.path(key))
+        p = self.path(key)  # looked up even where nothing is unresolved: the access log (CL007) counts it
+        return self.doc.unresolved.get(p) if self.doc.unresolved else None
 
     # -- typed reads ---------------------------------------------------------------------------
     def _null_key(self, keys: tuple) -> str | None:
         """The first of ``keys`` (or its alias) written in the file as an explicit null."""
         for k in keys:
             for cand in (self.aliases.get(k, k), k):
-                if self.doc.has(self.path(cand)) and self.doc.get(self.path(cand)) is None:
+                if self._value(cand) is None:
                     return cand
         return None
 
@@ -154,11 +190,11 @@ class Reader:
         An explicit null counts as absent only when the caller says what absent means
         (``default=``, as transformers does for num_key_value_heads); otherwise it is an error,
         as in transformers' typed configs, instead of silently taking the family default."""
-        if maximum is None:
-            maximum = FIELD_MAXIMUM.get(field or "", MAX_DIM)
         k = self.first_present(keys)
         if k is None:
-            unresolved = next((self._unresolved(x) for x in keys if self._unresolved(x)), None)
+            unresolved = (
+                next((self._unresolved(x) for x in keys if self._unresolved(x)), None) if self.doc.unresolved else None
+            )
             if unresolved is not None:
                 raise self.error(keys[0], f"interpolation {unresolved} cannot be resolved offline; give the value")
             null = self._null_key(keys) if default is MISSING and not allow_none else None
@@ -181,18 +217,20 @@ class Reader:
             if field:
                 self.record(field, keys[0], default=True)
             return default
-        v = self.doc.get(self.path(k))
-        name = self.key_name(k)
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise self.error(k, f"'{name}' must be an integer, got {_describe(v)}")
-        if isinstance(v, float):
-            if not math.isfinite(v) or v != int(v):
-                raise self.error(k, f"'{name}' must be an integer, got {v!r}")
-            v = int(v)
+        v = self._value(k)
+        if v.__class__ is not int:  # bool is a subclass of int, and no integer here
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise self.error(k, f"'{self.key_name(k)}' must be an integer, got {_describe(v)}")
+            if isinstance(v, float):
+                if not math.isfinite(v) or v != int(v):
+                    raise self.error(k, f"'{self.key_name(k)}' must be an integer, got {v!r}")
+                v = int(v)
         if v < minimum:
-            raise self.error(k, f"'{name}' must be at least {minimum}, got {v}")
+            raise self.error(k, f"'{self.key_name(k)}' must be at least {minimum}, got {v}")
+        if maximum is None:
+            maximum = FIELD_MAXIMUM.get(field or "", MAX_DIM)
         if v > maximum:
-            raise self.error(k, f"'{name}' is {v:.3g}, beyond any real model (limit {maximum:.3g})")
+            raise self.error(k, f"'{self.key_name(k)}' is {v:.3g}, beyond any real model (limit {maximum:.3g})")
         if field:
             self.record(field, k)
         return v
@@ -213,7 +251,7 @@ class Reader:
                     raise self.error(keys[0], f"missing key '{self.key_name(keys[0])}'")
                 default = d
             return default
-        v = self.doc.get(self.path(k))
+        v = self._value(k)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             raise self.error(k, f"'{self.key_name(k)}' must be a finite number, got {_describe(v)}")
         if minimum is not None and v < minimum:
@@ -228,7 +266,7 @@ class Reader:
             if default is MISSING:
                 default = self.defaults.get(keys[0], False)
             return default
-        v = self.doc.get(self.path(k))
+        v = self._value(k)
         if not isinstance(v, bool):
             raise self.error(k, f"'{self.key_name(k)}' must be true or false, got {_describe(v)}")
         if field:
@@ -239,7 +277,7 @@ class Reader:
         k = self.first_present(keys)
         if k is None:
             return self.defaults.get(keys[0], default) if default is None else default
-        v = self.doc.get(self.path(k))
+        v = self._value(k)
         if not isinstance(v, str):
             raise self.error(k, f"'{self.key_name(k)}' must be a string, got {_describe(v)}")
         if field:
@@ -250,7 +288,7 @@ class Reader:
         k = self.first_present(keys)
         if k is None:
             return None
-        v = self.doc.get(self.path(k))
+        v = self._value(k)
         if not isinstance(v, list):
             raise self.error(k, f"'{self.key_name(k)}' must be a list, got {_describe(v)}")
         if field:

@@ -180,7 +180,8 @@ def _near_known(key: str, model_type: Optional[str]) -> frozenset:
 def _suggest(key: str, candidates: Iterable[str], present: set, near_known: frozenset = frozenset()) -> Optional[str]:
     """The key ``key`` was likely meant to be: one edit away among ``candidates`` (and ``near_known``, the
     ones of them already compared), preferring one the file lacks, then the first in order."""
-    near = sorted(near_known.union(c for c in candidates if one_edit(key, c)))
+    n = len(key)  # one edit changes the length by at most one: most candidates are ruled out unread
+    near = sorted(near_known.union(c for c in candidates if -2 < len(c) - n < 2 and one_edit(key, c)))
     absent = [c for c in near if c not in present]  # the key meant is usually the one the file lacks
     return absent[0] if absent else (near[0] if near else None)
 
@@ -191,14 +192,18 @@ def unknown_key_issues(
     node = doc.get(root) if root else doc.data
     if not isinstance(node, dict):
         return []
-    looked = {p[len(root)] for p in accessed if len(p) > len(root) and p[: len(root)] == root}
+    n = len(root)
+    under = [p for p in accessed if len(p) > n and p[:n] == root] if n else [p for p in accessed if p]
+    looked = {p[n] for p in under}
     present = set(node)
-    issues = _nested_typos(doc, fmt, root, node, accessed)
+    issues = _nested_typos(doc, fmt, root, node, under)
     if fmt == "hf":
         known = hf_known(model_type)
         remote = "auto_map" in node or "auto_map" in (doc.data if isinstance(doc.data, dict) else {})
-        for k in node:
-            if not isinstance(k, str) or k in looked or (known is not None and k in known) or k in HF_HARMLESS:
+        # (hot: once per file and edited state; most keys are looked up or known, dropped here in one pass)
+        rest = [k for k in node if k not in looked and (known is None or k not in known)]
+        for k in rest:
+            if not isinstance(k, str) or k in HF_HARMLESS:
                 continue
             hint = _suggest(k, looked, present, _near_known(k, model_type))  # candidates: known | looked
             if hint is None and (remote or known is None):
@@ -214,15 +219,16 @@ def unknown_key_issues(
     return issues
 
 
-def _nested_typos(doc: Document, fmt: str, root: tuple, node: dict, accessed: set[tuple]) -> list[KeyIssue]:
+def _nested_typos(doc: Document, fmt: str, root: tuple, node: dict, under: list[tuple]) -> list[KeyIssue]:
     """Typos inside the nested mappings the adapter reads (DBRX's attn_config / ffn_config): their keys are
-    compared with the ones the adapter looked up there."""
+    compared with the ones the adapter looked up there (``under``: the paths looked up below ``root``)."""
     issues = []
+    n = len(root)
     for k, sub in node.items():
         if not isinstance(sub, dict) or not isinstance(k, str):
             continue
         base = root + (k,)
-        looked = {p[len(base)] for p in accessed if len(p) > len(base) and p[: len(base)] == base}
+        looked = {p[n + 1] for p in under if len(p) > n + 1 and p[n] == k}
         if not looked:
             continue
         for key in sub:

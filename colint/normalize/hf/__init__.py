@@ -14,6 +14,7 @@ key names.
 from __future__ import annotations
 
 import importlib
+import sys
 
 from colint.errors import SpecError
 from colint.loading.document import Document
@@ -199,7 +200,8 @@ def normalize(doc: Document) -> ModelSpec:
         from colint.normalize.hf.fallback import build_with_transformers
 
         return build_with_transformers(doc, prefix, mt, FAMILIES)  # FAMILIES: for "supported: ..."
-    module = importlib.import_module(f"colint.normalize.hf.{FAMILIES[mt]}")
+    name = f"colint.normalize.hf.{FAMILIES[mt]}"
+    module = sys.modules.get(name) or importlib.import_module(name)
     # a TRAITS row named by its multimodal wrapper's model_type (a flat glm4v_moe file) has its text keys at the
     # top level, so the text config's defaults apply
     defaults, aliases = family_defaults(WRAPPER_TEXT_TYPES.get(mt, mt) if mt in TRAITS else mt)

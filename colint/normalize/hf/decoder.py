@@ -324,10 +324,8 @@ def build(r: HFReader) -> ModelSpec:
     sparse = _sparse_layers(r, t, n_layers)
     moe_ffn, router_params = _moe_ffn(r, t, h, inter) if any(sparse) else (None, 0)
     top_ks = _top_k(r, t, n_layers) if any(sparse) else []
-    table = KindTable()
-    for i in range(n_layers):
-        sw = types[i] == "sliding_attention" and bool(window)
-        mixer = Mixer(
+    mixers = [  # [full, sliding]: one object each, shared by the layers (a LayerKind per combination, not per layer)
+        Mixer(
             kind="attention",
             attention="sliding" if sw else "full",
             window=window if sw else None,
@@ -338,6 +336,11 @@ def build(r: HFReader) -> ModelSpec:
             o_bias=o_bias,
             fused_qkv=t.fused_qkv,
         )
+        for sw in (False, True)
+    ]
+    table = KindTable()
+    for i in range(n_layers):
+        mixer = mixers[types[i] == "sliding_attention" and bool(window)]
         if sparse[i]:
             ffn = moe_ffn if top_ks[i] == moe_ffn.top_k else replace(moe_ffn, top_k=top_ks[i])
             table.add(layer(mixer, ffn, other + router_params))

@@ -127,12 +127,13 @@ def build(r: HFReader) -> ModelSpec:
         r.per_layer_lists["mlp_layer_types"] = len(mlp_types)
         r.record("mlp_layer_types", "mlp_layer_types")
     t = KindTable()
+    kinds = (layer(mixer, dense_ffn, other), layer(mixer, moe_ffn, other))  # [dense, sparse]
     for i in range(n_layers):
         if mlp_types is not None:
             sparse = i < len(mlp_types) and mlp_types[i] == "sparse"
         else:
             sparse = i >= first_k
-        t.add(layer(mixer, moe_ffn if sparse else dense_ffn, other))
+        t.add(kinds[sparse])
 
     mtp = r.int("mtp_layers", "num_nextn_predict_layers", "num_mtp_layers", default=d["mtp"], minimum=0)
     mtp_params = mtp * deepseek_style_mtp_params(layer(mixer, moe_ffn, other), h) if mtp else 0

@@ -41,10 +41,8 @@ def build(r: HFReader) -> ModelSpec:
         types = ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n_layers)]
 
     ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter, expert_bias=True, router_bias=True)
-    t = KindTable()
-    for i in range(n_layers):
-        sw = window is not None and i < len(types) and types[i] == "sliding_attention"
-        mixer = Mixer(
+    mixers = [  # [full, sliding]: one object each, shared by the layers (a LayerKind per combination, not per layer)
+        Mixer(
             kind="attention",
             attention="sliding" if sw else "full",
             window=window if sw else None,
@@ -54,7 +52,12 @@ def build(r: HFReader) -> ModelSpec:
             qkv_bias=bias,
             o_bias=bias,
         )
-        t.add(layer(mixer, ffn, 2 * h + heads))
+        for sw in (False, True)
+    ]
+    t = KindTable()
+    for i in range(n_layers):
+        sw = window is not None and i < len(types) and types[i] == "sliding_attention"
+        t.add(layer(mixers[sw], ffn, 2 * h + heads))
     return r.spec(
         hidden_size=h,
         num_layers=n_layers,

@@ -56,10 +56,8 @@ def build(r: HFReader) -> ModelSpec:
         num_shared_experts=1,
         shared_intermediate_size=moe_inter,
     )
-    t = KindTable()
-    for i in range(n_layers):
-        chunked = i < len(types) and types[i] == "chunked_attention"
-        mixer = Mixer(
+    mixers = [  # [full, chunked]: one object each, shared by the layers (a LayerKind per combination, not per layer)
+        Mixer(
             kind="attention",
             attention="chunked" if chunked else "full",
             window=chunk if chunked else None,
@@ -69,7 +67,12 @@ def build(r: HFReader) -> ModelSpec:
             qkv_bias=bias,
             o_bias=bias,
         )
-        t.add(layer(mixer, moe_ffn if i in moe_set else dense_ffn, 2 * h))
+        for chunked in (False, True)
+    ]
+    t = KindTable()
+    for i in range(n_layers):
+        chunked = i < len(types) and types[i] == "chunked_attention"
+        t.add(layer(mixers[chunked], moe_ffn if i in moe_set else dense_ffn, 2 * h))
     return r.spec(
         hidden_size=h,
         num_layers=n_layers,

@@ -20,12 +20,20 @@ class KindTable:
         self.kinds: list[LayerKind] = []
         self.pattern: list[int] = []
         self._index: dict[LayerKind, int] = {}
+        # id(kind) -> (kind, index): a kind added again as the same object (format_reader.layer returns one
+        # object per mixer, FFN and size) is found without hashing its ~40 fields; the kind held keeps its id
+        self._by_id: dict[int, tuple[LayerKind, int]] = {}
 
     def add(self, kind: LayerKind) -> None:
+        hit = self._by_id.get(id(kind))
+        if hit is not None and hit[0] is kind:
+            self.pattern.append(hit[1])
+            return
         idx = self._index.get(kind)
         if idx is None:
             idx = self._index[kind] = len(self.kinds)
             self.kinds.append(kind)
+        self._by_id[id(kind)] = (kind, idx)
         self.pattern.append(idx)
 
 

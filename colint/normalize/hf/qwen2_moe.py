@@ -90,10 +90,8 @@ def build(r: HFReader) -> ModelSpec:
         shared_expert_gate=qwen2,
     )
     dense_ffn = FFN(kind="dense", intermediate_size=inter)
-    t = KindTable()
-    for i in range(n_layers):
-        sw = sliding(i)
-        mixer = Mixer(
+    mixers = [  # [full, sliding]: one object each, shared by the layers (a LayerKind per combination, not per layer)
+        Mixer(
             kind="attention",
             attention="sliding" if sw else "full",
             window=window if sw else None,
@@ -103,8 +101,14 @@ def build(r: HFReader) -> ModelSpec:
             qkv_bias=qkv_bias,
             o_bias=o_bias,
         )
+        for sw in (False, True)
+    ]
+    # [full, sliding] x [dense, sparse]
+    kinds = [[layer(m, dense_ffn, other), layer(m, moe_ffn, other)] for m in mixers]
+    t = KindTable()
+    for i in range(n_layers):
         sparse = i not in mlp_only and e > 0 and (i + 1) % step == 0
-        t.add(layer(mixer, moe_ffn if sparse else dense_ffn, other))
+        t.add(kinds[bool(sliding(i))][sparse])
     return r.spec(
         hidden_size=h,
         num_layers=n_layers,
