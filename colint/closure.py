@@ -97,6 +97,9 @@ BLOCKERS: Counter = Counter()
 # not load stays with its file (its error names the file).
 _SHARED: dict = {}
 SHARED_MAX = 4096
+# The rules a re-check may leave out, by the run's options (as _SHARED keys them), the level asked and the code of
+# the finding fixed: a handful per run
+_SKIPS: dict = {}
 
 
 class Closure:
@@ -114,7 +117,6 @@ class Closure:
         self._cache: dict = {}
         self._targets: dict = {}
         self._params: Optional[tuple] = None
-        self._skips: dict = {}
 
     # -- the states a fix leads to ---------------------------------------------------------------
     def _opts_key(self):
@@ -229,16 +231,17 @@ class Closure:
         """The codes of the rules that cannot emit a finding at ``level`` or above (their most severe level under
         the run's thresholds and overrides: colint.rules.base.Rule.max_severity), but the fixed finding's own
         rule, whose finding may still stand."""
-        key = (level, None if fixed is None else fixed.code)
-        if key not in self._skips:
+        key = (self._opts_key(), level, None if fixed is None else fixed.code)
+        skip = _SKIPS.get(key)
+        if skip is None:
             over, configured = self.opts.severity_overrides, self.opts.rule_options
-            self._skips[key] = tuple(
+            skip = _SKIPS[key] = tuple(
                 r.code
                 for r in self.rules
-                if r.code != key[1]
+                if r.code != key[2]
                 and SEVERITY_ORDER[over.get(r.code) or r.max_severity(configured.get(r.code))] > level
             )
-        return self._skips[key]
+        return skip
 
     def _recheck(self, fx: Fix, state: tuple, stop=None, skip: tuple[str, ...] = ()):
         settings = {k: v for k, v in fx.settings.items() if k in SETTINGS}
