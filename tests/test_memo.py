@@ -126,8 +126,8 @@ def test_cl301_width_search_counts_params_exactly():
 
 
 def test_best_partition_walk_finds_the_bisections_starts(monkeypatch):
-    """The O(n) walk over a stage's ends (a non-decreasing prefix best) gives the split the bisection
-    gives, ties, zeros, extras and caps included."""
+    """The O(n) walk over a stage's ends (a non-decreasing prefix best, _walk_stage) gives the split the
+    bisection gives, ties, zeros, extras and caps included."""
     rnd = random.Random(13)
     cases = []
     for _ in range(1500):
@@ -148,7 +148,13 @@ def test_best_partition_walk_finds_the_bisections_starts(monkeypatch):
         return out
 
     walked = run()
-    monkeypatch.setattr(pipeline, "_starts_walk", pipeline._starts_bisect)
+
+    def bisected(j, end, prev, pre, cpre, limit, best_j, arg_j, tol):
+        """_walk_stage's ends from the bisection and _pick, the reference it stands for."""
+        for i, lo, left in pipeline._starts_bisect(range(j + 1, end + 1), j, prev, pre, cpre, 0.0, limit, None):
+            best_j[i], arg_j[i] = pipeline._pick(i, lo, left, prev, pre, 0.0, False, tol)
+
+    monkeypatch.setattr(pipeline, "_walk_stage", bisected)
     assert run() == walked
     assert sum(x is not None for x in walked) > 2000
 
