@@ -239,18 +239,30 @@ def kind_shards(entries, sc: Scenario) -> list[list[tuple[Gemm, int, int, float]
     return got
 
 
-def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None) -> list[WorkloadGemm]:
+def row_shards(entries, sc: Scenario) -> tuple[list[tuple[int, list[tuple]]], list[list[tuple[int, int, float]]]]:
+    """The rows' plan of ``entries`` (``_row_plan``) and, per used layer kind (the LM head's last), the (n, k,
+    instances) shard of each fused group under ``sc`` (``_shard(first GEMM, N total, sc)``): what the GEMM rows
+    and the footprint's activation rows read. Built once per entries list and (tp, kvp, ep)."""
+    plan, shard_memo = _row_plan(entries)
+    shards = shard_memo.get((sc.tp, sc.kvp, sc.ep))  # _shard reads tp, tp x kvp and ep only
+    if shards is None:
+        shards = shard_memo[(sc.tp, sc.kvp, sc.ep)] = [[_shard(p[4], p[5], sc) for p in groups] for _, groups in plan]
+    return plan, shards
+
+
+def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None, kinds=None) -> list[WorkloadGemm]:
+    """The GEMM rows of one regime, kind by kind in ``entries``' order (the LM head's last); ``kinds``: only the
+    rows of the layer kinds so named (the EP overlap's half batch prices the MoE kinds alone)."""
     tokens = _tokens(sc, regime)
     head_tokens = _prefill_shape(sc)[1] if regime == "prefill" else tokens  # logits of each sequence's last token
     rows: list[WorkloadGemm] = []
     if entries is None:
         entries = _gemm_entries(spec)
-    plan, shard_memo = _row_plan(entries)
-    shards = shard_memo.get((sc.tp, sc.kvp, sc.ep))  # _shard reads tp, tp x kvp and ep only
-    if shards is None:
-        shards = shard_memo[(sc.tp, sc.kvp, sc.ep)] = [[_shard(p[4], p[5], sc) for p in groups] for _, groups in plan]
+    plan, shards = row_shards(entries, sc)
     at = (regime, tokens, type(tokens), head_tokens, sc.tp, sc.kvp, sc.ep, sc.gemm_format, sc.outputs, id(profile))
-    for (kind_id, groups), kind_shards_ in zip(plan, shards):
+    for (kind_id, groups), kind_shards_, entry in zip(plan, shards, entries):
+        if kinds is not None and entry[0] not in kinds:
+            continue
         key = (kind_id, *at)
         hit = _KIND_ROWS.get(key)
         if hit is None or hit[0] is not profile:

@@ -392,8 +392,10 @@ def _regime_step(
         core_s = sum(a.estimate_s for a in cores)
         half = None
         if overlaps(kind, scenario, regime):
-            if half_times is None:
-                half_times = _kind_gemm_s(_gemm_rows(spec, profile, half_scenario(scenario, regime), regime, entries))
+            if half_times is None:  # the rows of the kinds that overlap: the others' half-batch rows are not read
+                split = {k.name for k, c in zip(spec.layer_kinds, counts) if c and overlaps(k, scenario, regime)}
+                half_rows = _gemm_rows(spec, profile, half_scenario(scenario, regime), regime, entries, kinds=split)
+                half_times = _kind_gemm_s(half_rows)
             ht = half_times.get(kind.name) or {"attention": 0.0, "ffn": 0.0}
             half_core = half_cores_s(spec, kind, n, profile, scenario, regime, sources.get(ki), core_s)
             half = (ht["attention"], ht["ffn"], half_core)
