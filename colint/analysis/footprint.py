@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from colint.analysis.inventory import layer_counts
 from colint.analysis.gemm_model import FORMATS, check_format
 from colint.analysis.gemm_rows import (
     REGIMES,
@@ -148,7 +149,7 @@ def _unsplit_parts(spec: ModelSpec, scenario: Scenario) -> tuple[list[float], fl
 def _kv_bytes_per_sequence(spec: ModelSpec, scenario: Scenario) -> float:
     """KV-cache (and recurrent state) bytes per GPU of one sequence at the scenario's context, all pipeline
     stages: decode's attention cores, in analyse's order."""
-    counts = spec.layer_counts()
+    counts = layer_counts(spec)
     b_kv = scenario.kv_bytes_per_elem
     kv_seq = 0.0
     for kind, n in zip(spec.layer_kinds, counts):
@@ -190,7 +191,7 @@ def _layer_weight_bytes(spec: ModelSpec, scenario: Scenario) -> list[float]:
 def _per_layer_weight_bytes(spec: ModelSpec, used_shards, b_w: float) -> list[float]:
     wbytes_by_kind: dict[str, float] = {}
     used = iter(used_shards)  # the used kinds' GEMMs and shards, in order (the LM head's last, not read)
-    for kind, n in zip(spec.layer_kinds, spec.layer_counts()):
+    for kind, n in zip(spec.layer_kinds, layer_counts(spec)):
         if not n:
             continue
         wbytes = 0.0

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 from colint.analysis.gemm_model import GemmTime, estimate
-from colint.analysis.inventory import Gemm, kind_gemms, lm_head_gemm
+from colint.analysis.inventory import Gemm, kind_gemms, layer_counts, lm_head_gemm
 from colint.analysis.moe import busiest_rank_factor, touched_share
 from colint.analysis.ops_moe import grouped_model
 from colint.analysis.scenario import Scenario
@@ -70,10 +70,22 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+_COMPONENTS: dict[str, str] = {}  # GEMM name -> its component (a few dozen names; _shard asks per GEMM and layout)
+
+
 def _component(g: Gemm) -> str:
-    if g.name == "lm_head":
+    got = _COMPONENTS.get(g.name)
+    if got is None:
+        if len(_COMPONENTS) >= 4096:
+            _COMPONENTS.clear()
+        got = _COMPONENTS[g.name] = _component_of(g.name)
+    return got
+
+
+def _component_of(name: str) -> str:
+    if name == "lm_head":
         return "other"
-    if g.name.startswith(("attn.", "mla.", "linear_attn.", "mamba.")):
+    if name.startswith(("attn.", "mla.", "linear_attn.", "mamba.")):
         return "attention"
     return "ffn"
 
@@ -157,7 +169,7 @@ def _gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list]]:
 
 def _build_gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list]]:
     entries: list[tuple[str, list[Gemm], int, list]] = []
-    for kind, n_layers in zip(spec.layer_kinds, spec.layer_counts()):
+    for kind, n_layers in zip(spec.layer_kinds, layer_counts(spec)):
         if n_layers:
             kg = kind_gemms(kind, spec.hidden_size, n_layers)
             entries.append((kind.name, kg, n_layers, _fuse(kg)))

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from colint.analysis.inventory import layer_counts
 from colint.analysis.gemm_model import FORMATS, check_format
 from colint.analysis.gemm_rows import (
     REGIMES,
@@ -190,7 +191,7 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     tmod = time_model(profile)
     launch_s = profile.launch_overhead_us * 1e-6
     floor_s = tmod.kernel_floor_us * 1e-6
-    counts = spec.layer_counts()
+    counts = layer_counts(spec)
     b_act = 2.0  # BF16 activations between kernels
     h = spec.hidden_size
 
@@ -305,9 +306,9 @@ def steps_on_domain(w: Workload, profile) -> dict[str, Step]:
     the step's sum over its layers, with their collectives and what overlap hides of them, is taken again: the
     same figures, without re-estimating every GEMM of the model."""
     spec, sc = w.spec, w.scenario
-    counts, entries, sources, tmod = spec.layer_counts(), _gemm_entries(spec), kv_sources(spec), time_model(profile)
+    counts, entries, sources, tmod = layer_counts(spec), _gemm_entries(spec), kv_sources(spec), time_model(profile)
     return {
-        r: _regime_step(spec, profile, sc, r, w.gemms[r], w.attention[r], counts, tmod, entries, sources)[0]
+        r: _regime_step(spec, profile, sc, r, w.gemms[r], w.attention[r], counts, tmod, entries, sources, w.profile)[0]
         for r in REGIMES
     }
 
@@ -320,7 +321,7 @@ def decode_step(spec: ModelSpec, profile, scenario: Scenario) -> Step:
     if hit is not None and hit[0] is spec and hit[1] is profile:
         return hit[2].steps["decode"]
     check_format(profile, scenario.gemm_format)
-    counts = spec.layer_counts()
+    counts = layer_counts(spec)
     entries, sources = _gemm_entries(spec), kv_sources(spec)
     rows = _gemm_rows(spec, profile, scenario, "decode", entries)
     attn = _regime_attention(spec, profile, scenario, "decode", counts, sources)
@@ -370,9 +371,12 @@ def _regime_step(
     tmod,
     entries,
     sources,
+    gemm_profile=None,
 ) -> tuple[Step, dict[str, float], dict[str, dict[str, float]]]:
     """One regime's Step, with its per-kind layer time and the parts of that time (Workload.layer_parts). A
-    layer whose EP exchange two micro-batches overlap is priced through colint.analysis.overlap."""
+    layer whose EP exchange two micro-batches overlap is priced through colint.analysis.overlap.
+    ``gemm_profile``: a profile the half batch's GEMM rows are priced on instead of ``profile``, one that differs
+    from it in the scale-up domain alone (steps_on_domain: the rows' memos keep the workload's profile)."""
     launch_s = profile.launch_overhead_us * 1e-6
     bw = profile.memory_bytes_per_s
     h = spec.hidden_size
@@ -394,7 +398,8 @@ def _regime_step(
         if overlaps(kind, scenario, regime):
             if half_times is None:  # the rows of the kinds that overlap: the others' half-batch rows are not read
                 split = {k.name for k, c in zip(spec.layer_kinds, counts) if c and overlaps(k, scenario, regime)}
-                half_rows = _gemm_rows(spec, profile, half_scenario(scenario, regime), regime, entries, kinds=split)
+                half_sc = half_scenario(scenario, regime)
+                half_rows = _gemm_rows(spec, gemm_profile or profile, half_sc, regime, entries, kinds=split)
                 half_times = _kind_gemm_s(half_rows)
             ht = half_times.get(kind.name) or {"attention": 0.0, "ffn": 0.0}
             half_core = half_cores_s(spec, kind, n, profile, scenario, regime, sources.get(ki), core_s)

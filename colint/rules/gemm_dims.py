@@ -162,7 +162,12 @@ def collect_dims(ctx: Context) -> dict[tuple, list[Dim]]:
             if found is None:
                 found = judged[shape] = _row_dims(ctx, row)
             for f, full, key in found:
-                d = out.setdefault((f, full), {}).setdefault(key, Dim(*key))
+                dims = out.get((f, full))
+                if dims is None:
+                    dims = out[(f, full)] = {}
+                d = dims.get(key)
+                if d is None:
+                    d = dims[key] = Dim(*key)
                 d.rows.append(row)
     return {f: list(v.values()) for f, v in out.items()}
 
