@@ -149,7 +149,7 @@ def test_best_partition_walk_finds_the_bisections_starts(monkeypatch):
 
     walked = run()
 
-    def bisected(j, end, prev, pre, cpre, limit, best_j, arg_j, tol):
+    def bisected(j, end, prev, pre, cpre, limit, best_j, arg_j, tol, unfit):
         """_walk_stage's ends from the bisection and _pick, the reference it stands for."""
         for i, lo, left in pipeline._starts_bisect(range(j + 1, end + 1), j, prev, pre, cpre, 0.0, limit, None):
             best_j[i], arg_j[i] = pipeline._pick(i, lo, left, prev, pre, 0.0, False, tol)

@@ -191,7 +191,9 @@ def _best_partition(
         if j < p - 1:
             tried = prev[j : n - (p - j) + 1]  # prev at every start a these ends try
             if all(map(le, tried, islice(tried, 1, None))):
-                _walk_stage(j, n - (p - 1 - j), prev, pre, cpre, limit, best[j], arg[j], tol)
+                # prev does not decrease: its infinite starts (a capped prefix no split fits) are a suffix
+                unfit = j + tried.index(inf) if cpre is not None and tried[-1] == inf else n
+                _walk_stage(j, n - (p - 1 - j), prev, pre, cpre, limit, best[j], arg[j], tol, unfit)
                 continue
             starts = _starts_bisect(range(j + 1, n - (p - 1 - j) + 1), j, prev, pre, cpre, 0.0, limit, None)
             extra = 0.0
@@ -233,7 +235,7 @@ def _pick(i: int, lo: int, left: int, prev, pre, last_extra: float, last: bool, 
     return bv, ba
 
 
-def _walk_stage(j: int, end: int, prev, pre, cpre, limit: float, best_j, arg_j, tol: float) -> None:
+def _walk_stage(j: int, end: int, prev, pre, cpre, limit: float, best_j, arg_j, tol: float, unfit: int) -> None:
     """best_j[i], arg_j[i] for every end i in (j, end] of a stage j before the last, when ``prev`` does not
     decrease over the starts tried (the caller checks; a tolerance tie in the stage before can make it dip
     by a last bit, and then the bisection's own probes decide): what :func:`_starts_bisect` and :func:`_pick`
@@ -242,7 +244,11 @@ def _walk_stage(j: int, end: int, prev, pre, cpre, limit: float, best_j, arg_j, 
     Both tests are monotone in a, false then true: ``cpre`` and ``pre`` rise with a, and so does ``prev``.
     Both are monotone in i, true then false: the stage's sum rises with its end. So the first start where
     each holds never moves left as i rises, and one pointer per test walks all ends: the bisection finds
-    the same first true start (or the same ``hi`` when there is none). An end no start fits is left out."""
+    the same first true start (or the same ``hi`` when there is none). An end no start fits is left out.
+
+    ``unfit``: the first start from which ``prev`` is infinite (every later one is, as it does not decrease).
+    Once ``lo`` reaches it, every start an end may take has an infinite prefix: that end's best stays infinite
+    (with no start), as it was set, and so does every later end's (``lo`` never moves left): the walk stops."""
     inf = math.inf
     lo = left = j
     for i in range(j + 1, end + 1):
@@ -251,6 +257,8 @@ def _walk_stage(j: int, end: int, prev, pre, cpre, limit: float, best_j, arg_j, 
             ci = cpre[i]
             while lo < i and not (ci - cpre[lo] <= limit):  # the bisection's ci - cpre[m] + 0.0 + 0.0 <= limit
                 lo += 1
+            if lo >= unfit:
+                break
             if lo > hi:
                 continue
             if left < lo:
