@@ -126,8 +126,9 @@ def test_cl301_width_search_counts_params_exactly():
 
 
 def test_best_partition_walk_finds_the_bisections_starts(monkeypatch):
-    """The O(n) walk over a stage's ends (a non-decreasing prefix best, _walk_stage) gives the split the
-    bisection gives, ties, zeros, extras and caps included."""
+    """The O(n) walk over a stage's ends (a non-decreasing prefix best, _walk_stage) and the stage before the
+    last computed at the ends asked only (_LazyRow) give the split the bisection gives over whole rows, ties,
+    zeros, extras and caps included."""
     rnd = random.Random(13)
     cases = []
     for _ in range(1500):
@@ -155,6 +156,7 @@ def test_best_partition_walk_finds_the_bisections_starts(monkeypatch):
             best_j[i], arg_j[i] = pipeline._pick(i, lo, left, prev, pre, 0.0, False, tol)
 
     monkeypatch.setattr(pipeline, "_walk_stage", bisected)
+    monkeypatch.setattr(pipeline, "_rises", lambda xs: False)  # every row whole: no _LazyRow either
     assert run() == walked
     assert sum(x is not None for x in walked) > 2000
 

@@ -185,9 +185,16 @@ def _best_partition(
             v = pre[i] - pre[0] + first_extra
             best_0[i] = v + last_extra if only else v
             arg_0[i] = 0
+    # the walk finds the bisection's starts where pre (and cpre) do not decrease (costs >= 0): then any end of a
+    # stage is what bisection and _pick give it alone, and the stage before the last is computed at the ends the
+    # last stage's bisection asks for only (_LazyRow)
+    lazy = p >= 3 and _rises(pre) and (cpre is None or _rises(cpre))
     for j in range(1, p):
         # stage j >= 1: seg(j, a, i) = pre[i] - pre[a] (+ last_extra on the last stage); cseg alike
         prev = best[j - 1]
+        if lazy and j == p - 2:
+            best[j] = _LazyRow(j, n - 1, prev, pre, cpre, limit, tol, best[j], arg[j])  # type: ignore[call-overload]
+            continue
         if j < p - 1:
             tried = prev[j : n - (p - j) + 1]  # prev at every start a these ends try
             if all(map(le, tried, islice(tried, 1, None))):
@@ -213,6 +220,34 @@ def _best_partition(
         i = a
     sizes.reverse()
     return evaluate(costs, sizes, first_extra, last_extra)
+
+
+def _rises(xs: list[float]) -> bool:
+    """Whether ``xs`` never decreases (False with a NaN)."""
+    return all(map(le, xs, islice(xs, 1, None)))
+
+
+class _LazyRow:
+    """Stage ``j``'s row of the program (``best[j]``, read as a list), computed at the ends read only: each as
+    :func:`_starts_bisect` and :func:`_pick` give it, which is what the walk gives where it runs (the caller
+    checks that pre and cpre rise), and what the bisection gives where it runs. The last stage's bisection reads
+    ~log n ends of the stage before it, and its pick the start before the crossing: a row of ~n ends otherwise.
+    Ends outside (j, end] are infinite, as the program leaves them; ``arg`` gets the start of each end computed."""
+
+    __slots__ = ("j", "end", "prev", "pre", "cpre", "limit", "tol", "best", "arg", "done")
+
+    def __init__(self, j: int, end: int, prev, pre, cpre, limit: float, tol: float, best, arg) -> None:
+        self.j, self.end, self.prev, self.pre, self.cpre = j, end, prev, pre, cpre
+        self.limit, self.tol, self.best, self.arg = limit, tol, best, arg
+        self.done = [False] * len(best)
+
+    def __getitem__(self, i: int) -> float:
+        if not self.done[i]:
+            self.done[i] = True
+            if self.j < i <= self.end:
+                for e, lo, left in _starts_bisect((i,), self.j, self.prev, self.pre, self.cpre, 0.0, self.limit, None):
+                    self.best[e], self.arg[e] = _pick(e, lo, left, self.prev, self.pre, 0.0, False, self.tol)
+        return self.best[i]
 
 
 def _pick(i: int, lo: int, left: int, prev, pre, last_extra: float, last: bool, tol: float) -> tuple[float, int]:
