@@ -181,3 +181,29 @@ def test_decode_step_is_analyses_decode_step(path):
         alone = workload.decode_step(spec, p, sc)  # before analyse memoises this scenario
         assert alone == workload._analyse(spec, p, sc).steps["decode"]
         assert workload.decode_step(spec, p, sc) == alone
+
+
+def test_shards_of_a_plan_are_shard_per_gemm():
+    """gemm_rows._shards (a plan's GEMMs at one layout, inlined) gives _shard's (n, k, instances) for every GEMM
+    and fused group, types included, at tp/ep/kvp layouts that split, replicate and round up."""
+    import itertools
+
+    from colint.analysis.gemm_rows import _gemm_entries, _shard, _shards
+
+    checked = 0
+    for path in (
+        "deepseek__DeepSeek-V3.json",
+        "qwen3-next__Qwen3-Next-80B-A3B-Thinking.json",
+        "gemma__gemma-3-27b.json",
+    ):
+        spec = normalize(load(f"tests/corpus/hf/{path}"))
+        for _name, kg, _n, fused in _gemm_entries(spec):
+            items = [(g, g.n) for g in kg] + [(f[2], f[3]) for f in fused]
+            for tp, ep, kvp in itertools.product((1, 3, 8), (1, 16, 72), (1, 2)):
+                sc = make_scenario(tp=tp, ep=ep, kvp=kvp)
+                got = _shards(items, sc)
+                want = [_shard(g, n, sc) for g, n in items]
+                assert [tuple(map(type, x)) for x in got] == [tuple(map(type, x)) for x in want]
+                assert got == want
+                checked += len(items)
+    assert checked > 500

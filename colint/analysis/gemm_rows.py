@@ -129,6 +129,30 @@ def _shard(g: Gemm, n: int, sc: Scenario) -> tuple[int, int, float]:
     return n, k, 1.0
 
 
+def _shards(items, sc: Scenario) -> list[tuple[int, int, float]]:
+    """``[_shard(g, n, sc) for g, n in items]``, the same steps inlined (every GEMM of a spec at each layout)."""
+    tp, group, ep = sc.tp, sc.group_gpus, sc.ep
+    out: list[tuple[int, int, float]] = []
+    for g, n in items:
+        k = g.k
+        t = tp if _component(g) != "ffn" else group
+        parallel = g.parallel
+        if parallel == "column":
+            out.append((-(-n // t), k, 1.0))
+        elif parallel == "row":
+            out.append((n, -(-k // t), 1.0))
+        elif parallel == "expert":
+            if ep > 1:
+                out.append((n, k, float(-(-g.count // ep))))
+            elif "down" in g.name:
+                out.append((n, -(-k // t), float(g.count)))
+            else:
+                out.append((-(-n // t), k, float(g.count)))
+        else:
+            out.append((n, k, 1.0))
+    return out
+
+
 def _tokens(sc: Scenario, regime: str) -> int:
     return sc.decode_concurrency if regime == "decode" else sc.prefill_tokens
 
@@ -247,7 +271,10 @@ def kind_shards(entries, sc: Scenario) -> list[list[tuple[Gemm, int, int, float]
     key = ("kinds", sc.tp, sc.kvp, sc.ep)
     got = shard_memo.get(key)
     if got is None:
-        got = shard_memo[key] = [[(g, *_shard(g, g.n, sc)) for g in kg] for _name, kg, _n, _fused in entries]
+        got = shard_memo[key] = [
+            [(g, *shard) for g, shard in zip(kg, _shards([(g, g.n) for g in kg], sc))]
+            for _name, kg, _n, _fused in entries
+        ]
     return got
 
 
@@ -258,7 +285,9 @@ def row_shards(entries, sc: Scenario) -> tuple[list[tuple[int, list[tuple]]], li
     plan, shard_memo = _row_plan(entries)
     shards = shard_memo.get((sc.tp, sc.kvp, sc.ep))  # _shard reads tp, tp x kvp and ep only
     if shards is None:
-        shards = shard_memo[(sc.tp, sc.kvp, sc.ep)] = [[_shard(p[4], p[5], sc) for p in groups] for _, groups in plan]
+        shards = shard_memo[(sc.tp, sc.kvp, sc.ep)] = [
+            _shards([(p[4], p[5]) for p in groups], sc) for _, groups in plan
+        ]
     return plan, shards
 
 
