@@ -207,3 +207,34 @@ def test_shards_of_a_plan_are_shard_per_gemm():
                 assert got == want
                 checked += len(items)
     assert checked > 500
+
+
+def test_kind_sums_kept_with_the_rows_are_the_steps_sums():
+    """A regime's rows carry each kind's sums from the rows' memo (gemm_rows.GemmRows); the step reads the same
+    figures, to the last bit, as its own pass over a plain list of those rows gives, half batches included."""
+    from colint.analysis.gemm_rows import _gemm_entries
+    from colint.analysis.workload import _kind_gemm_s, _kind_times
+
+    p = load_profile("b200")
+    checked = 0
+    for path in (
+        "deepseek__DeepSeek-V3.json",
+        "qwen3-next__Qwen3-Next-80B-A3B-Thinking.json",
+        "gemma__gemma-3-27b.json",
+    ):
+        spec = normalize(load(f"tests/corpus/hf/{path}"))
+        for tp, ep in ((1, 1), (2, 16), (8, 64)):
+            w = analyse(spec, p, make_scenario(tp=tp, ep=ep))
+            for regime in ("decode", "prefill"):
+                rows = w.gemms[regime]
+                assert rows.kind_sums is not None
+                assert _kind_times(rows, w.attention[regime]) == _kind_times(list(rows), w.attention[regime])
+                kept, plain = _kind_gemm_s(rows), _kind_gemm_s(list(rows))
+                assert kept.keys() == plain.keys()
+                assert all(kept[k][c] == v for k, d in plain.items() for c, v in d.items())
+                half = _gemm_rows(spec, p, w.scenario, regime, _gemm_entries(spec), kinds={spec.layer_kinds[-1].name})
+                kept, plain = _kind_gemm_s(half), _kind_gemm_s(list(half))
+                assert kept.keys() == plain.keys()
+                assert all(kept[k][c] == v for k, d in plain.items() for c, v in d.items())
+                checked += 1
+    assert checked == 18

@@ -301,18 +301,46 @@ def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None
         entries = _gemm_entries(spec)
     plan, shards = row_shards(entries, sc)
     at = (regime, tokens, type(tokens), head_tokens, sc.tp, sc.kvp, sc.ep, sc.gemm_format, sc.outputs, id(profile))
+    sums: dict[str, tuple[dict[str, float], int]] | None = {}
     for (kind_id, groups), kind_shards_, entry in zip(plan, shards, entries):
         if kinds is not None and entry[0] not in kinds:
             continue
         key = (kind_id, *at)
         hit = _KIND_ROWS.get(key)
         if hit is None or hit[0] is not profile:
-            hit = (profile, _kind_rows(groups, kind_shards_, profile, sc, regime, tokens, head_tokens))
+            kind_rows = _kind_rows(groups, kind_shards_, profile, sc, regime, tokens, head_tokens)
+            hit = (profile, kind_rows, _kind_sums(kind_rows))
             if len(_KIND_ROWS) >= KIND_ROWS_MAX:
                 _KIND_ROWS.clear()
             _KIND_ROWS[key] = hit
         rows += hit[1]
-    return rows
+        if sums is not None and hit[1]:  # (a kind with no rows has no sums: the step's pass finds none)
+            if entry[0] in sums:
+                sums = None  # two entries of one kind name: their sums run over both, in row order
+            else:
+                sums[entry[0]] = hit[2]
+    return GemmRows(rows, sums)
+
+
+class GemmRows(list):
+    """A regime's GEMM rows (a list of WorkloadGemm, read-only), with ``kind_sums``: per kind name, the sums that
+    colint.analysis.workload's step reads of that kind's rows (``_kind_sums``), kept with the kind's rows in the
+    memo (None where two entries share a kind name)."""
+
+    def __init__(self, rows: list[WorkloadGemm], kind_sums: dict[str, tuple[dict[str, float], int]] | None) -> None:
+        super().__init__(rows)
+        self.kind_sums = kind_sums
+
+
+def _kind_sums(rows: list[WorkloadGemm]) -> tuple[dict[str, float], int]:
+    """One kind's rows summed as the step sums them (workload._kind_times, in row order from 0.0): GEMM time by
+    component and the plain roofline time ("gemm_sol"), and the count of rows. Read-only: shared by every step
+    that reads these rows."""
+    out = {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
+    for row in rows:
+        out[row.component] = out.get(row.component, 0.0) + row.layer_s
+        out["gemm_sol"] += row.time.sol_s * max(row.instances, 1.0 if row.instances >= 1 else row.instances)
+    return out, len(rows)
 
 
 def _kind_rows(groups, shards, profile, sc: Scenario, regime: str, tokens: int, head_tokens: int) -> list[WorkloadGemm]:

@@ -347,7 +347,10 @@ def _kind_times(rows: list[WorkloadGemm], attn: list[AttentionCost]):
     (GEMM times by component, GEMM rows, attention cores) per kind name."""
     times: dict[str, dict[str, float]] = {}
     n_rows: dict[str, int] = {}
-    for row in rows:
+    sums = getattr(rows, "kind_sums", None)  # the same sums, kept with each kind's rows (gemm_rows.GemmRows)
+    for name, (kt, count) in sums.items() if sums is not None else ():
+        times[name], n_rows[name] = kt, count
+    for row in rows if sums is None else ():
         out = times.get(row.kind)
         if out is None:
             out = times[row.kind] = {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
@@ -455,7 +458,10 @@ def _regime_step(
 
 
 def _kind_gemm_s(rows: list[WorkloadGemm]) -> dict[str, dict[str, float]]:
-    """GEMM time per kind name and component (attention, ffn) of one regime's rows."""
+    """GEMM time per kind name and component (attention, ffn) of one regime's rows (read-only)."""
+    sums = getattr(rows, "kind_sums", None)  # the same sums, kept with each kind's rows (gemm_rows.GemmRows)
+    if sums is not None:
+        return {name: kt for name, (kt, _count) in sums.items()}
     out: dict[str, dict[str, float]] = {}
     for row in rows:
         d = out.setdefault(row.kind, {"attention": 0.0, "ffn": 0.0})
