@@ -372,9 +372,7 @@ def crossing_split(
     n, p = len(costs), stages
     if p < 1 or n < p:
         return None
-    pre = [0.0]
-    for c in costs:
-        pre.append(pre[-1] + float(c))
+    pre = list(accumulate(map(float, costs), initial=0.0))
     total = pre[-1] + first_extra + last_extra
     sizes, a = [], 0
     for k in range(1, p):
