@@ -133,6 +133,7 @@ class Workload:
     # layer kind name -> one layer's LayerCost fields after index and kind; layer_costs lists them per layer
     kind_costs: dict[str, tuple] = field(default_factory=dict)
     _layer_costs: list[LayerCost] | None = field(default=None, repr=False, compare=False)
+    _label: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def layer_costs(self) -> list[LayerCost]:
@@ -160,7 +161,10 @@ class Workload:
         return 2.0 * self.scenario.prefill_tokens * self.spec.hidden_size * _ceil_div(v, self.scenario.tp)
 
     def label(self) -> str:
-        return f"estimate: {self.profile.name}, {self.scenario.label()}"
+        """'estimate: GPU, scenario' (built once: the rules quote it in most findings)."""
+        if self._label is None:
+            self._label = f"estimate: {self.profile.name}, {self.scenario.label()}"
+        return self._label
 
 
 # analyse() memo: (id(spec), id(profile), scenario) -> (spec, profile, workload). One check asks for the same
