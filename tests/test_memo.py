@@ -238,3 +238,21 @@ def test_kind_sums_kept_with_the_rows_are_the_steps_sums():
                 assert all(kept[k][c] == v for k, d in plain.items() for c, v in d.items())
                 checked += 1
     assert checked == 18
+
+
+def test_estimate_s_is_the_estimates_time():
+    """gemm_model.estimate_s (the time alone: grouped expert GEMMs, padded shapes) is estimate(...).estimate_s,
+    whether the full estimate was taken before, after or never, in every format and both paths."""
+    p = load_profile("b200")
+    gmod = time_model(p)
+    shapes = [(1, 7168, 2048), (37, 4096 * 3, 7168), (256, 2112, 7168), (8192, 18432, 7168), (5, 3, 129)]
+    for dtype in ("bf16", "fp8", "nvfp4", "int4_wo"):
+        for standalone in (False, True):
+            for m, n, k in shapes:
+                gemm_model.clear_memo()
+                alone = gemm_model.estimate_s(m, n, k, dtype, p, "bf16", model=gmod, standalone=standalone)
+                full = gemm_model.estimate(m, n, k, dtype, p, "bf16", model=gmod, standalone=standalone)
+                assert alone == full.estimate_s
+                assert gemm_model.estimate_s(m, n, k, dtype, p, "bf16", model=gmod, standalone=standalone) == alone
+                gemm_model.clear_memo()
+                assert gemm_model.estimate_s(m, n, k, dtype, p, "bf16", model=gmod, standalone=standalone) == alone

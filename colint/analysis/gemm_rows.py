@@ -14,7 +14,7 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from colint.analysis.gemm_model import GemmTime, estimate
+from colint.analysis.gemm_model import GemmTime, estimate, estimate_s
 from colint.analysis.inventory import Gemm, kind_gemms, layer_counts, lm_head_gemm
 from colint.analysis.moe import busiest_rank_factor, touched_share
 from colint.analysis.ops_moe import grouped_model
@@ -376,11 +376,11 @@ def _kind_rows(groups, shards, profile, sc: Scenario, regime: str, tokens: int, 
         t = estimate(m, n, k, dtype, profile, out_fmt, standalone=False, model=model)
         if inst > 1:
             # a grouped GEMM: one kernel, every touched expert's tiles in one grid
-            layer_s = estimate(
+            layer_s = estimate_s(
                 m_step, int(round(n * inst)), k, dtype, profile, out_fmt, standalone=False, model=model
-            ).estimate_s
+            )
         elif m_step != m:
-            layer_s = estimate(m_step, n, k, dtype, profile, out_fmt, standalone=False, model=model).estimate_s
+            layer_s = estimate_s(m_step, n, k, dtype, profile, out_fmt, standalone=False, model=model)
         else:
             layer_s = t.estimate_s  # one GEMM (a GPU holding one expert waits for it when touched)
         rows.append(
