@@ -126,8 +126,9 @@ def test_cl301_width_search_counts_params_exactly():
 
 
 def test_best_partition_walk_finds_the_bisections_starts(monkeypatch):
-    """The O(n) walk over a stage's ends (a non-decreasing prefix best) gives the split the bisection
-    gives, ties, zeros, extras and caps included."""
+    """The O(n) walk over a stage's ends (a non-decreasing prefix best, _walk_stage) and the stage before the
+    last computed at the ends asked only (_LazyRow) give the split the bisection gives over whole rows, ties,
+    zeros, extras and caps included."""
     rnd = random.Random(13)
     cases = []
     for _ in range(1500):
@@ -148,7 +149,14 @@ def test_best_partition_walk_finds_the_bisections_starts(monkeypatch):
         return out
 
     walked = run()
-    monkeypatch.setattr(pipeline, "_starts_walk", pipeline._starts_bisect)
+
+    def bisected(j, end, prev, pre, cpre, limit, best_j, arg_j, tol, unfit):
+        """_walk_stage's ends from the bisection and _pick, the reference it stands for."""
+        for i, lo, left in pipeline._starts_bisect(range(j + 1, end + 1), j, prev, pre, cpre, 0.0, limit, None):
+            best_j[i], arg_j[i] = pipeline._pick(i, lo, left, prev, pre, 0.0, False, tol)
+
+    monkeypatch.setattr(pipeline, "_walk_stage", bisected)
+    monkeypatch.setattr(pipeline, "_rises", lambda xs: False)  # every row whole: no _LazyRow either
     assert run() == walked
     assert sum(x is not None for x in walked) > 2000
 
@@ -173,3 +181,78 @@ def test_decode_step_is_analyses_decode_step(path):
         alone = workload.decode_step(spec, p, sc)  # before analyse memoises this scenario
         assert alone == workload._analyse(spec, p, sc).steps["decode"]
         assert workload.decode_step(spec, p, sc) == alone
+
+
+def test_shards_of_a_plan_are_shard_per_gemm():
+    """gemm_rows._shards (a plan's GEMMs at one layout, inlined) gives _shard's (n, k, instances) for every GEMM
+    and fused group, types included, at tp/ep/kvp layouts that split, replicate and round up."""
+    import itertools
+
+    from colint.analysis.gemm_rows import _gemm_entries, _shard, _shards
+
+    checked = 0
+    for path in (
+        "deepseek__DeepSeek-V3.json",
+        "qwen3-next__Qwen3-Next-80B-A3B-Thinking.json",
+        "gemma__gemma-3-27b.json",
+    ):
+        spec = normalize(load(f"tests/corpus/hf/{path}"))
+        for _name, kg, _n, fused in _gemm_entries(spec):
+            items = [(g, g.n) for g in kg] + [(f[2], f[3]) for f in fused]
+            for tp, ep, kvp in itertools.product((1, 3, 8), (1, 16, 72), (1, 2)):
+                sc = make_scenario(tp=tp, ep=ep, kvp=kvp)
+                got = _shards(items, sc)
+                want = [_shard(g, n, sc) for g, n in items]
+                assert [tuple(map(type, x)) for x in got] == [tuple(map(type, x)) for x in want]
+                assert got == want
+                checked += len(items)
+    assert checked > 500
+
+
+def test_kind_sums_kept_with_the_rows_are_the_steps_sums():
+    """A regime's rows carry each kind's sums from the rows' memo (gemm_rows.GemmRows); the step reads the same
+    figures, to the last bit, as its own pass over a plain list of those rows gives, half batches included."""
+    from colint.analysis.gemm_rows import _gemm_entries
+    from colint.analysis.workload import _kind_gemm_s, _kind_times
+
+    p = load_profile("b200")
+    checked = 0
+    for path in (
+        "deepseek__DeepSeek-V3.json",
+        "qwen3-next__Qwen3-Next-80B-A3B-Thinking.json",
+        "gemma__gemma-3-27b.json",
+    ):
+        spec = normalize(load(f"tests/corpus/hf/{path}"))
+        for tp, ep in ((1, 1), (2, 16), (8, 64)):
+            w = analyse(spec, p, make_scenario(tp=tp, ep=ep))
+            for regime in ("decode", "prefill"):
+                rows = w.gemms[regime]
+                assert rows.kind_sums is not None
+                assert _kind_times(rows, w.attention[regime]) == _kind_times(list(rows), w.attention[regime])
+                kept, plain = _kind_gemm_s(rows), _kind_gemm_s(list(rows))
+                assert kept.keys() == plain.keys()
+                assert all(kept[k][c] == v for k, d in plain.items() for c, v in d.items())
+                half = _gemm_rows(spec, p, w.scenario, regime, _gemm_entries(spec), kinds={spec.layer_kinds[-1].name})
+                kept, plain = _kind_gemm_s(half), _kind_gemm_s(list(half))
+                assert kept.keys() == plain.keys()
+                assert all(kept[k][c] == v for k, d in plain.items() for c, v in d.items())
+                checked += 1
+    assert checked == 18
+
+
+def test_estimate_s_is_the_estimates_time():
+    """gemm_model.estimate_s (the time alone: grouped expert GEMMs, padded shapes) is estimate(...).estimate_s,
+    whether the full estimate was taken before, after or never, in every format and both paths."""
+    p = load_profile("b200")
+    gmod = time_model(p)
+    shapes = [(1, 7168, 2048), (37, 4096 * 3, 7168), (256, 2112, 7168), (8192, 18432, 7168), (5, 3, 129)]
+    for dtype in ("bf16", "fp8", "nvfp4", "int4_wo"):
+        for standalone in (False, True):
+            for m, n, k in shapes:
+                gemm_model.clear_memo()
+                alone = gemm_model.estimate_s(m, n, k, dtype, p, "bf16", model=gmod, standalone=standalone)
+                full = gemm_model.estimate(m, n, k, dtype, p, "bf16", model=gmod, standalone=standalone)
+                assert alone == full.estimate_s
+                assert gemm_model.estimate_s(m, n, k, dtype, p, "bf16", model=gmod, standalone=standalone) == alone
+                gemm_model.clear_memo()
+                assert gemm_model.estimate_s(m, n, k, dtype, p, "bf16", model=gmod, standalone=standalone) == alone

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from colint.analysis.inventory import layer_counts
 from colint.analysis.memory import B_ACT, USABLE_HBM_SHARE
 from colint.analysis.footprint import footprint_floor, memory_at
 from colint.analysis.gemm_rows import SPEC_MEMO_MAX
@@ -25,7 +26,7 @@ def powers_of_two(limit: int) -> list[int]:
 
 def _attention_tp_ok(spec, tp: int) -> bool:
     """tp splits every attention kind's query heads and does not replicate its KV heads (CL701/CL702 accept it)."""
-    for k, n in zip(spec.layer_kinds, spec.layer_counts()):
+    for k, n in zip(spec.layer_kinds, layer_counts(spec)):
         m = k.mixer
         if not n or m.kind not in ("attention", "mla", "mamba", "linear_attention"):
             continue

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from colint.analysis.inventory import layer_counts
 from colint.analysis.gemm_model import FORMATS, check_format
 from colint.analysis.gemm_rows import (
     REGIMES,
@@ -15,9 +16,11 @@ from colint.analysis.gemm_rows import (
     _ceil_div,
     _gemm_entries,
     _prefill_shape,
-    _shard,
+    _row_plan,
     _tokens,
+    kind_shards,
     routed_expert_rows,
+    row_shards,
 )
 from colint.analysis.kv_cache import kind_mixers, mixer_kv_bytes_per_token, state_bytes_per_sequence
 from colint.analysis.memory import B_ACT, USABLE_HBM_SHARE, heaviest_stage_weight_bytes, memory_fit
@@ -114,24 +117,25 @@ def _unsplit_parts(spec: ModelSpec, scenario: Scenario) -> tuple[list[float], fl
     h = spec.hidden_size
     entries = _gemm_entries(spec)
     tokens = {r: _tokens(scenario, r) for r in REGIMES}
-    # peak activations: activation_bytes() over the rows _gemm_rows would build (m, instances, n, k only)
+    # peak activations: activation_bytes() over the rows _gemm_rows would build (m, instances, n, k only), from
+    # the same plan and shards (gemm_rows.row_shards: the LM head and routed experts marked in the plan)
+    plan, by_kind = row_shards(entries, scenario)
     shards = []
-    for _kind_name, _kg, _n_layers, fused in entries:
-        for _name, _members, g, n_total in fused:
-            n, k, inst = _shard(g, n_total, scenario)
+    for (_kind_id, groups), kind_shards_ in zip(plan, by_kind):
+        for group, (n, k, inst) in zip(groups, kind_shards_):
             if n > 0 and k > 0:
-                shards.append((g, n, k, inst))
+                shards.append((group[8], group[9], group[10], group[4].count, n, k, inst))
+    head_tokens = _prefill_shape(scenario)[1]
+    dp_groups = scenario.attention_dp_groups
     peak = 0.0
     for regime in REGIMES:
         gemm = 0.0
-        for g, n, k, inst in shards:  # each regime's rows of _gemm_rows (the shards are the same)
+        for lm_head, experts, topk, count, n, k, inst in shards:  # each regime's rows of _gemm_rows (same shards)
             m_tokens = tokens[regime]
-            if g.name == "lm_head" and regime == "prefill":
-                m_tokens = _prefill_shape(scenario)[1]
-            if g.parallel == "expert" and g.count:
-                touched, m = routed_expert_rows(
-                    m_tokens * scenario.attention_dp_groups, round(g.m_per_token * g.count), g.count
-                )
+            if lm_head and regime == "prefill":
+                m_tokens = head_tokens
+            if experts:
+                touched, m = routed_expert_rows(m_tokens * dp_groups, topk, count)
                 inst = inst * touched
             else:
                 m = m_tokens
@@ -145,7 +149,7 @@ def _unsplit_parts(spec: ModelSpec, scenario: Scenario) -> tuple[list[float], fl
 def _kv_bytes_per_sequence(spec: ModelSpec, scenario: Scenario) -> float:
     """KV-cache (and recurrent state) bytes per GPU of one sequence at the scenario's context, all pipeline
     stages: decode's attention cores, in analyse's order."""
-    counts = spec.layer_counts()
+    counts = layer_counts(spec)
     b_kv = scenario.kv_bytes_per_elem
     kv_seq = 0.0
     for kind, n in zip(spec.layer_kinds, counts):
@@ -172,18 +176,26 @@ def _kv_bytes_per_sequence(spec: ModelSpec, scenario: Scenario) -> float:
 
 
 def _layer_weight_bytes(spec: ModelSpec, scenario: Scenario) -> list[float]:
-    """Weight bytes per GPU of each decoder layer: the per-layer shards of analyse's layer costs."""
-    counts = spec.layer_counts()
+    """Weight bytes per GPU of each decoder layer: the per-layer shards of analyse's layer costs (read-only: built
+    once per spec object, (tp, kvp, ep) and weight format, beside the GEMM rows' shards)."""
     entries = _gemm_entries(spec)
     b_w = FORMATS[scenario.gemm_format][2]
+    shard_memo = _row_plan(entries)[1]
+    key = ("layer_weight_bytes", scenario.tp, scenario.kvp, scenario.ep, b_w)
+    got = shard_memo.get(key)
+    if got is None:
+        got = shard_memo[key] = _per_layer_weight_bytes(spec, kind_shards(entries, scenario), b_w)
+    return got
+
+
+def _per_layer_weight_bytes(spec: ModelSpec, used_shards, b_w: float) -> list[float]:
     wbytes_by_kind: dict[str, float] = {}
-    used = iter([e[1] for e in entries[: sum(1 for n in counts if n)]])
-    for kind, n in zip(spec.layer_kinds, counts):
+    used = iter(used_shards)  # the used kinds' GEMMs and shards, in order (the LM head's last, not read)
+    for kind, n in zip(spec.layer_kinds, layer_counts(spec)):
         if not n:
             continue
         wbytes = 0.0
-        for g in next(used):
-            nn, kk, inst = _shard(g, g.n, scenario)
+        for g, nn, kk, inst in next(used):
             wbytes += nn * kk * inst * (2.0 if g.name.endswith("router") else b_w)
         wbytes_by_kind[kind.name] = wbytes
     names = [kind.name for kind in spec.layer_kinds]

@@ -55,6 +55,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
+from colint.analysis.inventory import layer_counts
 from colint.analysis.deployments import powers_of_two
 from colint.analysis.frontier_pricing import (
     MAX_CONCURRENCY,
@@ -194,7 +195,7 @@ class Frontier:
 
 # ------------------------------------------------------------------------------ enumeration
 def _used_kinds(spec):
-    return [k for k, n in zip(spec.layer_kinds, spec.layer_counts()) if n]
+    return [k for k, n in zip(spec.layer_kinds, layer_counts(spec)) if n]
 
 
 def deployments(spec, profile) -> list[Deployment]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
+from colint.analysis.inventory import layer_counts
 from colint.analysis.memory import B_ACT
 from colint.analysis.pipeline import best_partition
 from colint.analysis.vector_pricing import estimate_unique
@@ -92,7 +93,7 @@ def decode_prices(spec, profile, grid, w1, w2):
         sci = replace(sc, decode_concurrency=int(bi))
         fill_layers = overlapped_layers(spec, sci, "decode")
         step = 0.0
-        for ki, (kind, n) in enumerate(zip(spec.layer_kinds, spec.layer_counts())):
+        for ki, (kind, n) in enumerate(zip(spec.layer_kinds, layer_counts(spec))):
             if not n:
                 continue
             src = sources.get(ki)

@@ -450,9 +450,14 @@ _MEMO: dict[tuple, tuple[object, object, GemmTime]] = {}
 _MEMO_MAX = 1 << 15
 
 
+# Memo of estimate_s() for the shapes estimate() was not asked: the estimate alone, keyed as _MEMO.
+_TIME_MEMO: dict[tuple, tuple[object, object, float]] = {}
+
+
 def clear_memo() -> None:
     """Forget memoized estimates (a caller that mutates a profile in place must call it)."""
     _MEMO.clear()
+    _TIME_MEMO.clear()
     _SCALAR_CONSTANTS.clear()
 
 
@@ -476,14 +481,41 @@ def estimate(
     return t
 
 
-def _estimate(m, n, k, dtype: str, profile, out_dtype: str | None, model, standalone: bool) -> GemmTime:
+def estimate_s(
+    m: int, n: int, k: int, dtype: str, profile, out_dtype: str | None = None, model=None, standalone: bool = True
+) -> float:
+    """``estimate(...).estimate_s``, the same float, for a caller that reads the estimate alone (a grouped GEMM's
+    layer time, a padded shape's time): a shape estimate() priced answers from its memo; another is priced
+    without building its GemmTime, and kept apart (memoized, keyed as estimate)."""
+    if model is None:
+        model = time_model(profile)
+    key = (m, type(m), n, type(n), k, type(k), dtype, out_dtype, standalone, id(profile), id(model))
+    hit = _MEMO.get(key)
+    if hit is not None and hit[0] is profile and hit[1] is model:
+        return hit[2].estimate_s
+    got = _TIME_MEMO.get(key)
+    if got is not None and got[0] is profile and got[1] is model:
+        return got[2]
+    t = _checked_core(m, n, k, dtype, profile, out_dtype, model, standalone)[0]["estimate_s"]
+    if len(_TIME_MEMO) >= _MEMO_MAX:
+        _TIME_MEMO.clear()
+    _TIME_MEMO[key] = (profile, model, t)
+    return t
+
+
+def _checked_core(m, n, k, dtype: str, profile, out_dtype: str | None, model, standalone: bool):
+    """(_core_scalar's fields, the format, the output format) of one GEMM, its arguments checked."""
     if m <= 0 or n <= 0 or k <= 0:
         raise ProfileError(f"GEMM dimensions must be positive (got M={m}, N={n}, K={k})")
     if dtype not in FORMATS:  # colint's own names are canonical already
         dtype = canonical(dtype)
     check_format(profile, dtype)
     out_dtype = _check_out(out_dtype)
-    r = _core_scalar(int(m), int(n), int(k), dtype, profile, out_dtype, model, standalone)
+    return _core_scalar(int(m), int(n), int(k), dtype, profile, out_dtype, model, standalone), dtype, out_dtype
+
+
+def _estimate(m, n, k, dtype: str, profile, out_dtype: str | None, model, standalone: bool) -> GemmTime:
+    r, dtype, out_dtype = _checked_core(m, n, k, dtype, profile, out_dtype, model, standalone)
     if max(r["t_math"], r["t_mem"]) < r["fixed_s"]:
         est_bound = "floor"
     else:

@@ -14,8 +14,8 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from colint.analysis.gemm_model import GemmTime, estimate
-from colint.analysis.inventory import Gemm, kind_gemms, lm_head_gemm
+from colint.analysis.gemm_model import GemmTime, estimate, estimate_s
+from colint.analysis.inventory import Gemm, kind_gemms, layer_counts, lm_head_gemm
 from colint.analysis.moe import busiest_rank_factor, touched_share
 from colint.analysis.ops_moe import grouped_model
 from colint.analysis.scenario import Scenario
@@ -70,10 +70,22 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+_COMPONENTS: dict[str, str] = {}  # GEMM name -> its component (a few dozen names; _shard asks per GEMM and layout)
+
+
 def _component(g: Gemm) -> str:
-    if g.name == "lm_head":
+    got = _COMPONENTS.get(g.name)
+    if got is None:
+        if len(_COMPONENTS) >= 4096:
+            _COMPONENTS.clear()
+        got = _COMPONENTS[g.name] = _component_of(g.name)
+    return got
+
+
+def _component_of(name: str) -> str:
+    if name == "lm_head":
         return "other"
-    if g.name.startswith(("attn.", "mla.", "linear_attn.", "mamba.")):
+    if name.startswith(("attn.", "mla.", "linear_attn.", "mamba.")):
         return "attention"
     return "ffn"
 
@@ -117,6 +129,30 @@ def _shard(g: Gemm, n: int, sc: Scenario) -> tuple[int, int, float]:
     return n, k, 1.0
 
 
+def _shards(items, sc: Scenario) -> list[tuple[int, int, float]]:
+    """``[_shard(g, n, sc) for g, n in items]``, the same steps inlined (every GEMM of a spec at each layout)."""
+    tp, group, ep = sc.tp, sc.group_gpus, sc.ep
+    out: list[tuple[int, int, float]] = []
+    for g, n in items:
+        k = g.k
+        t = tp if _component(g) != "ffn" else group
+        parallel = g.parallel
+        if parallel == "column":
+            out.append((-(-n // t), k, 1.0))
+        elif parallel == "row":
+            out.append((n, -(-k // t), 1.0))
+        elif parallel == "expert":
+            if ep > 1:
+                out.append((n, k, float(-(-g.count // ep))))
+            elif "down" in g.name:
+                out.append((n, -(-k // t), float(g.count)))
+            else:
+                out.append((-(-n // t), k, float(g.count)))
+        else:
+            out.append((n, k, 1.0))
+    return out
+
+
 def _tokens(sc: Scenario, regime: str) -> int:
     return sc.decode_concurrency if regime == "decode" else sc.prefill_tokens
 
@@ -157,7 +193,7 @@ def _gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list]]:
 
 def _build_gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list]]:
     entries: list[tuple[str, list[Gemm], int, list]] = []
-    for kind, n_layers in zip(spec.layer_kinds, spec.layer_counts()):
+    for kind, n_layers in zip(spec.layer_kinds, layer_counts(spec)):
         if n_layers:
             kg = kind_gemms(kind, spec.hidden_size, n_layers)
             entries.append((kind.name, kg, n_layers, _fuse(kg)))
@@ -235,31 +271,76 @@ def kind_shards(entries, sc: Scenario) -> list[list[tuple[Gemm, int, int, float]
     key = ("kinds", sc.tp, sc.kvp, sc.ep)
     got = shard_memo.get(key)
     if got is None:
-        got = shard_memo[key] = [[(g, *_shard(g, g.n, sc)) for g in kg] for _name, kg, _n, _fused in entries]
+        got = shard_memo[key] = [
+            [(g, *shard) for g, shard in zip(kg, _shards([(g, g.n) for g in kg], sc))]
+            for _name, kg, _n, _fused in entries
+        ]
     return got
 
 
-def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None) -> list[WorkloadGemm]:
+def row_shards(entries, sc: Scenario) -> tuple[list[tuple[int, list[tuple]]], list[list[tuple[int, int, float]]]]:
+    """The rows' plan of ``entries`` (``_row_plan``) and, per used layer kind (the LM head's last), the (n, k,
+    instances) shard of each fused group under ``sc`` (``_shard(first GEMM, N total, sc)``): what the GEMM rows
+    and the footprint's activation rows read. Built once per entries list and (tp, kvp, ep)."""
+    plan, shard_memo = _row_plan(entries)
+    shards = shard_memo.get((sc.tp, sc.kvp, sc.ep))  # _shard reads tp, tp x kvp and ep only
+    if shards is None:
+        shards = shard_memo[(sc.tp, sc.kvp, sc.ep)] = [
+            _shards([(p[4], p[5]) for p in groups], sc) for _, groups in plan
+        ]
+    return plan, shards
+
+
+def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None, kinds=None) -> list[WorkloadGemm]:
+    """The GEMM rows of one regime, kind by kind in ``entries``' order (the LM head's last); ``kinds``: only the
+    rows of the layer kinds so named (the EP overlap's half batch prices the MoE kinds alone)."""
     tokens = _tokens(sc, regime)
     head_tokens = _prefill_shape(sc)[1] if regime == "prefill" else tokens  # logits of each sequence's last token
     rows: list[WorkloadGemm] = []
     if entries is None:
         entries = _gemm_entries(spec)
-    plan, shard_memo = _row_plan(entries)
-    shards = shard_memo.get((sc.tp, sc.kvp, sc.ep))  # _shard reads tp, tp x kvp and ep only
-    if shards is None:
-        shards = shard_memo[(sc.tp, sc.kvp, sc.ep)] = [[_shard(p[4], p[5], sc) for p in groups] for _, groups in plan]
+    plan, shards = row_shards(entries, sc)
     at = (regime, tokens, type(tokens), head_tokens, sc.tp, sc.kvp, sc.ep, sc.gemm_format, sc.outputs, id(profile))
-    for (kind_id, groups), kind_shards_ in zip(plan, shards):
+    sums: dict[str, tuple[dict[str, float], int]] | None = {}
+    for (kind_id, groups), kind_shards_, entry in zip(plan, shards, entries):
+        if kinds is not None and entry[0] not in kinds:
+            continue
         key = (kind_id, *at)
         hit = _KIND_ROWS.get(key)
         if hit is None or hit[0] is not profile:
-            hit = (profile, _kind_rows(groups, kind_shards_, profile, sc, regime, tokens, head_tokens))
+            kind_rows = _kind_rows(groups, kind_shards_, profile, sc, regime, tokens, head_tokens)
+            hit = (profile, kind_rows, _kind_sums(kind_rows))
             if len(_KIND_ROWS) >= KIND_ROWS_MAX:
                 _KIND_ROWS.clear()
             _KIND_ROWS[key] = hit
         rows += hit[1]
-    return rows
+        if sums is not None and hit[1]:  # (a kind with no rows has no sums: the step's pass finds none)
+            if entry[0] in sums:
+                sums = None  # two entries of one kind name: their sums run over both, in row order
+            else:
+                sums[entry[0]] = hit[2]
+    return GemmRows(rows, sums)
+
+
+class GemmRows(list):
+    """A regime's GEMM rows (a list of WorkloadGemm, read-only), with ``kind_sums``: per kind name, the sums that
+    colint.analysis.workload's step reads of that kind's rows (``_kind_sums``), kept with the kind's rows in the
+    memo (None where two entries share a kind name)."""
+
+    def __init__(self, rows: list[WorkloadGemm], kind_sums: dict[str, tuple[dict[str, float], int]] | None) -> None:
+        super().__init__(rows)
+        self.kind_sums = kind_sums
+
+
+def _kind_sums(rows: list[WorkloadGemm]) -> tuple[dict[str, float], int]:
+    """One kind's rows summed as the step sums them (workload._kind_times, in row order from 0.0): GEMM time by
+    component and the plain roofline time ("gemm_sol"), and the count of rows. Read-only: shared by every step
+    that reads these rows."""
+    out = {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
+    for row in rows:
+        out[row.component] = out.get(row.component, 0.0) + row.layer_s
+        out["gemm_sol"] += row.time.sol_s * max(row.instances, 1.0 if row.instances >= 1 else row.instances)
+    return out, len(rows)
 
 
 def _kind_rows(groups, shards, profile, sc: Scenario, regime: str, tokens: int, head_tokens: int) -> list[WorkloadGemm]:
@@ -295,11 +376,11 @@ def _kind_rows(groups, shards, profile, sc: Scenario, regime: str, tokens: int, 
         t = estimate(m, n, k, dtype, profile, out_fmt, standalone=False, model=model)
         if inst > 1:
             # a grouped GEMM: one kernel, every touched expert's tiles in one grid
-            layer_s = estimate(
+            layer_s = estimate_s(
                 m_step, int(round(n * inst)), k, dtype, profile, out_fmt, standalone=False, model=model
-            ).estimate_s
+            )
         elif m_step != m:
-            layer_s = estimate(m_step, n, k, dtype, profile, out_fmt, standalone=False, model=model).estimate_s
+            layer_s = estimate_s(m_step, n, k, dtype, profile, out_fmt, standalone=False, model=model)
         else:
             layer_s = t.estimate_s  # one GEMM (a GPU holding one expert waits for it when touched)
         rows.append(

@@ -15,9 +15,29 @@ __all__ = [
     "kind_ffn_params",
     "kind_gemms",
     "kind_params",
+    "layer_counts",
     "lm_head_gemm",
     "param_counts",
 ]
+
+# layer_counts() memo: id(spec) -> (spec, counts). The analysis and the rules ask a check's spec for its layer
+# counts tens of times (53,308 calls over the 1,000-config MoE mix's checks, one pass over the layer pattern
+# each); a spec is not modified once built (edits build new ones), so it is kept alive beside its entry and
+# keyed by identity, as analyse's memo does. Oldest entries go first.
+_COUNTS_MEMO: dict[int, tuple[ModelSpec, list[int]]] = {}
+COUNTS_MEMO_MAX = 1024
+
+
+def layer_counts(spec: ModelSpec) -> list[int]:
+    """``spec.layer_counts()`` (layers of each layer kind), built once per spec object: read-only."""
+    hit = _COUNTS_MEMO.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    counts = spec.layer_counts()
+    if len(_COUNTS_MEMO) >= COUNTS_MEMO_MAX:
+        del _COUNTS_MEMO[next(iter(_COUNTS_MEMO))]
+    _COUNTS_MEMO[id(spec)] = (spec, counts)
+    return counts
 
 
 def lm_head_gemm(spec: ModelSpec) -> Gemm:
@@ -33,7 +53,7 @@ def gemms(spec: ModelSpec, merge: bool = True) -> list[Gemm]:
     of full attention layers, say) are merged and their layer counts added.
     """
     out: list[Gemm] = []
-    counts = spec.layer_counts()
+    counts = layer_counts(spec)
     for kind, n_layers in zip(spec.layer_kinds, counts):
         if n_layers:
             out += kind_gemms(kind, spec.hidden_size, n_layers)
@@ -79,7 +99,7 @@ class ParamCounts:
 
 def param_counts(spec: ModelSpec) -> ParamCounts:
     layers_total = layers_active = 0
-    for kind, n in zip(spec.layer_kinds, spec.layer_counts()):
+    for kind, n in zip(spec.layer_kinds, layer_counts(spec)):
         if n:
             t, a = kind_params(kind, spec.hidden_size)
             layers_total += n * t

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
+from colint.analysis.inventory import COUNTS_MEMO_MAX, layer_counts
 from colint.normalize.model_spec import LayerKind, Mixer, ModelSpec
 
 
@@ -47,10 +48,26 @@ def kind_mixers(kind: LayerKind) -> list[Mixer]:
     return [kind.mixer] if kind.parallel_mixer is None else [kind.mixer, kind.parallel_mixer]
 
 
+# kv_sources() memo: id(spec) -> (spec, sources), as inventory.layer_counts' (every analysis of a spec, and each
+# re-pricing of its steps, walks its layer pattern for them otherwise)
+_SOURCES_MEMO: dict[int, tuple[ModelSpec, dict[int, Mixer]]] = {}
+
+
 def kv_sources(spec: ModelSpec) -> dict[int, Mixer]:
     """Layer-kind index of each KV-sharing attention kind -> the mixer whose cache it reads: the
     last layer before the kind's first layer that stores K/V with the same attention type and
-    window (Gemma-4's producer of that ``layer_type``)."""
+    window (Gemma-4's producer of that ``layer_type``). Built once per spec object: read-only."""
+    hit = _SOURCES_MEMO.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    out = _kv_sources(spec)
+    if len(_SOURCES_MEMO) >= COUNTS_MEMO_MAX:
+        del _SOURCES_MEMO[next(iter(_SOURCES_MEMO))]
+    _SOURCES_MEMO[id(spec)] = (spec, out)
+    return out
+
+
+def _kv_sources(spec: ModelSpec) -> dict[int, Mixer]:
     out: dict[int, Mixer] = {}
     last: dict[tuple, Mixer] = {}
     for ki in spec.layer_pattern:
@@ -81,7 +98,7 @@ def mixer_state_bytes(m: Mixer, bytes_per_elem: float) -> float:
 
 def kv_cache_bytes_per_token(spec: ModelSpec, bytes_per_elem: float = 2.0) -> int:
     """KV-cache bytes stored per token by the whole model (KV-sharing layers add nothing)."""
-    counts = spec.layer_counts()
+    counts = layer_counts(spec)
     total = 0.0
     for kind, n in zip(spec.layer_kinds, counts):
         total += n * sum(mixer_kv_bytes_per_token(m, bytes_per_elem) for m in kind_mixers(kind))
@@ -89,7 +106,7 @@ def kv_cache_bytes_per_token(spec: ModelSpec, bytes_per_elem: float = 2.0) -> in
 
 
 def state_bytes_per_sequence(spec: ModelSpec, bytes_per_elem: float = 2.0) -> int:
-    counts = spec.layer_counts()
+    counts = layer_counts(spec)
     return int(
         round(
             sum(

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from colint.analysis.inventory import layer_counts
 from colint.analysis.gemm_rows import _ceil_div, _tokens
 from colint.analysis.kv_cache import kind_mixers
 from colint.analysis.scenario import Scenario
@@ -105,7 +106,7 @@ def overlapped_layers(spec: ModelSpec, scenario: Scenario, regime: str, counts: 
     """Layers of the kinds that may overlap (the fill of one forward is spread over them); ``counts``:
     ``spec.layer_counts()`` when the caller has them."""
     if counts is None:
-        counts = spec.layer_counts()
+        counts = layer_counts(spec)
     return sum(n for k, n in zip(spec.layer_kinds, counts) if n and overlaps(k, scenario, regime))
 
 

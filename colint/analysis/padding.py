@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from colint.analysis.gemm_model import QUANT_PASS_BYTES, estimate
+from colint.analysis.gemm_model import QUANT_PASS_BYTES, estimate_s
 from colint.analysis.ops_moe import grouped_model
 from colint.hardware_profiles import time_model
 
@@ -58,9 +58,9 @@ def padding_loss_s(workload, row, axis: str, value: int, multiple: int) -> float
     t = (
         row.time.estimate_s
         if (n, k) == (row.n, row.k)
-        else estimate(row.m, n, k, row.dtype, profile, out, model=model).estimate_s
+        else estimate_s(row.m, n, k, row.dtype, profile, out, model=model)
     )
-    t_up = estimate(row.m, n_up, k_up, row.dtype, profile, out, model=model).estimate_s
+    t_up = estimate_s(row.m, n_up, k_up, row.dtype, profile, out, model=model)
     fixed = fixed_s(profile, row)
     work = (n * k) / (n_up * k_up)
     aligned_equiv = fixed + max(0.0, t_up - fixed) * work

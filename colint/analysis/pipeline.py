@@ -11,9 +11,12 @@ interleaved (p−1)/(v·m); uneven splits via ``--decoder-first/last-pipeline-nu
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate, islice
+from operator import le
 from collections.abc import Sequence
 
 
@@ -155,19 +158,17 @@ def _best_partition(
 
     For every end i of stage j >= 1, two starts a of that stage are looked for: with a cap, the first
     whose stage fits it (``lo``), and the first where the prefix's best ``prev[a]`` reaches the stage's
-    sum ``pre[i] - pre[a]`` (``left``); the best start is ``left`` or the one before it."""
+    sum ``pre[i] - pre[a]`` (``left``); the best start is ``left`` or the one before it (:func:`_pick`).
+    Both starts come from one walk over a stage's ends where ``prev`` does not decrease over the starts
+    tried (:func:`_walk_stage`, the rule), else from bisection (:func:`_starts_bisect`)."""
     n = len(costs)
     p = stages
     if p < 1 or n < p:
         return None
-    pre = [0.0]
-    for c in costs:
-        pre.append(pre[-1] + float(c))
+    pre = list(accumulate(map(float, costs), initial=0.0))
     cpre = None
     if cap_costs is not None and cap is not None:
-        cpre = [0.0]
-        for c in cap_costs:
-            cpre.append(cpre[-1] + float(c))
+        cpre = list(accumulate(map(float, cap_costs), initial=0.0))
     tol = 1e-9
     limit = (cap * (1 + tol) + tol) if cap is not None else 0.0
 
@@ -178,39 +179,37 @@ def _best_partition(
     # stage 0 = layers (0, i]: pre[i] - pre[0] + first_extra (+ last_extra when it is the only stage); cap alike
     only = p == 1
     c_last = cap_last_extra if only else 0.0
+    best_0, arg_0 = best[0], arg[0]
     for i in range(1, n - (p - 1) + 1):
         if cpre is None or cpre[i] - cpre[0] + cap_first_extra + c_last <= limit:
             v = pre[i] - pre[0] + first_extra
-            best[0][i] = v + last_extra if only else v
-            arg[0][i] = 0
+            best_0[i] = v + last_extra if only else v
+            arg_0[i] = 0
+    # the walk finds the bisection's starts where pre (and cpre) do not decrease (costs >= 0): then any end of a
+    # stage is what bisection and _pick give it alone, and the stage before the last is computed at the ends the
+    # last stage's bisection asks for only (_LazyRow)
+    lazy = p >= 3 and _rises(pre) and (cpre is None or _rises(cpre))
     for j in range(1, p):
         # stage j >= 1: seg(j, a, i) = pre[i] - pre[a] (+ last_extra on the last stage); cseg alike
-        last = j == p - 1
         prev = best[j - 1]
-        if last:
-            starts = _starts_bisect([n], j, prev, pre, cpre, cap_last_extra, limit, last_extra)
-        else:
-            ends = range(j + 1, n - (p - 1 - j) + 1)
+        if lazy and j == p - 2:
+            best[j] = _LazyRow(j, n - 1, prev, pre, cpre, limit, tol, best[j], arg[j])  # type: ignore[call-overload]
+            continue
+        if j < p - 1:
             tried = prev[j : n - (p - j) + 1]  # prev at every start a these ends try
-            walk = all(x <= y for x, y in zip(tried, tried[1:]))
-            starts = (_starts_walk if walk else _starts_bisect)(ends, j, prev, pre, cpre, 0.0, limit, None)
+            if all(map(le, tried, islice(tried, 1, None))):
+                # prev does not decrease: its infinite starts (a capped prefix no split fits) are a suffix
+                unfit = j + tried.index(inf) if cpre is not None and tried[-1] == inf else n
+                _walk_stage(j, n - (p - 1 - j), prev, pre, cpre, limit, best[j], arg[j], tol, unfit)
+                continue
+            starts = _starts_bisect(range(j + 1, n - (p - 1 - j) + 1), j, prev, pre, cpre, 0.0, limit, None)
+            extra = 0.0
+        else:
+            starts = _starts_bisect([n], j, prev, pre, cpre, cap_last_extra, limit, last_extra)
+            extra = last_extra
         best_j, arg_j = best[j], arg[j]
-        for i, lo, left in starts:  # lo <= left <= i - 1
-            # the start before the crossing, else the crossing itself unless it is better by more than tol
-            pi = pre[i]
-            bv, ba = inf, -1
-            if left > lo and prev[left - 1] < inf:
-                pv, sv = prev[left - 1], pi - pre[left - 1]
-                if last:
-                    sv += last_extra
-                bv, ba = (sv if sv > pv else pv), left - 1  # max(prev[a], seg), as max() picks
-            pv = prev[left]
-            if pv < inf:
-                sv = pi - pre[left] + last_extra if last else pi - pre[left]
-                v = sv if sv > pv else pv
-                if ba == -1 or v < bv - tol * max(1.0, abs(bv)):
-                    bv, ba = v, left
-            best_j[i], arg_j[i] = bv, ba
+        for i, lo, left in starts:
+            best_j[i], arg_j[i] = _pick(i, lo, left, prev, pre, extra, j == p - 1, tol)
     if best[p - 1][n] == inf:
         return None
     sizes = []
@@ -221,6 +220,109 @@ def _best_partition(
         i = a
     sizes.reverse()
     return evaluate(costs, sizes, first_extra, last_extra)
+
+
+def _rises(xs: list[float]) -> bool:
+    """Whether ``xs`` never decreases (False with a NaN)."""
+    return all(map(le, xs, islice(xs, 1, None)))
+
+
+class _LazyRow:
+    """Stage ``j``'s row of the program (``best[j]``, read as a list), computed at the ends read only: each as
+    :func:`_starts_bisect` and :func:`_pick` give it, which is what the walk gives where it runs (the caller
+    checks that pre and cpre rise), and what the bisection gives where it runs. The last stage's bisection reads
+    ~log n ends of the stage before it, and its pick the start before the crossing: a row of ~n ends otherwise.
+    Ends outside (j, end] are infinite, as the program leaves them; ``arg`` gets the start of each end computed."""
+
+    __slots__ = ("j", "end", "prev", "pre", "cpre", "limit", "tol", "best", "arg", "done")
+
+    def __init__(self, j: int, end: int, prev, pre, cpre, limit: float, tol: float, best, arg) -> None:
+        self.j, self.end, self.prev, self.pre, self.cpre = j, end, prev, pre, cpre
+        self.limit, self.tol, self.best, self.arg = limit, tol, best, arg
+        self.done = [False] * len(best)
+
+    def __getitem__(self, i: int) -> float:
+        if not self.done[i]:
+            self.done[i] = True
+            if self.j < i <= self.end:
+                for e, lo, left in _starts_bisect((i,), self.j, self.prev, self.pre, self.cpre, 0.0, self.limit, None):
+                    self.best[e], self.arg[e] = _pick(e, lo, left, self.prev, self.pre, 0.0, False, self.tol)
+        return self.best[i]
+
+
+def _pick(i: int, lo: int, left: int, prev, pre, last_extra: float, last: bool, tol: float) -> tuple[float, int]:
+    """(best value, start) of the stage ending at i from the two starts found (lo <= left <= i - 1): the
+    start before the crossing, else the crossing itself unless it is better by more than tol."""
+    inf = math.inf
+    pi = pre[i]
+    bv, ba = inf, -1
+    if left > lo and prev[left - 1] < inf:
+        pv, sv = prev[left - 1], pi - pre[left - 1]
+        if last:
+            sv += last_extra
+        bv, ba = (sv if sv > pv else pv), left - 1  # max(prev[a], seg), as max() picks
+    pv = prev[left]
+    if pv < inf:
+        sv = pi - pre[left] + last_extra if last else pi - pre[left]
+        v = sv if sv > pv else pv
+        if ba == -1 or v < bv - tol * max(1.0, abs(bv)):
+            bv, ba = v, left
+    return bv, ba
+
+
+def _walk_stage(j: int, end: int, prev, pre, cpre, limit: float, best_j, arg_j, tol: float, unfit: int) -> None:
+    """best_j[i], arg_j[i] for every end i in (j, end] of a stage j before the last, when ``prev`` does not
+    decrease over the starts tried (the caller checks; a tolerance tie in the stage before can make it dip
+    by a last bit, and then the bisection's own probes decide): what :func:`_starts_bisect` and :func:`_pick`
+    give, in O(n) instead of O(n log n), in one loop (the DP's inner loop: a stack asks it ~10^3 times).
+
+    Both tests are monotone in a, false then true: ``cpre`` and ``pre`` rise with a, and so does ``prev``.
+    Both are monotone in i, true then false: the stage's sum rises with its end. So the first start where
+    each holds never moves left as i rises, and one pointer per test walks all ends: the bisection finds
+    the same first true start (or the same ``hi`` when there is none). An end no start fits is left out.
+
+    ``unfit``: the first start from which ``prev`` is infinite (every later one is, as it does not decrease).
+    Once ``lo`` reaches it, every start an end may take has an infinite prefix: that end's best stays infinite
+    (with no start), as it was set, and so does every later end's (``lo`` never moves left): the walk stops."""
+    inf = math.inf
+    lo = left = j
+    for i in range(j + 1, end + 1):
+        hi = i - 1
+        if cpre is not None:
+            ci = cpre[i]
+            while lo < i and not (ci - cpre[lo] <= limit):  # the bisection's ci - cpre[m] + 0.0 + 0.0 <= limit
+                lo += 1
+            if lo >= unfit:
+                break
+            if lo > hi:
+                continue
+            if left < lo:
+                left = lo
+        pi = pre[i]
+        sl = pi - pre[left]
+        pv = prev[left]
+        while left < hi and not (pv >= sl):
+            left += 1
+            sl = pi - pre[left]
+            pv = prev[left]
+        # _pick, inlined (not the last stage: no extra)
+        if left > lo:
+            qv = prev[left - 1]
+            if qv < inf:
+                sv = pi - pre[left - 1]
+                bv = sv if sv > qv else qv
+                if pv < inf:
+                    v = sl if sl > pv else pv
+                    ab = bv if bv >= 0.0 else -bv
+                    if v < bv - tol * (ab if ab > 1.0 else 1.0):
+                        best_j[i], arg_j[i] = v, left
+                        continue
+                best_j[i], arg_j[i] = bv, left - 1
+                continue
+        if pv < inf:
+            best_j[i], arg_j[i] = (sl if sl > pv else pv), left
+        else:
+            best_j[i], arg_j[i] = inf, -1
 
 
 def _starts_bisect(ends, j, prev, pre, cpre, c_last, limit, last_extra) -> list[tuple[int, int, int]]:
@@ -261,35 +363,6 @@ def _starts_bisect(ends, j, prev, pre, cpre, c_last, limit, last_extra) -> list[
     return out
 
 
-def _starts_walk(ends, j, prev, pre, cpre, c_last, limit, last_extra) -> list[tuple[int, int, int]]:
-    """What :func:`_starts_bisect` returns for a stage before the last, in O(n) instead of O(n log n),
-    when ``prev`` does not decrease over the starts tried (the caller checks; a tolerance tie in the
-    stage before can make it dip by a last bit, and then the bisection's own probes decide).
-
-    Both tests are monotone in a, false then true: ``cpre`` and ``pre`` rise with a, and so does ``prev``.
-    Both are monotone in i, true then false: the stage's sum rises with its end. So the first start where
-    each holds never moves left as i rises, and one pointer per test walks all ends: the bisection finds
-    the same first true start (or the same ``hi`` when there is none)."""
-    assert last_extra is None
-    out = []
-    lo = left = j
-    for i in ends:
-        hi = i - 1
-        if cpre is not None:
-            ci = cpre[i]
-            while lo < i and not (ci - cpre[lo] + 0.0 + c_last <= limit):
-                lo += 1
-            if lo > hi:
-                continue
-        pi = pre[i]
-        if left < lo:
-            left = lo
-        while left < hi and not (prev[left] >= pi - pre[left]):
-            left += 1
-        out.append((i, lo, left))
-    return out
-
-
 def crossing_split(
     costs: Sequence[float], stages: int, first_extra: float = 0.0, last_extra: float = 0.0
 ) -> Partition | None:
@@ -299,9 +372,7 @@ def crossing_split(
     n, p = len(costs), stages
     if p < 1 or n < p:
         return None
-    pre = [0.0]
-    for c in costs:
-        pre.append(pre[-1] + float(c))
+    pre = list(accumulate(map(float, costs), initial=0.0))
     total = pre[-1] + first_extra + last_extra
     sizes, a = [], 0
     for k in range(1, p):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from colint.analysis.inventory import layer_counts
 from colint.analysis.step_extras import expert_all_to_all_s, tp_all_reduce_s
 from colint.analysis.workload import steps_on_domain
 
@@ -51,7 +52,7 @@ def scale_out_cost_pct(w, kind: str) -> dict[str, float]:
     for regime in ("decode", "prefill"):
         tokens = sc.decode_concurrency if regime == "decode" else sc.prefill_tokens
         lost = 0.0
-        for k, n in zip(spec.layer_kinds, spec.layer_counts()):
+        for k, n in zip(spec.layer_kinds, layer_counts(spec)):
             if not n:
                 continue
             if kind == "ep" and k.ffn.kind == "moe" and sc.ep > 1:

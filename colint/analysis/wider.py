@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from colint.analysis.inventory import param_counts
+from colint.analysis.inventory import layer_counts, param_counts
 from colint.analysis.scenario import fit_to_model, make_scenario
 from colint.analysis.workload import analyse, decode_step
 from colint.normalize.resize import layer_pattern_for, nearest_divisor
@@ -57,7 +57,7 @@ def fixed_decode_s(spec, w) -> float:
     fixed floor of every GEMM and attention kernel in the layers (the LM head excluded)."""
     step = w.steps["decode"]
     gemm_kernels = 0
-    for kind, n in zip(spec.layer_kinds, spec.layer_counts()):
+    for kind, n in zip(spec.layer_kinds, layer_counts(spec)):
         if n:
             gemm_kernels += n * sum(1 for r in w.gemms["decode"] if r.kind == kind.name)
     cores = sum(a.layers for a in w.attention["decode"])

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from colint.analysis.inventory import layer_counts
 from colint.analysis.gemm_model import FORMATS, check_format
 from colint.analysis.gemm_rows import (
     REGIMES,
@@ -132,6 +133,7 @@ class Workload:
     # layer kind name -> one layer's LayerCost fields after index and kind; layer_costs lists them per layer
     kind_costs: dict[str, tuple] = field(default_factory=dict)
     _layer_costs: list[LayerCost] | None = field(default=None, repr=False, compare=False)
+    _label: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def layer_costs(self) -> list[LayerCost]:
@@ -159,7 +161,10 @@ class Workload:
         return 2.0 * self.scenario.prefill_tokens * self.spec.hidden_size * _ceil_div(v, self.scenario.tp)
 
     def label(self) -> str:
-        return f"estimate: {self.profile.name}, {self.scenario.label()}"
+        """'estimate: GPU, scenario' (built once: the rules quote it in most findings)."""
+        if self._label is None:
+            self._label = f"estimate: {self.profile.name}, {self.scenario.label()}"
+        return self._label
 
 
 # analyse() memo: (id(spec), id(profile), scenario) -> (spec, profile, workload). One check asks for the same
@@ -190,7 +195,7 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     tmod = time_model(profile)
     launch_s = profile.launch_overhead_us * 1e-6
     floor_s = tmod.kernel_floor_us * 1e-6
-    counts = spec.layer_counts()
+    counts = layer_counts(spec)
     b_act = 2.0  # BF16 activations between kernels
     h = spec.hidden_size
 
@@ -305,9 +310,9 @@ def steps_on_domain(w: Workload, profile) -> dict[str, Step]:
     the step's sum over its layers, with their collectives and what overlap hides of them, is taken again: the
     same figures, without re-estimating every GEMM of the model."""
     spec, sc = w.spec, w.scenario
-    counts, entries, sources, tmod = spec.layer_counts(), _gemm_entries(spec), kv_sources(spec), time_model(profile)
+    counts, entries, sources, tmod = layer_counts(spec), _gemm_entries(spec), kv_sources(spec), time_model(profile)
     return {
-        r: _regime_step(spec, profile, sc, r, w.gemms[r], w.attention[r], counts, tmod, entries, sources)[0]
+        r: _regime_step(spec, profile, sc, r, w.gemms[r], w.attention[r], counts, tmod, entries, sources, w.profile)[0]
         for r in REGIMES
     }
 
@@ -320,7 +325,7 @@ def decode_step(spec: ModelSpec, profile, scenario: Scenario) -> Step:
     if hit is not None and hit[0] is spec and hit[1] is profile:
         return hit[2].steps["decode"]
     check_format(profile, scenario.gemm_format)
-    counts = spec.layer_counts()
+    counts = layer_counts(spec)
     entries, sources = _gemm_entries(spec), kv_sources(spec)
     rows = _gemm_rows(spec, profile, scenario, "decode", entries)
     attn = _regime_attention(spec, profile, scenario, "decode", counts, sources)
@@ -346,7 +351,10 @@ def _kind_times(rows: list[WorkloadGemm], attn: list[AttentionCost]):
     (GEMM times by component, GEMM rows, attention cores) per kind name."""
     times: dict[str, dict[str, float]] = {}
     n_rows: dict[str, int] = {}
-    for row in rows:
+    sums = getattr(rows, "kind_sums", None)  # the same sums, kept with each kind's rows (gemm_rows.GemmRows)
+    for name, (kt, count) in sums.items() if sums is not None else ():
+        times[name], n_rows[name] = kt, count
+    for row in rows if sums is None else ():
         out = times.get(row.kind)
         if out is None:
             out = times[row.kind] = {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
@@ -370,9 +378,12 @@ def _regime_step(
     tmod,
     entries,
     sources,
+    gemm_profile=None,
 ) -> tuple[Step, dict[str, float], dict[str, dict[str, float]]]:
     """One regime's Step, with its per-kind layer time and the parts of that time (Workload.layer_parts). A
-    layer whose EP exchange two micro-batches overlap is priced through colint.analysis.overlap."""
+    layer whose EP exchange two micro-batches overlap is priced through colint.analysis.overlap.
+    ``gemm_profile``: a profile the half batch's GEMM rows are priced on instead of ``profile``, one that differs
+    from it in the scale-up domain alone (steps_on_domain: the rows' memos keep the workload's profile)."""
     launch_s = profile.launch_overhead_us * 1e-6
     bw = profile.memory_bytes_per_s
     h = spec.hidden_size
@@ -392,8 +403,11 @@ def _regime_step(
         core_s = sum(a.estimate_s for a in cores)
         half = None
         if overlaps(kind, scenario, regime):
-            if half_times is None:
-                half_times = _kind_gemm_s(_gemm_rows(spec, profile, half_scenario(scenario, regime), regime, entries))
+            if half_times is None:  # the rows of the kinds that overlap: the others' half-batch rows are not read
+                split = {k.name for k, c in zip(spec.layer_kinds, counts) if c and overlaps(k, scenario, regime)}
+                half_sc = half_scenario(scenario, regime)
+                half_rows = _gemm_rows(spec, gemm_profile or profile, half_sc, regime, entries, kinds=split)
+                half_times = _kind_gemm_s(half_rows)
             ht = half_times.get(kind.name) or {"attention": 0.0, "ffn": 0.0}
             half_core = half_cores_s(spec, kind, n, profile, scenario, regime, sources.get(ki), core_s)
             half = (ht["attention"], ht["ffn"], half_core)
@@ -448,7 +462,10 @@ def _regime_step(
 
 
 def _kind_gemm_s(rows: list[WorkloadGemm]) -> dict[str, dict[str, float]]:
-    """GEMM time per kind name and component (attention, ffn) of one regime's rows."""
+    """GEMM time per kind name and component (attention, ffn) of one regime's rows (read-only)."""
+    sums = getattr(rows, "kind_sums", None)  # the same sums, kept with each kind's rows (gemm_rows.GemmRows)
+    if sums is not None:
+        return {name: kt for name, (kt, _count) in sums.items()}
     out: dict[str, dict[str, float]] = {}
     for row in rows:
         d = out.setdefault(row.kind, {"attention": 0.0, "ffn": 0.0})

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 
+from colint.analysis.inventory import layer_counts
 from colint.analysis.deployments import powers_of_two
 from colint.analysis.padding import Dim
 from colint.findings import Severity
@@ -413,7 +414,7 @@ def largest_aligned_tp(ctx: Context):
     kv_cap = min(
         (
             1 if k.mixer.kind == "mla" else max(1, k.mixer.num_kv_heads or k.mixer.num_heads or 1)
-            for k, n in zip(spec.layer_kinds, spec.layer_counts())
+            for k, n in zip(spec.layer_kinds, layer_counts(spec))
             if n and k.mixer.kind in ("attention", "mla")
         ),
         default=None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from colint.analysis.inventory import layer_counts
 from colint.analysis.collectives import DEFAULT_SCALE_OUT_GBPS
 from colint.analysis.scale_out import scale_out_cost_pct
 from colint.hardware_profiles import time_model
@@ -26,7 +27,7 @@ SOURCES_KV = (
 
 def _attn_kinds(spec):
     """(kind, mixer) for layer kinds whose token mixer is softmax attention or MLA, in use."""
-    counts = spec.layer_counts()
+    counts = layer_counts(spec)
     return [(k, k.mixer) for k, n in zip(spec.layer_kinds, counts) if n and k.mixer.kind in ("attention", "mla")]
 
 
@@ -218,7 +219,7 @@ def heads_not_divisible(ctx: Context):
     if tp <= 1:
         return
     seen = set()
-    counts = spec.layer_counts()
+    counts = layer_counts(spec)
     for kind, n in zip(spec.layer_kinds, counts):
         if not n:
             continue

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Optional
 
-from colint.analysis.inventory import kind_ffn_params, kind_params, param_counts
+from colint.analysis.inventory import kind_ffn_params, kind_params, layer_counts, param_counts
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 from colint.normalize.resize import divisors, layer_pattern_for, nearest_divisor  # noqa: F401 - used by rules
 
@@ -124,7 +124,7 @@ def ffn_params(spec: ModelSpec) -> int:
     """Parameters of the FFN / MoE weight GEMMs (all layers, routed experts counted E times): per layer
     kind, its layers x one layer's (memoised by value, so a fix's variant recounts only the kinds it changes)."""
     h = spec.hidden_size
-    return sum(n * kind_ffn_params(k, h) for k, n in zip(spec.layer_kinds, spec.layer_counts()) if n)
+    return sum(n * kind_ffn_params(k, h) for k, n in zip(spec.layer_kinds, layer_counts(spec)) if n)
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,7 @@ def _kinds_delta(spec: ModelSpec, field: str, new: Any, old: Any) -> tuple[int, 
         old = _kind_value(spec, field) if field in _KIND_FIELDS else getattr(spec, field)
     h = spec.hidden_size
     d_total = d_ffn = 0
-    for k, n in zip(spec.layer_kinds, spec.layer_counts()):
+    for k, n in zip(spec.layer_kinds, layer_counts(spec)):
         mixer, ffn = _mixer(k.mixer, field, old, new), _ffn(k.ffn, field, old, new)
         if not n or (mixer is k.mixer and ffn is k.ffn):
             continue

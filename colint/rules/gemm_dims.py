@@ -70,10 +70,23 @@ def cooperative_tile(ctx: Context):
 
 
 # --------------------------------------------------------------------------- which field owns a dim
+_OWNERS: dict[tuple, str | None] = {}  # (GEMM name, axis, the inventory's field of that axis) -> owning_field's
+
+
 def owning_field(row, axis: str) -> str | None:
-    """The spec field that sets this GEMM dimension (None: not a design knob we report)."""
+    """The spec field that sets this GEMM dimension (None: not a design knob we report). It reads the row's name
+    and its GEMM's field of that axis only: kept per those (a few dozen; CL201 asks per row shape and check)."""
     g = row.gemm
-    name = row.name
+    key = (row.name, axis, g.n_field if axis == "n" else g.k_field)
+    if key in _OWNERS:
+        return _OWNERS[key]
+    if len(_OWNERS) >= 4096:
+        _OWNERS.clear()
+    got = _OWNERS[key] = _owning_field(row.name, axis, key[2])
+    return got
+
+
+def _owning_field(name: str, axis: str, f: str | None) -> str | None:
     if name.startswith("mla.kv_a_proj") and axis == "n":
         return "kv_lora_rank"
     if name == "mla.kv_b_proj" and axis == "k":
@@ -86,7 +99,6 @@ def owning_field(row, axis: str) -> str | None:
         return "num_heads"
     if name.endswith("router") or name.endswith("shared_expert_gate"):
         return None  # N = experts (or 1): a tiny replicated BF16 GEMM, not a tile question
-    f = g.n_field if axis == "n" else g.k_field
     if name.startswith("moe.shared_experts"):
         return "shared_expert_intermediate_size" if f == "shared_expert_intermediate_size" else f
     if name.startswith(("mamba.", "linear_attn.", "conv.", "mla.indexer")) and f != "hidden_size":
@@ -162,7 +174,12 @@ def collect_dims(ctx: Context) -> dict[tuple, list[Dim]]:
             if found is None:
                 found = judged[shape] = _row_dims(ctx, row)
             for f, full, key in found:
-                d = out.setdefault((f, full), {}).setdefault(key, Dim(*key))
+                dims = out.get((f, full))
+                if dims is None:
+                    dims = out[(f, full)] = {}
+                d = dims.get(key)
+                if d is None:
+                    d = dims[key] = Dim(*key)
                 d.rows.append(row)
     return {f: list(v.values()) for f, v in out.items()}
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from functools import lru_cache
 
+from colint.analysis.inventory import layer_counts
 from colint.analysis.workload import LayerCost
 from colint.analysis.pipeline import Partition, best_partition, best_partition_two, crossing_split, evaluate
 from colint.rules.fix_builders import layer_pattern_for
@@ -134,7 +135,7 @@ def _period(pattern: tuple[int, ...]) -> tuple[int, int | None]:
 def irregularities(spec) -> dict[str, str]:
     """What makes the stack irregular: tag -> words. Tags: prefix, period, irregular, noop, hybrid, mtp."""
     out: dict[str, str] = {}
-    used = [k for k, n in zip(spec.layer_kinds, spec.layer_counts()) if n]
+    used = [k for k, n in zip(spec.layer_kinds, layer_counts(spec)) if n]
     prefix, per = period(spec.layer_pattern)
     if per is None:
         out["irregular"] = f"an irregular sequence of {len(used)} layer kinds"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from colint.analysis.inventory import layer_counts
 from colint.analysis.collectives import DEFAULT_SCALE_OUT_GBPS
 from colint.analysis.gemm_model import tile_efficiency
 from colint.analysis.moe import (
@@ -43,7 +44,7 @@ EXPERT_FIX_MULTIPLE = 8  # CL502's fixes offer expert counts that fill one 8-GPU
 def _moe_kinds(spec):
     """One representative layer kind per distinct routed-expert shape, with its layer count."""
     seen: dict = {}
-    for kind, n in zip(spec.layer_kinds, spec.layer_counts()):
+    for kind, n in zip(spec.layer_kinds, layer_counts(spec)):
         f = kind.ffn
         if not n or f.kind != "moe" or not f.num_experts or not f.top_k:
             continue
