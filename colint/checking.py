@@ -7,6 +7,7 @@ located error (exit 2 overall) and the other files are still checked.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, cast
@@ -273,23 +274,39 @@ def check_paths(paths: list[str], opts: Settings, stdin=None, *, parallel: bool 
     # GPU profiles and scenarios only when a selected rule needs a workload (--select CL0 skips them)
     targets = build_targets(opts) if any(r.needs_workload for r in rules) else []
     if parallel and stdin is None:
-        return map_ordered(lambda p: check_file(p, targets, opts, rules), paths, distinct=_distinct_files(paths))
+        distinct, kinds = _file_kinds(paths)
+        return map_ordered(lambda p: check_file(p, targets, opts, rules), paths, distinct=distinct, kinds=kinds)
     return [
         check_file(p, targets, opts, rules, *(stdin[1:] if stdin is not None and p == stdin[0] else ())) for p in paths
     ]
 
 
-def _distinct_files(paths: list[str]) -> int:
-    """How many of ``paths`` differ in content: copies of one config answer from the memos once one was
-    checked, distinct files do not (colint.parallel). Read as the loader reads them (fileio.read_limited: a
+_DIGITS = re.compile(rb"[0-9]+")
+
+
+def _file_kinds(paths: list[str]) -> tuple[int, list]:
+    """How many of ``paths`` differ in content, and a kind per path for colint.parallel: copies of one config
+    answer from the memos once one was checked, distinct files do not; files that differ only in their numbers
+    (one family's sizes, a sweep of widths) share most of what the memos hold (attention cores, GEMM shapes,
+    kernel searches), so a worker takes them together. Read as the loader reads them (fileio.read_limited: a
     FIFO or /dev/zero is refused unread); one the loader would refuse counts as its own."""
     seen: set = set()
+    kinds: list = []
     for p in paths:
         try:
-            seen.add(hash(read_limited(p, MAX_BYTES, LoadError)))
+            data = read_limited(p, MAX_BYTES, LoadError)
         except ColintError:
             seen.add(p)
-    return len(seen)
+            kinds.append(p)
+            continue
+        seen.add(hash(data))
+        kinds.append(hash(_DIGITS.sub(b"", data)))
+    return len(seen), kinds
+
+
+def _distinct_files(paths: list[str]) -> int:
+    """How many of ``paths`` differ in content (``_file_kinds``)."""
+    return _file_kinds(paths)[0]
 
 
 def summary(results: list[FileResult]) -> dict:

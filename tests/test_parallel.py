@@ -134,3 +134,46 @@ def test_check_output_is_the_same_with_and_without_the_pool(tmp_path, monkeypatc
         outs.append((r.exit_code, r.output))
     assert outs[0][0] == 2 and "050-broken.json" in outs[0][1]
     assert outs[1] == outs[0]
+
+
+def test_items_of_one_kind_go_to_one_worker_largest_first():
+    """With kinds, a worker takes a whole kind (its memos answer the kind's later items), a kind larger than an
+    eighth of a worker's share in pieces of that size, the largest tasks first; without, runs of CHUNK in order."""
+    kinds = ["a", "b", "a", "c", "b", "a"] * 40  # 240 items: a 120, b 80, c 40
+    tasks = parallel._tasks(len(kinds), 2, kinds)
+    cap = len(kinds) // 16
+    assert sorted(i for t in tasks for i in t) == list(range(len(kinds)))
+    assert all(len({kinds[i] for i in t}) == 1 and len(t) <= cap for t in tasks)
+    assert [len(t) for t in tasks] == sorted((len(t) for t in tasks), reverse=True)
+    assert len(tasks) == sum(-(-size // cap) for size in (120, 80, 40))  # a kind's remainder is its own task
+    assert parallel._tasks(10, 2, None) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+
+
+@linux_only
+def test_kinds_change_which_worker_not_the_results(monkeypatch):
+    monkeypatch.setenv("COLINT_JOBS", "2")
+    if parallel.workers(parallel.MIN_ITEMS) < 2:
+        pytest.skip("one CPU: no pool")
+    items = list(range(3 * parallel.MIN_ITEMS))
+    kinds = [i % 5 for i in items]
+    out = parallel.map_ordered(lambda i: (i * i, os.getpid()), items, distinct=len(items), kinds=kinds)
+    assert [r[0] for r in out] == [i * i for i in items]
+    by_kind: dict = {}
+    for i, (_, pid) in enumerate(out):
+        by_kind.setdefault(kinds[i], set()).add(pid)
+    assert os.getpid() not in {pid for _, pid in out}
+    # a kind is split only where it exceeds a task: each of these 5 kinds (38 or 39 items, cap 24) spans at most 2
+    assert all(len(pids) <= 2 for pids in by_kind.values())
+
+
+def test_file_kinds_group_files_that_differ_only_in_numbers(tmp_path):
+    from colint.checking import _file_kinds
+
+    a, b, c, d = (tmp_path / n for n in ("a.json", "b.json", "c.json", "d.json"))
+    a.write_text('{"hidden_size": 4096, "model_type": "llama"}')
+    b.write_text('{"hidden_size": 5120, "model_type": "llama"}')
+    c.write_text('{"hidden_size": 4096, "model_type": "llama"}')
+    d.write_text('{"hidden_size": 4096, "model_type": "qwen2"}')
+    distinct, kinds = _file_kinds([str(p) for p in (a, b, c, d)] + [str(tmp_path / "missing.json")])
+    assert distinct == 4
+    assert kinds[0] == kinds[1] == kinds[2] != kinds[3] and kinds[4] == str(tmp_path / "missing.json")
