@@ -10,6 +10,7 @@ from colint.analysis.inventory import layer_counts
 from colint.analysis.memory import B_ACT, USABLE_HBM_SHARE
 from colint.analysis.footprint import footprint_floor, memory_at
 from colint.analysis.gemm_rows import SPEC_MEMO_MAX
+from colint.analysis.spec_memo import per_spec
 from colint.analysis.workload import analyse
 
 COMMON_PP = (1, 2, 4, 8, 16)  # pipeline stages tried for a deployment that fits, fewest first
@@ -48,15 +49,8 @@ def deployments(spec, profile, scenario):
     """Candidate deployments (tp, ep, pp) in order of GPUs per replica, then fewer pipeline stages: tp and ep
     within the profile's NVLink domain, tp that CL701/CL702 accept; MoE models spread experts with ep and run
     attention data-parallel (tp=1) or with tp. (Read-only: the list is memoised per spec object and domain.)"""
-    key = (id(spec), max(1, getattr(profile, "domain_size", 8)))
-    hit = _DEPLOYMENTS_MEMO.get(key)
-    if hit is not None and hit[0] is spec:
-        return hit[1]
-    out = _deployments(spec, key[1])
-    if len(_DEPLOYMENTS_MEMO) >= SPEC_MEMO_MAX:
-        del _DEPLOYMENTS_MEMO[next(iter(_DEPLOYMENTS_MEMO))]
-    _DEPLOYMENTS_MEMO[key] = (spec, out)
-    return out
+    domain = max(1, getattr(profile, "domain_size", 8))
+    return per_spec(_DEPLOYMENTS_MEMO, (id(spec), domain), spec, lambda: _deployments(spec, domain), SPEC_MEMO_MAX)
 
 
 def _deployments(spec, dom: int) -> list[tuple[int, int, int]]:

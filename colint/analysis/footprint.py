@@ -25,6 +25,7 @@ from colint.analysis.gemm_rows import (
 from colint.analysis.kv_cache import kind_mixers, mixer_kv_bytes_per_token, state_bytes_per_sequence
 from colint.analysis.memory import B_ACT, USABLE_HBM_SHARE, heaviest_stage_weight_bytes, memory_fit
 from colint.analysis.scenario import Scenario
+from colint.analysis.spec_memo import per_spec
 from colint.normalize.model_spec import ModelSpec
 
 
@@ -80,15 +81,12 @@ _FLOOR_MEMO: dict = {}
 def footprint_floor(spec: ModelSpec, scenario: Scenario) -> FootprintFloor:
     """The model's weights and KV bytes per sequence on one GPU (FootprintFloor)."""
     one = replace(scenario, tp=1, ep=1, kvp=1, pp=1)
-    hit = _FLOOR_MEMO.get((id(spec), one))
-    if hit is not None and hit[0] is spec:
-        return hit[1]
+    return per_spec(_FLOOR_MEMO, (id(spec), one), spec, lambda: _floor(spec, one), SPEC_MEMO_MAX)
+
+
+def _floor(spec: ModelSpec, one: Scenario) -> FootprintFloor:
     emb_w, lm_w = _embedding_weight_bytes(spec, one)
-    floor = FootprintFloor(sum(_layer_weight_bytes(spec, one)) + emb_w + lm_w, _kv_bytes_per_sequence(spec, one))
-    if len(_FLOOR_MEMO) >= SPEC_MEMO_MAX:
-        del _FLOOR_MEMO[next(iter(_FLOOR_MEMO))]
-    _FLOOR_MEMO[(id(spec), one)] = (spec, floor)
-    return floor
+    return FootprintFloor(sum(_layer_weight_bytes(spec, one)) + emb_w + lm_w, _kv_bytes_per_sequence(spec, one))
 
 
 # _unsplit() memo: (id(spec), the scenario at pp=1) -> (spec, parts). Nothing in the parts depends on pp (nor on
@@ -103,14 +101,7 @@ def _unsplit(spec: ModelSpec, scenario: Scenario) -> tuple[list[float], float, f
     """The footprint's parts before the pipeline split: (per-layer weight bytes, their sum, embedding and LM
     head weight bytes, KV bytes per sequence of all stages, peak activation bytes), per GPU."""
     key = (id(spec), replace(scenario, pp=1) if scenario.pp != 1 else scenario)
-    hit = _UNSPLIT_MEMO.get(key)
-    if hit is not None and hit[0] is spec:
-        return hit[1]
-    parts = _unsplit_parts(spec, scenario)
-    if len(_UNSPLIT_MEMO) >= UNSPLIT_MEMO_MAX:
-        del _UNSPLIT_MEMO[next(iter(_UNSPLIT_MEMO))]
-    _UNSPLIT_MEMO[key] = (spec, parts)
-    return parts
+    return per_spec(_UNSPLIT_MEMO, key, spec, lambda: _unsplit_parts(spec, scenario), UNSPLIT_MEMO_MAX)
 
 
 def _unsplit_parts(spec: ModelSpec, scenario: Scenario) -> tuple[list[float], float, float, float, float, float]:

@@ -19,6 +19,7 @@ from colint.analysis.inventory import Gemm, kind_gemms, layer_counts, lm_head_ge
 from colint.analysis.moe import busiest_rank_factor, touched_share
 from colint.analysis.ops_moe import grouped_model
 from colint.analysis.scenario import Scenario
+from colint.analysis.spec_memo import per_spec
 from colint.hardware_profiles import time_model
 from colint.normalize.model_spec import ModelSpec
 
@@ -181,14 +182,7 @@ _ENTRIES_MEMO: dict = {}  # id(spec) -> (spec, entries): analyse and memory_at o
 def _gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list]]:
     """(kind name, its GEMMs, layers, the fused groups) per used layer kind, then the LM head (kind "");
     the same for every regime and scenario, so it is built once per spec object (read-only)."""
-    hit = _ENTRIES_MEMO.get(id(spec))
-    if hit is not None and hit[0] is spec:
-        return hit[1]
-    entries = _build_gemm_entries(spec)
-    if len(_ENTRIES_MEMO) >= SPEC_MEMO_MAX:
-        del _ENTRIES_MEMO[next(iter(_ENTRIES_MEMO))]
-    _ENTRIES_MEMO[id(spec)] = (spec, entries)
-    return entries
+    return per_spec(_ENTRIES_MEMO, id(spec), spec, lambda: _build_gemm_entries(spec), SPEC_MEMO_MAX)
 
 
 def _build_gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list]]:

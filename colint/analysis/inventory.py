@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from colint.analysis.spec_memo import per_spec
 from colint.normalize.model_spec import ModelSpec
 from colint.normalize.weights import Gemm, kind_ffn_params, kind_gemms, kind_params
 
@@ -30,14 +31,7 @@ COUNTS_MEMO_MAX = 1024
 
 def layer_counts(spec: ModelSpec) -> list[int]:
     """``spec.layer_counts()`` (layers of each layer kind), built once per spec object: read-only."""
-    hit = _COUNTS_MEMO.get(id(spec))
-    if hit is not None and hit[0] is spec:
-        return hit[1]
-    counts = spec.layer_counts()
-    if len(_COUNTS_MEMO) >= COUNTS_MEMO_MAX:
-        del _COUNTS_MEMO[next(iter(_COUNTS_MEMO))]
-    _COUNTS_MEMO[id(spec)] = (spec, counts)
-    return counts
+    return per_spec(_COUNTS_MEMO, id(spec), spec, spec.layer_counts, COUNTS_MEMO_MAX)
 
 
 def lm_head_gemm(spec: ModelSpec) -> Gemm:

@@ -18,6 +18,7 @@ from dataclasses import replace
 from typing import Optional
 
 from colint.analysis.inventory import COUNTS_MEMO_MAX, layer_counts
+from colint.analysis.spec_memo import per_spec
 from colint.normalize.model_spec import LayerKind, Mixer, ModelSpec
 
 
@@ -57,14 +58,7 @@ def kv_sources(spec: ModelSpec) -> dict[int, Mixer]:
     """Layer-kind index of each KV-sharing attention kind -> the mixer whose cache it reads: the
     last layer before the kind's first layer that stores K/V with the same attention type and
     window (Gemma-4's producer of that ``layer_type``). Built once per spec object: read-only."""
-    hit = _SOURCES_MEMO.get(id(spec))
-    if hit is not None and hit[0] is spec:
-        return hit[1]
-    out = _kv_sources(spec)
-    if len(_SOURCES_MEMO) >= COUNTS_MEMO_MAX:
-        del _SOURCES_MEMO[next(iter(_SOURCES_MEMO))]
-    _SOURCES_MEMO[id(spec)] = (spec, out)
-    return out
+    return per_spec(_SOURCES_MEMO, id(spec), spec, lambda: _kv_sources(spec), COUNTS_MEMO_MAX)
 
 
 def _kv_sources(spec: ModelSpec) -> dict[int, Mixer]:

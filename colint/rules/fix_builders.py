@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from colint.analysis.inventory import kind_ffn_params, kind_params, layer_counts, param_counts
+from colint.analysis.spec_memo import per_spec
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 from colint.normalize.resize import divisors, layer_pattern_for, nearest_divisor  # noqa: F401 - used by rules
 
@@ -151,14 +152,9 @@ _COUNTS_MEMO_MAX = 256
 
 def _counts(spec: ModelSpec) -> tuple[int, int]:
     """(param_counts(spec).total, ffn_params(spec)), once per spec object."""
-    hit = _COUNTS_MEMO.get(id(spec))
-    if hit is not None and hit[0] is spec:
-        return hit[1], hit[2]
-    total, ffn = param_counts(spec).total, ffn_params(spec)
-    if len(_COUNTS_MEMO) >= _COUNTS_MEMO_MAX:
-        del _COUNTS_MEMO[next(iter(_COUNTS_MEMO))]
-    _COUNTS_MEMO[id(spec)] = (spec, total, ffn)
-    return total, ffn
+    return per_spec(
+        _COUNTS_MEMO, id(spec), spec, lambda: (param_counts(spec).total, ffn_params(spec)), _COUNTS_MEMO_MAX
+    )
 
 
 def param_delta(spec: ModelSpec, field: str, new: Any, old: Any = None) -> ParamDelta:
