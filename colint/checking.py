@@ -267,18 +267,27 @@ def _locate_keys(doc, findings: list[Finding]) -> list[Finding]:
     return out
 
 
-def check_paths(paths: list[str], opts: Settings, stdin=None, *, parallel: bool = False) -> list[FileResult]:
+def check_paths(
+    paths: list[str], opts: Settings, stdin=None, *, parallel: bool = False, keep_docs: bool = True
+) -> list[FileResult]:
     """``stdin``: (name, raw bytes, syntax or None) for the one path read from standard input. ``parallel``:
-    many files are checked in worker processes (colint.parallel; the results are the same, in order)."""
+    many files are checked in worker processes (colint.parallel; the results are the same, in order).
+    ``keep_docs=False``: the results carry no Document (only SARIF's fix regions, --fix and --diff read it; a
+    worker's result then travels at half the size)."""
     rules = select_rules(opts.select, opts.ignore, opts.extend_select)
     # GPU profiles and scenarios only when a selected rule needs a workload (--select CL0 skips them)
     targets = build_targets(opts) if any(r.needs_workload for r in rules) else []
+
+    def one(p: str, *read) -> FileResult:
+        r = check_file(p, targets, opts, rules, *read)
+        if not keep_docs:
+            r.doc = None
+        return r
+
     if parallel and stdin is None:
         distinct, kinds = _file_kinds(paths)
-        return map_ordered(lambda p: check_file(p, targets, opts, rules), paths, distinct=distinct, kinds=kinds)
-    return [
-        check_file(p, targets, opts, rules, *(stdin[1:] if stdin is not None and p == stdin[0] else ())) for p in paths
-    ]
+        return map_ordered(one, paths, distinct=distinct, kinds=kinds)
+    return [one(p, *(stdin[1:] if stdin is not None and p == stdin[0] else ())) for p in paths]
 
 
 _DIGITS = re.compile(rb"[0-9]+")
@@ -377,6 +386,7 @@ def check_grouped(
     stdin=None,
     use_baseline: bool = True,
     parallel: bool = False,
+    keep_docs: bool = True,
 ):
     """Check ``paths`` under the settings in force for each (nearest config file + CLI flags; the
     config file is looked up from ``settings_dirs[path]`` when given, else beside the file).
@@ -385,7 +395,7 @@ def check_grouped(
     checked with. Files sharing a config file are checked together (profiles resolved once).
     ``use_baseline=False`` applies no baseline at all, not even the config's ``baseline =`` (``--write-baseline``
     records every current finding, and the file it names may not exist yet). ``parallel``: many files are
-    checked in worker processes (colint.parallel)."""
+    checked in worker processes (colint.parallel). ``keep_docs``: see check_paths."""
     import os
 
     by_config: dict[Optional[str], list[int]] = {}
@@ -416,7 +426,9 @@ def check_grouped(
             if ab not in baselines:
                 baselines[ab] = Baseline.load(bpath)
             opts = dataclasses.replace(opts, loaded_baseline=baselines[ab])
-        for i, r in zip(idxs, check_paths([paths[i] for i in idxs], opts, stdin, parallel=parallel)):
+        for i, r in zip(
+            idxs, check_paths([paths[i] for i in idxs], opts, stdin, parallel=parallel, keep_docs=keep_docs)
+        ):
             results[i], groups[i] = r, opts
     if broken:  # the files without settings are reported under the CLI's own (for fail_on, contexts)
         plain = next((g for g in groups if g is not None), None) or resolve(None, flags)

@@ -76,10 +76,18 @@ def run_check(paths, flags: Mapping[str, Any], isolated: bool, run: CheckRun) ->
     if stdin is not None and (run.apply_fix or run.write_baseline):
         raise fail("colint: error: --fix and --write-baseline need files, not standard input")
 
-    def check_all(**kw):
+    def check_all(keep_docs: bool = fmt == "sarif", **kw):
+        # a file's Document is read by SARIF (fix regions), --fix and --diff only
         try:
             return check_grouped(
-                paths, flags, isolated=isolated, settings_dirs=settings_dirs, strict=run.strict, parallel=True, **kw
+                paths,
+                flags,
+                isolated=isolated,
+                settings_dirs=settings_dirs,
+                strict=run.strict,
+                parallel=True,
+                keep_docs=keep_docs,
+                **kw,
             )
         except ColintError as exc:
             raise fail_with(exc) from None
@@ -87,7 +95,9 @@ def run_check(paths, flags: Mapping[str, Any], isolated: bool, run: CheckRun) ->
     if run.write_baseline:
         results, _groups = check_all(stdin=stdin, use_baseline=False)
         return _write_baseline(results, run.write_baseline)
-    results, groups = check_all(baseline_path=run.baseline, stdin=stdin)
+    results, groups = check_all(
+        fmt == "sarif" or bool(run.apply_fix or run.show_diff), baseline_path=run.baseline, stdin=stdin
+    )
     if run.unsafe_fixes and not (run.apply_fix or run.show_diff):
         click.echo("colint: --unsafe-fixes does nothing without --fix or --diff; nothing was changed", err=True)
     refused = False

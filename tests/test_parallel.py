@@ -177,3 +177,17 @@ def test_file_kinds_group_files_that_differ_only_in_numbers(tmp_path):
     distinct, kinds = _file_kinds([str(p) for p in (a, b, c, d)] + [str(tmp_path / "missing.json")])
     assert distinct == 4
     assert kinds[0] == kinds[1] == kinds[2] != kinds[3] and kinds[4] == str(tmp_path / "missing.json")
+
+
+def test_results_carry_their_document_only_where_a_reporter_reads_it(tmp_path):
+    """A bulk check sends its results without the Document unless SARIF (fix regions), --fix or --diff read it."""
+    from colint.checking import check_paths
+    from colint.settings import Settings
+
+    p = tmp_path / "a.json"
+    shutil.copyfile(os.path.join(CORPUS, sorted(f for f in os.listdir(CORPUS) if f.endswith(".json"))[0]), p)
+    kept, dropped = (check_paths([str(p)], Settings(), keep_docs=k)[0] for k in (True, False))
+    assert kept.doc is not None and dropped.doc is None
+    assert [(f.code, f.key, f.line, f.message) for f in dropped.findings] == [
+        (f.code, f.key, f.line, f.message) for f in kept.findings
+    ]
