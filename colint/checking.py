@@ -313,11 +313,6 @@ def _file_kinds(paths: list[str]) -> tuple[int, list]:
     return len(seen), kinds
 
 
-def _distinct_files(paths: list[str]) -> int:
-    """How many of ``paths`` differ in content (``_file_kinds``)."""
-    return _file_kinds(paths)[0]
-
-
 def summary(results: list[FileResult]) -> dict:
     findings = [f for r in results for f in r.findings]
     return {

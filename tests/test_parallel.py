@@ -77,26 +77,27 @@ def test_distinct_items_go_to_the_pool_at_once(monkeypatch):
 
 
 def test_distinct_files_counts_contents_not_paths(tmp_path):
-    from colint.checking import _distinct_files
+    from colint.checking import _file_kinds
 
     a, b, c = (tmp_path / n for n in ("a.json", "b.json", "c.json"))
     a.write_text('{"hidden_size": 4096}')
     b.write_text('{"hidden_size": 4096}')
     c.write_text('{"hidden_size": 5120}')
-    assert _distinct_files([str(a), str(b), str(c), str(tmp_path / "missing.json")]) == 3
+    assert _file_kinds([str(a), str(b), str(c), str(tmp_path / "missing.json")])[0] == 3
 
 
 @linux_only
 def test_distinct_files_never_opens_a_device_or_fifo(tmp_path):
     """A FIFO (would block) and /dev/zero (would never end) given as configs are counted unread: the loader
     refuses them with a located error."""
-    from colint.checking import _distinct_files
+    from colint.checking import _file_kinds
 
     fifo = tmp_path / "fifo.json"
     os.mkfifo(fifo)
     a = tmp_path / "a.json"
     a.write_text("{}")
-    assert _distinct_files([str(fifo), "/dev/zero", str(a), str(a)]) == 3
+    distinct, kinds = _file_kinds([str(fifo), "/dev/zero", str(a), str(a)])
+    assert distinct == 3 and kinds[:2] == [str(fifo), "/dev/zero"]  # each its own kind, unread
 
 
 @linux_only
