@@ -25,8 +25,8 @@ Re-checks run with closure off (no recursion). Most fixes tried are blocked (wid
 domain, at every size offered): a re-check that only has to tell whether a state is blocked stops at the first
 blocking finding, running the rules that blocked most often first, leaves out the rules that cannot emit a
 blocking finding (info-only advice when a warning is asked) and the work that only a finding's text needs
-(Context.brief); the state of a trade-off, whose reason is shown, is checked in full. States are cached by the text they lead to and the settings they name, so files whose fixes
-lead to the same text re-check it once.
+(Context.brief); the state of a trade-off, whose reason is shown, is checked in full. States are cached by
+the text they lead to and the settings they name, so files whose fixes lead to the same text re-check it once.
 """
 
 from __future__ import annotations
