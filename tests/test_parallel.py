@@ -159,12 +159,11 @@ def test_kinds_change_which_worker_not_the_results(monkeypatch):
     kinds = [i % 5 for i in items]
     out = parallel.map_ordered(lambda i: (i * i, os.getpid()), items, distinct=len(items), kinds=kinds)
     assert [r[0] for r in out] == [i * i for i in items]
-    by_kind: dict = {}
-    for i, (_, pid) in enumerate(out):
-        by_kind.setdefault(kinds[i], set()).add(pid)
     assert os.getpid() not in {pid for _, pid in out}
-    # a kind is split only where it exceeds a task: each of these 5 kinds (38 or 39 items, cap 24) spans at most 2
-    assert all(len(pids) <= 2 for pids in by_kind.values())
+    # every task (a kind, or a piece of one past the cap) ran in one worker, whose memos then answer its later items
+    tasks = parallel._tasks(len(items), 2, kinds)
+    assert len(tasks) > 5  # the 5 kinds (38 or 39 items each) exceed the cap: pieces, each on one worker
+    assert all(len({out[i][1] for i in task}) == 1 for task in tasks)
 
 
 def test_file_kinds_group_files_that_differ_only_in_numbers(tmp_path):
