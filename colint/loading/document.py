@@ -21,7 +21,8 @@ MAX_DEPTH = 64  # nesting levels of mappings/lists; real configs nest < 6 deep
 # integers no float can hold are refused at load: 10**400 overflowed float() in the middle of a check. Smaller
 # absurd values reach the adapters, whose typed reads name the limit of each field.
 MAX_INT = 1 << 1023
-_LONG_DIGITS = re.compile(r"\d{308,}")
+HUGE_INT_DIGITS = len(str(MAX_INT))  # 308: an integer literal with fewer digits is below MAX_INT
+_LONG_DIGITS = re.compile(r"\d{%d,}" % HUGE_INT_DIGITS)
 _ABSENT = object()
 
 

@@ -14,7 +14,7 @@ from bisect import bisect_right
 from colint.errors import LoadError
 from colint.loading.document import (
     MAX_DEPTH,
-    MAX_INT,
+    HUGE_INT_DIGITS,
     Document,
     Span,
     clamp_to_content,
@@ -77,7 +77,7 @@ def parse_json(text: str, path: str) -> Document:
             column=1,
         )
     doc = Document(path=path, text=text, syntax="json", data=data)
-    if _record_positions(doc, constants=bool(nonstandard_tokens)) > _SHORTEST_HUGE_INT - 1:
+    if _record_positions(doc, constants=bool(nonstandard_tokens)) > HUGE_INT_DIGITS - 1:
         refuse_huge_numbers(doc)  # a bare literal long enough to be an integer no float holds: look at the values
     return doc
 
@@ -107,7 +107,6 @@ def _forget_shadowed(doc: Document, path: tuple) -> None:
 
 
 _NONSTANDARD = frozenset(("NaN", "Infinity", "-Infinity"))
-_SHORTEST_HUGE_INT = len(str(MAX_INT))  # 308 digits: a shorter literal is no integer beyond MAX_INT
 
 
 def _record_positions(doc: Document, constants: bool = True) -> int:

@@ -16,7 +16,7 @@ import json
 import weakref
 from bisect import bisect_right
 
-from colint.loading.document import Document, Span
+from colint.loading.document import HUGE_INT_DIGITS, Document, Span
 
 # Documents whose positions came from the loader's own scan (or were moved from one): only their splices
 # are remembered, so that a hand-built Document's spans never stand in for a scan. Keyed by id, holding
@@ -26,7 +26,6 @@ _SCANNED: weakref.WeakValueDictionary[int, Document] = weakref.WeakValueDictiona
 _RECENT: dict[str, tuple[Document, tuple[tuple[int, int, str], ...]]] = {}
 _RECENT_MAX = 128
 _LONGEST_TEXT = 128 * 1024  # real configs are < 100 kB; a larger file is scanned again (the memo holds <= 16 MiB)
-_LONGEST_LITERAL = 300  # a longer number might be one no float holds (the loader refuses 308+ digits)
 
 
 def scanned(doc: Document) -> None:
@@ -47,7 +46,7 @@ def remember(doc: Document, splices: list[tuple[int, int, str]], text: str) -> N
     for start, end, new in splices:
         if (
             start >= end  # an inserted key: positions of its own
-            or len(new) > _LONGEST_LITERAL
+            or len(new) >= HUGE_INT_DIGITS  # a number the loader may refuse: scanned as written
             or new[:1] in ("{", "[")  # a container replaces the value: keys and items of its own
             or "\n" in new
             or doc.text[start] in "{["  # a container replaced: its keys and items go
