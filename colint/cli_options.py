@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from colint.analysis.scenario import EP_OVERLAP_MODES
 from colint.cli_output import fail, fail_with
 from colint.settings import Settings
 
@@ -52,7 +53,7 @@ OPTIONS: dict[str, Callable] = {
     ),
     "ep_overlap": click.option(
         "--ep-overlap",
-        type=click.Choice(["auto", "on", "off"]),
+        type=click.Choice(EP_OVERLAP_MODES),
         default=None,
         help="Overlap the EP dispatch/combine with compute by two micro-batches: where it makes the step "
         "faster, wherever the batch splits, or never. [default: auto]",

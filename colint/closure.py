@@ -98,7 +98,7 @@ BLOCKERS: Counter = Counter()
 _SHARED: dict = {}
 SHARED_MAX = 4096
 # The rules a re-check may leave out, by the run's options (as _SHARED keys them), the level asked and the code of
-# the finding fixed: a handful per run
+# the finding fixed: a handful per run, bounded as _SHARED is
 _SKIPS: dict = {}
 
 
@@ -235,6 +235,8 @@ class Closure:
         skip = _SKIPS.get(key)
         if skip is None:
             over, configured = self.opts.severity_overrides, self.opts.rule_options
+            if len(_SKIPS) >= SHARED_MAX:
+                _SKIPS.clear()
             skip = _SKIPS[key] = tuple(
                 r.code
                 for r in self.rules
