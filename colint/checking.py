@@ -22,7 +22,7 @@ from colint.hardware_profiles import load_profile
 from colint.fileio import read_limited
 from colint.loading import MAX_BYTES, load, load_bytes, load_text
 from colint.normalize import normalize
-from colint.parallel import map_ordered
+from colint.parallel import map_ordered, workers
 from colint.rules import Context, select_rules
 from colint.settings import Settings, resolve
 from colint.suppression import Baseline, apply_suppressions
@@ -284,7 +284,7 @@ def check_paths(
             r.doc = None
         return r
 
-    if parallel and stdin is None:
+    if parallel and stdin is None and workers(len(paths)) > 1:  # (a pre-commit run on a few files: no pool)
         distinct, kinds = _file_kinds(paths)
         return map_ordered(one, paths, distinct=distinct, kinds=kinds)
     return [one(p, *(stdin[1:] if stdin is not None and p == stdin[0] else ())) for p in paths]
