@@ -72,6 +72,13 @@ def _grid_bandwidth(ctas, profile, tmod, xp):
     return xp.minimum(1.0, xp.minimum(ctas, sms) * tmod.per_sm_bandwidth_share / sms)
 
 
+def decode_kv_bytes_per_s(profile, tmod) -> float:
+    """The rate (bytes/s) a decode kernel streams the KV cache at: its long contiguous pages and deep prefetch
+    sustain more of HBM than a skinny GEMM's weight read (the profile's decode_memory_efficiency, else the GEMM
+    memory efficiency)."""
+    return profile.memory_bytes_per_s * (tmod.decode_memory_efficiency or tmod.memory_efficiency)
+
+
 def decode_attention(
     b,
     ctx,
@@ -111,10 +118,7 @@ def decode_attention(
     sol = xp.maximum(flops / peak, (b * length * 2.0 * kv_heads * head_dim * b_kv + qo_bytes) / bw)
     chunks = -(-length // DECODE_CHUNK)
     eta_grid = _grid_bandwidth(b * readers * chunks, profile, tmod, xp)
-    # the KV stream of a decode kernel (long contiguous pages, deep prefetch) sustains more of HBM than a
-    # skinny GEMM's weight read (decode_memory_efficiency)
-    mem_eff = tmod.decode_memory_efficiency or tmod.memory_efficiency
-    t_mem = (kv_bytes + qo_bytes) / (bw * mem_eff * eta_grid)
+    t_mem = (kv_bytes + qo_bytes) / (decode_kv_bytes_per_s(profile, tmod) * eta_grid)
     # split-KV (multi-block) mode: when one CTA per work item would leave SMs idle, each item's cached
     # length is split over CTAs whose partial (max, sum, O) a combine step merges; the split follows the
     # cached length, not the window (a windowed call still splits, and its CTAs outside the window exit)

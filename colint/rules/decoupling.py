@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from colint.analysis.inventory import layer_counts
+from colint.analysis.ops_attention import decode_kv_bytes_per_s
 from colint.analysis.collectives import DEFAULT_SCALE_OUT_GBPS
 from colint.analysis.scale_out import scale_out_cost_pct
 from colint.hardware_profiles import time_model
@@ -356,9 +357,7 @@ def kv_parallelism_pays(ctx: Context):
     if not weights_s or kv_s < ctx.option("min_kv_over_weights") * weights_s:
         return
     # KV time as a function of context: full-attention layers grow with it, windows stop growing
-    tm = time_model(ctx.profile)
-    eta = tm.decode_memory_efficiency or tm.memory_efficiency  # the decode KV stream's rate (ops_attention)
-    bw = ctx.profile.memory_bytes_per_s * eta
+    bw = decode_kv_bytes_per_s(ctx.profile, time_model(ctx.profile))
     grow = (
         sum(a.bytes / a.attended_tokens * a.layers for a in rows if a.attended_tokens and not kinds[a.kind].window) / bw
     )
