@@ -285,7 +285,7 @@ def row_shards(entries, sc: Scenario) -> tuple[list[tuple[int, list[tuple]]], li
     return plan, shards
 
 
-def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None, kinds=None) -> list[WorkloadGemm]:
+def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None, kinds=None) -> GemmRows:
     """The GEMM rows of one regime, kind by kind in ``entries``' order (the LM head's last); ``kinds``: only the
     rows of the layer kinds so named (the EP overlap's half batch prices the MoE kinds alone)."""
     tokens = _tokens(sc, regime)
@@ -295,7 +295,8 @@ def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None
         entries = _gemm_entries(spec)
     plan, shards = row_shards(entries, sc)
     at = (regime, tokens, type(tokens), head_tokens, sc.tp, sc.kvp, sc.ep, sc.gemm_format, sc.outputs, id(profile))
-    sums: dict[str, tuple[dict[str, float], int]] | None = {}
+    sums: dict[str, tuple[dict[str, float], int]] = {}
+    repeated: set[str] = set()
     for (kind_id, groups), kind_shards_, entry in zip(plan, shards, entries):
         if kinds is not None and entry[0] not in kinds:
             continue
@@ -308,32 +309,33 @@ def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None
                 _KIND_ROWS.clear()
             _KIND_ROWS[key] = hit
         rows += hit[1]
-        if sums is not None and hit[1]:  # (a kind with no rows has no sums: the step's pass finds none)
+        if hit[1]:  # (a kind with no rows has no sums: the step finds none)
             if entry[0] in sums:
-                sums = None  # two entries of one kind name: their sums run over both, in row order
-            else:
-                sums[entry[0]] = hit[2]
+                repeated.add(entry[0])
+            sums[entry[0]] = hit[2]
+    for name in repeated:  # two entries of one kind name: their sums run over both, in row order
+        sums[name] = _kind_sums([row for row in rows if row.kind == name])
     return GemmRows(rows, sums)
 
 
 class GemmRows(list):
     """A regime's GEMM rows (a list of WorkloadGemm, read-only), with ``kind_sums``: per kind name, the sums that
     colint.analysis.workload's step reads of that kind's rows (``_kind_sums``), kept with the kind's rows in the
-    memo (None where two entries share a kind name)."""
+    memo (summed again over both where two entries share a kind name)."""
 
-    def __init__(self, rows: list[WorkloadGemm], kind_sums: dict[str, tuple[dict[str, float], int]] | None) -> None:
+    def __init__(self, rows: list[WorkloadGemm], kind_sums: dict[str, tuple[dict[str, float], int]]) -> None:
         super().__init__(rows)
         self.kind_sums = kind_sums
 
 
 def _kind_sums(rows: list[WorkloadGemm]) -> tuple[dict[str, float], int]:
-    """One kind's rows summed as the step sums them (workload._kind_times, in row order from 0.0): GEMM time by
-    component and the plain roofline time ("gemm_sol"), and the count of rows. Read-only: shared by every step
-    that reads these rows."""
+    """One kind's rows summed as the step reads them (in row order from 0.0): GEMM time by component and the
+    plain roofline time ("gemm_sol"), and the count of rows. Read-only: shared by every step that reads these
+    rows."""
     out = {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
     for row in rows:
         out[row.component] = out.get(row.component, 0.0) + row.layer_s
-        out["gemm_sol"] += row.time.sol_s * max(row.instances, 1.0 if row.instances >= 1 else row.instances)
+        out["gemm_sol"] += row.time.sol_s * row.instances
     return out, len(rows)
 
 

@@ -21,6 +21,7 @@ from colint.analysis.gemm_model import FORMATS, check_format
 from colint.analysis.gemm_rows import (
     REGIMES,
     SPEC_MEMO_MAX,
+    GemmRows,
     WorkloadGemm,
     _ceil_div,
     _gemm_entries,
@@ -108,7 +109,7 @@ class Workload:
     spec: ModelSpec
     profile: Profile
     scenario: Scenario
-    gemms: dict[str, list[WorkloadGemm]]  # regime -> rows
+    gemms: dict[str, GemmRows]  # regime -> rows (with their per-kind sums)
     attention: dict[str, list[AttentionCost]]  # regime -> one per layer kind with a mixer
     steps: dict[str, Step]  # "decode", "prefill"
     embedding_cost: LayerCost  # index -1
@@ -346,21 +347,11 @@ def _regime_attention(
     return out
 
 
-def _kind_times(rows: list[WorkloadGemm], attn: list[AttentionCost]):
-    """Per-kind sums of one regime, one pass over its rows (each kind's sums add its rows in row order):
-    (GEMM times by component, GEMM rows, attention cores) per kind name."""
-    times: dict[str, dict[str, float]] = {}
-    n_rows: dict[str, int] = {}
-    sums = getattr(rows, "kind_sums", None)  # the same sums, kept with each kind's rows (gemm_rows.GemmRows)
-    for name, (kt, count) in sums.items() if sums is not None else ():
-        times[name], n_rows[name] = kt, count
-    for row in rows if sums is None else ():
-        out = times.get(row.kind)
-        if out is None:
-            out = times[row.kind] = {"attention": 0.0, "ffn": 0.0, "gemm_sol": 0.0}
-        out[row.component] = out.get(row.component, 0.0) + row.layer_s
-        out["gemm_sol"] += row.time.sol_s * max(row.instances, 1.0 if row.instances >= 1 else row.instances)
-        n_rows[row.kind] = n_rows.get(row.kind, 0) + 1
+def _kind_times(rows: GemmRows, attn: list[AttentionCost]):
+    """Per-kind sums of one regime (kept with each kind's rows: gemm_rows.GemmRows): (GEMM times by component,
+    GEMM rows, attention cores) per kind name."""
+    times = {name: kt for name, (kt, _count) in rows.kind_sums.items()}
+    n_rows = {name: count for name, (_kt, count) in rows.kind_sums.items()}
     cores_by_kind: dict[str, list] = {}
     for a in attn:
         cores_by_kind.setdefault(a.kind, []).append(a)
@@ -372,7 +363,7 @@ def _regime_step(
     profile,
     scenario: Scenario,
     regime: str,
-    rows: list[WorkloadGemm],
+    rows: GemmRows,
     attn,
     counts,
     tmod,
@@ -461,16 +452,9 @@ def _regime_step(
     return step, per_kind_s, parts
 
 
-def _kind_gemm_s(rows: list[WorkloadGemm]) -> dict[str, dict[str, float]]:
-    """GEMM time per kind name and component (attention, ffn) of one regime's rows (read-only)."""
-    sums = getattr(rows, "kind_sums", None)  # the same sums, kept with each kind's rows (gemm_rows.GemmRows)
-    if sums is not None:
-        return {name: kt for name, (kt, _count) in sums.items()}
-    out: dict[str, dict[str, float]] = {}
-    for row in rows:
-        d = out.setdefault(row.kind, {"attention": 0.0, "ffn": 0.0})
-        d[row.component] = d.get(row.component, 0.0) + row.layer_s
-    return out
+def _kind_gemm_s(rows: GemmRows) -> dict[str, dict[str, float]]:
+    """GEMM time per kind name and component (attention, ffn; and gemm_sol) of one regime's rows (read-only)."""
+    return {name: kt for name, (kt, _count) in rows.kind_sums.items()}
 
 
 def _layer_weight_bytes(spec: ModelSpec, kind_stats: dict[str, tuple]) -> list[float]:
