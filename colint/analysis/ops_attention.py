@@ -282,8 +282,9 @@ def mla_prefill(
     profile,
     tmod=None,
     xp=_Scalar,
-    rope: int = 64,
-    kv_lora: int = 512,
+    *,
+    rope: int,
+    kv_lora: int,
 ):
     """One MLA prefill (not absorbed: per-head K of nope + rope, V of v_head_dim), no cached prefix.
 
