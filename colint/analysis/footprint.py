@@ -16,7 +16,6 @@ from colint.analysis.gemm_rows import (
     _ceil_div,
     _gemm_entries,
     _prefill_shape,
-    _row_plan,
     _tokens,
     kind_shards,
     routed_expert_rows,
@@ -166,17 +165,22 @@ def _kv_bytes_per_sequence(spec: ModelSpec, scenario: Scenario) -> float:
     return kv_seq + state_bytes_per_sequence(spec, b_kv) / scenario.tp
 
 
+_LAYER_BYTES_MEMO: dict = {}
+
+
 def _layer_weight_bytes(spec: ModelSpec, scenario: Scenario) -> list[float]:
     """Weight bytes per GPU of each decoder layer: the per-layer shards of analyse's layer costs (read-only: built
-    once per spec object, (tp, kvp, ep) and weight format, beside the GEMM rows' shards)."""
+    once per spec object, (tp, kvp, ep) and weight format)."""
     entries = _gemm_entries(spec)
     b_w = FORMATS[scenario.gemm_format][2]
-    shard_memo = _row_plan(entries)[1]
-    key = ("layer_weight_bytes", scenario.tp, scenario.kvp, scenario.ep, b_w)
-    got = shard_memo.get(key)
-    if got is None:
-        got = shard_memo[key] = _per_layer_weight_bytes(spec, kind_shards(entries, scenario), b_w)
-    return got
+    key = (id(spec), scenario.tp, scenario.kvp, scenario.ep, b_w)
+    return per_spec(
+        _LAYER_BYTES_MEMO,
+        key,
+        spec,
+        lambda: _per_layer_weight_bytes(spec, kind_shards(entries, scenario), b_w),
+        UNSPLIT_MEMO_MAX,
+    )
 
 
 def _per_layer_weight_bytes(spec: ModelSpec, used_shards, b_w: float) -> list[float]:

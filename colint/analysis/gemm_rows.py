@@ -224,9 +224,12 @@ def _kind_id(value: tuple) -> int:
 
 
 def _row_plan(entries) -> tuple[list[tuple[int, list[tuple]]], dict[tuple, list]]:
-    hit = _PLAN_MEMO.get(id(entries))
-    if hit is not None and hit[0] is entries:
-        return hit[1], hit[2]
+    """(each kind's id and fused groups, a memo of their shards by layout) of ``entries``, built once per
+    entries object (read-only)."""
+    return per_spec(_PLAN_MEMO, id(entries), entries, lambda: _build_row_plan(entries), SPEC_MEMO_MAX)
+
+
+def _build_row_plan(entries) -> tuple[list[tuple[int, list[tuple]]], dict[tuple, list]]:
     plan = []
     for kind_name, _kgemms, n_layers, fused in entries:
         groups = []
@@ -251,9 +254,6 @@ def _row_plan(entries) -> tuple[list[tuple[int, list[tuple]]], dict[tuple, list]
             )
         plan.append((_kind_id((kind_name, n_layers, tuple((f[0], f[1], f[3], f[2]) for f in fused))), groups))
     shards: dict[tuple, list] = {}  # (tp, kvp, ep) -> the rows' shards per kind; ("kinds", tp, kvp, ep) -> kind_shards
-    if len(_PLAN_MEMO) >= SPEC_MEMO_MAX:
-        del _PLAN_MEMO[next(iter(_PLAN_MEMO))]
-    _PLAN_MEMO[id(entries)] = (entries, plan, shards)
     return plan, shards
 
 
