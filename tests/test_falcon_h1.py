@@ -189,3 +189,22 @@ def test_cli_check_and_inspect(tmp_path, capsys):
     est = json.loads(capsys.readouterr().out)["estimates"]
     assert sorted(a["mixer"] for a in est["attention"]["decode"]) == ["attention", "mamba"]
     assert main(["check", str(path), "--gpu", "h200"]) in (0, 1)  # findings or none, never a usage/spec error
+
+
+@pytest.mark.parametrize(
+    "field, new", [("vocab_size", 32128), ("intermediate_size", 14464), ("num_key_value_heads", 4)]
+)
+def test_fix_parameter_deltas_keep_the_parallel_mixer(field, new):
+    """A fix's parameter delta on a Falcon-H1 stack is what re-normalizing the edited config counts: the rebuilt
+    layer kinds keep their Mamba-2 mixer (it was dropped, and padding the vocabulary to 32128 read as
+    -485,498,880 parameters)."""
+    from colint.rules.fix_builders import param_delta, with_field
+
+    cfg = {"model_type": "falcon_h1", "vocab_size": 32001}
+    spec = spec_from(cfg)
+    name = {"num_key_value_heads": "num_kv_heads"}.get(field, field)
+    edited = spec_from({**cfg, field: new})
+    assert param_delta(spec, name, new).total == param_counts(edited).total - param_counts(spec).total
+    assert [k.parallel_mixer for k in with_field(spec, name, new).layer_kinds] == [
+        k.parallel_mixer for k in spec.layer_kinds
+    ]

@@ -87,17 +87,19 @@ def with_field(spec: ModelSpec, field: str, new: Any, old: Any = None) -> ModelS
     if hasattr(spec, field) and field not in _KIND_FIELDS:
         update[field] = new
     # hidden_size: per-kind widths stay; head_dim derived from H / heads follows H when it was derived
-    kinds = [
-        LayerKind(
-            name=k.name,
-            mixer=_mixer(k.mixer, field, old, new),
-            ffn=_ffn(k.ffn, field, old, new),
-            other_params=_other_params(k, spec, field, old, new),
-        )
-        for k in spec.layer_kinds
-    ]
-    update["layer_kinds"] = kinds
+    update["layer_kinds"] = [_rebuilt_kind(k, spec, field, old, new) for k in spec.layer_kinds]
     return replace(spec, **update)
+
+
+def _rebuilt_kind(k: LayerKind, spec: ModelSpec, field: str, old: Any, new: Any) -> LayerKind:
+    """``k`` with ``field`` changed from ``old`` to ``new`` where its mixer, FFN or norms hold it (``k`` itself where
+    nothing changes). A parallel mixer (Falcon-H1's Mamba-2 beside attention) stays as it is: the rules edit
+    ``mixer``."""
+    mixer, ffn = _mixer(k.mixer, field, old, new), _ffn(k.ffn, field, old, new)
+    other = _other_params(k, spec, field, old, new)
+    if mixer is k.mixer and ffn is k.ffn and other == k.other_params:
+        return k
+    return replace(k, mixer=mixer, ffn=ffn, other_params=other)
 
 
 def _other_params(k: LayerKind, spec: ModelSpec, field: str, old: Any, new: Any) -> int:
@@ -177,9 +179,8 @@ def _kinds_delta(spec: ModelSpec, field: str, new: Any, old: Any) -> tuple[int, 
     """(total, FFN) parameters that ``with_field(spec, field, new, old)`` adds (integers). A field other than
     hidden_size and vocab_size changes the layer kinds alone (param_counts reads nothing else it sets), so the
     delta is the rebuilt kinds' minus the old ones', layers times one layer's: exactly param_counts' difference,
-    without rebuilding and recounting the spec. with_field rebuilds a kind without its parallel mixer: a stack
-    with one is recounted whole, as before."""
-    if field in ("hidden_size", "vocab_size") or any(k.parallel_mixer is not None for k in spec.layer_kinds):
+    without rebuilding and recounting the spec."""
+    if field in ("hidden_size", "vocab_size"):
         changed = with_field(spec, field, new, old)
         before, f_before = _counts(spec)
         return param_counts(changed).total - before, ffn_params(changed) - f_before
@@ -188,10 +189,9 @@ def _kinds_delta(spec: ModelSpec, field: str, new: Any, old: Any) -> tuple[int, 
     h = spec.hidden_size
     d_total = d_ffn = 0
     for k, n in zip(spec.layer_kinds, layer_counts(spec)):
-        mixer, ffn = _mixer(k.mixer, field, old, new), _ffn(k.ffn, field, old, new)
-        if not n or (mixer is k.mixer and ffn is k.ffn):
+        rebuilt = _rebuilt_kind(k, spec, field, old, new)
+        if not n or rebuilt is k:
             continue
-        rebuilt = LayerKind(name=k.name, mixer=mixer, ffn=ffn, other_params=_other_params(k, spec, field, old, new))
         d_total += n * (kind_params(rebuilt, h)[0] - kind_params(k, h)[0])
         d_ffn += n * (kind_ffn_params(rebuilt, h) - kind_ffn_params(k, h))
     return d_total, d_ffn
