@@ -1,4 +1,4 @@
-"""ModelSpec.layer_counts: counted once per pattern list, and always the counts of the spec asked."""
+"""ModelSpec.layer_counts: always the counts of the spec asked, in a list of the caller's own."""
 
 from __future__ import annotations
 

@@ -18,10 +18,6 @@ from typing import Literal, Optional
 
 PositiveInt = int  # bounds are enforced by the adapters' readers, which know the key to blame
 
-# (id of a layer_pattern list, number of kinds) -> (that list, its length, the layer count of each kind)
-_COUNTS: dict[tuple[int, int], tuple[list, int, list[int]]] = {}
-_COUNTS_MAX = 1024
-
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Source:
@@ -199,20 +195,11 @@ class ModelSpec:
         return self.layer_kinds[self.layer_pattern[layer]]
 
     def layer_counts(self) -> list[int]:
-        """How many layers each kind has. (Hot: the analysis and rules ask ~25 times per spec and state
-        checked, and specs edited by a fix share their pattern list: counted once per pattern.)"""
-        pattern = self.layer_pattern
-        key = (id(pattern), len(self.layer_kinds))
-        hit = _COUNTS.get(key)
-        if hit is not None and hit[0] is pattern and hit[1] == len(pattern):
-            return hit[2].copy()
+        """How many layers each kind has (a new list; the analysis keeps one per spec: inventory.layer_counts)."""
         counts = [0] * len(self.layer_kinds)
-        for i in pattern:
+        for i in self.layer_pattern:
             counts[i] += 1
-        if len(_COUNTS) >= _COUNTS_MAX:
-            _COUNTS.clear()
-        _COUNTS[key] = (pattern, len(pattern), counts)  # the pattern held: its id is not reused while cached
-        return counts.copy()
+        return counts
 
     @property
     def is_moe(self) -> bool:
