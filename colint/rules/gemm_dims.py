@@ -71,6 +71,7 @@ def cooperative_tile(ctx: Context):
 
 # --------------------------------------------------------------------------- which field owns a dim
 _OWNERS: dict[tuple, str | None] = {}  # (GEMM name, axis, the inventory's field of that axis) -> owning_field's
+_OWNERS_MAX = 4096  # the keys are a few dozen GEMM names x 2 axes: the bound only guards a pathological run
 
 
 def owning_field(row, axis: str) -> str | None:
@@ -80,7 +81,7 @@ def owning_field(row, axis: str) -> str | None:
     key = (row.name, axis, g.n_field if axis == "n" else g.k_field)
     if key in _OWNERS:
         return _OWNERS[key]
-    if len(_OWNERS) >= 4096:
+    if len(_OWNERS) >= _OWNERS_MAX:
         _OWNERS.clear()
     got = _OWNERS[key] = _owning_field(row.name, axis, key[2])
     return got

@@ -92,29 +92,19 @@ def field_of_thin(ctx: Context, row) -> str | None:
     return f
 
 
-_THIN: dict[str, bool] = {}  # GEMM name -> thin_by_design (the CL1xx rules ask per row of every check)
+_THIN_NAMES = (
+    "mamba.x_proj",
+    "mamba.dt_proj",
+    "linear_attn.in_proj_ba",
+    "linear_attn.in_proj_b",
+    "linear_attn.in_proj_a",
+)
 
 
 def thin_by_design(row) -> bool:
     """Routers (N = experts) and gates (N = 1): thin by construction, replicated, high precision."""
-    got = _THIN.get(row.name)
-    if got is None:
-        if len(_THIN) >= 4096:
-            _THIN.clear()
-        name = row.name
-        got = _THIN[name] = (
-            name.endswith(("router", "shared_expert_gate"))
-            or name.startswith("mla.indexer.")
-            or name
-            in (
-                "mamba.x_proj",
-                "mamba.dt_proj",
-                "linear_attn.in_proj_ba",
-                "linear_attn.in_proj_b",
-                "linear_attn.in_proj_a",
-            )
-        )
-    return got
+    name = row.name
+    return name.endswith(("router", "shared_expert_gate")) or name.startswith("mla.indexer.") or name in _THIN_NAMES
 
 
 def thin_value(ctx: Context, f: str | None, row) -> str:
