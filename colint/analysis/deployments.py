@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from colint.analysis.inventory import layer_counts
-from colint.analysis.memory import B_ACT, USABLE_HBM_SHARE
-from colint.analysis.footprint import footprint_floor, memory_at
+from colint.analysis.memory import USABLE_HBM_SHARE
+from colint.analysis.footprint import activation_floor, footprint_floor, memory_at
 from colint.analysis.gemm_rows import SPEC_MEMO_MAX
 from colint.analysis.spec_memo import per_spec
 from colint.analysis.workload import analyse
@@ -81,7 +81,7 @@ def smallest_fitting(spec, profile, scenario, concurrency: int, limit: int = 64)
     # (FootprintFloor); a deployment whose share exceeds usable memory does not fit (margins absorb float rounding)
     floor = footprint_floor(spec, scenario)
     kvp = scenario.kvp
-    act = max(t * 2.0 * spec.hidden_size * B_ACT for t in (concurrency, scenario.prefill_tokens))  # floor's, per regime
+    act = activation_floor(spec.hidden_size, concurrency, scenario.prefill_tokens)
     for tp, ep, pp in deployments(spec, profile, scenario)[:limit]:
         if total_w / (max(tp, ep) * pp) > 1.5 * usable:
             continue

@@ -48,6 +48,12 @@ def memory_at(spec: ModelSpec, profile, scenario: Scenario, fits_only: bool = Fa
     return memory_fit(weights_gpu, per_seq, peak, scenario.decode_concurrency, profile.memory_gb)
 
 
+def activation_floor(hidden_size: int, decode_tokens: int, prefill_tokens: int) -> float:
+    """The least peak activation bytes of a GPU: the residual stream (two copies of B_ACT bytes per element) of the
+    larger regime's tokens (FootprintFloor; CL801's deployment search)."""
+    return max(t * 2.0 * hidden_size * B_ACT for t in (decode_tokens, prefill_tokens))
+
+
 @dataclass(frozen=True)
 class FootprintFloor:
     """What one GPU holds of the whole model (tp = ep = kvp = pp = 1, the scenario's formats): all its weight
@@ -61,7 +67,7 @@ class FootprintFloor:
 
     def bytes_per_gpu(self, spec: ModelSpec, scenario: Scenario) -> float:
         """A lower bound of memory_at(spec, profile, scenario).total_bytes."""
-        act = max(_tokens(scenario, r) * 2.0 * spec.hidden_size * B_ACT for r in REGIMES)
+        act = activation_floor(spec.hidden_size, scenario.decode_concurrency, scenario.prefill_tokens)
         return self.bytes_at(scenario.tp, scenario.ep, scenario.kvp, scenario.pp, scenario.decode_concurrency, act)
 
     def bytes_at(self, tp: int, ep: int, kvp: int, pp: int, concurrency: int, act: float) -> float:
