@@ -281,7 +281,7 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
     ex = experts or None
     d = moe_dispatch_combine("dispatch", tokens, hidden, top_k, sc.ep, wire, profile, None, backend, ex)[0]
     c = moe_dispatch_combine("combine", tokens, hidden, top_k, sc.ep, "bfloat16", profile, None, backend, ex)[0]
-    if len(_EXCHANGE_MEMO) >= _ATTENTION_MEMO_MAX:
+    if len(_EXCHANGE_MEMO) >= _EXCHANGE_MEMO_MAX:
         _EXCHANGE_MEMO.clear()
     _EXCHANGE_MEMO[key] = (profile, d + c)
     return d + c
@@ -290,6 +290,7 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
 # expert_all_to_all_s's memo: (tokens, top-k, hidden, experts, ep, GEMM format, profile) -> (profile, s); analyse asks for
 # the same exchange per MoE kind, regime and micro-batch, and again per re-analysis at the same ep.
 _EXCHANGE_MEMO: dict[tuple, tuple] = {}
+_EXCHANGE_MEMO_MAX = 4096  # a run meets a few dozen (tokens, shape, ep) per model: room for a bulk run's models
 
 
 def tp_all_reduce_s(tokens: int, hidden: int, tp: int, profile) -> float:
