@@ -144,6 +144,11 @@ class Workload:
             self._layer_costs = [LayerCost(i, name, *st) for i, name, st in _layer_stats(self.spec, self.kind_costs)]
         return self._layer_costs
 
+    def layer_stats(self) -> list[tuple]:
+        """Each decoder layer's costs in layer order, as LayerCost's fields after index and kind (``kind_costs``
+        walked as layer_costs walks it), without building a LayerCost per layer (read-only)."""
+        return [st for _i, _name, st in _layer_stats(self.spec, self.kind_costs)]
+
     @property
     def memory_fits(self) -> bool:
         """Weights + KV cache + activations per GPU within usable HBM (colint.analysis.memory)."""

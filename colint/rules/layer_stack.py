@@ -84,10 +84,7 @@ _PARAMS, _WEIGHTS, _FLOPS = (_KIND_COST_FIELDS.index(n) for n in ("params", "wei
 def stack_costs(spec, w) -> StackCosts:
     """Per-layer prefill FLOPs and weight bytes per GPU; the embedding on the first stage, the LM head
     and the MTP layers on the last (MTP estimated as the last layer's cost scaled by MTP params)."""
-    # w.layer_costs' two vectors, read from its kinds' costs (w.kind_costs: LayerCost's fields after index and kind)
-    # without building a LayerCost per layer
-    per_kind = [w.kind_costs.get(k.name) for k in spec.layer_kinds]
-    stack = [st for st in (per_kind[i] for i in spec.layer_pattern[: spec.num_layers]) if st]
+    stack = w.layer_stats()  # w.layer_costs' fields after index and kind, without a LayerCost per layer
     flops = [st[_FLOPS] for st in stack]
     weights = [st[_WEIGHTS] for st in stack]
     last_f = w.lm_head_cost.prefill_flops
