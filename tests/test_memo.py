@@ -183,6 +183,17 @@ def test_decode_step_is_analyses_decode_step(path):
         assert workload.decode_step(spec, p, sc) == alone
 
 
+def _mixed_specs():
+    """MLA + MoE with dense layers, a hybrid linear-attention MoE, sliding/full attention: the stacks the memo
+    tests run over."""
+    for name in (
+        "deepseek__DeepSeek-V3.json",
+        "qwen3-next__Qwen3-Next-80B-A3B-Thinking.json",
+        "gemma__gemma-3-27b.json",
+    ):
+        yield normalize(load(f"tests/corpus/hf/{name}"))
+
+
 def test_shards_of_a_plan_are_shard_per_gemm():
     """gemm_rows._shards (a plan's GEMMs at one layout, inlined) gives _shard's (n, k, instances) for every GEMM
     and fused group, types included, at tp/ep/kvp layouts that split, replicate and round up."""
@@ -191,12 +202,7 @@ def test_shards_of_a_plan_are_shard_per_gemm():
     from colint.analysis.gemm_rows import _gemm_entries, _shard, _shards
 
     checked = 0
-    for path in (
-        "deepseek__DeepSeek-V3.json",
-        "qwen3-next__Qwen3-Next-80B-A3B-Thinking.json",
-        "gemma__gemma-3-27b.json",
-    ):
-        spec = normalize(load(f"tests/corpus/hf/{path}"))
+    for spec in _mixed_specs():
         for _name, kg, _n, fused in _gemm_entries(spec):
             items = [(g, g.n) for g in kg] + [(f[2], f[3]) for f in fused]
             for tp, ep, kvp in itertools.product((1, 3, 8), (1, 16, 72), (1, 2)):
@@ -230,12 +236,7 @@ def test_kind_sums_kept_with_the_rows_are_the_steps_sums():
 
     p = load_profile("b200")
     checked = 0
-    for path in (
-        "deepseek__DeepSeek-V3.json",
-        "qwen3-next__Qwen3-Next-80B-A3B-Thinking.json",
-        "gemma__gemma-3-27b.json",
-    ):
-        spec = normalize(load(f"tests/corpus/hf/{path}"))
+    for spec in _mixed_specs():
         for tp, ep in ((1, 1), (2, 16), (8, 64)):
             w = analyse(spec, p, make_scenario(tp=tp, ep=ep))
             for regime in ("decode", "prefill"):
