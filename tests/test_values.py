@@ -1,6 +1,7 @@
 """colint's value types: frozen keyword-only dataclasses, plain data both ways, pydantic only at the edges."""
 
 import dataclasses
+import inspect
 import json
 import math
 import os
@@ -176,3 +177,61 @@ def test_check_path_never_imports_pydantic(tmp_path):
     assert result["pydantic"] == []
     assert result["heavy"] == []
     assert "pydantic" in result["after_user_gpu"]  # the user's profile went through the schema
+
+
+def _twins():
+    """The same frozen dataclass twice: with its generated __init__ and with fast_init's."""
+    from colint.plain_data import fast_init
+
+    def make():
+        @dataclasses.dataclass(frozen=True)
+        class Rec:
+            a: int
+            b: float = 2.5
+            c: list = dataclasses.field(default_factory=list)
+            d: str = dataclasses.field(default="d", init=False)
+            e: tuple = dataclasses.field(default=(), kw_only=True)
+
+        return Rec
+
+    return make(), fast_init(make())
+
+
+def test_fast_init_builds_what_the_generated_init_builds():
+    plain, fast = _twins()
+    for args, kwargs in (((1,), {}), ((1, 3.0, [4]), {"e": (5,)}), ((), {"a": 7, "c": [1], "e": (2,)})):
+        x, y = plain(*args, **kwargs), fast(*args, **kwargs)
+        assert dataclasses.asdict(x) == dataclasses.asdict(y)
+        assert repr(x).split("(", 1)[1] == repr(y).split("(", 1)[1]
+        assert vars(x) == vars(y) and list(vars(x)) == list(vars(y))  # every field, in field order
+    assert fast(1).c is not fast(1).c  # a fresh default per instance, as the factory gives
+    assert fast(1) == fast(1) and hash(fast(1, c=())) == hash(fast(1, c=()))
+    assert str(inspect.signature(plain)) == str(inspect.signature(fast))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast(1).a = 2
+    for bad_args, bad_kwargs in (((), {}), ((1, 2, 3, 4), {}), ((1,), {"d": 1}), ((1,), {"z": 1})):
+        with pytest.raises(TypeError) as plain_err:
+            plain(*bad_args, **bad_kwargs)
+        with pytest.raises(TypeError) as fast_err:
+            fast(*bad_args, **bad_kwargs)
+        assert str(plain_err.value) == str(fast_err.value)
+    assert dataclasses.replace(fast(1, e=(1,)), b=9.0) == fast(1, 9.0, e=(1,))
+
+
+def test_fast_init_refuses_what_it_cannot_reproduce():
+    from colint.plain_data import fast_init
+
+    @dataclasses.dataclass
+    class Mutable:
+        a: int
+
+    @dataclasses.dataclass(frozen=True)
+    class Checked:
+        a: int
+
+        def __post_init__(self):
+            pass
+
+    for cls in (Mutable, Checked, Edit):  # not frozen; __post_init__; __slots__ (Edit)
+        with pytest.raises(TypeError, match="fast_init"):
+            fast_init(cls)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from colint.plain_data import fast_init
 
 from colint.errors import ProfileError
 from colint.hardware_profiles import time_model
@@ -112,6 +113,7 @@ def check_format(profile, dtype: str) -> str:
     return hw
 
 
+@fast_init
 @dataclass(frozen=True)
 class GemmTime:
     """One GEMM on one GPU. Times in seconds; ``*_s`` fields ending in estimate are estimates."""

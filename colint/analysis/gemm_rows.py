@@ -13,6 +13,7 @@ import functools
 import itertools
 import math
 from dataclasses import dataclass
+from colint.plain_data import fast_init
 
 from colint.analysis.gemm_model import GemmTime, estimate, estimate_s
 from colint.analysis.inventory import Gemm, kind_gemms, layer_counts, lm_head_gemm
@@ -30,6 +31,7 @@ SPEC_MEMO_MAX = (
 )
 
 
+@fast_init
 @dataclass(frozen=True)
 class WorkloadGemm:
     """One weight GEMM (or fused group) of one layer kind in one regime, per GPU shard."""

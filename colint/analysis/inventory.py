@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from colint.plain_data import fast_init
 
 from colint.analysis.spec_memo import per_spec
 from colint.normalize.model_spec import ModelSpec
@@ -80,6 +81,7 @@ def gemms(spec: ModelSpec, merge: bool = True) -> list[Gemm]:
     return list(merged.values())
 
 
+@fast_init
 @dataclass(frozen=True)
 class ParamCounts:
     total: int  # what transformers builds (tied weights once); excludes MTP layers

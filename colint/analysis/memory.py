@@ -22,6 +22,7 @@ CUDA graphs, allocator fragmentation).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from colint.plain_data import fast_init
 
 from colint.analysis.pipeline import best_partition
 
@@ -29,6 +30,7 @@ USABLE_HBM_SHARE = 0.9  # vLLM's default gpu_memory_utilization (0.9): the share
 B_ACT = 2.0  # BF16 activations between kernels
 
 
+@fast_init
 @dataclass(frozen=True)
 class MemoryFit:
     """One GPU's footprint in one scenario (bytes; all estimates)."""

@@ -39,6 +39,7 @@ under the dispatch, the down projection streamed into the combine: SGLang's SBO)
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from colint.plain_data import fast_init
 
 from colint.analysis.inventory import layer_counts
 from colint.analysis.gemm_rows import _ceil_div, _tokens
@@ -50,6 +51,7 @@ from colint.normalize.model_spec import LayerKind, ModelSpec
 MIN_SPLIT = 2  # sequences (decode) / tokens (prefill) per attention group: each micro-batch needs one
 
 
+@fast_init
 @dataclass(frozen=True)
 class LayerTime:
     """One layer of a kind in one regime on one GPU (s): its parts sum to its time."""

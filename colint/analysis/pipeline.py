@@ -14,12 +14,14 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from dataclasses import dataclass
+from colint.plain_data import fast_init
 from functools import lru_cache
 from itertools import accumulate, islice
 from operator import le
 from collections.abc import Sequence
 
 
+@fast_init
 @dataclass(frozen=True)
 class Partition:
     sizes: tuple[int, ...]  # decoder layers per stage

@@ -10,6 +10,7 @@ time (with the EP exchange overlapped by two micro-batches where the deployment 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from colint.plain_data import fast_init
 from typing import NamedTuple
 
 from colint.analysis import ops_attention as ops
@@ -35,6 +36,7 @@ LL_MAX_TOKENS = 128  # DeepEP: low-latency kernels up to this many tokens per ra
 ATTN_EFFICIENCY_FALLBACK = 0.7  # attention core's share of peak FLOP/s when the time model has no bf16 entry (estimate)
 
 
+@fast_init
 @dataclass(frozen=True)
 class AttentionCost:
     """The attention core (or recurrent-state update) of one layer kind in one regime, per GPU."""

@@ -13,10 +13,12 @@ expert-parallel ranks, ``replicated`` keeps it whole (routers).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from colint.plain_data import fast_init
 
 from colint.normalize.model_spec import FFN, LayerKind, Mixer
 
 
+@fast_init
 @dataclass(frozen=True)
 class Gemm:
     name: str  # e.g. "attn.q_proj", "moe.experts.gate_up", "lm_head"

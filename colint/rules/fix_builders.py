@@ -16,6 +16,7 @@ vocab_size, num_heads, num_kv_heads, head_dim, num_experts, kv_lora_rank.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from colint.plain_data import fast_init
 from typing import Any, Optional
 
 from colint.analysis.inventory import kind_ffn_params, kind_params, layer_counts, param_counts
@@ -130,6 +131,7 @@ def ffn_params(spec: ModelSpec) -> int:
     return sum(n * kind_ffn_params(k, h) for k, n in zip(spec.layer_kinds, layer_counts(spec)) if n)
 
 
+@fast_init
 @dataclass(frozen=True)
 class ParamDelta:
     field: str
