@@ -24,6 +24,7 @@ from colint.loading import MAX_BYTES, load, load_bytes, load_text
 from colint.normalize import normalize
 from colint.parallel import map_ordered, workers
 from colint.rules import Context, select_rules
+from colint.rules.base import field_keys
 from colint.settings import Settings, resolve
 from colint.suppression import Baseline, apply_suppressions
 from colint.triage import triage
@@ -138,6 +139,15 @@ def check_spec(
                     raise RuntimeError(
                         f"{r.code} emitted a finding at {f.severity}, above its most severe level {most}"
                     )
+            if r.fields:
+                # and it points at its declared fields alone, on its own GPU (colint.closure relies on both)
+                keys, gpu = field_keys(spec, r.fields), ctx.gpu if r.needs_workload else None
+                for f in out:
+                    if f.key not in keys or f.gpu != gpu:
+                        raise RuntimeError(
+                            f"{r.code} emitted a finding on {f.key} [{f.gpu}], not on its fields "
+                            f"{', '.join(r.fields)} [{gpu}]"
+                        )
         if overrides:
             out = [
                 dataclasses.replace(f, severity=cast(Severity, overrides[f.code])) if f.code in overrides else f

@@ -41,6 +41,7 @@ from colint.errors import ColintError
 from colint.findings import SEVERITY_ORDER, Finding, Fix
 from colint.loading import load_text
 from colint.normalize import normalize
+from colint.rules.base import field_keys
 from colint.rules.fix_builders import ffn_params
 
 # the settings (colint.settings.Settings TOML keys) a fix's settings may name
@@ -117,6 +118,8 @@ class Closure:
         self._cache: dict = {}
         self._targets: dict = {}
         self._params: Optional[tuple] = None
+        self._reported_by_fixed: dict[Optional[str], frozenset[str]] = {}
+        self._fields_of: dict[str, tuple[str, ...]] = {}
 
     # -- the states a fix leads to ---------------------------------------------------------------
     def _opts_key(self):
@@ -168,7 +171,7 @@ class Closure:
             if hit is None:
                 # the rules that cannot emit a finding at ``level`` (info-only advice in a warning-level re-check)
                 # cannot block: they are not run, and the state's check is keyed by what it left out
-                skip = self._skippable(level, fixed)
+                skip = self._skippable(level, fixed, self._reported(fixed))
                 unstopped = (state, "brief", skip)
                 hit = self._lookup(unstopped)
                 if hit is None:
@@ -227,23 +230,52 @@ class Closure:
             _SHARED.clear()
         _SHARED[key] = hit
 
-    def _skippable(self, level: int, fixed: Optional[Finding]) -> tuple[str, ...]:
+    def _most_severe(self, r) -> int:
+        """The most severe level rule ``r`` can emit under the run's thresholds and overrides (its order)."""
+        over = self.opts.severity_overrides.get(r.code)
+        return SEVERITY_ORDER[over or r.max_severity(self.opts.rule_options.get(r.code))]
+
+    def _skippable(
+        self, level: int, fixed: Optional[Finding], reported: frozenset[str] = frozenset()
+    ) -> tuple[str, ...]:
         """The codes of the rules that cannot emit a finding at ``level`` or above (their most severe level under
-        the run's thresholds and overrides: colint.rules.base.Rule.max_severity), but the fixed finding's own
-        rule, whose finding may still stand."""
-        key = (self._opts_key(), level, None if fixed is None else fixed.code)
+        the run's thresholds and overrides: colint.rules.base.Rule.max_severity), and of ``reported`` (rules that
+        can raise nothing new in this file: _reported), but the fixed finding's own rule, whose finding may still
+        stand; in the rules' order."""
+        key = (self._opts_key(), level, None if fixed is None else fixed.code, reported)
         skip = _SKIPS.get(key)
         if skip is None:
-            over, configured = self.opts.severity_overrides, self.opts.rule_options
             if len(_SKIPS) >= SHARED_MAX:
                 _SKIPS.clear()
             skip = _SKIPS[key] = tuple(
-                r.code
-                for r in self.rules
-                if r.code != key[2]
-                and SEVERITY_ORDER[over.get(r.code) or r.max_severity(configured.get(r.code))] > level
+                r.code for r in self.rules if r.code != key[2] and (self._most_severe(r) > level or r.code in reported)
             )
         return skip
+
+    def _reported(self, fixed: Optional[Finding]) -> frozenset[str]:
+        """The rules whose findings in any state of this file would be there before: each points at its declared
+        fields alone, on its own GPU (colint.rules.base.Rule.fields, which the engine holds it to), and this file's
+        check reported it on each of them, on each GPU, at the most severe level it can emit. In a re-check that
+        only asks whether a state raises something new they cannot block (an edit that moves one of those fields
+        to another key runs them: _recheck); the fixed finding's own rule always runs."""
+        code = None if fixed is None else fixed.code
+        got = self._reported_by_fixed.get(code)
+        if got is None:
+            gpus = [t.gpu for t in self.targets]
+            out = set()
+            for r in self.rules:
+                if not r.fields or r.code == code:
+                    continue
+                most = self._most_severe(r)
+                ids = [
+                    (r.code, k, g)
+                    for k in field_keys(self.spec, r.fields)
+                    for g in (gpus if r.needs_workload else [None])
+                ]
+                if ids and all(self.before.get(i, 99) <= most for i in ids):
+                    out.add(r.code)
+            got = self._reported_by_fixed[code] = frozenset(out)
+        return got
 
     def _recheck(self, fx: Fix, state: tuple, stop=None, skip: tuple[str, ...] = ()):
         settings = {k: v for k, v in fx.settings.items() if k in SETTINGS}
@@ -258,6 +290,8 @@ class Closure:
                     apply_edits(self.doc, fx.edits)
                 doc = load_text(text, self.path, syntax=self.doc.syntax)
                 spec = normalize(doc, input_format=opts.input_format, vocab_size=opts.vocab_size)
+                if skip:  # a reported rule whose fields the edit moved to other keys may point at new ones: it runs
+                    skip = tuple(code for code in skip if self._same_keys(code, spec))
             if stop is None:
                 findings = self._check_spec(spec, targets, opts, self.rules)
             else:
@@ -272,6 +306,14 @@ class Closure:
         except ValueError as exc:  # a value the splice cannot write
             return None, [], str(exc)
         return spec, findings, None
+
+    def _same_keys(self, code: str, spec) -> bool:
+        """Rule ``code``'s declared fields point at the same keys in ``spec`` as in this file's (True for a rule
+        that declares none)."""
+        fields = self._fields_of.get(code)
+        if fields is None:
+            fields = self._fields_of[code] = next((r.fields for r in self.rules if r.code == code), ())
+        return not fields or field_keys(spec, fields) == field_keys(self.spec, fields)
 
     # -- parameter deltas ---------------------------------------------------------------------
     def _honest_title(self, fx: Fix, spec) -> Fix:

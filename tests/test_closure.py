@@ -249,6 +249,52 @@ def test_a_rule_emitting_above_its_most_severe_level_is_a_bug_reported_as_one():
     )
 
 
+def test_a_rule_pointing_outside_its_declared_fields_is_a_bug_reported_as_one():
+    """A rule that declares the fields it reports on (Rule.fields) is held to them: the closure leaves it out of a
+    re-check where its findings on them were all there before, so one on another key is a bug in colint."""
+    astray = [
+        dataclasses.replace(r, check=lambda ctx: [ctx.finding("info", "astray", field="hidden_size")])
+        if r.code == "CL604"
+        else r
+        for r in select_rules()
+    ]
+    opts = Settings()
+    with open(DSV3, encoding="utf-8") as fh:
+        doc = load_text(fh.read(), DSV3, syntax="json")
+    result = check_document(DSV3, doc, build_targets(opts), opts, astray)
+    assert result.error is not None
+    assert "CL604 emitted a finding on hidden_size [b200], not on its fields num_layers [b200]" in result.error.message
+
+
+def test_a_recheck_leaves_out_the_rules_that_can_raise_nothing_new():
+    """DeepSeek-V3 on B200: CL604 and CL501 report on one field each (num_layers, num_experts), at info, the most
+    severe level they emit. No state of the file can show them anywhere new or more severe, so a re-check that
+    only asks whether a state raises something new leaves them out, unless one is the rule of the finding fixed
+    or the edit moves its field to another key. CL801 (an error on hidden_size) may point at the head counts too,
+    and CL201 declares no fields: both run."""
+    from colint.closure import Closure
+    from colint.normalize import normalize
+
+    opts, rules = Settings(), select_rules()
+    targets = build_targets(opts)
+    with open(DSV3, encoding="utf-8") as fh:
+        doc = load_text(fh.read(), DSV3, syntax="json")
+    spec = normalize(doc)
+    findings = check_document(DSV3, doc, targets, opts, rules).findings
+    assert {("CL604", "info"), ("CL501", "info"), ("CL801", "error")} <= {(f.code, f.severity) for f in findings}
+    c = Closure(DSV3, doc, spec, findings, targets, opts, rules, check_spec=None, build_targets=None)
+    cl201, cl604 = (next(f for f in findings if f.code == code) for code in ("CL201", "CL604"))
+    reported = c._reported(cl201)
+    assert {"CL604", "CL501"} <= reported and not {"CL801", "CL201"} & reported
+    assert "CL604" not in c._reported(cl604) and "CL501" in c._reported(cl604)
+    assert c._skippable(2, cl201, reported) == tuple(r.code for r in rules if r.code in reported)
+    moved = dataclasses.replace(
+        spec, sources={**spec.sources, "num_layers": dataclasses.replace(spec.sources["num_layers"], key="n_layer")}
+    )
+    assert c._same_keys("CL604", spec) and not c._same_keys("CL604", moved)
+    assert c._same_keys("CL501", moved) and c._same_keys("CL201", moved)
+
+
 def test_a_warning_level_recheck_skips_only_the_rules_that_cannot_warn():
     """What a re-check may leave out: the rules that cannot emit a finding at the level asked (info-only advice when
     a warning is asked; warnings too when an error is fixed), never the fixed finding's own rule, and none that an

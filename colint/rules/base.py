@@ -84,6 +84,10 @@ class Rule:
     graded: bool = False  # True: the severity of its loss-carrying findings follows the severity policy
     hard: str = ""  # the hard constraints it reports as errors whatever the loss ("will not run / load")
     without_workload: bool = False  # True: also runs, with ctx.workload None, when analyse() rejects the format
+    # the ModelSpec fields its findings point at (ctx.finding's ``field``), when it reports on these alone and on
+    # its own target's GPU: the engine holds it to that (colint.checking), and colint.closure leaves it out of a
+    # re-check where the file's check reported each of them, on each GPU, at its most severe level already
+    fields: tuple[str, ...] = ()
 
     def max_severity(self, configured: Mapping[str, Any] | None = None) -> Severity:
         """The most severe level this rule can emit with its thresholds as ``configured`` (this rule's entry of
@@ -200,11 +204,13 @@ def rule(
     warning_loss_pct: float = WARNING_LOSS_PCT,
     error_loss_pct: float = ERROR_LOSS_PCT,
     without_workload: bool = False,
+    fields: tuple[str, ...] = (),
 ) -> Callable[[Callable[[Context], Iterable[Finding]]], Callable[[Context], Iterable[Finding]]]:
     """Register the decorated ``check`` as rule ``code`` of its module's ``FAMILY``. ``graded``: its findings
     with an estimated loss get their severity from ``ctx.graded(loss)`` (options warning_loss_pct /
     error_loss_pct, this rule's defaults given here); ``hard``: the hard constraints it reports as errors;
-    ``without_workload``: it also runs, with ctx.workload None, when analyse() rejects the format.
+    ``without_workload``: it also runs, with ctx.workload None, when analyse() rejects the format; ``fields``:
+    the ModelSpec fields it reports on, where its findings point at no other key (Rule.fields).
 
         @rule(code="CL203", name="head-dim-tile", severity="info", summary="...", doc=RuleDoc(...),
               options=[Option(name="tile", type=int, default=128, doc="head-dimension tile width (elements)")])
@@ -236,6 +242,7 @@ def rule(
             graded=graded,
             hard=hard,
             without_workload=without_workload,
+            fields=tuple(fields),
         )
         return fn
 
@@ -324,6 +331,12 @@ class Context:
             fixes=fixes or [],
             details=details or [],
         )
+
+
+def field_keys(spec: ModelSpec, fields: Iterable[str]) -> tuple[str | None, ...]:
+    """The key a finding on each of ``fields`` points at in ``spec``: its source's key, None without one."""
+    sources = spec.sources
+    return tuple(None if (src := sources.get(name)) is None else src.key for name in fields)
 
 
 def edit(key: str, old: Any, new: Any) -> Edit:

@@ -18,6 +18,7 @@ def _attention_kinds(spec):
 
 @rule(
     code="CL001",
+    fields=("num_heads",),
     name="head-dim-not-integral",
     severity="error",
     summary="hidden_size is not divisible by the head count and no head_dim is given.",
@@ -61,6 +62,7 @@ def head_dim_not_integral(ctx: Context):
 
 @rule(
     code="CL002",
+    fields=("num_kv_heads",),
     name="kv-heads-not-divisor",
     severity="error",
     summary="The KV head count must divide the query head count.",
@@ -102,6 +104,7 @@ def kv_heads_not_divisor(ctx: Context):
 
 @rule(
     code="CL003",
+    fields=("top_k",),
     name="top-k-exceeds-experts",
     severity="error",
     summary="A token cannot be routed to more experts than exist.",
@@ -248,6 +251,7 @@ def unknown_key(ctx: Context):
 
 @rule(
     code="CL008",
+    fields=("hidden_size",),
     name="loader-rejects",
     severity="error",
     summary="A value combination that the family's loader rejects.",
@@ -268,6 +272,7 @@ def loader_rejects(ctx: Context):
 
 @rule(
     code="CL009",
+    fields=("sliding_window",),
     name="window-covers-context",
     severity="info",
     summary="A sliding window as long as the context never slides.",

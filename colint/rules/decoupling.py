@@ -406,6 +406,7 @@ def kv_parallelism_pays(ctx: Context):
 
 @rule(
     code="CL704",
+    fields=("num_heads",),
     name="tp-beyond-scale-up-domain",
     severity="error",
     summary="Tensor parallelism spans more GPUs than the NVLink domain: its all-reduces run at scale-out speed.",

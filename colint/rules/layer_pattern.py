@@ -125,6 +125,7 @@ def _describe(c: StackCosts, p: Partition, pp: int) -> dict:
 
 @rule(
     code="CL601",
+    fields=("num_layers",),
     name="layers-not-divisible-by-pp",
     severity="warning",
     summary="The layer count does not split evenly into the pipeline stages.",
@@ -203,6 +204,7 @@ def layers_not_divisible(ctx: Context):
 
 @rule(
     code="CL602",
+    fields=("num_layers",),
     name="pipeline-stage-imbalance",
     severity="warning",
     summary="An even split of the layers gives stages of unequal cost (irregular layer kinds).",
@@ -274,6 +276,7 @@ def stage_imbalance(ctx: Context):
 
 @rule(
     code="CL603",
+    fields=("num_layers",),
     name="pipeline-weight-imbalance",
     severity="error",
     summary="Pipeline stages balanced in FLOPs hold unequal weight bytes (embedding, LM head, dense vs MoE layers).",
@@ -377,6 +380,7 @@ def weight_imbalance(ctx: Context):
 
 @rule(
     code="CL604",
+    fields=("num_layers",),
     name="irregular-stack-pipeline",
     severity="info",
     summary="Without --pp: an irregular layer stack that splits unevenly at common pipeline sizes.",

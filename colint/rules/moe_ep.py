@@ -66,6 +66,7 @@ def _fmt_tokens(x: float) -> str:
 
 @rule(
     code="CL501",
+    fields=("num_experts",),
     name="expert-gemm-memory-bound",
     severity="info",
     summary="Routed-expert GEMMs see too few tokens to be compute-bound: the concurrency or EP width that fixes it.",
@@ -221,6 +222,7 @@ def _ep_advice(ep: int, num_experts: int, tp: int, domain: int, gpu: str):
 
 @rule(
     code="CL502",
+    fields=("num_experts",),
     name="experts-not-divisible-by-ep",
     severity="error",
     summary="The routed experts do not divide evenly over the EP ranks.",
@@ -342,6 +344,7 @@ def experts_not_divisible(ctx: Context):
 
 @rule(
     code="CL503",
+    fields=("moe_intermediate_size",),
     name="fine-grained-experts-under-tp",
     severity="error",
     summary="Experts cut by tensor parallelism become tiny or misaligned GEMMs: spread them with EP instead.",
@@ -443,6 +446,7 @@ def fine_grained_under_tp(ctx: Context):
 
 @rule(
     code="CL504",
+    fields=("num_experts",),
     name="ep-beyond-scale-up-domain",
     severity="error",
     summary="Expert parallelism spans more GPUs than the NVLink domain: the all-to-all runs at scale-out speed.",

@@ -388,6 +388,7 @@ def memory_bound_by_shape(ctx: Context):
 
 @rule(
     code="CL103",
+    fields=("moe_intermediate_size",),
     name="tiny-expert-width",
     severity="info",
     summary="Routed experts are very narrow against the hidden size: their GEMMs are thin by construction.",

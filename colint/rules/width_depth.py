@@ -27,6 +27,7 @@ SOURCES = (
 
 @rule(
     code="CL301",
+    fields=("num_layers",),
     name="deep-narrow-stack",
     severity="info",
     summary="Deep and narrow for its size: per-layer fixed costs take a large share of interactive decode time.",
