@@ -180,14 +180,20 @@ def test_file_kinds_group_files_that_differ_only_in_numbers(tmp_path):
 
 
 def test_results_carry_their_document_only_where_a_reporter_reads_it(tmp_path):
-    """A bulk check sends its results without the Document unless SARIF (fix regions), --fix or --diff read it."""
-    from colint.checking import check_paths
+    """A bulk check sends its results without the Document unless SARIF (fix regions), --fix or --diff read it, and
+    without the ModelSpec, which `colint check` never reads: its estimate labels, clipped to the model's maximum
+    positions (GPT-2 medium: 1,024), come from the positions the result keeps."""
+    from colint.checking import check_paths, estimate_labels
     from colint.settings import Settings
 
     p = tmp_path / "a.json"
-    shutil.copyfile(os.path.join(CORPUS, sorted(f for f in os.listdir(CORPUS) if f.endswith(".json"))[0]), p)
-    kept, dropped = (check_paths([str(p)], Settings(), keep_docs=k)[0] for k in (True, False))
+    shutil.copyfile(os.path.join(CORPUS, "gpt2__gpt2-medium-early-revision.json"), p)
+    opts = Settings()
+    kept, dropped = (check_paths([str(p)], opts, keep_docs=k)[0] for k in (True, False))
     assert kept.doc is not None and dropped.doc is None
+    assert kept.spec is not None and dropped.spec is None and dropped.max_positions == 1024
+    assert estimate_labels([dropped], [opts]) == estimate_labels([kept], [opts])
+    assert "context 1024 (clipped from 8192: the model's max positions)" in estimate_labels([dropped], [opts])[0]
     assert [(f.code, f.key, f.line, f.message) for f in dropped.findings] == [
         (f.code, f.key, f.line, f.message) for f in kept.findings
     ]

@@ -135,7 +135,12 @@ class Scenario:
 def fit_to_model(sc: Scenario, spec) -> Scenario:
     """The scenario for one model: a context beyond the model's maximum positions (``max_position_embeddings``,
     GPT-2's ``n_positions``) is clipped to them, and the label says so (issue 17: gpt2-xl priced at 8192)."""
-    limit = getattr(spec, "max_position_embeddings", None)
+    return fit_context(sc, getattr(spec, "max_position_embeddings", None))
+
+
+def fit_context(sc: Scenario, limit: int | None) -> Scenario:
+    """``sc`` with its context clipped to ``limit`` positions (fit_to_model's, for a model whose maximum positions
+    are ``limit``; None: no limit)."""
     if limit and sc.context > limit:
         return replace(sc, context=int(limit), context_clipped_from=sc.context)
     return sc
