@@ -7,7 +7,6 @@ located error (exit 2 overall) and the other files are still checked.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, cast
@@ -304,7 +303,7 @@ def check_paths(
     return [one(p, *(stdin[1:] if stdin is not None and p == stdin[0] else ())) for p in paths]
 
 
-_DIGITS = re.compile(rb"[0-9]+")
+_DIGITS = b"0123456789"  # deleted from a file's bytes for its kind (bytes.translate: ~10x a regex's sub)
 
 
 def _file_kinds(paths: list[str]) -> tuple[int, list]:
@@ -323,7 +322,7 @@ def _file_kinds(paths: list[str]) -> tuple[int, list]:
             kinds.append(p)
             continue
         seen.add(hash(data))
-        kinds.append(hash(_DIGITS.sub(b"", data)))
+        kinds.append(hash(data.translate(None, _DIGITS)))
     return len(seen), kinds
 
 
