@@ -12,7 +12,7 @@ from colint.analysis.scenario import make_scenario
 from colint.analysis.gemm_rows import _gemm_rows
 from colint.analysis.workload import analyse
 from colint.hardware_profiles import load_profile, time_model
-from colint.loading import load
+from colint.loading import load, load_text
 from colint.rules.layer_stack import StackCosts
 from colint.normalize import normalize
 
@@ -63,6 +63,31 @@ def test_analyse_rows_equal_the_per_regime_build(path):
     w = analyse(spec, p, sc)
     for regime in ("decode", "prefill"):
         assert w.gemms[regime] == _gemm_rows(spec, p, sc, regime)
+
+
+def test_rows_of_an_edited_width_reuse_the_groups_it_keeps_and_equal_a_fresh_build():
+    """A kind met for the first time builds only the rows of fused groups not seen before (gemm_rows._GROUP_ROWS):
+    DeepSeek-V3 with another expert width (routed and shared: both read moe_intermediate_size) keeps its attention,
+    router and LM-head rows (the same objects), and every row, the new ones included, equals what a build with
+    empty memos gives."""
+    from colint.analysis import gemm_rows
+
+    path = "tests/corpus/hf/deepseek__DeepSeek-V3.json"
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    p, sc = load_profile("b200"), make_scenario("throughput")
+    base = normalize(load_text(text, path, syntax="json"))
+    edited = normalize(load_text(text.replace('"moe_intermediate_size": 2048', '"moe_intermediate_size": 2176'), path))
+    for regime in ("decode", "prefill"):
+        before = {(r.kind, r.name): r for r in _gemm_rows(base, p, sc, regime)}
+        after = _gemm_rows(edited, p, sc, regime)
+        kept = [r for r in after if before.get((r.kind, r.name)) is r]
+        changed = {r.name for r in after if before.get((r.kind, r.name)) is not r}
+        assert changed == {f"moe.{e}.{g}" for e in ("experts", "shared_experts") for g in ("gate_up", "down_proj")}
+        assert {"mla.q_a_proj", "mla.o_proj", "moe.router", "lm_head"} <= {r.name for r in kept}
+        for memo in (gemm_rows._KIND_ROWS, gemm_rows._GROUP_ROWS, gemm_model._MEMO, gemm_model._TIME_MEMO):
+            memo.clear()
+        assert _gemm_rows(edited, p, sc, regime) == after
 
 
 def test_best_partition_memo_keys_on_cost_types():

@@ -201,7 +201,7 @@ def _build_gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, lis
 
 # The per-spec part of _gemm_rows, built once per entries list (itself once per spec object): per used layer
 # kind (and the LM head), the id of its value (below) and per fused group (kind name, layers, row name,
-# members, first GEMM, N total, component, router format?, LM head?, routed experts?, top-k); and the shards
+# members, first GEMM, N total, component, router format?, LM head?, routed experts?, top-k, the id of these); and the shards
 # of each (tp, kvp, ep) asked (decode, prefill and the EP overlap's half batch share them).
 # id(entries) -> (entries, plan, shards by parallelism); bounded like the entries.
 _PLAN_MEMO: dict = {}
@@ -214,6 +214,15 @@ _KIND_IDS: dict[tuple, int] = {}
 _NEXT_KIND_ID = itertools.count()
 _KIND_ROWS: dict[tuple, tuple] = {}
 KIND_ROWS_MAX = 8192
+# A row itself depends on its fused group's value alone (kind name, layers, name, members, first GEMM, N total and
+# what follows from them) and the same scenario fields: a kind asked for the first time builds only the rows of
+# groups not seen before. An edit of one width keeps the kind's other groups (a CL201 fix of intermediate_size:
+# the attention projections), and one family's variants share theirs (the large-MoE mix's DeepSeek-V3 variants:
+# every attention, router and LM-head row). Ids and rows as for kinds; rows per (group id, the scenario fields).
+_GROUP_IDS: dict[tuple, int] = {}
+_NEXT_GROUP_ID = itertools.count()
+_GROUP_ROWS: dict[tuple, tuple] = {}
+GROUP_ROWS_MAX = 4 * KIND_ROWS_MAX
 
 
 def _kind_id(value: tuple) -> int:
@@ -222,6 +231,15 @@ def _kind_id(value: tuple) -> int:
         if len(_KIND_IDS) >= KIND_ROWS_MAX:
             _KIND_IDS.clear()
         got = _KIND_IDS[value] = next(_NEXT_KIND_ID)
+    return got
+
+
+def _group_id(value: tuple) -> int:
+    got = _GROUP_IDS.get(value)
+    if got is None:
+        if len(_GROUP_IDS) >= GROUP_ROWS_MAX:
+            _GROUP_IDS.clear()
+        got = _GROUP_IDS[value] = next(_NEXT_GROUP_ID)
     return got
 
 
@@ -239,21 +257,20 @@ def _build_row_plan(entries) -> tuple[list[tuple[int, list[tuple]]], dict[tuple,
             experts = g.parallel == "expert" and bool(g.count)
             router = g.name.endswith("router") or g.name.endswith("gate") and g.n == 1
             topk = round(g.m_per_token * g.count) if experts else 0
-            groups.append(
-                (
-                    kind_name,
-                    n_layers,
-                    name,
-                    members,
-                    g,
-                    n_total,
-                    _component(g),
-                    router,
-                    g.name == "lm_head",
-                    experts,
-                    topk,
-                )
+            value = (
+                kind_name,
+                n_layers,
+                name,
+                members,
+                g,
+                n_total,
+                _component(g),
+                router,
+                g.name == "lm_head",
+                experts,
+                topk,
             )
+            groups.append((*value, _group_id(value)))
         plan.append((_kind_id((kind_name, n_layers, tuple((f[0], f[1], f[3], f[2]) for f in fused))), groups))
     shards: dict[tuple, list] = {}  # (tp, kvp, ep) -> the rows' shards per kind; ("kinds", tp, kvp, ep) -> kind_shards
     return plan, shards
@@ -305,7 +322,7 @@ def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None
         key = (kind_id, *at)
         hit = _KIND_ROWS.get(key)
         if hit is None or hit[0] is not profile:
-            kind_rows = _kind_rows(groups, kind_shards_, profile, sc, regime, tokens, head_tokens)
+            kind_rows = _kind_rows(groups, kind_shards_, profile, sc, regime, tokens, head_tokens, at)
             hit = (profile, kind_rows, _kind_sums(kind_rows))
             if len(_KIND_ROWS) >= KIND_ROWS_MAX:
                 _KIND_ROWS.clear()
@@ -341,63 +358,60 @@ def _kind_sums(rows: list[WorkloadGemm]) -> tuple[dict[str, float], int]:
     return out, len(rows)
 
 
-def _kind_rows(groups, shards, profile, sc: Scenario, regime: str, tokens: int, head_tokens: int) -> list[WorkloadGemm]:
-    """The rows of one kind's fused groups (``_row_plan``) at their ``shards``."""
+def _kind_rows(
+    groups, shards, profile, sc: Scenario, regime: str, tokens: int, head_tokens: int, at: tuple
+) -> list[WorkloadGemm]:
+    """The rows of one kind's fused groups (``_row_plan``) at their ``shards``: each from the group rows' memo
+    (``_GROUP_ROWS``, keyed by the group's id and ``at``, _gemm_rows' scenario fields), else built."""
+    rows: list[WorkloadGemm] = []
+    models: list = []  # (time model, grouped model) of the profile, looked up on the first row built
+    for group, shard in zip(groups, shards):
+        key = (group[11], *at)
+        hit = _GROUP_ROWS.get(key)
+        if hit is None or hit[0] is not profile:
+            if not models:
+                models += (time_model(profile), None)
+            hit = (profile, _row(group, shard, profile, sc, regime, tokens, head_tokens, models))
+            if len(_GROUP_ROWS) >= GROUP_ROWS_MAX:
+                _GROUP_ROWS.clear()
+            _GROUP_ROWS[key] = hit
+        if hit[1] is not None:
+            rows.append(hit[1])
+    return rows
+
+
+def _row(group, shard, profile, sc: Scenario, regime: str, tokens: int, head_tokens: int, models: list):
+    """One fused group's row at its (n, k, instances) ``shard``; None for a group with no work on this GPU.
+    ``models``: [the profile's time model, its grouped-GEMM model or None until a routed-expert row asks]."""
+    kind_name, n_layers, name, members, g, _n_total, component, router, lm_head, experts, topk, _gid = group
+    n, k, inst = shard
+    if n <= 0 or k <= 0:
+        return None
     fmt = sc.gemm_format
     out_fmt = sc.outputs
-    rows: list[WorkloadGemm] = []
-    tmod = time_model(profile)
-    gmod = None
-    dp_groups, ep = sc.attention_dp_groups, sc.ep
-    for (kind_name, n_layers, name, members, g, _n_total, component, router, lm_head, experts, topk), (
-        n,
-        k,
-        inst,
-    ) in zip(groups, shards):
-        if n <= 0 or k <= 0:
-            continue
-        dtype = ROUTER_FORMAT if router else fmt
-        m_tokens = head_tokens if lm_head else tokens
-        if experts:
-            t_global = m_tokens * dp_groups  # tokens of the EP domain's attention groups
-            touched, m = routed_expert_rows(t_global, topk, g.count)
-            # the layer waits for the busiest EP rank: its experts' rows set the grouped GEMM's time
-            m_step = routed_expert_rows(t_global, topk, g.count, ep)[1]
-            inst = inst * touched
-            # routed experts run in the fused MoE's grouped GEMM (ops_moe: moe_gemm_efficiency)
-            if gmod is None:
-                gmod = grouped_model(profile)
-            model = gmod
-        else:
-            m = m_step = m_tokens
-            model = tmod
-        t = estimate(m, n, k, dtype, profile, out_fmt, standalone=False, model=model)
-        if inst > 1:
-            # a grouped GEMM: one kernel, every touched expert's tiles in one grid
-            layer_s = estimate_s(
-                m_step, int(round(n * inst)), k, dtype, profile, out_fmt, standalone=False, model=model
-            )
-        elif m_step != m:
-            layer_s = estimate_s(m_step, n, k, dtype, profile, out_fmt, standalone=False, model=model)
-        else:
-            layer_s = t.estimate_s  # one GEMM (a GPU holding one expert waits for it when touched)
-        rows.append(
-            WorkloadGemm(
-                name,
-                members,
-                kind_name,
-                regime,
-                n_layers,
-                g.parallel,
-                component,
-                m,
-                n,
-                k,
-                inst,
-                dtype,
-                t,
-                layer_s,
-                g,
-            )
-        )
-    return rows
+    dtype = ROUTER_FORMAT if router else fmt
+    m_tokens = head_tokens if lm_head else tokens
+    if experts:
+        t_global = m_tokens * sc.attention_dp_groups  # tokens of the EP domain's attention groups
+        touched, m = routed_expert_rows(t_global, topk, g.count)
+        # the layer waits for the busiest EP rank: its experts' rows set the grouped GEMM's time
+        m_step = routed_expert_rows(t_global, topk, g.count, sc.ep)[1]
+        inst = inst * touched
+        # routed experts run in the fused MoE's grouped GEMM (ops_moe: moe_gemm_efficiency)
+        if models[1] is None:
+            models[1] = grouped_model(profile)
+        model = models[1]
+    else:
+        m = m_step = m_tokens
+        model = models[0]
+    t = estimate(m, n, k, dtype, profile, out_fmt, standalone=False, model=model)
+    if inst > 1:
+        # a grouped GEMM: one kernel, every touched expert's tiles in one grid
+        layer_s = estimate_s(m_step, int(round(n * inst)), k, dtype, profile, out_fmt, standalone=False, model=model)
+    elif m_step != m:
+        layer_s = estimate_s(m_step, n, k, dtype, profile, out_fmt, standalone=False, model=model)
+    else:
+        layer_s = t.estimate_s  # one GEMM (a GPU holding one expert waits for it when touched)
+    return WorkloadGemm(
+        name, members, kind_name, regime, n_layers, g.parallel, component, m, n, k, inst, dtype, t, layer_s, g
+    )
