@@ -235,3 +235,19 @@ def test_fast_init_refuses_what_it_cannot_reproduce():
     for cls in (Mutable, Checked, Edit):  # not frozen; __post_init__; __slots__ (Edit)
         with pytest.raises(TypeError, match="fast_init"):
             fast_init(cls)
+
+
+def test_a_gemm_hashes_its_fields_once_and_never_pickles_the_hash():
+    """Gemm keeps its hash (the analysis keys memos by GEMM values): the hash of all its fields in order, as the
+    generated one; a pickled copy (a worker's result) computes its own."""
+    import pickle
+
+    from colint.normalize.weights import Gemm
+
+    g = Gemm(
+        "moe.experts.gate_up", 7168, 4096, 58, 256, 8 / 256, False, "expert", "gate_up", "hidden_size", None, "moe"
+    )
+    assert hash(g) == hash(tuple(getattr(g, f.name) for f in dataclasses.fields(g)))
+    copy = pickle.loads(pickle.dumps(g))
+    assert "_hash" in vars(g) and "_hash" not in vars(copy)
+    assert copy == g and hash(copy) == hash(g) and dataclasses.replace(g) == g
