@@ -157,3 +157,45 @@ def fast_init(cls: type[_T]) -> type[_T]:
     init.__annotations__ = {f.name: f.type for f in fields(cls) if f.init} | {"return": None}  # type: ignore[arg-type]
     cls.__init__ = init  # type: ignore[method-assign]
     return cls
+
+
+class HashSlot:
+    """A base of slotted frozen dataclasses whose hash is kept (keeps_hash): the slot that holds it."""
+
+    __slots__ = ("_hash",)
+
+
+def keeps_hash(cls: type[_T]) -> type[_T]:
+    """``cls``, a frozen dataclass, with a ``__hash__`` that computes the generated one (the hash of the fields
+    that take part in it, in order) once per object and keeps it: for values the analysis keys its memos by and
+    hashes again and again (a layer kind, a GEMM). Kept in the instance's ``__dict__``, or in the ``_hash`` slot
+    of a slotted class (which must derive from HashSlot); never pickled or copied (a string's hash is per
+    process). Apply it above ``@dataclass``."""
+    import operator
+
+    params = getattr(cls, "__dataclass_params__", None)
+    if params is None or not params.frozen or not params.eq:
+        raise TypeError(f"keeps_hash: {cls.__name__} is not a frozen dataclass with eq")
+    slotted = "__slots__" in cls.__dict__
+    if slotted and not issubclass(cls, HashSlot):
+        raise TypeError(f"keeps_hash: slotted {cls.__name__} does not derive from HashSlot")
+    names = [f.name for f in fields(cls) if (f.hash if f.hash is not None else f.compare)]  # type: ignore[arg-type]
+    values = operator.attrgetter(*names) if len(names) > 1 else (lambda obj: (getattr(obj, names[0]),))
+    set_attr = object.__setattr__
+
+    def __hash__(self) -> int:
+        try:
+            return self._hash
+        except AttributeError:
+            h = hash(values(self))
+            set_attr(self, "_hash", h)
+            return h
+
+    cls.__hash__ = __hash__  # type: ignore[method-assign]
+    if not slotted:  # the slotted dataclass pickles its fields alone; a __dict__ must leave the hash out
+
+        def __getstate__(self) -> dict:
+            return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
+        cls.__getstate__ = __getstate__  # type: ignore[attr-defined]
+    return cls

@@ -17,6 +17,8 @@ from colint.findings import Edit, Finding, Fix, Impact
 from colint.hardware_profiles import PROFILE_DIR, load_profile
 from colint.hardware_profiles.schema import Profile, Tile, Tiles, TimeModel
 from colint.normalize.model_spec import FFN, KeyIssue, LayerKind, Mixer, ModelSpec, Quantization, Source
+from colint.loading import load_text
+from colint.normalize import normalize
 from colint.plain_data import build, dump, json_schema, validate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -237,17 +239,30 @@ def test_fast_init_refuses_what_it_cannot_reproduce():
             fast_init(cls)
 
 
-def test_a_gemm_hashes_its_fields_once_and_never_pickles_the_hash():
-    """Gemm keeps its hash (the analysis keys memos by GEMM values): the hash of all its fields in order, as the
-    generated one; a pickled copy (a worker's result) computes its own."""
+def test_kept_hashes_are_the_fields_hash_computed_once_and_never_pickled():
+    """Gemm and LayerKind keep their hash (keeps_hash: the analysis keys memos by their values): the hash of their
+    fields in order, as the generated one; a pickled or copied value computes its own (a string's hash is per
+    process). A slotted class needs the HashSlot base to hold it."""
+    import copy
     import pickle
 
     from colint.normalize.weights import Gemm
+    from colint.plain_data import keeps_hash
 
     g = Gemm(
         "moe.experts.gate_up", 7168, 4096, 58, 256, 8 / 256, False, "expert", "gate_up", "hidden_size", None, "moe"
     )
-    assert hash(g) == hash(tuple(getattr(g, f.name) for f in dataclasses.fields(g)))
-    copy = pickle.loads(pickle.dumps(g))
-    assert "_hash" in vars(g) and "_hash" not in vars(copy)
-    assert copy == g and hash(copy) == hash(g) and dataclasses.replace(g) == g
+    with open(os.path.join(HF, "deepseek__DeepSeek-V3.json"), encoding="utf-8") as fh:
+        kind = normalize(load_text(fh.read(), "x.json", syntax="json")).layer_kinds[-1]
+    for value in (g, kind):
+        assert hash(value) == hash(tuple(getattr(value, f.name) for f in dataclasses.fields(value)))
+        assert value._hash == hash(value)
+        for twin in (pickle.loads(pickle.dumps(value)), copy.copy(value), dataclasses.replace(value)):
+            assert not hasattr(twin, "_hash") and twin == value and hash(twin) == hash(value)
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Slotted:
+        a: int
+
+    with pytest.raises(TypeError, match="HashSlot"):
+        keeps_hash(Slotted)

@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Optional
 
+from colint.plain_data import HashSlot, keeps_hash
+
 PositiveInt = int  # bounds are enforced by the adapters' readers, which know the key to blame
 
 
@@ -104,8 +106,9 @@ class FFN:
     latent_bias: bool = False  # bias on the latent down/up projections (Nemotron-H mlp_bias)
 
 
+@keeps_hash  # memos of the inventory and the analysis are keyed by layer kinds (weights.kind_gemms, _params)
 @dataclass(frozen=True, kw_only=True, slots=True)
-class LayerKind:
+class LayerKind(HashSlot):
     """One kind of layer: its token mixer and channel mixer (layers built alike share one)."""
 
     name: str  # e.g. "attention/full+dense", "mamba+moe"

@@ -13,11 +13,12 @@ expert-parallel ranks, ``replicated`` keeps it whole (routers).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from colint.plain_data import fast_init
+from colint.plain_data import fast_init, keeps_hash
 
 from colint.normalize.model_spec import FFN, LayerKind, Mixer
 
 
+@keeps_hash  # the analysis keys its kind and group memos by GEMM values; kind_gemms hands out the same objects
 @fast_init
 @dataclass(frozen=True)
 class Gemm:
@@ -37,22 +38,6 @@ class Gemm:
     @property
     def weight_params(self) -> int:
         return self.count * (self.k * self.n + (self.n if self.bias else 0))
-
-    def __hash__(self) -> int:
-        """The hash of the fields (what dataclasses' frozen hash takes), computed once per object: the analysis
-        keys its memos by GEMM values (gemm_rows' kind and group ids), and the inventory hands the same objects to
-        every spec with that layer kind (kind_gemms). Kept in the instance, never pickled (a string's hash is
-        per process)."""
-        h = self.__dict__.get("_hash")
-        if h is None:
-            h = self.__dict__["_hash"] = hash(
-                (self.name, self.k, self.n, self.layers, self.count, self.m_per_token, self.bias, self.parallel)
-                + (self.group, self.k_field, self.n_field, self.kind)
-            )
-        return h
-
-    def __getstate__(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 
 
 def _mixer_gemms(m: Mixer, h: int) -> list[tuple]:
