@@ -228,7 +228,7 @@ def test_shards_of_a_plan_are_shard_per_gemm():
 
     checked = 0
     for spec in _mixed_specs():
-        for _name, kg, _n, fused in _gemm_entries(spec):
+        for _name, kg, _n, fused, _plan in _gemm_entries(spec):
             items = [(g, g.n) for g in kg] + [(f[2], f[3]) for f in fused]
             for tp, ep, kvp in itertools.product((1, 3, 8), (1, 16, 72), (1, 2)):
                 sc = make_scenario(tp=tp, ep=ep, kvp=kvp)

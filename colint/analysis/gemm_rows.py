@@ -181,21 +181,44 @@ def routed_expert_rows(t_global: int, topk: int, experts: int, ep: int = 1) -> t
 _ENTRIES_MEMO: dict = {}  # id(spec) -> (spec, entries): analyse and memory_at of one spec at many scenarios
 
 
-def _gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list]]:
-    """(kind name, its GEMMs, layers, the fused groups) per used layer kind, then the LM head (kind "");
-    the same for every regime and scenario, so it is built once per spec object (read-only)."""
+def _gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list, tuple]]:
+    """(kind name, its GEMMs, layers, the fused groups, its part of the rows' plan: _kind_plan) per used layer
+    kind, then the LM head (kind ""); the same for every regime and scenario, so it is built once per spec object
+    (read-only)."""
     return per_spec(_ENTRIES_MEMO, id(spec), spec, lambda: _build_gemm_entries(spec), SPEC_MEMO_MAX)
 
 
-def _build_gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list]]:
-    entries: list[tuple[str, list[Gemm], int, list]] = []
+# A used kind's entry depends on its value, the hidden size and its layer count alone: the closure's edited specs
+# keep most kinds of the file they edit, and one family's files share kinds. (layer kind, h, layers and their
+# types) -> the entry (read-only); the LM head's by (its Gemm). Cleared when full.
+_KIND_ENTRIES: dict[tuple, tuple] = {}
+
+
+def _build_gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list, tuple]]:
+    entries: list[tuple[str, list[Gemm], int, list, tuple]] = []
+    h = spec.hidden_size
     for kind, n_layers in zip(spec.layer_kinds, layer_counts(spec)):
         if n_layers:
-            kg = kind_gemms(kind, spec.hidden_size, n_layers)
-            entries.append((kind.name, kg, n_layers, _fuse(kg)))
+            key = (kind, h, n_layers, type(h), type(n_layers))
+            entry = _KIND_ENTRIES.get(key)
+            if entry is None:
+                kg = kind_gemms(kind, h, n_layers)
+                fused = _fuse(kg)
+                entry = (kind.name, kg, n_layers, fused, _kind_plan(kind.name, n_layers, fused))
+                if len(_KIND_ENTRIES) >= KIND_ROWS_MAX:
+                    _KIND_ENTRIES.clear()
+                _KIND_ENTRIES[key] = entry
+            entries.append(entry)
     if spec.vocab_size:
-        head = [lm_head_gemm(spec)]  # gemms(spec)'s last entry, without building every kind's
-        entries.append(("", head, 1, _fuse(head)))
+        head = lm_head_gemm(spec)  # gemms(spec)'s last entry, without building every kind's
+        entry = _KIND_ENTRIES.get((head,))
+        if entry is None:
+            fused = _fuse([head])
+            entry = ("", [head], 1, fused, _kind_plan("", 1, fused))
+            if len(_KIND_ENTRIES) >= KIND_ROWS_MAX:
+                _KIND_ENTRIES.clear()
+            _KIND_ENTRIES[(head,)] = entry
+        entries.append(entry)
     return entries
 
 
@@ -249,29 +272,32 @@ def _row_plan(entries) -> tuple[list[tuple[int, list[tuple]]], dict[tuple, list]
     return per_spec(_PLAN_MEMO, id(entries), entries, lambda: _build_row_plan(entries), SPEC_MEMO_MAX)
 
 
+def _kind_plan(kind_name: str, n_layers: int, fused) -> tuple[int, list[tuple]]:
+    """One used kind's part of the rows' plan: the id of its value and its fused groups, each with its own id."""
+    groups = []
+    for name, members, g, n_total in fused:
+        experts = g.parallel == "expert" and bool(g.count)
+        router = g.name.endswith("router") or g.name.endswith("gate") and g.n == 1
+        topk = round(g.m_per_token * g.count) if experts else 0
+        value = (
+            kind_name,
+            n_layers,
+            name,
+            members,
+            g,
+            n_total,
+            _component(g),
+            router,
+            g.name == "lm_head",
+            experts,
+            topk,
+        )
+        groups.append((*value, _group_id(value)))
+    return _kind_id((kind_name, n_layers, tuple((f[0], f[1], f[3], f[2]) for f in fused))), groups
+
+
 def _build_row_plan(entries) -> tuple[list[tuple[int, list[tuple]]], dict[tuple, list]]:
-    plan = []
-    for kind_name, _kgemms, n_layers, fused in entries:
-        groups = []
-        for name, members, g, n_total in fused:
-            experts = g.parallel == "expert" and bool(g.count)
-            router = g.name.endswith("router") or g.name.endswith("gate") and g.n == 1
-            topk = round(g.m_per_token * g.count) if experts else 0
-            value = (
-                kind_name,
-                n_layers,
-                name,
-                members,
-                g,
-                n_total,
-                _component(g),
-                router,
-                g.name == "lm_head",
-                experts,
-                topk,
-            )
-            groups.append((*value, _group_id(value)))
-        plan.append((_kind_id((kind_name, n_layers, tuple((f[0], f[1], f[3], f[2]) for f in fused))), groups))
+    plan = [entry[4] for entry in entries]
     shards: dict[tuple, list] = {}  # (tp, kvp, ep) -> the rows' shards per kind; ("kinds", tp, kvp, ep) -> kind_shards
     return plan, shards
 
@@ -286,7 +312,7 @@ def kind_shards(entries, sc: Scenario) -> list[list[tuple[Gemm, int, int, float]
     if got is None:
         got = shard_memo[key] = [
             [(g, *shard) for g, shard in zip(kg, _shards([(g, g.n) for g in kg], sc))]
-            for _name, kg, _n, _fused in entries
+            for _name, kg, _n, _fused, _plan in entries
         ]
     return got
 
