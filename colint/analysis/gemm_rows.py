@@ -200,26 +200,23 @@ def _build_gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, lis
     for kind, n_layers in zip(spec.layer_kinds, layer_counts(spec)):
         if n_layers:
             key = (kind, h, n_layers, type(h), type(n_layers))
-            entry = _KIND_ENTRIES.get(key)
-            if entry is None:
-                kg = kind_gemms(kind, h, n_layers)
-                fused = _fuse(kg)
-                entry = (kind.name, kg, n_layers, fused, _kind_plan(kind.name, n_layers, fused))
-                if len(_KIND_ENTRIES) >= KIND_ROWS_MAX:
-                    _KIND_ENTRIES.clear()
-                _KIND_ENTRIES[key] = entry
-            entries.append(entry)
+            entries.append(
+                _KIND_ENTRIES.get(key) or _kept_entry(key, kind.name, kind_gemms(kind, h, n_layers), n_layers)
+            )
     if spec.vocab_size:
         head = lm_head_gemm(spec)  # gemms(spec)'s last entry, without building every kind's
-        entry = _KIND_ENTRIES.get((head,))
-        if entry is None:
-            fused = _fuse([head])
-            entry = ("", [head], 1, fused, _kind_plan("", 1, fused))
-            if len(_KIND_ENTRIES) >= KIND_ROWS_MAX:
-                _KIND_ENTRIES.clear()
-            _KIND_ENTRIES[(head,)] = entry
-        entries.append(entry)
+        entries.append(_KIND_ENTRIES.get((head,)) or _kept_entry((head,), "", [head], 1))
     return entries
+
+
+def _kept_entry(key: tuple, name: str, kg: list[Gemm], n_layers: int) -> tuple:
+    """The entry of a kind (or the LM head) not met before, kept in _KIND_ENTRIES under ``key``."""
+    fused = _fuse(kg)
+    entry = (name, kg, n_layers, fused, _kind_plan(name, n_layers, fused))
+    if len(_KIND_ENTRIES) >= KIND_ROWS_MAX:
+        _KIND_ENTRIES.clear()
+    _KIND_ENTRIES[key] = entry
+    return entry
 
 
 # The per-spec part of _gemm_rows, built once per entries list (itself once per spec object): per used layer
@@ -248,22 +245,23 @@ _GROUP_ROWS: dict[tuple, tuple] = {}
 GROUP_ROWS_MAX = 4 * KIND_ROWS_MAX
 
 
-def _kind_id(value: tuple) -> int:
-    got = _KIND_IDS.get(value)
+def _value_id(ids: dict[tuple, int], counter, limit: int, value: tuple) -> int:
+    """The id ``ids`` gives ``value``, a new one from ``counter`` the first time (ids are never reused; ``ids``
+    is cleared when it holds ``limit``)."""
+    got = ids.get(value)
     if got is None:
-        if len(_KIND_IDS) >= KIND_ROWS_MAX:
-            _KIND_IDS.clear()
-        got = _KIND_IDS[value] = next(_NEXT_KIND_ID)
+        if len(ids) >= limit:
+            ids.clear()
+        got = ids[value] = next(counter)
     return got
+
+
+def _kind_id(value: tuple) -> int:
+    return _value_id(_KIND_IDS, _NEXT_KIND_ID, KIND_ROWS_MAX, value)
 
 
 def _group_id(value: tuple) -> int:
-    got = _GROUP_IDS.get(value)
-    if got is None:
-        if len(_GROUP_IDS) >= GROUP_ROWS_MAX:
-            _GROUP_IDS.clear()
-        got = _GROUP_IDS[value] = next(_NEXT_GROUP_ID)
-    return got
+    return _value_id(_GROUP_IDS, _NEXT_GROUP_ID, GROUP_ROWS_MAX, value)
 
 
 def _row_plan(entries) -> tuple[list[tuple[int, list[tuple]]], dict[tuple, list]]:
