@@ -411,10 +411,14 @@ def check_grouped(
     results: list[Optional[FileResult]] = [None] * len(paths)
     groups: list[Any] = [None] * len(paths)
     broken: list[int] = []
+    found: dict[str, Any] = {}  # start directory -> its config: a run's files mostly share a few directories
     for i, p in enumerate(paths):
         start = (settings_dirs or {}).get(p) or os.path.dirname(os.path.abspath(p))
         try:
-            cfg = None if isolated else find_config(start)
+            if isolated:
+                cfg = None
+            else:
+                cfg = found[start] if start in found else found.setdefault(start, find_config(start))
         except ColintError as exc:  # a broken settings file (a pull request's) ends the files it governs only
             where = exc.located().rsplit(": error: ", 1)[0]
             results[i] = FileResult(
