@@ -415,10 +415,9 @@ def check_grouped(
     for i, p in enumerate(paths):
         start = (settings_dirs or {}).get(p) or os.path.dirname(os.path.abspath(p))
         try:
-            if isolated:
-                cfg = None
-            else:
-                cfg = found[start] if start in found else found.setdefault(start, find_config(start))
+            if not isolated and start not in found:
+                found[start] = find_config(start)
+            cfg = None if isolated else found[start]
         except ColintError as exc:  # a broken settings file (a pull request's) ends the files it governs only
             where = exc.located().rsplit(": error: ", 1)[0]
             results[i] = FileResult(
