@@ -140,20 +140,8 @@ def _record_positions(doc: Document, constants: bool = True) -> int:
                 _forget_shadowed(doc, vpath)
             start, end = m.span(g)
             spans[vpath] = Span(line, col, start, end)
-            if g == 3:
-                if len(stack) >= MAX_DEPTH:
-                    line, col = line_column(starts, start)  # at the bracket
-                    raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=doc.path, line=line, column=col)
-                top = [text[start] == "{", vpath, 0]
-                stack.append(top)
-                path = vpath
-            elif g == 4:
-                if end - start > longest:
-                    longest = end - start
-                if constants and m.group(4) in _NONSTANDARD:
-                    doc.nonstandard.append((vpath, m.group(4)))
-            continue
-        if g == 8:  # a closing bracket
+            g += 3  # its value as an array item's: 6 = an opening bracket, 7 = a bare value (5 = a string)
+        elif g == 8:  # a closing bracket
             if stack:
                 closed = stack.pop()[1]
                 if closed in spans:
@@ -161,18 +149,19 @@ def _record_positions(doc: Document, constants: bool = True) -> int:
                 top = stack[-1] if stack else None
                 path = top[1] if top is not None else ()
             continue
-        # an array item (5 = a string, 6 = an opening bracket, 7 = a bare value), or the top-level value
-        start, end = m.span(g)
-        if top is None:
-            vpath = ()
-        else:
-            vpath = path + (top[2],)
-            top[2] += 1
-            line = bisect_right(starts, start)
-            spans[vpath] = Span(line, start - starts[line - 1] + 1, start, end)
+        else:  # an array item (5 = a string, 6 = an opening bracket, 7 = a bare value), or the top-level value
+            start, end = m.span(g)
+            if top is None:
+                vpath = ()
+            else:
+                vpath = path + (top[2],)
+                top[2] += 1
+                line = bisect_right(starts, start)
+                spans[vpath] = Span(line, start - starts[line - 1] + 1, start, end)
+        # the value of a member or an item: a container opens, a bare literal is measured and looked at
         if g == 6:
             if len(stack) >= MAX_DEPTH:
-                line, col = line_column(starts, start)
+                line, col = line_column(starts, start)  # at the bracket
                 raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=doc.path, line=line, column=col)
             top = [text[start] == "{", vpath, 0]
             stack.append(top)
@@ -180,6 +169,8 @@ def _record_positions(doc: Document, constants: bool = True) -> int:
         elif g == 7:
             if end - start > longest:
                 longest = end - start
-            if constants and m.group(7) in _NONSTANDARD:
-                doc.nonstandard.append((vpath, m.group(7)))
+            if constants:
+                bare = text[start:end]
+                if bare in _NONSTANDARD:
+                    doc.nonstandard.append((vpath, bare))
     return longest
