@@ -100,8 +100,8 @@ BLOCKERS: Counter = Counter()
 # not load stays with its file (its error names the file).
 _SHARED: dict = {}
 SHARED_MAX = 4096
-# The rules a re-check may leave out, by the run's options (as _SHARED keys them), the level asked and the code of
-# the finding fixed: a handful per run, bounded as _SHARED is
+# The rules a re-check may leave out for their most severe level, by the run's options (as _SHARED keys them), the
+# level asked and the code of the finding fixed: a handful per run, bounded as _SHARED is
 _SKIPS: dict = {}
 
 
@@ -120,8 +120,7 @@ class Closure:
         self._cache: dict = {}
         self._targets: dict = {}
         self._params: Optional[tuple] = None
-        self._reported_by_fixed: dict[Optional[str], frozenset[str]] = {}
-        self._fields_of: dict[str, tuple[str, ...]] = {}
+        self._reported_memo: Optional[dict[str, tuple]] = None
 
     # -- the states a fix leads to ---------------------------------------------------------------
     def _opts_key(self):
@@ -172,16 +171,25 @@ class Closure:
             hit = self._lookup(partial)
             if hit is None:
                 # the rules that cannot emit a finding at ``level`` (info-only advice in a warning-level re-check)
-                # cannot block: they are not run, and the state's check is keyed by what it left out
-                skip = self._skippable(level, fixed, self._reported(fixed))
-                unstopped = (state, "brief", skip)
+                # cannot block, nor can those that reported all they can in this file already (_reported, but
+                # the fixed finding's own rule): they are not run, and the state's check is keyed by what it left
+                # out, the latter with the keys they point at here (another file's may differ: _recheck)
+                skip = self._skippable(level, fixed)
+                reported = {
+                    code: fk
+                    for code, fk in self._reported().items()
+                    if code not in skip and (fixed is None or code != fixed.code)
+                }
+                if reported:
+                    skip = tuple(r.code for r in self.rules if r.code in skip or r.code in reported)
+                unstopped = (state, "brief", skip, tuple((code, fk[1]) for code, fk in reported.items()))
                 hit = self._lookup(unstopped)
                 if hit is None:
 
                     def stop(f: Finding) -> bool:
                         return self._blocks(f, level, fixed, edit)
 
-                    hit = self._recheck(fx, state, stop, skip)
+                    hit = self._recheck(fx, state, stop, skip, reported)
                     # a state that raised nothing blocking ran every rule it was asked to: that is its check
                     self._store(partial if any(stop(f) for f in hit[1]) else unstopped, hit)
         elif hit is None:
@@ -237,49 +245,40 @@ class Closure:
         over = self.opts.severity_overrides.get(r.code)
         return SEVERITY_ORDER[over or r.max_severity(self.opts.rule_options.get(r.code))]
 
-    def _skippable(
-        self, level: int, fixed: Optional[Finding], reported: frozenset[str] = frozenset()
-    ) -> tuple[str, ...]:
+    def _skippable(self, level: int, fixed: Optional[Finding]) -> tuple[str, ...]:
         """The codes of the rules that cannot emit a finding at ``level`` or above (their most severe level under
-        the run's thresholds and overrides: colint.rules.base.Rule.max_severity), and of ``reported`` (rules that
-        can raise nothing new in this file: _reported), but the fixed finding's own rule, whose finding may still
-        stand; in the rules' order."""
-        key = (self._opts_key(), level, None if fixed is None else fixed.code, reported)
+        the run's thresholds and overrides: colint.rules.base.Rule.max_severity), but the fixed finding's own
+        rule, whose finding may still stand."""
+        key = (self._opts_key(), level, None if fixed is None else fixed.code)
         skip = _SKIPS.get(key)
         if skip is None:
             if len(_SKIPS) >= SHARED_MAX:
                 _SKIPS.clear()
-            skip = _SKIPS[key] = tuple(
-                r.code for r in self.rules if r.code != key[2] and (self._most_severe(r) > level or r.code in reported)
-            )
+            skip = _SKIPS[key] = tuple(r.code for r in self.rules if r.code != key[2] and self._most_severe(r) > level)
         return skip
 
-    def _reported(self, fixed: Optional[Finding]) -> frozenset[str]:
-        """The rules whose findings in any state of this file would be there before: each points at its declared
-        fields alone, on its own GPU (colint.rules.base.Rule.fields, which the engine holds it to), and this file's
-        check reported it on each of them, on each GPU, at the most severe level it can emit. In a re-check that
-        only asks whether a state raises something new they cannot block (an edit that moves one of those fields
-        to another key runs them: _recheck); the fixed finding's own rule always runs."""
-        code = None if fixed is None else fixed.code
-        got = self._reported_by_fixed.get(code)
-        if got is None:
+    def _reported(self) -> dict[str, tuple]:
+        """The rules that can raise nothing new in any state of this file, by code, with (their declared fields,
+        the keys those point at here): each points at its declared fields alone, on its own GPU
+        (colint.rules.base.Rule.fields, which the engine holds it to), and this file's check reported it on each
+        of them, on each GPU, at the most severe level it can emit. A state whose edit moves one of those fields
+        to another key runs it again (_recheck)."""
+        if self._reported_memo is None:
             gpus = [t.gpu for t in self.targets]
-            out = set()
+            self._reported_memo = {}
             for r in self.rules:
-                if not r.fields or r.code == code:
+                if not r.fields:
                     continue
-                most = self._most_severe(r)
-                ids = [
-                    (r.code, k, g)
-                    for k in field_keys(self.spec, r.fields)
-                    for g in (gpus if r.needs_workload else [None])
-                ]
+                most, keys = self._most_severe(r), field_keys(self.spec, r.fields)
+                ids = [(r.code, k, g) for k in keys for g in (gpus if r.needs_workload else [None])]
                 if ids and all(self.before.get(i, 99) <= most for i in ids):
-                    out.add(r.code)
-            got = self._reported_by_fixed[code] = frozenset(out)
-        return got
+                    self._reported_memo[r.code] = (r.fields, keys)
+        return self._reported_memo
 
-    def _recheck(self, fx: Fix, state: tuple, stop=None, skip: tuple[str, ...] = ()):
+    def _recheck(self, fx: Fix, state: tuple, stop=None, skip: tuple[str, ...] = (), reported=None):
+        """The state ``fx`` leads to: (its spec, its findings, None) or (None, [], the error that stops it).
+        ``reported``: the codes in ``skip`` left out for having reported all they can (_reported), with their
+        fields and keys in this file."""
         settings = {k: v for k, v in fx.settings.items() if k in SETTINGS}
         opts, targets = self._targets_for(settings) if settings else (self.opts, self.targets)
         spec = self.spec
@@ -292,8 +291,10 @@ class Closure:
                     apply_edits(self.doc, fx.edits)
                 doc = load_text(text, self.path, syntax=self.doc.syntax)
                 spec = normalize(doc, input_format=opts.input_format, vocab_size=opts.vocab_size)
-                if skip:  # a reported rule whose fields the edit moved to other keys may point at new ones: it runs
-                    skip = tuple(code for code in skip if self._same_keys(code, spec))
+                if reported:  # a reported rule whose fields the edit moved to other keys may point at new ones: it runs
+                    skip = tuple(
+                        c for c in skip if c not in reported or field_keys(spec, reported[c][0]) == reported[c][1]
+                    )
             if stop is None:
                 findings = self._check_spec(spec, targets, opts, self.rules)
             else:
@@ -308,14 +309,6 @@ class Closure:
         except ValueError as exc:  # a value the splice cannot write
             return None, [], str(exc)
         return spec, findings, None
-
-    def _same_keys(self, code: str, spec) -> bool:
-        """Rule ``code``'s declared fields point at the same keys in ``spec`` as in this file's (True for a rule
-        that declares none)."""
-        fields = self._fields_of.get(code)
-        if fields is None:
-            fields = self._fields_of[code] = next((r.fields for r in self.rules if r.code == code), ())
-        return not fields or field_keys(spec, fields) == field_keys(self.spec, fields)
 
     # -- parameter deltas ---------------------------------------------------------------------
     def _honest_title(self, fx: Fix, spec) -> Fix:
