@@ -303,7 +303,7 @@ def check_paths(
     return [one(p, *(stdin[1:] if stdin is not None and p == stdin[0] else ())) for p in paths]
 
 
-_DIGITS = b"0123456789"  # deleted from a file's bytes for its kind (bytes.translate: ~10x a regex's sub)
+_DIGITS = b"0123456789"  # deleted from a file's bytes for its kind (bytes.translate: ~5x faster than a regex's sub)
 
 
 def _file_kinds(paths: list[str]) -> tuple[int, list]:

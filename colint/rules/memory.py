@@ -34,7 +34,6 @@ def _layout(tp: int, ep: int, pp: int) -> str:
 
 @rule(
     code="CL801",
-    fields=("hidden_size", "num_kv_heads", "num_heads"),
     name="does-not-fit-in-memory",
     severity="error",
     summary="Weights + KV cache + activations per GPU exceed the GPU's usable memory in this scenario.",
