@@ -200,6 +200,8 @@ def _twins():
 
 
 def test_fast_init_builds_what_the_generated_init_builds():
+    from colint.plain_data import fast_init
+
     plain, fast = _twins()
     for args, kwargs in (((1,), {}), ((1, 3.0, [4]), {"e": (5,)}), ((), {"a": 7, "c": [1], "e": (2,)})):
         x, y = plain(*args, **kwargs), fast(*args, **kwargs)
@@ -218,6 +220,15 @@ def test_fast_init_builds_what_the_generated_init_builds():
             fast(*bad_args, **bad_kwargs)
         assert str(plain_err.value) == str(fast_err.value)
     assert dataclasses.replace(fast(1, e=(1,)), b=9.0) == fast(1, 9.0, e=(1,))
+
+    @fast_init
+    @dataclasses.dataclass(frozen=True)
+    class Named:  # field names a generated function might use for itself
+        d: int
+        self: int = 2
+        _MISSING: list = dataclasses.field(default_factory=list)
+
+    assert (Named(5).d, Named(5).self, Named(1, self=3, _MISSING=[4])) == (5, 2, Named(1, 3, [4]))
 
 
 def test_fast_init_refuses_what_it_cannot_reproduce():
