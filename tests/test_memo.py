@@ -85,9 +85,14 @@ def test_rows_of_an_edited_width_reuse_the_groups_it_keeps_and_equal_a_fresh_bui
         changed = {r.name for r in after if before.get((r.kind, r.name)) is not r}
         assert changed == {f"moe.{e}.{g}" for e in ("experts", "shared_experts") for g in ("gate_up", "down_proj")}
         assert {"mla.q_a_proj", "mla.o_proj", "moe.router", "lm_head"} <= {r.name for r in kept}
-        for memo in (gemm_rows._KIND_ROWS, gemm_rows._GROUP_ROWS, gemm_model._MEMO, gemm_model._TIME_MEMO):
+        memos = (gemm_rows._KIND_ENTRIES, gemm_rows._ENTRIES_MEMO, gemm_rows._PLAN_MEMO, gemm_rows._KIND_IDS)
+        memos += (gemm_rows._GROUP_IDS, gemm_rows._KIND_ROWS, gemm_rows._GROUP_ROWS, gemm_model._MEMO)
+        for memo in (*memos, gemm_model._TIME_MEMO):
             memo.clear()
-        assert _gemm_rows(edited, p, sc, regime) == after
+        fresh = normalize(
+            load_text(text.replace('"moe_intermediate_size": 2048', '"moe_intermediate_size": 2176'), path)
+        )
+        assert _gemm_rows(fresh, p, sc, regime) == after
 
 
 def test_best_partition_memo_keys_on_cost_types():

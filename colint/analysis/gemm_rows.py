@@ -73,7 +73,7 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-_COMPONENTS: dict[str, str] = {}  # GEMM name -> its component (a few dozen names; _shard asks per GEMM and layout)
+_COMPONENTS: dict[str, str] = {}  # GEMM name -> its component (a few dozen names; _shards asks per GEMM and layout)
 
 
 def _component(g: Gemm) -> str:
@@ -190,8 +190,9 @@ def _gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list, tup
 
 # A used kind's entry depends on its value, the hidden size and its layer count alone: the closure's edited specs
 # keep most kinds of the file they edit, and one family's files share kinds. (layer kind, h, layers and their
-# types) -> the entry (read-only); the LM head's by (its Gemm). Cleared when full.
+# types: weights.kind_gemms' key) -> the entry (read-only); the LM head's by (its Gemm). Cleared when full.
 _KIND_ENTRIES: dict[tuple, tuple] = {}
+KIND_ENTRIES_MAX = 8192  # entries kept: the 1,000-config large-MoE mix with its closure builds 1,810 (one process)
 
 
 def _build_gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list, tuple]]:
@@ -213,22 +214,23 @@ def _kept_entry(key: tuple, name: str, kg: list[Gemm], n_layers: int) -> tuple:
     """The entry of a kind (or the LM head) not met before, kept in _KIND_ENTRIES under ``key``."""
     fused = _fuse(kg)
     entry = (name, kg, n_layers, fused, _kind_plan(name, n_layers, fused))
-    if len(_KIND_ENTRIES) >= KIND_ROWS_MAX:
+    if len(_KIND_ENTRIES) >= KIND_ENTRIES_MAX:
         _KIND_ENTRIES.clear()
     _KIND_ENTRIES[key] = entry
     return entry
 
 
-# The per-spec part of _gemm_rows, built once per entries list (itself once per spec object): per used layer
-# kind (and the LM head), the id of its value (below) and per fused group (kind name, layers, row name,
-# members, first GEMM, N total, component, router format?, LM head?, routed experts?, top-k, the id of these); and the shards
-# of each (tp, kvp, ep) asked (decode, prefill and the EP overlap's half batch share them).
-# id(entries) -> (entries, plan, shards by parallelism); bounded like the entries.
+# The per-spec part of _gemm_rows, once per entries list (itself once per spec object): the rows' plan, each
+# entry's part of it (_kind_plan: the kind's id and its fused groups, each group a tuple of kind name, layers,
+# row name, members, first GEMM, N total, component, router format?, LM head?, routed experts?, top-k and, at
+# GROUP_ID, the id of these), and the shards of each (tp, kvp, ep) asked (decode, prefill and the EP overlap's
+# half batch share them). id(entries) -> (entries, (plan, shards by parallelism)); bounded like the entries.
 _PLAN_MEMO: dict = {}
+GROUP_ID = 11  # a plan group's id, after its value
 # A kind's rows depend on its value (name, layers, fused GEMMs), not on the spec object: the advice closure's
 # edited specs keep most kinds of the file they edit, and files of one family share kinds (in the 1,000-config
 # MoE mix's analyses with the closure, 25,929 kinds' rows were asked, 10,937 distinct). Each distinct value
-# gets an id once (per spec, not per call: hashing GEMMs costs) and _KIND_ROWS holds the rows per
+# gets an id once, when its entry is built (_KIND_ENTRIES: hashing GEMMs costs), and _KIND_ROWS holds the rows per
 # (value id, regime, the scenario fields the rows read, profile). Both cleared when full; ids are not reused.
 _KIND_IDS: dict[tuple, int] = {}
 _NEXT_KIND_ID = itertools.count()
@@ -291,7 +293,8 @@ def _kind_plan(kind_name: str, n_layers: int, fused) -> tuple[int, list[tuple]]:
             topk,
         )
         groups.append((*value, _group_id(value)))
-    return _kind_id((kind_name, n_layers, tuple((f[0], f[1], f[3], f[2]) for f in fused))), groups
+    # the kind's value is its groups' (each holds the kind name and layers): their ids stand for them
+    return _kind_id(tuple(group[GROUP_ID] for group in groups)), groups
 
 
 def _build_row_plan(entries) -> tuple[list[tuple[int, list[tuple]]], dict[tuple, list]]:
@@ -390,7 +393,7 @@ def _kind_rows(
     rows: list[WorkloadGemm] = []
     models: list = []  # (time model, grouped model) of the profile, looked up on the first row built
     for group, shard in zip(groups, shards):
-        key = (group[11], *at)
+        key = (group[GROUP_ID], *at)
         hit = _GROUP_ROWS.get(key)
         if hit is None or hit[0] is not profile:
             if not models:
