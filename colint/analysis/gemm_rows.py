@@ -115,7 +115,8 @@ def _fuse(rows: list[Gemm]) -> list[tuple[str, tuple[str, ...], Gemm, int]]:
 
 
 def _shard(g: Gemm, n: int, sc: Scenario) -> tuple[int, int, float]:
-    """(n, k, GEMM instances per GPU) of one layer's copy of g under the scenario's parallelism."""
+    """(n, k, GEMM instances per GPU) of one layer's copy of g under the scenario's parallelism: the readable form of
+    what _shards computes inline for many GEMMs at once (tests/test_memo.py holds the two equal)."""
     k = g.k
     tp = sc.tp if _component(g) != "ffn" else sc.group_gpus  # Helix: the FFN over tp x kvp GPUs
     if g.parallel == "column":

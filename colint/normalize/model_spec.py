@@ -106,7 +106,7 @@ class FFN:
     latent_bias: bool = False  # bias on the latent down/up projections (Nemotron-H mlp_bias)
 
 
-@keeps_hash  # memos of the inventory and the analysis are keyed by layer kinds (weights.kind_gemms, _params)
+@keeps_hash  # memos are keyed by layer kinds: weights.kind_gemms and kind_params, gemm_rows._KIND_ENTRIES
 @dataclass(frozen=True, kw_only=True, slots=True)
 class LayerKind(HashSlot):
     """One kind of layer: its token mixer and channel mixer (layers built alike share one)."""
