@@ -36,9 +36,11 @@ def _widened(p, size: int):
 
 def scale_out_cost_pct(w, kind: str) -> dict[str, float]:
     """Per regime, the estimated share (%) of workload ``w``'s step that ``kind``'s collectives ("ep": the
-    MoE dispatch/combine, "tp": the two all-reduces per layer) lose by crossing the NVLink domain."""
+    MoE dispatch/combine, "tp": the two all-reduces per layer, over the attention group's tp x kvp GPUs as the
+    step prices them) lose by crossing the NVLink domain."""
     sc, spec, p = w.scenario, w.spec, w.profile
-    if kind == "ep" and sc.ep > p.domain_size >= sc.tp:
+    group = sc.group_gpus  # tp x kvp: the all-reduces after o_proj and the FFN span them (Helix)
+    if kind == "ep" and sc.ep > p.domain_size >= group:
         # the step at a domain wide enough for ep (tp fits already): what the exchange loses, hidden part excluded
         at_wide = steps_on_domain(w, _widened(p, sc.ep))
         return {
@@ -47,7 +49,7 @@ def scale_out_cost_pct(w, kind: str) -> dict[str, float]:
             else 0.0
             for r in ("decode", "prefill")
         }
-    wide = _widened(p, max(sc.tp, sc.ep))  # the domain large enough
+    wide = _widened(p, max(group, sc.ep))  # the domain large enough
     out = {}
     for regime in ("decode", "prefill"):
         tokens = sc.decode_concurrency if regime == "decode" else sc.prefill_tokens
@@ -56,16 +58,16 @@ def scale_out_cost_pct(w, kind: str) -> dict[str, float]:
             if not n:
                 continue
             if kind == "ep" and k.ffn.kind == "moe" and sc.ep > 1:
-                args = (tokens / sc.tp, k.ffn.top_k, spec.hidden_size, sc)
+                args = (tokens / group, k.ffn.top_k, spec.hidden_size, sc)
                 e = k.ffn.num_experts
                 lost += n * (expert_all_to_all_s(*args, p, e) - expert_all_to_all_s(*args, wide, e))
-            elif kind == "tp" and sc.tp > 1:
+            elif kind == "tp" and group > 1:
                 lost += (
                     n
                     * 2
                     * (
-                        tp_all_reduce_s(tokens, spec.hidden_size, sc.tp, p)
-                        - tp_all_reduce_s(tokens, spec.hidden_size, sc.tp, wide)
+                        tp_all_reduce_s(tokens, spec.hidden_size, group, p)
+                        - tp_all_reduce_s(tokens, spec.hidden_size, group, wide)
                     )
                 )
         step = w.steps[regime].estimate_s

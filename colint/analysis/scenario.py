@@ -112,6 +112,17 @@ class Scenario:
         tensor-parallel over all of them (Helix: TP_F = KVP x TP_A)."""
         return self.tp * self.kvp
 
+    def tp_of(self, component: str) -> int:
+        """GPUs a tensor-parallel GEMM of ``component`` ("attention", "ffn", "other": the LM head) is split
+        over: the FFN over ``group_gpus`` (Helix: TP_F = KVP x TP_A), the rest over ``tp``."""
+        return self.tp * self.kvp if component == "ffn" else self.tp
+
+    def tp_label(self, component: str = "ffn") -> str:
+        """How a finding names that split: ``tp=8``, or ``tp=4 x kvp=2`` for the FFN under KV parallelism."""
+        if component == "ffn" and self.kvp > 1:
+            return f"tp={self.tp} x kvp={self.kvp}"
+        return f"tp={self.tp}"
+
     @property
     def kv_bytes_per_elem(self) -> float:
         return KV_BYTES[self.kv_cache]

@@ -23,6 +23,7 @@ from colint.rules.fix_builders import (
     with_field,
 )
 from colint.rules.gemm_dims import (
+    FFN_FIELDS,
     LABELS,
     TILE,
     cooperative_tile,
@@ -34,14 +35,14 @@ from colint.rules.gemm_dims import (
     refuses_unaligned,
     step_effect_pct,
     tp_shard,
+    tp_shard_label,
 )
 
 
 def _shard_phrase(f: str, value: int, tp: int, per_shard: int, ctx: Context) -> str:
     label = LABELS.get(f, f)
     if tp > 1:
-        how = "expert tp" if f == "moe_intermediate_size" else "tp"
-        return f"{label} {value} is {per_shard} per shard at {how}={tp}"
+        return f"{label} {value} is {per_shard} per shard at {tp_shard_label(ctx, f)}"
     return f"{label} {value}"
 
 
@@ -67,8 +68,10 @@ def judge_width(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims:
     if value % tp:
         yield ctx.finding(
             "error",
-            f"{LABELS.get(f, f)} {value} is not divisible by tp={tp}: the shards are unequal "
-            f"(serving engines refuse it)",
+            f"{LABELS.get(f, f)} {value} is not divisible by "
+            + (f"{ctx.scenario.tp_label()} = {tp}" if ctx.scenario.kvp > 1 and f in FFN_FIELDS else f"tp={tp}")
+            + ": the shards are unequal "
+            "(serving engines refuse it)",
             field=loc,
             evidence=ev,
             fixes=_width_fixes(ctx, f, value, tp * hard, "unsafe"),

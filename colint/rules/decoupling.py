@@ -411,9 +411,10 @@ def kv_parallelism_pays(ctx: Context):
     severity="error",
     summary="Tensor parallelism spans more GPUs than the NVLink domain: its all-reduces run at scale-out speed.",
     doc=RuleDoc(
-        what="With --tp larger than the profile's scale-up domain, each layer's two all-reduces cross the "
-        "scale-out network (the profile's scale_out_gbps), paced by its slowest hop. Reports the estimated "
-        "share of the step this costs against an all-reduce at NVLink speed.",
+        what="With --tp (times --kvp, whose GPUs share the FFN's tensor parallelism) larger than the profile's "
+        "scale-up domain, each layer's two all-reduces cross the scale-out network (the profile's "
+        "scale_out_gbps), paced by its slowest hop. Reports the estimated share of the step this costs against "
+        "an all-reduce at NVLink speed.",
         why="Tensor parallelism puts collectives on the critical path of every layer; at NIC bandwidth (50-100 "
         "GB/s per GPU against 0.9-1.8 TB/s of NVLink) they dominate the step.",
         example="Llama-3.1-70B at --tp 16 on h100-sxm (8-GPU HGX): every all-reduce leaves the node.",
@@ -425,7 +426,8 @@ def kv_parallelism_pays(ctx: Context):
 def tp_beyond_domain(ctx: Context):
     sc, p = ctx.scenario, ctx.profile
     dom = max(1, p.domain_size)
-    if sc.tp <= dom:
+    group = sc.group_gpus  # tp x kvp: the all-reduces after o_proj and the FFN span the attention group (Helix)
+    if group <= dom:
         return
     # the step prices collectives beyond the domain at the profile's scale_out_gbps, or at the default NIC
     # (colint.analysis.collectives) when a user's profile gives none: the finding quotes the same figure
@@ -433,8 +435,9 @@ def tp_beyond_domain(ctx: Context):
     so = given or DEFAULT_SCALE_OUT_GBPS
     eff = scale_out_cost_pct(ctx.workload, "tp")
     loss = max(eff.values())
+    size = f"tp={sc.tp}" if sc.kvp == 1 else f"the attention group of tp={sc.tp} x kvp={sc.kvp} = {group} GPUs"
     msg = (
-        f"tp={sc.tp} spans {-(-sc.tp // dom)} NVLink domains of {dom} on {ctx.gpu}: every layer's all-reduce "
+        f"{size} spans {-(-group // dom)} NVLink domains of {dom} on {ctx.gpu}: every layer's all-reduce "
         "crosses the scale-out network"
         + f" ({so:g} GB/s per GPU{'' if given else ', assumed: the profile gives no scale_out_gbps'} vs "
         f"{p.interconnect_gbps:g} GB/s NVLink)"
@@ -446,6 +449,7 @@ def tp_beyond_domain(ctx: Context):
         loss_pct=loss,
         evidence={
             "tp": sc.tp,
+            **({"kvp": sc.kvp} if sc.kvp > 1 else {}),
             "domain_gpus": dom,
             "scale_out_gbps": so,
             "interconnect_gbps": p.interconnect_gbps,
@@ -457,5 +461,10 @@ def tp_beyond_domain(ctx: Context):
             f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step against all-reduces at "
             f"NVLink speed ({ctx.workload.label()})"
         ],
-        fixes=[fix(f"keep tp <= {dom} and scale out with pp/dp (or ep for experts)", "display")],
+        fixes=[
+            fix(
+                f"keep tp{' x kvp' if sc.kvp > 1 else ''} <= {dom} and scale out with pp/dp (or ep for experts)",
+                "display",
+            )
+        ],
     )

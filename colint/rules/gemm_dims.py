@@ -202,13 +202,22 @@ def _row_dims(ctx: Context, row) -> list[tuple]:
 
 # --------------------------------------------------------------------------- the per-field unit
 def tp_shard(ctx: Context, f: str) -> int:
-    """How many ways tensor parallelism splits this field's width (1: not split)."""
+    """How many ways tensor parallelism splits this field's width (1: not split): the FFN's over tp x kvp
+    (Helix), the vocabulary's over tp."""
     sc = ctx.scenario
-    if f in ("intermediate_size", "shared_expert_intermediate_size", "vocab_size"):
+    if f in ("intermediate_size", "shared_expert_intermediate_size"):
+        return sc.tp_of("ffn")
+    if f == "vocab_size":
         return sc.tp
     if f == "moe_intermediate_size":
-        return sc.tp if sc.ep == 1 else 1  # expert TP splits H'_e; EP keeps experts whole
+        return sc.tp_of("ffn") if sc.ep == 1 else 1  # expert TP splits H'_e; EP keeps experts whole
     return 1
+
+
+def tp_shard_label(ctx: Context, f: str) -> str:
+    """How a finding names tp_shard's split: ``tp=8``, ``expert tp=8``, ``tp=4 x kvp=2``."""
+    label = ctx.scenario.tp_label("ffn" if f in FFN_FIELDS else "other")
+    return f"expert {label}" if f == "moe_intermediate_size" else label
 
 
 def field_value(ctx: Context, f: str) -> int | None:

@@ -110,8 +110,8 @@ def does_not_fit(ctx: Context):
         msg = (
             f"does not fit: est. {_gb(mem.weight_bytes_per_gpu)} of weights per GPU"
             + (
-                f" at {', '.join(f'{k}={getattr(sc, k)}' for k in ('tp', 'ep', 'pp') if getattr(sc, k) > 1)}"
-                if max(sc.tp, sc.ep, sc.pp) > 1
+                f" at {', '.join(f'{k}={getattr(sc, k)}' for k in ('tp', 'kvp', 'ep', 'pp') if getattr(sc, k) > 1)}"
+                if max(sc.tp, sc.kvp, sc.ep, sc.pp) > 1
                 else ""
             )
             + f" exceed {where}: the model will not load"

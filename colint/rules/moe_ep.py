@@ -99,19 +99,20 @@ def expert_gemm_memory_bound(ctx: Context):
         if not rows:
             continue
         m_star = max(r.time.m_star for r in rows)
-        groups = sc.attention_dp_groups  # attention-DP groups of tp GPUs meeting in one EP domain
-        m = tokens_per_expert(conc, sc.ep, k, e, tp=sc.tp)
+        groups = sc.attention_dp_groups  # attention-DP groups of tp x kvp GPUs meeting in one EP domain
+        grp = sc.group_gpus
+        m = tokens_per_expert(conc, sc.ep, k, e, tp=grp)
         if not math.isfinite(m_star) or m >= m_star:
             continue
         c_star = concurrency_for_m(m_star, k, e)
-        ep_need = ep_for_m(m_star, conc, k, e, tp=sc.tp)
+        ep_need = ep_for_m(m_star, conc, k, e, tp=grp)
         pre_rows = _expert_rows(w, "prefill", kind.name)
-        m_pre = tokens_per_expert(sc.prefill_tokens, sc.ep, k, e, tp=sc.tp)
+        m_pre = tokens_per_expert(sc.prefill_tokens, sc.ep, k, e, tp=grp)
         pre_star = max((r.time.m_star for r in pre_rows), default=m_star)
         touched = experts_touched(conc * groups, k, e)
         gpu_fmt = f"{ctx.gpu} {sc.gemm_format}"
         spread = (
-            f"ep={sc.ep}" if sc.tp == 1 else f"{groups} attention-DP group{'s' if groups != 1 else ''} of tp={sc.tp}"
+            f"ep={sc.ep}" if grp == 1 else f"{groups} attention-DP group{'s' if groups != 1 else ''} of {sc.tp_label()}"
         )
         # tokens per expert, experts touched and M* are estimates (uniform routing, the roofline): each says so
         if m >= 1:
@@ -131,9 +132,9 @@ def expert_gemm_memory_bound(ctx: Context):
         # and the HGX-node multiples that divide E (384 experts: 96, 128, 192 beside 72)
         sizes = sorted(set(common) | {d for d in range(EXPERT_FIX_MULTIPLE, e + 1, EXPERT_FIX_MULTIPLE) if e % d == 0})
         domain = getattr(ctx.profile, "domain_size", 0)
-        advised = ep_choices(ep_need, e, sizes, sc.tp, domain) if ep_need > sc.ep else []
+        advised = ep_choices(ep_need, e, sizes, grp, domain) if ep_need > sc.ep else []
         max_ep = max([x for x in sizes if x <= e], default=ep_need)
-        unit = "rank" if sc.tp == 1 else f"attention group of tp={sc.tp}"
+        unit = "rank" if grp == 1 else f"attention group of {sc.tp_label()}"
         details = [f"compute-bound needs est. {c_star:,.0f} concurrent tokens per EP group (uniform routing)"]
         if ep_need <= max_ep:
             details[0] += f": ep>={ep_need} at {conc} seq per {unit}" + (
@@ -142,7 +143,7 @@ def expert_gemm_memory_bound(ctx: Context):
                 else ""
             )
         else:
-            per_group = math.ceil(c_star / max(1, max_ep // max(1, sc.tp)))
+            per_group = math.ceil(c_star / max(1, max_ep // grp))
             details[0] += (
                 f": out of reach at {conc} seq per {unit}; at ep={max_ep} it takes >={per_group:,} seq per {unit}"
             )
@@ -164,7 +165,7 @@ def expert_gemm_memory_bound(ctx: Context):
                 f"per GPU (CL801); the concurrency this needs is not reachable there"
             )
         fixes = []
-        choices = [_ep_advice(x, e, sc.tp, domain, ctx.gpu or "") for x in advised]
+        choices = [_ep_advice(x, e, domain, ctx.gpu or "") for x in advised]
         if choices:  # the best first; colint.closure moves to the next when its state raises a finding
             fixes.append(replace(choices[0], alternatives=choices[1:]))
         yield ctx.finding(
@@ -202,7 +203,7 @@ def ep_choices(ep_need: int, num_experts: int, common: list[int], tp: int, domai
     return [x for x in ranked if x not in spanning[1:]]
 
 
-def _ep_advice(ep: int, num_experts: int, tp: int, domain: int, gpu: str):
+def _ep_advice(ep: int, num_experts: int, domain: int, gpu: str):
     """Display advice for one EP size; it says what it costs (redundant experts, domains spanned)."""
     notes = []
     r = redundant_to_fill(num_experts, ep)
@@ -378,7 +379,7 @@ def experts_not_divisible(ctx: Context):
 def fine_grained_under_tp(ctx: Context):
 
     sc, spec, w = ctx.scenario, ctx.spec, ctx.workload
-    tp = sc.tp
+    tp = sc.tp_of("ffn")  # expert TP splits the experts over the FFN's tp x kvp GPUs (Helix)
     if tp <= 1 or sc.ep > 1:
         return
     tile = ctx.option("tile_width")
@@ -411,7 +412,7 @@ def fine_grained_under_tp(ctx: Context):
         else:
             what = ""
         msg = (
-            f"expert FFN width {he} is {shard:g} per shard at tp={tp}{what}: spread the {f.num_experts} "
+            f"expert FFN width {he} is {shard:g} per shard at {sc.tp_label()}{what}: spread the {f.num_experts} "
             f"experts with ep={tp} instead ({per_gpu} whole experts per GPU)"
         )
         details = [

@@ -174,7 +174,12 @@ def memory_bound_at_any_batch(ctx: Context):
             f"the shape costs est. {loss:.1f}% of the step against the same GEMMs at a near-square "
             f"{n_ref}x{k_ref} of equal work on the same {r0.dtype} path"
         )
-        tp = f" at tp={sc.tp}" if sc.tp > 1 and any(r.parallel in ("column", "row", "expert") for r in rows) else ""
+        split = sc.tp_of(r0.component)  # the FFN's GEMMs over tp x kvp (Helix), the others over tp
+        tp = (
+            f" at {sc.tp_label(r0.component)}"
+            if split > 1 and any(r.parallel in ("column", "row", "expert") for r in rows)
+            else ""
+        )
         names = sorted({r.name for r in rows})
         verdict = "on the ridge even at unbounded M" if on_ridge else "memory-bound at every M"
         fixes = [
@@ -191,11 +196,11 @@ def memory_bound_at_any_batch(ctx: Context):
             fixes.insert(
                 0,
                 fix(
-                    f"deploy the experts with ep={sc.tp} instead of expert tp={sc.tp}: a whole expert's "
+                    f"deploy the experts with ep={split} instead of expert {sc.tp_label()}: a whole expert's "
                     f"{r0.name} has N={whole[0]}, K={whole[1]}, I∞ {whole[2]:.0f} FLOP/B above the "
                     f"ridge {ridge:.0f}",
                     "display",
-                    settings={"ep": sc.tp},
+                    settings={"ep": split},
                 ),
             )
         yield ctx.finding(
@@ -231,11 +236,12 @@ def memory_bound_at_any_batch(ctx: Context):
 
 
 def _whole_expert(ctx: Context, row) -> tuple[int, int, float] | None:
-    """(N, K, I∞) of a routed-expert GEMM unsplit, when expert TP (tp>1, no EP) split it; else None."""
+    """(N, K, I∞) of a routed-expert GEMM unsplit, when expert TP (over tp x kvp, no EP) split it; else None."""
     sc = ctx.scenario
-    if row.parallel != "expert" or sc.ep > 1 or sc.tp <= 1:
+    split = sc.tp_of("ffn")
+    if row.parallel != "expert" or sc.ep > 1 or split <= 1:
         return None
-    n, k = (row.n, row.k * sc.tp) if "down" in row.name else (row.n * sc.tp, row.k)
+    n, k = (row.n, row.k * split) if "down" in row.name else (row.n * split, row.k)
     return n, k, limit_intensity(n, k, row.dtype, sc.outputs)
 
 

@@ -124,6 +124,11 @@ def _quantized_rows(ctx: Context):
     return [r for r in ctx.workload.gemms["prefill"] if r.dtype == fmt]
 
 
+def _split_label(sc, rows) -> str:
+    """How a finding names the split of ``rows``: ``tp=8``, or ``tp=4 x kvp=2`` when an FFN GEMM is among them."""
+    return sc.tp_label("ffn" if any(r.component == "ffn" for r in rows) else "attention")
+
+
 def _n_partitions(ctx: Context, row) -> list[int]:
     """The output partitions a serving engine checks separately for this fused GEMM's shard:
     gate and up halves; q, k and v (KV heads replicated when tp exceeds them)."""
@@ -183,10 +188,11 @@ def scale_block_divisibility(ctx: Context):
         if r.name == "lm_head" or thin_by_design(r):
             continue  # the LM head is kept in high precision by default (CL404 counts it there)
         split_k = r.parallel == "row" or (r.parallel == "expert" and sc.ep == 1 and "down" in r.name)
-        checks = [("k", r.k, sc.tp > 1 and split_k)]
+        split = sc.tp_of(r.component)  # the FFN's GEMMs over tp x kvp (Helix), the others over tp
+        checks = [("k", r.k, split > 1 and split_k)]
         if (
             fmt == "fp8_block"
-            and sc.tp > 1
+            and split > 1
             and (r.parallel == "column" or r.parallel == "expert" and sc.ep == 1 and "down" not in r.name)
         ):
             # 128x128 weight blocks: every column shard (gate, up; q, k, v) must hold whole blocks
@@ -202,7 +208,7 @@ def scale_block_divisibility(ctx: Context):
         gemms = sorted({f"{r.name} {axis.upper()}={v}" for r, v, _ in items})
         v0 = items[0][1]
         sharded = any(s for *_, s in items)
-        shard = f" per shard at tp={sc.tp}" if sharded else ""
+        shard = f" per shard at {_split_label(sc, [r for r, _, s in items if s])}" if sharded else ""
         # NVFP4/MX quantizers refuse a partial K block outright; FP8 128-blocks: a tensor-parallel shard cannot
         # hold a partial block (vLLM refuses), an unsharded tail block is padded by most kernels (not DeepGEMM)
         sev: Severity = "error" if fmt != "fp8_block" or sharded else "warning"
@@ -261,7 +267,7 @@ def quantization_config_mismatch(ctx: Context):
     if q is None:
         return
     qkey = spec.key_prefix + "quantization_config"
-    if q.weight_block_size and len(q.weight_block_size) == 2 and sc.tp > 1:
+    if q.weight_block_size and len(q.weight_block_size) == 2 and sc.group_gpus > 1:
         bn, bk = q.weight_block_size
         bad: dict[str, list] = {}
         for r in ctx.workload.gemms["prefill"]:
@@ -281,7 +287,8 @@ def quantization_config_mismatch(ctx: Context):
             experts = any(r.parallel == "expert" for r, *_ in items)
             yield ctx.finding(
                 "error",
-                f"weight_block_size {q.weight_block_size} does not divide the shards at tp={sc.tp}: {gemms}",
+                f"weight_block_size {q.weight_block_size} does not divide the shards at "
+                f"{_split_label(sc, [r for r, *_ in items])}: {gemms}",
                 field=f if f in spec.sources else None,
                 key=None if f in spec.sources else f"{qkey}.weight_block_size",
                 gpu_specific=False,  # blocks vs shards depend on the spec and tp alone: reported once
@@ -316,7 +323,8 @@ def quantization_config_mismatch(ctx: Context):
             gemms = ", ".join(sorted({f"{r.name} K={r.k}" for r in bad_g}))
             yield ctx.finding(
                 "error",
-                f"group_size {g} does not divide K per shard{f' at tp={sc.tp}' if sc.tp > 1 else ''}: {gemms}",
+                f"group_size {g} does not divide K per shard"
+                f"{f' at {_split_label(sc, bad_g)}' if sc.group_gpus > 1 else ''}: {gemms}",
                 key=f"{qkey}.group_size",
                 gpu_specific=False,
                 evidence={"group_size": g, "tp": sc.tp, "gemms": [{"gemm": r.name, "k": r.k} for r in bad_g]},
