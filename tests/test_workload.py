@@ -5,6 +5,7 @@ from dataclasses import replace
 
 import pytest
 
+from colint.analysis.gemm_model import FORMATS
 from colint.analysis.scenario import make_scenario
 from colint.analysis.workload import analyse
 from colint.errors import ProfileError
@@ -405,3 +406,19 @@ def test_steps_on_a_wider_domain_equal_a_second_analysis(gpu, ep, overlap):
     assert {r: s.estimate_s for r, s in fast.items()} == {r: s.estimate_s for r, s in again.items()}
     assert {r: s.comm_s for r, s in fast.items()} == {r: s.comm_s for r, s in again.items()}
     assert fast["prefill"].estimate_s < analyse(spec, p, sc).steps["prefill"].estimate_s  # the domain costs
+
+
+def test_weight_bytes_count_each_gemm_in_the_format_its_row_runs():
+    # the shared expert's scalar gate (N = 1) runs in BF16 like the router (inventory.is_gate): the footprint
+    # counts its weights in BF16 too (it counted them in NVFP4 while the step timed them in BF16)
+    spec = _spec("tests/corpus/hf/qwen2-moe__Qwen1.5-MoE-A2.7B-Wikihow-finetune.json")
+    w = analyse(spec, load_profile("b200"), make_scenario("throughput", dtype="nvfp4"))
+    kind = next(k for k in spec.layer_kinds if k.ffn.kind == "moe")
+    rows = [r for r in w.gemms["prefill"] if r.kind == kind.name]
+    assert {r.name: r.dtype for r in rows if r.dtype != "nvfp4"} == {
+        "moe.router": "bf16",
+        "moe.shared_expert_gate": "bf16",
+    }
+    held = sum(r.n * r.k * (r.gemm.count if r.parallel == "expert" else 1) * FORMATS[r.dtype][2] for r in rows)
+    (cost,) = {c.weight_bytes for c in w.layer_costs if c.kind == kind.name}
+    assert cost == held

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from colint.analysis.inventory import layer_counts
+from colint.analysis.inventory import is_gate, layer_counts
 from colint.analysis.gemm_model import FORMATS, check_format
 from colint.analysis.gemm_rows import (
     REGIMES,
@@ -197,7 +197,7 @@ def _per_layer_weight_bytes(spec: ModelSpec, used_shards, b_w: float) -> list[fl
             continue
         wbytes = 0.0
         for g, nn, kk, inst in next(used):
-            wbytes += nn * kk * inst * (2.0 if g.name.endswith("router") else b_w)
+            wbytes += nn * kk * inst * (2.0 if is_gate(g.name) else b_w)
         wbytes_by_kind[kind.name] = wbytes
     names = [kind.name for kind in spec.layer_kinds]
     return [wbytes_by_kind[names[p]] for p in spec.layer_pattern[: spec.num_layers] if names[p] in wbytes_by_kind]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from colint.plain_data import fast_init
 
 from colint.analysis.gemm_model import GemmTime, estimate, estimate_s
-from colint.analysis.inventory import Gemm, kind_gemms, layer_counts, lm_head_gemm
+from colint.analysis.inventory import Gemm, is_gate, kind_gemms, layer_counts, lm_head_gemm
 from colint.analysis.moe import busiest_rank_factor, touched_share
 from colint.analysis.ops_moe import grouped_model
 from colint.analysis.scenario import Scenario
@@ -278,7 +278,7 @@ def _kind_plan(kind_name: str, n_layers: int, fused) -> tuple[int, list[tuple]]:
     groups = []
     for name, members, g, n_total in fused:
         experts = g.parallel == "expert" and bool(g.count)
-        router = g.name.endswith("router") or g.name.endswith("gate") and g.n == 1
+        router = is_gate(g.name)
         topk = round(g.m_per_token * g.count) if experts else 0
         value = (
             kind_name,

@@ -8,12 +8,13 @@ from colint.plain_data import fast_init
 
 from colint.analysis.spec_memo import per_spec
 from colint.normalize.model_spec import ModelSpec
-from colint.normalize.weights import Gemm, kind_ffn_params, kind_gemms, kind_params
+from colint.normalize.weights import Gemm, is_gate, kind_ffn_params, kind_gemms, kind_params
 
 __all__ = [
     "Gemm",
     "ParamCounts",
     "gemms",
+    "is_gate",
     "kind_ffn_params",
     "kind_gemms",
     "kind_params",

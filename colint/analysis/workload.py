@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from colint.analysis.inventory import layer_counts
+from colint.analysis.inventory import is_gate, layer_counts
 from colint.analysis.gemm_model import FORMATS, check_format
 from colint.analysis.gemm_rows import (
     REGIMES,
@@ -229,7 +229,7 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
         params = wbytes = pflops = 0.0
         for g, nn, kk, inst in next(used_gemms):  # kind_gemms(kind, h, n): what follows reads no layer count
             params += g.weight_params
-            wbytes += nn * kk * inst * (2.0 if g.name.endswith("router") else b_w)
+            wbytes += nn * kk * inst * (2.0 if is_gate(g.name) else b_w)
             if g.parallel == "expert":
                 pflops += 2.0 * scenario.prefill_tokens * scenario.attention_dp_groups * g.m_per_token * nn * kk * inst
             else:

@@ -40,6 +40,16 @@ class Gemm:
         return self.count * (self.k * self.n + (self.n if self.bias else 0))
 
 
+GATE_SUFFIXES = ("router", "shared_expert_gate")  # the MoE router (N = experts), the shared expert's gate (N = 1)
+
+
+def is_gate(name: str) -> bool:
+    """A routing gate, by its GEMM (or fused row) name: the MoE router or the shared expert's scalar gate. Serving
+    engines keep both replicated and in BF16, never quantized: the step times them so (colint.analysis.gemm_rows),
+    the footprint counts their weights so, and the rules leave them out of tile and quantization questions."""
+    return name.endswith(GATE_SUFFIXES)
+
+
 def _mixer_gemms(m: Mixer, h: int) -> list[tuple]:
     """(name, k, n, bias, parallel, group, k_field, n_field) for one layer's token mixer."""
     out: list[tuple]

@@ -8,6 +8,7 @@ experts whole under EP or split by tp under expert TP), the affected GEMMs group
 from __future__ import annotations
 
 from colint.analysis.gemm_model import FORMATS, tile_efficiency
+from colint.analysis.inventory import is_gate
 from colint.analysis.padding import Dim
 from colint.analysis.padding import step_effect_pct as padding_step_effect_pct
 from colint.rules.base import Context
@@ -98,7 +99,7 @@ def _owning_field(name: str, axis: str, f: str | None) -> str | None:
         return "num_heads"
     if name in ("mla.q_b_proj", "mla.kv_b_proj", "mla.q_proj") and axis == "n":
         return "num_heads"
-    if name.endswith("router") or name.endswith("shared_expert_gate"):
+    if is_gate(name):
         return None  # N = experts (or 1): a tiny replicated BF16 GEMM, not a tile question
     if name.startswith("moe.shared_experts"):
         return "shared_expert_intermediate_size" if f == "shared_expert_intermediate_size" else f

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from colint.analysis.gemm_model import FORMATS, OUT_BYTES, estimate
+from colint.analysis.inventory import is_gate
 from colint.rules.base import Context
 
 
@@ -104,7 +105,7 @@ _THIN_NAMES = (
 def thin_by_design(row) -> bool:
     """Routers (N = experts) and gates (N = 1): thin by construction, replicated, high precision."""
     name = row.name
-    return name.endswith(("router", "shared_expert_gate")) or name.startswith("mla.indexer.") or name in _THIN_NAMES
+    return is_gate(name) or name.startswith("mla.indexer.") or name in _THIN_NAMES
 
 
 def thin_value(ctx: Context, f: str | None, row) -> str:

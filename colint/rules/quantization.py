@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from colint.analysis.gemm_model import FORMATS, SCALE_BLOCK
-from colint.analysis.inventory import gemms, param_counts
+from colint.analysis.inventory import gemms, is_gate, param_counts
 from colint.findings import Severity
 from colint.rules.base import Context, Family, Option, RuleDoc, fix, rule
 from colint.rules.gemm_dims import attention_shard, layer_kind, owning_field
@@ -271,9 +271,7 @@ def quantization_config_mismatch(ctx: Context):
         bn, bk = q.weight_block_size
         bad: dict[str, list] = {}
         for r in ctx.workload.gemms["prefill"]:
-            if r.name == "lm_head" or r.dtype != sc.gemm_format and r.name.endswith("router"):
-                continue
-            if r.name.endswith(("router", "shared_expert_gate")):
+            if r.name == "lm_head" or is_gate(r.name):
                 continue
             if r.parallel == "column" or (r.parallel == "expert" and sc.ep == 1 and "down" not in r.name):
                 part = next((p for p in _n_partitions(ctx, r) if p % bn), None)
@@ -314,11 +312,7 @@ def quantization_config_mismatch(ctx: Context):
             )
     if q.group_size and q.group_size > 0:
         g = q.group_size
-        bad_g = [
-            r
-            for r in ctx.workload.gemms["prefill"]
-            if r.name != "lm_head" and not r.name.endswith("router") and r.k % g
-        ]
+        bad_g = [r for r in ctx.workload.gemms["prefill"] if r.name != "lm_head" and not is_gate(r.name) and r.k % g]
         if bad_g:
             gemms = ", ".join(sorted({f"{r.name} K={r.k}" for r in bad_g}))
             yield ctx.finding(
@@ -400,7 +394,7 @@ def high_precision_share(ctx: Context):
         hp_reason = None
         if g.name == "lm_head":
             hp_reason = "LM head"
-        elif g.name.endswith(("router", "shared_expert_gate")):
+        elif is_gate(g.name):
             hp_reason = "routers"
         elif any(g.name.startswith(x) for x in excluded):
             hp_reason = "modules_to_not_convert"
