@@ -285,3 +285,12 @@ def test_moe_helper_kernels_pay_every_pick_of_every_token():
     assert est == pytest.approx(121.7e-6, rel=0.3)
     one_pick_ns = (moe_layer(*args, gated=False)[0] - moe_layer(512, *args[1:], gated=False)[0]) / (512 * 22)
     assert one_pick_ns > 1e-9  # at least the sort's 1 ns per pick, plus the rank's rows
+
+
+def test_expert_k_tile_holds_128_bytes_of_packed_values():
+    # block scales travel in their own tensor: NVFP4 / FP8-block tiles hold 256 / 128 values, not 227 / 124
+    from colint.analysis.ops_moe import expert_k_padded, expert_k_tile
+
+    tiles = {f: expert_k_tile(f) for f in ("bf16", "fp8", "fp8_block", "mxfp8", "nvfp4", "mxfp4", "int4_wo")}
+    assert tiles == {"bf16": 64, "fp8": 128, "fp8_block": 128, "mxfp8": 128, "nvfp4": 256, "mxfp4": 256, "int4_wo": 256}
+    assert [expert_k_padded(k, "nvfp4") for k in (96, 256, 257)] == [256, 256, 512]

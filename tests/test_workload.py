@@ -422,3 +422,34 @@ def test_weight_bytes_count_each_gemm_in_the_format_its_row_runs():
     held = sum(r.n * r.k * (r.gemm.count if r.parallel == "expert" else 1) * FORMATS[r.dtype][2] for r in rows)
     (cost,) = {c.weight_bytes for c in w.layer_costs if c.kind == kind.name}
     assert cost == held
+
+
+@pytest.mark.parametrize(
+    "gpu, dtype, wider_i",
+    [
+        # BF16 K tiles are 64 deep: an expert's 768 / 8 = 96-deep down GEMM runs as 128, as does 1024 / 8
+        ("h100-sxm", "bf16", 1024),
+        # NVFP4 tiles hold 256 packed values (128 B; the scales travel apart): 96 runs as 256, as does 2048 / 8
+        ("b200", "nvfp4", 2048),
+    ],
+)
+def test_expert_down_gemm_pads_its_k_to_whole_tiles(tmp_path, gpu, dtype, wider_i):
+    # a K tile never spans two experts (ops_moe.expert_k_padded, as the MoE op model calibrated on the
+    # measured kernels): Qwen3-30B-A3B's experts at tp=8 cost the step what wider ones filling the tile do
+    import json
+
+    cfg = json.loads(open("tests/corpus/hf/qwen3-moe__Qwen3-30B-A3B.json").read())
+    wider = tmp_path / "config.json"
+    wider.write_text(json.dumps({**cfg, "moe_intermediate_size": wider_i}))
+    prof = load_profile(gpu)
+    sc = make_scenario("throughput", dtype=dtype, tp=8)
+
+    def down(path):
+        w = analyse(_spec(path), prof, sc)
+        (row,) = {r for r in w.gemms["decode"] if r.parallel == "expert" and "down" in r.name}
+        return row
+
+    narrow, full = down("tests/corpus/hf/qwen3-moe__Qwen3-30B-A3B.json"), down(str(wider))
+    assert (narrow.k, full.k) == (96, wider_i // 8)  # the row reports the expert's own K
+    assert (narrow.m, narrow.n, narrow.instances) == (full.m, full.n, full.instances)
+    assert narrow.layer_s == full.layer_s and narrow.time.estimate_s == full.time.estimate_s

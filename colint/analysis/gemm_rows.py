@@ -18,7 +18,7 @@ from colint.plain_data import fast_init
 from colint.analysis.gemm_model import GemmTime, estimate, estimate_s
 from colint.analysis.inventory import Gemm, is_gate, kind_gemms, layer_counts, lm_head_gemm
 from colint.analysis.moe import busiest_rank_factor, touched_share
-from colint.analysis.ops_moe import grouped_model
+from colint.analysis.ops_moe import expert_k_padded, grouped_model
 from colint.analysis.scenario import Scenario
 from colint.analysis.spec_memo import per_spec
 from colint.hardware_profiles import time_model
@@ -419,6 +419,7 @@ def _row(group, shard, profile, sc: Scenario, regime: str, tokens: int, head_tok
     out_fmt = sc.outputs
     dtype = ROUTER_FORMAT if router else fmt
     m_tokens = head_tokens if lm_head else tokens
+    k_time = k  # the K the GEMM runs at: an expert's down GEMM pads its K (I/tp) to whole tiles (ops_moe)
     if experts:
         t_global = m_tokens * sc.attention_dp_groups  # tokens of the EP domain's attention groups
         touched, m = routed_expert_rows(t_global, topk, g.count)
@@ -429,15 +430,19 @@ def _row(group, shard, profile, sc: Scenario, regime: str, tokens: int, head_tok
         if models[1] is None:
             models[1] = grouped_model(profile)
         model = models[1]
+        if "down" in g.name:
+            k_time = expert_k_padded(k, dtype)
     else:
         m = m_step = m_tokens
         model = models[0]
-    t = estimate(m, n, k, dtype, profile, out_fmt, standalone=False, model=model)
+    t = estimate(m, n, k_time, dtype, profile, out_fmt, standalone=False, model=model)
     if inst > 1:
         # a grouped GEMM: one kernel, every touched expert's tiles in one grid
-        layer_s = estimate_s(m_step, int(round(n * inst)), k, dtype, profile, out_fmt, standalone=False, model=model)
+        layer_s = estimate_s(
+            m_step, int(round(n * inst)), k_time, dtype, profile, out_fmt, standalone=False, model=model
+        )
     elif m_step != m:
-        layer_s = estimate_s(m_step, n, k, dtype, profile, out_fmt, standalone=False, model=model)
+        layer_s = estimate_s(m_step, n, k_time, dtype, profile, out_fmt, standalone=False, model=model)
     else:
         layer_s = t.estimate_s  # one GEMM (a GPU holding one expert waits for it when touched)
     return WorkloadGemm(

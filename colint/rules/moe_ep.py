@@ -23,6 +23,7 @@ from colint.analysis.moe import (
     redundant_to_fill,
     tokens_per_expert,
 )
+from colint.analysis.ops_moe import expert_k_tile
 from colint.analysis.padding import Dim, step_effect_pct
 from colint.analysis.scale_out import scale_out_cost_pct
 from colint.analysis.footprint import memory_at
@@ -402,7 +403,7 @@ def fine_grained_under_tp(ctx: Context):
         sev: Severity = ctx.graded(loss if priced else None)
         shard_i = math.ceil(shard)
         eta_n = tile_efficiency(tile, 2 * shard_i, tile, tile)
-        k_tile = ctx.profile.tiles.k_tile.get(sc.gemm_format, 64) if hasattr(ctx.profile, "tiles") else 64
+        k_tile = expert_k_tile(sc.gemm_format)  # 128 B of a weight row, as the step pads an expert's K
         eta_k = shard_i / (math.ceil(shard_i / k_tile) * k_tile)
         per_gpu = experts_per_gpu(f.num_experts, tp)
         if sub_tile:
