@@ -363,7 +363,8 @@ def head_dim_tile(ctx: Context):
     doc=RuleDoc(
         what="For each width tensor parallelism splits (the dense FFN, expert widths under expert TP, shared "
         "experts, query heads' projection width), the largest power of two tp that keeps width/tp a "
-        "multiple of 128; the model's value is the minimum over those widths. The vocabulary is reported "
+        "multiple of 128; the model's value is the minimum over those widths. Under --kvp the FFN widths are "
+        "split over tp x kvp GPUs and the attention group must fit the NVLink domain. The vocabulary is reported "
         "apart: engines pad it (CL202 pads it; the checkpoint weights must be padded with it).",
         why="Alignment must hold per shard (H'/tp, n_q·d_h/tp, V/tp): a model aligned at tp=1 can fall off "
         "the tile grid at tp=8.",
@@ -386,12 +387,15 @@ def largest_aligned_tp(ctx: Context):
             widths[f] = v
     if spec.num_heads and spec.head_dim:
         widths["num_heads"] = spec.num_heads * spec.head_dim
+    # under KV (Helix) parallelism the FFN widths are split over tp x kvp GPUs, the heads over tp alone
+    kvp = ctx.scenario.kvp if ctx.scenario is not None else 1
     best: dict[str, int] = {}
     for f, v in widths.items():
         tp = 0
         t = 1
         while t <= int(ctx.option("max_tp")):
-            ok = v % t == 0 and (v // t) % TILE == 0
+            split = t if f == "num_heads" else t * kvp
+            ok = v % split == 0 and (v // split) % TILE == 0
             if f == "num_heads":
                 ok = ok and spec.num_heads % t == 0
             if not ok:
@@ -420,23 +424,28 @@ def largest_aligned_tp(ctx: Context):
         default=None,
     )
     dom = getattr(ctx.profile, "domain_size", None) if ctx.profile is not None else None
+    # the attention group (tp x kvp GPUs) must fit the domain
+    dom_cap = max(1, dom // kvp) if dom else None
+    at_kvp = f" with kvp={kvp}" if kvp > 1 else ""
+    group_fits = f": tp x kvp={kvp} <= {dom}" if kvp > 1 else ""
     capped_by = None
     for cap, why in (
         (kv_cap, f"{kv_cap} KV head{'s' if kv_cap != 1 else ''} (CL701: more tp replicates the KV cache)"),
-        (dom, f"the {dom}-GPU NVLink domain of {ctx.gpu} (CL704)"),
+        (dom_cap, f"the {dom}-GPU NVLink domain of {ctx.gpu}{group_fits} (CL704)"),
     ):
         if cap and tp > cap:
             tp, capped_by = powers_of_two(cap)[-1], why
     msg = (
-        f"largest power-of-two tp keeping every sharded width a multiple of 128: tp={tp} (limited by {what} "
-        f"{widths[limit_field]})"
+        f"largest power-of-two tp keeping every sharded width a multiple of 128{at_kvp}: tp={tp} (limited by "
+        f"{what} {widths[limit_field]})"
         if tp
-        else f"no tp keeps every sharded width a multiple of 128: {what} {widths[limit_field]} is not one at tp=1"
+        else f"no tp keeps every sharded width a multiple of 128{at_kvp}: {what} {widths[limit_field]} is not one "
+        f"{f'per shard at tp=1 x kvp={kvp}' if kvp > 1 and limit_field != 'num_heads' else 'at tp=1'}"
     )
     if capped_by and tp:
         msg = (
-            f"largest power-of-two tp keeping every sharded width a multiple of 128 without replicating the KV "
-            f"cache or leaving the NVLink domain: tp={tp} (limited by {capped_by})"
+            f"largest power-of-two tp keeping every sharded width a multiple of 128{at_kvp} without replicating "
+            f"the KV cache or leaving the NVLink domain: tp={tp} (limited by {capped_by})"
         )
     yield ctx.finding(
         "info",
@@ -449,6 +458,7 @@ def largest_aligned_tp(ctx: Context):
             "kv_heads_cap_tp": kv_cap,
             "domain_gpus": dom,
             "gpu": ctx.gpu,
+            **({"kvp": kvp} if kvp > 1 else {}),
         },
         details=[
             f"vocab_size {spec.vocab_size} stays a multiple of 128 per shard up to tp={vocab_tp}; pad it "

@@ -55,3 +55,28 @@ def test_cl503_and_cl501_count_the_attention_group_as_tp_x_kvp():
         "routed experts get est. 32 tokens each per decode step (256 seq x 2 attention-DP groups of tp=2 x kvp=2 x "
         "top-8 / 128 experts)"
     )
+
+
+def test_cl204_aligns_the_ffn_over_tp_x_kvp():
+    # 11008 = 86 x 128 stays aligned over 2 GPUs: tp=2 alone, but only tp=1 with kvp=2 (5504 per GPU; tp=2
+    # x kvp=2 runs 2752 wide, 21.5 tiles); with kvp=4 no tp does
+    def cl204(path, **opts):
+        (f,) = run(corpus(path), ["CL204"], gpus=["h100-sxm"], tp="auto", **opts)
+        return f
+
+    assert cl204(LLAMA2_7B).message == (
+        "largest power-of-two tp keeping every sharded width a multiple of 128: tp=2 (limited by intermediate_size "
+        "11008)"
+    )
+    f = cl204(LLAMA2_7B, kvp=2)
+    assert f.message == (
+        "largest power-of-two tp keeping every sharded width a multiple of 128 with kvp=2: tp=1 (limited by "
+        "intermediate_size 11008)"
+    )
+    assert (f.evidence["largest_aligned_tp"], f.evidence["kvp"]) == (1, 2)
+    assert f.evidence["per_width"] == {"intermediate_size": 1, "num_heads": 32}
+    assert cl204(LLAMA2_7B, kvp=4).message.endswith("intermediate_size 11008 is not one per shard at tp=1 x kvp=4")
+    # the attention group of tp x kvp GPUs must fit the 8-GPU domain: Llama-3.3-70B's 8 KV heads allowed tp=8
+    assert cl204(LLAMA_70B, kvp=2).message.endswith(
+        "tp=4 (limited by the 8-GPU NVLink domain of h100-sxm: tp x kvp=2 <= 8 (CL704))"
+    )
