@@ -47,9 +47,12 @@ def _shard_phrase(f: str, value: int, tp: int, per_shard: int, ctx: Context) -> 
 
 
 def _evidence(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list[Dim]) -> dict:
+    """``tp``: the shards of ``f``; under KV parallelism an FFN width's are tp x kvp, said as such."""
+    kvp = ctx.scenario.kvp
+    split = {"tp": tp // kvp, "kvp": kvp, "shards": tp} if kvp > 1 and f in FFN_FIELDS and tp > 1 else {"tp": tp}
     return {
         "value": value,
-        "tp": tp,
+        **split,
         "per_shard": per_shard,
         "gpu": ctx.gpu,
         "dtype": ctx.scenario.gemm_format,

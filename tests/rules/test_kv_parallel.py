@@ -32,6 +32,7 @@ def test_cl201_quotes_the_ffn_shard_the_step_runs():
     (f,) = run(corpus(LLAMA2_7B), ["CL201"], gpus=["b200"], tp=4, kvp=2)
     assert f.message == "intermediate_size 11008 is 1376 per shard at tp=4 x kvp=2, not a multiple of 128"
     assert f.evidence["per_shard"] == 1376
+    assert (f.evidence["tp"], f.evidence["kvp"], f.evidence["shards"]) == (4, 2, 8)  # each said as itself
     assert [(g["gemm"], g["per_shard"]) for g in f.evidence["gemms"]] == [
         ("mlp.gate_up", 2752),
         ("mlp.down_proj", 1376),
