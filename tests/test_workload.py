@@ -453,3 +453,23 @@ def test_expert_down_gemm_pads_its_k_to_whole_tiles(tmp_path, gpu, dtype, wider_
     assert (narrow.k, full.k) == (96, wider_i // 8)  # the row reports the expert's own K
     assert (narrow.m, narrow.n, narrow.instances) == (full.m, full.n, full.instances)
     assert narrow.layer_s == full.layer_s and narrow.time.estimate_s == full.time.estimate_s
+
+
+def test_kvp_exchange_leaves_the_domain_with_its_group():
+    # a KV-parallel group's GPUs sit tp apart: at tp=8 x kvp=2 on an 8-GPU HGX domain each pair spans two
+    # domains, so its decode exchange runs at the NIC's bandwidth, not NVLink's (it was priced on NVLink)
+    from colint.analysis.collectives import link_bytes_per_s
+    from colint.analysis.step_extras import kvp_exchange_s
+
+    h100 = load_profile("h100-sxm")
+    nv, nic = h100.interconnect_gbps * 1e9 / 2, h100.scale_out_gbps * 1e9 / 2
+    assert link_bytes_per_s(h100, 2, all_to_all=True, span=8) == nv  # tp=4 x kvp=2: one domain
+    assert link_bytes_per_s(h100, 2, all_to_all=True, span=16) == nic  # the peer is in the other domain
+    assert link_bytes_per_s(h100, 4, all_to_all=True, span=16) == pytest.approx(1.5 * nic)  # 2 of 3 peers out
+    assert link_bytes_per_s(h100, 16, all_to_all=True, span=16) == link_bytes_per_s(h100, 16, all_to_all=True)
+    # the step's exchange at tp=8 x kvp=2 is the one of a 16-GPU domain whose links run at the NIC's speed
+    kind = _spec("tests/corpus/hf/llama3__Llama-3.3-70B-Instruct.json").layer_kinds[0]
+    sc = make_scenario("throughput", tp=8, kvp=2)
+    nic_domain = replace(h100, interconnect_gbps=h100.scale_out_gbps, domain_size=16)
+    assert kvp_exchange_s(kind, 256, sc, h100) == kvp_exchange_s(kind, 256, sc, nic_domain)
+    assert kvp_exchange_s(kind, 256, sc, h100) > 1.2 * kvp_exchange_s(kind, 256, sc, replace(h100, domain_size=16))

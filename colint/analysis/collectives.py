@@ -68,35 +68,42 @@ _FACTOR = {
 DEFAULT_SCALE_OUT_GBPS = 100.0  # a 400 Gb/s NIC per GPU, bidirectional (ConnectX-7, as on DGX H100/B200)
 
 
-def link_bytes_per_s(profile, gpus: int, all_to_all: bool = False) -> float:
-    """Effective one-direction bandwidth per GPU of a collective over ``gpus`` GPUs. Within the profile's
-    scale-up (NVLink) domain: half its bidirectional ``interconnect_gbps``. Beyond it the traffic that
-    leaves the domain runs at the scale-out (NIC) bandwidth ``scale_out_gbps`` (bidirectional, like
-    interconnect_gbps): a ring all-reduce is paced by its slowest hop; an all-to-all sends
-    (gpus - domain)/(gpus - 1) of its volume out of the domain while the rest stays on NVLink, the slower
-    of the two setting the time. A profile without a scale-out figure: a 400 Gb/s NIC per GPU."""
+def link_bytes_per_s(profile, gpus: int, all_to_all: bool = False, span: int | None = None) -> float:
+    """Effective one-direction bandwidth per GPU of a collective over ``gpus`` GPUs spread evenly over ``span``
+    consecutive GPUs (default ``gpus``: side by side; KV parallelism's groups stride by tp). Within the
+    profile's scale-up (NVLink) domain: half its bidirectional ``interconnect_gbps``. Beyond it the traffic
+    that leaves the domain runs at the scale-out (NIC) bandwidth ``scale_out_gbps`` (bidirectional, like
+    interconnect_gbps): a ring all-reduce is paced by its slowest hop; an all-to-all sends the share of its
+    peers outside a GPU's domain, (gpus - peers in a domain)/(gpus - 1), of its volume out while the rest
+    stays on NVLink, the slower of the two setting the time. A profile without a scale-out figure: a 400 Gb/s
+    NIC per GPU."""
     if profile.interconnect_gbps <= 0:  # no scale-up link (L40S): peers talk over PCIe
         return PCIE4_X16_BYTES_PER_S
     nv = profile.interconnect_gbps * 1e9 / 2.0
     dom = max(1, profile.domain_size)
-    if gpus <= dom:
+    span = max(gpus, span or gpus)
+    if span <= dom:
         return nv
     so = max(getattr(profile, "scale_out_gbps", None) or DEFAULT_SCALE_OUT_GBPS, 1.0) * 1e9 / 2.0
     if not all_to_all:
         return min(nv, so)
-    out_share = (gpus - dom) / max(1, gpus - 1)
+    in_domain = max(1, gpus * dom // span)  # the group's GPUs one domain holds (itself among them)
+    out_share = (gpus - in_domain) / max(1, gpus - 1)
     return 1.0 / max((1.0 - out_share) / nv, out_share / so)
 
 
-def collective(op: str, message_bytes: float, gpus: int, profile, model=None, implementation: str = "nccl"):
-    """(estimate_s, sol_s) of one collective of ``message_bytes`` over ``gpus`` GPUs; ``implementation``
-    ``nccl`` or ``custom`` (TensorRT-LLM's one-shot/two-shot all-reduce)."""
+def collective(
+    op: str, message_bytes: float, gpus: int, profile, model=None, implementation: str = "nccl", span: int | None = None
+):
+    """(estimate_s, sol_s) of one collective of ``message_bytes`` over ``gpus`` GPUs (spread over ``span``
+    consecutive ones: link_bytes_per_s); ``implementation`` ``nccl`` or ``custom`` (TensorRT-LLM's
+    one-shot/two-shot all-reduce)."""
     tmod = model or time_model(profile)
     if gpus <= 1 or message_bytes <= 0:
         return 0.0, 0.0
     if op not in _FACTOR:
         raise ValueError(f"unknown collective '{op}'; known: {', '.join(OPS)}")
-    bw = link_bytes_per_s(profile, gpus, all_to_all=op == "alltoall")
+    bw = link_bytes_per_s(profile, gpus, all_to_all=op == "alltoall", span=span)
     moved = _FACTOR[op](gpus) * message_bytes
     sol = moved / bw
     # one peer alone cannot fill a GPU's links: with n-1 peers at most (n-1)·peer_link_share of them

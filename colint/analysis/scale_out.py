@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from colint.analysis.inventory import layer_counts
-from colint.analysis.step_extras import expert_all_to_all_s, tp_all_reduce_s
+from colint.analysis.step_extras import expert_all_to_all_s, kvp_exchange_s, tp_all_reduce_s
 from colint.analysis.workload import steps_on_domain
 
 
@@ -37,7 +37,7 @@ def _widened(p, size: int):
 def scale_out_cost_pct(w, kind: str) -> dict[str, float]:
     """Per regime, the estimated share (%) of workload ``w``'s step that ``kind``'s collectives ("ep": the
     MoE dispatch/combine, "tp": the two all-reduces per layer, over the attention group's tp x kvp GPUs as the
-    step prices them) lose by crossing the NVLink domain."""
+    step prices them, and KV parallelism's decode exchange) lose by crossing the NVLink domain."""
     sc, spec, p = w.scenario, w.spec, w.profile
     group = sc.group_gpus  # tp x kvp: the all-reduces after o_proj and the FFN span them (Helix)
     if kind == "ep" and sc.ep > p.domain_size >= group:
@@ -70,6 +70,8 @@ def scale_out_cost_pct(w, kind: str) -> dict[str, float]:
                         - tp_all_reduce_s(tokens, spec.hidden_size, group, wide)
                     )
                 )
+                if regime == "decode":  # KV parallelism's exchange (0 at kvp = 1), as the step prices it
+                    lost += n * (kvp_exchange_s(k, tokens, sc, p) - kvp_exchange_s(k, tokens, sc, wide))
         step = w.steps[regime].estimate_s
         out[regime] = 100.0 * lost / step if step else 0.0
     return out

@@ -352,7 +352,8 @@ def kvp_exchange_s(kind: LayerKind, tokens: int, scenario: Scenario, profile) ->
     KV-parallel group each hold 1/kvp of every sequence's context and attend to it; their partial
     outputs (BF16, ``tokens`` x the layer's query heads on this TP rank x d_v, plus a log-sum-exp per
     head) meet in one all-to-all over the kvp GPUs (Helix, NVIDIA 2025), then each rank combines its
-    heads. 0 with kvp = 1 or for a layer without attention."""
+    heads. 0 with kvp = 1 or for a layer without attention. A group's kvp GPUs sit tp apart (the TP ranks side
+    by side): past tp x kvp > the NVLink domain its exchange leaves the domain too (CL704)."""
 
     kvp = scenario.kvp
     if kvp <= 1 or not tokens:
@@ -367,5 +368,5 @@ def kvp_exchange_s(kind: LayerKind, tokens: int, scenario: Scenario, profile) ->
             continue
         heads = _ceil_div(mx.num_heads, scenario.tp)
         msg = tokens * heads * (d_v * 2.0 + 4.0)
-        total += collective("alltoall", msg, kvp, profile)[0]
+        total += collective("alltoall", msg, kvp, profile, span=scenario.group_gpus)[0]
     return total

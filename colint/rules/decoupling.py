@@ -438,7 +438,8 @@ def tp_beyond_domain(ctx: Context):
     size = f"tp={sc.tp}" if sc.kvp == 1 else f"the attention group of tp={sc.tp} x kvp={sc.kvp} = {group} GPUs"
     msg = (
         f"{size} spans {-(-group // dom)} NVLink domains of {dom} on {ctx.gpu}: every layer's all-reduce "
-        "crosses the scale-out network"
+        + ("crosses" if sc.kvp == 1 else "and KV-parallel exchange (decode) cross")
+        + " the scale-out network"
         + f" ({so:g} GB/s per GPU{'' if given else ', assumed: the profile gives no scale_out_gbps'} vs "
         f"{p.interconnect_gbps:g} GB/s NVLink)"
     )

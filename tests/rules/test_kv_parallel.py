@@ -17,7 +17,7 @@ def test_cl704_the_attention_group_beyond_the_domain():
     (f,) = run(corpus(LLAMA_70B), ["CL704"], gpus=["h100-sxm"], tp=8, kvp=2)
     assert f.message.startswith(
         "the attention group of tp=8 x kvp=2 = 16 GPUs spans 2 NVLink domains of 8 on h100-sxm: every layer's "
-        "all-reduce crosses the scale-out network"
+        "all-reduce and KV-parallel exchange (decode) cross the scale-out network"
     )
     assert (f.evidence["tp"], f.evidence["kvp"], f.evidence["domain_gpus"]) == (8, 2, 8)
     assert f.evidence["est_decode_step_pct"] > 10 and f.severity == "error"
