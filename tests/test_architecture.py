@@ -20,6 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
         "colint",
         "errors",
         "plain_data",
+        "memo",
         "fileio",
         "globs",
         "typed_table",

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from colint.memo import keep
 from colint.plain_data import fast_init
 
 from colint.errors import ProfileError
@@ -476,11 +477,9 @@ def estimate(
     hit = _MEMO.get(key)
     if hit is not None and hit[0] is profile and hit[1] is model:
         return hit[2]
-    t = _estimate(m, n, k, dtype, profile, out_dtype, model, standalone)
-    if len(_MEMO) >= _MEMO_MAX:
-        _MEMO.clear()
-    _MEMO[key] = (profile, model, t)
-    return t
+    return keep(
+        _MEMO, key, (profile, model, _estimate(m, n, k, dtype, profile, out_dtype, model, standalone)), _MEMO_MAX
+    )[2]
 
 
 def estimate_s(
@@ -499,10 +498,7 @@ def estimate_s(
     if got is not None and got[0] is profile and got[1] is model:
         return got[2]
     t = _checked_core(m, n, k, dtype, profile, out_dtype, model, standalone)[0]["estimate_s"]
-    if len(_TIME_MEMO) >= _MEMO_MAX:
-        _TIME_MEMO.clear()
-    _TIME_MEMO[key] = (profile, model, t)
-    return t
+    return keep(_TIME_MEMO, key, (profile, model, t), _MEMO_MAX)[2]
 
 
 def _checked_core(m, n, k, dtype: str, profile, out_dtype: str | None, model, standalone: bool):

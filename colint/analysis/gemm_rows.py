@@ -20,8 +20,8 @@ from colint.analysis.inventory import Gemm, is_gate, kind_gemms, layer_counts, l
 from colint.analysis.moe import busiest_rank_factor, touched_share
 from colint.analysis.ops_moe import expert_k_padded, grouped_model
 from colint.analysis.scenario import Scenario
-from colint.analysis.spec_memo import per_spec
 from colint.hardware_profiles import time_model
+from colint.memo import keep, per_spec
 from colint.normalize.model_spec import ModelSpec
 
 REGIMES = ("decode", "prefill")
@@ -78,11 +78,7 @@ _COMPONENTS: dict[str, str] = {}  # GEMM name -> its component (a few dozen name
 
 def _component(g: Gemm) -> str:
     got = _COMPONENTS.get(g.name)
-    if got is None:
-        if len(_COMPONENTS) >= 4096:
-            _COMPONENTS.clear()
-        got = _COMPONENTS[g.name] = _component_of(g.name)
-    return got
+    return got if got is not None else keep(_COMPONENTS, g.name, _component_of(g.name), 4096)
 
 
 def _component_of(name: str) -> str:
@@ -214,11 +210,7 @@ def _build_gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, lis
 def _kept_entry(key: tuple, name: str, kg: list[Gemm], n_layers: int) -> tuple:
     """The entry of a kind (or the LM head) not met before, kept in _KIND_ENTRIES under ``key``."""
     fused = _fuse(kg)
-    entry = (name, kg, n_layers, fused, _kind_plan(name, n_layers, fused))
-    if len(_KIND_ENTRIES) >= KIND_ENTRIES_MAX:
-        _KIND_ENTRIES.clear()
-    _KIND_ENTRIES[key] = entry
-    return entry
+    return keep(_KIND_ENTRIES, key, (name, kg, n_layers, fused, _kind_plan(name, n_layers, fused)), KIND_ENTRIES_MAX)
 
 
 # The per-spec part of _gemm_rows, once per entries list (itself once per spec object): the rows' plan, each
@@ -252,11 +244,7 @@ def _value_id(ids: dict[tuple, int], counter, limit: int, value: tuple) -> int:
     """The id ``ids`` gives ``value``, a new one from ``counter`` the first time (ids are never reused; ``ids``
     is cleared when it holds ``limit``)."""
     got = ids.get(value)
-    if got is None:
-        if len(ids) >= limit:
-            ids.clear()
-        got = ids[value] = next(counter)
-    return got
+    return got if got is not None else keep(ids, value, next(counter), limit)
 
 
 def _kind_id(value: tuple) -> int:
@@ -351,10 +339,7 @@ def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None
         hit = _KIND_ROWS.get(key)
         if hit is None or hit[0] is not profile:
             kind_rows = _kind_rows(groups, kind_shards_, profile, sc, regime, tokens, head_tokens, at)
-            hit = (profile, kind_rows, _kind_sums(kind_rows))
-            if len(_KIND_ROWS) >= KIND_ROWS_MAX:
-                _KIND_ROWS.clear()
-            _KIND_ROWS[key] = hit
+            hit = keep(_KIND_ROWS, key, (profile, kind_rows, _kind_sums(kind_rows)), KIND_ROWS_MAX)
         rows += hit[1]
         if hit[1]:  # (a kind with no rows has no sums: the step finds none)
             if entry[0] in sums:
@@ -399,10 +384,12 @@ def _kind_rows(
         if hit is None or hit[0] is not profile:
             if not models:
                 models += (time_model(profile), None)
-            hit = (profile, _row(group, shard, profile, sc, regime, tokens, head_tokens, models))
-            if len(_GROUP_ROWS) >= GROUP_ROWS_MAX:
-                _GROUP_ROWS.clear()
-            _GROUP_ROWS[key] = hit
+            hit = keep(
+                _GROUP_ROWS,
+                key,
+                (profile, _row(group, shard, profile, sc, regime, tokens, head_tokens, models)),
+                GROUP_ROWS_MAX,
+            )
         if hit[1] is not None:
             rows.append(hit[1])
     return rows

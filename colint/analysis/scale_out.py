@@ -15,6 +15,7 @@ from dataclasses import replace
 from colint.analysis.inventory import layer_counts
 from colint.analysis.step_extras import expert_all_to_all_s, kvp_exchange_s, tp_all_reduce_s
 from colint.analysis.workload import steps_on_domain
+from colint.memo import keep
 
 
 # the counterfactual profiles (profile, its widened copy) by (id(profile), domain size): a Profile validates
@@ -28,9 +29,8 @@ def _widened(p, size: int):
         return p
     hit = _WIDE.get((id(p), size))
     if hit is None or hit[0] is not p:
-        if len(_WIDE) >= 64:  # a run meets a few GPUs x the EP/TP widths it tries: 64 entries hold them
-            _WIDE.clear()
-        hit = _WIDE[(id(p), size)] = (p, replace(p, domain_size=size))
+        # a run meets a few GPUs x the EP/TP widths it tries: 64 entries hold them
+        hit = keep(_WIDE, (id(p), size), (p, replace(p, domain_size=size)), 64)
     return hit[1]
 
 

@@ -10,6 +10,7 @@ time (with the EP exchange overlapped by two micro-batches where the deployment 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from colint.memo import keep
 from colint.plain_data import fast_init
 from typing import NamedTuple
 
@@ -129,9 +130,7 @@ def _attention(
     if hit is not None and hit[0] is profile:
         return AttentionCost(kind.name, regime, n_layers, *hit[1])
     cost = _attention_cost(kind, n_layers, profile, sc, regime, source, mx)
-    if len(_ATTENTION_MEMO) >= _ATTENTION_MEMO_MAX:
-        _ATTENTION_MEMO.clear()
-    _ATTENTION_MEMO[key] = (profile, tuple(getattr(cost, f) for f in _ATTENTION_FIELDS[3:]))
+    keep(_ATTENTION_MEMO, key, (profile, tuple(getattr(cost, f) for f in _ATTENTION_FIELDS[3:])), _ATTENTION_MEMO_MAX)
     return cost
 
 
@@ -283,10 +282,7 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
     ex = experts or None
     d = moe_dispatch_combine("dispatch", tokens, hidden, top_k, sc.ep, wire, profile, None, backend, ex)[0]
     c = moe_dispatch_combine("combine", tokens, hidden, top_k, sc.ep, "bfloat16", profile, None, backend, ex)[0]
-    if len(_EXCHANGE_MEMO) >= _EXCHANGE_MEMO_MAX:
-        _EXCHANGE_MEMO.clear()
-    _EXCHANGE_MEMO[key] = (profile, d + c)
-    return d + c
+    return keep(_EXCHANGE_MEMO, key, (profile, d + c), _EXCHANGE_MEMO_MAX)[1]
 
 
 # expert_all_to_all_s's memo: (tokens, top-k, hidden, experts, ep, GEMM format, profile) -> (profile, s); analyse asks for

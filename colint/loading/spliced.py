@@ -17,6 +17,7 @@ import weakref
 from bisect import bisect_right
 
 from colint.loading.document import HUGE_INT_DIGITS, Document, Span
+from colint.memo import keep
 
 # Documents whose positions came from the loader's own scan (or were moved from one): only their splices
 # are remembered, so that a hand-built Document's spans never stand in for a scan. Keyed by id, holding
@@ -56,9 +57,8 @@ def remember(doc: Document, splices: list[tuple[int, int, str]], text: str) -> N
     ordered = tuple(sorted(splices))
     if any(a[1] > b[0] for a, b in zip(ordered, ordered[1:])):
         return  # overlapping splices (one value edited twice): let the text speak for itself
-    if len(_RECENT) >= _RECENT_MAX:
-        _RECENT.clear()  # a spliced text is loaded right after it is written: the last few are all that count
-    _RECENT[text] = (doc, ordered)
+    # a spliced text is loaded right after it is written: the last few are all that count
+    keep(_RECENT, text, (doc, ordered), _RECENT_MAX)
 
 
 def spliced_document(text: str, path: str) -> Document | None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from colint.errors import SpecError
 from colint.loading.document import Document, format_path
+from colint.memo import keep
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 from colint.normalize.reader import MISSING, Reader
 
@@ -163,11 +164,9 @@ def layer(m: Mixer, f: FFN, other_params: int, name: str | None = None) -> Layer
     kind = _LAYERS.get(key)
     if kind is not None and kind.mixer is m and kind.ffn is f:
         return kind
-    kind = LayerKind(name=name or kind_name(m, f), mixer=m, ffn=f, other_params=other_params)
-    if len(_LAYERS) >= _LAYERS_MAX:
-        _LAYERS.clear()
-    _LAYERS[key] = kind
-    return kind
+    return keep(
+        _LAYERS, key, LayerKind(name=name or kind_name(m, f), mixer=m, ffn=f, other_params=other_params), _LAYERS_MAX
+    )
 
 
 def round_up(x: int, multiple: int) -> int:

@@ -13,6 +13,7 @@ expert-parallel ranks, ``replicated`` keeps it whole (routers).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from colint.memo import keep
 from colint.plain_data import fast_init, keeps_hash
 
 from colint.normalize.model_spec import FFN, LayerKind, Mixer
@@ -289,10 +290,7 @@ def kind_gemms(kind: LayerKind, h: int, layers: int) -> list[Gemm]:
     key = (kind, h, layers, type(h), type(layers))
     hit = _GEMMS_MEMO.get(key)
     if hit is None:
-        hit = tuple(_kind_gemms(kind, h, layers))
-        if len(_GEMMS_MEMO) >= MEMO_MAX:
-            _GEMMS_MEMO.clear()
-        _GEMMS_MEMO[key] = hit
+        hit = keep(_GEMMS_MEMO, key, tuple(_kind_gemms(kind, h, layers)), MEMO_MAX)
     return list(hit)
 
 
@@ -332,10 +330,7 @@ def _params(kind: LayerKind, h: int) -> tuple[int, int, int]:
     key = (kind, h, type(h))
     hit = _PARAMS_MEMO.get(key)
     if hit is None:
-        hit = _kind_params(kind, h)
-        if len(_PARAMS_MEMO) >= MEMO_MAX:
-            _PARAMS_MEMO.clear()
-        _PARAMS_MEMO[key] = hit
+        hit = keep(_PARAMS_MEMO, key, _kind_params(kind, h), MEMO_MAX)
     return hit
 
 

@@ -20,7 +20,7 @@ from colint.plain_data import fast_init
 from typing import Any, Optional
 
 from colint.analysis.inventory import kind_ffn_params, kind_params, layer_counts, param_counts
-from colint.analysis.spec_memo import per_spec
+from colint.memo import per_spec
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 from colint.normalize.resize import divisors, layer_pattern_for, nearest_divisor  # noqa: F401 - used by rules
 

@@ -11,6 +11,7 @@ from colint.analysis.gemm_model import FORMATS, tile_efficiency
 from colint.analysis.inventory import is_gate
 from colint.analysis.padding import Dim
 from colint.analysis.padding import step_effect_pct as padding_step_effect_pct
+from colint.memo import keep
 from colint.rules.base import Context
 from colint.rules.fix_builders import round_up
 
@@ -82,10 +83,7 @@ def owning_field(row, axis: str) -> str | None:
     key = (row.name, axis, g.n_field if axis == "n" else g.k_field)
     if key in _OWNERS:
         return _OWNERS[key]
-    if len(_OWNERS) >= _OWNERS_MAX:
-        _OWNERS.clear()
-    got = _OWNERS[key] = _owning_field(row.name, axis, key[2])
-    return got
+    return keep(_OWNERS, key, _owning_field(row.name, axis, key[2]), _OWNERS_MAX)
 
 
 def _owning_field(name: str, axis: str, f: str | None) -> str | None:
