@@ -233,8 +233,8 @@ def test_shards_of_a_plan_are_shard_per_gemm():
 
     checked = 0
     for spec in _mixed_specs():
-        for _name, kg, _n, fused, _plan in _gemm_entries(spec):
-            items = [(g, g.n) for g in kg] + [(f[2], f[3]) for f in fused]
+        for entry in _gemm_entries(spec):
+            items = [(g, g.n) for g in entry.gemms] + [(f[2], f[3]) for f in entry.fused]
             for tp, ep, kvp in itertools.product((1, 3, 8), (1, 16, 72), (1, 2)):
                 sc = make_scenario(tp=tp, ep=ep, kvp=kvp)
                 got = _shards(items, sc)
@@ -311,4 +311,4 @@ def test_kind_sums_of_two_kinds_that_share_a_name_run_over_both():
     for regime in ("decode", "prefill"):
         rows = w.gemms[regime]
         assert _kind_times(rows, w.attention[regime])[:2] == _plain_sums(rows)
-    assert [e[0] for e in _gemm_entries(twins)].count("twin") > 1  # the case: two entries, one name
+    assert [e.name for e in _gemm_entries(twins)].count("twin") > 1  # the case: two entries, one name

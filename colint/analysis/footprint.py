@@ -120,7 +120,7 @@ def _unsplit_parts(spec: ModelSpec, scenario: Scenario) -> tuple[list[float], fl
     for (_kind_id, groups), kind_shards_ in zip(plan, by_kind):
         for group, (n, k, inst) in zip(groups, kind_shards_):
             if n > 0 and k > 0:
-                shards.append((group[8], group[9], group[10], group[4].count, n, k, inst))
+                shards.append((group.lm_head, group.experts, group.topk, group.first.count, n, k, inst))
     head_tokens = _prefill_shape(scenario)[1]
     dp_groups = scenario.attention_dp_groups
     peak = 0.0

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from typing import NamedTuple
 from dataclasses import dataclass
 from colint.plain_data import fast_init
 
@@ -178,22 +179,49 @@ def routed_expert_rows(t_global: int, topk: int, experts: int, ep: int = 1) -> t
 _ENTRIES_MEMO: dict = {}  # id(spec) -> (spec, entries): analyse and memory_at of one spec at many scenarios
 
 
-def _gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list, tuple]]:
-    """(kind name, its GEMMs, layers, the fused groups, its part of the rows' plan: _kind_plan) per used layer
-    kind, then the LM head (kind ""); the same for every regime and scenario, so it is built once per spec object
-    (read-only)."""
+class PlanGroup(NamedTuple):
+    """One fused group of a used kind's GEMMs as the rows' plan holds it: its value (every field but ``gid``)
+    and ``gid``, the id of that value (a row depends on it alone, with the scenario: _GROUP_ROWS)."""
+
+    kind: str  # the layer kind's name ("" for the LM head)
+    layers: int
+    name: str  # the row's name: the fused GEMM's (attn.qkv_proj, mlp.gate_up) or the GEMM's own
+    members: tuple[str, ...]  # the GEMMs fused into it
+    first: Gemm  # the first of them: its K, parallelism, expert count and routing
+    n_total: int  # N of the fused GEMM
+    component: str  # attention, ffn or other (the LM head): which tp splits it (_shard)
+    router: bool  # a routing gate (inventory.is_gate): it runs in BF16
+    lm_head: bool
+    experts: bool  # routed experts: a grouped GEMM over the touched ones
+    topk: int  # the experts each token picks (0 unless routed experts)
+    gid: int
+
+
+class KindEntry(NamedTuple):
+    """A used layer kind's GEMMs, the same for every regime and scenario (read-only)."""
+
+    name: str  # the kind's name ("" for the LM head)
+    gemms: list[Gemm]
+    layers: int
+    fused: list[tuple[str, tuple[str, ...], Gemm, int]]  # _fuse: (name, members, first, N total)
+    plan: tuple[int, list[PlanGroup]]  # its part of the rows' plan (_kind_plan): the kind's id, its groups
+
+
+def _gemm_entries(spec: ModelSpec) -> list[KindEntry]:
+    """The entry of each used layer kind, then the LM head's (kind ""); the same for every regime and scenario,
+    so it is built once per spec object (read-only)."""
     return per_spec(_ENTRIES_MEMO, id(spec), spec, lambda: _build_gemm_entries(spec), SPEC_MEMO_MAX)
 
 
 # A used kind's entry depends on its value, the hidden size and its layer count alone: the closure's edited specs
 # keep most kinds of the file they edit, and one family's files share kinds. (layer kind, h, layers and their
 # types: weights.kind_gemms' key) -> the entry (read-only); the LM head's by (its Gemm). Cleared when full.
-_KIND_ENTRIES: dict[tuple, tuple] = {}
+_KIND_ENTRIES: dict[tuple, KindEntry] = {}
 KIND_ENTRIES_MAX = 8192  # entries kept: the 1,000-config large-MoE mix with its closure builds 1,810 (one process)
 
 
-def _build_gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, list, tuple]]:
-    entries: list[tuple[str, list[Gemm], int, list, tuple]] = []
+def _build_gemm_entries(spec: ModelSpec) -> list[KindEntry]:
+    entries: list[KindEntry] = []
     h = spec.hidden_size
     for kind, n_layers in zip(spec.layer_kinds, layer_counts(spec)):
         if n_layers:
@@ -207,19 +235,18 @@ def _build_gemm_entries(spec: ModelSpec) -> list[tuple[str, list[Gemm], int, lis
     return entries
 
 
-def _kept_entry(key: tuple, name: str, kg: list[Gemm], n_layers: int) -> tuple:
+def _kept_entry(key: tuple, name: str, kg: list[Gemm], n_layers: int) -> KindEntry:
     """The entry of a kind (or the LM head) not met before, kept in _KIND_ENTRIES under ``key``."""
     fused = _fuse(kg)
-    return keep(_KIND_ENTRIES, key, (name, kg, n_layers, fused, _kind_plan(name, n_layers, fused)), KIND_ENTRIES_MAX)
+    entry = KindEntry(name, kg, n_layers, fused, _kind_plan(name, n_layers, fused))
+    return keep(_KIND_ENTRIES, key, entry, KIND_ENTRIES_MAX)
 
 
 # The per-spec part of _gemm_rows, once per entries list (itself once per spec object): the rows' plan, each
-# entry's part of it (_kind_plan: the kind's id and its fused groups, each group a tuple of kind name, layers,
-# row name, members, first GEMM, N total, component, router format?, LM head?, routed experts?, top-k and, at
-# GROUP_ID, the id of these), and the shards of each (tp, kvp, ep) asked (decode, prefill and the EP overlap's
-# half batch share them). id(entries) -> (entries, (plan, shards by parallelism)); bounded like the entries.
+# entry's part of it (_kind_plan: the kind's id and its fused groups, each a PlanGroup), and the shards of each
+# (tp, kvp, ep) asked (decode, prefill and the EP overlap's half batch share them). id(entries) -> (entries,
+# (plan, shards by parallelism)); bounded like the entries.
 _PLAN_MEMO: dict = {}
-GROUP_ID = 11  # a plan group's id, after its value
 # A kind's rows depend on its value (name, layers, fused GEMMs), not on the spec object: the advice closure's
 # edited specs keep most kinds of the file they edit, and files of one family share kinds (in the 1,000-config
 # MoE mix's analyses with the closure, 25,929 kinds' rows were asked, 10,937 distinct). Each distinct value
@@ -255,13 +282,13 @@ def _group_id(value: tuple) -> int:
     return _value_id(_GROUP_IDS, _NEXT_GROUP_ID, GROUP_ROWS_MAX, value)
 
 
-def _row_plan(entries) -> tuple[list[tuple[int, list[tuple]]], dict[tuple, list]]:
+def _row_plan(entries: list[KindEntry]) -> tuple[list[tuple[int, list[PlanGroup]]], dict[tuple, list]]:
     """(each kind's id and fused groups, a memo of their shards by layout) of ``entries``, built once per
     entries object (read-only)."""
     return per_spec(_PLAN_MEMO, id(entries), entries, lambda: _build_row_plan(entries), SPEC_MEMO_MAX)
 
 
-def _kind_plan(kind_name: str, n_layers: int, fused) -> tuple[int, list[tuple]]:
+def _kind_plan(kind_name: str, n_layers: int, fused) -> tuple[int, list[PlanGroup]]:
     """One used kind's part of the rows' plan: the id of its value and its fused groups, each with its own id."""
     groups = []
     for name, members, g, n_total in fused:
@@ -281,18 +308,18 @@ def _kind_plan(kind_name: str, n_layers: int, fused) -> tuple[int, list[tuple]]:
             experts,
             topk,
         )
-        groups.append((*value, _group_id(value)))
+        groups.append(PlanGroup(*value, _group_id(value)))
     # the kind's value is its groups' (each holds the kind name and layers): their ids stand for them
-    return _kind_id(tuple(group[GROUP_ID] for group in groups)), groups
+    return _kind_id(tuple(group.gid for group in groups)), groups
 
 
-def _build_row_plan(entries) -> tuple[list[tuple[int, list[tuple]]], dict[tuple, list]]:
-    plan = [entry[4] for entry in entries]
+def _build_row_plan(entries: list[KindEntry]) -> tuple[list[tuple[int, list[PlanGroup]]], dict[tuple, list]]:
+    plan = [entry.plan for entry in entries]
     shards: dict[tuple, list] = {}  # (tp, kvp, ep) -> the rows' shards per kind; ("kinds", tp, kvp, ep) -> kind_shards
     return plan, shards
 
 
-def kind_shards(entries, sc: Scenario) -> list[list[tuple[Gemm, int, int, float]]]:
+def kind_shards(entries: list[KindEntry], sc: Scenario) -> list[list[tuple[Gemm, int, int, float]]]:
     """Per used layer kind of ``entries`` (the LM head's last), its unfused GEMMs with their (n, k, instances)
     shards under ``sc`` (``_shard(g, g.n, sc)``): what analyse's per-layer costs read. Built once per entries
     list and (tp, kvp, ep), beside the rows' plan."""
@@ -302,12 +329,14 @@ def kind_shards(entries, sc: Scenario) -> list[list[tuple[Gemm, int, int, float]
     if got is None:
         got = shard_memo[key] = [
             [(g, *shard) for g, shard in zip(kg, _shards([(g, g.n) for g in kg], sc))]
-            for _name, kg, _n, _fused, _plan in entries
+            for kg in (entry.gemms for entry in entries)
         ]
     return got
 
 
-def row_shards(entries, sc: Scenario) -> tuple[list[tuple[int, list[tuple]]], list[list[tuple[int, int, float]]]]:
+def row_shards(
+    entries: list[KindEntry], sc: Scenario
+) -> tuple[list[tuple[int, list[PlanGroup]]], list[list[tuple[int, int, float]]]]:
     """The rows' plan of ``entries`` (``_row_plan``) and, per used layer kind (the LM head's last), the (n, k,
     instances) shard of each fused group under ``sc`` (``_shard(first GEMM, N total, sc)``): what the GEMM rows
     and the footprint's activation rows read. Built once per entries list and (tp, kvp, ep)."""
@@ -315,7 +344,7 @@ def row_shards(entries, sc: Scenario) -> tuple[list[tuple[int, list[tuple]]], li
     shards = shard_memo.get((sc.tp, sc.kvp, sc.ep))  # _shard reads tp, tp x kvp and ep only
     if shards is None:
         shards = shard_memo[(sc.tp, sc.kvp, sc.ep)] = [
-            _shards([(p[4], p[5]) for p in groups], sc) for _, groups in plan
+            _shards([(p.first, p.n_total) for p in groups], sc) for _, groups in plan
         ]
     return plan, shards
 
@@ -333,7 +362,7 @@ def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None
     sums: dict[str, tuple[dict[str, float], int]] = {}
     repeated: set[str] = set()
     for (kind_id, groups), kind_shards_, entry in zip(plan, shards, entries):
-        if kinds is not None and entry[0] not in kinds:
+        if kinds is not None and entry.name not in kinds:
             continue
         key = (kind_id, *at)
         hit = _KIND_ROWS.get(key)
@@ -342,9 +371,9 @@ def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None
             hit = keep(_KIND_ROWS, key, (profile, kind_rows, _kind_sums(kind_rows)), KIND_ROWS_MAX)
         rows += hit[1]
         if hit[1]:  # (a kind with no rows has no sums: the step finds none)
-            if entry[0] in sums:
-                repeated.add(entry[0])
-            sums[entry[0]] = hit[2]
+            if entry.name in sums:
+                repeated.add(entry.name)
+            sums[entry.name] = hit[2]
     for name in repeated:  # two entries of one kind name: their sums run over both, in row order
         sums[name] = _kind_sums([row for row in rows if row.kind == name])
     return GemmRows(rows, sums)
@@ -379,7 +408,7 @@ def _kind_rows(
     rows: list[WorkloadGemm] = []
     models: list = []  # (time model, grouped model) of the profile, looked up on the first row built
     for group, shard in zip(groups, shards):
-        key = (group[GROUP_ID], *at)
+        key = (group.gid, *at)
         hit = _GROUP_ROWS.get(key)
         if hit is None or hit[0] is not profile:
             if not models:
