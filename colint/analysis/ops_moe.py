@@ -44,6 +44,7 @@ from functools import lru_cache
 
 from colint.analysis.gemm_model import FORMATS, QUANT_PASS_BYTES, SCALE_BLOCK, canonical, estimate
 from colint.hardware_profiles import time_model
+from colint.normalize.format_reader import round_up
 
 K_TILE_BYTES = 128  # one K tile of an expert's GEMM: 128 B of a row (CUTLASS / DeepGEMM 128 B smem swizzle)
 # Measured MoE dtypes -> colint GEMM format (weight-only MXFP4 with BF16 activations: int4_wo's path)
@@ -66,8 +67,7 @@ def expert_k_tile(fmt: str) -> int:
 
 def expert_k_padded(k: int, fmt: str) -> int:
     """``k`` rounded up to whole expert K tiles (expert_k_tile)."""
-    t = expert_k_tile(fmt)
-    return -(-k // t) * t
+    return round_up(k, expert_k_tile(fmt))
 
 
 def routing_alpha(distribution: str) -> float:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from colint.analysis.gemm_model import QUANT_PASS_BYTES, estimate_s
 from colint.analysis.ops_moe import grouped_model
 from colint.hardware_profiles import time_model
+from colint.normalize.format_reader import round_up
 
 
 @dataclass
@@ -24,10 +25,6 @@ class Dim:
     axis: str  # "n" | "k"
     value: int  # per shard
     rows: list = field(default_factory=list)  # WorkloadGemm rows (one per regime / kind)
-
-
-def _round_up(value: int, multiple: int) -> int:
-    return -(-value // multiple) * multiple
 
 
 def fixed_s(profile, row) -> float:
@@ -48,8 +45,8 @@ def padding_loss_s(workload, row, axis: str, value: int, multiple: int) -> float
     profile = workload.profile
     n = value if axis == "n" else row.n
     k = value if axis == "k" else row.k
-    n_up = _round_up(n, multiple) if axis == "n" else n
-    k_up = _round_up(k, multiple) if axis == "k" else k
+    n_up = round_up(n, multiple) if axis == "n" else n
+    k_up = round_up(k, multiple) if axis == "k" else k
     if (n_up, k_up) == (n, k):
         return 0.0
     out = workload.scenario.outputs

@@ -170,6 +170,7 @@ def layer(m: Mixer, f: FFN, other_params: int, name: str | None = None) -> Layer
 
 
 def round_up(x: int, multiple: int) -> int:
+    """``x`` rounded up to a multiple of ``multiple`` (> 0): every stage's padding and alignment arithmetic."""
     return multiple * ((x + multiple - 1) // multiple)
 
 

@@ -22,6 +22,7 @@ from typing import Any, Optional
 from colint.analysis.inventory import kind_ffn_params, kind_params, layer_counts, param_counts
 from colint.memo import per_spec
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
+from colint.normalize.format_reader import round_up  # noqa: F401 - used by rules
 from colint.normalize.resize import divisors, layer_pattern_for, nearest_divisor  # noqa: F401 - used by rules
 
 
@@ -32,10 +33,6 @@ def aligned_neighbours(value: int, multiple: int) -> tuple[Optional[int], Option
         return None, None
     below = value // multiple * multiple
     return (below if below > 0 else None), below + multiple
-
-
-def round_up(value: int, multiple: int) -> int:
-    return -(-value // multiple) * multiple
 
 
 def _mixer(m: Mixer, field: str, old: Any, new: Any) -> Mixer:
