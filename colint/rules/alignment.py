@@ -427,6 +427,7 @@ def largest_aligned_tp(ctx: Context):
     # the attention group (tp x kvp GPUs) must fit the domain
     dom_cap = max(1, dom // kvp) if dom else None
     at_kvp = f" with kvp={kvp}" if kvp > 1 else ""
+    at_tp1 = f"per shard at tp=1 x kvp={kvp}" if kvp > 1 and limit_field != "num_heads" else "at tp=1"
     group_fits = f": tp x kvp={kvp} <= {dom}" if kvp > 1 else ""
     capped_by = None
     for cap, why in (
@@ -440,7 +441,7 @@ def largest_aligned_tp(ctx: Context):
         f"{what} {widths[limit_field]})"
         if tp
         else f"no tp keeps every sharded width a multiple of 128{at_kvp}: {what} {widths[limit_field]} is not one "
-        f"{f'per shard at tp=1 x kvp={kvp}' if kvp > 1 and limit_field != 'num_heads' else 'at tp=1'}"
+        + at_tp1
     )
     if capped_by and tp:
         msg = (

@@ -48,8 +48,8 @@ def _shard_phrase(f: str, value: int, tp: int, per_shard: int, ctx: Context) -> 
 
 def _evidence(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list[Dim]) -> dict:
     """``tp``: the shards of ``f``; under KV parallelism an FFN width's are tp x kvp, said as such."""
-    kvp = ctx.scenario.kvp
-    split = {"tp": tp // kvp, "kvp": kvp, "shards": tp} if kvp > 1 and f in FFN_FIELDS and tp > 1 else {"tp": tp}
+    sc = ctx.scenario
+    split = {"tp": sc.tp, "kvp": sc.kvp, "shards": tp} if sc.kvp > 1 and f in FFN_FIELDS and tp > 1 else {"tp": tp}
     return {
         "value": value,
         **split,
