@@ -11,6 +11,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, cast
 
+from colint.analysis.checkpoint_format import checkpoint_format, native_or_weight_only
+from colint.analysis.deployments import automatic_deployment
 from colint.analysis.scenario import fit_context, fit_to_model, make_scenario
 from colint.analysis.workload import analyse
 from colint.closure import SETTINGS, WARNING, close_advice
@@ -41,6 +43,7 @@ class FileResult:
     max_positions: Optional[int] = None  # the spec's max_position_embeddings: the estimate labels' context limit
     suppressed: int = 0  # findings dropped by comments, per-file-ignores or the baseline
     skipped: Any = None  # colint.triage.Triage: not a decoder LLM config, so not checked
+    labels: list[str] = field(default_factory=list)  # "estimate: GPU, scenario" of each target this file was checked at
 
     def text_edits(self, fix):
         """``fix`` resolved against this file's text (colint.fix_text.text_edits): what --fix splices,
@@ -52,11 +55,42 @@ class FileResult:
 
 @dataclass
 class Target:
-    """One GPU + scenario the rules run against."""
+    """One GPU + scenario the rules run against. ``auto_layout`` / ``auto_concurrency``: the user named no
+    tp/ep/pp/kvp (no concurrency): colint.analysis.deployments.automatic_deployment chooses them per model, and
+    deployment findings on an automatic layout are advice (info)."""
 
     gpu: str
     profile: Any
     scenario: Any
+    auto_layout: bool = False
+    auto_concurrency: bool = False
+
+    auto_dtype: bool = False  # no --dtype: the checkpoint's own format (colint.analysis.checkpoint_format)
+
+    def for_model(self, spec) -> Target:
+        """This target for one model: its checkpoint's format, its context clipped to the model's positions, its
+        automatic deployment."""
+        sc = fit_to_model(self.scenario, spec)
+        fmt_note = None
+        if self.auto_dtype and (ck := checkpoint_format(spec)) is not None:
+            weights, mapped = native_or_weight_only(self.profile, ck.weights)
+            acts = "bf16" if weights in ("int8_wo", "int4_wo") else weights
+            sc = dataclasses.replace(sc, weights=weights, activations=acts, kv_cache=ck.kv_cache or sc.kv_cache)
+            fmt_note = f"{ck.weights} from {ck.why}" + (
+                f", run weight-only ({weights}): {self.gpu} has no native {ck.weights}" if mapped else ""
+            )
+        if self.auto_layout or self.auto_concurrency:
+            try:
+                sc, note = automatic_deployment(
+                    spec, self.profile, sc, layout=self.auto_layout, concurrency=self.auto_concurrency
+                )
+            except ProfileError:
+                note = None  # a format the GPU lacks: CL401 reports it at the scenario as given
+            if note:
+                fmt_note = f"{fmt_note}; {note}" if fmt_note else note
+        if fmt_note:
+            sc = dataclasses.replace(sc, auto_note=fmt_note)
+        return dataclasses.replace(self, scenario=sc)
 
 
 def build_targets(opts: Settings) -> list[Target]:
@@ -79,7 +113,17 @@ def build_targets(opts: Settings) -> list[Target]:
             kvp=opts.kvp,
             ep_overlap=opts.ep_overlap,
         )
-        targets.append(Target(gpu=profile.name, profile=profile, scenario=scenario))
+        auto_layout = opts.tp is None and opts.ep is None and opts.pp is None and opts.kvp is None
+        targets.append(
+            Target(
+                gpu=profile.name,
+                profile=profile,
+                scenario=scenario,
+                auto_layout=auto_layout,
+                auto_concurrency=opts.concurrency is None,
+                auto_dtype=opts.dtype is None,
+            )
+        )
     return targets
 
 
@@ -93,6 +137,7 @@ def check_spec(
     first: Sequence[str] = (),
     skip: Collection[str] = (),
     brief: bool = False,
+    resolved: Optional[list] = None,
 ) -> list[Finding]:
     """The ranked findings of ``rules`` on ``spec`` at each target.
 
@@ -148,6 +193,9 @@ def check_spec(
                             f"{r.code} emitted a finding on {f.key} [{f.gpu}], not on its fields "
                             f"{', '.join(r.fields)} [{gpu}]"
                         )
+        if out and r.kind == "deployment" and t is not None and t.auto_layout:
+            # a deployment nobody named: its findings advise (info), they never block (issue 29)
+            out = [f if f.severity == "info" else dataclasses.replace(f, severity="info") for f in out]
         if overrides:
             out = [
                 dataclasses.replace(f, severity=cast(Severity, overrides[f.code])) if f.code in overrides else f
@@ -162,12 +210,15 @@ def check_spec(
     def so_far() -> list[Finding]:
         return [f for *_, new in runs for f in new]
 
+    if targets:
+        # the scenario respects the model: a context beyond its maximum positions is clipped (the label says so), and
+        # a deployment the user did not name is chosen for it (Target.for_model)
+        targets = [t.for_model(spec) for t in targets]
+        if resolved is not None:
+            resolved.extend(targets)  # the deployment each GPU was checked at (FileResult.labels)
     for r in spec_only:  # once per file, on the first target's GPU and scenario where there is one
         if stopped(-1, r, run(r, targets[0] if targets else None, tp_auto=False)):
             return so_far()
-    if per_gpu and targets:
-        # the scenario respects the model: a context beyond its maximum positions is clipped (the label says so)
-        targets = [Target(t.gpu, t.profile, fit_to_model(t.scenario, spec)) for t in targets]
     for i, t in enumerate(targets if per_gpu else []):
         try:
             workload = analyse(spec, t.profile, t.scenario)
@@ -243,7 +294,9 @@ def check_document(
         spec = normalize(doc, input_format=opts.input_format, vocab_size=opts.vocab_size)
         result.format, result.model_type, result.spec, result.doc = spec.format, spec.model_type, spec, doc
         result.max_positions = spec.max_position_embeddings
-        findings = check_spec(spec, targets, opts, rules)
+        resolved: list[Target] = []
+        findings = check_spec(spec, targets, opts, rules, resolved=resolved)
+        result.labels = [f"estimate: {t.gpu}, {t.scenario.label()}" for t in resolved]
         if close and opts.close_advice:
             findings = close_advice(
                 path, doc, spec, findings, targets, opts, rules, check_spec=check_spec, build_targets=build_targets
@@ -364,12 +417,15 @@ def grouped_exit_code(results: list[FileResult], groups: list) -> int:
 def estimate_labels(results: list[FileResult], groups: list) -> list[str]:
     """The estimate context of each checked file's GPUs and scenario, as the rules write it into their
     details (``estimate: b200, throughput scenario: bf16, ...``, the context clipped to the model's
-    maximum positions), in first-seen order: the text reporters print each once per run instead of once
+    maximum positions, the automatic deployment chosen for the model), in first-seen order: the text reporters print each once per run instead of once
     per finding. Only files with GPU-specific findings made estimates."""
     labels: list[str] = []
     targets_of: dict[int, list[Target]] = {}
     for r, eff in zip(results, groups):
         if eff is None or r.format is None or not any(f.gpu for f in r.findings):
+            continue
+        if r.labels:
+            labels.extend(label for label in r.labels if label not in labels)
             continue
         if id(eff) not in targets_of:
             try:
@@ -449,15 +505,20 @@ def check_grouped(
 
 
 def statistics(results: list[FileResult]) -> list[dict]:
-    """Findings counted per rule, most frequent first (``--statistics``)."""
-    counts: dict[str, dict] = {}
+    """Findings counted per rule and severity (one rule's findings can differ in severity: a row each),
+    most frequent first, then by code and severity, worst first (``--statistics``)."""
+    counts: dict[tuple[str, str], dict] = {}
     for r in results:
         for f in r.findings:
-            row = counts.setdefault(f.code, {"code": f.code, "name": f.name, "severity": f.severity, "count": 0})
+            key = (f.code, f.severity)
+            row = counts.setdefault(key, {"code": f.code, "name": f.name, "severity": f.severity, "count": 0})
             row["count"] += 1
-            if SEVERITY_ORDER[f.severity] < SEVERITY_ORDER[row["severity"]]:
-                row["severity"] = f.severity
-    return sorted(counts.values(), key=lambda row: (-row["count"], row["code"]))
+    return sorted(counts.values(), key=lambda row: (-row["count"], row["code"], SEVERITY_ORDER[row["severity"]]))
+
+
+def unsafe_fixes_left(results: list[FileResult]) -> int:
+    """The fixes with edits that --fix leaves for --unsafe-fixes (display-only advice is not a fix)."""
+    return sum(fx.safety == "unsafe" and bool(fx.edits) for r in results for f in r.findings for fx in f.fixes)
 
 
 def _badness(findings: list[Finding]) -> tuple[int, int, int]:

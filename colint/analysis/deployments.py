@@ -92,3 +92,55 @@ def smallest_fitting(spec, profile, scenario, concurrency: int, limit: int = 64)
         if fit is not None and fit.fits:
             return tp, ep, pp, fit
     return None
+
+
+def automatic_deployment(spec, profile, scenario, *, layout: bool, concurrency: bool):
+    """The deployment colint checks a model at where the user named none (an ESTIMATE; issue 29): ``scenario`` with
+    its layout and concurrency chosen, and a note saying what was chosen and why (None: nothing chosen).
+
+    ``layout``: choose tp/ep/pp (the user named none of them): the fewest GPUs of one NVLink domain (pp = 1) where
+    the weights, in the scenario's format, and the KV cache fit (one sequence at least; the scenario's concurrency
+    when the user set it); else, beyond one domain, the fewest GPUs with pipeline stages (the note says how many
+    domains). ``concurrency``: the user named none, so it is what fits in the memory left at that layout, capped at
+    the scenario's.
+    Concurrency counts sequences per attention group (tp GPUs), as everywhere in colint (colint.analysis.scenario).
+    """
+    want = scenario.decode_concurrency
+    domain = max(1, getattr(profile, "domain_size", 8))
+    if layout:
+        cands = deployments(spec, profile, scenario)
+        # one NVLink domain first (pp = 1, fewest GPUs first), then pipeline stages over several domains
+        ordered = [c for c in cands if c[2] == 1 and max(c[0], c[1]) <= domain] + [c for c in cands if c[2] > 1]
+        for tp, ep, pp in ordered:
+            # (fits_only prunes a deployment that cannot hold the scenario's concurrency: only where that is asked)
+            fit = memory_at(spec, profile, replace(scenario, tp=tp, ep=ep, pp=pp), fits_only=not concurrency)
+            if fit is not None and (fit.fits or (concurrency and fit.max_decode_concurrency >= 1)):
+                scenario = replace(scenario, tp=tp, ep=ep, pp=pp)
+                break
+    fit = memory_at(spec, profile, scenario) if (layout or concurrency) else None
+    if fit is not None and concurrency and not fit.fits and fit.max_decode_concurrency >= 1:
+        scenario = replace(scenario, decode_concurrency=min(want, fit.max_decode_concurrency))
+    if not layout and scenario.decode_concurrency == want:
+        return scenario, None
+    parts = []
+    if layout:
+        gpus = max(scenario.tp, scenario.ep) * scenario.pp
+        lay = ", ".join(
+            [f"tp={scenario.tp}"]
+            + ([f"ep={scenario.ep}"] if scenario.ep > 1 else [])
+            + ([f"pp={scenario.pp}"] if scenario.pp > 1 else [])
+        )
+        domains = -(-gpus // domain)
+        parts.append(
+            f"{lay} ({gpus} GPU{'s' if gpus > 1 else ''}"
+            + (f", {domains} NVLink domains of {domain}" if domains > 1 else "")
+            + ")"
+        )
+    seqs = scenario.decode_concurrency
+    parts.append(
+        f"{seqs} sequence{'s' if seqs != 1 else ''} of {scenario.context:,} tokens"
+        + (" fit" if seqs < want else "")
+        + (f" (of {want})" if seqs < want else "")
+    )
+    why = "smallest that fits" if layout else "what fits"
+    return scenario, f"auto: {', '.join(parts)} on {profile.name}, {why}"

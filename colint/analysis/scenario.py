@@ -87,6 +87,9 @@ class Scenario:
     gpu: Optional[str] = None  # profile name, for labels only
     context_clipped_from: Optional[int] = None  # the context asked for, when the model's max positions clipped it
     ep_overlap: Literal["auto", "on", "off"] = "auto"  # EP exchange overlapped by two micro-batches (EP_OVERLAP_MODES)
+    # the automatic deployment colint chose where the user named none (colint.analysis.deployments
+    # .automatic_deployment): "auto: tp=8 (8 GPUs), 166 sequences of 8,192 tokens fit (of 256) on h100-sxm, ..."
+    auto_note: Optional[str] = None
 
     @property
     def gemm_format(self) -> str:
@@ -139,7 +142,10 @@ class Scenario:
         extra = "".join(f", {what} {v}" for what, v in (("KV", self.kv_cache), ("out", self.outputs)) if v != "bf16")
         return (
             f"{self.name} scenario: {self.gemm_format}, decode {self.decode_concurrency} seq, "
-            f"prefill {self.prefill_tokens} tok, context {self.context}{clipped}" + extra + (f", {par}" if par else "")
+            f"prefill {self.prefill_tokens} tok, context {self.context}{clipped}"
+            + extra
+            + (f", {par}" if par else "")
+            + (f" ({self.auto_note})" if self.auto_note else "")
         )
 
 

@@ -20,11 +20,18 @@ def render(rules) -> str:
         "Severities are the highest a rule reports (`[tool.colint.severity]` overrides them); thresholds are set",
         "in `[tool.colint.rules.CODE]`.",
         "",
-        "| code | name | family | severity | summary |",
-        "|---|---|---|---|---|",
+        "Kinds: an **architecture** finding is about what the config's shapes cost on the target GPU, and its",
+        "severity judges the design. A **deployment** finding is about one deployment (memory fit, KV replication over",
+        "tp, TP/EP beyond the NVLink domain, pipeline balance, concurrency): it judges the deployment you name with",
+        "`--tp`/`--ep`/`--pp`/`--kvp` (or `[tool.colint]`); with none named, colint picks an automatic one and its",
+        "deployment findings are advice (info), so a hook never blocks a commit for a deployment nobody chose.",
+        "`--select architecture` or `--select deployment` picks one kind.",
+        "",
+        "| code | name | family | kind | severity | summary |",
+        "|---|---|---|---|---|---|",
     ]
     out += [
-        f"| [{r.code}](#{r.code.lower()}) | `{r.name}` | {r.family} | {r.max_severity()} | {_md(r.summary)} |"
+        f"| [{r.code}](#{r.code.lower()}) | `{r.name}` | {r.family} | {r.kind} | {r.max_severity()} | {_md(r.summary)} |"
         for r in ordered
     ]
     for r in ordered:
@@ -32,7 +39,7 @@ def render(rules) -> str:
             "",
             f"## {r.code}",
             "",
-            f"**`{r.name}`** ({r.family}, up to {r.max_severity()}): {_md(r.summary)}",
+            f"**`{r.name}`** ({r.family}, {r.kind} finding, up to {r.max_severity()}): {_md(r.summary)}",
             "",
             f"**What.** {_md(r.doc.what)}",
             "",
@@ -51,8 +58,10 @@ def render(rules) -> str:
 
 
 def render_table(rules) -> str:
-    """`colint rules`: one line per rule (code, name, family, severity, summary)."""
-    return "\n".join(f"{r.code}  {r.name:<34} {r.family:<14} {r.max_severity():<8} {r.summary}" for r in rules.values())
+    """`colint rules`: one line per rule (code, name, family, kind, severity, summary)."""
+    return "\n".join(
+        f"{r.code}  {r.name:<34} {r.family:<14} {r.kind:<12} {r.max_severity():<8} {r.summary}" for r in rules.values()
+    )
 
 
 def render_json(rules) -> str:
@@ -63,6 +72,7 @@ def render_json(rules) -> str:
                 "code": r.code,
                 "name": r.name,
                 "family": r.family,
+                "kind": r.kind,
                 "severity": r.max_severity(),
                 "summary": r.summary,
                 "options": {k: o.default for k, o in r.options.items()},

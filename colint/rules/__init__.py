@@ -61,18 +61,26 @@ def find_rule(code_or_name: str) -> Rule | None:
 def select_rules(
     select: Sequence[str] | None = None, ignore: Sequence[str] | None = None, extend_select: Sequence[str] | None = None
 ) -> list[Rule]:
-    """Rules matching ``select`` (codes, code prefixes such as ``CL2``, or names; default all)
+    """Rules matching ``select`` (codes, code prefixes such as ``CL2``, names, families, or a kind:
+    ``architecture`` / ``deployment``; default all)
     minus ``ignore``. Unknown selectors raise UsageError (exit 2)."""
     rules = all_rules()
 
     def matches(r: Rule, sel: str) -> bool:
         s = sel.strip()
-        return r.code == s.upper() or r.code.startswith(s.upper()) or r.name == s or r.family == s or s.upper() == "ALL"
+        return (
+            r.code == s.upper()
+            or r.code.startswith(s.upper())
+            or r.name == s
+            or r.family == s
+            or r.kind == s
+            or s.upper() == "ALL"
+        )
 
     for sel in (*(select or ()), *(ignore or ()), *(extend_select or ())):
         if not any(matches(r, sel) for r in rules.values()):
             raise UsageError(
-                f"unknown rule selector {sel!r} (not a code, code prefix, rule name or family; see `colint rules`)"
+                f"unknown rule selector {sel!r} (not a code, code prefix, rule name, family or kind; see `colint rules`)"
             )
     chosen = [r for r in rules.values() if not select or any(matches(r, s) for s in select)]
     if extend_select:

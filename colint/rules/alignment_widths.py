@@ -139,7 +139,7 @@ def judge_width(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims:
     cp, cw = pad_waste(bad_n[0].value, coop.n)
     ev.update(est_decode_step_pct=round(eff["decode"], 2), est_prefill_step_pct=round(eff["prefill"], 2))
     yield ctx.finding(
-        ctx.graded(loss),
+        ctx.graded(loss, cap="info"),  # DESIGN.md §6: 256/512 on cooperative-tile GPUs is advice
         f"{head}: a multiple of 128 but not of {coop.n} ({ctx.gpu}'s {coop.sms}-SM cooperative tile)",
         field=loc,
         evidence=ev,
@@ -281,7 +281,9 @@ def mla_latent(ctx: Context, dims: list[Dim]):
     hard = hard_multiple(ctx, bad[0].rows[0].dtype)
     # by design: info whatever the estimate (changing it changes the cache format and FlashMLA's kernels)
     hard_bad = any(d.value % hard for d in bad) and refuses_unaligned(bad[0].rows[0].dtype)
-    sev = "error" if hard_bad else ctx.graded(loss)
+    if not hard_bad and round(loss or 0.0, 2) <= 0.0:
+        return  # by design and free at two decimals: nothing an architect would act on (issue 29)
+    sev: Severity = "error" if hard_bad else "info"
     if hard_bad:
         loss = None
     details = dim_lines(ctx, bad)

@@ -52,6 +52,7 @@ def _mb(x: float) -> str:
 
 @rule(
     code="CL701",
+    kind="deployment",
     name="kv-cache-replicated-by-tp",
     severity="error",
     summary="Attention tensor parallelism above the KV-head count replicates the KV cache.",
@@ -164,8 +165,10 @@ def kv_cache_replicated(ctx: Context):
                 edit(kv_key, mx.num_kv_heads, tp),
             )
         )
+    # MLA's latent cache is one head by design: its only fix is the deployment (attention data-parallel), never a
+    # shape change, so it warns at most; GQA/MQA heads below tp are also a shape an architect can change
     yield ctx.finding(
-        ctx.graded(loss),
+        ctx.graded(loss, cap="warning" if mla else "error"),
         msg,
         field="num_global_kv_heads"
         if kv_key and "num_global_kv_heads" in spec.sources and kv_key == spec.sources["num_global_kv_heads"].key
@@ -197,6 +200,7 @@ def _nearest_divisible(n: int, tp: int) -> list[int]:
 
 @rule(
     code="CL702",
+    kind="deployment",
     name="heads-not-divisible-by-tp",
     severity="error",
     summary="Attention heads must split evenly over the tensor-parallel ranks.",
@@ -306,6 +310,7 @@ def heads_not_divisible(ctx: Context):
 
 @rule(
     code="CL703",
+    kind="deployment",
     name="kv-parallelism-pays",
     severity="info",
     summary="At long context and low concurrency, KV-cache reads dominate decode: KV (Helix) parallelism pays.",
@@ -406,6 +411,7 @@ def kv_parallelism_pays(ctx: Context):
 
 @rule(
     code="CL704",
+    kind="deployment",
     fields=("num_heads",),
     name="tp-beyond-scale-up-domain",
     severity="error",

@@ -125,6 +125,7 @@ def _describe(c: StackCosts, p: Partition, pp: int) -> dict:
 
 @rule(
     code="CL601",
+    kind="deployment",
     fields=("num_layers",),
     name="layers-not-divisible-by-pp",
     severity="warning",
@@ -204,6 +205,7 @@ def layers_not_divisible(ctx: Context):
 
 @rule(
     code="CL602",
+    kind="deployment",
     fields=("num_layers",),
     name="pipeline-stage-imbalance",
     severity="warning",
@@ -276,6 +278,7 @@ def stage_imbalance(ctx: Context):
 
 @rule(
     code="CL603",
+    kind="deployment",
     fields=("num_layers",),
     name="pipeline-weight-imbalance",
     severity="error",

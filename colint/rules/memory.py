@@ -34,6 +34,7 @@ def _layout(tp: int, ep: int, pp: int) -> str:
 
 @rule(
     code="CL801",
+    kind="deployment",
     name="does-not-fit-in-memory",
     severity="error",
     summary="Weights + KV cache + activations per GPU exceed the GPU's usable memory in this scenario.",

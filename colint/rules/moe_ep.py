@@ -67,6 +67,7 @@ def _fmt_tokens(x: float) -> str:
 
 @rule(
     code="CL501",
+    kind="deployment",
     fields=("num_experts",),
     name="expert-gemm-memory-bound",
     severity="info",
@@ -346,6 +347,7 @@ def experts_not_divisible(ctx: Context):
 
 @rule(
     code="CL503",
+    kind="deployment",
     fields=("moe_intermediate_size",),
     name="fine-grained-experts-under-tp",
     severity="error",
@@ -448,6 +450,7 @@ def fine_grained_under_tp(ctx: Context):
 
 @rule(
     code="CL504",
+    kind="deployment",
     fields=("num_experts",),
     name="ep-beyond-scale-up-domain",
     severity="error",

@@ -4,7 +4,9 @@ collectives) on the critical path, and wider GEMMs with more weight reuse.
 
 The rule reads the latency scenario (one sequence): that is where per-layer fixed costs show.
 The what-if (that workload, the equal-parameter alternative, its ITL) is colint.analysis.wider. Below about 1B
-parameters deep-and-thin is a known good choice for quality (MobileLLM), so it only advises.
+parameters deep-and-thin is a known good choice for quality (MobileLLM), so it only advises; above it, a
+shape within the band of shipped designs (H/L from ``deep_aspect_ratio`` 32 up to ``min_aspect_ratio`` 64) is advice
+too, and only a really deep and narrow stack (below 32) warns, graded by the gain.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ SOURCES = (
         "parameters within 2%, widths multiples of 128) with its estimated ITL gain.",
         why="Each layer adds a sequential chain of small kernels; at one sequence the weights stream in the "
         "same time either way, so fewer, wider layers cut the fixed part. Quality is roughly shape-neutral "
-        "over a wide band (Kaplan) but below ~1B parameters depth wins (MobileLLM): there it only advises.",
+        "over a wide band (Kaplan) but below ~1B parameters depth wins (MobileLLM): there it only advises. It "
+        "warns only below H/L 32 (deep_aspect_ratio), outside the band of shipped designs; above that it advises.",
         example="Qwen3-30B-A3B: H=2048 over 48 layers (H/L 43); about half of its one-sequence decode step on "
         "B200 is per-layer fixed cost.",
         fix="At design time, trade layers for width at equal parameters (the alternative shown), or serve with "
@@ -60,6 +63,13 @@ SOURCES = (
                 "and only when per-layer fixed costs are at least this share of the "
                 "latency-scenario decode step (models of 1B parameters and more)"
             ),
+        ),
+        Option(
+            name="deep_aspect_ratio",
+            type=float,
+            default=32.0,
+            doc="a warning only below this H/L (really deep and narrow: MobileLLM-1.5B 30, GPT-2 XL 33); "
+            "between it and min_aspect_ratio the shape is within the band of shipped designs and only advised",
         ),
         Option(
             name="small_model_params",
@@ -208,6 +218,15 @@ def deep_narrow_stack(ctx: Context):
     # the loss is the one-sequence decode step the equal-parameter alternative saves (est.); a design change that
     # needs retraining and trades quality (Kaplan, MobileLLM): at most a warning
     loss = 100.0 * gain if gain is not None and gain > 0 else None
+    # advice (info) below ~1B parameters (MobileLLM: depth wins there) and within the band of shipped designs
+    # (Qwen3-30B-A3B's 43, SmolLM3's 57); graded by the gain only where the stack is really deep and narrow
+    deep = not small and aspect < ctx.option("deep_aspect_ratio")
     yield ctx.finding(
-        ctx.graded(loss), msg, field="num_layers", evidence=ev, fixes=fixes, details=details, loss_pct=loss
+        ctx.graded(loss, cap="warning" if deep else "info"),
+        msg,
+        field="num_layers",
+        evidence=ev,
+        fixes=fixes,
+        details=details,
+        loss_pct=loss,
     )
