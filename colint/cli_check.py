@@ -134,6 +134,12 @@ def run_check(paths, flags: Mapping[str, Any], isolated: bool, run: CheckRun) ->
     if run.statistics:  # the counts name no file: the files that could not be checked are told apart
         echo_errors(results)
     emit(report, run.output, colour)
+    if run.apply_fix and not run.unsafe_fixes and not run.quiet:
+        from colint.checking import unsafe_fixes_left
+
+        left = unsafe_fixes_left(results)  # after the safe fixes: what --unsafe-fixes could still apply
+        if left:
+            click.echo(f"colint: {left} fix{'es' if left != 1 else ''} available with --unsafe-fixes", err=True)
     if refused:
         return EXIT_ERROR
     code = grouped_exit_code(results, groups)
