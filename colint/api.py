@@ -169,7 +169,7 @@ def check(config: Config, gpu: Union[str, list, None] = None, *, project: bool =
     ...        "vocab_size": 32000, "max_position_embeddings": 4096}
     >>> findings = colint.check(cfg, gpu="b200", tp=8)
     >>> [(f.code, f.severity, f.key) for f in findings]
-    [('CL201', 'warning', 'intermediate_size'), ('CL202', 'info', 'vocab_size')]
+    [('CL201', 'info', 'intermediate_size'), ('CL202', 'info', 'vocab_size')]
     >>> findings[0].message
     'intermediate_size 11008 is 1376 per shard at tp=8, not a multiple of 128'
     >>> [fx.edits[0].new for fx in findings[0].fixes]
@@ -256,7 +256,7 @@ def suggest(
     >>> import colint
     >>> result = colint.suggest("examples/llama-2-7b.json", gpu="b200", tp=8, top=3)
     >>> result.original["findings"]
-    {'error': 0, 'warning': 1, 'info': 1}
+    {'error': 0, 'warning': 0, 'info': 2}
     >>> best = result.candidates[0]
     >>> best.edits, round(best.params_delta_pct, 2), best.findings
     ({'num_key_value_heads': 8, 'intermediate_size': 14336, 'num_hidden_layers': 30}, 1.0, {'info': 1})

@@ -38,11 +38,12 @@ def _run(args, capsys, monkeypatch, env=None, stdin: bytes | None = None):
 
 def test_concise_is_one_line_per_finding(capsys, monkeypatch):
     rc, out, err = _run(["check", LLAMA2, "--tp", "8", "--isolated", "--output-format", "concise"], capsys, monkeypatch)
-    assert rc == 1 and err == ""
+    # CL201 here costs est. +0.5% of a prefill step, below the 1% warning threshold: info, exit 0
+    assert rc == 0 and err == ""
     assert out.splitlines() == [
-        f"{LLAMA2}:10:5: CL201 warning intermediate_size 11008 is 1376 per shard at tp=8, not a multiple of 128 [b200]",
+        f"{LLAMA2}:10:5: CL201 info intermediate_size 11008 is 1376 per shard at tp=8, not a multiple of 128 [b200]",
         f"{LLAMA2}:25:5: CL202 info vocab_size 32000 is 4000 per shard at tp=8, not a multiple of 128 [b200]",
-        "2 findings: 0 errors, 1 warning, 1 info",
+        "2 findings: 0 errors, 0 warnings, 2 infos",
         CONTEXT,
     ]
     rc, shown, _ = _run(
@@ -63,7 +64,7 @@ def test_full_prints_the_estimate_context_once(capsys, monkeypatch):
     rc, out, _ = _run(
         ["check", LLAMA2, str(EXAMPLES / "llama-3.1-8b.json"), "--tp", "8", "--isolated"], capsys, monkeypatch
     )
-    assert rc == 1
+    assert rc == 0  # infos only
     assert "(estimate: b200" not in out  # not repeated inside the findings' details
     # one line per distinct context: this Llama-2 file clips the context to its 2,048 positions, Llama-3.1 does not
     assert out.count("throughput scenario") == 2 and out.splitlines()[-2] == CONTEXT
@@ -83,7 +84,7 @@ def test_quiet_prints_findings_only(capsys, monkeypatch):
     rc, out, _ = _run(
         ["check", LLAMA2, "--tp", "8", "--isolated", "-q", "--output-format", "concise"], capsys, monkeypatch
     )
-    assert rc == 1 and len(out.splitlines()) == 2 and "findings:" not in out
+    assert rc == 0 and len(out.splitlines()) == 2 and "findings:" not in out
     rc, out, _ = _run(
         ["check", str(EXAMPLES / "llama-3.1-8b.json"), "--isolated", "-q", "--select", "CL2"], capsys, monkeypatch
     )
@@ -121,14 +122,14 @@ def test_stdin_with_a_filename(capsys, monkeypatch, tmp_path):
     rc, out, _ = _run(
         ["check", "-", "--stdin-filename", name, "--output-format", "concise"], capsys, monkeypatch, stdin=raw
     )
-    assert rc == 1
+    assert rc == 0  # the tp=8 of the settings found next to the name: CL201 at tp=8 (an info)
     assert out.splitlines()[0] == (
-        f"{name}:10:5: CL201 warning intermediate_size 11008 is 1376 per shard at tp=8, not a multiple of 128 [b200]"
+        f"{name}:10:5: CL201 info intermediate_size 11008 is 1376 per shard at tp=8, not a multiple of 128 [b200]"
     )
     rc, out, _ = _run(
         ["check", "-", "--isolated", "--tp", "8", "-q", "--output-format", "concise"], capsys, monkeypatch, stdin=raw
     )
-    assert out.splitlines()[0].startswith("-:10:5: CL201 warning")  # sniffed as JSON: positions are JSON's
+    assert out.splitlines()[0].startswith("-:10:5: CL201 info")  # sniffed as JSON: positions are JSON's
     rc, out, err = _run(["check", LLAMA2, "--stdin-filename", "x.json"], capsys, monkeypatch)
     assert rc == 2 and "pass '-' as the PATH" in err
     rc, out, err = _run(
@@ -142,14 +143,14 @@ def test_markdown_step_summary(capsys, monkeypatch):
     rc, out, _ = _run(
         ["check", "llama-2-7b.json", "--tp", "8", "--isolated", "--output-format", "markdown"], capsys, monkeypatch
     )
-    assert rc == 1
+    assert rc == 0
     lines = out.splitlines()
-    assert lines[0] == "### colint: 2 findings (0 errors, 1 warning, 1 info)"
+    assert lines[0] == "### colint: 2 findings (0 errors, 0 warnings, 2 infos)"
     assert lines[2:4] == ["| | code | location | finding |", "|---|---|---|---|"]
     from colint import __version__
 
     assert lines[4] == (
-        f"| ⚠️ warning | [CL201](https://github.com/colint-llm/colint/blob/v{__version__}/docs/"
+        f"| ℹ️ info | [CL201](https://github.com/colint-llm/colint/blob/v{__version__}/docs/"
         "rules.md#cl201) | `llama-2-7b.json:10:5` `intermediate_size` | intermediate\\_size 11008 is "
         "1376 per shard at tp=8, not a multiple of 128 \\[b200\\] |"
     )  # markup escaped: text, rendered
@@ -162,7 +163,10 @@ def test_markdown_cells_cannot_break_the_table():
 
 
 def _sarif_results(capsys, monkeypatch, path):
-    rc, out, _ = _run(["check", path, "--tp", "8", "--isolated", "--format", "sarif"], capsys, monkeypatch)
+    # --dtype bf16: the checkpoint's own fp8 (its quantization_config) drops the MLA latent CL201 at +0.00%
+    rc, out, _ = _run(
+        ["check", path, "--tp", "8", "--dtype", "bf16", "--isolated", "--format", "sarif"], capsys, monkeypatch
+    )
     return json.loads(out)["runs"][0]["results"]
 
 

@@ -18,6 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEEPSEEK = os.path.join(ROOT, "examples", "deepseek-v3.json")
 LLAMA = os.path.join(ROOT, "examples", "llama-3.1-8b.json")
 LLAMA2 = os.path.join(ROOT, "examples", "llama-2-7b.json")
+MOBILELLM = os.path.join(ROOT, "tests", "corpus", "hf", "mobilellm__MobileLLM-125M.json")
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
@@ -64,7 +65,10 @@ def test_png_chart_reads_back(tmp_path):
 def test_html_embeds_real_png_charts(tmp_path):
     out = tmp_path / "report.html"
     # DeepSeek-V3 in BF16 at ep=8 does not fit eight B200s (CL801 error): exit 1, the report written all the same
-    assert main(["report", DEEPSEEK, "--gpu", "b200", "--ep", "8", "-o", str(out), "--isolated"]) == 1
+    # (--dtype bf16: without it the checkpoint's quantization_config picks fp8, which fits)
+    assert (
+        main(["report", DEEPSEEK, "--gpu", "b200", "--ep", "8", "--dtype", "bf16", "-o", str(out), "--isolated"]) == 1
+    )
     text = out.read_text(encoding="utf-8")
     assert text.startswith("<!DOCTYPE html>")
     srcs = re.findall(r'<img [^>]*src="data:image/png;base64,([A-Za-z0-9+/=]+)"', text)
@@ -80,10 +84,8 @@ def test_html_embeds_real_png_charts(tmp_path):
 
 def test_every_gpu_gets_a_section_and_fail_on_decides_the_exit(tmp_path, capsys):
     out = tmp_path / "report.html"
-    # Llama-2-7B at tp=8: intermediate_size 11008 is 1376 per shard, a CL201 warning on each GPU
-    assert (
-        main(["report", LLAMA2, "--gpu", "b200", "--gpu", "h100-sxm", "--tp", "8", "-o", str(out), "--isolated"]) == 1
-    )
+    # MobileLLM-125M: hidden_size 576 is not a multiple of 128, a CL201 warning on each GPU
+    assert main(["report", MOBILELLM, "--gpu", "b200", "--gpu", "h100-sxm", "-o", str(out), "--isolated"]) == 1
     text = out.read_text(encoding="utf-8")
     assert re.findall(r'<section id="gpu-([\w-]+)">', text) == ["b200", "h100-sxm"]
     assert len(re.findall(r'<img [^>]*src="data:image/png', text)) == 2 * len(CHARTS)  # every chart per GPU
@@ -92,13 +94,11 @@ def test_every_gpu_gets_a_section_and_fail_on_decides_the_exit(tmp_path, capsys)
         main(
             [
                 "report",
-                LLAMA2,
+                MOBILELLM,
                 "--gpu",
                 "b200",
                 "--gpu",
                 "h100-sxm",
-                "--tp",
-                "8",
                 "-o",
                 str(out),
                 "--isolated",

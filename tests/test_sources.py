@@ -184,7 +184,7 @@ def test_cli_checks_a_directory_with_include_exclude(tmp_path, capsys):
     shutil.copy(LLAMA, _touch(tmp_path / "designs" / "llama.json"))
     rc, out, _ = _run(["check", str(tmp_path), *ARGS, "--format", "json"], capsys)
     paths = [os.path.relpath(f["path"], tmp_path) for f in json.loads(out)["files"]]
-    assert (rc, paths) == (1, ["m1/config.json", "m2/config.json"])
+    assert (rc, paths) == (0, ["m1/config.json", "m2/config.json"])  # CL201/CL202 infos at tp=8
     rc, out, _ = _run(
         ["check", str(tmp_path), *ARGS, "--format", "json", "--include", "*.json", "--exclude", "m2"], capsys
     )
@@ -219,7 +219,7 @@ def test_checkpoint_folder_is_its_config(tmp_path, capsys):
     assert sources.checkpoint_config(str(ckpt)) == str(ckpt / "config.json")
     rc, out, _ = _run(["check", str(ckpt), *ARGS], capsys)
     text = LLAMA.read_text()
-    assert rc == 1
+    assert rc == 0  # infos only
     assert out.splitlines()[0].startswith(f"{ckpt / 'config.json'}:{_line_of(text, 'intermediate_size')}:5: CL201 ")
 
 
@@ -309,7 +309,7 @@ def test_hub_id_offline_from_the_cache(hf_cache, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     rc, out, _ = _run(["check", "meta-llama/Llama-2-7b-hf", *ARGS, "--format", "json"], capsys)
     report = json.loads(out)
-    assert rc == 1
+    assert rc == 0  # infos only
     assert [f["path"] for f in report["files"]] == [str(snap / "config.json")]
     assert [(f["code"], f["line"]) for f in report["files"][0]["findings"]] == [
         ("CL201", _line_of(text, "intermediate_size")),
@@ -418,7 +418,7 @@ def test_hub_id_from_the_command_line_offline(tmp_path):
         cwd=tmp_path,
         timeout=120,
     )
-    assert proc.returncode == 1, proc.stderr
+    assert proc.returncode == 0, proc.stderr  # infos only
     assert proc.stdout.splitlines()[0].startswith(
-        f"{snap / 'config.json'}:{_line_of(text, 'intermediate_size')}:5: CL201 warning intermediate_size 11008 "
+        f"{snap / 'config.json'}:{_line_of(text, 'intermediate_size')}:5: CL201 info intermediate_size 11008 "
     )

@@ -102,7 +102,8 @@ def judge_width(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims:
         eff = step_effect_pct(ctx, bad, TILE)
         loss = max(eff.values())
         padded, waste = pad_waste(per_shard, TILE)
-        sev: Severity = ctx.graded(loss)
+        # a width off the 16-byte path runs unvectorized kernels the time model does not price: a warning at least
+        sev: Severity = ctx.graded(loss, floor="warning" if bad_hard else "info")
         ev.update(
             padded_128=padded,
             waste_128_pct=round(waste, 2),
@@ -249,7 +250,10 @@ def attention_widths(ctx: Context, dims: list[Dim]):
     if bad_hard and refuses_unaligned(dims[0].rows[0].dtype):
         sev, what, loss = "error", f"not a multiple of {hard}", None
     else:
-        sev, what = ctx.graded(loss), f"not a multiple of {hard if bad_hard else 128}"
+        sev, what = (
+            ctx.graded(loss, floor="warning" if bad_hard else "info"),
+            f"not a multiple of {hard if bad_hard else 128}",
+        )
     details = dim_lines(ctx, bad)
     details.append(
         f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({ctx.workload.label()})"

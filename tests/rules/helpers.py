@@ -24,6 +24,18 @@ def corpus(path: str):
 def run(spec_or_path, select: list[str], **opts):
     """Findings of the ``select``ed rules through the check engine (a spec, or a path to load)."""
     spec = corpus(spec_or_path) if isinstance(spec_or_path, str) else spec_or_path
+    # a rule test names its deployment: tp=1 at the preset's concurrency unless the test sets them (without one the
+    # engine would choose an automatic deployment per model, colint.analysis.deployments.automatic_deployment,
+    # and price the checkpoint's own format; tests of that pass auto=True)
+    if not opts.pop("auto", False):
+        if not any(k in opts for k in ("tp", "ep", "pp", "kvp")):
+            opts["tp"] = 1
+        opts.setdefault("concurrency", None)
+        if opts["concurrency"] is None:
+            from colint.analysis.scenario import PRESETS
+
+            opts["concurrency"] = PRESETS[opts.get("scenario", "throughput")]["decode_concurrency"]
+        opts.setdefault("dtype", "bf16")
     options = Settings(select=select, **opts)
     return check_spec(spec, build_targets(options), options)
 

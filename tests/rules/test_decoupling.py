@@ -7,10 +7,12 @@ from tests.rules.helpers import LLAMA_8B, corpus, run, spec_of
 FALCON_7B = "tests/corpus/megatron/nemo-launcher__falcon_7b.yaml"
 
 
-def test_cl701_mla_under_tp8_replicates_kv_8x():
+def test_cl701_mla_under_tp8_replicates_kv_8x_at_most_a_warning():
     (f,) = run(corpus("tests/corpus/hf/deepseek__DeepSeek-V3.json"), ["CL701"], tp=8)
-    # graded: the replicated KV reads are est. 36% of the decode step, above the 25% error threshold
-    assert (f.code, f.severity, f.key, f.line) == ("CL701", "error", "kv_lora_rank", 20)
+    # graded: the replicated KV reads are est. 36% of the decode step, above the 25% error threshold, but MLA's
+    # one latent head is by design and its fix is a deployment (attention data-parallel): capped at warning
+    assert (f.code, f.severity, f.key, f.line) == ("CL701", "warning", "kv_lora_rank", 20)
+    assert f.impact.estimated_loss_pct > 25
     assert f.message == (
         "MLA's latent KV cache (one KV head) is copied onto all 8 tp ranks: 70,272 B of KV cache "
         "per token on every GPU instead of 8,784 B"
