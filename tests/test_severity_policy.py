@@ -23,8 +23,53 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from closure_sweep import SETTINGS  # noqa: E402 - the five settings of issues 13 and 17, defined once
 
 
+def _by_loss(f, rules) -> str:
+    """The severity ``f``'s estimated loss alone gives under its rule's thresholds (Context.graded, no cap or floor)."""
+    loss = round(f.impact.estimated_loss_pct, 2)
+    opts = rules[f.code].options
+    if "error_loss_pct" in opts and loss >= opts["error_loss_pct"].default:
+        return "error"
+    if "warning_loss_pct" in opts and loss >= opts["warning_loss_pct"].default:
+        return "warning"
+    return "info"
+
+
+# findings whose severity a rule's doc sets apart from its loss (issue 29), and why; the policy compares the others
+SET_BY_DOC = {
+    # advice below ~1B parameters and within the band of shipped shapes (H/L >= deep_aspect_ratio): the est. gain is
+    # a quality trade-off, capped at info
+    ("CL301", "info"),
+    # rows off the 16-byte aligned path run unvectorized kernels that the estimate does not price: a warning at least
+    ("CL202", "warning"),
+    ("CL201", "warning"),
+    ("CL203", "warning"),
+    # a 128-multiple that misses 256 (cooperative tiles) and MLA's latent width by design: advice (DESIGN's rule table)
+    ("CL201", "info"),
+    # MLA at tp > 1 replicates its one latent KV head: its fix is a deployment (attention-DP), so a warning at most
+    ("CL701", "warning"),
+}
+
+
+def _set_by_doc(findings) -> set[tuple[str, str]]:
+    rules = all_rules()
+    return {
+        (f.code, f.severity)
+        for f in findings
+        if f.impact.estimated_loss_pct is not None
+        and f.code in rules
+        and rules[f.code].graded
+        and _by_loss(f, rules) != f.severity
+    }
+
+
 def _inversions(findings) -> list[tuple]:
-    graded = [f for f in findings if f.impact.estimated_loss_pct is not None]
+    rules = all_rules()
+    graded = [
+        f
+        for f in findings
+        if f.impact.estimated_loss_pct is not None
+        and not (f.code in rules and rules[f.code].graded and _by_loss(f, rules) != f.severity)
+    ]
     out = []
     for a in graded:
         for b in graded:
@@ -44,6 +89,11 @@ def test_no_finding_outranks_one_with_ten_times_its_loss(setting):
     assert len(results) == len(CORPUS)
     bad = {r.path: inv for r in results if (inv := _inversions(r.findings))}
     assert bad == {}
+    # what a rule's doc grades apart from the loss is one of the documented exceptions, and they occur
+    apart = set().union(*(_set_by_doc(r.findings) for r in results))
+    assert apart <= SET_BY_DOC
+    if setting != "nvfp4":
+        assert ("CL301", "info") in apart
     # the policy is exercised: graded findings at more than one severity
     sev = {f.severity for r in results for f in r.findings if f.impact.estimated_loss_pct is not None}
     assert len(sev) >= 2
@@ -75,8 +125,9 @@ def test_thresholds_are_configurable():
     path = "tests/corpus/hf/llama2__Llama-2-7b-neuron-training.json"
     (r,) = check_paths([path], Settings(tp=8, select=["CL201"]))
     (f,) = r.findings
-    assert f.severity == "warning" and 0.5 <= f.impact.estimated_loss_pct < 25
-    (r,) = check_paths([path], Settings(tp=8, select=["CL201"], rules={"CL201": {"warning_loss_pct": 5.0}}))
-    assert r.findings[0].severity == "info"
+    # est. 0.53% of a step: below the default warning threshold (1%, run-to-run noise below it), so advice
+    assert f.severity == "info" and 0.5 <= f.impact.estimated_loss_pct < 1
+    (r,) = check_paths([path], Settings(tp=8, select=["CL201"], rules={"CL201": {"warning_loss_pct": 0.5}}))
+    assert r.findings[0].severity == "warning"
     (r,) = check_paths([path], Settings(tp=8, select=["CL201"], rules={"CL201": {"error_loss_pct": 0.1}}))
     assert r.findings[0].severity == "error"

@@ -50,7 +50,8 @@ def test_json_shape(llama_suggestions):
     assert set(data) == {"original", "candidates", "search"}
     o = data["original"]
     assert o["params_total"] == 6_738_415_616  # transformers' count for Llama-2-7B
-    assert o["findings"]["warning"] == 1  # CL201: intermediate_size 11008 is 1376 per shard at tp=8
+    # CL201 (11008 is 1376 per shard at tp=8, est. +0.1% decode) and CL202: advice, below the 1% warning threshold
+    assert o["findings"] == {"error": 0, "warning": 0, "info": 2}
     assert {"prefill_tokens_per_s", "prefill_step_s", "decode_step_s"} <= set(o["estimates"])
     assert 1 <= len(data["candidates"]) <= 5
     for c in data["candidates"]:
@@ -83,8 +84,8 @@ def test_json_shape(llama_suggestions):
 def test_every_candidate_passes_check_within_budget(llama_suggestions, tmp_path, capsys):
     _, data = llama_suggestions
     base = data["original"]["params_total"]
-    # the misaligned FFN width never survives: it is what the original is warned about
-    assert all(c["edits"].get("intermediate_size", 11008) % (128 * 8) == 0 for c in data["candidates"])
+    # a candidate may keep the FFN width 11008: at tp=8 it costs est. +0.1% (advice), and the ranking weighs it
+    assert {c["edits"].get("intermediate_size", 11008) for c in data["candidates"]} >= {11008, 14336}
     for i, c in enumerate(data["candidates"]):
         assert abs(c["params_total"] - base) <= 0.02 * base
         path = _apply(LLAMA2, c["edits"], str(tmp_path / f"variant{i}.json"))

@@ -125,8 +125,9 @@ def test_hook_run_over_a_repository_lints_only_the_llm(capsys, monkeypatch):
         "(--strict to check it anyway)",
         "1 finding: 0 errors, 0 warnings, 1 info; 3 out of scope (not decoder LLMs); 5 skipped (not LLM "
         "architecture configs)",
-        "estimate: b200, throughput scenario: bf16, decode 256 seq, prefill 8192 tok, context 8192 (colint's GEMM "
-        "time model; every est. figure is an estimate, not a measurement)",
+        "estimate: b200, throughput scenario: bf16, decode 256 seq, prefill 8192 tok, context 8192 (auto: tp=1 "
+        "(1 GPU), 256 sequences of 8,192 tokens on b200, smallest that fits) (colint's GEMM time model; every est. "
+        "figure is an estimate, not a measurement)",
     ]
     assert err == ""
 

@@ -184,10 +184,11 @@ def test_expert_width_misaligned_unsplit_stays_cl201():
 
 # --------------------------------------------------------------------------- CL202
 def test_gpt2_vocab_50257_is_graded_in_bf16_an_error_in_fp8_with_a_safe_pad():
-    # BF16 runs an unaligned LM head (slower, not refused): graded by its estimate, which prices the tile padding
-    # only (issue 17: a 0.00% error outranked a 27% info)
+    # BF16 runs an unaligned LM head (slower, not refused): its estimate prices the tile padding only, but rows off
+    # the 16-byte path run unvectorized kernels it does not price (nanoGPT: ~25% end to end from 50257 to 50304), so
+    # a warning at least (issue 29: the hook blocks it)
     (f,) = run(f"{CORPUS}/hf/gpt2__gpt2-medium-early-revision.json", ["CL202"])
-    assert brief([f]) == [("CL202", "info", "vocab_size", 17)]
+    assert brief([f]) == [("CL202", "warning", "vocab_size", 17)]
     assert f.message == "vocab_size 50257, not a multiple of 8 (off the 16-byte aligned path)"
     assert f.impact.estimated_loss_pct == 0.0 and "not priced" in f.details[0]
     # FP8 kernels refuse rows that are not 16-byte aligned: a hard constraint, an error without a loss
