@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, cast
 
 from colint.analysis.checkpoint_format import checkpoint_format, native_or_weight_only
-from colint.analysis.deployments import automatic_deployment
+from colint.analysis.deployments import aligned_tp, automatic_deployment
 from colint.analysis.scenario import fit_context, fit_to_model, make_scenario
 from colint.analysis.workload import analyse
 from colint.closure import SETTINGS, WARNING, close_advice
@@ -66,6 +66,7 @@ class Target:
     auto_concurrency: bool = False
 
     auto_dtype: bool = False  # no --dtype: the checkpoint's own format (colint.analysis.checkpoint_format)
+    tp_auto: bool = False  # --tp auto: tp is the largest that aligns (colint.analysis.deployments.aligned_tp)
 
     def for_model(self, spec) -> Target:
         """This target for one model: its checkpoint's format, its context clipped to the model's positions, its
@@ -79,10 +80,21 @@ class Target:
             fmt_note = f"{ck.weights} from {ck.why}" + (
                 f", run weight-only ({weights}): {self.gpu} has no native {ck.weights}" if mapped else ""
             )
+        fixed_tp = None
+        if self.tp_auto:
+            # --tp auto, decoded once per model: every rule prices the tp CL204 reports
+            a = aligned_tp(spec, domain=getattr(self.profile, "domain_size", None), kvp=sc.kvp)
+            fixed_tp = max(1, a.tp) if a is not None else 1
+            sc = dataclasses.replace(sc, tp=fixed_tp)
         if self.auto_layout or self.auto_concurrency:
             try:
                 sc, note = automatic_deployment(
-                    spec, self.profile, sc, layout=self.auto_layout, concurrency=self.auto_concurrency
+                    spec,
+                    self.profile,
+                    sc,
+                    layout=self.auto_layout,
+                    concurrency=self.auto_concurrency,
+                    fixed_tp=fixed_tp,
                 )
             except ProfileError:
                 note = None  # a format the GPU lacks: CL401 reports it at the scenario as given
@@ -113,7 +125,8 @@ def build_targets(opts: Settings) -> list[Target]:
             kvp=opts.kvp,
             ep_overlap=opts.ep_overlap,
         )
-        auto_layout = opts.tp is None and opts.ep is None and opts.pp is None and opts.kvp is None
+        # --tp auto with nothing else named: tp is the aligned one, ep and pp are chosen around it
+        auto_layout = opts.tp in (None, "auto") and opts.ep is None and opts.pp is None and opts.kvp is None
         targets.append(
             Target(
                 gpu=profile.name,
@@ -122,6 +135,7 @@ def build_targets(opts: Settings) -> list[Target]:
                 auto_layout=auto_layout,
                 auto_concurrency=opts.concurrency is None,
                 auto_dtype=opts.dtype is None,
+                tp_auto=opts.tp == "auto",
             )
         )
     return targets

@@ -57,6 +57,8 @@ class Finding:
     evidence: dict[str, Any] = field(default_factory=dict)  # numbers with units in their names
     fixes: list[Fix] = field(default_factory=list)
     details: list[str] = field(default_factory=list)  # extra lines for the text reporter
+    # "architecture": what the config's shapes cost on the GPU; "deployment": what a deployment does (issue 29)
+    kind: str = "architecture"
 
     def sort_key(self) -> tuple:
         loss = self.impact.estimated_loss_pct
@@ -74,6 +76,7 @@ class Finding:
             "code": self.code,
             "name": self.name,
             "rule": self.rule,
+            "kind": self.kind,
             "severity": self.severity,
             "message": self.message,
             "key": self.key,

@@ -103,7 +103,12 @@ def test_deepseek_r1_is_priced_in_its_fp8_format_on_an_automatic_deployment():
     assert len(estimate) == 1
     assert "throughput scenario: fp8_block" in estimate[0]
     assert "fp8_block from the checkpoint's quantization_config: fp8, 128x128 blocks" in estimate[0]
-    assert "auto: tp=1, ep=8 (8 GPUs), 104 sequences of 8,192 tokens fit (of 256) on b200" in estimate[0]
+    # concurrency counts per attention group: tp=1 attention under ep=8 is eight groups (832 sequences per replica)
+    assert "decode 104 seq per attention group x 8," in estimate[0]
+    assert (
+        "auto: tp=1, ep=8 (8 GPUs), 104 sequences per attention group x 8 of 8,192 tokens fit (of 256) on b200"
+        in (estimate[0])
+    )
 
 
 def _variant(tmp_path, base: str, name: str, **over) -> str:
@@ -135,3 +140,36 @@ def test_misdesigns_still_block_at_defaults(tmp_path):
         assert p.returncode == 1, path
         rep = json.loads(p.stdout)
         assert code in {x["code"] for x in rep["files"][0]["findings"] if x["severity"] == "warning"}
+
+
+def test_tp_auto_is_the_tp_every_rule_prices():
+    # issue 29: --tp auto reported tp=8 (CL204) while CL801 priced tp=1 and refused the model; decoded once per model
+    # (colint.analysis.deployments.aligned_tp), every rule prices the tp CL204 reports
+    p = subprocess.run(
+        [COLINT, "check", "--isolated", "--format", "json", "--gpu", "h100-sxm", "--tp", "auto"]
+        + [_corpus("llama3__Llama-3.3-70B-Instruct.json")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert p.returncode == 0, p.stdout
+    (f,) = json.loads(p.stdout)["files"]
+    by_code = {x["code"]: x for x in f["findings"]}
+    assert by_code["CL204"]["evidence"]["largest_aligned_tp"] == 8
+    assert by_code["CL202"]["message"].startswith("vocab_size 128256 is 16032 per shard at tp=8")
+    assert "CL801" not in by_code  # 70B at tp=8 fits h100-sxm's 80 GB (at the sequences that fit)
+
+
+def test_aligned_tp_is_capped_by_kv_heads_and_the_domain():
+    from colint.analysis.deployments import aligned_tp
+    from colint.loading import load
+    from colint.normalize import normalize
+
+    spec = normalize(load(_corpus("llama3__Llama-3.3-70B-Instruct.json")))
+    # 28672 / 128 = 224 = 2^5 x 7: the FFN aligns up to tp=32; heads 64 x 128 up to 64; 8 KV heads cap it at 8
+    a = aligned_tp(spec, domain=72)
+    assert (a.tp, a.capped_by, a.per_width) == (8, "kv_heads", {"intermediate_size": 32, "num_heads": 64})
+    assert aligned_tp(spec, domain=4).tp == 4 and aligned_tp(spec, domain=4).capped_by == "domain"
+    # Llama-2-7B: 11008 = 86 x 128 aligns at tp=2 only
+    spec7 = normalize(load(os.path.join(ROOT, "examples", "llama-2-7b.json")))
+    assert aligned_tp(spec7, domain=8)[:2] == (2, "intermediate_size")

@@ -97,8 +97,9 @@ def test_the_published_corpus_gives_no_cl007_warning():
         infos += len(found)
     # each info is a key transformers' class for the family does not define (Qwen3-Coder's
     # shared_expert_intermediate_size under qwen3_moe, gpt2's n_ctx, Neuron training flags, MLX's
-    # quantization block on Helium, ...)
-    assert infos == 53
+    # quantization block on Helium, ...); keys serving engines read at their no-op values are not among them
+    # (ENGINE_KEYS: DeepSeek's moe_layer_freq, scoring_func, topk_method and ep_size, 6 in the corpus)
+    assert infos == 47
 
 
 def test_llama_num_key_value_head_typo():
@@ -144,3 +145,39 @@ def test_committed_key_table_equals_installed_transformers():
     spec.loader.exec_module(mod)
     with open(os.path.join(root, "colint", "normalize", "hf_keys.json"), encoding="utf-8") as fh:
         assert json.load(fh) == mod.generate()
+
+
+QWEN3_NEXT = {
+    "model_type": "qwen3_next",
+    "hidden_size": 2048,
+    "intermediate_size": 5120,
+    "num_hidden_layers": 48,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 2,
+    "head_dim": 256,
+    "vocab_size": 151936,
+    "num_experts": 512,
+    "num_experts_per_tok": 10,
+    "moe_intermediate_size": 512,
+    "shared_expert_intermediate_size": 512,
+}
+
+
+def _spec_of(cfg: dict):
+    import json
+
+    return normalize(load_text(json.dumps(cfg, indent=1), "config.json", syntax="json"))
+
+
+def test_keys_serving_engines_read_are_not_unused():
+    # issue 29: Qwen3.5's attn_output_gate is read by vLLM and SGLang; at its default (True, what transformers' class
+    # always builds) it changes nothing and CL007 is silent; DeepSeek's router keys likewise
+    assert _cl007(_spec_of({**QWEN3_NEXT, "attn_output_gate": True})) == []
+    dsv32 = os.path.join(HERE, "corpus", "hf", "deepseek__DeepSeek-V3.2.json")
+    with open(dsv32, encoding="utf-8") as fh:
+        assert _cl007(normalize(load_text(fh.read(), dsv32, syntax="json"))) == []
+    # set to what makes those engines build another shape, it is reported (advice: colint prices transformers' model)
+    (f,) = _cl007(_spec_of({**QWEN3_NEXT, "attn_output_gate": False}))
+    assert (f.severity, f.key) == ("info", "attn_output_gate")
+    assert "read by vLLM and SGLang (Qwen3-Next/Qwen3.5 gated attention: doubles the q projection)" in f.message
+    assert "at False those engines build another shape than the one colint prices" in f.message

@@ -5,9 +5,11 @@ NVLink domain, pp over the common sizes, and the first of them whose HBM footpri
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import NamedTuple, Optional
 
 from colint.analysis.inventory import layer_counts
 from colint.analysis.memory import USABLE_HBM_SHARE
+from colint.analysis.moe import attention_dp_groups
 from colint.analysis.footprint import activation_floor, footprint_floor, memory_at
 from colint.analysis.gemm_rows import SPEC_MEMO_MAX
 from colint.memo import per_spec
@@ -68,10 +70,24 @@ def _deployments(spec, dom: int) -> list[tuple[int, int, int]]:
     return [(tp, ep, pp) for _, pp, tp, ep in sorted(set(out))]
 
 
+def replica_sequences(scenario, concurrency: Optional[int] = None) -> int:
+    """Sequences a replica of ``scenario``'s deployment serves: ``concurrency`` (default the scenario's) per attention
+    group times its attention data-parallel groups."""
+    per_group = scenario.decode_concurrency if concurrency is None else concurrency
+    return per_group * scenario.attention_dp_groups
+
+
+def per_group_at(total: int, tp: int, ep: int, kvp: int = 1) -> int:
+    """Sequences per attention group when ``total`` sequences per replica run at tp/ep/kvp (rounded up)."""
+    return -(-total // attention_dp_groups(ep, tp * kvp))
+
+
 def smallest_fitting(spec, profile, scenario, concurrency: int, limit: int = 64):
-    """(tp, ep, pp, memory fit) of the first deployment (fewest GPUs) whose footprint fits ``concurrency`` sequences
-    per attention group at the scenario's context; None when none of up to ``limit`` candidates does. Each
-    candidate's footprint comes from memory_at (analyse's memory fields without its time model)."""
+    """(tp, ep, pp, memory fit) of the first deployment (fewest GPUs) whose footprint fits the same sequences per
+    replica as ``concurrency`` per attention group at the scenario's layout (replica_sequences: a layout with fewer
+    attention groups holds more per group), at the scenario's context; None when none of up to ``limit``
+    candidates does. Each candidate's footprint comes from memory_at (analyse's memory fields without its time
+    model)."""
     base = analyse(spec, profile, scenario)
     # a cheap bound first: the weights spread over a deployment's GPUs (about weights x GPUs now / GPUs there);
     # a deployment whose share is well above usable memory is not analysed
@@ -81,20 +97,22 @@ def smallest_fitting(spec, profile, scenario, concurrency: int, limit: int = 64)
     # (FootprintFloor); a deployment whose share exceeds usable memory does not fit (margins absorb float rounding)
     floor = footprint_floor(spec, scenario)
     kvp = scenario.kvp
-    act = activation_floor(spec.hidden_size, concurrency, scenario.prefill_tokens)
+    total = replica_sequences(scenario, concurrency)
     for tp, ep, pp in deployments(spec, profile, scenario)[:limit]:
         if total_w / (max(tp, ep) * pp) > 1.5 * usable:
             continue
-        if floor.bytes_at(tp, ep, kvp, pp, concurrency, act) * (1 - 1e-9) > usable * (1 + 1e-9):
+        conc = per_group_at(total, tp, ep, kvp)
+        act = activation_floor(spec.hidden_size, conc, scenario.prefill_tokens)
+        if floor.bytes_at(tp, ep, kvp, pp, conc, act) * (1 - 1e-9) > usable * (1 + 1e-9):
             continue
-        sc = replace(scenario, tp=tp, ep=ep, pp=pp, decode_concurrency=concurrency)
+        sc = replace(scenario, tp=tp, ep=ep, pp=pp, decode_concurrency=conc)
         fit = memory_at(spec, profile, sc, fits_only=True)
         if fit is not None and fit.fits:
             return tp, ep, pp, fit
     return None
 
 
-def automatic_deployment(spec, profile, scenario, *, layout: bool, concurrency: bool):
+def automatic_deployment(spec, profile, scenario, *, layout: bool, concurrency: bool, fixed_tp: Optional[int] = None):
     """The deployment colint checks a model at where the user named none (an ESTIMATE; issue 29): ``scenario`` with
     its layout and concurrency chosen, and a note saying what was chosen and why (None: nothing chosen).
 
@@ -102,13 +120,15 @@ def automatic_deployment(spec, profile, scenario, *, layout: bool, concurrency: 
     the weights, in the scenario's format, and the KV cache fit (one sequence at least; the scenario's concurrency
     when the user set it); else, beyond one domain, the fewest GPUs with pipeline stages (the note says how many
     domains). ``concurrency``: the user named none, so it is what fits in the memory left at that layout, capped at
-    the scenario's.
+    the scenario's. ``fixed_tp``: tp is given (``--tp auto`` decoded by aligned_tp), ep and pp are chosen around it.
     Concurrency counts sequences per attention group (tp GPUs), as everywhere in colint (colint.analysis.scenario).
     """
     want = scenario.decode_concurrency
     domain = max(1, getattr(profile, "domain_size", 8))
     if layout:
-        cands = deployments(spec, profile, scenario)
+        cands = [c for c in deployments(spec, profile, scenario) if fixed_tp is None or c[0] == fixed_tp]
+        if fixed_tp is not None and not cands:
+            cands = [(fixed_tp, 1, 1)]
         # one NVLink domain first (pp = 1, fewest GPUs first), then pipeline stages over several domains
         ordered = [c for c in cands if c[2] == 1 and max(c[0], c[1]) <= domain] + [c for c in cands if c[2] > 1]
         for tp, ep, pp in ordered:
@@ -136,11 +156,86 @@ def automatic_deployment(spec, profile, scenario, *, layout: bool, concurrency: 
             + (f", {domains} NVLink domains of {domain}" if domains > 1 else "")
             + ")"
         )
-    seqs = scenario.decode_concurrency
+    seqs, groups = scenario.decode_concurrency, scenario.attention_dp_groups
     parts.append(
-        f"{seqs} sequence{'s' if seqs != 1 else ''} of {scenario.context:,} tokens"
+        f"{seqs} sequence{'s' if seqs != 1 else ''}"
+        + (f" per attention group x {groups}" if groups > 1 else "")
+        + f" of {scenario.context:,} tokens"
         + (" fit" if seqs < want else "")
         + (f" (of {want})" if seqs < want else "")
     )
     why = "smallest that fits" if layout else "what fits"
     return scenario, f"auto: {', '.join(parts)} on {profile.name}, {why}"
+
+
+class AlignedTp(NamedTuple):
+    """The largest power-of-two tp that keeps every tensor-parallel width a multiple of ``tile`` (``--tp auto``;
+    CL204 reports it and every rule prices it). ``tp`` 0: no tp does, not even 1."""
+
+    tp: int
+    limit_field: str  # the width that limits it ("num_heads": the query projection, heads x head_dim)
+    widths: dict[str, int]  # each tensor-parallel width, unsplit
+    per_width: dict[str, int]  # the largest aligned tp of each width
+    vocab_tp: Optional[int]  # the vocabulary's, reported apart (engines pad it)
+    kv_cap: Optional[int]  # tp above this replicates the KV cache (KV heads; MLA: 1)
+    domain_cap: Optional[int]  # tp above this takes the attention group (tp x kvp) out of the NVLink domain
+    capped_by: Optional[str]  # "kv_heads" or "domain" where a cap lowered tp
+
+
+def tensor_parallel_widths(spec) -> dict[str, int]:
+    """The widths tensor parallelism splits, by the field that owns each: the dense FFN (where a layer has one),
+    routed and shared expert widths (under expert TP), the query projection (heads x head_dim)."""
+    widths: dict[str, int] = {}
+    if spec.intermediate_size and any(k.ffn.kind == "dense" for k in spec.layer_kinds):
+        widths["intermediate_size"] = spec.intermediate_size
+    moe = next((k.ffn for k in spec.layer_kinds if k.ffn.kind == "moe"), None)
+    if moe is not None and moe.expert_intermediate_size:
+        widths["moe_intermediate_size"] = moe.expert_intermediate_size
+    if moe is not None and moe.shared_intermediate_size:
+        widths["shared_expert_intermediate_size"] = moe.num_shared_experts * moe.shared_intermediate_size
+    if spec.num_heads and spec.head_dim:
+        widths["num_heads"] = spec.num_heads * spec.head_dim
+    return widths
+
+
+def aligned_tp(spec, *, domain: Optional[int], kvp: int = 1, max_tp: int = 64, tile: int = 128) -> Optional[AlignedTp]:
+    """``--tp auto`` decoded (an ESTIMATE's input, decided once per model): the largest power-of-two tp keeping each
+    width of ``tensor_parallel_widths`` a multiple of ``tile`` per shard (FFN widths split over tp x kvp GPUs, the
+    heads over tp), then capped where more tp replicates the KV cache (CL701) or leaves the NVLink domain (CL704).
+    None: the model has no tensor-parallel width."""
+    widths = tensor_parallel_widths(spec)
+    if not widths:
+        return None
+    best: dict[str, int] = {}
+    for f, v in widths.items():
+        tp, t = 0, 1
+        while t <= max_tp:
+            split = t if f == "num_heads" else t * kvp
+            ok = v % split == 0 and (v // split) % tile == 0
+            if f == "num_heads":
+                ok = ok and spec.num_heads % t == 0
+            if not ok:
+                break
+            tp, t = t, t * 2
+        best[f] = tp
+    vocab_tp = None
+    if spec.vocab_size:
+        vocab_tp, t = 0, 1
+        while t <= max_tp and spec.vocab_size % t == 0 and (spec.vocab_size // t) % tile == 0:
+            vocab_tp, t = t, t * 2
+    limit_field = min(best, key=lambda f: best[f])
+    tp = best[limit_field]
+    kv_cap = min(
+        (
+            1 if k.mixer.kind == "mla" else max(1, k.mixer.num_kv_heads or k.mixer.num_heads or 1)
+            for k, n in zip(spec.layer_kinds, layer_counts(spec))
+            if n and k.mixer.kind in ("attention", "mla")
+        ),
+        default=None,
+    )
+    domain_cap = max(1, domain // kvp) if domain else None
+    capped_by = None
+    for cap, why in ((kv_cap, "kv_heads"), (domain_cap, "domain")):
+        if cap and tp > cap:
+            tp, capped_by = powers_of_two(cap)[-1], why
+    return AlignedTp(tp, limit_field, widths, best, vocab_tp, kv_cap, domain_cap, capped_by)

@@ -140,8 +140,12 @@ class Scenario:
             else ""
         )
         extra = "".join(f", {what} {v}" for what, v in (("KV", self.kv_cache), ("out", self.outputs)) if v != "bf16")
+        # concurrency counts sequences per attention group (its one meaning, issue 29): where a replica holds several
+        # groups (attention data-parallel under EP) the label says how many
+        groups = self.attention_dp_groups
+        per = f" per attention group x {groups}" if groups > 1 else ""
         return (
-            f"{self.name} scenario: {self.gemm_format}, decode {self.decode_concurrency} seq, "
+            f"{self.name} scenario: {self.gemm_format}, decode {self.decode_concurrency} seq{per}, "
             f"prefill {self.prefill_tokens} tok, context {self.context}{clipped}"
             + extra
             + (f", {par}" if par else "")

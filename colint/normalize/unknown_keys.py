@@ -131,6 +131,26 @@ HF_HARMLESS = frozenset(
 )
 
 
+# Keys that serving engines' model code reads from an HF config although transformers' class does not list them, with
+# the value at which they change nothing (CL007 stays silent there; issue 29: a key vLLM reads is not unused).
+# Sources: vllm/model_executor/models/qwen3_next.py and sglang's qwen3_next.py (attn_output_gate, default True);
+# vLLM/SGLang/TensorRT-LLM deepseek_v2/v3 (MoE iff layer >= first_k_dense_replace and layer % moe_layer_freq == 0;
+# the router's scoring_func and topk_method; DeepSeek's own modelling code reads ep_size, a deployment hint).
+ENGINE_KEYS: dict[str, tuple[object, str]] = {
+    "attn_output_gate": (True, "vLLM and SGLang (Qwen3-Next/Qwen3.5 gated attention: doubles the q projection)"),
+    "moe_layer_freq": (1, "vLLM, SGLang and TensorRT-LLM (DeepSeek: MoE only on every moe_layer_freq-th layer)"),
+    "scoring_func": (None, "vLLM, SGLang and TensorRT-LLM (the DeepSeek router's scoring: no shape change)"),
+    "topk_method": (None, "vLLM, SGLang and TensorRT-LLM (the DeepSeek router's top-k method: no shape change)"),
+    "ep_size": (None, "DeepSeek's modelling code (an expert-parallel deployment hint: no shape change)"),
+}
+
+
+def _engine_changes_shape(key: str, value: object) -> bool:
+    """``key`` (of ENGINE_KEYS) set to a value at which an engine builds another shape than transformers' class."""
+    default, _ = ENGINE_KEYS[key]
+    return default is not None and value != default
+
+
 @functools.lru_cache(maxsize=1)
 def _table() -> dict:
     try:
@@ -205,6 +225,10 @@ def unknown_key_issues(
         for k in rest:
             if not isinstance(k, str) or k in HF_HARMLESS:
                 continue
+            if k in ENGINE_KEYS:
+                if _engine_changes_shape(k, node[k]):
+                    issues.append(_engine_issue(doc, root + (k,), model_type, node[k]))
+                continue
             hint = _suggest(k, looked, present, _near_known(k, model_type))  # candidates: known | looked
             if hint is None and (remote or known is None):
                 continue  # remote code may read it / no class to tell: only typos are certain
@@ -237,6 +261,18 @@ def _nested_typos(doc: Document, fmt: str, root: tuple, node: dict, under: list[
                 if hint is not None:
                     issues.append(_issue(doc, base + (key,), None, hint, fmt))
     return issues
+
+
+def _engine_issue(doc: Document, path: tuple, model_type: Optional[str], value: object) -> KeyIssue:
+    line, col = doc.location(path)
+    key = path[-1]
+    return KeyIssue(
+        kind="unknown",
+        source=Source(key=format_path(path), line=line, column=col),
+        detail=f"read by {ENGINE_KEYS[key][1]}, not by model_type {model_type}'s config class: at {value!r} those "
+        f"engines build another shape than the one colint prices (transformers')",
+        suggestion=None,
+    )
 
 
 def _issue(doc: Document, path: tuple, model_type: Optional[str], hint: Optional[str], fmt: str) -> KeyIssue:

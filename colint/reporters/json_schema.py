@@ -44,6 +44,7 @@ def report_schema() -> dict:
             "code",
             "name",
             "rule",
+            "kind",
             "severity",
             "message",
             "key",
@@ -58,6 +59,11 @@ def report_schema() -> dict:
             "code": {"type": "string", "pattern": "^CL[0-9]{3}$", "description": "docs/rules.md#<code>"},
             "name": {"type": "string", "description": "the rule's kebab-case name"},
             "rule": {"type": "string", "description": "the rule family"},
+            "kind": {
+                "enum": ["architecture", "deployment"],
+                "description": "architecture: what the config's shapes cost on the GPU; deployment: what the "
+                "deployment checked (named, or chosen by colint: then its findings are info) does",
+            },
             "severity": {"enum": ["error", "warning", "info"]},
             "message": {"type": "string"},
             "key": {"type": ["string", "null"], "description": "dotted key path the finding points at"},

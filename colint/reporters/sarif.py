@@ -126,7 +126,7 @@ def rule_descriptor(r) -> dict:
     }
     d["helpUri"] = help_uri(r.code)
     d["defaultConfiguration"] = {"level": LEVELS[r.severity]}
-    d["properties"] = {"tags": [r.family], "problem.severity": PROBLEM_SEVERITY[r.severity]}
+    d["properties"] = {"tags": [r.family, r.kind], "kind": r.kind, "problem.severity": PROBLEM_SEVERITY[r.severity]}
     return d
 
 
@@ -242,7 +242,7 @@ def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
             fixes = _fixes(f, r, loc)
             if fixes:
                 res["fixes"] = fixes
-            props = {"key": f.key, "severity": f.severity}
+            props = {"key": f.key, "severity": f.severity, "kind": f.kind}
             if f.gpu:
                 props["gpu"] = f.gpu
             if f.impact.estimated_loss_pct is not None:

@@ -24,8 +24,7 @@ from __future__ import annotations
 
 import math
 
-from colint.analysis.inventory import layer_counts
-from colint.analysis.deployments import powers_of_two
+from colint.analysis.deployments import aligned_tp
 from colint.analysis.padding import Dim
 from colint.findings import Severity
 from colint.rules.alignment_widths import attention_widths, judge_width, mla_latent
@@ -380,64 +379,21 @@ def largest_aligned_tp(ctx: Context):
     if not ctx.tp_auto:
         return
     spec = ctx.spec
-    widths: dict[str, int] = {}
-    if spec.intermediate_size and any(k.ffn.kind == "dense" for k in spec.layer_kinds):
-        widths["intermediate_size"] = spec.intermediate_size
-    for f in ("moe_intermediate_size", "shared_expert_intermediate_size"):
-        v = field_value(ctx, f)
-        if v:
-            widths[f] = v
-    if spec.num_heads and spec.head_dim:
-        widths["num_heads"] = spec.num_heads * spec.head_dim
     # under KV (Helix) parallelism the FFN widths are split over tp x kvp GPUs, the heads over tp alone
     kvp = ctx.scenario.kvp if ctx.scenario is not None else 1
-    best: dict[str, int] = {}
-    for f, v in widths.items():
-        tp = 0
-        t = 1
-        while t <= int(ctx.option("max_tp")):
-            split = t if f == "num_heads" else t * kvp
-            ok = v % split == 0 and (v // split) % TILE == 0
-            if f == "num_heads":
-                ok = ok and spec.num_heads % t == 0
-            if not ok:
-                break
-            tp = t
-            t *= 2
-        best[f] = tp
-    if not best:
-        return
-    # the vocabulary is padded by engines (vLLM to 64, Megatron to 128 x tp): reported apart, not a limit
-    vocab_tp = None
-    if spec.vocab_size:
-        vocab_tp, t = 0, 1
-        while t <= int(ctx.option("max_tp")) and spec.vocab_size % t == 0 and (spec.vocab_size // t) % TILE == 0:
-            vocab_tp, t = t, t * 2
-    limit_field = min(best, key=lambda f: best[f])
-    tp = best[limit_field]
-    what = {"num_heads": "q projection width (heads x head_dim)"}.get(limit_field, limit_field)
-    # never propose a tp that replicates the KV cache (CL701) or leaves the NVLink domain (CL704)
-    kv_cap = min(
-        (
-            1 if k.mixer.kind == "mla" else max(1, k.mixer.num_kv_heads or k.mixer.num_heads or 1)
-            for k, n in zip(spec.layer_kinds, layer_counts(spec))
-            if n and k.mixer.kind in ("attention", "mla")
-        ),
-        default=None,
-    )
     dom = getattr(ctx.profile, "domain_size", None) if ctx.profile is not None else None
-    # the attention group (tp x kvp GPUs) must fit the domain
-    dom_cap = max(1, dom // kvp) if dom else None
+    a = aligned_tp(spec, domain=dom, kvp=kvp, max_tp=int(ctx.option("max_tp")), tile=TILE)
+    if a is None:
+        return
+    tp, limit_field, widths, vocab_tp, kv_cap = a.tp, a.limit_field, a.widths, a.vocab_tp, a.kv_cap
+    what = {"num_heads": "q projection width (heads x head_dim)"}.get(limit_field, limit_field)
     at_kvp = f" with kvp={kvp}" if kvp > 1 else ""
     at_tp1 = f"per shard at tp=1 x kvp={kvp}" if kvp > 1 and limit_field != "num_heads" else "at tp=1"
     group_fits = f": tp x kvp={kvp} <= {dom}" if kvp > 1 else ""
-    capped_by = None
-    for cap, why in (
-        (kv_cap, f"{kv_cap} KV head{'s' if kv_cap != 1 else ''} (CL701: more tp replicates the KV cache)"),
-        (dom_cap, f"the {dom}-GPU NVLink domain of {ctx.gpu}{group_fits} (CL704)"),
-    ):
-        if cap and tp > cap:
-            tp, capped_by = powers_of_two(cap)[-1], why
+    capped_by = {
+        "kv_heads": f"{kv_cap} KV head{'s' if kv_cap != 1 else ''} (CL701: more tp replicates the KV cache)",
+        "domain": f"the {dom}-GPU NVLink domain of {ctx.gpu}{group_fits} (CL704)",
+    }.get(a.capped_by or "")
     msg = (
         f"largest power-of-two tp keeping every sharded width a multiple of 128{at_kvp}: tp={tp} (limited by "
         f"{what} {widths[limit_field]})"
@@ -456,7 +412,7 @@ def largest_aligned_tp(ctx: Context):
         field=location_field(ctx, limit_field) if limit_field != "num_heads" else "num_heads",
         evidence={
             "largest_aligned_tp": tp,
-            "per_width": best,
+            "per_width": a.per_width,
             "vocab_largest_aligned_tp": vocab_tp,
             "kv_heads_cap_tp": kv_cap,
             "domain_gpus": dom,

@@ -333,6 +333,7 @@ class Context:
             code=r.code,
             name=r.name,
             rule=r.family,
+            kind=r.kind,
             severity=severity,
             message=message,
             key=key,

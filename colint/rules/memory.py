@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from colint.analysis.deployments import COMMON_PP, smallest_fitting
+from colint.analysis.deployments import COMMON_PP, replica_sequences, smallest_fitting
 from colint.analysis.workload import decode_step
 from colint.rules.base import Context, Family, Option, RuleDoc, fix, rule
 
@@ -94,11 +94,20 @@ def does_not_fit(ctx: Context):
         else smallest_fitting(spec, ctx.profile, sc, sc.decode_concurrency, int(ctx.option("max_candidates")))
     )
     fixes = []
+    # concurrency counts sequences per attention group (colint.analysis.scenario); advice for another layout keeps
+    # the replica's sequences (a layout with fewer attention groups holds more in each)
+    total = replica_sequences(sc)
+    per_group = (
+        f" ({sc.decode_concurrency} per attention group x {sc.attention_dp_groups})"
+        if total != sc.decode_concurrency
+        else ""
+    )
     if found is not None:
         tp, ep, pp, fit = found
         details.append(
-            f"smallest deployment that fits {sc.decode_concurrency} seq x {sc.context:,} tokens: "
-            f"{_layout(tp, ep, pp)}, est. {_gb(fit.total_bytes)} per GPU"
+            f"smallest deployment that fits the same {total:,} seq per replica{per_group} x {sc.context:,} tokens: "
+            f"{_layout(tp, ep, pp)}, est. {_gb(fit.total_bytes)} per GPU (--tp/--ep/--pp, or tp/ep/pp in "
+            f"[tool.colint])"
         )
         ev.update(fit_tp=tp, fit_ep=ep, fit_pp=pp)  # parallel sizes (unitless counts)
         fixes.append(fix(f"deploy with {_layout(tp, ep, pp)}", "display"))
@@ -127,7 +136,7 @@ def does_not_fit(ctx: Context):
             f"(est. {_gb(mem.kv_bytes_per_sequence_per_gpu)} per GPU) in {where}"
         )
         if found is not None:
-            msg += f"; {_layout(*found[:3])} fits {sc.decode_concurrency} seq"
+            msg += f"; {_layout(*found[:3])} fits {total:,} seq per replica"
         yield ctx.finding(
             "error",
             msg,
@@ -151,10 +160,13 @@ def does_not_fit(ctx: Context):
         if loss is not None
         else f"at most {cap} seq fit",
     )
+    group = " per attention group" if sc.attention_dp_groups > 1 else ""
     msg = (
-        f"only {cap} of the scenario's {sc.decode_concurrency} sequences of {sc.context:,} tokens fit in {where} "
-        f"(est. {_gb(mem.kv_bytes_per_sequence_per_gpu)} of KV cache each per GPU)"
+        f"only {cap} of the scenario's {sc.decode_concurrency} sequences{group} of {sc.context:,} tokens fit in "
+        f"{where} (est. {_gb(mem.kv_bytes_per_sequence_per_gpu)} of KV cache each per GPU): set --concurrency {cap} "
+        f"(concurrency = {cap} in [tool.colint]) or deploy on more GPUs"
     )
+    fixes.insert(0, fix(f"check at --concurrency {cap}", "display", settings={"concurrency": cap}))
     yield ctx.finding(
         ctx.graded(loss),
         msg,

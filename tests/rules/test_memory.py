@@ -25,8 +25,26 @@ def test_fewer_sequences_than_planned_is_graded_by_the_throughput_lost():
     (f,) = run(corpus(L8), ["CL801"])
     assert f.severity == "warning" and 0.5 <= f.impact.estimated_loss_pct < 25
     assert f.message.startswith("only 135 of the scenario's 256 sequences of 8,192 tokens fit in 162.0 GB usable")
+    # the finding names the setting that changes it (issue 29), in the message every format shows
+    assert f.message.endswith(": set --concurrency 135 (concurrency = 135 in [tool.colint]) or deploy on more GPUs")
     assert f.evidence["max_decode_concurrency"] == 135
-    assert f.fixes[0].title == "deploy with tp=2 (2 GPUs)"
+    assert [(x.title, x.settings) for x in f.fixes] == [
+        ("check at --concurrency 135", {"concurrency": 135}),
+        ("deploy with tp=2 (2 GPUs)", {}),
+    ]
+    # one attention group serves the replica: its 256 sequences are the replica's
+    assert "smallest deployment that fits the same 256 seq per replica x 8,192 tokens: tp=2 (2 GPUs)" in f.details[2]
+
+
+def test_advice_for_another_layout_keeps_the_replicas_sequences():
+    # issue 29: at ep=8 with data-parallel attention the scenario's 256 sequences are per attention group (8 groups,
+    # 2,048 per replica); a layout advised instead must hold the 2,048, not 256 (an eighth of the load)
+    (f,) = run(corpus("tests/corpus/hf/deepseek__DeepSeek-V3.json"), ["CL801"], ep=8)
+    assert f.severity == "error" and f.evidence["ep"] == 8
+    (line,) = [d for d in f.details if d.startswith("smallest deployment")]
+    assert line.startswith("smallest deployment that fits the same 2,048 seq per replica (256 per attention group x 8)")
+    # the advised layout, tp=1 ep=8 pp=4, keeps eight attention groups of 256 each; its footprint was priced there
+    assert (f.evidence["fit_tp"], f.evidence["fit_ep"], f.evidence["fit_pp"]) == (1, 8, 4)
     # one sequence at a shorter context fits easily
     assert run(corpus(L8), ["CL801"], concurrency=16) == []
 
