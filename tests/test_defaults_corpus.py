@@ -103,10 +103,10 @@ def test_deepseek_r1_is_priced_in_its_fp8_format_on_an_automatic_deployment():
     assert len(estimate) == 1
     assert "throughput scenario: fp8_block" in estimate[0]
     assert "fp8_block from the checkpoint's quantization_config: fp8, 128x128 blocks" in estimate[0]
-    # concurrency counts per attention group: tp=1 attention under ep=8 is eight groups (832 sequences per replica)
-    assert "decode 104 seq per attention group x 8," in estimate[0]
+    # concurrency counts per attention group: tp=1 attention under ep=8 is eight groups (808 sequences per replica; the MTP layer counts)
+    assert "decode 101 seq per attention group x 8," in estimate[0]
     assert (
-        "auto: tp=1, ep=8 (8 GPUs), 104 sequences per attention group x 8 of 8,192 tokens fit (of 256) on b200"
+        "auto: tp=1, ep=8 (8 GPUs), 101 sequences per attention group x 8 of 8,192 tokens fit (of 256) on b200"
         in (estimate[0])
     )
 

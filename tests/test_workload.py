@@ -473,3 +473,24 @@ def test_kvp_exchange_leaves_the_domain_with_its_group():
     nic_domain = replace(h100, interconnect_gbps=h100.scale_out_gbps, domain_size=16)
     assert kvp_exchange_s(kind, 256, sc, h100) == kvp_exchange_s(kind, 256, sc, nic_domain)
     assert kvp_exchange_s(kind, 256, sc, h100) > 1.2 * kvp_exchange_s(kind, 256, sc, replace(h100, domain_size=16))
+
+
+def test_mtp_layers_count_in_weight_memory():
+    # issue 29: DeepSeek-V3's nextn (MTP) layer is loaded by serving engines for speculative decoding: its weights sit
+    # on the last stage beside the LM head. One layer like the last decoder layer (sharded as it is) + eh_proj 2H -> H
+    from colint.analysis.footprint import _layer_weight_bytes, memory_at
+
+    spec = _spec("tests/corpus/hf/deepseek__DeepSeek-V3.json")
+    assert spec.mtp_layers == 1
+    no_mtp = replace(spec, mtp_layers=0, mtp_params=0)
+    profile = load_profile("b200")
+    sc = make_scenario("throughput", dtype="fp8_block", ep=8, concurrency=1, gpu="b200")
+    with_, without = analyse(spec, profile, sc), analyse(no_mtp, profile, sc)
+    h, b_w = spec.hidden_size, FORMATS["fp8_block"][2]
+    # the last decoder layer's share on one GPU: routed experts split over ep=8, attention and shared expert whole
+    last_layer = _layer_weight_bytes(spec, sc)[-1]
+    assert 1.0e9 < last_layer < 2.0e9  # ~11.5B params of one MoE layer, 256 experts over 8 GPUs, in FP8 blocks
+    delta = with_.memory.weight_bytes_per_gpu - without.memory.weight_bytes_per_gpu
+    assert delta == pytest.approx(last_layer + 2.0 * h * h * b_w)
+    # the deployment search's footprint (memory_at) agrees with the time model's to the byte
+    assert memory_at(spec, profile, sc).weight_bytes_per_gpu == with_.memory.weight_bytes_per_gpu

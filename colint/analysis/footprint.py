@@ -22,7 +22,7 @@ from colint.analysis.gemm_rows import (
     row_shards,
 )
 from colint.analysis.kv_cache import kind_mixers, mixer_kv_bytes_per_token, state_bytes_per_sequence
-from colint.analysis.memory import B_ACT, USABLE_HBM_SHARE, heaviest_stage_weight_bytes, memory_fit
+from colint.analysis.memory import B_ACT, USABLE_HBM_SHARE, heaviest_stage_weight_bytes, memory_fit, mtp_weight_bytes
 from colint.analysis.scenario import Scenario
 from colint.memo import per_spec
 from colint.normalize.model_spec import ModelSpec
@@ -91,7 +91,9 @@ def footprint_floor(spec: ModelSpec, scenario: Scenario) -> FootprintFloor:
 
 def _floor(spec: ModelSpec, one: Scenario) -> FootprintFloor:
     emb_w, lm_w = _embedding_weight_bytes(spec, one)
-    return FootprintFloor(sum(_layer_weight_bytes(spec, one)) + emb_w + lm_w, _kv_bytes_per_sequence(spec, one))
+    layer_w = _layer_weight_bytes(spec, one)
+    mtp_w = mtp_weight_bytes(layer_w, spec.mtp_layers, spec.hidden_size, FORMATS[one.gemm_format][2], 1)
+    return FootprintFloor(sum(layer_w) + emb_w + lm_w + mtp_w, _kv_bytes_per_sequence(spec, one))
 
 
 # _unsplit() memo: (id(spec), the scenario at pp=1) -> (spec, parts). Nothing in the parts depends on pp (nor on
@@ -139,6 +141,7 @@ def _unsplit_parts(spec: ModelSpec, scenario: Scenario) -> tuple[list[float], fl
         peak = max(peak, tokens[regime] * 2.0 * h * B_ACT + gemm)
     layer_w = _layer_weight_bytes(spec, scenario)
     emb_w, lm_w = _embedding_weight_bytes(spec, scenario)
+    lm_w += mtp_weight_bytes(layer_w, spec.mtp_layers, h, FORMATS[scenario.gemm_format][2], scenario.tp)
     return layer_w, sum(layer_w), emb_w, lm_w, _kv_bytes_per_sequence(spec, scenario), peak
 
 

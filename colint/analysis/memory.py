@@ -65,6 +65,18 @@ def heaviest_stage_weight_bytes(layer_weights: list[float], first: float, last: 
     return p.max if p is not None else total / pp
 
 
+def mtp_weight_bytes(
+    layer_weights: list[float], mtp_layers: int, hidden: int, bytes_per_weight: float, tp: int
+) -> float:
+    """Weight bytes per GPU of the multi-token-prediction layers (DeepSeek's nextn, which transformers does not build
+    but serving engines load for speculative decoding; issue 29): each holds a decoder layer like the last one
+    (sharded as it is) plus its eh_proj (2H -> H) over tp; they sit on the last stage, beside the LM head, and
+    share the embedding and head. An ESTIMATE: the MTP layer's norms are left out (a few H each)."""
+    if not mtp_layers or not layer_weights:
+        return 0.0
+    return mtp_layers * (layer_weights[-1] + 2.0 * hidden * hidden * bytes_per_weight / tp)
+
+
 def activation_bytes(hidden: int, rows_by_regime: dict, tokens_by_regime: dict[str, int]) -> float:
     """Peak activation bytes of one forward per GPU: max over regimes of tokens·2·H·B_ACT plus the largest
     GEMM's input and output (rows already sharded; routed experts: their rows on this GPU)."""

@@ -31,7 +31,7 @@ from colint.analysis.gemm_rows import (
     kind_shards,
 )
 from colint.analysis.kv_cache import kind_mixers, kv_cache_bytes_per_token, kv_sources, state_bytes_per_sequence
-from colint.analysis.memory import activation_bytes, heaviest_stage_weight_bytes, memory_fit
+from colint.analysis.memory import activation_bytes, heaviest_stage_weight_bytes, memory_fit, mtp_weight_bytes
 from colint.analysis.scenario import Scenario
 from colint.analysis.overlap import half_cores_s, half_scenario, layer_time, overlapped_layers, overlaps
 from colint.analysis.step_extras import AttentionCost, _attention
@@ -269,9 +269,9 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     state_seq = state_bytes_per_sequence(spec, scenario.kv_bytes_per_elem)
     pp = scenario.pp
 
-    weights_gpu = heaviest_stage_weight_bytes(
-        _layer_weight_bytes(spec, kind_stats), emb.weight_bytes, lm.weight_bytes, pp
-    )
+    layer_w = _layer_weight_bytes(spec, kind_stats)
+    mtp_w = mtp_weight_bytes(layer_w, spec.mtp_layers, h, FORMATS[scenario.gemm_format][2], scenario.tp)
+    weights_gpu = heaviest_stage_weight_bytes(layer_w, emb.weight_bytes, lm.weight_bytes + mtp_w, pp)
     # sliding/chunked layers keep only their window: decode's attended tokens per layer
     per_seq = (
         sum(a.layers * a.kv_bytes_per_token * a.attended_tokens for a in attn["decode"]) + state_seq / scenario.tp
