@@ -1,8 +1,9 @@
 """Finding counts by severity over the test corpus at the five settings of issue 17.
 
-    .venv/bin/python scripts/severity_counts.py [--json OUT] [--setting "NAME=ARGS" ...]
+    .venv/bin/python scripts/severity_counts.py [--json OUT] [--markdown] [--setting "NAME=ARGS" ...]
 
-Prints one row per setting: errors / warnings / infos, and per-code counts by severity. ``--setting``
+Prints one row per setting: errors / warnings / infos, the files the hook would block (exit 1 at the default
+--fail-on warning), and per-code counts by severity; ``--markdown`` prints them as the tables of docs/defaults.md. ``--setting``
 (repeatable) replaces the five settings with others, e.g. ``--setting "rtx nvfp4=--gpu rtx-pro-6000
 --dtype nvfp4"`` for a GPU those five do not reach.
 Runs `colint check --format json --isolated` over tests/corpus (one process per setting).
@@ -52,6 +53,28 @@ def settings(argv: list[str]) -> dict[str, list[str]]:
     return {name.strip(): args.split() for name, _, args in (g.partition("=") for g in given)}
 
 
+def markdown(table: dict) -> str:
+    """The counts as Markdown: one summary row per setting, then one row per rule with its counts by severity."""
+    names = list(table)
+    out = ["| setting | files blocked | errors | warnings | infos |", "|---|---|---|---|---|"]
+    for n in names:
+        t = table[n]
+        out.append(f"| {n} | {t['blocked']} of {t['files']} | {t['errors']} | {t['warnings']} | {t['infos']} |")
+    codes = sorted({k.split()[0] for t in table.values() for k in t["by_code"]})
+    out += ["", "| rule | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]
+    for c in codes:
+        cells = []
+        for n in names:
+            parts = [
+                f"{table[n]['by_code'][f'{c} {sev}']} {sev}"
+                for sev in ("error", "warning", "info")
+                if f"{c} {sev}" in table[n]["by_code"]
+            ]
+            cells.append(", ".join(parts) or "-")
+        out.append(f"| {c} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def main() -> None:
     table = {}
     for name, args in settings(sys.argv).items():
@@ -61,13 +84,24 @@ def main() -> None:
             for x in f["findings"]:
                 by_code[(x["code"], x["severity"])] += 1
         s = rep["summary"]
+        blocked = sum(
+            bool(f.get("error")) or any(x["severity"] in ("error", "warning") for x in f["findings"])
+            for f in rep["files"]
+        )
         table[name] = {
+            "files": len(rep["files"]),
+            "blocked": blocked,
             "errors": s["errors"],
             "warnings": s["warnings"],
             "infos": s["infos"],
             "by_code": {f"{c} {sev}": n for (c, sev), n in sorted(by_code.items())},
         }
-        print(f"{name:<16} errors {s['errors']:>4}  warnings {s['warnings']:>4}  infos {s['infos']:>4}")
+        print(
+            f"{name:<16} files blocked {blocked:>3}/{len(rep['files'])}  errors {s['errors']:>4}  "
+            f"warnings {s['warnings']:>4}  infos {s['infos']:>4}"
+        )
+    if "--markdown" in sys.argv:
+        print(markdown(table))
     if "--json" in sys.argv:
         with open(sys.argv[sys.argv.index("--json") + 1], "w") as fh:
             json.dump(table, fh, indent=1)
