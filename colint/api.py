@@ -23,24 +23,15 @@ from dataclasses import replace
 from typing import Any, Union
 from collections.abc import Mapping
 
+from colint.deployment import DEPLOYMENT_SETTINGS
 from colint.errors import ColintError, UsageError
 
 __all__ = ["check", "inspect", "suggest", "report_data", "chart", "SETTINGS"]
 
 Config = Union[Mapping[str, Any], str, "os.PathLike[str]", Any]
 
-SETTINGS = (
-    "scenario",
-    "dtype",
-    "tp",
-    "ep",
-    "pp",
-    "kvp",
-    "context",
-    "concurrency",
-    "kv_dtype",
-    "out_dtype",
-    "ep_overlap",
+# the keywords: the deployment settings (colint.deployment, one list with the CLI and config files), then the rest
+SETTINGS = tuple(s.api for s in DEPLOYMENT_SETTINGS) + (
     "select",
     "ignore",
     "extend_select",
@@ -48,21 +39,8 @@ SETTINGS = (
     "vocab_size",
     "close_advice",
 )
-_SCENARIO_SETTINGS = (
-    "scenario",
-    "dtype",
-    "tp",
-    "ep",
-    "pp",
-    "kvp",
-    "context",
-    "concurrency",
-    "kv_dtype",
-    "out_dtype",
-    "ep_overlap",
-    "input_format",
-    "vocab_size",
-)
+_SCENARIO_SETTINGS = tuple(s.api for s in DEPLOYMENT_SETTINGS) + ("input_format", "vocab_size")
+_COUNTS = tuple(s.api for s in DEPLOYMENT_SETTINGS if s.kind in ("count", "parallel")) + ("vocab_size",)
 DICT_PATH = "<dict>"  # the path of a config given as a dict, in results and errors
 
 
@@ -79,7 +57,7 @@ def _flags(gpu, settings: dict, allowed=SETTINGS) -> dict:
     def codes(v):
         return [v] if isinstance(v, str) else list(v or [])
 
-    for name in ("tp", "ep", "pp", "kvp", "context", "concurrency", "vocab_size"):
+    for name in _COUNTS:
         v = settings.get(name)
         if (
             v is not None

@@ -13,10 +13,11 @@ from typing import Any, Optional, cast
 
 from colint.analysis.checkpoint_format import checkpoint_format, native_or_weight_only
 from colint.analysis.deployments import aligned_tp, automatic_deployment
-from colint.analysis.scenario import fit_context, fit_to_model, make_scenario
+from colint.analysis.scenario import fit_context, fit_to_model
 from colint.analysis.workload import analyse
 from colint.closure import SETTINGS, WARNING, close_advice
 from colint.config_files import find_config
+from colint.deployment import Deployment
 from colint.errors import ColintError, InternalError, LoadError, ProfileError, UsageError
 from colint.findings import SEVERITY_ORDER, Finding, Fix, Severity, rank
 from colint.hardware_profiles import load_profile
@@ -108,34 +109,19 @@ class Target:
 def build_targets(opts: Settings) -> list[Target]:
     """Resolve profiles and scenarios once for all files (raises UsageError/ProfileError)."""
     targets = []
+    dep = Deployment.from_settings(opts)
     for gpu in opts.gpus:
         profile = load_profile(gpu)
-        tp = None if opts.tp == "auto" else opts.tp  # auto: analyse at tp=1, rules report the best tp
-        scenario = make_scenario(
-            opts.scenario,
-            dtype=opts.dtype,
-            tp=tp,
-            ep=opts.ep,
-            pp=opts.pp,
-            context=opts.context_tokens,
-            concurrency=opts.concurrency,
-            gpu=profile.name,
-            kv_cache=opts.kv_dtype,
-            out_dtype=opts.out_dtype,
-            kvp=opts.kvp,
-            ep_overlap=opts.ep_overlap,
-        )
-        # --tp auto with nothing else named: tp is the aligned one, ep and pp are chosen around it
-        auto_layout = opts.tp in (None, "auto") and opts.ep is None and opts.pp is None and opts.kvp is None
         targets.append(
             Target(
                 gpu=profile.name,
                 profile=profile,
-                scenario=scenario,
-                auto_layout=auto_layout,
-                auto_concurrency=opts.concurrency is None,
-                auto_dtype=opts.dtype is None,
-                tp_auto=opts.tp == "auto",
+                scenario=dep.scenario_for(profile.name),
+                # --tp auto with nothing else named: tp is the aligned one, ep and pp are chosen around it
+                auto_layout=not dep.layout_named,
+                auto_concurrency=dep.concurrency is None,
+                auto_dtype=dep.dtype is None,
+                tp_auto=dep.tp_auto,
             )
         )
     return targets
@@ -172,7 +158,7 @@ def check_spec(
     runs: list[tuple[int, int, list[Finding]]] = []  # (target, rule position, its findings), in the order run
     spec_only = [r for r in rules if not r.needs_workload]
     per_gpu = [r for r in rules if r.needs_workload]
-    tp_auto = opts.tp == "auto"
+    tp_auto = Deployment.from_settings(opts).tp_auto
     overrides = opts.severity_overrides
 
     def run(r, t: Target | None, workload=None, tp_auto: bool = tp_auto) -> list[Finding]:

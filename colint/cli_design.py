@@ -210,11 +210,10 @@ def suggest_cmd(path, flags, isolated, budget_pct, objective, at_interactivity, 
     help="Compare against the design with this key of the file changed (repeatable; with --compare: "
     "applied to that file).",
 )
-@settings_options("gpus", "scenario", "dtype", "context_tokens", "ep_overlap", *INPUT)
-@click.option("--kv-cache", default=None, help="KV-cache format: bf16, fp8, nvfp4, ... [default: bf16]")
+@settings_options("gpus", "scenario", "dtype", "kv_dtype", "context_tokens", "ep_overlap", *INPUT)
 @click.option("--prefill-tokens", type=click.IntRange(min=1), default=None, help="Tokens per prefill forward.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def pareto_cmd(path, compare_path, variants, flags, isolated, kv_cache, prefill_tokens, fmt) -> None:
+def pareto_cmd(path, compare_path, variants, flags, isolated, prefill_tokens, fmt) -> None:
     """The throughput-interactivity frontier of PATH within one scale-up domain (estimates): tok/s/GPU
     against tok/s/user over tp, ep, attention-DP and concurrency; --compare/--variant put a second
     design beside it.
@@ -224,7 +223,7 @@ def pareto_cmd(path, compare_path, variants, flags, isolated, kv_cache, prefill_
     from colint.errors import ColintError
     from colint.pareto import run_settings
 
-    opts = settings_at(path, {**flags, "kv_dtype": kv_cache}, isolated)
+    opts = settings_at(path, flags, isolated)
     try:
         result = run_settings(path, opts, compare_path=compare_path, variants=variants, prefill_tokens=prefill_tokens)
     except ColintError as exc:

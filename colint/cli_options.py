@@ -12,9 +12,21 @@ from typing import Any
 
 import click
 
-from colint.analysis.scenario import EP_OVERLAP_MODES
+from colint.deployment import DEPLOYMENT_SETTINGS, DeploymentSetting
 from colint.cli_output import fail, fail_with
 from colint.settings import Settings
+
+
+def _deployment_option(s: DeploymentSetting) -> Callable:
+    """The click option of one deployment setting: its flag and earlier spellings, help, and value kind."""
+    kinds: dict[str, Any] = {
+        "count": {"type": click.IntRange(min=1)},
+        "choice": {"type": click.Choice(s.choices)},
+        "parallel": {},  # an integer or 'auto': parsed by flags_of
+        "str": {},
+    }
+    return click.option(s.flag, *s.aliases, s.field, default=None, help=s.help, **kinds[s.kind])
+
 
 # Settings field -> its flag. The option's destination is the field's name, so a new setting is one line here.
 OPTIONS: dict[str, Callable] = {
@@ -24,40 +36,8 @@ OPTIONS: dict[str, Callable] = {
         multiple=True,
         help="Target GPU profile name or YAML path; repeat to lint for a fleet. [default: b200]",
     ),
-    "scenario": click.option(
-        "--scenario",
-        type=click.Choice(["throughput", "latency", "long-context"]),
-        default=None,
-        help="[default: throughput]",
-    ),
-    "dtype": click.option(
-        "--dtype",
-        default=None,
-        help="Weight/activation format: bf16, fp16, fp8, fp8_block, nvfp4, mxfp4, int8. [default: bf16]",
-    ),
-    "tp": click.option(
-        "--tp", default=None, help="Tensor-parallel size, or 'auto' (largest power of two that aligns)."
-    ),
-    "ep": click.option("--ep", type=click.IntRange(min=1), default=None, help="Expert-parallel size."),
-    "pp": click.option("--pp", type=click.IntRange(min=1), default=None, help="Pipeline-parallel size."),
-    "kvp": click.option("--kvp", type=click.IntRange(min=1), default=None, help="KV (Helix) parallel size."),
-    "context_tokens": click.option(
-        "--context", "context_tokens", type=click.IntRange(min=1), default=None, help="Context length, tokens."
-    ),
-    "concurrency": click.option(
-        "--concurrency", type=click.IntRange(min=1), default=None, help="Concurrent decode sequences per GPU."
-    ),
-    "kv_dtype": click.option("--kv-dtype", default=None, help="KV-cache format: bf16, fp8, nvfp4, ... [default: bf16]"),
-    "out_dtype": click.option(
-        "--out-dtype", default=None, help="GEMM output format: bf16, fp8, fp32, ... [default: bf16]"
-    ),
-    "ep_overlap": click.option(
-        "--ep-overlap",
-        type=click.Choice(EP_OVERLAP_MODES),
-        default=None,
-        help="Overlap the EP dispatch/combine with compute by two micro-batches: where it makes the step "
-        "faster, wherever the batch splits, or never. [default: auto]",
-    ),
+    # the deployment settings: one click option per colint.deployment record (flag, help, old spellings)
+    **{s.field: _deployment_option(s) for s in DEPLOYMENT_SETTINGS},
     "select": click.option(
         "--select",
         multiple=True,
@@ -92,19 +72,7 @@ OPTIONS: dict[str, Callable] = {
         help="Re-check every fix at the state it leads to before showing it. [default: on]",
     ),
 }
-SCENARIO = (
-    "scenario",
-    "dtype",
-    "tp",
-    "ep",
-    "pp",
-    "kvp",
-    "context_tokens",
-    "concurrency",
-    "kv_dtype",
-    "out_dtype",
-    "ep_overlap",
-)
+SCENARIO = tuple(s.field for s in DEPLOYMENT_SETTINGS)
 INPUT = ("input_format", "vocab_size")
 ISOLATED = click.option("--isolated", is_flag=True, help="Ignore pyproject.toml / .colint.toml files.")
 

@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("normalize", "hardware_profiles"),
     ("analysis",),
     ("rules", "fix_text", "edited_document", "reporters", "triage"),
+    ("deployment",),
     ("settings",),
     ("config_files",),
     ("suppression", "sources"),
