@@ -34,7 +34,9 @@ BAD = {
     "model_type": "llama",
     "architectures": ["LlamaForCausalLM"],
     "hidden_size": 4096,
-    "intermediate_size": 11008,
+    # 1375 per shard at tp=8: off the 16-byte aligned path, a warning whatever the priced padding (issue 29: 11008,
+    # 1376 per shard, costs est. +0.1% of a decode step and is advice)
+    "intermediate_size": 11000,
     "num_hidden_layers": 32,
     "num_attention_heads": 32,
     "num_key_value_heads": 8,
@@ -107,8 +109,8 @@ def test_hook_fails_on_the_finding_and_passes_once_fixed(tmp_path):
     assert bad.returncode == 1, out
     assert "colint" in out and "Failed" in out, out
     assert (
-        "models/tiny/config.json:7:3: CL201 warning intermediate_size 11008 is 1376 per shard at tp=8, "
-        "not a multiple of 128" in out
+        "models/tiny/config.json:7:3: CL201 warning intermediate_size 11000 is 1375 per shard at tp=8, "
+        "not a multiple of 8 (off the 16-byte aligned path)" in out
     ), out
     assert "notes.json" not in out, out
     assert "format not recognized" not in out and "error:" not in out, out

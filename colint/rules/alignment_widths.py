@@ -123,9 +123,8 @@ def judge_width(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims:
             details.append(
                 f"expert parallelism keeps each expert whole, but {value} is not a multiple of 128 unsplit either"
             )
-        yield ctx.finding(
-            sev, f"{head}, not a multiple of 128", field=loc, evidence=ev, loss_pct=loss, details=details, fixes=fixes
-        )
+        what = f"not a multiple of {hard} (off the 16-byte aligned path)" if bad_hard else "not a multiple of 128"
+        yield ctx.finding(sev, f"{head}, {what}", field=loc, evidence=ev, loss_pct=loss, details=details, fixes=fixes)
         return
     coop = cooperative_tile(ctx)
     if coop is None:
