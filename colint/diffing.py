@@ -478,7 +478,7 @@ def diff_revision(
                 targets,
                 status="removed",
                 base_name=base_name,
-                path=where,
+                path=display_path(where, here),
                 frontier=frontier,
                 cwd=here,
             )
