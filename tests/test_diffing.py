@@ -207,6 +207,12 @@ def test_a_base_that_does_not_parse(repo, capsys):
     assert c["head_error"] is None and c["params_total"]["after"] == llama_params({**BASE_CONFIG, "vocab_size": 128257})
     assert [f["code"] for f in c["findings"]["new"]] == ["CL202"] and code == 1
 
+    # the other way round: a head that does not parse is the run's error (exit 2), located in the file
+    write(repo / "config.json", '{"model_type": "llama",,}\n')
+    code, data, _ = run_json(capsys, "--base", "HEAD")
+    (c,) = data["configs"]
+    assert code == 2 and c["head_error"].startswith("config.json:1:") and c["params_total"]["after"] is None
+
 
 def test_git_errors_are_one_line_exit_2(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
@@ -248,8 +254,16 @@ def test_fail_on_regression_and_the_markdown_table(repo, capsys):
     table = [line for line in out.out.splitlines() if line.startswith("| `config.json`")]
     assert len(table) == 1
     cells = [c.strip() for c in table[0].strip("|").split("|")]
-    assert cells[:3] == ["`config.json` (modified)", "b200", cells[2]]
+    assert cells[:2] == ["`config.json` (modified)", "b200"]
     assert cells[6].startswith("**") and cells[7].startswith("**")  # decode and prefill: slower by more than 2%
+    wider = llama_params({**BASE_CONFIG, "intermediate_size": 32768})
+    weights = f"{2 * llama_params(BASE_CONFIG) / 1e9:.4g} GB → {2 * wider / 1e9:.4g} GB"  # bf16 at tp=1
+    assert cells[4].startswith(weights)
+
+    # one row per target GPU, each at its own deployment
+    main(["check", "--isolated", "--base", "HEAD~1", "--format", "markdown", "--gpu", "b200", "--gpu", "h100-sxm"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| `config.json`")]
+    assert [r.split("|")[2].strip() for r in rows] == ["b200", "h100-sxm"]
 
 
 def test_diff_of_two_files_and_the_frontier(tmp_path, monkeypatch, capsys):

@@ -55,13 +55,18 @@ def pct(d) -> str:
     return "=" if p == 0 else f"{p:+.2f}%"
 
 
-def change(d, fmt) -> str:
-    """``before -> after (+x.xx%)``; a side that does not exist shows as -."""
+def change(d, fmt, arrow: str = "->") -> str:
+    """``before -> after (+x.xx%)``; a side that does not exist shows as -. Digits, units and signs only: safe as
+    Markdown without escaping."""
     if d.before is None and d.after is None:
         return "-"
     if d.before == d.after:
         return f"{fmt(d.after)} (=)"
-    return f"{fmt(d.before)} -> {fmt(d.after)} ({pct(d)})"
+    return f"{fmt(d.before)} {arrow} {fmt(d.after)} ({pct(d)})"
+
+
+def md_change(d, fmt) -> str:
+    return change(d, fmt, "→")
 
 
 def _title(c, cwd: Optional[str]) -> str:
@@ -124,7 +129,7 @@ def render_text(run, *, threshold_pct: float, cwd: Optional[str] = None) -> str:
 
 
 def _md_step(d, threshold_pct: float) -> str:
-    text = cell(change(d, seconds))
+    text = md_change(d, seconds)
     return f"**{text}**" if d.pct is not None and d.pct > threshold_pct else text
 
 
@@ -153,15 +158,15 @@ def render_markdown(run, *, threshold_pct: float, cwd: Optional[str] = None) -> 
             continue
         if c.base_error:
             notes.append(f"- {where}: base not read: {cell(c.base_error)}; every finding counts as new")
-        params = cell(change(c.params_total, count))
-        kv = cell(change(c.kv_cache_bytes_per_token, size))
+        params = md_change(c.params_total, count)
+        kv = md_change(c.kv_cache_bytes_per_token, size)
         for s in c.steps or [None]:
             if s is None:
                 rows.append(f"| {where} | | | {params} | | {kv} | | | {found} |")
                 continue
             rows.append(
                 f"| {where} | {cell(s.gpu)} | {cell(s.deployment)} | {params} | "
-                f"{cell(change(s.weight_bytes_per_gpu, size))} | {kv} | {_md_step(s.decode_s, threshold_pct)} | "
+                f"{md_change(s.weight_bytes_per_gpu, size)} | {kv} | {_md_step(s.decode_s, threshold_pct)} | "
                 f"{_md_step(s.prefill_s, threshold_pct)} | {found} |"
             )
             if s.note:
@@ -186,7 +191,7 @@ def render_markdown(run, *, threshold_pct: float, cwd: Optional[str] = None) -> 
             "|---|---|" + "---|" * len(levels),
         ]
         for c, f in frontiers:
-            cells = " | ".join(cell(change(d, throughput)) for _, d in f.levels)
+            cells = " | ".join(md_change(d, throughput) for _, d in f.levels)
             out.append(f"| `{code(display_path(c.path, cwd))}` | {cell(f.gpu)} | {cells} |")
         out.append("")
     out += notes + ([""] if notes else [])
