@@ -214,6 +214,8 @@ def _step_delta(target: Target, base_spec, head_spec) -> StepDelta:
                 bw = analyse(base_spec, base_t.profile, own)
             except ColintError as exc2:
                 note = f"base: {exc2.message}"
+        if bw is not None and not bw.memory_fits and note is not None:
+            note += " (where the base does not fit in memory)"
 
     def pair(get) -> Delta:
         return Delta(None if bw is None else float(get(bw)), float(get(hw)))

@@ -59,7 +59,7 @@ def change(d, fmt, arrow: str = "->") -> str:
     """``before -> after (+x.xx%)``; a side that does not exist shows as -. Digits, units and signs only: safe as
     Markdown without escaping."""
     if d.before is None and d.after is None:
-        return "-"
+        return fmt(None)
     if d.before == d.after:
         return f"{fmt(d.after)} (=)"
     return f"{fmt(d.before)} {arrow} {fmt(d.after)} ({pct(d)})"
