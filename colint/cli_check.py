@@ -188,7 +188,9 @@ def _run_base(paths, flags: Mapping[str, Any], isolated: bool, run: CheckRun, fm
     if found is not None:
         for warning in found.warnings:
             click.echo(f"colint: warning: {warning}", err=True)
-    return report_diff(diff, fmt, run.output, fail_on_regression=run.fail_on_regression, exit_zero=run.exit_zero)
+    return report_diff(
+        diff, fmt, run.output, fail_on_regression=run.fail_on_regression, exit_zero=run.exit_zero, quiet=run.quiet
+    )
 
 
 def report_diff(

@@ -200,8 +200,13 @@ def _step_delta(target: Target, base_spec, head_spec) -> StepDelta:
         )
     note = None
     bw = None
+    base_t: Optional[Target] = None
     if base_spec is not None:
-        base_t = target.for_model(base_spec)
+        try:
+            base_t = target.for_model(base_spec)
+        except ColintError as exc:  # (for_model reports a format the GPU lacks itself: a guard)
+            base_t, note = None, f"base: {exc.message}"
+    if base_spec is not None and base_t is not None:
         own = base_t.scenario
         borrowed = dataclasses.replace(own, **{k: getattr(head_t.scenario, k) for k in LAYOUT})
         if _layout(own) != _layout(borrowed):
