@@ -176,7 +176,8 @@ def check(paths, flags, isolated, **run) -> None:
     """Lint the architecture in each PATH for the target GPU(s).
 
     PATH is a config file, a directory (walked; a checkpoint folder means its config.json), a Hugging
-    Face cache folder, a Hub id org/name[@revision] (only config.json is downloaded), or '-' (standard input)."""
+    Face cache folder, a Hub id org/name[@revision] (only config.json is downloaded), or '-' (standard input).
+    With --base REF and no PATH: every config changed since the git revision REF (docs/diff.md)."""
     from colint.cli_check import CheckRun, run_check
 
     if not paths and run["base"] is None:
