@@ -421,7 +421,9 @@ def diff_revision(
     checked = [c for c in changes if c.status != "unchanged"]
     unchanged = len(changes) - len(checked)
     head_paths = [c.new for c in checked if c.new is not None]
-    results, groups = check_grouped(head_paths, flags, isolated=isolated, strict=strict, settings_dirs=settings_dirs)
+    results, groups = check_grouped(
+        head_paths, flags, isolated=isolated, strict=strict, settings_dirs=settings_dirs, parallel=True
+    )
     cache: dict[int, tuple] = {}
     out: list[ConfigDiff] = []
     for c, head, opts in zip(checked, results, groups):
