@@ -16,13 +16,14 @@ import sys
 import click
 
 from colint import __version__
-from colint.cli_options import settings_options
+from colint.cli_options import percent, settings_options
 from colint.cli_output import EXIT_CLEAN, EXIT_ERROR, escape, fail
 from colint.reporters import REPORTERS
 
 # command name -> "module:function" of a command defined outside this module
 LAZY_COMMANDS = {
     "config": "colint.cli_reference:config_cmd",
+    "diff": "colint.cli_design:diff_cmd",
     "formats": "colint.cli_reference:formats_cmd",
     "gemm": "colint.cli_design:gemm_cmd",
     "inspect": "colint.cli_design:inspect_cmd",
@@ -63,7 +64,8 @@ OUTPUT_FORMATS = list(REPORTERS)  # full, concise, text (= full), json, github, 
 @cli.command()
 # readable=False: click's own access check made one unreadable file a usage error that aborted the whole run;
 # each file's read error is its own located error instead (issue 19)
-@click.argument("paths", nargs=-1, required=True, type=click.Path(allow_dash=True, readable=False))
+# not required: with --base and no PATH, the configs git sees changed since the revision
+@click.argument("paths", nargs=-1, required=False, type=click.Path(allow_dash=True, readable=False))
 @settings_options()
 @click.option(
     "--output-format",
@@ -148,13 +150,38 @@ OUTPUT_FORMATS = list(REPORTERS)  # full, concise, text (= full), json, github, 
     metavar="GLOB",
     help="In a directory, skip files and folders matching these globs (repeatable).",
 )
+@click.option(
+    "--base",
+    metavar="REF",
+    default=None,
+    help="Review a change: compare each config changed since this git revision with its version there "
+    "(renames followed; no PATH: every changed config) and print the parameter, memory and step-time deltas; "
+    "only findings new since REF are reported and can fail the run (docs/diff.md).",
+)
+@click.option(
+    "--frontier",
+    is_flag=True,
+    help="With --base: also the frontier's tokens/s per GPU at 20, 50 and 100 tokens/s per user, before and after "
+    "(0.2 s to seconds per config and GPU).",
+)
+@click.option(
+    "--fail-on-regression",
+    metavar="PCT",
+    default=None,
+    callback=lambda _ctx, _param, value: percent(value),
+    help="With --base: exit 1 when a decode or prefill step gets slower by more than PCT percent (e.g. 2%) on a "
+    "target GPU.",
+)
 def check(paths, flags, isolated, **run) -> None:
     """Lint the architecture in each PATH for the target GPU(s).
 
     PATH is a config file, a directory (walked; a checkpoint folder means its config.json), a Hugging
-    Face cache folder, a Hub id org/name[@revision] (only config.json is downloaded), or '-' (standard input)."""
+    Face cache folder, a Hub id org/name[@revision] (only config.json is downloaded), or '-' (standard input).
+    With --base REF and no PATH: every config changed since the git revision REF (docs/diff.md)."""
     from colint.cli_check import CheckRun, run_check
 
+    if not paths and run["base"] is None:
+        raise click.UsageError("Missing argument 'PATHS...'.")
     raise click.exceptions.Exit(run_check(paths, flags, isolated, CheckRun(**run)))
 
 

@@ -49,6 +49,9 @@ class CheckRun:
     show_diff: bool = False
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    base: Optional[str] = None  # a git revision: review the change since it (colint.diffing)
+    frontier: bool = False  # with base: the frontier's throughput before and after
+    fail_on_regression: Optional[float] = None  # with base: exit 1 when a step gets slower by more (percent)
 
 
 def run_check(paths, flags: Mapping[str, Any], isolated: bool, run: CheckRun) -> int:
@@ -57,6 +60,10 @@ def run_check(paths, flags: Mapping[str, Any], isolated: bool, run: CheckRun) ->
     from colint.sources import expand
 
     fmt = run.fmt or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "full")
+    if run.base is None and (run.frontier or run.fail_on_regression is not None):
+        raise fail("colint: error: --frontier and --fail-on-regression compare with a base; add --base REF")
+    if run.base is not None:
+        return _run_base(paths, flags, isolated, run, fmt)
     if run.statistics and fmt not in ("full", "concise", "text", "json"):
         raise fail("colint: error: --statistics prints text or json; drop --output-format " + fmt)
     try:
@@ -144,6 +151,97 @@ def run_check(paths, flags: Mapping[str, Any], isolated: bool, run: CheckRun) ->
         return EXIT_ERROR
     code = grouped_exit_code(results, groups)
     return EXIT_CLEAN if run.exit_zero and code == EXIT_FINDINGS else code
+
+
+def _run_base(paths, flags: Mapping[str, Any], isolated: bool, run: CheckRun, fmt: str) -> int:
+    """`colint check --base REF`: the change since REF (colint.diffing.diff_revision), reported in ``fmt``."""
+    assert run.base is not None
+    from colint.diffing import diff_revision
+    from colint.errors import ColintError
+    from colint.sources import expand
+
+    for flag, given in (
+        ("--fix", run.apply_fix),
+        ("--diff", run.show_diff),
+        ("--write-baseline", run.write_baseline),
+        ("--statistics", run.statistics),
+        ("--baseline", run.baseline),
+    ):
+        if given:
+            raise fail(f"colint: error: --base reviews a change; drop {flag}")
+    if "-" in paths:
+        raise fail("colint: error: --base reads files at a git revision, not standard input")
+    try:
+        found = expand(paths, include=run.include, exclude=run.exclude) if paths else None
+        diff = diff_revision(
+            run.base,
+            list(found.paths) if found is not None else [],
+            flags,
+            args=tuple(paths),
+            isolated=isolated,
+            strict=run.strict,
+            settings_dirs=found.settings_dirs() if found is not None else None,
+            frontier=run.frontier,
+        )
+    except ColintError as exc:
+        raise fail_with(exc) from None
+    if found is not None:
+        for warning in found.warnings:
+            click.echo(f"colint: warning: {warning}", err=True)
+    return report_diff(
+        diff, fmt, run.output, fail_on_regression=run.fail_on_regression, exit_zero=run.exit_zero, quiet=run.quiet
+    )
+
+
+def report_diff(
+    diff,
+    fmt: str,
+    output: Optional[str],
+    *,
+    fail_on_regression: Optional[float],
+    exit_zero: bool = False,
+    quiet: bool = False,
+) -> int:
+    """Print a colint.diffing.DiffRun in ``fmt`` and return the exit code: text, concise, markdown (the deltas, then
+    the new findings), json (``colint schema diff``), github, sarif, gitlab (the new findings alone). Every base that
+    could not be read and every step slower than ``fail_on_regression`` is one line on stderr."""
+    from colint.checking import summary
+    from colint.diffing import HIGHLIGHT_SLOWER_PCT, exit_code, run_public
+    from colint.reporters import diff_report
+
+    threshold = HIGHLIGHT_SLOWER_PCT if fail_on_regression is None else fail_on_regression
+    results = diff.head_results
+    if fmt == "json":
+        report = diff_report.render_json(run_public(diff, threshold))
+    else:
+        findings = render_report(
+            fmt, results, summary(results), diff.groups[: len(results)], statistics=False, colour=False, quiet=quiet
+        )
+        if fmt in ("full", "text", "concise"):
+            report = diff_report.render_text(diff, threshold_pct=threshold) + ("\n\n" + findings if results else "")
+        elif fmt == "markdown":
+            report = diff_report.render_markdown(diff, threshold_pct=threshold) + (
+                "\n#### New findings\n\n" + findings if results else ""
+            )
+        else:
+            report = findings
+    emit(report, output)
+    for c in diff.configs:
+        if c.base_error:
+            click.echo(
+                escape(f"colint: base not read, every finding of {c.path} counts as new: {c.base_error}"), err=True
+            )
+    code = exit_code(diff, fail_on_regression=fail_on_regression)
+    if fail_on_regression is not None:
+        for r in diff.regressions(fail_on_regression):
+            click.echo(
+                escape(
+                    f"colint: {r.path}: the {r.step} step on {r.gpu} is {r.pct:.2f}% slower "
+                    f"(more than --fail-on-regression {fail_on_regression:g}%)"
+                ),
+                err=True,
+            )
+    return EXIT_CLEAN if exit_zero and code == EXIT_FINDINGS else code
 
 
 def _write_baseline(results, path: str) -> int:

@@ -106,6 +106,19 @@ def _parallel(value: str | None, name: str) -> int | str | None:
     return n
 
 
+def percent(value: str | None) -> float | None:
+    """A ``--fail-on-regression`` threshold: ``2%``, ``2`` or ``0.5%`` -> percent (None: not given)."""
+    if value is None:
+        return None
+    try:
+        pct = float(value.strip().removesuffix("%"))
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a percentage (e.g. 2%)") from None
+    if not pct >= 0 or pct == float("inf"):
+        raise click.BadParameter(f"{value!r} must be a finite percentage of at least 0")
+    return pct
+
+
 def flags_of(given: Mapping[str, Any]) -> dict[str, Any]:
     """click's values by field name → the ``flags`` resolve takes: lists for the repeatable options (a
     comma-separated item split), ``tp`` parsed (an integer or 'auto')."""

@@ -112,7 +112,7 @@ def rule_cmd(code: str) -> None:
 
 
 @click.command("schema")
-@click.argument("which", type=click.Choice(["design", "report"]), default="design")
+@click.argument("which", type=click.Choice(["design", "report", "diff"]), default="design")
 @click.option(
     "--output",
     "-o",
@@ -122,11 +122,14 @@ def rule_cmd(code: str) -> None:
 )
 def schema_cmd(which: str, output: str | None) -> None:
     """Print a JSON Schema: of colint's own design-file format (design, docs/schema.md), or of
-    `colint check --output-format json` (report, docs/output.md)."""
+    `colint check --output-format json` (report, docs/output.md), or of `colint diff` / `colint check --base REF`
+    with --format json (diff, docs/diff.md)."""
     import json
 
     if which == "report":
         from colint.reporters.json_schema import report_schema as make
+    elif which == "diff":
+        from colint.reporters.json_schema import diff_schema as make
     else:
         from colint.normalize.design_file import json_schema as make
 

@@ -137,3 +137,164 @@ def report_schema() -> dict:
             },
         },
     }
+
+
+def diff_schema() -> dict:
+    """The JSON Schema of ``colint diff --format json`` and ``colint check --base REF --format json``
+    (colint.diffing.run_public): what a change to each config does. ``colint schema diff`` prints it;
+    docs/diff.schema.json is that output."""
+    finding = report_schema()["properties"]["files"]["items"]["properties"]["findings"]["items"]
+    number = {"type": ["number", "null"]}
+    delta = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["before", "after", "delta", "delta_pct"],
+        "properties": {
+            "before": {**number, "description": "the base's figure (null: no base, or it could not be read)"},
+            "after": {**number, "description": "the head's figure (null: the config was removed)"},
+            "delta": {**number, "description": "after - before, in the figure's unit"},
+            "delta_pct": {**number, "description": "100 * delta / before (null without both sides or from 0)"},
+        },
+    }
+    step = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": [
+            "gpu",
+            "deployment",
+            "label",
+            "decode_s",
+            "prefill_s",
+            "ftl_s",
+            "weight_bytes_per_gpu",
+            "kv_cache_bytes_per_token",
+            "note",
+        ],
+        "properties": {
+            "gpu": {"type": "string"},
+            "deployment": {
+                "type": "string",
+                "description": "the layout and decode concurrency both sides are priced at (the head's)",
+            },
+            "label": {"type": "string", "description": "the estimate context: GPU and scenario"},
+            "decode_s": {**delta, "description": "estimated decode step time (one token per sequence), seconds"},
+            "prefill_s": {**delta, "description": "estimated prefill forward time, seconds"},
+            "ftl_s": {**delta, "description": "estimated time to first token of one context-length prompt, seconds"},
+            "weight_bytes_per_gpu": delta,
+            "kv_cache_bytes_per_token": {**delta, "description": "one replica, in the scenario's KV format"},
+            "note": {"type": ["string", "null"], "description": "the base priced elsewhere, or a side not priced"},
+        },
+    }
+    level = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["tokens_per_s_per_user", "tokens_per_s_per_gpu"],
+        "properties": {
+            "tokens_per_s_per_user": {"type": "number"},
+            "tokens_per_s_per_gpu": {**delta, "description": "on the frontier (null: out of reach)"},
+        },
+    }
+    frontier = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["gpu", "levels"],
+        "properties": {"gpu": {"type": "string"}, "levels": {"type": "array", "items": level}},
+    }
+    findings = {"type": "array", "items": finding}
+    config = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": [
+            "path",
+            "base",
+            "status",
+            "base_error",
+            "head_error",
+            "skipped",
+            "params_total",
+            "params_active_per_token",
+            "kv_cache_bytes_per_token_bf16",
+            "steps",
+            "frontier",
+            "findings",
+            "regressions",
+        ],
+        "properties": {
+            "path": {"type": "string", "description": "the head's path (removed: where it was)"},
+            "base": {"type": ["string", "null"], "description": "the base file, or REF:path (null: added)"},
+            "status": {"enum": ["modified", "renamed", "added", "removed"]},
+            "base_error": {
+                "type": ["string", "null"],
+                "description": "the base could not be read or checked (one line); every finding then counts as new",
+            },
+            "head_error": {"type": ["string", "null"], "description": "the head could not be checked (exit 2)"},
+            "skipped": {"type": ["string", "null"], "description": "the head is not a decoder LLM config"},
+            "params_total": delta,
+            "params_active_per_token": delta,
+            "kv_cache_bytes_per_token_bf16": {**delta, "description": "whole model, 2 bytes per element"},
+            "steps": {"type": "array", "items": step, "description": "one per target GPU"},
+            "frontier": {
+                "oneOf": [{"type": "null"}, {"type": "array", "items": frontier}],
+                "description": "null unless asked for (--frontier)",
+            },
+            "findings": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["new", "fixed", "unchanged"],
+                "properties": {
+                    "new": {**findings, "description": "not at the base (matched by SARIF's fingerprints): they block"},
+                    "fixed": {**findings, "description": "at the base, gone at the head"},
+                    "unchanged": {**findings, "description": "at both: existing, never blocking"},
+                },
+            },
+            "regressions": {
+                "type": "array",
+                "description": "steps slower by more than regression_threshold_pct",
+                "items": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["gpu", "step", "delta_pct"],
+                    "properties": {
+                        "gpu": {"type": "string"},
+                        "step": {"enum": ["decode", "prefill"]},
+                        "delta_pct": {"type": "number"},
+                    },
+                },
+            },
+        },
+    }
+    count = {"type": "integer", "minimum": 0}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"{REPOSITORY_URL}/blob/v{__version__}/docs/diff.schema.json",
+        "title": "colint diff / colint check --base REF, --format json",
+        "type": "object",
+        "additionalProperties": False,
+        "required": [
+            "version",
+            "estimate",
+            "base",
+            "commit",
+            "regression_threshold_pct",
+            "frontier_levels_tokens_per_s_per_user",
+            "unchanged_files",
+            "configs",
+            "summary",
+        ],
+        "properties": {
+            "version": {"type": "string"},
+            "estimate": {"type": "string"},
+            "base": {"type": "string", "description": "the git revision (check --base) or the base file (diff)"},
+            "commit": {"type": ["string", "null"], "description": "the commit the revision names (null: diff)"},
+            "regression_threshold_pct": {"type": "number", "minimum": 0},
+            "frontier_levels_tokens_per_s_per_user": {"type": "array", "items": {"type": "number"}},
+            "unchanged_files": {**count, "description": "configs given but identical at the revision: not checked"},
+            "configs": {"type": "array", "items": config},
+            "summary": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["configs", "new", "fixed", "unchanged", "regressions"],
+                "properties": {k: count for k in ("configs", "new", "fixed", "unchanged", "regressions")},
+            },
+        },
+    }
