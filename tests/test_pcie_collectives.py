@@ -64,3 +64,24 @@ def test_a_single_gpu_system_exchanges_nothing_in_its_box():
     assert spark.domain_size == 1
     assert link_bytes_per_s(spark, 2) == pytest.approx(spark.scale_out_gbps * 1e9 / 2)
     assert collective("all_reduce", 1 << 20, 1, spark) == (0.0, 0.0)
+
+
+def test_pipeline_stages_of_pcie_gpus_send_over_pcie():
+    """A chunk's activations go to the next stage over the link between the GPUs: PCIe on an RTX PRO 6000 server
+    (its interconnect_gbps is 0; the send was once priced at 0.5 GB/s)."""
+    from colint.analysis.frontier import Deployment, scenario_for
+    from colint.analysis.frontier_pricing import pipelined_ftl
+    from colint.analysis.pipeline import best_partition
+    from colint.analysis.scenario import make_scenario
+    from colint.analysis.workload import analyse
+    from colint.loading import load
+    from colint.normalize import normalize
+
+    profile = load_profile("rtx-pro-6000")
+    spec = normalize(load("examples/llama-3.3-70b.json"))
+    w = analyse(spec, profile, scenario_for(make_scenario("long-context"), Deployment(2), 1))  # 16 chunks of 8192
+    part = best_partition(
+        [c.prefill_s for c in w.layer_costs], 4, w.embedding_cost.prefill_s, w.lm_head_cost.prefill_s
+    )
+    send_s = 8192 * spec.hidden_size * 2.0 / GEN5_X16  # BF16 activations over one direction of PCIe 5.0 x16
+    assert pipelined_ftl(w, 4) == pytest.approx((16 + 3) * (part.max + send_s), rel=1e-12)

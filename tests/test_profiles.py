@@ -10,6 +10,7 @@ from colint.hardware_profiles import HW_FORMATS, PROFILE_DIR, list_profiles, loa
 from colint.plain_data import dump
 
 NAMES = [
+    "a10",
     "a100-sxm-80gb",
     "b200",
     "b300",
@@ -17,6 +18,7 @@ NAMES = [
     "gb200",
     "gb300",
     "h100-nvl",
+    "h100-pcie",
     "h100-sxm",
     "h200",
     "jetson-thor",
@@ -27,6 +29,7 @@ NAMES = [
     "mi355x",
     "rtx-4090",
     "rtx-5090",
+    "rtx-6000-ada",
     "rtx-pro-6000",
 ]
 
@@ -219,6 +222,9 @@ def test_unknown_name_is_a_usage_error():
         ("Jetson AGX Thor", "jetson-thor"),
         ("thor", "jetson-thor"),
         ("AMD Instinct MI300X", "mi300x"),
+        ("H100 PCIe", "h100-pcie"),
+        ("NVIDIA A10", "a10"),
+        ("RTX 6000 Ada", "rtx-6000-ada"),
         ("MI355X", "mi355x"),
     ],
 )
@@ -256,7 +262,7 @@ def test_an_unknown_gpu_suggests_the_closest_names():
         "unknown GPU 'a100-40gb': the a100-sxm-80gb profile has 80 GB, not 40; write a profile for that part and "
         "give its path (see docs/hardware.md)"
     )
-    with pytest.raises(UsageError, match=r"^unknown GPU 'qqq'; known: a100-sxm-80gb, b200, "):
+    with pytest.raises(UsageError, match=r"^unknown GPU 'qqq'; known: a10, a100-sxm-80gb, b200, "):
         load_profile("qqq")
 
 
@@ -372,6 +378,9 @@ def test_a_huge_or_binary_user_profile_is_a_clear_error(tmp_path, monkeypatch):
         ("dgx-spark", "nvfp4", 1000 / 2, 0.273),  # 1 PFLOP FP4 with sparsity; 273 GB/s LPDDR5X
         ("jetson-thor", "nvfp4", 2070 / 2, 0.273),  # 2,070 FP4 TFLOPS with sparsity; 273 GB/s LPDDR5X
         ("jetson-thor", "bf16", 2070 / 2 / 4, 0.273),  # tcgen05: FP4 = 4x FP16 per clock
+        ("h100-pcie", "fp8", 3026 / 2, 2.0),  # H100 PCIe: FP8 3,026 TFLOPS with sparsity, 2.0 TB/s HBM2e
+        ("a10", "bf16", 72 * 1695e6 * 1024 / 1e12, 0.600),  # 72 SMs x 1695 MHz x GA102's 1024 FLOP/clk (A40 sheet)
+        ("rtx-6000-ada", "fp8", 142 * 2505e6 * 2048 / 1e12, 0.960),  # 142 SMs x 2505 MHz x Ada's 2048 FP8 FLOP/clk
     ],
 )
 def test_new_profiles_ridge_point_from_their_sourced_peak_and_bandwidth(name, fmt, dense_tflops, tbps):
