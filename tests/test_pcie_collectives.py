@@ -80,8 +80,6 @@ def test_pipeline_stages_of_pcie_gpus_send_over_pcie():
     profile = load_profile("rtx-pro-6000")
     spec = normalize(load("examples/llama-3.3-70b.json"))
     w = analyse(spec, profile, scenario_for(make_scenario("long-context"), Deployment(2), 1))  # 16 chunks of 8192
-    part = best_partition(
-        [c.prefill_s for c in w.layer_costs], 4, w.embedding_cost.prefill_s, w.lm_head_cost.prefill_s
-    )
+    part = best_partition([c.prefill_s for c in w.layer_costs], 4, w.embedding_cost.prefill_s, w.lm_head_cost.prefill_s)
     send_s = 8192 * spec.hidden_size * 2.0 / GEN5_X16  # BF16 activations over one direction of PCIe 5.0 x16
     assert pipelined_ftl(w, 4) == pytest.approx((16 + 3) * (part.max + send_s), rel=1e-12)
