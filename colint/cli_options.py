@@ -34,7 +34,7 @@ OPTIONS: dict[str, Callable] = {
         "--gpu",
         "gpus",
         multiple=True,
-        help="Target GPU profile name or YAML path; repeat to lint for a fleet. [default: b200]",
+        help="Target GPU: a profile name, an alias (h200-sxm, 'RTX 4090') or a YAML path; repeat to lint for a fleet. [default: b200]",
     ),
     # the deployment settings: one click option per colint.deployment record (flag, help, old spellings)
     **{s.field: _deployment_option(s) for s in DEPLOYMENT_SETTINGS},

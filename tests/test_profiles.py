@@ -10,18 +10,26 @@ from colint.hardware_profiles import HW_FORMATS, PROFILE_DIR, list_profiles, loa
 from colint.plain_data import dump
 
 NAMES = [
+    "a10",
     "a100-sxm-80gb",
     "b200",
     "b300",
+    "dgx-spark",
     "gb200",
     "gb300",
     "h100-nvl",
+    "h100-pcie",
     "h100-sxm",
     "h200",
+    "jetson-thor",
+    "l4",
     "l40s",
     "mi300x",
     "mi325x",
     "mi355x",
+    "rtx-4090",
+    "rtx-5090",
+    "rtx-6000-ada",
     "rtx-pro-6000",
 ]
 
@@ -64,7 +72,20 @@ def test_shipped_architectures_pass_the_full_schema_and_equal_the_trusted_build(
     from colint.hardware_profiles import _architectures
 
     validated, trusted = _architectures(validate=True), _architectures()
-    assert set(trusted) == {"ampere", "ada", "hopper", "blackwell-dc", "blackwell-rtx", "cdna3", "cdna4"}
+    assert set(trusted) == {
+        "ampere",
+        "ada",
+        "hopper",
+        "blackwell-dc",
+        "blackwell-rtx",
+        "blackwell-gb10",
+        "blackwell-thor",
+        "cdna3",
+        "cdna4",
+    }
+    # an architecture `like:` another takes its constants (GB10 runs sm_120's kernels, Thor sm_100's)
+    assert repr(trusted["blackwell-gb10"]).split("sources=")[0] == repr(trusted["blackwell-rtx"]).split("sources=")[0]
+    assert repr(trusted["blackwell-thor"]).split("sources=")[0] == repr(trusted["blackwell-dc"]).split("sources=")[0]
     assert {a: repr(t) for a, t in trusted.items()} == {a: repr(v) for a, v in validated.items()}
 
 
@@ -168,6 +189,119 @@ def test_unknown_name_is_a_usage_error():
         load_profile("h900")
 
 
+@pytest.mark.parametrize(
+    "given, name",
+    [
+        ("h200-sxm", "h200"),
+        ("h200_sxm", "h200"),
+        ("H200", "h200"),
+        ("NVIDIA H200", "h200"),
+        ("h200-141gb", "h200"),
+        ("h100_sxm", "h100-sxm"),
+        ("H100", "h100-sxm"),
+        ("NVIDIA H100 80GB HBM3", "h100-sxm"),  # nvidia-smi's name
+        ("H100 NVL", "h100-nvl"),
+        ("b200_sxm", "b200"),
+        ("HGX-B200", "b200"),
+        ("b200-192gb", "b200"),  # 192 GB raw, 180 usable in the profile: within 10 %
+        ("gb200-nvl72", "gb200"),
+        ("gb200_nvl72", "gb200"),
+        ("GB300 NVL72", "gb300"),
+        ("a100", "a100-sxm-80gb"),
+        ("a100_sxm", "a100-sxm-80gb"),
+        ("A100-SXM4-80GB", "a100-sxm-80gb"),  # nvidia-smi's name: the memory suffix stripped, 80 = 80
+        ("L40S", "l40s"),
+        ("NVIDIA L4", "l4"),
+        ("RTX 4090", "rtx-4090"),
+        ("NVIDIA GeForce RTX 4090", "rtx-4090"),
+        ("4090", "rtx-4090"),
+        ("rtx_5090", "rtx-5090"),
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000"),
+        ("GB10", "dgx-spark"),
+        ("DGX Spark", "dgx-spark"),
+        ("Jetson AGX Thor", "jetson-thor"),
+        ("thor", "jetson-thor"),
+        ("AMD Instinct MI300X", "mi300x"),
+        ("H100 PCIe", "h100-pcie"),
+        ("NVIDIA A10", "a10"),
+        ("RTX 6000 Ada", "rtx-6000-ada"),
+        ("MI355X", "mi355x"),
+    ],
+)
+def test_gpus_resolve_as_users_name_them(given, name):
+    assert load_profile(given).name == name
+
+
+def test_no_two_profiles_share_a_name_or_alias():
+    from colint.hardware_profiles import gpu_key
+
+    owner: dict[str, str] = {}
+    for name in NAMES:
+        p = load_profile(name)
+        for n in [name, *p.aliases]:
+            assert owner.setdefault(gpu_key(n), name) == name, (n, owner[gpu_key(n)], name)
+
+
+def test_an_unknown_gpu_suggests_the_closest_names():
+    with pytest.raises(UsageError) as exc:
+        load_profile("h300")
+    assert str(exc.value) == (
+        "unknown GPU 'h300'; did you mean h200, h100-sxm, b300? (`colint profiles` lists them all; or give a path "
+        "to a profile .yaml)"
+    )
+    with pytest.raises(UsageError) as exc:
+        load_profile("RTX 3090")
+    assert str(exc.value) == (
+        "unknown GPU 'RTX 3090'; did you mean rtx-5090, rtx-4090? (`colint profiles` lists them all; or give a path "
+        "to a profile .yaml)"
+    )
+    # a memory size that is not the profile's: another part, not this one
+    with pytest.raises(UsageError) as exc:
+        load_profile("a100-40gb")
+    assert str(exc.value) == (
+        "unknown GPU 'a100-40gb': the a100-sxm-80gb profile has 80 GB, not 40; write a profile for that part and "
+        "give its path (see docs/hardware.md)"
+    )
+    with pytest.raises(UsageError, match=r"^unknown GPU 'qqq'; known: a10, a100-sxm-80gb, b200, "):
+        load_profile("qqq")
+
+
+def test_an_alias_is_validated(tmp_path):
+    data = dump(load_profile("h200"), json=True)
+    for bad, msg in ((["H200_SXM"], "'H200_SXM' must be lower-case"), (["h200"], "profile's own name")):
+        path = tmp_path / "bad.yaml"
+        path.write_text(json.dumps({**data, "aliases": bad}))
+        with pytest.raises(ProfileError, match=msg) as exc:
+            load_profile(str(path))
+        assert exc.value.key == "aliases.0"
+    path.write_text(json.dumps({**data, "pcie_gen": 7}))
+    with pytest.raises(ProfileError, match="7 is not a PCIe generation"):
+        load_profile(str(path))
+
+
+@pytest.mark.parametrize(
+    "gpu, cli_name",
+    [("h200", "h200-sxm"), ("gb200", "GB200_NVL72"), ("rtx-4090", "RTX 4090"), ("dgx-spark", "gb10")],
+)
+def test_an_alias_works_on_the_command_line_in_settings_and_the_api(gpu, cli_name, capsys, tmp_path):
+    import colint
+
+    example = "examples/llama-2-7b.json"
+    assert main(["profiles", cli_name, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["name"] == gpu
+    assert main(["check", example, "--gpu", cli_name, "--isolated", "--fail-on", "never", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["files"][0]["error"] is None
+    assert main(["check", example, "--gpu", "h300", "--isolated"]) == 2  # (an unknown name is refused)
+    assert "did you mean" in capsys.readouterr().err
+    (tmp_path / "pyproject.toml").write_text(f'[tool.colint]\ngpus = ["{cli_name}"]\n')
+    cfg = tmp_path / "m.json"
+    cfg.write_text(open(example).read())
+    assert main(["check", str(cfg), "--fail-on", "never", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["files"][0]["error"] is None
+    assert colint.inspect(example, gpu=cli_name)["estimates"]["gpu"] == gpu
+    assert colint.report_data(example, gpu=cli_name)["gpu"] == gpu
+
+
 def test_user_profile_through_the_same_schema(tmp_path):
     data = dump(load_profile("h100-sxm"), json=True)
     data.update(name="my-h100", memory_tbps=4.0)
@@ -233,3 +367,37 @@ def test_a_huge_or_binary_user_profile_is_a_clear_error(tmp_path, monkeypatch):
     with pytest.raises(ProfileError) as exc:
         load_profile(str(binary))
     assert exc.value.located() == f"{binary}:1:7: error: not UTF-8 text (byte 0xff at offset 6)"
+
+
+@pytest.mark.parametrize(
+    "name, fmt, dense_tflops, tbps",
+    [
+        ("l4", "fp8", 485 / 2, 0.300),  # L4 datasheet: FP8 485 TFLOPS with sparsity, 300 GB/s
+        ("rtx-4090", "bf16", 330.4 / 2, 1.008),  # Ada whitepaper: BF16 FP32-accumulate 165.2 / 330.4 sparse
+        ("rtx-5090", "nvfp4", 3352 / 2, 1.792),  # 3,352 AI TOPS = FP4 with sparsity; 1,792 GB/s GDDR7
+        ("dgx-spark", "nvfp4", 1000 / 2, 0.273),  # 1 PFLOP FP4 with sparsity; 273 GB/s LPDDR5X
+        ("jetson-thor", "nvfp4", 2070 / 2, 0.273),  # 2,070 FP4 TFLOPS with sparsity; 273 GB/s LPDDR5X
+        ("jetson-thor", "bf16", 2070 / 2 / 4, 0.273),  # tcgen05: FP4 = 4x FP16 per clock
+        ("h100-pcie", "fp8", 3026 / 2, 2.0),  # H100 PCIe: FP8 3,026 TFLOPS with sparsity, 2.0 TB/s HBM2e
+        ("a10", "bf16", 72 * 1695e6 * 1024 / 1e12, 0.600),  # 72 SMs x 1695 MHz x GA102's 1024 FLOP/clk (A40 sheet)
+        ("rtx-6000-ada", "fp8", 142 * 2505e6 * 2048 / 1e12, 0.960),  # 142 SMs x 2505 MHz x Ada's 2048 FP8 FLOP/clk
+    ],
+)
+def test_new_profiles_ridge_point_from_their_sourced_peak_and_bandwidth(name, fmt, dense_tflops, tbps):
+    p = load_profile(name)
+    assert p.peak_tflops[fmt] == pytest.approx(dense_tflops, abs=0.051)  # the sheets print one decimal
+    assert p.memory_tbps == tbps
+    assert p.ridge(fmt) == pytest.approx(dense_tflops * 1e12 / (tbps * 1e12), rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    "name, absent",
+    [("l4", "nvfp4"), ("rtx-4090", "nvfp4"), ("rtx-4090", "mxfp8"), ("rtx-5090", "fp8_block"), ("jetson-thor", "int8")],
+)
+def test_new_profiles_lack_what_their_chip_lacks(name, absent):
+    assert not load_profile(name).has(absent)
+
+
+def test_the_profiles_list_shows_aliases(capsys):
+    assert main(["profiles", "h200"]) == 0
+    assert "  aliases: h200-sxm, hgx-h200" in capsys.readouterr().out

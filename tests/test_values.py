@@ -120,8 +120,8 @@ def test_the_trusted_build_makes_what_validation_makes():
     "edit, located",
     [
         (("\nfoo: 1\n", None), "{path}:{n}:1: error: foo: Extra inputs are not permitted"),
-        (("sm_count: 132", "sm_count: 0"), "{path}:8:1: error: sm_count: Input should be greater than 0"),
-        (("vendor: nvidia", "vendor: intel"), "{path}:5:1: error: vendor: Input should be 'nvidia' or 'amd'"),
+        (("sm_count: 132", "sm_count: 0"), "{path}:9:1: error: sm_count: Input should be greater than 0"),
+        (("vendor: nvidia", "vendor: intel"), "{path}:6:1: error: vendor: Input should be 'nvidia' or 'amd'"),
         (("sm_count: 132\n", ""), "{path}: error: sm_count: Field required"),
     ],
     ids=["unknown-key", "constraint", "literal", "missing"],

@@ -6,6 +6,9 @@ Rabenseifner & Gropp 2005, "Optimization of Collective Communication Operations 
 * bandwidth: the bytes each GPU moves / (link bandwidth · ``link_efficiency``). Link bandwidth is
   the profile's one-direction scale-up bandwidth (``interconnect_gbps`` / 2) inside an NVLink domain
   (n <= ``domain_size``); beyond it, ``scale_out_gbps`` per GPU for the traffic that leaves the domain.
+  A GPU without NVLink (``interconnect_gbps`` 0) reaches the peers of its host (``domain_size`` GPUs) over its
+  PCIe x16 link, one direction: GT/s x 16 x encoding / 8 (Gen4 31.5 GB/s, Gen5 63.0 GB/s); NCCL's ring
+  there: no LL128 protocol, hop latency x ``PCIE_HOP_LATENCY_RATIO``; no custom all-reduce beyond 2 GPUs.
   Bytes per GPU for a message of M bytes over n GPUs (NCCL's "bus bandwidth" factors, nccl-tests
   doc/PERFORMANCE.md): all-reduce 2(n−1)/n·M; all-gather, reduce-scatter, all-to-all (n−1)/n·M
   (M = the whole gathered / scattered buffer). A one-shot all-reduce (TensorRT-LLM's custom kernel
@@ -38,6 +41,7 @@ from __future__ import annotations
 import math
 
 from colint.hardware_profiles import time_model
+from colint.hardware_profiles.schema import DEFAULT_PCIE_GEN, PCIE_CODE, PCIE_GT_S, PCIE_LANES
 
 ELEM_BYTES = {
     "half": 2.0,
@@ -52,7 +56,13 @@ ELEM_BYTES = {
     "fp32": 4.0,
 }
 WIRE_BYTES = {"bfloat16": 2.0, "bf16": 2.0, "fp8": 1.0 + 4 / 128, "nvfp4": 0.5 + 1 / 16, "mxfp4": 0.5 + 1 / 32}
-PCIE4_X16_BYTES_PER_S = 31.5e9  # PCIe 4.0 x16, one direction: 16 GT/s x 16 lanes x 128/130 encoding / 8
+# NCCL's per-hop ring latency over PCIe vs NVLink: Simple 5.7 vs 3.4 us, LL 1.0 vs 0.6 (NVIDIA/nccl
+# src/graph/tuning.cc hwLat[PCI] / hwLat[NVLINK], Ring); colint's hop latencies are NVLink measurements, scaled by it
+PCIE_HOP_LATENCY_RATIO = 5.7 / 3.4
+# vLLM and TensorRT-LLM's custom (one-shot / two-shot) all-reduce reads peers' buffers over P2P; on PCIe-only GPUs
+# vLLM runs it for 2 GPUs at most ("Custom allreduce is disabled because it's not supported on more than two
+# PCIe-only GPUs", vllm/distributed/device_communicators/custom_all_reduce.py): wider groups run NCCL
+PCIE_CUSTOM_ALLREDUCE_MAX_GPUS = 2
 # TensorRT-LLM's custom all-reduce strategy table covers TP 2, 4 and 8 (cpp/tensorrt_llm/common/customAllReduceUtils.h)
 CUSTOM_TABLE_MAX_RANKS = 8
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "alltoall")
@@ -68,6 +78,20 @@ _FACTOR = {
 DEFAULT_SCALE_OUT_GBPS = 100.0  # a 400 Gb/s NIC per GPU, bidirectional (ConnectX-7, as on DGX H100/B200)
 
 
+def pcie_bytes_per_s(profile) -> float:
+    """One direction of the GPU's PCIe x16 host link, bytes/s (Profile.pcie_bytes_per_s: GT/s x 16 lanes x the
+    encoding's data share / 8; Gen4 when the profile names none). What GPUs without a scale-up link
+    (``interconnect_gbps`` 0: L4, L40S, GeForce and RTX PRO cards) exchange collectives over inside one host."""
+    gen = getattr(profile, "pcie_gen", None) or DEFAULT_PCIE_GEN
+    return PCIE_GT_S[gen] * 1e9 * PCIE_LANES * PCIE_CODE[gen] / 8.0
+
+
+def over_pcie(profile, gpus: int, span: int | None = None) -> bool:
+    """Whether a collective of ``gpus`` GPUs (spread over ``span``) runs over PCIe: the profile has no scale-up link
+    and the group stays inside one host (``domain_size`` GPUs)."""
+    return profile.interconnect_gbps <= 0 and max(gpus, span or gpus) <= max(1, profile.domain_size)
+
+
 def link_bytes_per_s(profile, gpus: int, all_to_all: bool = False, span: int | None = None) -> float:
     """Effective one-direction bandwidth per GPU of a collective over ``gpus`` GPUs spread evenly over ``span``
     consecutive GPUs (default ``gpus``: side by side; KV parallelism's groups stride by tp). Within the
@@ -76,10 +100,9 @@ def link_bytes_per_s(profile, gpus: int, all_to_all: bool = False, span: int | N
     interconnect_gbps): a ring all-reduce is paced by its slowest hop; an all-to-all sends the share of its
     peers outside a GPU's domain, (gpus - peers in a domain)/(gpus - 1), of its volume out while the rest
     stays on NVLink, the slower of the two setting the time. A profile without a scale-out figure: a 400 Gb/s
-    NIC per GPU."""
-    if profile.interconnect_gbps <= 0:  # no scale-up link (L40S): peers talk over PCIe
-        return PCIE4_X16_BYTES_PER_S
-    nv = profile.interconnect_gbps * 1e9 / 2.0
+    NIC per GPU. A profile without a scale-up link (``interconnect_gbps`` 0): its PCIe x16 link (pcie_bytes_per_s)
+    inside one host of ``domain_size`` GPUs, the NIC beyond it."""
+    nv = profile.interconnect_gbps * 1e9 / 2.0 if profile.interconnect_gbps > 0 else pcie_bytes_per_s(profile)
     dom = max(1, profile.domain_size)
     span = max(gpus, span or gpus)
     if span <= dom:
@@ -108,13 +131,17 @@ def collective(
     sol = moved / bw
     # one peer alone cannot fill a GPU's links: with n-1 peers at most (n-1)·peer_link_share of them
     eff = bw * tmod.link_efficiency * min(1.0, (gpus - 1) * tmod.peer_link_share)
+    pcie = over_pcie(profile, gpus, span)
+    hop_us = tmod.collective_step_latency_us * (PCIE_HOP_LATENCY_RATIO if pcie else 1.0)
     cap = tmod.custom_allreduce_max_bytes
     if implementation == "custom" and op == "all_reduce" and cap is not None and message_bytes > cap:
         implementation = "nccl"  # the custom kernel's workspace is full: TensorRT-LLM falls back to NCCL
+    if implementation == "custom" and pcie and gpus > PCIE_CUSTOM_ALLREDUCE_MAX_GPUS:
+        implementation = "nccl"  # no custom all-reduce over more than two PCIe-only GPUs (vLLM)
     if implementation == "custom" and op == "all_reduce":
         # one-shot: every GPU reads the n-1 peers' whole buffers; two-shot: reduce-scatter + all-gather
         oneshot = (gpus - 1) * message_bytes / eff if message_bytes <= tmod.oneshot_max_bytes else math.inf
-        twoshot = moved / eff + tmod.collective_step_latency_us * 1e-6 * 2
+        twoshot = moved / eff + hop_us * 1e-6 * 2
         # TensorRT-LLM picks one-shot by message size, not by which is faster: at 8 GPUs a one-shot MiB reads
         # 7 MiB and is measured so (H100 26 us, B200 30 us at 1 MiB; two-shot would take ~10). Its tuned
         # strategy table covers TP 2, 4, 8; wider groups run other kernels (MNNVL): the faster of the two
@@ -124,18 +151,21 @@ def collective(
         # NCCL's all-to-all is n-1 concurrent send/recv pairs, each peer its M/n slice: small slices go LL
         # (flag per 8 B store, one warp per channel: p2p_ll_gbps per peer), larger ones Simple (full link
         # bandwidth after a rendezvous, p2p_simple_us); NCCL picks by size (NCCL_P2P_LL_THRESHOLD)
-        base_s = (tmod.collective_latency_us + tmod.collective_step_latency_us * (gpus - 1)) * 1e-6
+        base_s = (tmod.collective_latency_us + hop_us * (gpus - 1)) * 1e-6
         t_ll = base_s + moved / (gpus - 1) / (tmod.p2p_ll_gbps * 1e9)
         t_simple = base_s + tmod.p2p_simple_us * 1e-6 + moved / eff
         return min(t_ll, t_simple), sol
     # ring algorithms: all-reduce 2(n-1) steps, all-gather / reduce-scatter n-1; all-to-all n-1 peer exchanges;
     # NCCL picks the fastest protocol: LL (low latency, half the bandwidth: 4 B flag per 4 B of data),
-    # LL128 (120 of 128 B), Simple (full bandwidth, higher latency) (NCCL src/graph/tuning.cc model)
+    # LL128 (120 of 128 B), Simple (full bandwidth, higher latency) (NCCL src/graph/tuning.cc model); over PCIe NCCL
+    # enables LL128 only on NVLink (tuning.cc: "Enable LL128 by default only on Volta/Ampere+NVLink"), and each hop
+    # takes PCIE_HOP_LATENCY_RATIO times the NVLink one
     steps = 2.0 * (gpus - 1) if op == "all_reduce" else gpus - 1.0
     best = math.inf
-    for base_us, hop_x, bw_frac in tmod.nccl_protocols.values():
-        hop_us = hop_x * tmod.collective_step_latency_us
-        t = (tmod.collective_latency_us + base_us + hop_us * steps) * 1e-6 + moved / (eff * bw_frac)
+    for proto, (base_us, hop_x, bw_frac) in tmod.nccl_protocols.items():
+        if pcie and proto == "ll128":
+            continue
+        t = (tmod.collective_latency_us + base_us + hop_x * hop_us * steps) * 1e-6 + moved / (eff * bw_frac)
         best = min(best, t)
     return best, sol
 

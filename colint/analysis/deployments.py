@@ -153,7 +153,7 @@ def automatic_deployment(spec, profile, scenario, *, layout: bool, concurrency: 
         domains = -(-gpus // domain)
         parts.append(
             f"{lay} ({gpus} GPU{'s' if gpus > 1 else ''}"
-            + (f", {domains} NVLink domains of {domain}" if domains > 1 else "")
+            + (f", {domains} {getattr(profile, 'domain_noun', 'NVLink domain')}s of {domain}" if domains > 1 else "")
             + ")"
         )
     seqs, groups = scenario.decode_concurrency, scenario.attention_dp_groups

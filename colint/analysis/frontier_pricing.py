@@ -16,6 +16,7 @@ from colint.analysis.memory import B_ACT
 from colint.analysis.pipeline import best_partition
 from colint.analysis.vector_pricing import estimate_unique
 from colint.analysis.gemm_rows import _prefill_shape, routed_expert_rows
+from colint.analysis.collectives import link_bytes_per_s
 from colint.analysis.kv_cache import kv_sources
 from colint.analysis.overlap import MIN_SPLIT, cores_s, half_cores_s, layer_time, overlapped_layers, overlaps
 from colint.hardware_profiles import time_model
@@ -192,6 +193,6 @@ def pipelined_ftl(w, stages: int) -> Optional[float]:
     )
     if part is None:
         return None
-    link_bytes_per_s = max(w.profile.interconnect_gbps, 1.0) * 1e9 / 2  # one direction, as analyse
-    send_s = w.scenario.prefill_tokens * w.spec.hidden_size * ACTIVATION_BYTES / link_bytes_per_s
+    # one direction of the link between neighbouring stages (NVLink, or PCIe on a GPU without it)
+    send_s = w.scenario.prefill_tokens * w.spec.hidden_size * ACTIVATION_BYTES / link_bytes_per_s(w.profile, 2)
     return (chunks + stages - 1) * (part.max + send_s) if math.isfinite(part.max) else None

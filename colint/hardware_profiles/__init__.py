@@ -36,6 +36,8 @@ __all__ = [
     "HW_FORMATS",
     "load_profile",
     "list_profiles",
+    "resolve_gpu",
+    "gpu_key",
     "time_model",
     "PROFILE_DIR",
 ]
@@ -189,19 +191,83 @@ def _load_path(path: str, shipped: bool = False) -> Profile:
     return _validate(_read_yaml(p), p)
 
 
+# words a vendor or nvidia-smi puts before the part's name ("NVIDIA GeForce RTX 4090", "AMD Instinct MI300X")
+_VENDOR_WORDS = ("nvidia", "geforce", "amd", "instinct")
+# a memory size after the name, with the memory type nvidia-smi adds ("A100-SXM4-80GB", "H100 80GB HBM3")
+_MEMORY_SUFFIX = re.compile(r"^(?P<base>.+?)-?(?P<gb>\d+)-?gb(?:-(?:hbm|gddr|lpddr)\w*)?$")
+# a stated memory size names a profile when it is within this share of the profile's memory_gb (B200: 192 GB
+# raw, 180 usable in the profile; H200 141 vs the 144 GB some tables print)
+MEMORY_MATCH_SHARE = 0.10
+
+
+def gpu_key(name: str) -> str:
+    """A GPU name as colint compares names: lower case, vendor words dropped, and no separators ('_', '-',
+    spaces): ``H200_SXM``, ``h200-sxm`` and ``NVIDIA H200 SXM`` all read ``h200sxm``."""
+    words = [w for w in re.split(r"[\s_\-]+", name.strip().lower()) if w]
+    while len(words) > 1 and words[0] in _VENDOR_WORDS:
+        words = words[1:]
+    return "".join(words)
+
+
+@lru_cache(maxsize=1)
+def _name_index() -> dict[str, tuple[str, float]]:
+    """gpu_key of every shipped profile's name and alias -> (profile name, memory_gb); first one wins
+    (tests/test_profiles.py checks that no two profiles share a key)."""
+    out: dict[str, tuple[str, float]] = {}
+    for name in list_profiles():
+        data = _read_shipped(PROFILE_DIR / f"{name}.yaml")
+        for n in [name, *(data.get("aliases") or [])]:
+            out.setdefault(gpu_key(str(n)), (name, float(data.get("memory_gb") or 0)))
+    return out
+
+
+def resolve_gpu(name: str) -> str:
+    """The shipped profile a user's GPU name means: its own name, an alias (``h200-sxm``, ``H200``,
+    ``gb200_nvl72``) in any case with '-', '_' or spaces, or either with a memory size that matches the
+    profile's (``A100-SXM4-80GB``). An unknown name is a UsageError suggesting the closest names."""
+    key = name.strip().lower()
+    if not key.startswith("_") and (PROFILE_DIR / f"{key}.yaml").is_file():
+        return key
+    index = _name_index()
+    hit = index.get(gpu_key(name))
+    if hit is not None:
+        return hit[0]
+    spaced = "-".join(w for w in re.split(r"[\s_\-]+", key) if w)
+    m = _MEMORY_SUFFIX.match(spaced)
+    if m is not None:
+        hit = index.get(gpu_key(m.group("base")))
+        if hit is not None:
+            stated = float(m.group("gb"))
+            if abs(stated - hit[1]) <= MEMORY_MATCH_SHARE * hit[1]:
+                return hit[0]
+            raise UsageError(
+                f"unknown GPU '{name}': the {hit[0]} profile has {hit[1]:g} GB, not {stated:g}; write a profile "
+                "for that part and give its path (see docs/hardware.md)"
+            )
+    raise UsageError(_unknown_gpu(name, index))
+
+
+def _unknown_gpu(name: str, index: dict[str, tuple[str, float]]) -> str:
+    """The one-line error for a name no profile has: the closest shipped names (difflib), else them all."""
+    import difflib
+
+    close = difflib.get_close_matches(gpu_key(name), list(index), n=6, cutoff=0.6)
+    names = list(dict.fromkeys(index[k][0] for k in close))[:3]
+    if names:
+        return (
+            f"unknown GPU '{name}'; did you mean {', '.join(names)}? "
+            "(`colint profiles` lists them all; or give a path to a profile .yaml)"
+        )
+    return f"unknown GPU '{name}'; known: {', '.join(list_profiles())} (or a path to a profile .yaml)"
+
+
 def load_profile(name_or_path: str) -> Profile:
-    """A shipped profile by name (``h100-sxm``) or a user's YAML file by path."""
+    """A shipped profile by name or alias (``h100-sxm``, ``H100``) or a user's YAML file by path."""
     if name_or_path.endswith((".yaml", ".yml")) or os.sep in name_or_path or "/" in name_or_path:
         if not Path(name_or_path).is_file():
             raise UsageError(f"GPU profile file not found: {name_or_path}")
         return _load_path(str(Path(name_or_path).resolve()))
-    key = name_or_path.strip().lower()
-    path = PROFILE_DIR / f"{key}.yaml"
-    if key.startswith("_") or not path.is_file():
-        raise UsageError(
-            f"unknown GPU '{name_or_path}'; known: {', '.join(list_profiles())} (or a path to a profile .yaml)"
-        )
-    return _load_path(str(path), shipped=True)
+    return _load_path(str(PROFILE_DIR / f"{resolve_gpu(name_or_path)}.yaml"), shipped=True)
 
 
 @lru_cache(maxsize=2)
@@ -213,8 +279,19 @@ def _architectures(validate: bool = False) -> dict[str, TimeModel]:
     common = dict(data.pop("common", {}) or {})
     out = {}
     for arch, block in data.items():
-        merged = {**common, **(block or {})}
-        merged["sources"] = {**(common.get("sources") or {}), **((block or {}).get("sources") or {})}
+        block = dict(block or {})
+        like = block.pop("like", None)  # an architecture that shares another's SM and kernels: its block first
+        base = dict(data.get(like) or {}) if like else {}
+        if like and (like not in data or base.get("like")):
+            raise ProfileError(
+                f"{arch}: like: {like!r} must name an architecture of this file that has no like:", path=str(path)
+            )
+        merged = {**common, **base, **block}
+        merged["sources"] = {
+            **(common.get("sources") or {}),
+            **(base.get("sources") or {}),
+            **(block.get("sources") or {}),
+        }
         if not validate:
             out[arch] = plain_data.build(TimeModel, merged)
             continue

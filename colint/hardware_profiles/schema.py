@@ -11,16 +11,30 @@ error. The time model's efficiency constants are not here: they are shared by ev
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
 from colint.plain_data import dump
 
-Architecture = Literal["ampere", "ada", "hopper", "blackwell-dc", "blackwell-rtx", "cdna3", "cdna4"]
+Architecture = Literal[
+    "ampere", "ada", "hopper", "blackwell-dc", "blackwell-rtx", "blackwell-gb10", "blackwell-thor", "cdna3", "cdna4"
+]
 
 # Hardware GEMM formats a profile may list in peak_tflops (what the matrix unit executes).
 HW_FORMATS = ("tf32", "bf16", "fp16", "fp8", "fp8_block", "int8", "fp6", "mxfp8", "nvfp4", "mxfp4")
 
+
+# An alias: lower-case letters, digits and single '-' between them (the form colint.hardware_profiles.gpu_key
+# compares after folding case, '_' and spaces); "h200-sxm", "rtx4090", "gb200-nvl72"
+ALIAS_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+# PCIe per generation: GT/s per lane and the share of the line rate that carries data (PCI-SIG base specifications:
+# 3.0-5.0 128b/130b encoding; 6.0 FLIT mode, 236 TLP bytes of each 256-byte flit); a GPU's host link is x16
+PCIE_GT_S = {3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
+PCIE_CODE = {3: 128 / 130, 4: 128 / 130, 5: 128 / 130, 6: 236 / 256}
+PCIE_GENS = tuple(PCIE_GT_S)
+PCIE_LANES = 16
+DEFAULT_PCIE_GEN = 4  # a profile that names no generation: Gen4 (PCIe 4.0 x16: 31.5 GB/s each way)
 
 MAX_NUMBER = 1e15  # above any chip figure (SMs, TFLOP/s, GB, MHz, microseconds) by orders of magnitude
 
@@ -202,6 +216,12 @@ class Profile:
     # 100 GB/s): what collectives of groups larger than the domain run at; None = not given: a 400 Gb/s NIC
     # (collectives.DEFAULT_SCALE_OUT_GBPS) is assumed, and CL504/CL704 say so
     scale_out_gbps: Optional[float] = field(default=None, metadata={"ge": 0})
+    # the PCIe generation of the GPU's x16 host link: what peers without a scale-up link (interconnect_gbps 0)
+    # exchange collectives over (colint.analysis.collectives.pcie_bytes_per_s); None = not given: Gen4 assumed
+    pcie_gen: Optional[int] = None
+    # other names users give this GPU (--gpu, [tool.colint] gpus, the API): "h200-sxm", "rtx4090"; lower case,
+    # '-' between words (case, '_' and spaces are folded when a name is looked up)
+    aliases: list[str] = field(default_factory=list)
     tiles: Tiles
     alignment: dict[str, int]  # hard element multiple of a contiguous dim, per format
     launch_overhead_us: float = field(metadata={"ge": 0})  # per-kernel launch cost seen by a decode step
@@ -213,6 +233,17 @@ class Profile:
     def __post_init__(self) -> None:
         _check_numbers(dump(self))
         _positive(self.alignment, "alignment")
+        if self.pcie_gen is not None and self.pcie_gen not in PCIE_GENS:
+            raise ValueError(f"pcie_gen: {self.pcie_gen!r} is not a PCIe generation ({', '.join(map(str, PCIE_GENS))})")
+        for i, alias in enumerate(self.aliases):
+            if not isinstance(alias, str) or not ALIAS_RE.match(alias):
+                raise ValueError(
+                    f"aliases.{i}: {alias!r} must be lower-case letters and digits, '-' between words (e.g. h200-sxm)"
+                )
+            if alias == self.name:
+                raise ValueError(f"aliases.{i}: {alias!r} is the profile's own name")
+        if len(set(self.aliases)) != len(self.aliases):
+            raise ValueError("aliases: a name is listed twice")
         if self.time_model is not None:
             _positive(self.time_model.compute_efficiency, "time_model.compute_efficiency")
             _positive(self.time_model.max_split_k, "time_model.max_split_k")
@@ -244,6 +275,28 @@ class Profile:
     @property
     def memory_bytes_per_s(self) -> float:
         return self.memory_tbps * 1e12
+
+    @property
+    def pcie_bytes_per_s(self) -> float:
+        """One direction of the GPU's PCIe x16 host link, bytes/s: GT/s x 16 lanes x the encoding's data share / 8
+        (``pcie_gen``; Gen4 when the profile names none): Gen4 31.5 GB/s, Gen5 63.0 GB/s."""
+        gen = self.pcie_gen or DEFAULT_PCIE_GEN
+        return PCIE_GT_S[gen] * 1e9 * PCIE_LANES * PCIE_CODE[gen] / 8.0
+
+    @property
+    def scale_up(self) -> str:
+        """The link inside one scale-up domain, as messages name it: NVLink, or PCIe where the GPU has none."""
+        return "NVLink" if self.interconnect_gbps > 0 else "PCIe"
+
+    @property
+    def domain_noun(self) -> str:
+        """What ``domain_size`` GPUs are, as messages name them: an NVLink domain, or a PCIe host."""
+        return "NVLink domain" if self.interconnect_gbps > 0 else "PCIe host"
+
+    @property
+    def scale_up_gbps(self) -> float:
+        """That link's bandwidth per GPU, GB/s bidirectional like ``interconnect_gbps`` (PCIe: both directions)."""
+        return self.interconnect_gbps if self.interconnect_gbps > 0 else 2 * self.pcie_bytes_per_s / 1e9
 
     def ridge(self, fmt: str) -> float:
         """Dense peak / HBM bandwidth, FLOP per byte."""

@@ -83,11 +83,16 @@ def render_profile(p, tm) -> str:
     t = p.tiles
     lines = [
         f"{p.name}: {p.display_name} ({p.vendor}, {p.architecture}, {p.compute_capability})",
+        *([f"  aliases: {', '.join(p.aliases)}"] if getattr(p, "aliases", None) else []),
         f"  SMs/CUs {p.sm_count}" + (f", clock {p.clock_mhz:.0f} MHz" if p.clock_mhz else ""),
         "  dense peak TFLOP/s: " + ", ".join(f"{k} {v:g}" for k, v in p.peak_tflops.items()),
         f"  memory {p.memory_gb:g} GB at {p.memory_tbps:g} TB/s" + (f", L2 {p.l2_mb:g} MB" if p.l2_mb else ""),
         "  ridge (FLOP/B): " + ", ".join(f"{k} {p.ridge(k):.0f}" for k in p.peak_tflops),
-        f"  interconnect {p.interconnect_gbps:g} GB/s per GPU, domain {p.domain_size}"
+        (
+            f"  interconnect {p.interconnect_gbps:g} GB/s per GPU, domain {p.domain_size}"
+            if p.interconnect_gbps > 0
+            else f"  no NVLink: PCIe {p.pcie_gen or 4}.0 x16 ({p.scale_up_gbps:.1f} GB/s per GPU), {p.domain_size} per host"
+        )
         + (f", scale-out {p.scale_out_gbps:g} GB/s per GPU" if getattr(p, "scale_out_gbps", None) else ""),
         f"  tiles: base {t.base.m}x{t.base.n}"
         + (f", cooperative {t.cooperative.m}x{t.cooperative.n} ({t.cooperative.sms} SMs)" if t.cooperative else "")

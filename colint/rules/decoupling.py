@@ -443,11 +443,11 @@ def tp_beyond_domain(ctx: Context):
     loss = max(eff.values())
     size = f"tp={sc.tp}" if sc.kvp == 1 else f"the attention group of tp={sc.tp} x kvp={sc.kvp} = {group} GPUs"
     msg = (
-        f"{size} spans {-(-group // dom)} NVLink domains of {dom} on {ctx.gpu}: every layer's all-reduce "
+        f"{size} spans {-(-group // dom)} {p.domain_noun}s of {dom} on {ctx.gpu}: every layer's all-reduce "
         + ("crosses" if sc.kvp == 1 else "and KV-parallel exchange (decode) cross")
         + " the scale-out network"
         + f" ({so:g} GB/s per GPU{'' if given else ', assumed: the profile gives no scale_out_gbps'} vs "
-        f"{p.interconnect_gbps:g} GB/s NVLink)"
+        f"{p.scale_up_gbps:g} GB/s {p.scale_up})"
     )
     yield ctx.finding(
         ctx.graded(loss),
@@ -466,7 +466,7 @@ def tp_beyond_domain(ctx: Context):
         },
         details=[
             f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step against all-reduces at "
-            f"NVLink speed ({ctx.workload.label()})"
+            f"{p.scale_up} speed ({ctx.workload.label()})"
         ],
         fixes=[
             fix(

@@ -114,7 +114,7 @@ def does_not_fit(ctx: Context):
     else:
         details.append(
             f"no deployment of up to {int(ctx.option('max_candidates'))} candidates (tp/ep within the "
-            f"{ctx.profile.domain_size}-GPU NVLink domain, pp up to {max(COMMON_PP)}) fits the scenario"
+            f"{ctx.profile.domain_size}-GPU {ctx.profile.domain_noun}, pp up to {max(COMMON_PP)}) fits the scenario"
         )
     if not mem.weights_fit:
         msg = (

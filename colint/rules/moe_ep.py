@@ -484,14 +484,14 @@ def ep_beyond_domain(ctx: Context):
     loss = max(eff.values())
     out_share = (sc.ep - dom) / max(1, sc.ep - 1)
     msg = (
-        f"ep={sc.ep} spans {-(-sc.ep // dom)} NVLink domains of {dom} on {ctx.gpu}: {out_share:.0%} of the expert "
+        f"ep={sc.ep} spans {-(-sc.ep // dom)} {p.domain_noun}s of {dom} on {ctx.gpu}: {out_share:.0%} of the expert "
         f"all-to-all crosses the scale-out network"
         + f" ({so:g} GB/s per GPU{'' if given else ', assumed: the profile gives no scale_out_gbps'} vs "
-        f"{p.interconnect_gbps:g} GB/s NVLink)"
+        f"{p.scale_up_gbps:g} GB/s {p.scale_up})"
     )
     details = [
         f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step against an all-to-all "
-        f"at NVLink speed ({ctx.workload.label()})"
+        f"at {p.scale_up} speed ({ctx.workload.label()})"
     ]
     yield ctx.finding(
         ctx.graded(loss),
