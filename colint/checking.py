@@ -68,10 +68,15 @@ class Target:
 
     auto_dtype: bool = False  # no --dtype: the checkpoint's own format (colint.analysis.checkpoint_format)
     tp_auto: bool = False  # --tp auto: tp is the largest that aligns (colint.analysis.deployments.aligned_tp)
+    # for_model has run: the deployment is this model's (a closure re-check of an edited state keeps it, so a fix
+    # is judged at the deployment the file was checked at, and the layout search runs once per file)
+    resolved: bool = False
 
     def for_model(self, spec) -> Target:
         """This target for one model: its checkpoint's format, its context clipped to the model's positions, its
         automatic deployment."""
+        if self.resolved:
+            return self
         sc = fit_to_model(self.scenario, spec)
         fmt_note = None
         if self.auto_dtype and (ck := checkpoint_format(spec)) is not None:
@@ -103,7 +108,7 @@ class Target:
                 fmt_note = f"{fmt_note}; {note}" if fmt_note else note
         if fmt_note:
             sc = dataclasses.replace(sc, auto_note=fmt_note)
-        return dataclasses.replace(self, scenario=sc)
+        return dataclasses.replace(self, scenario=sc, resolved=True)
 
 
 def build_targets(opts: Settings) -> list[Target]:
@@ -298,8 +303,9 @@ def check_document(
         findings = check_spec(spec, targets, opts, rules, resolved=resolved)
         result.labels = [f"estimate: {t.gpu}, {t.scenario.label()}" for t in resolved]
         if close and opts.close_advice:
+            # each fix is re-checked at the deployment this file was checked at (its resolved targets)
             findings = close_advice(
-                path, doc, spec, findings, targets, opts, rules, check_spec=check_spec, build_targets=build_targets
+                path, doc, spec, findings, resolved, opts, rules, check_spec=check_spec, build_targets=build_targets
             )
         findings = _locate_keys(doc, findings)
         result.findings, result.suppressed = apply_suppressions(path, doc, findings, {r.code for r in rules}, opts)

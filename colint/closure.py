@@ -126,7 +126,13 @@ class Closure:
     def _opts_key(self):
         if not hasattr(self, "_okey"):
             o = self.opts
-            self._okey = (repr(o), tuple(r.code for r in self.rules), tuple(t.gpu for t in self.targets))
+            # the targets' scenarios too: they are the file's resolved deployment (checking.Target.for_model), which
+            # two files reaching the same state need not share
+            self._okey = (
+                repr(o),
+                tuple(r.code for r in self.rules),
+                tuple((t.gpu, repr(t.scenario)) for t in self.targets),
+            )
         return self._okey
 
     def _targets_for(self, settings: dict):

@@ -353,3 +353,27 @@ def test_a_brief_check_tells_the_same_findings_apart(settings):
         )
         seen.update(f.code for f in full)
     assert seen["CL801"] and seen["CL201"]  # the rules that cut work when brief fired
+
+
+def test_fixes_are_rechecked_at_the_deployment_the_file_was_checked_at(monkeypatch):
+    """With no deployment named, colint chooses one per model (issue 29); a fix's state is re-checked at the file's
+    chosen deployment (its resolved targets), not at one chosen again for the edited model: the same tp judges the
+    fix, and the layout search runs once per file and GPU."""
+    from colint import checking
+    from colint.analysis import deployments
+
+    calls = []
+    real = deployments.automatic_deployment
+
+    def counting(spec, profile, scenario, **kw):
+        calls.append(profile.name)
+        return real(spec, profile, scenario, **kw)
+
+    monkeypatch.setattr(checking, "automatic_deployment", counting)
+    path = os.path.join(HERE, "corpus", "hf", "llama2__Llama-2-7b-neuron-training.json")
+    text = open(path, encoding="utf-8").read().replace('"intermediate_size": 11008', '"intermediate_size": 11000')
+    opts = Settings(gpus=["b200", "h100-sxm"])
+    r = check_document(path, load_text(text, path, syntax="json"), build_targets(opts), opts, select_rules())
+    fixed = [f for f in r.findings if f.code == "CL201"]
+    assert fixed and any(fx.edits for f in fixed for fx in f.fixes)  # a width fix was offered, so re-checked
+    assert sorted(calls) == ["b200", "h100-sxm"]

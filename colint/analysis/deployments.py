@@ -131,7 +131,16 @@ def automatic_deployment(spec, profile, scenario, *, layout: bool, concurrency: 
             cands = [(fixed_tp, 1, 1)]
         # one NVLink domain first (pp = 1, fewest GPUs first), then pipeline stages over several domains
         ordered = [c for c in cands if c[2] == 1 and max(c[0], c[1]) <= domain] + [c for c in cands if c[2] > 1]
+        # no GPU holds less than its share of the weights and of one sequence's KV cache (the scenario's sequences
+        # when the user set them) and the residual stream (FootprintFloor): a layout above usable memory by that
+        # bound is not priced (margins absorb float rounding)
+        floor = footprint_floor(spec, scenario)
+        usable = USABLE_HBM_SHARE * profile.memory_gb * 1e9
+        act = activation_floor(spec.hidden_size, want, scenario.prefill_tokens)
+        kvp, least = scenario.kvp, 1 if concurrency else want
         for tp, ep, pp in ordered:
+            if floor.bytes_at(tp, ep, kvp, pp, least, act) * (1 - 1e-9) > usable * (1 + 1e-9):
+                continue
             # (fits_only prunes a deployment that cannot hold the scenario's concurrency: only where that is asked)
             fit = memory_at(spec, profile, replace(scenario, tp=tp, ep=ep, pp=pp), fits_only=not concurrency)
             if fit is not None and (fit.fits or (concurrency and fit.max_decode_concurrency >= 1)):
