@@ -124,6 +124,10 @@ def test_sparse_attention_attends_top_k_and_the_indexer_scores_the_whole_context
     # prefill: every prompt token scores all earlier tokens, but attends at most 2,048 of them
     p32 = {a.kind: a for a in v32.attention["prefill"]}["mla+moe"]
     assert p32.attended_tokens < 2048 < {a.kind: a for a in v3.attention["prefill"]}["mla+moe"].attended_tokens
+    # a short prompt is cheaper as masked dense MHA (192 + 128 per pair over (s + 1) / 2 keys) than as the absorbed
+    # sparse kernel (576 + 512 per pair over up to 2,048 keys): priced as dense, as DeepSeek-V3.2 serves it
+    short = analyse(_spec(V32), prof, make_scenario("long-context", context=8192))
+    assert {a.kind: a for a in short.attention["prefill"]}["mla+moe"].attended_tokens == (8192 + 1) / 2
 
 
 # MiMo-V2-Flash: H 4096, 48 layers, 64 heads of q/k 192 and v 128; full layers (0, 5, 11, ..., 47: 9) 4 KV heads,
@@ -173,3 +177,13 @@ def test_sliding_layers_of_mimo_read_only_the_window_in_decode():
     by = {a.kind: a for a in w.attention["decode"]}
     assert by["attention/sliding+moe"].attended_tokens == 129
     assert by["attention/full+moe"].attended_tokens == make_scenario("long-context").context
+
+
+def test_kv_parallelism_does_not_pay_where_sparse_attention_reads_only_top_k():
+    """CL703 at 131,072 tokens, 16 sequences, tp=8 on H200: DeepSeek-V3's latent reads dominate decode (KV parallelism
+    pays), DeepSeek-V3.2's top-k reads and indexer keys do not."""
+    from tests.rules.helpers import corpus, run
+
+    (f,) = run(corpus(V3), ["CL703"], scenario="long-context", tp=8, concurrency=16, gpus=["h200"])
+    assert "KV (Helix) parallelism pays" in f.message
+    assert run(corpus(V32), ["CL703"], scenario="long-context", tp=8, concurrency=16, gpus=["h200"]) == []

@@ -192,7 +192,18 @@ def _attention_cost(
     else:
         s, n_seq, chunks = _prefill_shape(sc)
         ctx = sc.context
-        attended = _attended(ctx, window or topk)  # top-k caps the keys per query as a window of k does
+        attended = _attended(ctx, window)
+        if topk:
+            # DeepSeek Sparse Attention prefill: the absorbed (MQA-mode) kernel over each query's top-k latent rows,
+            # or, where that costs more (short prompts), plain masked MHA over all keys, as DeepSeek-V3.2 serves
+            # short prefills (tech report §2.1); top-k caps the keys per query as a window of k does
+            sparse_pairs = _attended(ctx, topk)
+            lat_mqa = 2 * (mx.kv_lora_rank or 0) + (mx.qk_rope_head_dim or 0)
+            dense_d = (mx.qk_nope_head_dim or 0) + (mx.qk_rope_head_dim or 0) + (mx.v_head_dim or 0)
+            if sparse_pairs * lat_mqa < attended * dense_d:
+                attended = sparse_pairs
+            else:
+                topk = None  # priced as dense MLA prefill
         # keys attended per query over the whole prompt; a step holds prefill_tokens queries
         q_tokens = n_seq * s
         if mx.kind == "attention":
@@ -220,7 +231,7 @@ def _attention_cost(
         attended = 0.0
     sol = max(flops / roof.peak_flops_per_s, bytes_ / roof.memory_bytes_per_s) if (flops or bytes_) else 0.0
     if mx.kind in ("attention", "mla") and (flops or bytes_):
-        est = _core_estimate_s(mx, sc, profile, regime, q_per_gpu, attended, window, flops - f_i)
+        est = _core_estimate_s(mx, sc, profile, regime, q_per_gpu, attended, window, flops - f_i, bool(topk))
         est += idx_est
     else:  # linear attention / Mamba state update: a streaming kernel on the roofline's terms
         est = roof.estimate_s(flops, bytes_) if (flops or bytes_) else 0.0
@@ -239,7 +250,15 @@ def _kv_dtype(b_kv: float) -> str:
 
 
 def _core_estimate_s(
-    mx: Mixer, sc: Scenario, profile, regime: str, q_per_gpu: int, attended: float, window: int | None, flops: float
+    mx: Mixer,
+    sc: Scenario,
+    profile,
+    regime: str,
+    q_per_gpu: int,
+    attended: float,
+    window: int | None,
+    flops: float,
+    sparse: bool = False,
 ) -> float:
     """An attention / MLA core's ESTIMATE from the op models (colint.analysis.ops_attention), checked
     against measured TensorRT-LLM kernels (README "Op model accuracy")."""
@@ -259,7 +278,7 @@ def _core_estimate_s(
             sc.decode_concurrency, cached, q_per_gpu, kv_heads, mx.head_dim, ctx if window else 0, kv, profile
         )[0]
     s, n_seq, _chunks = _prefill_shape(sc)
-    if mx.kind == "mla" and mx.index_topk:
+    if mx.kind == "mla" and mx.index_topk and sparse:
         # DeepSeek Sparse Attention: the absorbed (MQA-mode) kernel over each query's top-k latent rows; a causal top-k
         # covers as many key tiles as a window of k (an estimate: the gathered rows are not contiguous)
         rope, kv_lora = mx.qk_rope_head_dim or 0, mx.kv_lora_rank or 0
