@@ -86,8 +86,8 @@ def test_glm5_shared_indexer_layers_have_no_indexer_weights_or_keys():
     # index_topk_freq 4 from index_skip_topk_offset 3 (GlmMoeDsaConfig): layer i runs its indexer when
     # max(i - 2, 0) % 4 == 0: layers 0, 1, 2, 6, 10, ..., 74 = 21 layers; the 57 others reuse the previous top-k
     spec = _variant(GLM5, index_topk_freq=4, index_skip_topk_offset=3)
-    full = sum(n for k, n in zip(spec.layer_kinds, spec.layer_counts()) if k.mixer.index_num_heads)
-    assert full == 21
+    counts = {k.name: n for k, n in zip(spec.layer_kinds, spec.layer_counts())}
+    assert counts == {"mla+dense": 3, "mla+moe": 18, "mla/shared-topk+moe": 57}  # 21 layers run an indexer
     assert param_counts(spec).total == GLM5_TOTAL - 57 * _INDEXER == 743_377_000_704  # gen_golden.py --count
     assert kv_cache_bytes_per_token(spec) == 78 * 576 * 2 + 21 * 132 == 92_628
     assert {k.mixer.index_topk for k in spec.layer_kinds} == {2048}  # every layer still attends top-k only
