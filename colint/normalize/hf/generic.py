@@ -129,8 +129,11 @@ def _type_geometry(r: HFReader) -> dict[bool, dict[str, tuple[str, int]]]:
     out: dict[bool, dict[str, tuple[str, int]]] = {False: {}, True: {}}
     for k in keys:
         m = _TYPE_GEOMETRY.match(k)
-        if not m or _value(r, k) is None:
+        v = _value(r, k)
+        if not m or v is None:
             continue
+        if not r.has(k) and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            continue  # a class value that is no size (the file's own value is checked, located, by r.int)
         field = _GEOMETRY_FIELD[m.group(3)]
         out[m.group(1) in _SLIDING_PREFIXES][field] = (k, r.int(None, k))
     return out
