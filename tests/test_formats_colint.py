@@ -113,3 +113,101 @@ def test_colint_schema_command(tmp_path, capsys):
     from ruamel.yaml import YAML
 
     jsonschema.validate(YAML(typ="safe").load(open("examples/design.colint.yaml")), schema)
+
+
+# MiMo-V2-Flash written as a design: full layers (0, 5, 11, ..., 47) with 4 KV heads, sliding layers with 8 and one
+# sink per head, q/k 192 and v 128 on both (issue 30 item 2: full and sliding layers that differ)
+MIMO_DESIGN = (
+    "  name: mimo-v2-flash-design\n  hidden_size: 4096\n  vocab_size: 152576\n"
+    "  attention:\n    heads: 64\n    kv_heads: 4\n    head_dim: 192\n    v_head_dim: 128\n"
+    "    sliding: {kv_heads: 8, window: 129, sinks: true}\n"
+    "  ffn: {intermediate_size: 16384}\n"
+    "  moe: {experts: 256, top_k: 8, intermediate_size: 2048, first_dense_layers: 1}\n"
+    '  pattern: "F+[S,S,S,S,F,S]*7+[S,S,S,S,F]"\n'
+)
+
+
+def _geometry(spec):
+    return {
+        (k.mixer.attention, k.ffn.kind, n): (
+            k.mixer.num_heads,
+            k.mixer.num_kv_heads,
+            k.mixer.head_dim,
+            k.mixer.v_head_dim,
+        )
+        for k, n in zip(spec.layer_kinds, spec.layer_counts())
+    }
+
+
+def test_a_design_whose_full_and_sliding_layers_differ_reads_as_the_hf_config():
+    from colint.analysis.kv_cache import kv_cache_bytes_per_token
+
+    s = design(MIMO_DESIGN)
+    hf = normalize(load("tests/corpus/hf/mimo__MiMo-V2-Flash-reconstructed.json"))
+    assert (
+        _geometry(s)
+        == _geometry(hf)
+        == {
+            ("full", "dense", 1): (64, 4, 192, 128),
+            ("sliding", "moe", 39): (64, 8, 192, 128),
+            ("full", "moe", 8): (64, 4, 192, 128),
+        }
+    )
+    assert param_counts(s) == param_counts(hf)  # 308,778,768,832: transformers' build of the HF config
+    assert param_counts(s).total == 308_778_768_832
+    assert kv_cache_bytes_per_token(s) == kv_cache_bytes_per_token(hf) == 222_720
+    assert {k.mixer.window for k in s.layer_kinds if k.mixer.attention == "sliding"} == {129}
+
+
+def test_a_layer_type_override_round_trips_through_the_schema(capsys):
+    """The per-layer-type keys are in `colint schema` (editors validate with it) and a design validated by it reads
+    back to the geometry it states; an override of a key the type cannot have is located."""
+    jsonschema = pytest.importorskip("jsonschema")
+    from ruamel.yaml import YAML
+
+    assert main(["schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    props = schema["$defs"]["Attention"]["properties"]
+    assert {"full", "sliding", "v_head_dim", "sinks"} <= set(props)
+    assert set(schema["$defs"]["LayerTypeAttention"]["properties"]) == {
+        "heads",
+        "kv_heads",
+        "head_dim",
+        "v_head_dim",
+        "window",
+        "sinks",
+    }
+    data = YAML(typ="safe").load("colint: 1\nmodel:\n" + MIMO_DESIGN)
+    jsonschema.validate(data, schema)
+    # the geometry read back is the one written: change the sliding KV heads, the sliding layers follow
+    s = design(MIMO_DESIGN.replace("kv_heads: 8,", "kv_heads: 16,"))
+    assert {k.mixer.num_kv_heads for k in s.layer_kinds if k.mixer.attention == "sliding"} == {16}
+    assert {k.mixer.num_kv_heads for k in s.layer_kinds if k.mixer.attention == "full"} == {4}
+    with pytest.raises(SpecError) as exc:
+        design(MIMO_DESIGN.replace("    sliding:", "    full: {window: 64}\n    sliding:"))
+    assert (exc.value.key, "no window") == ("model.attention.full.window", "no window")
+    with pytest.raises(SpecError) as exc:
+        design(MIMO_DESIGN.replace("kv_heads: 8,", "kv_heads: 0,"))
+    assert exc.value.key == "model.attention.sliding.kv_heads"
+
+
+def test_a_dsa_design_counts_like_glm5():
+    """GLM-5 as a design: MLA with the lightning indexer (32 heads x 128) and top-k 2,048."""
+    from colint.analysis.kv_cache import kv_cache_bytes_per_token
+
+    s = design(
+        "  hidden_size: 6144\n  layers: 78\n  vocab_size: 154880\n  mtp_layers: 1\n"
+        "  attention: {heads: 64, kind: mla, mla: {q_lora_rank: 2048, qk_nope_head_dim: 192, v_head_dim: 256,"
+        " index_heads: 32, index_head_dim: 128, index_topk: 2048}}\n  ffn: {intermediate_size: 12288}\n"
+        "  moe: {experts: 256, top_k: 8, intermediate_size: 2048, shared_experts: 1, first_dense_layers: 3}\n"
+    )
+    hf = normalize(load("tests/corpus/hf/glm__GLM-5-reconstructed.json"))
+    assert param_counts(s).total == param_counts(hf).total == 743_911_199_232
+    assert kv_cache_bytes_per_token(s) == kv_cache_bytes_per_token(hf) == 78 * (576 * 2 + 132)
+    assert {k.mixer.index_topk for k in s.layer_kinds} == {2048}
+    with pytest.raises(SpecError) as exc:
+        design(
+            "  hidden_size: 1024\n  layers: 2\n  attention: {heads: 8, kind: mla, mla: {index_heads: 4}}\n"
+            "  ffn: {intermediate_size: 8}\n"
+        )
+    assert exc.value.key == "model.attention.mla.index_heads"

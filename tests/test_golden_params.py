@@ -57,8 +57,9 @@ def _spec(stem: str):
     return normalize(doc, "hf")
 
 
+# q, k and v are compared apart (colint lists them apart unless the family fuses them, as transformers does):
+# fused over a layer, a stack whose layer types differ in KV heads (MiMo-V2-Flash) has no per-layer sum to compare
 _FUSE = [
-    (re.compile(r"\b(q_proj|k_proj|v_proj)\b"), "qkv"),
     (re.compile(r"\b(gate_proj|up_proj|w1|w3|v1)\b"), "gate_up"),
 ]
 
@@ -86,7 +87,7 @@ def inventory_shapes(spec) -> collections.Counter:
     for g in gemms(spec, merge=False):
         if g.name == "lm_head" and spec.tie_word_embeddings:
             continue
-        key = (g.kind, g.group or g.name, g.k, g.layers * g.count)
+        key = (g.kind, g.name if g.group == "qkv" else (g.group or g.name), g.k, g.layers * g.count)
         fused.setdefault(key, []).append(g.n)
     out: collections.Counter = collections.Counter()
     for (_, _, k, mult), ns in fused.items():

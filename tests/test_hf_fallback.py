@@ -201,51 +201,83 @@ def test_hybrid_stacks_are_refused_not_read_as_llama(model_type, extra, evidence
 
 
 # --- per-layer attention geometry (issue 13 item 2) -----------------------------------------------------------
-def test_per_layer_geometry_in_the_family_code_is_refused_located():
-    """MiMo-V2-Flash doubles its sliding layers' KV heads in code (and gives only them sinks): no single geometry
-    fits, so the generic reading refuses at model_type instead of describing layers that do not exist."""
+SMALL_MIMO = {
+    "model_type": "mimo_v2_flash",
+    "hidden_size": 1024,
+    "num_hidden_layers": 6,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 4,
+    "head_dim": 192,
+    "v_head_dim": 128,
+    "intermediate_size": 2048,
+    "vocab_size": 1000,
+    "moe_intermediate_size": 256,
+    "n_routed_experts": 8,
+    "num_experts_per_tok": 2,
+    "sliding_window": 128,
+}
+# transformers' MiMoV2FlashConfig: layer 0 and 5 full, 1-4 sliding (8 KV heads = 4 x 2, 16 sinks); layer 0 dense.
+# q 1024 x 3072 (16 x 192), o 2048 (16 x 128) x 1024; full k 1024 x 768, v 1024 x 512; sliding k 1024 x 1536, v 1024 x 1024
+_FULL_ATTN = 1024 * 3072 + 1024 * 768 + 1024 * 512 + 2048 * 1024  # 6,553,600
+_SWA_ATTN = 1024 * 3072 + 1024 * 1536 + 1024 * 1024 + 2048 * 1024 + 16  # 7,864,336 with the sinks
+_DENSE = 3 * 1024 * 2048
+_MOE = 8 * 1024 + 8 * 3 * 1024 * 256  # router + fused gated experts
+SMALL_MIMO_TOTAL = (
+    (_FULL_ATTN + 2048 + _DENSE)  # layer 0
+    + 4 * (_SWA_ATTN + 2048 + _MOE)  # layers 1-4
+    + (_FULL_ATTN + 2048 + _MOE)  # layer 5
+    + 2 * 1000 * 1024  # embedding, untied LM head
+    + 1024  # final norm
+)
+
+
+def test_per_layer_geometry_in_the_family_code_is_placed():
+    """MiMo-V2-Flash doubles its sliding layers' KV heads in code (``num_key_value_heads * 2 if is_swa``) and gives
+    only them sinks: the generic reading sizes each layer type on its own, exactly as transformers builds it
+    (84,415,552 from gen_golden.py --count, torch 2.13 meta device), and agrees with colint's own adapter."""
     if "mimo_v2_flash" not in CONFIG_MAPPING:
         pytest.skip("this transformers has no mimo_v2_flash")
-    text = json.dumps(
-        {
-            "model_type": "mimo_v2_flash",
-            "hidden_size": 1024,
-            "num_hidden_layers": 6,
-            "num_attention_heads": 16,
-            "num_key_value_heads": 4,
-            "head_dim": 192,
-            "v_head_dim": 128,
-            "intermediate_size": 2048,
-            "vocab_size": 1000,
-            "moe_intermediate_size": 256,
-            "n_routed_experts": 8,
-            "num_experts_per_tok": 2,
-            "sliding_window": 128,
-        }
-    )
-    with pytest.raises(ColintError) as exc:
-        normalize(load_text(text, "mimo.json"))
-    assert (exc.value.line, exc.value.column, exc.value.key) == (1, 2, "model_type")
-    assert (
-        "mixes sliding and full attention layers and its modelling code sizes attention by layer type "
-        "('num_key_value_heads = config.num_key_value_heads * 2 if is_swa')" in exc.value.message
-    )
+    from colint.normalize.hf import FAMILIES
+    from colint.normalize.hf.fallback import build_with_transformers
+
+    assert SMALL_MIMO_TOTAL == 84_415_552
+    doc = load_text(json.dumps(SMALL_MIMO), "mimo.json")
+    spec = build_with_transformers(doc, (), "mimo_v2_flash", FAMILIES)
+    kv = {k.mixer.attention: k.mixer.num_kv_heads for k in spec.layer_kinds}
+    assert kv == {"full": 4, "sliding": 8}
+    assert param_counts(spec).total == SMALL_MIMO_TOTAL
+    assert param_counts(normalize(load_text(json.dumps(SMALL_MIMO), "mimo.json"))).total == SMALL_MIMO_TOTAL
 
 
-def test_a_layer_type_geometry_key_is_refused_at_the_key():
+def test_a_layer_type_geometry_key_sizes_that_type():
     text = json.dumps(
         {"model_type": "flint", **BASE, **CASES["flint"][0], "sliding_window": 128, "swa_num_key_value_heads": 8},
         indent=1,
     )
-    with pytest.raises(ColintError) as exc:
-        normalize(load_text(text, "flint.json"))
-    line = next(i for i, x in enumerate(text.splitlines(), 1) if '"swa_num_key_value_heads"' in x)
-    assert (exc.value.key, exc.value.line) == ("swa_num_key_value_heads", line)
+    spec = normalize(load_text(text, "flint.json"))
+    kv = {k.mixer.attention: k.mixer.num_kv_heads for k in spec.layer_kinds}
+    assert kv.get("sliding") == 8 and all(v != 8 for a, v in kv.items() if a != "sliding")
     layer_types = ["full_attention", "chunked_attention", "full_attention", "full_attention"]
     text = json.dumps({"model_type": "flint", **BASE, **CASES["flint"][0], "layer_types": layer_types})
     with pytest.raises(ColintError) as exc:
         normalize(load_text(text, "flint.json"))
     assert exc.value.key == "layer_types[1]" and "'chunked_attention'" in exc.value.message
+
+
+def test_a_layer_type_the_config_class_fills_is_refused_at_model_type_not_1_1():
+    """A layer type the file does not state (transformers' config class fills ``layer_types``) is refused at
+    ``model_type``, the key that chose the class, never at 1:1."""
+    from colint.normalize.hf import generic
+    from colint.normalize.hf.base import HFReader
+
+    cfg = {"hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 16, "intermediate_size": 2048}
+    text = json.dumps({**cfg, "vocab_size": 1000, "model_type": "x"}, indent=1)
+    defaults = {"layer_types": ["full_attention", "chunked_attention"]}
+    with pytest.raises(ColintError) as exc:
+        generic.build(HFReader(load_text(text, "x.json"), (), defaults=defaults, model_type="x"))
+    line = next(i for i, x in enumerate(text.splitlines(), 1) if '"model_type"' in x)
+    assert (exc.value.key, exc.value.line) == ("model_type", line)
+    assert "config class fills layer_types ('chunked_attention' at layer 1)" in exc.value.message
 
 
 def test_v_head_dim_of_the_config_class_sizes_v_and_o():

@@ -9,7 +9,12 @@ attends over the cache of the last earlier non-sharing layer of the same attenti
 (``Gemma4TextConfig.kv_sharing_modes``), so it still *reads* that layer's K/V every step
 (:func:`mixer_kv_read_bytes_per_token`, :func:`kv_sources`).
 A layer with a ``parallel_mixer`` (Falcon-H1: attention beside Mamba-2) counts both mixers.
-Checks (tests): DeepSeek-V3 70,272 B/token and Llama-3.1-405B 516,096 B/token in BF16.
+DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5): a layer that runs the lightning indexer also caches
+its keys, ``index_head_dim`` per token, always FP8 with one FP32 scale per 128 elements whatever the
+main cache's format (:func:`indexer_kv_bytes_per_token`); a layer that reuses an earlier layer's top-k
+caches none.
+Checks (tests): DeepSeek-V3 70,272 B/token and Llama-3.1-405B 516,096 B/token in BF16; DeepSeek-V3.2
+78,324 (61 x (576 x 2 + 132)).
 """
 
 from __future__ import annotations
@@ -22,15 +27,33 @@ from colint.memo import per_spec
 from colint.normalize.model_spec import LayerKind, Mixer, ModelSpec
 
 
+# The DSA indexer's key cache: FP8 E4M3 keys (1 B an element) and one FP32 scale per block of 128 (DeepSeek-V3.2-Exp
+# inference/model.py, class Indexer: k_cache float8_e4m3fn [.., index_head_dim], k_scale_cache float32
+# [.., index_head_dim // block_size], block_size 128; vLLM's indexer cache holds the same 128 + 4 B a token)
+INDEXER_KEY_BYTES_PER_ELEM = 1.0
+INDEXER_SCALE_BLOCK = 128
+INDEXER_SCALE_BYTES = 4.0
+
+
+def indexer_kv_bytes_per_token(m: Mixer) -> float:
+    """Bytes the DSA lightning indexer caches per token on this layer (0 without an indexer): its FP8 key and
+    the key's FP32 scales, whatever format the main KV cache is in."""
+    if m.kind != "mla" or not (m.index_num_heads and m.index_head_dim):
+        return 0.0
+    d = m.index_head_dim
+    return d * INDEXER_KEY_BYTES_PER_ELEM + -(-d // INDEXER_SCALE_BLOCK) * INDEXER_SCALE_BYTES
+
+
 def mixer_kv_bytes_per_token(m: Mixer, bytes_per_elem: float) -> float:
-    """KV-cache bytes this mixer STORES per token (0 for a KV-sharing layer)."""
+    """KV-cache bytes this mixer STORES per token (0 for a KV-sharing layer); a DSA layer adds its indexer's keys."""
     if m.kind == "attention":
         if m.kv_shared:
             return 0.0
         v = 0 if m.v_from_k else (m.v_head_dim or m.head_dim)
         return m.num_kv_heads * (m.head_dim + v) * bytes_per_elem
     if m.kind == "mla":
-        return ((m.kv_lora_rank or 0) + (m.qk_rope_head_dim or 0)) * bytes_per_elem
+        latent = ((m.kv_lora_rank or 0) + (m.qk_rope_head_dim or 0)) * bytes_per_elem
+        return latent + indexer_kv_bytes_per_token(m)
     return 0.0
 
 

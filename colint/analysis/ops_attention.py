@@ -21,6 +21,10 @@ max(FLOPs / peak, bytes / bandwidth). Constants come from the architecture's tim
   rotates only the rope parts and appends the 576-wide latent.
 * Context attention's QKV preprocessing (RoPE + KV-cache append) is a separate streaming kernel
   before the FMHA: its bytes (Q, K, V read, rotated Q and K written) add to the time.
+* DeepSeek Sparse Attention's lightning indexer (DeepSeek-V3.2 tech report §2.1; DeepGEMM's
+  ``fp8_mqa_logits`` / ``fp8_paged_mqa_logits``, then a top-k): each query scores every cached token with
+  ``index_heads`` FP8 heads of ``index_head_dim`` against one shared FP8 key, writes FP32 logits and
+  selects its top-k from them (:func:`dsa_indexer`); the attention core then attends those k tokens.
 """
 
 from __future__ import annotations
@@ -308,3 +312,24 @@ def mla_prefill(
         v_head_dim=v_head_dim,
         prep_bytes_per_token=prep,
     )
+
+
+# FP32 logits per (query, key), written by the scoring kernel and read by the top-k (DeepGEMM)
+INDEXER_LOGIT_BYTES = 4.0
+INDEXER_KERNELS = 2  # the scoring kernel and the top-k selection
+
+
+def dsa_indexer(queries, keys_per_query, index_heads: int, index_dim: int, key_bytes, profile, tmod=None, xp=_Scalar):
+    """The DSA lightning indexer for ``queries`` queries that each score ``keys_per_query`` cached keys (mean) with
+    ``index_heads`` heads of ``index_dim`` (FP8 MMA), reading ``key_bytes`` of its FP8 key cache and writing then
+    reading one FP32 logit per (query, key) for the top-k. Returns (FLOPs, bytes, ESTIMATED s): the slower of the
+    derated FP8 math and the memory traffic, plus one kernel floor for each of its two kernels."""
+    tmod = tmod or time_model(profile)
+    pairs = queries * keys_per_query
+    flops = 2.0 * pairs * index_heads * index_dim
+    bytes_ = key_bytes + 2.0 * pairs * INDEXER_LOGIT_BYTES
+    peak, eff = _attention_peak(profile, tmod, "fp8")
+    t_math = flops / (peak * eff)
+    t_mem = bytes_ / (profile.memory_bytes_per_s * tmod.memory_efficiency)
+    est = xp.maximum(t_math, t_mem) + INDEXER_KERNELS * tmod.attention_floor_us * 1e-6
+    return flops, bytes_, est

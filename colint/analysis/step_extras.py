@@ -19,6 +19,7 @@ from colint.analysis.collectives import collective, moe_dispatch_combine
 from colint.analysis.gemm_model import FORMATS
 from colint.analysis.gemm_rows import _ceil_div, _prefill_shape
 from colint.analysis.kv_cache import (
+    indexer_kv_bytes_per_token,
     kind_mixers,
     mixer_kv_bytes_per_token,
     mixer_kv_read_bytes_per_token,
@@ -158,14 +159,21 @@ def _attention_cost(
         kv_gpu = kv_read_gpu = 0.0
         q_per_gpu = 0
     window = mx.window if mx.attention in ("sliding", "chunked") else None
-    flops = bytes_ = 0.0
+    topk = mx.index_topk if mx.kind == "mla" and mx.index_topk else None  # DeepSeek Sparse Attention
+    idx_tok = indexer_kv_bytes_per_token(mx)  # the DSA indexer's cached key (0 without an indexer)
+    flops = bytes_ = f_i = 0.0
     attended = 0.0
+    idx_est = 0.0
     if regime == "decode":
         b = sc.decode_concurrency
         ctx = sc.context
         attended = min(ctx, window) if window else ctx
+        scored = attended  # keys the DSA indexer scores per query: the whole context
+        if topk:
+            attended = min(attended, topk)  # the sparse core attends the indexer's top-k only
         if mx.kind in ("attention", "mla") and sc.kvp > 1:
             attended = _ceil_div(int(attended), sc.kvp)  # KV parallelism: this GPU's share of the context
+            scored = _ceil_div(int(scored), sc.kvp)
         if mx.kind == "attention":
             d_v = mx.v_head_dim or mx.head_dim
             flops = 2.0 * b * attended * q_per_gpu * (mx.head_dim + d_v)
@@ -173,7 +181,10 @@ def _attention_cost(
         elif mx.kind == "mla":
             lat = (mx.kv_lora_rank or 0) + (mx.qk_rope_head_dim or 0)
             flops = 2.0 * b * attended * q_per_gpu * (lat + (mx.kv_lora_rank or 0))  # absorbed MLA
-            bytes_ = b * attended * kv_gpu
+            bytes_ = b * attended * (kv_gpu - idx_tok)
+            if idx_tok:
+                f_i, by_i, idx_est = _indexer(mx, b, scored, b * scored * idx_tok, profile)
+                flops, bytes_ = flops + f_i, bytes_ + by_i
         elif mx.kind in ("linear_attention", "mamba"):
             state = mixer_state_bytes(mx, b_kv) / tp
             bytes_ = 2.0 * b * state  # read and write the state
@@ -182,6 +193,17 @@ def _attention_cost(
         s, n_seq, chunks = _prefill_shape(sc)
         ctx = sc.context
         attended = _attended(ctx, window)
+        if topk:
+            # DeepSeek Sparse Attention prefill: the absorbed (MQA-mode) kernel over each query's top-k latent rows,
+            # or, where that costs more (short prompts), plain masked MHA over all keys, as DeepSeek-V3.2 serves
+            # short prefills (tech report §2.1); top-k caps the keys per query as a window of k does
+            sparse_pairs = _attended(ctx, topk)
+            lat_mqa = 2 * (mx.kv_lora_rank or 0) + (mx.qk_rope_head_dim or 0)
+            dense_d = (mx.qk_nope_head_dim or 0) + (mx.qk_rope_head_dim or 0) + (mx.v_head_dim or 0)
+            if sparse_pairs * lat_mqa < attended * dense_d:
+                attended = sparse_pairs
+            else:
+                topk = None  # priced as dense MLA prefill
         # keys attended per query over the whole prompt; a step holds prefill_tokens queries
         q_tokens = n_seq * s
         if mx.kind == "attention":
@@ -191,9 +213,16 @@ def _attention_cost(
             bytes_ = q_tokens * (kv_gpu + kv_read_gpu) + (chunks - 1) / max(chunks, 1) * n_seq * ctx / 2 * kv_read_gpu
         elif mx.kind == "mla":
             nope, rope = mx.qk_nope_head_dim or 0, mx.qk_rope_head_dim or 0
-            d_v = mx.v_head_dim or nope
-            flops = 2.0 * q_tokens * attended * q_per_gpu * (nope + rope + d_v)
+            if topk:  # DSA prefill runs absorbed (MQA mode on the 576-wide latent, 512-wide output) over the top-k
+                lat, kv_lora = (mx.kv_lora_rank or 0) + rope, mx.kv_lora_rank or 0
+                flops = 2.0 * q_tokens * attended * q_per_gpu * (lat + kv_lora)
+            else:
+                d_v = mx.v_head_dim or nope
+                flops = 2.0 * q_tokens * attended * q_per_gpu * (nope + rope + d_v)
             bytes_ = q_tokens * kv_gpu * 2
+            if idx_tok:  # the indexer scores every earlier token of the prompt (causal)
+                f_i, by_i, idx_est = _indexer(mx, q_tokens, _attended(ctx, None), n_seq * ctx * idx_tok, profile)
+                flops, bytes_ = flops + f_i, bytes_ + by_i
         elif mx.kind in ("linear_attention", "mamba"):
             state = mixer_state_bytes(mx, b_kv) / tp
             flops = 4.0 * q_tokens * state / b_kv
@@ -202,10 +231,17 @@ def _attention_cost(
         attended = 0.0
     sol = max(flops / roof.peak_flops_per_s, bytes_ / roof.memory_bytes_per_s) if (flops or bytes_) else 0.0
     if mx.kind in ("attention", "mla") and (flops or bytes_):
-        est = _core_estimate_s(mx, sc, profile, regime, q_per_gpu, attended, window, flops)
+        est = _core_estimate_s(mx, sc, profile, regime, q_per_gpu, attended, window, flops - f_i, bool(topk))
+        est += idx_est
     else:  # linear attention / Mamba state update: a streaming kernel on the roofline's terms
         est = roof.estimate_s(flops, bytes_) if (flops or bytes_) else 0.0
     return AttentionCost(kind.name, regime, n_layers, mx.kind, flops, bytes_, sol, est, kv_gpu, replication, attended)
+
+
+def _indexer(mx: Mixer, queries: float, keys_per_query: float, key_bytes: float, profile) -> tuple[float, float, float]:
+    """(FLOPs, bytes, ESTIMATED s) of the DSA lightning indexer scoring ``keys_per_query`` cached keys for each of
+    ``queries`` queries on one GPU (its weights are replicated: every GPU scores all its index heads)."""
+    return ops.dsa_indexer(queries, keys_per_query, mx.index_num_heads or 0, mx.index_head_dim or 0, key_bytes, profile)
 
 
 def _kv_dtype(b_kv: float) -> str:
@@ -214,7 +250,15 @@ def _kv_dtype(b_kv: float) -> str:
 
 
 def _core_estimate_s(
-    mx: Mixer, sc: Scenario, profile, regime: str, q_per_gpu: int, attended: float, window: int | None, flops: float
+    mx: Mixer,
+    sc: Scenario,
+    profile,
+    regime: str,
+    q_per_gpu: int,
+    attended: float,
+    window: int | None,
+    flops: float,
+    sparse: bool = False,
 ) -> float:
     """An attention / MLA core's ESTIMATE from the op models (colint.analysis.ops_attention), checked
     against measured TensorRT-LLM kernels (README "Op model accuracy")."""
@@ -234,7 +278,29 @@ def _core_estimate_s(
             sc.decode_concurrency, cached, q_per_gpu, kv_heads, mx.head_dim, ctx if window else 0, kv, profile
         )[0]
     s, n_seq, _chunks = _prefill_shape(sc)
-    if mx.kind == "mla":
+    if mx.kind == "mla" and mx.index_topk and sparse:
+        # DeepSeek Sparse Attention: the absorbed (MQA-mode) kernel over each query's top-k latent rows; a causal top-k
+        # covers as many key tiles as a window of k (an estimate: the gathered rows are not contiguous)
+        rope, kv_lora = mx.qk_rope_head_dim or 0, mx.kv_lora_rank or 0
+        lat = kv_lora + rope
+        b_kv = ops.KV_BYTES.get(kv, 2.0)
+        prep = q_per_gpu * rope * 2.0 * 2.0 + lat * (2.0 + b_kv)
+        est, _ = ops.context_attention(
+            n_seq,
+            s,
+            q_per_gpu,
+            1,
+            lat,
+            mx.index_topk,
+            "bf16",
+            kv,
+            profile,
+            v_head_dim=kv_lora,
+            prep_bytes_per_token=prep,
+        )
+        w = min(mx.index_topk, s)
+        model_flops = 2.0 * n_seq * q_per_gpu * (w * (w + 1) / 2.0 + (s - w) * w) * (lat + kv_lora)
+    elif mx.kind == "mla":
         nope, rope = mx.qk_nope_head_dim or 0, mx.qk_rope_head_dim or 0
         est, _ = ops.mla_prefill(
             n_seq,
@@ -304,6 +370,8 @@ def _kernels_per_layer(kind: LayerKind, gemm_rows: int, tp: int) -> tuple[int, i
     for mx in kind_mixers(kind):  # Falcon-H1: attention and Mamba-2 side by side
         if mx.kind in ("attention", "mla", "linear_attention", "mamba"):
             other += 2  # rope/conv + attention/scan core
+        if indexer_kv_bytes_per_token(mx):
+            other += 2  # the DSA indexer's logits and its top-k selection
     if kind.ffn.kind == "dense":
         other += 1  # activation (SiLU·mul)
     elif kind.ffn.kind == "moe":

@@ -23,6 +23,7 @@ exported as JSON Schema by ``colint schema`` and documented in docs/schema.md.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from colint.loading.document import Document
@@ -200,7 +201,7 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     if vocab is None:
         r.notes.append("no vocab_size: counts exclude embedding and LM head")
     r.record("tie_word_embeddings", "tie_embeddings", default="tie_embeddings" not in (doc.get(("model",)) or {}))
-    sliding = a.window if a is not None and a.window else None
+    sliding = (a.window or (a.sliding.window if a.sliding else None)) if a is not None else None
     return r.spec(
         hidden_size=h,
         num_layers=n_layers,
@@ -240,21 +241,35 @@ def _mixer(r: FormatReader, m: Model, letter: str, heads: int, kv: int, head_dim
         raise r.error("pattern", f"layer letter {letter} needs an attention: section")
     if letter == "A":
         letter = {"full": "F", "sliding": "S", "chunked": "C", "mla": "X"}[a.kind]
-    qk = 2 * head_dim if a is not None and a.qk_norm else 0
-    if letter == "F":
-        return attention_mixer(heads, kv, head_dim, qkv_bias=a.qkv_bias, o_bias=a.o_bias), qk
-    if letter in ("S", "C"):
-        if not a.window:
+    if letter in ("F", "S", "C"):
+        own = (a.full if letter == "F" else a.sliding) if a is not None else None
+        # each key the layer type gives replaces the shared one; KV heads default to the type's heads (as to heads)
+        o_heads = (own.heads if own else None) or heads
+        o_kv = (own.kv_heads if own else None) or a.kv_heads or o_heads
+        o_hd = (own.head_dim if own else None) or head_dim
+        o_vd = (own.v_head_dim if own else None) or a.v_head_dim
+        window = (own.window if own else None) or a.window
+        sinks = own.sinks if own is not None and own.sinks is not None else a.sinks
+        if own is not None and letter == "F" and own.window:
+            raise r.error(("attention", "full", "window"), "full-attention layers have no window")
+        extra = (2 * o_hd if a.qk_norm else 0) + (o_heads if sinks else 0)
+        if letter == "F":
+            mx = attention_mixer(o_heads, o_kv, o_hd, qkv_bias=a.qkv_bias, o_bias=a.o_bias, v_head_dim=o_vd)
+            return _v(mx), extra
+        if not window:
             raise r.error("attention", "sliding or chunked attention needs attention.window")
-        return attention_mixer(
-            heads,
-            kv,
-            head_dim,
-            window=a.window,
-            attn="sliding" if letter == "S" else "chunked",
-            qkv_bias=a.qkv_bias,
-            o_bias=a.o_bias,
-        ), qk
+        return _v(
+            attention_mixer(
+                o_heads,
+                o_kv,
+                o_hd,
+                window=window,
+                attn="sliding" if letter == "S" else "chunked",
+                qkv_bias=a.qkv_bias,
+                o_bias=a.o_bias,
+                v_head_dim=o_vd,
+            )
+        ), extra
     if letter == "X":
         from colint.normalize.design_file_schema import MLA
 
@@ -268,6 +283,15 @@ def _mixer(r: FormatReader, m: Model, letter: str, heads: int, kv: int, head_dim
             v_head_dim=ml.v_head_dim,
         )
         r.record("kv_lora_rank", "attention.mla.kv_lora_rank", default=a.mla is None)
+        if ml.index_heads:  # DeepSeek Sparse Attention: the lightning indexer reads the q latent
+            if not ml.q_lora_rank:
+                raise r.error(("attention", "mla", "index_heads"), "the DSA indexer needs attention.mla.q_lora_rank")
+            mx = replace(mx, index_num_heads=ml.index_heads, index_head_dim=ml.index_head_dim, index_topk=ml.index_topk)
+            return mx, ml.q_lora_rank + ml.kv_lora_rank + 2 * ml.index_head_dim  # + the indexer's k_norm (LayerNorm)
+        if ml.index_topk:
+            raise r.error(
+                ("attention", "mla", "index_topk"), "index_topk needs the indexer: give attention.mla.index_heads"
+            )
         return mx, ml.q_lora_rank + ml.kv_lora_rank
     if letter == "M":
         from colint.normalize.design_file_schema import Mamba
@@ -304,6 +328,11 @@ def _mixer(r: FormatReader, m: Model, letter: str, heads: int, kv: int, head_dim
             2 * la.k_heads * la.k_head_dim + la.v_heads * la.v_head_dim
         ) * la.conv_kernel + 2 * la.v_heads + la.v_head_dim
     return Mixer(kind="none"), 0
+
+
+def _v(mx: Mixer) -> Mixer:
+    """A value head dim equal to the q/k head dim is no separate value dim (ModelSpec's convention)."""
+    return replace(mx, v_head_dim=None) if mx.v_head_dim == mx.head_dim else mx
 
 
 def _doc_path(doc: Document, loc: tuple) -> tuple:

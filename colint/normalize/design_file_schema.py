@@ -24,12 +24,30 @@ class MLA(_Strict):
     qk_nope_head_dim: int = Field(128, gt=0, description="Per-head q/k dims without RoPE.")
     qk_rope_head_dim: int = Field(64, gt=0, description="Per-head q/k dims with RoPE (shared key, cached).")
     v_head_dim: int = Field(128, gt=0, description="Per-head value dims.")
+    index_heads: Optional[int] = Field(
+        None, gt=0, description="DeepSeek Sparse Attention: the lightning indexer's heads (needs q_lora_rank)."
+    )
+    index_head_dim: int = Field(128, gt=0, description="The indexer's head dims (its cached key, FP8).")
+    index_topk: Optional[int] = Field(None, gt=0, description="Tokens each query attends (DSA top-k).")
+
+
+class LayerTypeAttention(_Strict):
+    """One layer type's own attention geometry (``attention.full`` / ``attention.sliding``): each key given
+    replaces the shared ``attention:`` value on the layers of that type."""
+
+    heads: Optional[int] = Field(None, gt=0, le=1 << 20, description="Query heads of this layer type.")
+    kv_heads: Optional[int] = Field(None, gt=0, description="KV heads of this layer type.")
+    head_dim: Optional[int] = Field(None, gt=0, description="Per-head q/k dims of this layer type.")
+    v_head_dim: Optional[int] = Field(None, gt=0, description="Per-head value dims of this layer type.")
+    window: Optional[int] = Field(None, gt=0, description="Window of the sliding layers (tokens).")
+    sinks: Optional[bool] = Field(None, description="One learned attention-sink logit per head.")
 
 
 class Attention(_Strict):
     heads: int = Field(gt=0, le=1 << 20, description="Query heads.")
     kv_heads: Optional[int] = Field(None, gt=0, description="KV heads (GQA); default = heads.")
     head_dim: Optional[int] = Field(None, gt=0, description="Per-head dims; default hidden_size // heads.")
+    v_head_dim: Optional[int] = Field(None, gt=0, description="Per-head value dims; default head_dim.")
     kind: Literal["full", "sliding", "chunked", "mla"] = Field(
         "full", description="What the letter A in the pattern means."
     )
@@ -37,7 +55,12 @@ class Attention(_Strict):
     qkv_bias: bool = False
     o_bias: bool = False
     qk_norm: bool = Field(False, description="Per-head RMSNorm on q and k.")
+    sinks: bool = Field(False, description="One learned attention-sink logit per head (gpt-oss).")
     mla: Optional[MLA] = Field(None, description="MLA ranks (kind: mla or X layers).")
+    full: Optional[LayerTypeAttention] = Field(None, description="Full-attention layers' own geometry (F).")
+    sliding: Optional[LayerTypeAttention] = Field(
+        None, description="Sliding-window layers' own geometry (S): e.g. more KV heads than the full layers."
+    )
 
 
 class DenseFFN(_Strict):

@@ -146,6 +146,8 @@ def mla_norm_params(m: Mixer) -> int:
 def kind_name(m: Mixer, f: FFN) -> str:
     if m.kind == "attention":
         mix = f"attention/{m.attention}"
+    elif m.kind == "mla" and m.index_topk and not m.index_num_heads:
+        mix = "mla/shared-topk"  # DSA without its own indexer: reuses an earlier layer's top-k (GLM-5 "shared")
     else:
         mix = m.kind
     return f"{mix}+{f.kind}"

@@ -74,9 +74,12 @@ class Mixer:
     v_from_k: bool = False
     # Gated DeltaNet input projections as separate GEMMs qkv / z / b / a (Qwen3.5) instead of qkvz / ba.
     split_in_proj: bool = False
-    # DeepSeek-V3.2 sparse-attention indexer (wq_b from the q latent, wk, weights_proj).
+    # DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5): the lightning indexer (wq_b from the q latent, wk,
+    # weights_proj, its key cache) on a layer that runs it; a layer that reuses an earlier layer's top-k (GLM-5's
+    # "shared" indexer layers) has none. ``index_topk``: keys each query attends (on every DSA layer).
     index_num_heads: Optional[int] = None
     index_head_dim: Optional[int] = None
+    index_topk: Optional[int] = None
     # linear_attention flavour: None = Gated DeltaNet; "lightning" = MiniMax-01 lightning attention
     # (qkv_proj H -> 3·heads·head_dim, output_gate H -> heads·head_dim, out_proj; state heads·d·d).
     linear_variant: Optional[str] = None

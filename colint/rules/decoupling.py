@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 
 from colint.analysis.inventory import layer_counts
-from colint.analysis.ops_attention import decode_kv_bytes_per_s
+from colint.analysis.kv_cache import indexer_kv_bytes_per_token
+from colint.analysis.ops_attention import INDEXER_LOGIT_BYTES, decode_kv_bytes_per_s
 from colint.analysis.collectives import DEFAULT_SCALE_OUT_GBPS
 from colint.analysis.scale_out import scale_out_cost_pct
 from colint.hardware_profiles import time_model
@@ -30,6 +31,11 @@ def _attn_kinds(spec):
     """(kind, mixer) for layer kinds whose token mixer is softmax attention or MLA, in use."""
     counts = layer_counts(spec)
     return [(k, k.mixer) for k, n in zip(spec.layer_kinds, counts) if n and k.mixer.kind in ("attention", "mla")]
+
+
+def _indexer_bytes_per_token(mx) -> float:
+    """Decode bytes a DSA indexer moves per cached token and sequence: its FP8 key and the FP32 logit written and read."""
+    return indexer_kv_bytes_per_token(mx) + 2 * INDEXER_LOGIT_BYTES
 
 
 def _kv_heads(mx) -> int:
@@ -361,12 +367,26 @@ def kv_parallelism_pays(ctx: Context):
     weights_s = step.gemm_s
     if not weights_s or kv_s < ctx.option("min_kv_over_weights") * weights_s:
         return
-    # KV time as a function of context: full-attention layers grow with it, windows stop growing
+    # KV time as a function of context: full-attention layers grow with it, windows stop growing; a DeepSeek Sparse
+    # Attention layer reads a constant top-k of its latent, and only its indexer's keys and logits grow
     bw = decode_kv_bytes_per_s(ctx.profile, time_model(ctx.profile))
+    dsa = {name for name, mx in kinds.items() if mx.index_topk}
     grow = (
-        sum(a.bytes / a.attended_tokens * a.layers for a in rows if a.attended_tokens and not kinds[a.kind].window) / bw
-    )
-    const = sum(a.bytes * a.layers for a in rows if kinds[a.kind].window) / bw
+        sum(
+            a.bytes / a.attended_tokens * a.layers
+            for a in rows
+            if a.attended_tokens and not kinds[a.kind].window and a.kind not in dsa
+        )
+        + sum(seqs * _indexer_bytes_per_token(kinds[a.kind]) * a.layers for a in rows if a.kind in dsa)
+    ) / bw
+    const = (
+        sum(a.bytes * a.layers for a in rows if kinds[a.kind].window)
+        + sum(
+            seqs * a.attended_tokens * (a.kv_bytes_per_token - indexer_kv_bytes_per_token(kinds[a.kind])) * a.layers
+            for a in rows
+            if a.kind in dsa
+        )
+    ) / bw
     crossover = None
     if grow > 0:
         crossover = max(1, math.ceil((weights_s - const) / grow))

@@ -31,6 +31,7 @@ BESPOKE: dict[str, str] = {
     "qwen2": "llama",
     "qwen3": "llama",
     "mimo": "llama",
+    "mimo_v2_flash": "mimo_v2",  # per-layer-type attention geometry (sliding layers' own KV heads)
     # MoE and hybrid families (tests/test_hf_moe.py)
     "qwen2_moe": "qwen2_moe",
     "qwen3_moe": "qwen3_moe",
@@ -44,6 +45,7 @@ BESPOKE: dict[str, str] = {
     "deepseek_v2": "deepseek",
     "deepseek_v3": "deepseek",
     "deepseek_v32": "deepseek",
+    "glm_moe_dsa": "deepseek",  # GLM-5: DeepSeek-V3.2's MLA + DSA layers
     "kimi_k2": "deepseek",
     "kimi_k25": "deepseek",
     "dbrx": "dbrx",

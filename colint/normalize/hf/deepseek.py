@@ -1,6 +1,7 @@
-"""DeepSeek MLA + MoE decoders: ``deepseek_v2``, ``deepseek_v3``, ``deepseek_v32``, and Kimi K2
-(``kimi_k2``: DeepSeek-V3 architecture; transformers 5.24 has no ``kimi_k2`` config of its own
-and its ``kimi_k25`` wrapper maps ``kimi_k2`` text configs to ``deepseek_v3``).
+"""DeepSeek MLA + MoE decoders: ``deepseek_v2``, ``deepseek_v3``, ``deepseek_v32``, GLM-5 (``glm_moe_dsa``:
+DeepSeek-V3.2's DSA attention on a GLM body), and Kimi K2 (``kimi_k2``: DeepSeek-V3 architecture;
+transformers 5.24 has no ``kimi_k2`` config of its own and its ``kimi_k25`` wrapper maps ``kimi_k2``
+text configs to ``deepseek_v3``).
 
 transformers 5.24 (``modeling_deepseek_v2.py`` / ``_v3.py`` / ``_v32.py``):
 
@@ -9,7 +10,13 @@ transformers 5.24 (``modeling_deepseek_v2.py`` / ``_v3.py`` / ``_v32.py``):
   H -> kv_lora + rope (bias = ``attention_bias``) + RMSNorm(kv_lora); ``kv_b_proj``
   kv_lora -> heads·(nope + v); ``o_proj`` heads·v -> H (bias = ``attention_bias``).
 - V3.2 adds the sparse-attention indexer to every layer: ``wq_b`` q_lora -> index_heads·index_dim,
-  ``wk`` H -> index_dim, ``k_norm`` LayerNorm(index_dim, with bias), ``weights_proj`` H -> index_heads.
+  ``wk`` H -> index_dim, ``k_norm`` LayerNorm(index_dim, with bias), ``weights_proj`` H -> index_heads;
+  each query then attends the indexer's ``index_topk`` tokens (``Mixer.index_topk``).
+- GLM-5 (``modeling_glm_moe_dsa.py``) builds the same layer with its own defaults (64 heads, q_lora 2048,
+  nope 192, v 256, 32 index heads) and ``indexer_types``: a ``"shared"`` layer has no indexer (it reuses
+  the previous full layer's top-k); the list comes from ``indexer_types``, else ``index_topk_pattern``
+  (``F``/``S`` string or list), else ``index_topk_freq`` / ``index_skip_topk_offset`` (defaults 1 and 2:
+  every layer runs its indexer), as ``GlmMoeDsaConfig.__post_init__`` derives it.
 - FFN: layer *i* is MoE iff ``i >= first_k_dense_replace`` (V3.2: ``mlp_layer_types`` when given).
   MoE = router ``[E, H]`` fp32 (``e_score_correction_bias`` is a buffer, not a parameter), fused
   experts of ``moe_intermediate_size``, shared experts as one gated MLP of
@@ -21,6 +28,7 @@ transformers 5.24 (``modeling_deepseek_v2.py`` / ``_v3.py`` / ``_v32.py``):
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from colint.normalize.format_reader import mla_norm_params
@@ -46,22 +54,31 @@ _DEFAULTS: dict[str, dict[str, Any]] = {
     "deepseek_v3": _V3,
     "kimi_k2": _V3,
     "deepseek_v32": dict(_V3, mtp=0),
+    # GlmMoeDsaConfig (transformers 5.24, checkpoint zai-org/GLM-5)
+    "glm_moe_dsa": dict(
+        vocab=154880, hidden=6144, inter=12288, moe=2048, layers=78, heads=64, shared=1, e=256, k=8, first_k=3, mtp=0
+    ),
 }
+# MLA and indexer defaults: (q_lora, kv_lora, nope, rope, v, index heads, index dim, index top-k)
+_MLA = (1536, 512, 128, 64, 128, 64, 128, 2048)
+_MLA_DEFAULTS: dict[str, tuple] = {"glm_moe_dsa": (2048, 512, 192, 64, 256, 32, 128, 2048)}
+_DSA = ("deepseek_v32", "glm_moe_dsa")
 
 
 def build(r: HFReader) -> ModelSpec:
     mt = r.model_type if r.model_type in _DEFAULTS else "deepseek_v3"
     d = _DEFAULTS[mt]
-    v2, v32 = mt == "deepseek_v2", mt == "deepseek_v32"
+    v2, v32 = mt == "deepseek_v2", mt in _DSA
+    q_d, kv_d, nope_d, rope_d, v_d, ih_d, id_d, topk_d = _MLA_DEFAULTS.get(mt, _MLA)
     h = r.int("hidden_size", "hidden_size", default=d["hidden"])
     n_layers = r.int("num_layers", "num_hidden_layers", default=d["layers"])
     heads = r.int("num_heads", "num_attention_heads", default=d["heads"])
     kv_heads = r.int("num_kv_heads", "num_key_value_heads", default=heads)  # nominal under MLA
-    q_lora = nullable_int(r, "q_lora_rank", "q_lora_rank", 1536)  # explicit null (V2-Lite): a plain q projection
-    kv_lora = r.int("kv_lora_rank", "kv_lora_rank", default=512)
-    nope = r.int("qk_nope_head_dim", "qk_nope_head_dim", default=128)
-    rope = r.int("qk_rope_head_dim", "qk_rope_head_dim", default=64)
-    v_dim = r.int("v_head_dim", "v_head_dim", default=128)
+    q_lora = nullable_int(r, "q_lora_rank", "q_lora_rank", q_d)  # explicit null (V2-Lite): a plain q projection
+    kv_lora = r.int("kv_lora_rank", "kv_lora_rank", default=kv_d)
+    nope = r.int("qk_nope_head_dim", "qk_nope_head_dim", default=nope_d)
+    rope = r.int("qk_rope_head_dim", "qk_rope_head_dim", default=rope_d)
+    v_dim = r.int("v_head_dim", "v_head_dim", default=v_d)
     attn_bias = r.bool(None, "attention_bias", default=False)
     mlp_bias = r.bool(None, "mlp_bias", default=False) if v2 else False
     inter = r.int("intermediate_size", "intermediate_size", default=d["inter"])
@@ -89,12 +106,13 @@ def build(r: HFReader) -> ModelSpec:
     if v2 and h % heads:
         rejects.append(f"DeepseekV2Config rejects hidden_size {h} not divisible by num_attention_heads {heads}")
     if v32 and q_lora is None:
-        raise r.error("q_lora_rank", "deepseek_v32 needs 'q_lora_rank' (its indexer reads the q latent)")
+        raise r.error("q_lora_rank", f"{mt} needs 'q_lora_rank' (its indexer reads the q latent)")
 
-    index_heads = index_dim = None
+    index_heads = index_dim = topk = None
     if v32:
-        index_heads = r.int(None, "index_n_heads", default=64)
-        index_dim = r.int(None, "index_head_dim", default=128)
+        index_heads = r.int(None, "index_n_heads", default=ih_d)
+        index_dim = r.int(None, "index_head_dim", default=id_d)
+        topk = r.int(None, "index_topk", default=topk_d)
     mixer = Mixer(
         kind="mla",
         num_heads=heads,
@@ -109,8 +127,13 @@ def build(r: HFReader) -> ModelSpec:
         qk_rope_head_dim=rope,
         index_num_heads=index_heads,
         index_head_dim=index_dim,
+        index_topk=topk,
     )
-    other = 2 * h + mla_norm_params(mixer) + (2 * index_dim if index_dim else 0)
+    other = 2 * h + mla_norm_params(mixer) + (2 * index_dim if index_dim else 0)  # + the indexer's k_norm
+    # GLM-5's "shared" indexer layers: no indexer weights, norm or key cache; the same top-k sparse attention
+    shared_mixer = replace(mixer, index_num_heads=None, index_head_dim=None)
+    shared_other = 2 * h + mla_norm_params(mixer)
+    indexer = _indexer_types(r, n_layers) if mt == "glm_moe_dsa" else None
     dense_ffn = FFN(kind="dense", intermediate_size=inter, bias=mlp_bias)
     moe_ffn = FFN(
         kind="moe",
@@ -128,12 +151,14 @@ def build(r: HFReader) -> ModelSpec:
         r.record("mlp_layer_types", "mlp_layer_types")
     t = KindTable()
     kinds = (layer(mixer, dense_ffn, other), layer(mixer, moe_ffn, other))  # [dense, sparse]
+    shared = (layer(shared_mixer, dense_ffn, shared_other), layer(shared_mixer, moe_ffn, shared_other))
     for i in range(n_layers):
         if mlp_types is not None:
             sparse = i < len(mlp_types) and mlp_types[i] == "sparse"
         else:
             sparse = i >= first_k
-        t.add(kinds[sparse])
+        runs_indexer = indexer is None or (i < len(indexer) and indexer[i] == "full")
+        t.add((kinds if runs_indexer else shared)[sparse])
 
     mtp = r.int("mtp_layers", "num_nextn_predict_layers", "num_mtp_layers", default=d["mtp"], minimum=0)
     mtp_params = mtp * deepseek_style_mtp_params(layer(mixer, moe_ffn, other), h) if mtp else 0
@@ -157,3 +182,28 @@ def build(r: HFReader) -> ModelSpec:
         loader_rejects=rejects,
         key_issues=issues,
     )
+
+
+def _indexer_types(r: HFReader, n_layers: int) -> list[str]:
+    """GLM-5's per-layer indexer mode ("full" runs the indexer, "shared" reuses the previous full layer's top-k), as
+    ``GlmMoeDsaConfig.__post_init__`` derives it: ``indexer_types``, else ``index_topk_pattern``, else every
+    ``index_topk_freq``-th layer from ``index_skip_topk_offset`` on."""
+    types = str_list(r, "indexer_types")
+    if types is not None:
+        r.per_layer_lists["indexer_types"] = len(types)
+        r.record("indexer_types", "indexer_types")
+        for i, t in enumerate(types):
+            if t not in ("full", "shared"):
+                raise r.error(("indexer_types", i), f"'{r.key_name('indexer_types')}[{i}]' must be 'full' or 'shared'")
+        return types
+    if r.has("index_topk_pattern"):
+        pattern = r.raw("index_topk_pattern")
+        names = {"F": "full", "S": "shared", "full": "full", "shared": "shared"}
+        items = list(pattern) if isinstance(pattern, (str, list)) else None
+        if items is None or any(not isinstance(c, str) or c not in names for c in items):
+            raise r.error("index_topk_pattern", f"'{r.key_name('index_topk_pattern')}' must be a string of F and S")
+        r.per_layer_lists["index_topk_pattern"] = len(items)
+        return [names[c] for c in items]
+    freq = max(r.int(None, "index_topk_freq", default=1), 1)
+    offset = r.int(None, "index_skip_topk_offset", default=2)
+    return ["full" if max(i - offset + 1, 0) % freq == 0 else "shared" for i in range(n_layers)]

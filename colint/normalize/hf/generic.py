@@ -23,16 +23,24 @@ build (2.3 % for DeepSeek-V4's hash experts). What is read, first key present wi
 - two RMSNorms of width H per layer, a final one, a router ``[E, H]`` without bias.
 
 Per-layer attention geometry: ``v_head_dim`` (when the config class has it) widens v and o as
-transformers' families do (``num_kv_heads x v_head_dim``, ``num_heads x v_head_dim``). What the generic
-reading cannot place, it refuses with an error located at the key (or at ``model_type`` when only the
-family's code says it), instead of reading one full-attention geometry for every layer:
+transformers' families do (``num_kv_heads x v_head_dim``, ``num_heads x v_head_dim``). Each layer type
+(``layer_types``: the file's, else the config class's own pattern) is sized on its own:
 
-- ``layer_types`` entries other than full / sliding attention (chunked, ...);
 - keys that give one layer type its own geometry (``swa_num_key_value_heads``, ``sliding_head_dim``,
-  ``global_head_dim``, ...): which projections they size is family code;
-- a family whose modelling code sizes a projection by layer type (MiMo-V2-Flash doubles its sliding
-  layers' KV heads: ``num_key_value_heads * 2 if is_swa``) or gives only some layers attention sinks;
-- attention sinks in every layer (``self.sinks``, gpt-oss style) are read: one parameter per head and layer.
+  ``global_head_dim``, ...; the file's, else the config class's) size that type's heads, KV heads,
+  head dim or value dim: ``swa|sliding|local|attn_local`` the sliding layers, ``global|full|attn_global``
+  the full ones;
+- a projection the modelling code sizes by layer type as ``config.X * n if <sliding flag> else config.X``
+  (MiMo-V2-Flash: ``num_key_value_heads * 2 if is_swa``) scales X on sliding layers, unless a key
+  above already sizes it;
+- attention sinks (``self.sinks``, one parameter per head): in every layer, or only on sliding layers
+  when the code makes them conditional on a sliding flag;
+- ``indexed_attention`` layers (DeepSeek Sparse Attention) are MLA layers with the lightning indexer
+  (``index_n_heads``, ``index_head_dim``, ``index_topk``).
+
+What it still cannot place it refuses, located at the key when the file has it and at ``model_type``
+when only the config class or the code says it: other layer types (chunked, ...), or per-type code
+it cannot read.
 
 Not modelled (family-specific, so unknown here): q/k norms, extra gates, zero or hash experts,
 score-correction parameters, different dense-layer widths than ``intermediate_size``.
@@ -60,59 +68,101 @@ NOTE = (
 )
 
 
-ATTENTION_TYPES = ("full_attention", "sliding_attention")
+ATTENTION_TYPES = ("full_attention", "sliding_attention", "indexed_attention")
 # keys that size one layer type's attention on its own (MiMo's swa_*, Gemma-4's global_*, ...)
 _TYPE_GEOMETRY = re.compile(
     r"^(swa|sliding|local|global|full|attn_global|attn_local)_(num_)?"
     r"(attention_heads|key_value_heads|kv_heads|heads|head_dim|v_head_dim|qk_head_dim)$"
 )
+_SLIDING_PREFIXES = ("swa", "sliding", "local", "attn_local")
+# the Mixer field each geometry suffix sizes
+_GEOMETRY_FIELD = {
+    "attention_heads": "num_heads",
+    "heads": "num_heads",
+    "key_value_heads": "num_kv_heads",
+    "kv_heads": "num_kv_heads",
+    "head_dim": "head_dim",
+    "qk_head_dim": "head_dim",
+    "v_head_dim": "v_head_dim",
+}
+_CONFIG_FIELD = {"num_heads": "num_attention_heads", "num_kv_heads": "num_key_value_heads", "head_dim": "head_dim"}
 # a projection sized by layer type in the modelling code: "num_key_value_heads * 2 if is_swa else ..."
 _CODE_PER_TYPE = re.compile(
     r"(num_key_value_heads|num_attention_heads|head_dim)[^\n=]*=[^\n]*\bif\b[^\n]*"
     r"(swa|sliding|layer_type|is_local|is_global)"
 )
+# the readable form: "X = config.X * n if <flag> else config.X" with a sliding flag
+_CODE_SCALED = re.compile(
+    r"(num_key_value_heads|num_attention_heads|head_dim)\s*=\s*config\.\1\s*\*\s*(\d+)\s+if\s+(\w+)\s+else\s+config\.\1"
+)
+_SLIDING_FLAG = re.compile(r"swa|sliding|local")
 
 
 def code_traits(source: str | None) -> dict:
     """What the family's modelling source says about per-layer attention (read as text)."""
     if not source:
         return {}
-    sinks = re.search(r"self\.sinks\s*=\s*nn\.Parameter\([^\n]*\)(\s+if\b)?", source)
+    sinks = re.search(r"self\.sinks\s*=\s*nn\.Parameter\([^\n]*\)(\s+if\s+(\w+))?", source)
     per_type = _CODE_PER_TYPE.search(source)
+    scaled = {
+        _CONFIG_KEY_FIELD[m.group(1)]: int(m.group(2))
+        for m in _CODE_SCALED.finditer(source)
+        if _SLIDING_FLAG.search(m.group(3))
+    }
     return {
         "sinks": bool(sinks),
         "sinks_per_type": bool(sinks and sinks.group(1)),
+        "sinks_sliding_only": bool(sinks and sinks.group(2) and _SLIDING_FLAG.search(sinks.group(2))),
         "per_type_geometry": per_type.group(0).strip()[:80] if per_type else None,
+        "sliding_scaled": scaled,  # Mixer field -> factor on sliding layers
     }
 
 
-def _refuse_unplaced_geometry(r: HFReader, types: list[str], code: dict) -> None:
+_CONFIG_KEY_FIELD = {v: k for k, v in _CONFIG_FIELD.items()}
+
+
+def _type_geometry(r: HFReader) -> dict[bool, dict[str, tuple[str, int]]]:
+    """{sliding?: {Mixer field: (key, value)}} from the per-layer-type keys the file states, else the config
+    class's values for them."""
+    keys = [k for k in (list(r.doc.get(r.prefix) or {}) if r.prefix else list(r.doc.data)) if isinstance(k, str)]
+    keys += [k for k in r.defaults if k not in keys]
+    out: dict[bool, dict[str, tuple[str, int]]] = {False: {}, True: {}}
+    for k in keys:
+        m = _TYPE_GEOMETRY.match(k)
+        v = _value(r, k)
+        if not m or v is None:
+            continue
+        if not r.has(k) and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            continue  # a class value that is no size (the file's own value is checked, located, by r.int)
+        field = _GEOMETRY_FIELD[m.group(3)]
+        out[m.group(1) in _SLIDING_PREFIXES][field] = (k, r.int(None, k))
+    return out
+
+
+def _refuse_unplaced_geometry(r: HFReader, types: list[str], code: dict, placed: dict) -> None:
     """Raise a located error for per-layer attention geometry the generic reading cannot place."""
     for i, t in enumerate(types):
         if t not in ATTENTION_TYPES:
-            raise r.error(
-                ("layer_types", i),
-                f"layer type {t!r} is not one the generic reading of model_type "
-                f"{r.model_type!r} can size (full or sliding attention); colint has "
-                "no adapter for this family",
+            msg = (
+                f"layer type {t!r} is not one the generic reading of model_type {r.model_type!r} can size "
+                "(full, sliding or indexed attention); colint has no adapter for this family"
             )
-    keys = [k for k in (list(r.doc.get(r.prefix) or {}) if r.prefix else list(r.doc.data)) if isinstance(k, str)]
-    stated = [k for k in keys if _TYPE_GEOMETRY.match(k) and r.doc.get(r.path(k)) is not None]
-    if stated:
-        raise r.error(
-            stated[0],
-            f"'{r.key_name(stated[0])}' gives one layer type its own attention geometry, "
-            f"which the generic reading of model_type {r.model_type!r} cannot place (colint has "
-            "no adapter for this family); refusing rather than reading one geometry for all",
-        )
-    classed = sorted(k for k, v in r.defaults.items() if _TYPE_GEOMETRY.match(k) and v is not None)
+            if r.has("layer_types"):
+                raise r.error(("layer_types", i), msg)
+            line, col = r.doc.location(r.prefix + ("model_type",))
+            raise SpecError(
+                f"'{r.key_name('model_type')}': its config class fills layer_types ({t!r} at layer {i}); {msg}",
+                path=r.doc.path,
+                line=line or 1,
+                column=col or 1,
+                key=r.key_name("model_type"),
+            )
     hybrid = len(set(types)) > 1
     why = None
-    if classed and hybrid:
-        why = f"its config class sizes layer types apart ({', '.join(classed[:3])})"
-    elif code.get("per_type_geometry") and hybrid:
+    scaled = set(code.get("sliding_scaled") or {})
+    if code.get("per_type_geometry") and hybrid and not scaled and not placed[True]:
         why = f"its modelling code sizes attention by layer type ({code['per_type_geometry']!r})"
-    elif code.get("sinks_per_type") and hybrid:
+    elif code.get("sinks_per_type") and not code.get("sinks_sliding_only") and hybrid:
         why = "its modelling code gives only some layer types attention sinks"
     if why:
         line, col = r.doc.location(r.prefix + ("model_type",))
@@ -148,8 +198,11 @@ def has_experts(r: HFReader) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v > 1
 
 
-def _mixer(r: HFReader, h: int, window: int | None, sliding: bool) -> tuple[Mixer, int]:
-    """(the token mixer, its parameters outside the GEMMs)."""
+def _mixer(
+    r: HFReader, h: int, window: int | None, sliding: bool, placed: dict | None = None, code: dict | None = None
+) -> tuple[Mixer, int]:
+    """(the token mixer, its parameters outside the GEMMs); ``placed``: this layer type's own geometry
+    (:func:`_type_geometry`), ``code``: the modelling code's per-type scaling (:func:`code_traits`)."""
     bias = r.bool(None, "attention_bias", default=bool(r.defaults.get("attention_bias", False)))
     if _set(r, "kv_lora_rank"):
         heads = r.int("num_heads", "num_attention_heads")
@@ -157,6 +210,7 @@ def _mixer(r: HFReader, h: int, window: int | None, sliding: bool) -> tuple[Mixe
         nope = r.int("qk_nope_head_dim", "qk_nope_head_dim")
         rope = r.int("qk_rope_head_dim", "qk_rope_head_dim")
         v_dim = r.int("v_head_dim", "v_head_dim", default=nope)
+        index = q_lora is not None and _set(r, "index_n_heads") and _set(r, "index_head_dim")  # DSA's indexer
         m = Mixer(
             kind="mla",
             num_heads=heads,
@@ -169,21 +223,35 @@ def _mixer(r: HFReader, h: int, window: int | None, sliding: bool) -> tuple[Mixe
             kv_lora_rank=r.int("kv_lora_rank", "kv_lora_rank"),
             qk_nope_head_dim=nope,
             qk_rope_head_dim=rope,
+            index_num_heads=r.int(None, "index_n_heads") if index else None,
+            index_head_dim=r.int(None, "index_head_dim") if index else None,
+            index_topk=r.int(None, "index_topk") if index and _set(r, "index_topk") else None,
         )
-        return m, mla_norm_params(m)
+        # the indexer's k_norm: a LayerNorm with bias over index_head_dim
+        return m, mla_norm_params(m) + (2 * (m.index_head_dim or 0))
     heads, kv, hd = r.attention_dims(
         h, kv_default=r.defaults.get("num_key_value_heads"), head_dim_default=r.defaults.get("head_dim")
     )
     # only where the config class has it: a v_head_dim key transformers' class does not define changes nothing
     v_dim = r.int("v_head_dim", "v_head_dim") if "v_head_dim" in r.defaults and _set(r, "v_head_dim") else None
+    dims = {"num_heads": heads, "num_kv_heads": kv, "head_dim": hd, "v_head_dim": v_dim}
+    own = placed or {}
+    if sliding:
+        for f, factor in ((code or {}).get("sliding_scaled") or {}).items():
+            if f not in own:
+                dims[f] = dims[f] * factor
+    for f, (_key, value) in own.items():
+        dims[f] = value
+    hd = dims["head_dim"]
+    v_dim = dims["v_head_dim"]
     m = Mixer(
         kind="attention",
         attention="sliding" if sliding else "full",
         window=window if sliding else None,
-        num_heads=heads,
-        num_kv_heads=kv,
+        num_heads=dims["num_heads"],
+        num_kv_heads=dims["num_kv_heads"],
         head_dim=hd,
-        v_head_dim=v_dim if v_dim != hd else None,
+        v_head_dim=v_dim if v_dim is not None and v_dim != hd else None,
         qkv_bias=bias,
         o_bias=bias,
     )
@@ -229,7 +297,8 @@ def build(r: HFReader, gated: bool = True, code: dict | None = None) -> ModelSpe
     if not window:
         types = ["full_attention" if t == "sliding_attention" else t for t in types]
     code = code or {}
-    _refuse_unplaced_geometry(r, types, code)
+    placed = _type_geometry(r)
+    _refuse_unplaced_geometry(r, types, code, placed)
 
     sparse = _sparse_layers(r, n_layers)
     moe = None
@@ -256,11 +325,13 @@ def build(r: HFReader, gated: bool = True, code: dict | None = None) -> ModelSpe
             shared_gated=gated,
         )
     dense = FFN(kind="dense", intermediate_size=inter, gated=gated, bias=mlp_bias)
-    mixers = {s: _mixer(r, h, window, s) for s in ({False, True} if window else {False})}
+    mixers = {s: _mixer(r, h, window, s, placed[s], code) for s in ({False, True} if window else {False})}
     table = KindTable()
     for i in range(n_layers):
-        mixer, mixer_other = mixers[i < len(types) and types[i] == "sliding_attention" and bool(window)]
-        sinks = mixer.num_heads if code.get("sinks") else 0  # one learned sink logit per head (gpt-oss style)
+        swa = i < len(types) and types[i] == "sliding_attention" and bool(window)
+        mixer, mixer_other = mixers[swa]
+        # one learned sink logit per head (gpt-oss style), or only on sliding layers (MiMo-V2-Flash)
+        sinks = mixer.num_heads if code.get("sinks") and (swa or not code.get("sinks_sliding_only")) else 0
         table.add(layer(mixer, moe if sparse[i] else dense, 2 * h + mixer_other + sinks))
     heads = table.kinds[0].mixer.num_heads
     return r.spec(
