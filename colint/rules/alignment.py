@@ -2,7 +2,7 @@
 
 Every dimension is judged where the kernel sees it: per shard (column-parallel N/tp,
 row-parallel K/tp, routed experts whole under EP or split by tp under expert TP), in the
-scenario's format. Three levels (issue 4, DESIGN.md §6):
+scenario's format. Three levels (issue 4, docs/design.md §6):
 
 * below the format's hard element multiple (16-byte rows: 16 FP8/INT8, 32 FP4) in a format whose
   kernels refuse it → error (a hard constraint); in BF16/FP16 an unaligned path that runs: graded;

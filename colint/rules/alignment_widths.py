@@ -140,7 +140,7 @@ def judge_width(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims:
     cp, cw = pad_waste(bad_n[0].value, coop.n)
     ev.update(est_decode_step_pct=round(eff["decode"], 2), est_prefill_step_pct=round(eff["prefill"], 2))
     yield ctx.finding(
-        ctx.graded(loss, cap="info"),  # DESIGN.md §6: 256/512 on cooperative-tile GPUs is advice
+        ctx.graded(loss, cap="info"),  # docs/design.md §6: 256/512 on cooperative-tile GPUs is advice
         f"{head}: a multiple of 128 but not of {coop.n} ({ctx.gpu}'s {coop.sms}-SM cooperative tile)",
         field=loc,
         evidence=ev,

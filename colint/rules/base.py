@@ -117,7 +117,7 @@ class Rule:
         return level
 
     def severity_lines(self) -> list[str]:
-        """The rule's severity policy, for `colint rule CODE` (README "Severity policy")."""
+        """The rule's severity policy, for `colint rule CODE` (docs/configuration.md "Severity policy")."""
         out = []
         if self.hard:
             out.append(f"  error (hard constraint): {self.hard}")
@@ -170,7 +170,7 @@ _REGISTRY: dict[str, Rule] = {}
 
 RULE_KINDS = ("architecture", "deployment")  # Rule.kind; `--select architecture` / `--select deployment` pick a kind
 
-# Severity policy (README "Severity policy", DESIGN.md §6): a finding that carries an estimated step loss
+# Severity policy (docs/configuration.md "Severity policy", docs/design.md §6): a finding that carries an estimated step loss
 # takes its severity from that loss: info below warning_loss_pct, warning from it, error from error_loss_pct.
 # Hard constraints (the model will not run or will not load as configured) are errors and carry no loss.
 # Every rule's thresholds lie within a factor of 10 of these defaults, so a finding never outranks another

@@ -19,7 +19,7 @@ from colint.rules.base import Context, Family, Option, RuleDoc, fix, rule
 FAMILY = Family(name="memory", number=8)
 SOURCES = (
     "vLLM gpu_memory_utilization (default 0.9) and its KV-cache profiling: weights + peak activations + KV blocks",
-    "KV bytes per token: 2·n_kv·d_h·b_kv per layer (MLA: (kv_lora_rank + rope)·b_kv); DESIGN.md §5",
+    "KV bytes per token: 2·n_kv·d_h·b_kv per layer (MLA: (kv_lora_rank + rope)·b_kv); docs/design.md §5",
 )
 
 
