@@ -290,6 +290,7 @@ def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp, standalone: b
                 continue
             for key, val in cand.items():
                 best[key] = xp.where(better, val, best[key])
+    assert best is not None  # split 1 of the first tile is always a candidate
     best.update(_roofline_fields(flops, read_b, write_b, math_s, memory_s, bw, peak, eta_k, fixed_s, xp.maximum))
     return best
 
