@@ -172,7 +172,7 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
         mixer, other = _mixer(r, m, letter, heads, kv, head_dim, h)
         if suffix == "e" or (
             not suffix
-            and moe is not None
+            and m.moe is not None  # exactly when moe is built (above)
             and i >= m.moe.first_dense_layers
             and (i - m.moe.first_dense_layers) % m.moe.every == 0
         ):
@@ -239,11 +239,14 @@ def _mixer(r: FormatReader, m: Model, letter: str, heads: int, kv: int, head_dim
     if letter in "AFSX" and a is None:
         raise r.error("pattern", f"layer letter {letter} needs an attention: section")
     if letter == "A":
+        assert a is not None  # refused above
         letter = {"full": "F", "sliding": "S", "chunked": "C", "mla": "X"}[a.kind]
     qk = 2 * head_dim if a is not None and a.qk_norm else 0
     if letter == "F":
+        assert a is not None
         return attention_mixer(heads, kv, head_dim, qkv_bias=a.qkv_bias, o_bias=a.o_bias), qk
     if letter in ("S", "C"):
+        assert a is not None
         if not a.window:
             raise r.error("attention", "sliding or chunked attention needs attention.window")
         return attention_mixer(
@@ -258,6 +261,7 @@ def _mixer(r: FormatReader, m: Model, letter: str, heads: int, kv: int, head_dim
     if letter == "X":
         from colint.normalize.design_file_schema import MLA
 
+        assert a is not None
         ml = a.mla or MLA()
         mx = mla_mixer(
             heads,
