@@ -261,7 +261,11 @@ def build(r: HFReader, gated: bool = True, code: dict | None = None) -> ModelSpe
     for i in range(n_layers):
         mixer, mixer_other = mixers[i < len(types) and types[i] == "sliding_attention" and bool(window)]
         sinks = mixer.num_heads if code.get("sinks") else 0  # one learned sink logit per head (gpt-oss style)
-        table.add(layer(mixer, moe if sparse[i] else dense, 2 * h + mixer_other + sinks))
+        ffn = dense
+        if sparse[i]:
+            assert moe is not None  # built above: any(sparse)
+            ffn = moe
+        table.add(layer(mixer, ffn, 2 * h + mixer_other + sinks))
     heads = table.kinds[0].mixer.num_heads
     return r.spec(
         hidden_size=h,
