@@ -139,5 +139,20 @@ def test_ci_runs_exactly_the_readme_test_command():
     assert "mkdocs build --strict" in command  # links in the docs site cannot rot
 
 
+# nav slots of pages that other branches add: mkdocs.yml lists them before they land (validation.nav.not_found
+# is info, so the strict build passes without them); drop a name once its page is in docs/
+PENDING_PAGES = {"defaults.md", "diff.md", "structure-reading.md", "families.md", "serving.md", "hardware.md"}
+
+
+def test_every_nav_entry_names_a_page_but_the_pending_slots():
+    nav = (REPO / "mkdocs.yml").read_text(encoding="utf-8").split("\nnav:\n", 1)[1]
+    entries = re.findall(r"^\s*- (?:[^:\n]+: )?([\w./-]+\.md)\s*$", nav, re.M)
+    assert "index.md" in entries and "rules/CL201.md" in entries  # the pattern sees the nav
+    missing = {e for e in entries if not (REPO / "docs" / e).exists()}
+    assert missing <= PENDING_PAGES, f"nav entries without a page: {sorted(missing - PENDING_PAGES)}"
+    pages = {p.relative_to(REPO / "docs").as_posix() for p in (REPO / "docs").rglob("*.md")}
+    assert pages <= set(entries), f"pages the nav omits: {sorted(pages - set(entries))}"
+
+
 def test_readme_stays_short():
     assert len((REPO / "README.md").read_text(encoding="utf-8").splitlines()) <= 400
