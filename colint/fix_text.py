@@ -84,10 +84,11 @@ def _json_insert(doc: Document, parent: tuple, group: list[Edit]) -> tuple[int, 
         raise ColintError(f"cannot add {group[0].key}: its parent is not a mapping", path=doc.path)
     # Position after the last member's value (or after the opening brace of an empty mapping).
     members = [parent + (k,) for k in node]
-    spans = [doc.span(p) for p in members if doc.span(p) is not None]
+    spans = [sp for sp in (doc.span(p) for p in members) if sp is not None]
     if spans:
         last = max(spans, key=lambda s: s.value_end or 0)
         at = last.value_end
+        assert at is not None  # a JSON member's span always has its value's end (json_loader)
         indent = " " * (last.column - 1)
         line_start = doc.text.rfind("\n", 0, at)
         multiline = "\n" in doc.text[line_start:at] or doc.text.count("\n") > 1
@@ -209,8 +210,9 @@ def _apply_yaml(doc: Document, edits: list[Edit]) -> str:
         else:
             splices.append(s)
     inserts = [(e, _yaml_insert(doc, e)) for e in rest]
-    if inserts and all(at is not None for _, at in inserts):
-        text = splice(doc.text, splices + [at for _, at in inserts])
+    placed = [at for _, at in inserts if at is not None]
+    if inserts and len(placed) == len(inserts):
+        text = splice(doc.text, splices + placed)
         if _reads_as_edited(doc, text, edits):
             return text
     text = splice(doc.text, splices)
@@ -239,8 +241,8 @@ def _yaml_insert(doc: Document, edit: Edit) -> tuple[int, int, str] | None:
         return None
     if not parent and doc.text.lstrip().startswith("{"):
         return _yaml_flow_insert(doc.text, key, literal)
-    spans = [doc.span(parent + (k,)) for k in node]
-    if any(sp is None for sp in spans):
+    spans = [sp for sp in (doc.span(parent + (k,)) for k in node) if sp is not None]
+    if len(spans) != len(node):  # a member without a position
         return None
     lines = doc.text.split("\n")
     column = min(sp.column for sp in spans)

@@ -297,6 +297,7 @@ def suggest(
     if rejected:
         result.notes.append("finalists rejected by " + ", ".join(f"{c} ({n})" for c, n in sorted(rejected.items())))
     if objective == "frontier":
+        assert at_interactivity is not None  # set above whenever the objective is the frontier
         _rank_by_frontier(result, spec, specs, target, at_interactivity, top)
         result.seconds = time.perf_counter() - t0
         return result

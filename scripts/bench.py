@@ -1,4 +1,4 @@
-"""colint's speed budget (issue 7, DESIGN.md §8), measured the way a commit hook runs it.
+"""colint's speed budget (issue 7, docs/design.md §8), measured the way a commit hook runs it.
 
     .venv/bin/python scripts/bench.py [--runs N] [--config PATH]
 

@@ -297,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if not bad else 1
 
 
-# Published achievable-matmul ratios (domain.md §3.3, ml-engineering MAMF): what a GPU whose
+# Published achievable-matmul ratios (docs/design.md §9.2, ml-engineering MAMF): what a GPU whose
 # architecture has no measurements here gets in the held-out check; formats without a published
 # ratio take the bf16 one; the kernel floor is the published launch latency (Hazy: 2.1 us).
 PUBLISHED_MAMF = {

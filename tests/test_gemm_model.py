@@ -1,4 +1,4 @@
-"""GEMM time model: the published numbers it must reproduce (DESIGN.md §5, issue 3)."""
+"""GEMM time model: the published numbers it must reproduce (docs/design.md §5, issue 3)."""
 
 import math
 
@@ -113,7 +113,7 @@ def test_m_star_and_bound_flip():
     p = load_profile("h100-sxm")
     g = estimate(1, 2048, 7168, "fp8", p)
     m_star = g.m_star
-    assert 300 < m_star < 500  # domain.md §5.5: ≈382 with BF16 out
+    assert 300 < m_star < 500  # docs/design.md §9.3: ≈382 with BF16 out
     assert estimate(math.floor(m_star), 2048, 7168, "fp8", p).bound == "memory"
     assert estimate(math.ceil(m_star) + 1, 2048, 7168, "fp8", p).bound == "compute"
 
@@ -282,7 +282,7 @@ def test_model_meets_accuracy_targets_on_measured_sample():
 
 
 def test_gb300_nvfp4_k_sweep_matches_codesign_fig4():
-    # Co-design blog Fig. 4 (domain.md V2): M=8192, N=9728, NVFP4 on GB300 reaches 80 % of its
+    # Co-design blog Fig. 4 (docs/design.md §9.5, V2): M=8192, N=9728, NVFP4 on GB300 reaches 80 % of its
     # sustained throughput at K ~ 3072 and saturates near K ~ 6144.
     p = load_profile("gb300")
 

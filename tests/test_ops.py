@@ -20,8 +20,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 # Accuracy on the vendored sample (scripts/calibrate_ops.py): the targets (median <= 0.25,
 # p90 <= 0.8, rho >= 0.95 of |log2(est/measured)|) where the model meets them; where it does not yet,
-# the figure measured when this test was written (+0.05) so that a regression fails. README
-# "Op model accuracy" lists which families miss the target and by how much.
+# the figure measured when this test was written (+0.05) so that a regression fails.
+# docs/time-model.md "Op model accuracy" lists which families miss the target and by how much.
 TARGET = (0.25, 0.8, 0.95)
 KNOWN_MISSES = {  # (gpu, family): (median max, p90 max, rho min)
     ("b200", "generation_attention"): (0.25, 0.8, 0.93),

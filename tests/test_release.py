@@ -127,7 +127,7 @@ def _anchors(md: str) -> set[str]:
 
 
 def _doc_files() -> list[Path]:
-    return [REPO / "README.md", REPO / "CHANGELOG.md", *sorted((REPO / "docs").glob("*.md"))]
+    return [REPO / "README.md", REPO / "CHANGELOG.md", *sorted((REPO / "docs").rglob("*.md"))]
 
 
 @pytest.mark.parametrize("doc", _doc_files(), ids=lambda p: p.relative_to(REPO).as_posix())

@@ -1,4 +1,4 @@
-"""The severity policy (issue 17, README "Severity policy") over the whole corpus at five settings.
+"""The severity policy (issue 17, docs/configuration.md "Severity policy") over the whole corpus at five settings.
 
 A finding's severity follows its estimated step loss: within one file no finding is more severe than
 another whose estimated loss is 10x larger or more. Hard constraints (will not run / will not load)

@@ -1,4 +1,4 @@
-"""Workload: KV bytes, step estimates and shares (DESIGN.md §5)."""
+"""Workload: KV bytes, step estimates and shares (docs/design.md §5)."""
 
 import math
 from dataclasses import replace
@@ -135,7 +135,7 @@ def test_cli_inspect_with_gpu(capsys):
 
 
 def test_llama_1b_decode_on_h100_matches_hazy_figures():
-    # Hazy Research "No Bubbles" (domain.md V23): Llama-3.2-1B BF16 on H100, batch 1: memory limit
+    # Hazy Research "No Bubbles" (docs/design.md §9.5, V23): Llama-3.2-1B BF16 on H100, batch 1: memory limit
     # ~1350 forward passes/s (0.74 ms); real engines ~770/s (1.3 ms) with per-kernel stalls.
     spec = _spec("tests/corpus/hf/llama3__Llama-3.2-1B-Instruct.json")
     w = analyse(spec, load_profile("h100-sxm"), make_scenario("latency", context=1024))
@@ -175,7 +175,7 @@ def test_mamba_state_not_kv():
 
 
 def test_expert_all_to_all_matches_deepseek_isca_figure():
-    # DeepSeek ISCA'25 §2.3.2 (domain.md V15): 32 tokens/device, FP8 dispatch + BF16 combine, H~7K,
+    # DeepSeek ISCA'25 §2.3.2 (docs/design.md §9.5, V15): 32 tokens/device, FP8 dispatch + BF16 combine, H~7K,
     # 9 experts per token over 900 GB/s NVLink (NVL72): 6.72 us per layer step (their 9 = 8 routed + 1
     # shared; colint sends only the 8 routed, and only the (ep-1)/ep that leave the GPU).
     from colint.analysis.step_extras import expert_all_to_all_s

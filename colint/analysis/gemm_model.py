@@ -1,4 +1,4 @@
-"""The GEMM time model (DESIGN.md §5): speed of light and an estimate, side by side.
+"""The GEMM time model (docs/design.md §5): speed of light and an estimate, side by side.
 
 For ``C[M,N] = A[M,K] · W[K,N]`` in a format (``bf16``, ``fp8``, ``nvfp4``, ...):
 
@@ -31,7 +31,7 @@ from colint.errors import ProfileError
 from colint.hardware_profiles import time_model
 
 # format -> (hardware format it runs on, bytes per activation element, bytes per weight element)
-# Sources: DESIGN.md §5 (NVFP4 0.5 + 1/16, MXFP4 0.5 + 1/32); FP8 block scaling = one FP32 scale
+# Sources: docs/design.md §5 (NVFP4 0.5 + 1/16, MXFP4 0.5 + 1/32); FP8 block scaling = one FP32 scale
 # per 1×128 activation block and per 128×128 weight block (DeepSeek-V3 style; cuBLASLt
 # VEC128_32F / BLK128x128_32F); weight-only int8/int4 dequantize to BF16 and use the BF16 path.
 FORMATS: dict[str, tuple[str, float, float]] = {
@@ -290,6 +290,7 @@ def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp, standalone: b
                 continue
             for key, val in cand.items():
                 best[key] = xp.where(better, val, best[key])
+    assert best is not None  # split 1 of the first tile is always a candidate
     best.update(_roofline_fields(flops, read_b, write_b, math_s, memory_s, bw, peak, eta_k, fixed_s, xp.maximum))
     return best
 

@@ -1,4 +1,4 @@
-"""The weight GEMMs of one step, per GPU shard (DESIGN.md §5): one ``WorkloadGemm`` row per GEMM (or
+"""The weight GEMMs of one step, per GPU shard (docs/design.md §5): one ``WorkloadGemm`` row per GEMM (or
 fused q/k/v, gate/up group) of each layer kind and regime, with per-shard M/N/K under the scenario's
 tp/ep, routed experts' rows under balanced routing (``routed_expert_rows``) and the time of one
 instance and of the whole layer (a grouped GEMM for experts) from the GEMM time model
@@ -26,7 +26,7 @@ from colint.memo import keep, per_spec
 from colint.normalize.model_spec import ModelSpec
 
 REGIMES = ("decode", "prefill")
-ROUTER_FORMAT = "bf16"  # routers stay in high precision (domain.md crib: NVFP4 readiness)
+ROUTER_FORMAT = "bf16"  # routers stay in high precision (docs/design.md §9.6)
 SPEC_MEMO_MAX = (
     512  # specs kept by the per-spec memos (these GEMM entries, analyse's workloads): a bulk run's recent files
 )

@@ -1,4 +1,4 @@
-"""KV-cache size per token (DESIGN.md §5).
+"""KV-cache size per token (docs/design.md §5).
 
 Per layer and token: attention stores K and V, ``n_kv·(d_k + d_v)·b`` bytes; MLA stores the
 compressed latent and the shared RoPE key, ``(kv_lora_rank + rope_dim)·b``; linear attention

@@ -1,4 +1,4 @@
-"""MoE routing arithmetic (DESIGN.md §5 "MoE"; domain.md §1.8, §5.5).
+"""MoE routing arithmetic (docs/design.md §5, §9.1, §9.3).
 
 Pure functions, no rules. Routing is balanced in expectation (a trained router with load
 balancing); the step waits for the busiest EP rank, whose share of one step's picks is above the mean
@@ -13,7 +13,7 @@ by the balls-into-bins spread (:func:`busiest_rank_factor`).
 * experts held per GPU at an EP width: ``ceil(E / ep)`` (with redundant slots: ``(E + r) / ep``).
 
 Sources: NVIDIA co-design blog, Guideline 5 (GEMM-M = global concurrency × top-k / #experts);
-domain.md §10 (experts touched); DeepSeek-V3 report §3.4 and open-infra-index day 6
+docs/design.md §9.4 (experts touched); DeepSeek-V3 report §3.4 and open-infra-index day 6
 (EP32/EP144 with 32 redundant experts).
 """
 

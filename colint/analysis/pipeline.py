@@ -1,4 +1,4 @@
-"""Pipeline-stage partitioning of a per-layer cost vector (DESIGN.md §5 "Pipeline").
+"""Pipeline-stage partitioning of a per-layer cost vector (docs/design.md §5).
 
 Pure functions, no rules: the best contiguous split of ``costs`` (one number per decoder layer)
 into ``stages`` stages that minimizes the largest stage (exact dynamic program, O(p·n) — n is

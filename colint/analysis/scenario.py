@@ -1,4 +1,4 @@
-"""What a model is linted for (DESIGN.md §4): precisions, parallelism, regimes, context.
+"""What a model is linted for (docs/design.md §4): precisions, parallelism, regimes, context.
 
 Regimes:
 
@@ -36,7 +36,7 @@ from colint.analysis.moe import attention_dp_groups
 from colint.errors import UsageError
 
 # KV-cache bytes per element, block scales included: NVFP4 0.5 + 1/16 (an FP8 scale per 16),
-# MXFP4 0.5 + 1/32 (an E8M0 scale per 32) as colint.analysis.gemm_model.FORMATS (DESIGN.md §5).
+# MXFP4 0.5 + 1/32 (an E8M0 scale per 32) as colint.analysis.gemm_model.FORMATS (docs/design.md §5).
 KV_BYTES = {
     "bf16": 2.0,
     "fp16": 2.0,

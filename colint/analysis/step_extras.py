@@ -1,4 +1,4 @@
-"""The parts of a step beside its weight GEMMs (DESIGN.md §5), per layer of a kind on one GPU: the
+"""The parts of a step beside its weight GEMMs (docs/design.md §5), per layer of a kind on one GPU: the
 attention (or recurrent-state) core (``AttentionCost``, priced by the op models of
 colint.analysis.ops_attention), the elementwise passes and kernel launches, MoE permute/finalize, TP
 all-reduces and EP dispatch/combine (colint.analysis.collectives) and the KV-parallel (Helix)
@@ -261,7 +261,7 @@ def _core_estimate_s(
     sparse: bool = False,
 ) -> float:
     """An attention / MLA core's ESTIMATE from the op models (colint.analysis.ops_attention), checked
-    against measured TensorRT-LLM kernels (README "Op model accuracy")."""
+    against measured TensorRT-LLM kernels (docs/time-model.md "Op model accuracy")."""
 
     kv = _kv_dtype(sc.kv_bytes_per_elem)
     tp = sc.tp

@@ -1,4 +1,4 @@
-"""Workload: what one ModelSpec costs on one GPU profile in one scenario (DESIGN.md §5).
+"""Workload: what one ModelSpec costs on one GPU profile in one scenario (docs/design.md §5).
 
 ``analyse(spec, profile, scenario) -> Workload``: the per-GEMM table per regime (per-shard
 M/N/K, roofline and estimate), attention per layer kind (prefill FLOPs, decode KV/state reads),
@@ -7,7 +7,7 @@ other shares, and per-layer cost vectors for pipeline partitioning. Every time h
 ESTIMATE of the GEMM time model (colint.analysis.gemm_model) unless its name says ``sol``.
 The parts it sums: the GEMM rows per shard (colint.analysis.gemm_rows) and the rest of each layer,
 attention cores, elementwise passes, MoE permute/finalize and collectives (colint.analysis.step_extras).
-See /work/notes/ANALYSIS_API.md for the contract rules rely on.
+docs/analysis.md says what a Workload gives rules (its fields and methods, with units).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Hardware profiles: one YAML file per GPU, validated by :class:`Profile` (DESIGN.md §3).
+"""Hardware profiles: one YAML file per GPU, validated by :class:`Profile` (docs/design.md §3).
 
 ``load_profile("b200")`` loads a shipped profile by its stable name; ``load_profile("my.yaml")``
 loads a user's file and validates it with the full schema (pydantic, through colint.plain_data.validate).

@@ -1,4 +1,4 @@
-"""The hardware-profile schema (DESIGN.md §3).
+"""The hardware-profile schema (docs/design.md §3).
 
 A profile is a YAML data file: one GPU's dense peak rates per GEMM format, memory, interconnect
 and tile facts, each number with its source (``sources:`` maps a field path to a citation key

@@ -55,7 +55,8 @@ def parse_json(text: str, path: str) -> Document:
         data = json.loads(text, parse_constant=on_constant)
     except json.JSONDecodeError as exc:
         msg = f"invalid JSON: {exc.msg}"
-        line, col = exc.lineno, exc.colno
+        line: int | None = exc.lineno
+        col: int | None = exc.colno
         if exc.pos >= len(text.rstrip()):  # truncated, or a bracket never closed
             msg = f"invalid JSON: file ends before the document is complete ({exc.msg})"
             line, col = clamp_to_content(text, line, col)
@@ -127,6 +128,7 @@ def _record_positions(doc: Document, constants: bool = True) -> int:
     longest = 0
     for m in _MEMBER_OR_ITEM.finditer(text, 0, len(text.rstrip())):
         g = m.lastindex
+        assert g is not None  # every alternative of the pattern ends in a group
         if g <= 4:  # a member: 1 = its key, then 2 = a string value, 3 = an opening bracket, 4 = a bare value
             key = m.group(1)
             k = key[1:-1] if "\\" not in key else json.loads(key)  # json.loads only for the rare escaped key

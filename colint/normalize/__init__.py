@@ -103,9 +103,11 @@ def _with_document_issues(spec: ModelSpec, doc: Document) -> ModelSpec:
             )
         )
     for path, token in doc.nonstandard:
-        line, col = doc.location(path)
+        at_line, at_col = doc.location(path)  # None where no ancestor is located (Source takes that)
         issues.append(
-            KeyIssue(kind="nonstandard", source=Source(key=format_path(path), line=line, column=col), detail=token)
+            KeyIssue(
+                kind="nonstandard", source=Source(key=format_path(path), line=at_line, column=at_col), detail=token
+            )
         )
     if len(issues) == len(spec.key_issues):
         return spec

@@ -173,7 +173,7 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
         mixer, other = _mixer(r, m, letter, heads, kv, head_dim, h)
         if suffix == "e" or (
             not suffix
-            and moe is not None
+            and m.moe is not None  # exactly when moe is built (above)
             and i >= m.moe.first_dense_layers
             and (i - m.moe.first_dense_layers) % m.moe.every == 0
         ):
@@ -240,9 +240,11 @@ def _mixer(r: FormatReader, m: Model, letter: str, heads: int, kv: int, head_dim
     if letter in "AFSX" and a is None:
         raise r.error("pattern", f"layer letter {letter} needs an attention: section")
     if letter == "A":
+        assert a is not None  # refused above
         letter = {"full": "F", "sliding": "S", "chunked": "C", "mla": "X"}[a.kind]
     if letter in ("F", "S", "C"):
-        own = (a.full if letter == "F" else a.sliding) if a is not None else None
+        assert a is not None  # refused above
+        own = a.full if letter == "F" else a.sliding
         # each key the layer type gives replaces the shared one; KV heads default to the type's heads (as to heads)
         o_heads = (own.heads if own else None) or heads
         o_kv = (own.kv_heads if own else None) or a.kv_heads or o_heads
@@ -273,6 +275,7 @@ def _mixer(r: FormatReader, m: Model, letter: str, heads: int, kv: int, head_dim
     if letter == "X":
         from colint.normalize.design_file_schema import MLA
 
+        assert a is not None
         ml = a.mla or MLA()
         mx = mla_mixer(
             heads,

@@ -253,6 +253,7 @@ def _vocab(r: FormatReader, given: int | None) -> int | None:
         )
         return None
     raw = raw if raw is not None else given
+    assert raw is not None  # returned above when neither the file nor --vocab-size gives it
     div = r.req(None, "make_vocab_size_divisible_by", default=128)
     tp = r.req(None, "tensor_model_parallel_size", default=1)
     padded = megatron_padded_vocab(raw, div, tp)

@@ -14,7 +14,7 @@ from colint.reporters.sarif import display_path
 from colint.reporters.text import fix_line
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
-PER_STEP_LIMIT = 10  # annotations of one level GitHub displays per step (actions/toolkit docs/problem-matchers.md)
+PER_STEP_LIMIT = 10  # annotations of one level GitHub displays per step (https://github.com/actions/toolkit/blob/main/docs/problem-matchers.md)
 
 
 def escape_data(s: str) -> str:

@@ -1,4 +1,4 @@
-"""The rule families (DESIGN.md §6): one module per family, each registering its rules.
+"""The rule families (docs/design.md §6): one module per family, each registering its rules.
 
 | family        | codes | guideline |
 |---------------|-------|-----------|

@@ -2,7 +2,7 @@
 
 Every dimension is judged where the kernel sees it: per shard (column-parallel N/tp,
 row-parallel K/tp, routed experts whole under EP or split by tp under expert TP), in the
-scenario's format. Three levels (issue 4, DESIGN.md §6):
+scenario's format. Three levels (issue 4, docs/design.md §6):
 
 * below the format's hard element multiple (16-byte rows: 16 FP8/INT8, 32 FP4) in a format whose
   kernels refuse it → error (a hard constraint); in BF16/FP16 an unaligned path that runs: graded;
@@ -137,7 +137,7 @@ def dim_not_tile_aligned(ctx: Context):
     "(those kernels refuse it)",
 )
 def vocab_not_padded(ctx: Context):
-    spec, w, sc = ctx.spec, ctx.workload, ctx.scenario
+    spec, w, sc = ctx.spec, ctx.analysis, ctx.target_scenario
     v = spec.vocab_size
     rows = [r for reg in ("decode", "prefill") for r in w.gemms[reg] if r.name == "lm_head"]
     if not v or not rows:
@@ -150,7 +150,7 @@ def vocab_not_padded(ctx: Context):
     key = edit_key(spec, "vocab_size")
     dims = [Dim("lm_head", "n", per_shard, rows)]
     eff = step_effect_pct(ctx, dims, TILE)
-    loss = max(eff.values())
+    loss: float | None = max(eff.values())
     shard = f" is {per_shard} per shard at tp={tp}" if tp > 1 else ""
     ev = {
         "vocab_size": v,
@@ -238,7 +238,8 @@ def _megatron_vocab(
     """Megatron/NeMo/NeoX: the vocab comes from the tokenizer (--vocab-size) and the file pads it to a multiple of
     make_vocab_size_divisible_by x the file's tp. The fix edits that divisor (the key the format reads): the
     smallest multiple of the old one whose padding keeps every shard at this tp a multiple of ``multiple``."""
-    spec, w = ctx.spec, ctx.workload
+    spec, w = ctx.spec, ctx.analysis
+    assert spec.vocab_padding is not None  # the caller's condition for this path
     div, file_tp = spec.vocab_padding
     need = int(ctx.option("multiple")) * tp
     new_div = math.lcm(div, need // math.gcd(need, file_tp))
@@ -310,7 +311,7 @@ def _megatron_vocab(
     options=(Option(name="tile", type=int, default=128, doc="head-dimension tile width of the attention kernels"),),
 )
 def head_dim_tile(ctx: Context):
-    spec, w = ctx.spec, ctx.workload
+    spec, w = ctx.spec, ctx.analysis
     tile = int(ctx.option("tile"))
     seen = set()
     for k in spec.layer_kinds:

@@ -48,21 +48,21 @@ def _shard_phrase(f: str, value: int, tp: int, per_shard: int, ctx: Context) -> 
 
 def _evidence(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list[Dim]) -> dict:
     """``tp``: the shards of ``f``; under KV parallelism an FFN width's are tp x kvp, said as such."""
-    sc = ctx.scenario
+    sc = ctx.target_scenario
     split = {"tp": sc.tp, "kvp": sc.kvp, "shards": tp} if sc.kvp > 1 and f in FFN_FIELDS and tp > 1 else {"tp": tp}
     return {
         "value": value,
         **split,
         "per_shard": per_shard,
         "gpu": ctx.gpu,
-        "dtype": ctx.scenario.gemm_format,
+        "dtype": ctx.target_scenario.gemm_format,
         "gemms": [{"gemm": d.name, "dim": d.axis, "per_shard": d.value} for d in dims],
     }
 
 
 def judge_width(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims: list[Dim]):
-    w = ctx.workload
-    dtype = dims[0].rows[0].dtype if dims and dims[0].rows else ctx.scenario.gemm_format
+    w = ctx.analysis
+    dtype = dims[0].rows[0].dtype if dims and dims[0].rows else ctx.target_scenario.gemm_format
     hard = hard_multiple(ctx, dtype)
     loc = location_field(ctx, f)
     ev = _evidence(ctx, f, value, tp, per_shard, dims)
@@ -72,7 +72,11 @@ def judge_width(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims:
         yield ctx.finding(
             "error",
             f"{LABELS.get(f, f)} {value} is not divisible by "
-            + (f"{ctx.scenario.tp_label()} = {tp}" if ctx.scenario.kvp > 1 and f in FFN_FIELDS else f"tp={tp}")
+            + (
+                f"{ctx.target_scenario.tp_label()} = {tp}"
+                if ctx.target_scenario.kvp > 1 and f in FFN_FIELDS
+                else f"tp={tp}"
+            )
             + ": the shards are unequal "
             "(serving engines refuse it)",
             field=loc,
@@ -139,7 +143,7 @@ def judge_width(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims:
     cp, cw = pad_waste(bad_n[0].value, coop.n)
     ev.update(est_decode_step_pct=round(eff["decode"], 2), est_prefill_step_pct=round(eff["prefill"], 2))
     yield ctx.finding(
-        ctx.graded(loss, cap="info"),  # DESIGN.md §6: 256/512 on cooperative-tile GPUs is advice
+        ctx.graded(loss, cap="info"),  # docs/design.md §6: 256/512 on cooperative-tile GPUs is advice
         f"{head}: a multiple of 128 but not of {coop.n} ({ctx.gpu}'s {coop.sms}-SM cooperative tile)",
         field=loc,
         evidence=ev,
@@ -222,7 +226,7 @@ def _hidden_fix(ctx: Context, old: int, new: int):
 
 def attention_widths(ctx: Context, dims: list[Dim]):
     """q/k/v and o widths (heads x head_dim per shard)."""
-    spec, sc = ctx.spec, ctx.scenario
+    spec, sc = ctx.spec, ctx.target_scenario
     heads = spec.num_heads
     if heads and sc.tp > 1 and heads % sc.tp:
         return  # heads not divisible by tp: CL7xx reports it; widths per shard are not defined
@@ -255,7 +259,7 @@ def attention_widths(ctx: Context, dims: list[Dim]):
         )
     details = dim_lines(ctx, bad)
     details.append(
-        f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({ctx.workload.label()})"
+        f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({ctx.analysis.label()})"
     )
     yield ctx.finding(
         sev,
@@ -294,7 +298,7 @@ def mla_latent(ctx: Context, dims: list[Dim]):
         f"by design: the latent (kv_lora_rank {lat}) and the shared RoPE key ({rope}) are one projection "
         f"and one cached vector of {lat + rope} per token (FlashMLA is built for 512+64); the cost is the "
         f"padding of this one small GEMM: est. +{eff['decode']:.2f}% decode step, "
-        f"+{eff['prefill']:.2f}% prefill step ({ctx.workload.label()})"
+        f"+{eff['prefill']:.2f}% prefill step ({ctx.analysis.label()})"
     )
     yield ctx.finding(
         sev,

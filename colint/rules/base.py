@@ -17,10 +17,15 @@ import builtins
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional, cast
+from typing import TYPE_CHECKING, Any, Literal, Optional, cast
 
 from colint.findings import SEVERITY_ORDER, Edit, Finding, Fix, Impact, Safety, Severity
 from colint.normalize.model_spec import ModelSpec, Source
+
+if TYPE_CHECKING:  # the engine imports them anyway; a spec-only check need not pay for them first
+    from colint.analysis.scenario import Scenario
+    from colint.analysis.workload import Workload
+    from colint.hardware_profiles import Profile
 
 RuleKind = Literal["architecture", "deployment"]
 
@@ -117,7 +122,7 @@ class Rule:
         return level
 
     def severity_lines(self) -> list[str]:
-        """The rule's severity policy, for `colint rule CODE` (README "Severity policy")."""
+        """The rule's severity policy, for `colint rule CODE` (docs/configuration.md "Severity policy")."""
         out = []
         if self.hard:
             out.append(f"  error (hard constraint): {self.hard}")
@@ -170,7 +175,7 @@ _REGISTRY: dict[str, Rule] = {}
 
 RULE_KINDS = ("architecture", "deployment")  # Rule.kind; `--select architecture` / `--select deployment` pick a kind
 
-# Severity policy (README "Severity policy", DESIGN.md §6): a finding that carries an estimated step loss
+# Severity policy (docs/configuration.md "Severity policy", docs/design.md §6): a finding that carries an estimated step loss
 # takes its severity from that loss: info below warning_loss_pct, warning from it, error from error_loss_pct.
 # Hard constraints (the model will not run or will not load as configured) are errors and carry no loss.
 # Every rule's thresholds lie within a factor of 10 of these defaults, so a finding never outranks another
@@ -269,16 +274,39 @@ class Context:
 
     rule: Rule  # the rule it is handed to: its code, options and family go into ctx.option and ctx.finding
     spec: ModelSpec
-    workload: Any = None  # colint.analysis.workload.Workload on ctx.gpu, or None for spec-only rules
+    workload: Optional[Workload] = None  # the analysis on ctx.gpu (docs/analysis.md); None for spec-only rules
     gpu: Optional[str] = None  # profile name
-    profile: Any = None  # colint.hardware_profiles.Profile
-    scenario: Any = None  # colint.analysis.scenario.Scenario
+    profile: Optional[Profile] = None  # the GPU's profile; None for spec-only rules
+    scenario: Optional[Scenario] = None  # the scenario the workload was analysed in; None for spec-only rules
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # code -> {option: configured value}
     tp_auto: bool = False  # --tp auto: alignment rules report the largest power-of-two tp that aligns
     # True in colint.closure's re-checks, which read only each finding's code, key, GPU and severity (whether a
     # fix's state raises something new): a rule may then leave out work that only its message, details, evidence
     # or fixes need (CL801's search for the smallest deployment that fits)
     brief: bool = False
+
+    @property
+    def analysis(self) -> Workload:
+        """``workload`` for a rule that reads it: the engine hands one to every rule with ``needs_workload``
+        (and to a ``without_workload`` rule only where analyse() accepted the format, so such a rule tests
+        ``workload is None`` first)."""
+        if self.workload is None:
+            raise RuntimeError(f"{self.rule.code} read the workload, which it is handed only with needs_workload")
+        return self.workload
+
+    @property
+    def target_profile(self) -> Profile:
+        """``profile`` for a rule checked on a GPU (every rule with ``needs_workload``)."""
+        if self.profile is None:
+            raise RuntimeError(f"{self.rule.code} read the GPU profile outside a GPU target")
+        return self.profile
+
+    @property
+    def target_scenario(self) -> Scenario:
+        """``scenario`` for a rule checked on a GPU (every rule with ``needs_workload``)."""
+        if self.scenario is None:
+            raise RuntimeError(f"{self.rule.code} read the scenario outside a GPU target")
+        return self.scenario
 
     def option(self, name: str) -> Any:
         """This rule's threshold ``name``: the configured value, else its default."""

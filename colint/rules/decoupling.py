@@ -83,7 +83,7 @@ def _mb(x: float) -> str:
     graded=True,
 )
 def kv_cache_replicated(ctx: Context):
-    w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
+    w, sc, spec = ctx.analysis, ctx.target_scenario, ctx.spec
     tp = sc.tp
     if tp <= 1:
         return
@@ -226,7 +226,7 @@ def _nearest_divisible(n: int, tp: int) -> list[int]:
     hard="heads that tp neither divides nor replicates evenly: serving engines refuse the configuration",
 )
 def heads_not_divisible(ctx: Context):
-    spec, tp = ctx.spec, ctx.scenario.tp
+    spec, tp = ctx.spec, ctx.target_scenario.tp
     if tp <= 1:
         return
     seen = set()
@@ -352,7 +352,7 @@ def heads_not_divisible(ctx: Context):
 )
 def kv_parallelism_pays(ctx: Context):
 
-    w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
+    w, sc, spec = ctx.analysis, ctx.target_scenario, ctx.spec
     seqs = sc.decode_concurrency
     if seqs > ctx.option("max_concurrency"):
         return
@@ -369,7 +369,7 @@ def kv_parallelism_pays(ctx: Context):
         return
     # KV time as a function of context: full-attention layers grow with it, windows stop growing; a DeepSeek Sparse
     # Attention layer reads a constant top-k of its latent, and only its indexer's keys and logits grow
-    bw = decode_kv_bytes_per_s(ctx.profile, time_model(ctx.profile))
+    bw = decode_kv_bytes_per_s(ctx.target_profile, time_model(ctx.target_profile))
     dsa = {name for name, mx in kinds.items() if mx.index_topk}
     grow = (
         sum(
@@ -450,7 +450,7 @@ def kv_parallelism_pays(ctx: Context):
     graded=True,
 )
 def tp_beyond_domain(ctx: Context):
-    sc, p = ctx.scenario, ctx.profile
+    sc, p = ctx.target_scenario, ctx.target_profile
     dom = max(1, p.domain_size)
     group = sc.group_gpus  # tp x kvp: the all-reduces after o_proj and the FFN span the attention group (Helix)
     if group <= dom:
@@ -459,7 +459,7 @@ def tp_beyond_domain(ctx: Context):
     # (colint.analysis.collectives) when a user's profile gives none: the finding quotes the same figure
     given = getattr(p, "scale_out_gbps", None)
     so = given or DEFAULT_SCALE_OUT_GBPS
-    eff = scale_out_cost_pct(ctx.workload, "tp")
+    eff = scale_out_cost_pct(ctx.analysis, "tp")
     loss = max(eff.values())
     size = f"tp={sc.tp}" if sc.kvp == 1 else f"the attention group of tp={sc.tp} x kvp={sc.kvp} = {group} GPUs"
     msg = (
@@ -486,7 +486,7 @@ def tp_beyond_domain(ctx: Context):
         },
         details=[
             f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step against all-reduces at "
-            f"{p.scale_up} speed ({ctx.workload.label()})"
+            f"{p.scale_up} speed ({ctx.analysis.label()})"
         ],
         fixes=[
             fix(

@@ -20,7 +20,7 @@ TILE = 128  # the portable tile width (NVIDIA co-design blog guideline 2: "safe,
 
 def step_effect_pct(ctx: Context, dims: list[Dim], multiple: int) -> dict[str, float]:
     """Estimated step-time effect (percent of the step) per regime of padding ``dims`` (colint.analysis.padding)."""
-    return padding_step_effect_pct(ctx.workload, dims, multiple)
+    return padding_step_effect_pct(ctx.analysis, dims, multiple)
 
 
 def pad_waste(value: int, multiple: int) -> tuple[int, float]:
@@ -42,8 +42,8 @@ def dim_lines(ctx: Context, dims: list[Dim]) -> list[str]:
                 cp, cw = pad_waste(d.value, coop.n)
                 line += f", {cp} on {coop.sms}-SM {coop.n}-wide tiles ({cw:.1f}%)"
         else:
-            dtype = d.rows[0].dtype if d.rows else ctx.scenario.gemm_format
-            kt = ctx.profile.tiles.k_tile.get(FORMATS.get(dtype, (dtype,))[0], 64)
+            dtype = d.rows[0].dtype if d.rows else ctx.target_scenario.gemm_format
+            kt = ctx.target_profile.tiles.k_tile.get(FORMATS.get(dtype, (dtype,))[0], 64)
             padded, waste = pad_waste(d.value, kt)
             line = (
                 f"{d.name} K={d.value} pads to {padded} in {kt}-element K steps ({dtype}, {waste:.1f}%)"
@@ -56,7 +56,7 @@ def dim_lines(ctx: Context, dims: list[Dim]) -> list[str]:
 
 def hard_multiple(ctx: Context, dtype: str) -> int:
     hw = FORMATS.get(dtype, (dtype,))[0]
-    return int(ctx.profile.alignment.get(hw, 8))
+    return int(ctx.target_profile.alignment.get(hw, 8))
 
 
 def refuses_unaligned(dtype: str) -> bool:
@@ -67,7 +67,7 @@ def refuses_unaligned(dtype: str) -> bool:
 
 
 def cooperative_tile(ctx: Context):
-    t = ctx.profile.tiles.cooperative
+    t = ctx.target_profile.tiles.cooperative
     return t if t is not None and t.n > TILE else None
 
 
@@ -140,11 +140,16 @@ def _dim_value(ctx: Context, row, axis: str, f: str) -> int | None:
         k = layer_kind(ctx, row.kind)
         if k is None or k.mixer.kind != "attention":
             return None
-        shard = attention_shard(k.mixer, ctx.scenario.tp)
+        shard = attention_shard(k.mixer, ctx.target_scenario.tp)
         if shard is None:
             return None
         return shard[0] if axis == "n" else shard[1]
-    if f == "num_heads" and ctx.spec.num_heads and ctx.scenario.tp > 1 and ctx.spec.num_heads % ctx.scenario.tp:
+    if (
+        f == "num_heads"
+        and ctx.spec.num_heads
+        and ctx.target_scenario.tp > 1
+        and ctx.spec.num_heads % ctx.target_scenario.tp
+    ):
         return None
     return row.n if axis == "n" else row.k
 
@@ -166,7 +171,7 @@ def collect_dims(ctx: Context) -> dict[tuple, list[Dim]]:
     out: dict[tuple, dict[tuple, Dim]] = {}
     judged: dict[tuple, list[tuple]] = {}  # row shape -> its (field, whole value, dim key) per axis
     for regime in ("prefill", "decode"):
-        for row in ctx.workload.gemms[regime]:
+        for row in ctx.analysis.gemms[regime]:
             if row.name == "lm_head":
                 continue  # CL202
             shape = (row.name, row.kind, row.n, row.k, id(row.gemm))
@@ -203,7 +208,7 @@ def _row_dims(ctx: Context, row) -> list[tuple]:
 def tp_shard(ctx: Context, f: str) -> int:
     """How many ways tensor parallelism splits this field's width (1: not split): the FFN's over tp x kvp
     (Helix), the vocabulary's over tp."""
-    sc = ctx.scenario
+    sc = ctx.target_scenario
     if f in ("intermediate_size", "shared_expert_intermediate_size"):
         return sc.tp_of("ffn")
     if f == "vocab_size":
@@ -215,7 +220,7 @@ def tp_shard(ctx: Context, f: str) -> int:
 
 def tp_shard_label(ctx: Context, f: str) -> str:
     """How a finding names tp_shard's split: ``tp=8``, ``expert tp=8``, ``tp=4 x kvp=2``."""
-    label = ctx.scenario.tp_label("ffn" if f in FFN_FIELDS else "other")
+    label = ctx.target_scenario.tp_label("ffn" if f in FFN_FIELDS else "other")
     return f"expert {label}" if f == "moe_intermediate_size" else label
 
 

@@ -51,10 +51,12 @@ def shape_loss_s(ctx: Context, row) -> float:
     library path and kernel floor; ``reference_shapes``), scaled back to the row's work. The format's
     library efficiency and the kernel floor are in both, so they cancel: what remains is what N and K cost."""
     t = row.time.estimate_s
-    floor = ctx.workload.kernel_floor_s
+    floor = ctx.analysis.kernel_floor_s
     best = t
     for n_ref, k_ref in reference_shapes(row.n, row.k):
-        t_ref = estimate(row.m, n_ref, k_ref, row.dtype, ctx.profile, ctx.scenario.outputs, standalone=False).estimate_s
+        t_ref = estimate(
+            row.m, n_ref, k_ref, row.dtype, ctx.target_profile, ctx.target_scenario.outputs, standalone=False
+        ).estimate_s
         best = min(best, floor + max(0.0, t_ref - floor) * (row.n * row.k) / (n_ref * k_ref))
     share = max(0.0, (t - best) / t) if t > 0 else 0.0
     return row.total_s * share

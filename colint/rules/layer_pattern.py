@@ -107,7 +107,9 @@ def _nearest_regular(ctx: Context, c: StackCosts, pp: int, warn: float) -> list[
                 cands.append((n, p))
         if cands:
             n, _ = min(cands, key=lambda t: (round(t[1].idle_share, 3), abs(t[0] - L)))
-            out.append((n, c.resized(spec.layer_pattern, n).best(pp)))
+            best = c.resized(spec.layer_pattern, n).best(pp)
+            if best is not None:  # n has a split by FLOPs (above), so it has a best one
+                out.append((n, best))
     return sorted(out, key=lambda t: t[0])
 
 
@@ -149,7 +151,7 @@ def _describe(c: StackCosts, p: Partition, pp: int) -> dict:
     hard="fewer layers than pipeline stages (a stage would be empty)",
 )
 def layers_not_divisible(ctx: Context):
-    spec, sc, w = ctx.spec, ctx.scenario, ctx.workload
+    spec, sc, w = ctx.spec, ctx.target_scenario, ctx.analysis
     pp = sc.pp
     L = spec.num_layers
     if pp <= 1 or L % pp == 0:
@@ -224,7 +226,7 @@ def layers_not_divisible(ctx: Context):
     warning_loss_pct=2.0,
 )
 def stage_imbalance(ctx: Context):
-    spec, sc, w = ctx.spec, ctx.scenario, ctx.workload
+    spec, sc, w = ctx.spec, ctx.target_scenario, ctx.analysis
     pp = sc.pp
     L = spec.num_layers
     if pp <= 1 or L % pp:
@@ -298,13 +300,14 @@ def stage_imbalance(ctx: Context):
     hard="the heaviest stage's weights (with the activations) exceed usable memory: that split will not load",
 )
 def weight_imbalance(ctx: Context):
-    spec, sc, w = ctx.spec, ctx.scenario, ctx.workload
+    spec, sc, w = ctx.spec, ctx.target_scenario, ctx.analysis
     pp = sc.pp
     L = spec.num_layers
     if pp <= 1 or L < pp:
         return
     c = stack_costs(spec, w)
     warn = ctx.option("warn_idle_pct") / 100
+    chosen: Partition | None
     if L % pp == 0:
         chosen = c.flops_of(even_sizes(L, pp))
         if chosen.idle_share >= warn:
@@ -314,7 +317,7 @@ def weight_imbalance(ctx: Context):
         if chosen is None:
             return
     wp = c.weights_of(chosen.sizes)
-    hbm_bytes = ctx.profile.memory_gb * 1e9
+    hbm_bytes = ctx.target_profile.memory_gb * 1e9
     excess = wp.max - wp.mean
     if 100 * excess / hbm_bytes < ctx.option("weight_excess_hbm_pct"):
         return
@@ -401,7 +404,7 @@ def weight_imbalance(ctx: Context):
     options=_opts("warn_idle_pct", "common_pp"),
 )
 def irregular_stack(ctx: Context):
-    spec, sc, w = ctx.spec, ctx.scenario, ctx.workload
+    spec, sc, w = ctx.spec, ctx.target_scenario, ctx.analysis
     if sc.pp > 1:
         return
     irr = irregularities(spec)

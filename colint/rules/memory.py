@@ -20,7 +20,7 @@ FAMILY = Family(name="memory", number=8)
 SOURCES = (
     "vLLM gpu_memory_utilization (default 0.9) and its KV-cache profiling: weights + peak activations + KV blocks",
     "KV bytes per token: 2·n_kv·d_h·b_kv per layer (MLA: (kv_lora_rank + rope)·b_kv; DSA adds the indexer key, "
-    "index_head_dim FP8 + an FP32 scale per 128); DESIGN.md §5",
+    "index_head_dim FP8 + an FP32 scale per 128); docs/design.md §5",
 )
 
 
@@ -62,7 +62,7 @@ def _layout(tp: int, ep: int, pp: int) -> str:
     "at the scenario's context: it will not run there",
 )
 def does_not_fit(ctx: Context):
-    w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
+    w, sc, spec = ctx.analysis, ctx.target_scenario, ctx.spec
     mem = w.memory
     if mem is None or mem.fits:
         return
@@ -81,7 +81,7 @@ def does_not_fit(ctx: Context):
         "pp": sc.pp,
         "gpu": ctx.gpu,
     }
-    where = f"{_gb(mem.usable_bytes)} usable of {ctx.gpu}'s {ctx.profile.memory_gb:g} GB"
+    where = f"{_gb(mem.usable_bytes)} usable of {ctx.gpu}'s {ctx.target_profile.memory_gb:g} GB"
     foot = (
         f"est. {_gb(mem.weight_bytes_per_gpu)} weights + {_gb(mem.kv_cache_bytes_per_gpu)} KV cache "
         f"({sc.decode_concurrency} seq x {sc.context:,} tokens) + {_gb(mem.activation_bytes_per_gpu)} activations "
@@ -92,7 +92,7 @@ def does_not_fit(ctx: Context):
     found = (
         None
         if ctx.brief
-        else smallest_fitting(spec, ctx.profile, sc, sc.decode_concurrency, int(ctx.option("max_candidates")))
+        else smallest_fitting(spec, ctx.target_profile, sc, sc.decode_concurrency, int(ctx.option("max_candidates")))
     )
     fixes = []
     # concurrency counts sequences per attention group (colint.analysis.scenario); advice for another layout keeps
@@ -115,7 +115,7 @@ def does_not_fit(ctx: Context):
     else:
         details.append(
             f"no deployment of up to {int(ctx.option('max_candidates'))} candidates (tp/ep within the "
-            f"{ctx.profile.domain_size}-GPU {ctx.profile.domain_noun}, pp up to {max(COMMON_PP)}) fits the scenario"
+            f"{ctx.target_profile.domain_size}-GPU {ctx.target_profile.domain_noun}, pp up to {max(COMMON_PP)}) fits the scenario"
         )
     if not mem.weights_fit:
         msg = (
@@ -150,7 +150,7 @@ def does_not_fit(ctx: Context):
     # room for fewer sequences than planned: the throughput lost at the concurrency that fits
 
     cap = mem.max_decode_concurrency
-    capped = decode_step(spec, ctx.profile, replace(sc, decode_concurrency=cap))
+    capped = decode_step(spec, ctx.target_profile, replace(sc, decode_concurrency=cap))
     tps, tps_cap = w.steps["decode"].tokens_per_s or 0.0, capped.tokens_per_s or 0.0
     loss = 100.0 * (1.0 - tps_cap / tps) if tps else None
     ev.update(est_decode_tokens_per_s=round(tps, 1), est_decode_tokens_per_s_at_fit=round(tps_cap, 1))

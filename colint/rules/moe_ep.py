@@ -91,7 +91,7 @@ def _fmt_tokens(x: float) -> str:
     ),
 )
 def expert_gemm_memory_bound(ctx: Context):
-    w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
+    w, sc, spec = ctx.analysis, ctx.target_scenario, ctx.spec
     conc = sc.decode_concurrency
     common = sorted(ctx.option("common_ep"))
     for kind, n_layers in _moe_kinds(spec):
@@ -160,7 +160,7 @@ def expert_gemm_memory_bound(ctx: Context):
         if ep_adv == sc.ep:
             fit = w.max_decode_concurrency if w.memory is not None else None
         else:  # the memory figures analyse would give at that EP width, without its time model
-            fit = memory_at(spec, ctx.profile, replace(sc, ep=ep_adv)).max_decode_concurrency
+            fit = memory_at(spec, ctx.target_profile, replace(sc, ep=ep_adv)).max_decode_concurrency
         if fit is not None and fit < conc:
             details.append(
                 f"capacity: at ep={ep_adv} only est. {fit} of the {conc} seq of {sc.context:,} tokens fit "
@@ -253,7 +253,7 @@ def _ep_advice(ep: int, num_experts: int, domain: int, gpu: str):
     graded=True,
 )
 def experts_not_divisible(ctx: Context):
-    w, sc, spec = ctx.workload, ctx.scenario, ctx.spec
+    w, sc, spec = ctx.analysis, ctx.target_scenario, ctx.spec
     key = edit_key(spec, "num_experts", "num_experts")
     for kind, _n_layers in _moe_kinds(spec):
         e = kind.ffn.num_experts
@@ -381,7 +381,7 @@ def experts_not_divisible(ctx: Context):
 )
 def fine_grained_under_tp(ctx: Context):
 
-    sc, spec, w = ctx.scenario, ctx.spec, ctx.workload
+    sc, spec, w = ctx.target_scenario, ctx.spec, ctx.analysis
     tp = sc.tp_of("ffn")  # expert TP splits the experts over the FFN's tp x kvp GPUs (Helix)
     if tp <= 1 or sc.ep > 1:
         return
@@ -400,7 +400,7 @@ def fine_grained_under_tp(ctx: Context):
             for r in _expert_rows(w, reg, kind.name)
         ]
         priced = split_misaligned or sub_tile
-        eff = step_effect_pct(ctx.workload, dims, tile) if priced else {"decode": 0.0, "prefill": 0.0}
+        eff = step_effect_pct(ctx.analysis, dims, tile) if priced else {"decode": 0.0, "prefill": 0.0}
         loss = max(eff.values())
         sev: Severity = ctx.graded(loss if priced else None)
         shard_i = math.ceil(shard)
@@ -472,7 +472,7 @@ def fine_grained_under_tp(ctx: Context):
     graded=True,
 )
 def ep_beyond_domain(ctx: Context):
-    sc, p, spec = ctx.scenario, ctx.profile, ctx.spec
+    sc, p, spec = ctx.target_scenario, ctx.target_profile, ctx.spec
     dom = max(1, p.domain_size)
     if sc.ep <= dom or not _moe_kinds(spec):
         return
@@ -480,7 +480,7 @@ def ep_beyond_domain(ctx: Context):
     # (colint.analysis.collectives) when a user's profile gives none: the finding quotes the same figure
     given = getattr(p, "scale_out_gbps", None)
     so = given or DEFAULT_SCALE_OUT_GBPS
-    eff = scale_out_cost_pct(ctx.workload, "ep")
+    eff = scale_out_cost_pct(ctx.analysis, "ep")
     loss = max(eff.values())
     out_share = (sc.ep - dom) / max(1, sc.ep - 1)
     msg = (
@@ -491,7 +491,7 @@ def ep_beyond_domain(ctx: Context):
     )
     details = [
         f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step against an all-to-all "
-        f"at {p.scale_up} speed ({ctx.workload.label()})"
+        f"at {p.scale_up} speed ({ctx.analysis.label()})"
     ]
     yield ctx.finding(
         ctx.graded(loss),

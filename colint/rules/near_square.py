@@ -45,12 +45,12 @@ SOURCES = (
 
 
 def _shares(ctx: Context, row) -> float:
-    step = ctx.workload.steps[row.regime].estimate_s
+    step = ctx.analysis.steps[row.regime].estimate_s
     return 100.0 * row.total_s / step if step else 0.0
 
 
 def _regime_m(ctx: Context, regime: str) -> int:
-    sc = ctx.scenario
+    sc = ctx.target_scenario
     return sc.decode_concurrency if regime == "decode" else sc.prefill_tokens
 
 
@@ -132,7 +132,7 @@ def _m_text(row) -> str:
     graded=True,
 )
 def memory_bound_at_any_batch(ctx: Context):
-    w, sc = ctx.workload, ctx.scenario
+    w, sc = ctx.analysis, ctx.target_scenario
     groups: dict[str | None, list] = {}
     for reg in ("prefill", "decode"):
         for r in w.gemms[reg]:
@@ -237,7 +237,7 @@ def memory_bound_at_any_batch(ctx: Context):
 
 def _whole_expert(ctx: Context, row) -> tuple[int, int, float] | None:
     """(N, K, I∞) of a routed-expert GEMM unsplit, when expert TP (over tp x kvp, no EP) split it; else None."""
-    sc = ctx.scenario
+    sc = ctx.target_scenario
     split = sc.tp_of("ffn")
     if row.parallel != "expert" or sc.ep > 1 or split <= 1:
         return None
@@ -320,7 +320,7 @@ def _needed_thin(n: int, k: int, dtype: str, out_dtype: str, ridge: float) -> st
     graded=True,
 )
 def memory_bound_by_shape(ctx: Context):
-    w, sc = ctx.workload, ctx.scenario
+    w, sc = ctx.analysis, ctx.target_scenario
     for regime in ("prefill", "decode"):
         groups: dict[str | None, list] = {}
         for r in w.gemms[regime]:
@@ -434,15 +434,15 @@ def tiny_expert_width(ctx: Context):
         ratio = he / h
         if ratio >= ctx.option("min_ratio"):
             continue
-        down = next((r for r in ctx.workload.gemms["prefill"] if r.parallel == "expert" and "down" in r.name), None)
+        down = next((r for r in ctx.analysis.gemms["prefill"] if r.parallel == "expert" and "down" in r.name), None)
         ev = {"moe_intermediate_size": he, "hidden_size": h, "ratio": round(ratio, 4), "gpu": ctx.gpu}
         details = []
         if down is not None:
-            i_inf = limit_intensity(down.n, down.k, down.dtype, ctx.scenario.outputs)
+            i_inf = limit_intensity(down.n, down.k, down.dtype, ctx.target_scenario.outputs)
             ev.update(down_limit_intensity_flop_per_byte=round(i_inf, 1), ridge_flop_per_byte=round(down.time.ridge, 1))
             details.append(
                 f"expert down_proj K={down.k}, N={down.n}: I∞ {i_inf:.0f} FLOP/B vs ridge "
-                f"{down.time.ridge:.0f} FLOP/B ({ctx.workload.label()})"
+                f"{down.time.ridge:.0f} FLOP/B ({ctx.analysis.label()})"
             )
         yield ctx.finding(
             "info",

@@ -73,7 +73,7 @@ def _checkpoint_format(spec) -> str | None:
     without_workload=True,
 )  # the engine runs it when analyse() rejects the format
 def format_not_native(ctx: Context):
-    p, sc = ctx.profile, ctx.scenario
+    p, sc = ctx.target_profile, ctx.target_scenario
     fmt = sc.gemm_format
     if fmt in FORMATS and not p.has(_hw(fmt)):
         native = ", ".join(p.peak_tflops)
@@ -120,8 +120,8 @@ def _alternatives(p, fmt: str) -> list[str]:
 def _quantized_rows(ctx: Context):
     """Prefill rows of GEMMs that run in the scenario's format (routers stay BF16; the LM head is
     usually kept in high precision but quantized LM heads exist, so it is included)."""
-    fmt = ctx.scenario.gemm_format
-    return [r for r in ctx.workload.gemms["prefill"] if r.dtype == fmt]
+    fmt = ctx.target_scenario.gemm_format
+    return [r for r in ctx.analysis.gemms["prefill"] if r.dtype == fmt]
 
 
 def _split_label(sc, rows) -> str:
@@ -137,8 +137,8 @@ def _n_partitions(ctx: Context, row) -> list[int]:
     if row.name == "attn.qkv_proj":
         k = layer_kind(ctx, row.kind)
         m = k.mixer if k is not None else None
-        if m is not None and m.kind == "attention" and attention_shard(m, ctx.scenario.tp) is not None:
-            tp = ctx.scenario.tp
+        if m is not None and m.kind == "attention" and attention_shard(m, ctx.target_scenario.tp) is not None:
+            tp = ctx.target_scenario.tp
             kv = m.num_kv_heads or m.num_heads
             kv_rank = kv // tp if kv >= tp else 1
             return [
@@ -175,7 +175,7 @@ def _field(row, axis: str) -> str | None:
     ),
 )
 def scale_block_divisibility(ctx: Context):
-    spec, sc = ctx.spec, ctx.scenario
+    spec, sc = ctx.spec, ctx.target_scenario
     fmt = sc.gemm_format
     block = SCALE_BLOCK.get(fmt)
     if not block:
@@ -234,7 +234,7 @@ def scale_block_divisibility(ctx: Context):
                 "tp": sc.tp,
                 "gemms": [{"gemm": r.name, "dim": axis, "per_shard": v} for r, v, _ in items],
             },
-            details=[f"{why} ({ctx.workload.label()})"],
+            details=[f"{why} ({ctx.analysis.label()})"],
         )
 
 
@@ -262,7 +262,7 @@ _LAYER_INDEX = re.compile(r"layers\.(\d+)\.")
     ),
 )
 def quantization_config_mismatch(ctx: Context):
-    spec, sc = ctx.spec, ctx.scenario
+    spec, sc = ctx.spec, ctx.target_scenario
     q = spec.quantization
     if q is None:
         return
@@ -270,7 +270,7 @@ def quantization_config_mismatch(ctx: Context):
     if q.weight_block_size and len(q.weight_block_size) == 2 and sc.group_gpus > 1:
         bn, bk = q.weight_block_size
         bad: dict[str, list] = {}
-        for r in ctx.workload.gemms["prefill"]:
+        for r in ctx.analysis.gemms["prefill"]:
             if r.name == "lm_head" or is_gate(r.name):
                 continue
             if r.parallel == "column" or (r.parallel == "expert" and sc.ep == 1 and "down" not in r.name):
@@ -312,7 +312,7 @@ def quantization_config_mismatch(ctx: Context):
             )
     if q.group_size and q.group_size > 0:
         g = q.group_size
-        bad_g = [r for r in ctx.workload.gemms["prefill"] if r.name != "lm_head" and not is_gate(r.name) and r.k % g]
+        bad_g = [r for r in ctx.analysis.gemms["prefill"] if r.name != "lm_head" and not is_gate(r.name) and r.k % g]
         if bad_g:
             gemms = ", ".join(sorted({f"{r.name} K={r.k}" for r in bad_g}))
             yield ctx.finding(
@@ -373,7 +373,7 @@ def quantization_config_mismatch(ctx: Context):
 )
 def high_precision_share(ctx: Context):
 
-    spec, sc = ctx.spec, ctx.scenario
+    spec, sc = ctx.spec, ctx.target_scenario
     fmt = sc.gemm_format
     b_q = FORMATS[fmt][2]
     b_hp = 2.0
@@ -386,7 +386,7 @@ def high_precision_share(ctx: Context):
     parts: dict[str, float] = {}
     for g in gemms(spec):
         p = g.weight_params * g.layers
-        active = p
+        active: float = p
         if g.parallel == "expert" and g.count:
             # experts touched by one decode step of the scenario's batch (uniform routing)
             tokens = sc.decode_concurrency * sc.attention_dp_groups  # tokens meeting in one EP domain
@@ -444,7 +444,7 @@ def high_precision_share(ctx: Context):
             f"kept in BF16 (usual deployment choice): {what}; {share_foot:.0f}% of all parameters "
             f"(memory shrinks {foot_ratio:.2f}x instead of {ideal:.2f}x)",
             f"Amdahl cap on the memory-bound decode gain from {fmt}: {actual:.2f}x "
-            f"(estimate from parameter counts; {ctx.workload.label()})",
+            f"(estimate from parameter counts; {ctx.analysis.label()})",
         ],
     )
 

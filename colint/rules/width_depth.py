@@ -109,7 +109,7 @@ def deep_narrow_stack(ctx: Context):
         return
     params = param_counts(spec).total
     small = params < ctx.option("small_model_params")
-    w = latency_workload(ctx.spec, ctx.workload)
+    w = latency_workload(ctx.spec, ctx.analysis)
     step = w.steps["decode"]
     fixed_s = fixed_decode_s(spec, w)
     share = fixed_s / step.estimate_s if step.estimate_s else 0.0
@@ -138,7 +138,7 @@ def deep_narrow_stack(ctx: Context):
     }
     if alt is not None:
         alt_spec, alt_params = alt
-        alt_itl = decode_step_s(alt_spec, ctx.profile, w.scenario)
+        alt_itl = decode_step_s(alt_spec, ctx.target_profile, w.scenario)
         gain = 1.0 - alt_itl / step.estimate_s
         if not small and gain < ctx.option("min_itl_gain"):
             return

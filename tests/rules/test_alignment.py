@@ -136,7 +136,7 @@ def test_hard_multiple_is_an_error_per_format():
 def test_cooperative_tile_info_only_where_the_gpu_has_one():
     path = f"{CORPUS}/meta/executorch__Qwen2.5-0.5B.json"
     fs = [f for f in run(path, ["CL201"]) if f.key == "dim"]
-    # DESIGN.md §6: capped at info, even where the estimate (1.68% of the prefill step) is above the 1% threshold
+    # docs/design.md §6: capped at info, even where the estimate (1.68% of the prefill step) is above the 1% threshold
     assert [(f.severity, f.message) for f in fs] == [
         ("info", "hidden_size 896: a multiple of 128 but not of 256 (b200's 2-SM cooperative tile)")
     ]

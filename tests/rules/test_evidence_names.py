@@ -1,4 +1,4 @@
-"""Evidence keys carry their units and say when they are estimates (DESIGN.md §7: "evidence": {...numbers
+"""Evidence keys carry their units and say when they are estimates (docs/design.md §7: "evidence": {...numbers
 with units in their names...}; project rule: every estimate says it is an estimate).
 
 Every key, recursively (list items included), either names a unit, or is a config width under its config name,

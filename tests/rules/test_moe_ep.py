@@ -33,9 +33,9 @@ def expert_m_star(spec, **kw):
 def test_routing_arithmetic():
     assert tokens_per_expert(256, 1, 8, 256) == 8.0
     assert tokens_per_expert(32, 320, 8, 256) == 320.0
-    assert concurrency_for_m(382, 8, 256) == 382 * 32  # domain.md §5.5: E/k = 32 for DeepSeek-R1
+    assert concurrency_for_m(382, 8, 256) == 382 * 32  # docs/design.md §9.3: E/k = 32 for DeepSeek-R1
     assert ep_for_m(382, 256, 8, 256) == math.ceil(382 * 32 / 256)
-    assert experts_touched(32, 8, 256) == pytest.approx(163.4, abs=0.1)  # domain.md §10: ~163 of 256
+    assert experts_touched(32, 8, 256) == pytest.approx(163.4, abs=0.1)  # docs/design.md §9.4: ~163 of 256
     assert experts_per_gpu(256, 64) == 4  # Wide-EP blog: EP64 -> 4 experts per GPU per layer
     assert experts_per_gpu(256, 32, redundant=32) == 9 and experts_per_gpu(256, 144, redundant=32) == 2  # day 6
     assert redundant_to_fill(256, 72) == 32

@@ -64,3 +64,29 @@ def test_every_registered_family_matches_its_codes():
     for r in all_rules().values():
         module = sys.modules[r.check.__module__]
         assert module.FAMILY.name == r.family and r.code.startswith(f"CL{module.FAMILY.number}"), r.code
+
+
+def test_a_context_hands_its_typed_targets_only_where_the_engine_set_them():
+    from colint.analysis.scenario import Scenario
+    from colint.hardware_profiles import load_profile
+    from colint.normalize import normalize
+    from colint.loading import load_text
+    from colint.analysis.workload import analyse
+    from colint.rules.base import Context
+
+    spec = normalize(
+        load_text(
+            '{"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008, '
+            '"num_hidden_layers": 2, "num_attention_heads": 32, "vocab_size": 32000}',
+            "c.json",
+        )
+    )
+    r = all_rules()["CL201"]
+    bare = Context(rule=r, spec=spec)  # a spec-only rule's context: no GPU target
+    for name, what in (("analysis", "workload"), ("target_profile", "GPU profile"), ("target_scenario", "scenario")):
+        with pytest.raises(RuntimeError, match=f"CL201 read the {what}"):
+            getattr(bare, name)
+    profile, sc = load_profile("b200"), Scenario()
+    w = analyse(spec, profile, sc)
+    ctx = Context(rule=r, spec=spec, workload=w, gpu="b200", profile=profile, scenario=sc)
+    assert ctx.analysis is w and ctx.target_profile is profile and ctx.target_scenario is sc

@@ -48,10 +48,10 @@ class HFReader(Reader):
         prefix: tuple = (),
         defaults: dict | None = None,
         aliases: dict | None = None,
-        model_type: str | None = None,
+        model_type: str = "",
     ) -> None:
         super().__init__(doc, prefix, defaults, aliases)
-        self.model_type = model_type
+        self.model_type = model_type  # resolved (resolve_model_type): the family's key in FAMILIES
         self.notes: list[str] = []
         self.per_layer_lists: dict[str, int] = {}
 
@@ -161,6 +161,13 @@ class Header:
     intermediate_size: int | None  # None: the family reads its FFN width itself
     vocab_size: int
     tie_word_embeddings: bool
+
+    @property
+    def ffn_width(self) -> int:
+        """``intermediate_size`` of a family whose FFN width read_common read (its default ``intermediate``)."""
+        if self.intermediate_size is None:
+            raise TypeError("read_common(..., intermediate=None) leaves the FFN width to the family")
+        return self.intermediate_size
 
 
 def read_common(

@@ -342,6 +342,7 @@ def build(r: HFReader) -> ModelSpec:
     for i in range(n_layers):
         mixer = mixers[types[i] == "sliding_attention" and bool(window)]
         if sparse[i]:
+            assert moe_ffn is not None  # built above: any(sparse)
             ffn = moe_ffn if top_ks[i] == moe_ffn.top_k else replace(moe_ffn, top_k=top_ks[i])
             table.add(layer(mixer, ffn, other + router_params))
         else:

@@ -30,7 +30,7 @@ def build(r: HFReader) -> ModelSpec:
     # KV heads absent: the class default (16 Gemma, 4 Gemma-2/3/4), not heads; head_dim absent: the class default (256 Gemma)
     c = read_common(r, head_dim="stated")
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
+    inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
     bias = r.bool(None, "attention_bias", default=False)
     if mt == "gemma":
         other, window, types = 2 * h, None, None

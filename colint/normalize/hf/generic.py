@@ -234,24 +234,24 @@ def _mixer(
     )
     # only where the config class has it: a v_head_dim key transformers' class does not define changes nothing
     v_dim = r.int("v_head_dim", "v_head_dim") if "v_head_dim" in r.defaults and _set(r, "v_head_dim") else None
-    dims = {"num_heads": heads, "num_kv_heads": kv, "head_dim": hd, "v_head_dim": v_dim}
+    dims: dict[str, int | None] = {"num_heads": heads, "num_kv_heads": kv, "head_dim": hd, "v_head_dim": v_dim}
     own = placed or {}
     if sliding:
         for f, factor in ((code or {}).get("sliding_scaled") or {}).items():
-            if f not in own:
-                dims[f] = dims[f] * factor
+            if f not in own and dims[f] is not None:
+                dims[f] = int(dims[f] or 0) * factor
     for f, (_key, value) in own.items():
         dims[f] = value
-    hd = dims["head_dim"]
-    v_dim = dims["v_head_dim"]
+    n_heads, n_kv, n_hd, v_dim = dims["num_heads"], dims["num_kv_heads"], dims["head_dim"], dims["v_head_dim"]
+    assert n_hd is not None and n_heads is not None and n_kv is not None  # attention_dims gives all three
     m = Mixer(
         kind="attention",
         attention="sliding" if sliding else "full",
         window=window if sliding else None,
-        num_heads=dims["num_heads"],
-        num_kv_heads=dims["num_kv_heads"],
-        head_dim=hd,
-        v_head_dim=v_dim if v_dim is not None and v_dim != hd else None,
+        num_heads=n_heads,
+        num_kv_heads=n_kv,
+        head_dim=n_hd,
+        v_head_dim=v_dim if v_dim is not None and v_dim != n_hd else None,
         qkv_bias=bias,
         o_bias=bias,
     )
@@ -332,7 +332,11 @@ def build(r: HFReader, gated: bool = True, code: dict | None = None) -> ModelSpe
         mixer, mixer_other = mixers[swa]
         # one learned sink logit per head (gpt-oss style), or only on sliding layers (MiMo-V2-Flash)
         sinks = mixer.num_heads if code.get("sinks") and (swa or not code.get("sinks_sliding_only")) else 0
-        table.add(layer(mixer, moe if sparse[i] else dense, 2 * h + mixer_other + sinks))
+        ffn = dense
+        if sparse[i]:
+            assert moe is not None  # built above: any(sparse)
+            ffn = moe
+        table.add(layer(mixer, ffn, 2 * h + mixer_other + sinks))
     heads = table.kinds[0].mixer.num_heads
     return r.spec(
         hidden_size=h,

@@ -16,12 +16,14 @@ Bamba's FFN: a gated MLP (``mlp_bias``). Granite's: a router ``[E, H]`` and fuse
 
 from __future__ import annotations
 
+from typing import Any
+
 from colint.normalize.hf.base import HFReader, read_common
 from colint.normalize.hf.moe_common import KindTable, int_list, layer, str_list
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
-_DEFAULTS = {
+_DEFAULTS: dict[str, dict[str, Any]] = {
     "bamba": dict(hidden=4096, layers=32, heads=32, kv=8, inter=14336, vocab=128000),
     "granitemoehybrid": dict(hidden=4096, layers=32, heads=32, kv=None, inter=11008, vocab=32000),
 }
@@ -111,7 +113,7 @@ def build(r: HFReader) -> ModelSpec:
     d = _DEFAULTS[r.model_type]
     c = read_common(r, {**d, "tie": False})
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
+    inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
     bias = r.bool(None, "attention_bias", default=False)
     if r.model_type == "bamba":
         ffn = FFN(kind="dense", intermediate_size=inter, bias=r.bool(None, "mlp_bias", default=False))

@@ -24,7 +24,7 @@ from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 def build(r: HFReader) -> ModelSpec:
     c = read_common(r, dict(hidden=4096, layers=32, heads=32, kv=8, inter=14336, vocab=65536, tie=False))
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
+    inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
     e = r.int("num_experts", "num_experts", "num_local_experts", default=16)
     k = r.int("top_k", "num_experts_per_tok", default=2)
     attn_period = r.int(None, "attn_layer_period", default=8)

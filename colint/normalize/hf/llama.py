@@ -52,7 +52,7 @@ def build(r: HFReader) -> ModelSpec:
     if mt in QWEN_VL:  # Qwen2(.5)-VL's text attention is hidden_size // heads wide whatever head_dim says
         hd = h // heads
         r.record_derived("head_dim", "hidden_size")
-    inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
+    inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
     if mt in QWEN2_LIKE:
         qkv_bias, o_bias = True, False
     else:

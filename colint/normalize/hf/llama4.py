@@ -26,7 +26,7 @@ def build(r: HFReader) -> ModelSpec:
         intermediate=("moe_intermediate_size", "intermediate_size"),  # the experts' width; the dense MLP's below
     )
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    moe_inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
+    moe_inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
     bias = r.bool(None, "attention_bias", default=False)
     inter = r.int("intermediate_size", "intermediate_size_mlp", default=16384)
     e = r.int("num_experts", "num_local_experts", default=16)

@@ -25,7 +25,7 @@ def build(r: HFReader) -> ModelSpec:
         intermediate=("moe_intermediate_size", "intermediate_size"),
     )
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
+    inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
     e = r.int("num_experts", "num_local_experts", "num_experts", default=256)
     k = r.int("top_k", "num_experts_per_tok", default=8)
 

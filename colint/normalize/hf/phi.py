@@ -15,7 +15,7 @@ from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 def build(r: HFReader) -> ModelSpec:
     c = read_common(r)
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
+    inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
     qk_ln = r.bool(None, "qk_layernorm", default=False)
     mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=True, o_bias=True)
     ffn = FFN(kind="dense", intermediate_size=inter, gated=False, bias=True)

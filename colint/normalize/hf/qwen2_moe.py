@@ -47,7 +47,7 @@ def build(r: HFReader) -> ModelSpec:
     qwen2 = mt == "qwen2_moe"
     c = read_common(r, d)
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
+    inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
     moe_inter = r.int("moe_intermediate_size", "moe_intermediate_size", default=d["moe"])
     e = r.int("num_experts", "num_experts", "num_local_experts", default=d["e"], minimum=0)
     k = r.int("top_k", "num_experts_per_tok", default=d["k"])

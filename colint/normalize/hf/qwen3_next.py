@@ -117,8 +117,10 @@ def build(r: HFReader) -> ModelSpec:
         if dense:
             ffn = dense_ffn
         elif mt == "qwen3_next":
+            assert moe_ffn is not None  # built above unless dense
             ffn = moe_ffn if (i not in mlp_only and e > 0 and (i + 1) % step == 0) else dense_ffn
         else:
+            assert moe_ffn is not None
             ffn = moe_ffn
         t.add(layer(mixer, ffn, other + 2 * h))
 
