@@ -169,3 +169,16 @@ def test_inspect_estimates_are_the_clis(capsys):
     cli = json.loads(capsys.readouterr().out)["estimates"]
     assert api == cli
     assert cli["scenario"]["context_clipped_from"] == 32768
+
+
+def test_the_docs_example_shows_what_the_call_returns():
+    # issue 29: docs/api.md showed a 'warning' where the call returns 'info'; its first result comment is checked here
+    import re
+
+    text = open(os.path.join(ROOT, "docs", "api.md"), encoding="utf-8").read()
+    block = text.split("```python\n", 1)[1].split("```", 1)[0]
+    head = block.split("[(f.code, f.severity, f.key) for f in findings]\n", 1)
+    namespace: dict = {}
+    exec(head[0], namespace)
+    shown = re.match(r"# (\[.*?\])", head[1]).group(1)
+    assert repr([(f.code, f.severity, f.key) for f in namespace["findings"]]) == shown
