@@ -17,6 +17,7 @@ from colint.analysis.pipeline import best_partition
 from colint.analysis.vector_pricing import estimate_unique
 from colint.analysis.gemm_rows import _prefill_shape, routed_expert_rows
 from colint.analysis.kv_cache import kv_sources
+from colint.analysis.ops_moe import expert_k_padded
 from colint.analysis.overlap import MIN_SPLIT, cores_s, half_cores_s, layer_time, overlapped_layers, overlaps
 from colint.hardware_profiles import time_model
 
@@ -138,7 +139,9 @@ def _gemm_s_by_kind(rows, grid, sc, profile) -> dict:
             m = np.asarray(grid, dtype=np.int64)
             n_eff = np.full(size, row.n, dtype=np.int64)
         key = (row.kind, row.component)
-        jobs.setdefault((row.dtype, expert), []).append((m, n_eff, np.full(size, row.k, dtype=np.int64), key))
+        # an expert's down GEMM runs at its K padded to whole tiles, as gemm_rows._row prices it
+        k_time = expert_k_padded(row.k, row.dtype) if expert and "down" in g.name else row.k
+        jobs.setdefault((row.dtype, expert), []).append((m, n_eff, np.full(size, k_time, dtype=np.int64), key))
     out: dict = {}
     for (dtype, grouped), sel in jobs.items():
         t = estimate_unique(
