@@ -65,6 +65,7 @@ class Priced:
     itl_s: Any  # numpy arrays over the concurrency grid
     kv_bytes: Any
     act_bytes: Any
+    core_s: Any = None  # the step's attention cores (Step.attention_core_s) at each concurrency
 
 
 def decode_prices(spec, profile, grid, w1, w2):
@@ -90,6 +91,7 @@ def decode_prices(spec, profile, grid, w1, w2):
     sources = kv_sources(spec)
     h = spec.hidden_size
     total = np.zeros(b.size) + sum(t for (kind, _), t in full.items() if kind == "")  # the LM head
+    core_total = np.zeros(b.size)
     for i, bi in enumerate(grid):
         sci = replace(sc, decode_concurrency=int(bi))
         fill_layers = overlapped_layers(spec, sci, "decode")
@@ -108,9 +110,10 @@ def decode_prices(spec, profile, grid, w1, w2):
                 hv = (g[0], g[1], half_cores_s(spec, kind, n, profile, sci, "decode", src, core))
             lt = layer_time(kind, h, int(bi), (f[0], f[1], core), hv, sci, profile, tmod, "decode", fill_layers)
             step += n * lt.total_s
+            core_total[i] += n * lt.core_s
         total[i] += step
     kv = w1.kv_cache_bytes_per_gpu + (w2.kv_cache_bytes_per_gpu - w1.kv_cache_bytes_per_gpu) * (b - b1) / (b2 - b1)
-    return Priced(total, kv, activation_bytes_per_gpu(w1, b))
+    return Priced(total, kv, activation_bytes_per_gpu(w1, b), core_total)
 
 
 def _gemm_s_by_kind(rows, grid, sc, profile) -> dict:
