@@ -9,7 +9,8 @@ frontier points are committed in that file; this script takes their upper envelo
 as colint reads its own (log-log between neighbours, colint.analysis.frontier.throughput_at), prices the same
 model on the same GPU with `colint pareto --isl 4000 --osl 500 --ttft-limit 2` and prints colint / aic.
 
-``--collect DIR``: rebuild the committed CSVs from aiconfigurator's output folders under DIR (``<run>/**/agg/
+``--steps``: colint's decode step against aiconfigurator's static TPOT at the same deployment and batch
+(tests/data/aic_decode_steps_isl4000_osl500.csv). ``--collect DIR``: rebuild the committed CSVs from aiconfigurator's output folders under DIR (``<run>/**/agg/
 pareto.csv``, as ``aiconfigurator cli default --save-dir`` writes them).
 """
 
@@ -25,6 +26,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 POINTS = os.path.join(ROOT, "tests", "data", "aic_frontier_isl4000_osl500.csv")
+STEPS = os.path.join(ROOT, "tests", "data", "aic_decode_steps_isl4000_osl500.csv")
 LEVELS_CSV = os.path.join(ROOT, "tests", "data", "aic_frontier_levels_isl4000_osl500.csv")
 ISL, OSL, TTFT_LIMIT_S = 4000, 500, 2.0
 LEVELS = (20.0, 50.0, 100.0)
@@ -144,12 +146,44 @@ def colint_frontier(case: str, system: str, serving: str):
     return frontier(spec, profile, sc, path, serving=sv)
 
 
+def steps() -> None:
+    """colint's decode step against aiconfigurator's static TPOT at the same deployment and batch (STEPS), at the
+    mean context of a request's decode (ISL + OSL / 2)."""
+    from colint.analysis.frontier import Deployment, scenario_for
+    from colint.analysis.scenario import make_scenario
+    from colint.analysis.workload import analyse
+    from colint.hardware_profiles import load_profile
+    from colint.pareto import load_design
+
+    by_hf = {v[0]: v for v in CASES.values()}
+    with open(STEPS, encoding="utf-8") as fh:
+        rows = list(csv.DictReader(line for line in fh if not line.startswith("#")))
+    print("model                          GPU       deployment     batch  aic TPOT  colint ITL  aic / colint")
+    for r in rows:
+        _hf, path, dtype, kv = by_hf[r["model"]]
+        profile = load_profile(GPUS[r["system"]])
+        spec = load_design(os.path.join(ROOT, path))
+        sc = make_scenario("throughput", gpu=profile.name, dtype=dtype, kv_cache=kv, context=ISL + OSL // 2)
+        tp, dp, moe_tp, ep = (int(r[k]) for k in ("tp", "attention_dp", "moe_tp", "moe_ep"))
+        d = Deployment(tp, ep if ep > 1 else 1)
+        itl = analyse(spec, profile, scenario_for(sc, d, int(r["batch"]))).steps["decode"].estimate_s * 1e3
+        label = f"tp{tp}" + (f" dp{dp}" if dp > 1 else "") + (f" ep{ep}" if ep > 1 else f" etp{moe_tp}")
+        aic = float(r["tpot_ms"])
+        print(
+            f"{r['model']:30s} {r['system']:9s} {label:14s} {r['batch']:>5s} {aic:8.2f}  {itl:10.2f}  {aic / itl:12.2f}"
+        )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--markdown", action="store_true", help="print the docs/serving.md table")
     ap.add_argument("--serving", default="aggregated", choices=("aggregated", "decode"))
     ap.add_argument("--collect", metavar="DIR", help="rebuild the committed CSVs from aiconfigurator's output")
+    ap.add_argument("--steps", action="store_true", help="decode steps at the same deployment and batch instead")
     args = ap.parse_args()
+    if args.steps:
+        steps()
+        return 0
     if args.collect:
         collect(args.collect)
         print(f"wrote {POINTS} and {LEVELS_CSV}")
