@@ -147,8 +147,14 @@ def render(result) -> str:
         + [
             "kvp = KV (Helix) parallelism: each sequence's KV cache split over kvp GPUs per TP rank (enumerated "
             "where tp reaches the KV heads, or for MLA);",
-            "FTL with pp (shown when it is lower) = the prompt's chunks pipelined through pp copies of the "
-            "deployment's GPUs in the domain;",
+            *(
+                (
+                    "FTL with pp (shown when it is lower) = the prompt's chunks pipelined through pp copies of the "
+                    "deployment's GPUs in the domain;",
+                )
+                if mode == "decode"
+                else ()
+            ),
             "memory/GPU = weights + KV cache + activations (fits within 90% of HBM). Not enumerated: pipeline "
             "stages for decode.",
             f"every figure is an estimate of colint's step model ({first.label.replace('estimate: ', '', 1)}; "
