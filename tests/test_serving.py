@@ -211,6 +211,7 @@ def test_cli_text_and_chart_say_the_mode(capsys):
     assert code == 0
     assert "  aggregated serving, ISL 4000 / OSL 500, up to 8 GPUs: decode step + the 4000-token prefill" in out
     assert "+prefill" in out.splitlines()[4] and "TTFT" in out.splitlines()[4]
+    assert "FTL with pp" not in out  # the pipelined-prefill column and its footnote belong to decode mode
     code, out, _ = _run(capsys, ["pareto", LLAMA70B, "--gpu", "h100-sxm", "--serving", "decode"])
     assert "  decode serving, up to 8 GPUs: decode step only (prefill not charged)" in out
     code, _, err = _run(capsys, ["pareto", LLAMA70B, "--serving", "both"])
@@ -224,3 +225,18 @@ def test_cli_text_and_chart_say_the_mode(capsys):
         "prefill 4000 tokens per 500 output tokens; tokens/s per GPU over both pools"
     )
     assert not math.isnan(f.frontier[0].tokens_per_s_per_gpu)
+
+
+@pytest.mark.parametrize("path,gpu", [(LLAMA70B, "h100-sxm"), (QWEN30B, "h100-sxm")])
+def test_vectorized_aggregated_price_equals_analyse_at_every_point(path, gpu):
+    """The fast path prices every point's mixed step (decode at B + chunk, cores swapped) as analyse does."""
+    spec, profile, sc = _setup(path, gpu)
+    sv = Serving("aggregated", ISL, OSL)
+    fast = frontier(spec, profile, sc, path, serving=sv)
+    exact = frontier(spec, profile, sc, path, exact=True, serving=sv)
+    assert not [n for n in fast.notes if "not affine" in n]
+    assert [(p.deployment, p.concurrency) for p in fast.points] == [(p.deployment, p.concurrency) for p in exact.points]
+    for a, b in zip(fast.points, exact.points):
+        assert a.mixed_s == pytest.approx(b.mixed_s, rel=1e-9)
+        assert a.tokens_per_s_per_gpu == pytest.approx(b.tokens_per_s_per_gpu, rel=1e-9)
+        assert a.ttft_s == pytest.approx(b.ttft_s, rel=1e-9)
