@@ -240,3 +240,12 @@ def test_vectorized_aggregated_price_equals_analyse_at_every_point(path, gpu):
         assert a.mixed_s == pytest.approx(b.mixed_s, rel=1e-9)
         assert a.tokens_per_s_per_gpu == pytest.approx(b.tokens_per_s_per_gpu, rel=1e-9)
         assert a.ttft_s == pytest.approx(b.ttft_s, rel=1e-9)
+
+
+def test_cli_says_when_total_gpus_or_the_ttft_limit_leave_no_frontier(capsys):
+    code, out, _ = _run(capsys, ["pareto", LLAMA70B, "--gpu", "h100-sxm", "--total-gpus", "2"])
+    assert code == 0
+    assert "  no deployment of up to 2 GPUs (--total-gpus) holds the weights and one sequence: no frontier" in out
+    code, out, _ = _run(capsys, ["pareto", LLAMA70B, "--gpu", "h100-sxm", "--ttft-limit", "0.01"])
+    assert "points left out: TTFT above 0.01 s" in out
+    assert "or serves within the TTFT limit: no frontier" in out

@@ -37,9 +37,15 @@ def render_frontier(f, name: str) -> list[str]:
     for n in f.notes:
         lines.append(f"  note: {n}")
     if not f.frontier:
+        if f.total_gpus and f.total_gpus < f.domain_size:
+            where, more = f"of up to {f.total_gpus} GPUs (--total-gpus)", "more --total-gpus"
+        else:
+            where, more = f"within one {f.domain_size}-GPU domain", "a GPU with a larger domain"
         lines.append(
-            f"  no deployment within one {f.domain_size}-GPU domain holds the weights and one sequence: no "
-            "frontier (a narrower format, --dtype fp8 or nvfp4, or a GPU with a larger domain may)"
+            f"  no deployment {where} holds the weights and one sequence"
+            + (", or serves within the TTFT limit" if f.dropped_ttft else "")
+            + (", or leaves room for a prefill pool" if f.serving.mode == "disaggregated" else "")
+            + f": no frontier (a narrower format, --dtype fp8 or nvfp4, or {more} may)"
         )
         return lines
     mode = f.serving.mode
