@@ -153,6 +153,9 @@ def test_total_gpus_bounds_the_deployments():
     assert f.total_gpus == 4
     assert {d.gpus for d in f.deployments} == {1, 2, 4}
     assert f.frontier and all(p.deployment.gpus <= 4 for p in f.points)
+    spec, profile, sc = _setup(QWEN30B, "h100-sxm")  # an MoE: the EP domain is bounded too
+    f = frontier(spec, profile, sc, QWEN30B, serving=Serving("aggregated", ISL, OSL, total_gpus=4))
+    assert max(d.ep for d in f.deployments) == 4 and all(d.gpus <= 4 for d in f.deployments)
 
 
 def test_ttft_limit_leaves_out_exactly_the_slow_first_tokens(llama_h100):
