@@ -212,11 +212,49 @@ def suggest_cmd(path, flags, isolated, budget_pct, objective, at_interactivity, 
 )
 @settings_options("gpus", "scenario", "dtype", "kv_dtype", "context_tokens", "ep_overlap", *INPUT)
 @click.option("--prefill-tokens", type=click.IntRange(min=1), default=None, help="Tokens per prefill forward.")
+@click.option(
+    "--serving",
+    type=click.Choice(["aggregated", "disaggregated", "decode"]),
+    default="aggregated",
+    show_default=True,
+    help="aggregated: each request's prefill shares the decode GPUs (chunked prefill, charged to throughput); "
+    "disaggregated: separate prefill and decode pools, sized to balance; decode: decode steps alone.",
+)
+@click.option(
+    "--isl", type=click.IntRange(min=1), default=None, help="Input tokens per request. [default: context - osl]"
+)
+@click.option("--osl", type=click.IntRange(min=1), default=None, help="Output tokens per request. [default: 1024]")
+@click.option(
+    "--total-gpus",
+    type=click.IntRange(min=1),
+    default=None,
+    help="GPUs a deployment may use (disaggregated: both pools). [default: one scale-up domain]",
+)
+@click.option(
+    "--ttft-limit",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Leave out points whose time to first token exceeds this.",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def pareto_cmd(path, compare_path, variants, flags, isolated, prefill_tokens, fmt) -> None:
+def pareto_cmd(
+    path,
+    compare_path,
+    variants,
+    flags,
+    isolated,
+    prefill_tokens,
+    serving,
+    isl,
+    osl,
+    total_gpus,
+    ttft_limit,
+    fmt,
+) -> None:
     """The throughput-interactivity frontier of PATH within one scale-up domain (estimates): tok/s/GPU
-    against tok/s/user over tp, ep, attention-DP and concurrency; --compare/--variant put a second
-    design beside it.
+    against tok/s/user over tp, ep, attention-DP and concurrency, each request's --isl prefill charged as
+    --serving says; --compare/--variant put a second design beside it.
 
     The project's [tool.colint] gpus, scenario, dtype, kv-dtype, context, ep-overlap and input settings
     apply, as for check; the deployments (tp, ep, concurrency) are enumerated."""
@@ -225,7 +263,18 @@ def pareto_cmd(path, compare_path, variants, flags, isolated, prefill_tokens, fm
 
     opts = settings_at(path, flags, isolated)
     try:
-        result = run_settings(path, opts, compare_path=compare_path, variants=variants, prefill_tokens=prefill_tokens)
+        result = run_settings(
+            path,
+            opts,
+            compare_path=compare_path,
+            variants=variants,
+            prefill_tokens=prefill_tokens,
+            serving=serving,
+            isl=isl,
+            osl=osl,
+            total_gpus=total_gpus,
+            ttft_limit_s=ttft_limit,
+        )
     except ColintError as exc:
         raise fail_with(exc)
     if fmt == "json":

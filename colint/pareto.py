@@ -16,6 +16,7 @@ from typing import Any, Optional
 from colint import __version__
 from colint.analysis.frontier import compare, frontier
 from colint.analysis.scenario import make_scenario
+from colint.analysis.serving import DEFAULT_OSL, SERVING_MODES, Serving
 from colint.errors import ColintError, UsageError
 from colint.findings import Edit
 from colint.fix_text import apply_edits, parse_key
@@ -96,8 +97,10 @@ def run(
     variant: Optional[dict[str, Any]] = None,
     input_format: Optional[str] = None,
     vocab_size: Optional[int] = None,
+    serving: Optional[Serving] = None,
 ) -> ParetoResult:
-    """Frontiers of ``path`` (and of the compared design: ``compare_path`` and/or ``variant``) on each GPU."""
+    """Frontiers of ``path`` (and of the compared design: ``compare_path`` and/or ``variant``) on each GPU,
+    served as ``serving`` says (None: decode steps alone)."""
     profiles = [load_profile(g) for g in gpus]
     specs: list[tuple[str, dict, Any]] = [
         (path, {}, load_design(path, input_format=input_format, vocab_size=vocab_size))
@@ -110,7 +113,9 @@ def run(
     names = [_name(p, v) for p, v, _ in specs]
     frontiers = []
     for p, v, spec in specs:
-        frontiers.append([frontier(spec, prof, replace(scenario, gpu=prof.name), p, v) for prof in profiles])
+        frontiers.append(
+            [frontier(spec, prof, replace(scenario, gpu=prof.name), p, v, serving=serving) for prof in profiles]
+        )
     result = ParetoResult(names, frontiers)
     if len(specs) == 2:
         for fa, fb in zip(*frontiers):
@@ -125,9 +130,15 @@ def run_settings(
     compare_path: Optional[str] = None,
     variants: tuple[str, ...] = (),
     prefill_tokens: Optional[int] = None,
+    serving: str = "aggregated",
+    isl: Optional[int] = None,
+    osl: Optional[int] = None,
+    total_gpus: Optional[int] = None,
+    ttft_limit_s: Optional[float] = None,
 ) -> ParetoResult:
     """``run`` as ``colint pareto`` asks for it: the GPUs, scenario, formats, context and input settings of
-    ``opts``; ``variants``: the ``KEY=VALUE`` items of ``--variant``."""
+    ``opts``; ``variants``: the ``KEY=VALUE`` items of ``--variant``; ``serving`` and its workload
+    (:func:`serving_for`)."""
     sc = make_scenario(
         opts.scenario,
         dtype=opts.dtype,
@@ -136,6 +147,9 @@ def run_settings(
         prefill_tokens=prefill_tokens,
         ep_overlap=opts.ep_overlap,
     )
+    sv = serving_for(serving, sc.context, isl, osl, total_gpus, ttft_limit_s)
+    if sv.isl:
+        sc = replace(sc, context=sv.isl + sv.osl)  # the KV cache of a request at its last output token
     return run(
         path,
         list(opts.gpus),
@@ -144,7 +158,30 @@ def run_settings(
         variant=parse_variants(variants),
         input_format=opts.input_format,
         vocab_size=opts.vocab_size,
+        serving=sv,
     )
+
+
+def serving_for(
+    mode: str,
+    context: int,
+    isl: Optional[int] = None,
+    osl: Optional[int] = None,
+    total_gpus: Optional[int] = None,
+    ttft_limit_s: Optional[float] = None,
+) -> Serving:
+    """The Serving of ``colint pareto``: ``isl``/``osl`` as given; where one is missing, the scenario's
+    ``context`` is the request's whole length: osl = DEFAULT_OSL (at most half the context), isl = the rest.
+    Decode mode without --isl/--osl keeps the scenario's context as the KV length (no request shape)."""
+    if mode not in SERVING_MODES:
+        raise UsageError(f"--serving {mode}: one of {', '.join(SERVING_MODES)}")
+    if mode == "decode" and isl is None and osl is None:
+        return Serving(mode, 0, 0, total_gpus, ttft_limit_s)
+    if osl is None:
+        osl = min(DEFAULT_OSL, max(1, (isl or context) // 2)) if isl is None else DEFAULT_OSL
+    if isl is None:
+        isl = max(1, context - osl)
+    return Serving(mode, int(isl), int(osl), total_gpus, ttft_limit_s)
 
 
 def _name(path: str, variant: dict[str, Any]) -> str:

@@ -171,6 +171,7 @@ def frontier_chart(frontiers) -> dict[str, Any]:
         "gpu": f0.gpu,
         "domain_size": f0.domain_size,
         "label": f0.label,
+        "serving": f0.serving_label(),
         "designs": designs,
         "levels": list(INTERACTIVITY_LEVELS),
     }

@@ -480,3 +480,21 @@ def test_kvp_from_the_project_settings_and_the_flag(tmp_path, capsys):
     (bad / "c.json").write_text(cfg.read_text())
     code, out, _ = _run(capsys, ["check", str(bad / "c.json"), "--gpu", "gb200"])
     assert code == 2 and "pyproject.toml:2:1 is invalid: kvp: Input should be greater than or equal to 1" in out
+
+
+def test_vectorized_price_pads_the_expert_down_gemm_k_as_analyse():
+    """Kimi-K2 with its 2048-wide experts tensor-parallel over 64 GPUs (tp1 kvp64 on GB200): the down GEMM's
+    K of 32 runs padded to whole expert K tiles in analyse; the vectorized price pads it too, so the frontier
+    stays on its fast path instead of pricing every point through analyse."""
+    from colint.analysis.frontier import scenario_for
+    from colint.analysis.frontier_pricing import decode_prices
+    from colint.analysis.workload import analyse
+
+    spec, profile = _spec(KIMI), load_profile("gb200")
+    base = make_scenario("throughput", gpu=profile.name)
+    d = Deployment(1, 1, 64)
+    w1, w2 = (analyse(spec, profile, scenario_for(base, d, b)) for b in (1, 64))
+    priced = decode_prices(spec, profile, [1, 64], w1, w2)
+    assert float(priced.itl_s[0]) == pytest.approx(w1.steps["decode"].estimate_s, rel=1e-9)
+    assert float(priced.itl_s[1]) == pytest.approx(w2.steps["decode"].estimate_s, rel=1e-9)
+    assert not [n for n in frontier(spec, profile, base, KIMI).notes if "not affine" in n]

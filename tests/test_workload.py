@@ -294,11 +294,15 @@ def test_expert_tokens_under_tp_and_ep():
     busy_m = math.ceil(8 / touched * (1 + math.sqrt(2 * math.log(8) / 256)))
     grouped = estimate(busy_m, round(r.n * r.instances), r.k, "fp8", prof, standalone=False, model=grouped_model(prof))
     assert busy_m == 10 and r.layer_s == pytest.approx(grouped.estimate_s)
-    # comm: TP all-reduce (2 per layer, 61 layers) + all-to-all of 256 / 8 = 32 tokens per GPU (58 MoE layers)
-    sc = w.scenario
+    # comm: TP all-reduce (2 per layer, 61 layers) and no EP exchange: ep = tp, so every EP rank already holds the
+    # group's 256 tokens after the attention all-reduce and the FFN's all-reduce sums the experts' outputs
     allreduce = 2 * tp_all_reduce_s(256, 7168, 8, prof)
-    assert w.steps["decode"].comm_s == pytest.approx(
-        61 * allreduce + 58 * expert_all_to_all_s(32, 8, 7168, sc, prof, 256)
+    assert w.steps["decode"].comm_s == pytest.approx(61 * allreduce)
+    # tp=2, ep=8: four attention groups meet in the EP domain: + the exchange of 256 / 2 = 128 tokens per GPU
+    w2 = experts(2, 8)[0]
+    allreduce2 = 2 * tp_all_reduce_s(256, 7168, 2, prof)
+    assert w2.steps["decode"].comm_s == pytest.approx(
+        61 * allreduce2 + 58 * expert_all_to_all_s(128, 8, 7168, w2.scenario, prof, 256)
     )
     # pipeline cost vector: one TP8 group's experts spread over its 8 GPUs by EP or by expert TP do the
     # same FLOPs per GPU per prefill step (before: ep=8 counted 8 groups' tokens)

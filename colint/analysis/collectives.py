@@ -138,6 +138,16 @@ def collective(
         implementation = "nccl"  # the custom kernel's workspace is full: TensorRT-LLM falls back to NCCL
     if implementation == "custom" and pcie and gpus > PCIE_CUSTOM_ALLREDUCE_MAX_GPUS:
         implementation = "nccl"  # no custom all-reduce over more than two PCIe-only GPUs (vLLM)
+    if (
+        implementation == "custom"
+        and op == "all_reduce"
+        and gpus <= CUSTOM_TABLE_MAX_RANKS
+        and message_bytes > tmod.oneshot_max_bytes
+    ):
+        # past one-shot's sizes TensorRT-LLM's measured all-reduce runs at NCCL's ring rate, not at a two-shot's
+        # link rate (8 H100: 35.5 us at 2 MiB, 51.9 at 4 MiB; 8 B200: 30.4 and 39.4 - aiconfigurator-core's
+        # custom_allreduce tables), so its strategy table hands those sizes to NCCL-class kernels
+        implementation = "nccl"
     if implementation == "custom" and op == "all_reduce":
         # one-shot: every GPU reads the n-1 peers' whole buffers; two-shot: reduce-scatter + all-gather
         oneshot = (gpus - 1) * message_bytes / eff if message_bytes <= tmod.oneshot_max_bytes else math.inf

@@ -67,6 +67,16 @@ from colint.analysis.frontier_pricing import (
 from colint.analysis.kv_cache import kind_mixers
 from colint.analysis.memory import USABLE_HBM_SHARE  # the share of HBM Workload.memory_fits plans with
 from colint.analysis.moe import attention_dp_groups
+from colint.analysis.serving import (
+    Pool,
+    PrefillCost,
+    Serving,
+    aggregated,
+    choose_pools,
+    chunk_tokens,
+    mixed_step_s,
+    prefill_cost,
+)
 from colint.analysis.workload import analyse
 
 INTERACTIVITY_LEVELS = (20.0, 50.0, 100.0, 200.0)  # tok/s/user where --compare reports the gain
@@ -116,14 +126,31 @@ class Point:
     ftl_pipelined_s: Optional[float] = None  # the best FTL over pp stages of this deployment (pp for prefill)
     ftl_pp: int = 1  # the pp that reaches it
     kv_replication: int = 1  # TP ranks holding the same KV cache (tp > KV heads; MLA: tp)
+    # serving (colint.analysis.serving): aggregated charges each decode step this much prefill time, and a
+    # step carrying one prefill chunk takes mixed_s; disaggregated puts the point in a Pool
+    prefill_charge_s: float = 0.0
+    mixed_s: Optional[float] = None
+    ttft_s: Optional[float] = None
+    pool: Optional[Pool] = None
+
+    @property
+    def step_s(self) -> float:
+        """The time per output token of each sequence: the decode step plus the prefill charged to it."""
+        return self.itl_s + self.prefill_charge_s
 
     @property
     def tokens_per_s_per_user(self) -> float:
-        return 1.0 / self.itl_s
+        return 1.0 / self.step_s
+
+    @property
+    def decode_tokens_per_s_per_gpu(self) -> float:
+        """The decode step's own tokens/s per GPU (what decode mode reports)."""
+        return self.concurrency / self.itl_s / self.deployment.group_gpus
 
     @property
     def tokens_per_s_per_gpu(self) -> float:
-        return self.concurrency / self.itl_s / self.deployment.group_gpus
+        t = self.concurrency / self.step_s / self.deployment.group_gpus
+        return t * self.pool.throughput_factor if self.pool else t
 
     @property
     def memory_bytes_per_gpu(self) -> float:
@@ -151,6 +178,12 @@ class Point:
             "memory_bytes_per_gpu": self.memory_bytes_per_gpu,
             "bound": self.bound,
             "kv_replication": self.kv_replication,
+            "decode_tokens_per_s_per_gpu": self.decode_tokens_per_s_per_gpu,
+            "prefill_charge_s": self.prefill_charge_s,
+            "step_s": self.step_s,
+            "mixed_step_s": self.mixed_s,
+            "ttft_s": self.ttft_s,
+            "pool": self.pool.public() if self.pool else None,
         }
 
 
@@ -171,9 +204,19 @@ class Frontier:
     notes: list[str] = field(default_factory=list)
     variant: dict[str, Any] = field(default_factory=dict)  # key -> value edits of the original
     seconds: float = 0.0
+    serving: Serving = field(default_factory=Serving)
+    total_gpus: int = 0  # the GPUs a deployment (disaggregated: both pools) may use
+    dropped_ttft: int = 0  # points over the TTFT limit
 
     def throughput_at(self, tokens_per_s_per_user: float) -> Optional[float]:
         return throughput_at(self.frontier, tokens_per_s_per_user)
+
+    def serving_label(self) -> str:
+        """Which serving mode, how many GPUs, what each output token was charged (text, JSON and chart)."""
+        sv = self.serving
+        shape = f", ISL {sv.isl} / OSL {sv.osl}" if sv.isl else ""
+        limit = f", TTFT <= {sv.ttft_limit_s:g} s" if sv.ttft_limit_s is not None else ""
+        return f"{sv.mode} serving{shape}, up to {self.total_gpus} GPUs{limit}: {sv.charged()}"
 
     def public(self) -> dict[str, Any]:
         return {
@@ -183,6 +226,16 @@ class Frontier:
             "label": self.label,
             "domain_size": self.domain_size,
             "hbm_bytes": self.hbm_bytes,
+            "serving": {
+                "mode": self.serving.mode,
+                "isl": self.serving.isl or None,
+                "osl": self.serving.osl or None,
+                "total_gpus": self.total_gpus,
+                "ttft_limit_s": self.serving.ttft_limit_s,
+                "charged": self.serving.charged(),
+                "label": self.serving_label(),
+            },
+            "points_dropped_ttft": self.dropped_ttft,
             "deployments": [d.label() for d in self.deployments],
             "unfit_deployments": self.unfit_deployments,
             "points_priced": len(self.points) + self.dropped,
@@ -198,12 +251,12 @@ def _used_kinds(spec):
     return [k for k, n in zip(spec.layer_kinds, layer_counts(spec)) if n]
 
 
-def deployments(spec, profile) -> list[Deployment]:
-    """Every (tp, ep) of one replica within the profile's scale-up domain: tp a power of two that
-    divides the query heads of every attention layer; for an MoE, ep = 1 (experts tensor-parallel)
-    or ep ≥ tp, a multiple of tp (a power of two times tp, or the whole domain), at most the
-    experts."""
-    domain = profile.domain_size
+def deployments(spec, profile, max_gpus: Optional[int] = None) -> list[Deployment]:
+    """Every (tp, ep) of one replica within the profile's scale-up domain (and within ``max_gpus``, the
+    --total-gpus bound): tp a power of two that divides the query heads of every attention layer; for an
+    MoE, ep = 1 (experts tensor-parallel) or ep ≥ tp, a multiple of tp (a power of two times tp, or the
+    whole domain), at most the experts."""
+    domain = min(profile.domain_size, max_gpus) if max_gpus else profile.domain_size
     kinds = _used_kinds(spec)
     heads = {mx.num_heads for k in kinds for mx in _mixers(k) if mx.kind in ("attention", "mla") and mx.num_heads}
     experts = [k.ffn.num_experts for k in kinds if k.ffn.kind == "moe" and k.ffn.num_experts]
@@ -337,19 +390,34 @@ def throughput_at(frontier: list[Point], tokens_per_s_per_user: float) -> Option
     return pts[-1].tokens_per_s_per_gpu
 
 
-def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None, *, exact: bool = False) -> Frontier:
+def frontier(
+    spec,
+    profile,
+    base,
+    path: str = "",
+    variant: Optional[dict] = None,
+    *,
+    exact: bool = False,
+    serving: Optional[Serving] = None,
+) -> Frontier:
     """The frontier of ``spec`` on ``profile`` for scenario ``base`` (its formats, context and
-    prefill tokens; its tp/ep/pp/concurrency are what is enumerated). ``exact``: price every point
-    with ``analyse`` (what the vectorized path must equal; tests and the fallback use it)."""
+    prefill tokens; its tp/ep/pp/concurrency are what is enumerated) served as ``serving`` says
+    (colint.analysis.serving; None: decode steps alone). ``exact``: price every point with ``analyse``
+    (what the vectorized path must equal; tests and the fallback use it)."""
     t0 = time.perf_counter()
+    serving = serving or Serving()
+    total = serving.total_gpus or profile.domain_size
+    charge = serving.mode in ("aggregated", "disaggregated")
     hbm = profile.memory_gb * 1e9
     usable = USABLE_HBM_SHARE * hbm
-    deps = deployments(spec, profile)
+    deps = deployments(spec, profile, total)
     notes: list[str] = []
     points: list[Point] = []
     dropped = 0
     unfit: list[str] = []
     probes: list[tuple[Deployment, Any, Any, int]] = []
+    prefills: dict[Deployment, PrefillCost] = {}
+    chunk, chunks = chunk_tokens(serving, base.prefill_tokens) if charge else (0, 0)
     for d in deps:
         w1 = analyse(spec, profile, scenario_for(base, d, PROBE_CONCURRENCY[0]))
         if w1.max_decode_concurrency < 1 or w1.weight_bytes_per_gpu >= usable:
@@ -360,11 +428,15 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
         limit = max_concurrency(w1, w2, usable)
         if not limit:
             unfit.append(d.label())  # weights + activations + one sequence's KV cache do not fit
+        elif charge:
+            # the prefill of one request's isl-token prompt on this deployment
+            prefills[d] = prefill_cost(analyse(spec, profile, replace(scenario_for(base, d, 1), context=serving.isl)))
         probes.append((d, w1, w2, limit))
     # one grid of concurrencies for every deployment, up to the largest that fits anywhere (and each
     # deployment's own limit); what a deployment cannot hold is dropped and counted, not priced
     limits = [lim for *_, lim in probes if lim]
     common = concurrency_grid(max(limits)) if limits else []
+    aggregated_mode = serving.mode == "aggregated"
     for d, w1, w2, limit in probes:
         grid = sorted({b for b in common if b <= limit} | ({limit} if limit else set()))
         dropped += sum(1 for b in common if b > limit)
@@ -373,9 +445,10 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
         ftl = w1.steps["prefill"].ftl_s
         ftl_pipe, ftl_pp = best_pipelined_ftl(w1, d, profile.domain_size)
         priced = None
+        mixed = [b + chunk for b in grid] if aggregated_mode else []
         if not exact:
             # the grid and the two probes in one vectorized call; the price must reproduce the probes
-            priced = decode_prices(spec, profile, grid + list(PROBE_CONCURRENCY), w1, w2)
+            priced = decode_prices(spec, profile, grid + list(PROBE_CONCURRENCY) + mixed, w1, w2)
             if priced is None or not all(
                 _close(float(priced.itl_s[len(grid) + i]), w.steps["decode"].estimate_s) for i, w in enumerate((w1, w2))
             ):
@@ -386,12 +459,15 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
                     path,
                     variant,
                     f"{d.label()}: the vectorized price does not reproduce analyse at the probe concurrencies",
+                    serving,
                 )
         for i, b in enumerate(grid):
             if priced is None:
-                p = _point(
-                    d, b, analyse(spec, profile, scenario_for(base, d, b)), ftl, float(activation_bytes_per_gpu(w1, b))
-                )
+                w = analyse(spec, profile, scenario_for(base, d, b))
+                p = _point(d, b, w, ftl, float(activation_bytes_per_gpu(w1, b)))
+                if aggregated_mode:
+                    wc = analyse(spec, profile, scenario_for(base, d, b + chunk))
+                    p.mixed_s = _mixed(wc.steps["decode"], w.steps["decode"].attention_core_s, chunk, prefills[d])
             else:
                 p = Point(
                     d,
@@ -402,12 +478,22 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
                     float(priced.kv_bytes[i]),
                     float(priced.act_bytes[i]),
                 )
+                if aggregated_mode:
+                    j = len(grid) + len(PROBE_CONCURRENCY) + i
+                    p.mixed_s = mixed_step_s(
+                        float(priced.itl_s[j]),
+                        float(priced.core_s[j]),
+                        float(priced.core_s[i]),
+                        chunk,
+                        prefills[d].attention_core_per_token_s,
+                    )
             if p.memory_bytes_per_gpu > usable or b > w1.max_decode_concurrency:
                 dropped += 1  # (the limit is computed to fit: a guard, not the filter)
                 continue
             p.ftl_pipelined_s, p.ftl_pp = ftl_pipe, ftl_pp
             p.kv_replication = max((a.kv_replication for a in w1.attention["decode"]), default=1)
             points.append(p)
+    points, dropped_ttft, unpooled = _serve(points, prefills, serving, total, chunks)
     front = pareto(points)
     if not exact:
         # the frontier reports analyse's own numbers; a point the vectorized price got wrong sends
@@ -417,7 +503,15 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
             w = analyse(spec, profile, scenario_for(base, p.deployment, p.concurrency))
             q = _point(p.deployment, p.concurrency, w, p.ftl_s, p.activation_bytes_per_gpu)
             q.ftl_pipelined_s, q.ftl_pp = p.ftl_pipelined_s, p.ftl_pp
-            if not (_close(q.itl_s, p.itl_s) and _close(q.kv_cache_bytes_per_gpu, p.kv_cache_bytes_per_gpu)):
+            q.prefill_charge_s, q.mixed_s, q.ttft_s, q.pool = p.prefill_charge_s, p.mixed_s, p.ttft_s, p.pool
+            same = _close(q.itl_s, p.itl_s) and _close(q.kv_cache_bytes_per_gpu, p.kv_cache_bytes_per_gpu)
+            if same and aggregated_mode and p.mixed_s is not None:
+                wc = analyse(spec, profile, scenario_for(base, p.deployment, p.concurrency + chunk))
+                same = _close(
+                    _mixed(wc.steps["decode"], w.steps["decode"].attention_core_s, chunk, prefills[p.deployment]),
+                    p.mixed_s,
+                )
+            if not same:
                 return _exact(
                     spec,
                     profile,
@@ -425,9 +519,14 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
                     path,
                     variant,
                     f"{p.deployment.label()} at concurrency {p.concurrency}: the vectorized price differs from analyse",
+                    serving,
                 )
             checked.append(q)
         front = checked
+    if unpooled:
+        notes.append(
+            f"{unpooled:,} decode points have no prefill instance beside them within {total} GPUs (disaggregated)"
+        )
     replicated = [p for p in front if p.kv_replication > 1]
     if replicated:
         notes.append(
@@ -438,7 +537,7 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
         f"estimate: {profile.name}, {base.gemm_format} weights, KV cache {base.kv_cache}, context "
         f"{base.context}, prefill {base.prefill_tokens} tokens per forward"
     )
-    return Frontier(
+    f = Frontier(
         path,
         profile.name,
         label,
@@ -452,13 +551,59 @@ def frontier(spec, profile, base, path: str = "", variant: Optional[dict] = None
         notes,
         dict(variant or {}),
         time.perf_counter() - t0,
+        serving,
+        total,
+        dropped_ttft,
+    )
+    return f
+
+
+def _mixed(decode_c, core_b_s: float, chunk: int, prefill: PrefillCost) -> float:
+    """serving.mixed_step_s of analyse's decode Step at B + chunk (``decode_c``) and its attention cores at B."""
+    return mixed_step_s(
+        decode_c.estimate_s, decode_c.attention_core_s, core_b_s, chunk, prefill.attention_core_per_token_s
     )
 
 
-def _exact(spec, profile, base, path, variant, why: str) -> Frontier:
+def _serve(
+    points: list[Point], prefills: dict[Deployment, PrefillCost], serving: Serving, total: int, chunks: int
+) -> tuple[list[Point], int, int]:
+    """The points as ``serving`` serves them (colint.analysis.serving): aggregated charges each its prefill
+    and sets its TTFT; disaggregated gives each a prefill pool (a point with none beside it within ``total``
+    GPUs is left out and counted); decode reports the FTL as the TTFT. Points over the TTFT limit are left out
+    and counted. Returns (points, over the TTFT limit, without a prefill pool)."""
+    unpooled = 0
+    if serving.mode == "disaggregated":
+        best: dict[int, tuple[str, PrefillCost]] = {}  # per instance size, the most prefill tokens/s per GPU
+        for d, pc in prefills.items():
+            if pc.instance_gpus not in best or pc.tokens_per_s_per_gpu > best[pc.instance_gpus][1].tokens_per_s_per_gpu:
+                best[pc.instance_gpus] = (d.label(), pc)
+        options = [best[g] for g in sorted(best)]
+        kept = []
+        for p in points:
+            p.pool = choose_pools(p.decode_tokens_per_s_per_gpu, p.deployment.gpus, options, serving, total)
+            if p.pool is None:
+                unpooled += 1
+                continue
+            p.ttft_s = p.pool.prefill_ftl_s
+            kept.append(p)
+        points = kept
+    for p in points:
+        if serving.mode == "aggregated" and p.mixed_s is not None:
+            p.prefill_charge_s, p.ttft_s = aggregated(p.itl_s, p.mixed_s, p.concurrency, serving, chunks)
+        elif serving.mode == "decode":
+            p.ttft_s = p.ftl_s
+    limit = serving.ttft_limit_s
+    if limit is None:
+        return points, 0, unpooled
+    kept = [p for p in points if p.ttft_s is None or p.ttft_s <= limit]
+    return kept, len(points) - len(kept), unpooled
+
+
+def _exact(spec, profile, base, path, variant, why: str, serving: Optional[Serving] = None) -> Frontier:
     """The frontier priced by analyse at every point, with a note saying why (the fast path's guard)."""
     t0 = time.perf_counter()
-    f = frontier(spec, profile, base, path, variant, exact=True)
+    f = frontier(spec, profile, base, path, variant, exact=True, serving=serving)
     f.notes.insert(
         0,
         f"every point priced by analyse (slower): {why} - the step model is no longer affine in the concurrency there",

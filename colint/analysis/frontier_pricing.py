@@ -18,6 +18,7 @@ from colint.analysis.vector_pricing import estimate_unique
 from colint.analysis.gemm_rows import _prefill_shape, routed_expert_rows
 from colint.analysis.collectives import link_bytes_per_s
 from colint.analysis.kv_cache import kv_sources
+from colint.analysis.ops_moe import expert_k_padded
 from colint.analysis.overlap import MIN_SPLIT, cores_s, half_cores_s, layer_time, overlapped_layers, overlaps
 from colint.hardware_profiles import time_model
 
@@ -65,6 +66,7 @@ class Priced:
     itl_s: Any  # numpy arrays over the concurrency grid
     kv_bytes: Any
     act_bytes: Any
+    core_s: Any = None  # the step's attention cores (Step.attention_core_s) at each concurrency
 
 
 def decode_prices(spec, profile, grid, w1, w2):
@@ -90,6 +92,7 @@ def decode_prices(spec, profile, grid, w1, w2):
     sources = kv_sources(spec)
     h = spec.hidden_size
     total = np.zeros(b.size) + sum(t for (kind, _), t in full.items() if kind == "")  # the LM head
+    core_total = np.zeros(b.size)
     for i, bi in enumerate(grid):
         sci = replace(sc, decode_concurrency=int(bi))
         fill_layers = overlapped_layers(spec, sci, "decode")
@@ -108,9 +111,10 @@ def decode_prices(spec, profile, grid, w1, w2):
                 hv = (g[0], g[1], half_cores_s(spec, kind, n, profile, sci, "decode", src, core))
             lt = layer_time(kind, h, int(bi), (f[0], f[1], core), hv, sci, profile, tmod, "decode", fill_layers)
             step += n * lt.total_s
+            core_total[i] += n * lt.core_s
         total[i] += step
     kv = w1.kv_cache_bytes_per_gpu + (w2.kv_cache_bytes_per_gpu - w1.kv_cache_bytes_per_gpu) * (b - b1) / (b2 - b1)
-    return Priced(total, kv, activation_bytes_per_gpu(w1, b))
+    return Priced(total, kv, activation_bytes_per_gpu(w1, b), core_total)
 
 
 def _gemm_s_by_kind(rows, grid, sc, profile) -> dict:
@@ -139,7 +143,9 @@ def _gemm_s_by_kind(rows, grid, sc, profile) -> dict:
             m = np.asarray(grid, dtype=np.int64)
             n_eff = np.full(size, row.n, dtype=np.int64)
         key = (row.kind, row.component)
-        jobs.setdefault((row.dtype, expert), []).append((m, n_eff, np.full(size, row.k, dtype=np.int64), key))
+        # an expert's down GEMM runs at its K padded to whole tiles, as gemm_rows._row prices it
+        k_time = expert_k_padded(row.k, row.dtype) if expert and "down" in g.name else row.k
+        jobs.setdefault((row.dtype, expert), []).append((m, n_eff, np.full(size, k_time, dtype=np.int64), key))
     out: dict = {}
     for (dtype, grouped), sel in jobs.items():
         t = estimate_unique(

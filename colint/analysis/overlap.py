@@ -45,7 +45,7 @@ from colint.analysis.inventory import layer_counts
 from colint.analysis.gemm_rows import _ceil_div, _tokens
 from colint.analysis.kv_cache import kind_mixers
 from colint.analysis.scenario import Scenario
-from colint.analysis.step_extras import LL_MAX_TOKENS, _attention, _layer_extras, expert_all_to_all_s
+from colint.analysis.step_extras import LL_MAX_TOKENS, _attention, _layer_extras, ep_all_to_all, expert_all_to_all_s
 from colint.normalize.model_spec import LayerKind, ModelSpec
 
 MIN_SPLIT = 2  # sequences (decode) / tokens (prefill) per attention group: each micro-batch needs one
@@ -91,7 +91,7 @@ def overlaps(kind: LayerKind, scenario: Scenario, regime: str) -> bool:
     batch that splits, and an ``ep_overlap`` other than "off"."""
     return (
         scenario.ep_overlap != "off"
-        and scenario.ep > 1
+        and ep_all_to_all(scenario)
         and kind.ffn.kind == "moe"
         and _tokens(scenario, regime) >= MIN_SPLIT
     )
@@ -114,7 +114,7 @@ def overlapped_layers(spec: ModelSpec, scenario: Scenario, regime: str, counts: 
 
 def exchange_s(kind: LayerKind, tokens: float, h: int, scenario: Scenario, profile) -> float:
     """The EP dispatch + combine of one layer at ``tokens`` per attention group, as _layer_extras adds it."""
-    if kind.ffn.kind != "moe" or scenario.ep <= 1:
+    if kind.ffn.kind != "moe" or not ep_all_to_all(scenario):
         return 0.0
     return expert_all_to_all_s(tokens / scenario.group_gpus, kind.ffn.top_k, h, scenario, profile, kind.ffn.num_experts)
 

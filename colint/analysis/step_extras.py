@@ -348,13 +348,31 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
     ex = experts or None
     d = moe_dispatch_combine("dispatch", tokens, hidden, top_k, sc.ep, wire, profile, None, backend, ex)[0]
     c = moe_dispatch_combine("combine", tokens, hidden, top_k, sc.ep, "bfloat16", profile, None, backend, ex)[0]
-    return keep(_EXCHANGE_MEMO, key, (profile, d + c), _EXCHANGE_MEMO_MAX)[1]
+    # the other exchange serving frameworks run: every rank all-gathers the EP domain's tokens, runs its own
+    # experts on those routed to them and reduce-scatters the outputs back (vLLM's default all2all backend
+    # allgather_reducescatter; TensorRT-LLM's attention-DP MoE without DeepEP). It moves every token to every rank,
+    # not just to its top-k experts' ranks, but it is one NCCL collective each way: at a few tokens per rank it
+    # beats DeepEP's low-latency kernels, whose flag waits hold them near a fixed ~70 us. The faster one is priced.
+    gathered = tokens * sc.ep * hidden
+    wire_bytes = 1.0 if wire == "fp8" else (0.5 + 1 / 16 if wire == "nvfp4" else 2.0)
+    ag = collective("all_gather", gathered * wire_bytes, sc.ep, profile)[0]
+    rs = collective("reduce_scatter", gathered * 2.0, sc.ep, profile)[0]
+    return keep(_EXCHANGE_MEMO, key, (profile, min(d + c, ag + rs)), _EXCHANGE_MEMO_MAX)[1]
 
 
 # expert_all_to_all_s's memo: (tokens, top-k, hidden, experts, ep, GEMM format, profile) -> (profile, s); analyse asks for
 # the same exchange per MoE kind, regime and micro-batch, and again per re-analysis at the same ep.
 _EXCHANGE_MEMO: dict[tuple, tuple] = {}
 _EXCHANGE_MEMO_MAX = 4096  # a run meets a few dozen (tokens, shape, ep) per model: room for a bulk run's models
+
+
+def ep_all_to_all(sc: Scenario) -> bool:
+    """Whether an EP deployment exchanges tokens all-to-all (dispatch + combine): only where its EP domain spans
+    more GPUs than one attention group (attention data parallelism, ep > tp x kvp). Where ep <= tp x kvp every EP
+    rank already holds all of its group's tokens after the attention all-reduce: each runs its own experts on the
+    tokens routed to them and the FFN's all-reduce, which the layer pays anyway, sums their outputs (TensorRT-LLM's
+    and vLLM's expert parallelism without attention DP) - no dispatch, no combine."""
+    return sc.ep > 1 and sc.ep > sc.group_gpus
 
 
 def tp_all_reduce_s(tokens: int, hidden: int, tp: int, profile) -> float:
@@ -394,7 +412,7 @@ def _layer_extras(kind: LayerKind, tokens: int, h: int, scenario: Scenario, prof
     coll_s = 0.0
     if n_coll:
         coll_s = n_coll * tp_all_reduce_s(tokens, h, group, profile)
-    if kind.ffn.kind == "moe" and scenario.ep > 1:
+    if kind.ffn.kind == "moe" and ep_all_to_all(scenario):
         # each GPU dispatches its share of its attention group's tokens (split over its tp x kvp ranks)
         coll_s += expert_all_to_all_s(tokens / group, kind.ffn.top_k, h, scenario, profile, kind.ffn.num_experts)
         n_coll += 2

@@ -10,6 +10,7 @@ LABELS_PER_DESIGN = 8  # deployment labels drawn per design (the frontier's segm
 
 
 def draw(ax, d: dict) -> None:
+    serving = d.get("serving")  # which serving mode, how many GPUs, what was charged
     xs_all, ys_all = [], []
     for i, design in enumerate(d["designs"]):
         colour = COLOURS[i % len(COLOURS)]
@@ -68,11 +69,16 @@ def draw(ax, d: dict) -> None:
     if xs_all:
         ax.set_xlim(min(xs_all) / 1.6, max(xs_all) * 1.6)
         ax.set_ylim(min(ys_all) / 2.5, max(ys_all) * 2.5)
-    ax.set_xlabel("interactivity: tokens/s per user (1 / decode ITL; estimate)")
+    ax.set_xlabel(
+        "interactivity: tokens/s per user (1 / decode ITL"
+        + ("" if not serving or serving.startswith("decode") else " + the prefill charged to it")
+        + "; estimate)"
+    )
     ax.set_ylabel("throughput: tokens/s per GPU (estimate)")
     ax.set_title(
         f"Throughput-interactivity frontier on {d['gpu']} (one domain of {d['domain_size']} GPUs; "
-        "labels: deployment ×concurrency)",
+        "labels: deployment ×concurrency)"
+        + (f"\n{serving if len(serving) <= 110 else serving[:109] + '…'}" if serving else ""),
         fontsize=9,
     )
     if xs_all:

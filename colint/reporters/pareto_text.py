@@ -26,20 +26,30 @@ def _table(rows: list[tuple[str, ...]]) -> list[str]:
 def render_frontier(f, name: str) -> list[str]:
     lines = [
         f"{name} on {f.gpu} (one scale-up domain of {f.domain_size} GPUs, {f.hbm_bytes / 1e9:g} GB each)",
+        f"  {f.serving_label()}",
         f"  {len(f.deployments)} deployments x concurrencies: {len(f.points):,} points fit, {f.dropped:,} "
         f"dropped (do not fit in memory); {len(f.frontier)} on the frontier ({f.seconds:.2f} s)",
     ]
+    if f.dropped_ttft:
+        lines.append(f"  {f.dropped_ttft:,} points left out: TTFT above {f.serving.ttft_limit_s:g} s")
     if f.unfit_deployments:
         lines.append(f"  no room for one sequence next to the weights: {', '.join(f.unfit_deployments)}")
     for n in f.notes:
         lines.append(f"  note: {n}")
     if not f.frontier:
+        if f.total_gpus and f.total_gpus < f.domain_size:
+            where, more = f"of up to {f.total_gpus} GPUs (--total-gpus)", "more --total-gpus"
+        else:
+            where, more = f"within one {f.domain_size}-GPU domain", "a GPU with a larger domain"
         lines.append(
-            f"  no deployment within one {f.domain_size}-GPU domain holds the weights and one sequence: no "
-            "frontier (a narrower format, --dtype fp8 or nvfp4, or a GPU with a larger domain may)"
+            f"  no deployment {where} holds the weights and one sequence"
+            + (", or serves within the TTFT limit" if f.dropped_ttft else "")
+            + (", or leaves room for a prefill pool" if f.serving.mode == "disaggregated" else "")
+            + f": no frontier (a narrower format, --dtype fp8 or nvfp4, or {more} may)"
         )
         return lines
-    piped = any(p.ftl_pp > 1 for p in f.frontier)
+    mode = f.serving.mode
+    piped = mode == "decode" and any(p.ftl_pp > 1 for p in f.frontier)
     rows = [
         (
             "deployment",
@@ -48,13 +58,26 @@ def render_frontier(f, name: str) -> list[str]:
             "tok/s/user",
             "tok/s/GPU",
             "ITL",
-            "FTL",
+            *(("+prefill", "TTFT") if mode == "aggregated" else ()),
+            *(("prefill pool", "P:D GPUs", "TTFT") if mode == "disaggregated" else ()),
+            *(("FTL",) if mode == "decode" else ()),
             *(("FTL with pp",) if piped else ()),
             "memory/GPU",
             "bound",
         )
     ]
     for p in f.frontier:
+        if mode == "aggregated":
+            served: tuple[str, ...] = (_ms(p.prefill_charge_s), _ms(p.ttft_s) if p.ttft_s is not None else "-")
+        elif mode == "disaggregated" and p.pool:
+            pool = p.pool
+            served = (
+                f"{pool.prefill_instances} x {pool.prefill}",
+                f"{pool.prefill_gpus}:{pool.decode_gpus}",
+                _ms(p.ttft_s) if p.ttft_s is not None else "-",
+            )
+        else:
+            served = (_ms(p.ftl_s),)
         rows.append(
             (
                 p.deployment.label(),
@@ -63,7 +86,7 @@ def render_frontier(f, name: str) -> list[str]:
                 f"{p.tokens_per_s_per_user:,.1f}",
                 f"{p.tokens_per_s_per_gpu:,.1f}",
                 _ms(p.itl_s),
-                _ms(p.ftl_s),
+                *served,
                 *((f"{_ms(p.ftl_pipelined_s)} (pp{p.ftl_pp})" if p.ftl_pp > 1 else "-",) if piped else ()),
                 _gb(p.memory_bytes_per_gpu),
                 p.bound or "",
@@ -105,19 +128,45 @@ def render(result) -> str:
         lines.append("")
         lines += render_comparison(c)
     first = result.frontiers[0][0]
-    lines += [
-        "",
-        "tok/s/user = 1 / decode ITL at that concurrency (sequences per attention-DP group of tp x kvp GPUs); "
-        "tok/s/GPU = concurrency x tok/s/user / (tp x kvp); FTL = prefill of one prompt on the same GPUs;",
-        "kvp = KV (Helix) parallelism: each sequence's KV cache split over kvp GPUs per TP rank (enumerated "
-        "where tp reaches the KV heads, or for MLA);",
-        "FTL with pp (shown when it is lower) = the prompt's chunks pipelined through pp copies of the "
-        "deployment's GPUs in the domain;",
-        "memory/GPU = weights + KV cache + activations (fits within 90% of HBM). Not enumerated: pipeline "
-        "stages for decode, disaggregated prefill.",
-        f"every figure is an estimate of colint's step model ({first.label.replace('estimate: ', '', 1)}; "
-        "MoE routing balanced, the busiest EP rank sets the step), not a measurement",
-    ]
+    mode = first.serving.mode
+    lines += (
+        [""]
+        + {
+            "decode": [
+                "tok/s/user = 1 / decode ITL at that concurrency (sequences per attention-DP group of tp x kvp GPUs); "
+                "tok/s/GPU = concurrency x tok/s/user / (tp x kvp); FTL = prefill of one prompt on the same GPUs "
+                "(decode serving: never charged to throughput);",
+            ],
+            "aggregated": [
+                "tok/s/user = 1 / (decode ITL + prefill): +prefill = the prefill time each decode step carries on "
+                "average (concurrency / OSL prompts start per step, each in ceil(ISL / prefill tokens) chunks riding "
+                "in decode steps: the step at concurrency + chunk tokens);",
+                "tok/s/GPU = concurrency x tok/s/user / (tp x kvp); TTFT = the steps a prompt's chunks ride in "
+                "(no queueing);",
+            ],
+            "disaggregated": [
+                "tok/s/user = 1 / decode ITL; tok/s/GPU = the tokens/s the pools serve / every GPU of both pools "
+                "(P:D = prefill:decode GPUs, the prefill pool sized to prefill ISL tokens per OSL decoded; the pool "
+                "that falls short sets the pace); TTFT = the prefill deployment's FTL (KV transfer not priced);",
+            ],
+        }[mode]
+        + [
+            "kvp = KV (Helix) parallelism: each sequence's KV cache split over kvp GPUs per TP rank (enumerated "
+            "where tp reaches the KV heads, or for MLA);",
+            *(
+                (
+                    "FTL with pp (shown when it is lower) = the prompt's chunks pipelined through pp copies of the "
+                    "deployment's GPUs in the domain;",
+                )
+                if mode == "decode"
+                else ()
+            ),
+            "memory/GPU = weights + KV cache + activations (fits within 90% of HBM). Not enumerated: pipeline "
+            "stages for decode.",
+            f"every figure is an estimate of colint's step model ({first.label.replace('estimate: ', '', 1)}; "
+            "MoE routing balanced, the busiest EP rank sets the step), not a measurement",
+        ]
+    )
     if any(p.deployment.ep > 1 for frs in result.frontiers for f in frs for p in f.frontier):
         lines.append(
             "EP dispatch/combine: overlapped with compute by two micro-batches as the scenario's ep_overlap "

@@ -72,7 +72,7 @@ def test_well_shaped_models_get_nothing(name, tp):
 def test_thin_shared_experts_under_tp8_on_h100_are_memory_bound_forever():
     # Qwen3-Next's shared expert (512 wide) at tp=8: gate_up N=128, down K=64, I∞ 62 FLOP/B against H100's 295
     (f,) = run(f"{CORPUS}/hf/qwen3-next__Qwen3-Next-80B-A3B-Thinking.json", ["CL101"], tp=8, gpus=["h100-sxm"])
-    # est. 0.97% of the step: below the 1% warning threshold -> info
+    # est. 0.92% of the step: below the 1% warning threshold -> info
     assert (f.severity, f.key, f.line) == ("info", "shared_expert_intermediate_size", 36)
     assert [(g["gemm"], g["n"], g["k"]) for g in f.evidence["gemms"]] == [
         ("moe.shared_experts.gate_up", 128, 2048),
@@ -80,11 +80,11 @@ def test_thin_shared_experts_under_tp8_on_h100_are_memory_bound_forever():
     ]
     # the loss is the shape's alone: against a near-square GEMM of equal work on the same BF16 path
     assert f.impact.estimated_loss_pct == f.evidence["est_shape_loss_pct"]
-    assert f.impact.estimated_loss_pct == 0.97
+    assert f.impact.estimated_loss_pct == 0.92
     assert "near-square 384x384 of equal work" in f.details[-1]
-    # the same on B200 (ridge 281): est. 0.81%, info
+    # the same on B200 (ridge 281): est. 0.71%, info
     (g,) = run(f"{CORPUS}/hf/qwen3-next__Qwen3-Next-80B-A3B-Thinking.json", ["CL101"], tp=8)
-    assert g.severity == "info" and g.impact.estimated_loss_pct == 0.81
+    assert g.severity == "info" and g.impact.estimated_loss_pct == 0.71
 
 
 def test_memory_bound_by_shape_only_where_the_time_model_agrees():
@@ -120,11 +120,12 @@ def test_routers_are_not_reported():
 
 def test_pythia_70m_at_tp8_on_h100():
     fs = run(f"{CORPUS}/megatron/gpt-neox__pythia-70m.yaml", ["CL101"], tp=8, gpus=["h100-sxm"])
-    # graded: the heads' shape costs est. 1.28% of the step (warning), the FFN's 0.53% (below 1%: info)
-    assert [f.impact.estimated_loss_pct for f in fs] == [1.28, 0.53]
+    # graded: the heads' shape costs est. 0.93% of the step, the FFN's 0.38% (both below 1%: info; the step's
+    # 8 MiB prefill all-reduces are priced at NCCL's measured-like rate since issue 31, so the GEMMs weigh less)
+    assert [f.impact.estimated_loss_pct for f in fs] == [0.93, 0.38]
     assert [(f.severity, f.message) for f in fs] == [
         (
-            "warning",
+            "info",
             "num_heads 8 at tp=8: attn.o_proj, attn.qkv_proj memory-bound at every M on h100-sxm in bf16 "
             "(I∞ 57 FLOP/B <= ridge 295 FLOP/B)",
         ),
@@ -138,7 +139,7 @@ def test_pythia_70m_at_tp8_on_h100():
     assert [d.split(":")[0] for d in fs[0].details] == [
         "attn.qkv_proj N=192, K=512",
         "attn.o_proj N=512, K=64",
-        "est. 7.8% of the prefill step, 0.0% of the decode step (estimate",
-        "the shape costs est. 1.3% of the step against the same GEMMs at a near-square 128x128 of "
+        "est. 5.7% of the prefill step, 0.0% of the decode step (estimate",
+        "the shape costs est. 0.9% of the step against the same GEMMs at a near-square 128x128 of "
         "equal work on the same bf16 path",
     ]

@@ -1,0 +1,196 @@
+"""How requests are served on the frontier (`colint pareto --serving`), an ESTIMATE built on colint's step
+model: what one output token costs the GPUs once each request's prefill is charged too.
+
+A request brings ``isl`` input tokens and takes ``osl`` output tokens (the workload as aiconfigurator and
+InferenceMAX name it). Three modes:
+
+* ``decode`` — the decode step alone (the frontier before serving modes): tokens/s per user = 1 / ITL(B),
+  prefill never charged (its FTL reported beside).
+* ``aggregated`` — in-flight batching on the same GPUs (TensorRT-LLM, vLLM, SGLang): a new request's
+  prompt rides in the decode steps, chunked by ``prefill_tokens`` per forward (chunked prefill), so a step
+  that carries a chunk of ``c = min(isl, prefill_tokens)`` tokens is the decode step at ``B + c`` tokens
+  (its weight GEMMs at M = B + c, its per-token passes, all-reduces and EP exchange at B + c tokens) whose
+  attention is the B sequences' decode attention plus the chunk's prefill attention. In steady state each
+  of the B sequences finishes after ``osl`` steps, so B / osl prompts start per step, each of
+  ``ceil(isl / prefill_tokens)`` chunks: per step the group pays, on average,
+
+      T(B) = ITL(B) + (B / osl) · ceil(isl / prefill_tokens) · (mixed(B, c) − ITL(B))
+
+  and tokens/s per user = 1 / T(B), tokens/s per GPU = B / T(B) / GPUs of the group. The time to first
+  token is the steps its chunks ride in: ceil(isl / prefill_tokens) · mixed(B, c) (no queueing).
+* ``disaggregated`` — separate prefill and decode pools (Dynamo, llm-d, SGLang PD): decode instances of
+  the deployment at B, prefill instances of the deployment with the most prefill tokens/s per GPU of its
+  size, counts chosen within ``total_gpus`` so that the prefill pool's requests/s meet the decode pool's
+  (:func:`choose_pools`); the pool that falls short sets the served tokens/s, which is divided by every GPU
+  of both pools. TTFT = the prefill deployment's FTL (the KV cache's transfer to the decode pool is not
+  priced).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+SERVING_MODES = ("aggregated", "disaggregated", "decode")
+DEFAULT_OSL = 1024  # output tokens when --osl is not given (InferenceMAX's 1k-output workloads)
+
+
+@dataclass(frozen=True)
+class Serving:
+    """How the frontier serves requests: ``mode`` (SERVING_MODES), ``isl``/``osl`` input and output tokens
+    per request, ``total_gpus`` (None: one scale-up domain), ``ttft_limit_s`` (None: no limit)."""
+
+    mode: str = "decode"
+    isl: int = 0
+    osl: int = 0
+    total_gpus: Optional[int] = None
+    ttft_limit_s: Optional[float] = None
+
+    def charged(self) -> str:
+        """What each output token is charged, in words (the text, JSON and chart say it)."""
+        if self.mode == "aggregated":
+            return (
+                f"decode step + the {self.isl}-token prefill of each request in the same steps (chunked "
+                f"prefill), 1/{self.osl} of a prefill per output token"
+            )
+        if self.mode == "disaggregated":
+            return (
+                f"decode pool + a prefill pool sized to prefill {self.isl} tokens per {self.osl} output tokens; "
+                "tokens/s per GPU over both pools"
+            )
+        return "decode step only (prefill not charged)"
+
+
+@dataclass(frozen=True)
+class PrefillCost:
+    """One deployment's prefill at ``isl`` tokens of context (analyse's prefill step there)."""
+
+    step_s: float  # one prefill forward of ``tokens`` tokens per attention group
+    tokens: int  # prefill_tokens per forward per attention group
+    ftl_s: float  # one prompt of isl tokens
+    group_gpus: int  # GPUs of one attention group
+    instance_gpus: int  # GPUs of one instance (the EP domain, or the group)
+    attention_core_per_token_s: float  # prefill attention cores per prompt token
+
+    @property
+    def tokens_per_s_per_gpu(self) -> float:
+        return self.tokens / self.step_s / self.group_gpus if self.step_s > 0 else 0.0
+
+
+def prefill_cost(w) -> PrefillCost:
+    """The PrefillCost of workload ``w`` (analysed with context = isl)."""
+    from colint.analysis.gemm_rows import _prefill_shape
+
+    s = w.steps["prefill"]
+    seq, seqs, _chunks = _prefill_shape(w.scenario)
+    sc = w.scenario
+    group = sc.tp * sc.kvp
+    return PrefillCost(
+        s.estimate_s,
+        sc.prefill_tokens,
+        s.ftl_s or s.estimate_s,
+        group,
+        max(group, sc.ep),
+        s.attention_core_s / max(1, seq * seqs),
+    )
+
+
+def chunk_tokens(serving: Serving, prefill_tokens: int) -> tuple[int, int]:
+    """(tokens of one prefill chunk, chunks per prompt): the prompt split by the forward's token budget."""
+    c = min(serving.isl, prefill_tokens)
+    return c, math.ceil(serving.isl / prefill_tokens)
+
+
+def mixed_step_s(decode_c_s: float, core_c_s: float, core_b_s: float, chunk: int, core_per_token_s: float) -> float:
+    """One step that carries a prefill chunk: the decode step priced at B + chunk tokens (``decode_c_s``, whose
+    attention cores ``core_c_s`` are those of B + chunk decoding sequences) with its attention replaced by the B
+    sequences' decode cores (``core_b_s``) and the chunk's prefill cores (``chunk`` x ``core_per_token_s``)."""
+    return decode_c_s - core_c_s + core_b_s + chunk * core_per_token_s
+
+
+def aggregated(itl_s: float, mixed_s: float, concurrency: int, serving: Serving, chunks: int) -> tuple[float, float]:
+    """(prefill time charged per decode step, TTFT) in aggregated serving (module docstring)."""
+    extra = max(0.0, mixed_s - itl_s)
+    return concurrency / serving.osl * chunks * extra, chunks * mixed_s
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A disaggregated deployment: ``decode_instances`` of the decode deployment, ``prefill_instances`` of
+    ``prefill`` (a deployment label), and the share of the decode pool's tokens/s the prefill pool feeds."""
+
+    prefill: str
+    prefill_instances: int
+    prefill_instance_gpus: int
+    decode_instances: int
+    decode_instance_gpus: int
+    served_share: float  # served tokens/s / the decode pool's tokens/s (1: the prefill pool keeps up)
+    prefill_ftl_s: float
+
+    @property
+    def prefill_gpus(self) -> int:
+        return self.prefill_instances * self.prefill_instance_gpus
+
+    @property
+    def decode_gpus(self) -> int:
+        return self.decode_instances * self.decode_instance_gpus
+
+    @property
+    def gpus(self) -> int:
+        return self.prefill_gpus + self.decode_gpus
+
+    @property
+    def throughput_factor(self) -> float:
+        """Served tokens/s per GPU of both pools / the decode pool's tokens/s per GPU."""
+        return self.served_share * self.decode_gpus / self.gpus
+
+    def public(self) -> dict:
+        return {
+            "prefill_deployment": self.prefill,
+            "prefill_instances": self.prefill_instances,
+            "prefill_gpus": self.prefill_gpus,
+            "decode_instances": self.decode_instances,
+            "decode_gpus": self.decode_gpus,
+            "prefill_to_decode_gpus": self.prefill_gpus / self.decode_gpus,
+            "served_share": self.served_share,
+            "prefill_ftl_s": self.prefill_ftl_s,
+        }
+
+
+def choose_pools(
+    decode_tokens_per_s_per_gpu: float,
+    decode_instance_gpus: int,
+    prefills: list[tuple[str, PrefillCost]],
+    serving: Serving,
+    total_gpus: int,
+) -> Optional[Pool]:
+    """The pool sizes with the most served tokens/s per GPU within ``total_gpus`` (None: no prefill instance
+    fits beside one decode instance). A decode instance asks isl / osl prefill tokens per output token; for
+    ``n_d`` decode instances the best prefill count is where the prefill pool just meets that demand (below,
+    the prefill pool sets the pace; above, its GPUs idle), so only the two whole counts around it are tried."""
+    best: Optional[tuple[float, Pool]] = None
+    ratio = serving.isl / serving.osl
+    for label, p in prefills:
+        rate = p.tokens_per_s_per_gpu * p.instance_gpus  # prefill tokens/s of one prefill instance
+        if rate <= 0:
+            continue
+        for n_d in range(1, (total_gpus - p.instance_gpus) // decode_instance_gpus + 1):
+            demand = n_d * decode_instance_gpus * decode_tokens_per_s_per_gpu * ratio  # prefill tokens/s asked
+            room = (total_gpus - n_d * decode_instance_gpus) // p.instance_gpus
+            ideal = demand / rate
+            for n_p in {max(1, min(room, math.floor(ideal))), max(1, min(room, math.ceil(ideal)))}:
+                share = min(1.0, n_p * rate / demand) if demand > 0 else 1.0
+                pool = Pool(
+                    label,
+                    n_p,
+                    p.instance_gpus,
+                    n_d,
+                    decode_instance_gpus,
+                    share,
+                    p.ftl_s,
+                )
+                key = pool.throughput_factor
+                if best is None or key > best[0] + 1e-12:
+                    best = (key, pool)
+    return best[1] if best else None

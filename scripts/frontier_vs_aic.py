@@ -1,0 +1,226 @@
+"""colint's aggregated frontier against aiconfigurator's, at 20, 50 and 100 tokens/s per user (issue 31).
+
+    .venv/bin/python scripts/frontier_vs_aic.py [--markdown] [--serving aggregated] [--collect DIR]
+
+aiconfigurator (NVIDIA, PyPI ``aiconfigurator`` 0.12.0, TensorRT-LLM measured-kernel tables) was run for
+H100 SXM, B200 SXM and A100 SXM only, 8 GPUs, ISL 4000 / OSL 500, aggregated serving, its default TTFT
+limit of 2,000 ms (the command is in the first lines of tests/data/aic_frontier_isl4000_osl500.csv). Its
+frontier points are committed in that file; this script takes their upper envelope, reads it at each level
+as colint reads its own (log-log between neighbours, colint.analysis.frontier.throughput_at), prices the same
+model on the same GPU with `colint pareto --isl 4000 --osl 500 --ttft-limit 2` and prints colint / aic.
+
+``--steps``: colint's decode step against aiconfigurator's static TPOT at the same deployment and batch
+(tests/data/aic_decode_steps_isl4000_osl500.csv). ``--collect DIR``: rebuild the committed CSVs from aiconfigurator's output folders under DIR (``<run>/**/agg/
+pareto.csv``, as ``aiconfigurator cli default --save-dir`` writes them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import glob
+import math
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+POINTS = os.path.join(ROOT, "tests", "data", "aic_frontier_isl4000_osl500.csv")
+STEPS = os.path.join(ROOT, "tests", "data", "aic_decode_steps_isl4000_osl500.csv")
+LEVELS_CSV = os.path.join(ROOT, "tests", "data", "aic_frontier_levels_isl4000_osl500.csv")
+ISL, OSL, TTFT_LIMIT_S = 4000, 500, 2.0
+LEVELS = (20.0, 50.0, 100.0)
+COMMAND = (
+    "aiconfigurator cli default --model-path {hf_id} --system {system} --total-gpus 8 --isl 4000 --osl 500 "
+    "--serving-mode agg --save-dir DIR  (aiconfigurator 0.12.0, aiconfigurator-core 0.12.0, backend trtllm, "
+    "perf DB 1.3.0rc20 on h100_sxm/b200_sxm, 1.0.0 on a100_sxm; default TTFT limit 2000 ms)"
+)
+# (case, aiconfigurator model, colint config, colint --dtype, --kv-cache)
+CASES = {
+    "llama70b_bf16": (
+        "meta-llama/Meta-Llama-3.1-70B",
+        "tests/corpus/hf/llama3__Llama-3.3-70B-Instruct.json",
+        "bf16",
+        "bf16",
+    ),
+    "llama70b_fp8": (
+        "nvidia/Llama-3.1-70B-Instruct-FP8",
+        "tests/corpus/hf/llama3__Llama-3.3-70B-Instruct.json",
+        "fp8",
+        "fp8",
+    ),
+    "deepseek_r1": ("deepseek-ai/DeepSeek-R1", "tests/corpus/hf/deepseek__DeepSeek-V3.json", "fp8_block", "fp8"),
+    "qwen3_235b": ("Qwen/Qwen3-235B-A22B", "tests/corpus/hf/qwen3-moe__Qwen3-235B-A22B.json", "bf16", "bf16"),
+}
+GPUS = {"h100_sxm": "h100-sxm", "b200_sxm": "b200", "a100_sxm": "a100-sxm-80gb"}
+FIELDS = ("case", "system", "parallel", "tp", "dp", "moe_tp", "moe_ep", "bs", "tokens_per_s_per_user",
+          "tokens_per_s_per_gpu", "ttft_ms", "tpot_ms", "gemm", "kvcache")  # fmt: skip
+
+
+def collect(folder: str) -> None:
+    rows = []
+    for path in sorted(glob.glob(os.path.join(folder, "*", "**", "agg", "pareto.csv"), recursive=True)):
+        run = os.path.relpath(path, folder).split(os.sep)[0]  # <case>_<system>
+        case = next(c for c in CASES if run.startswith(c + "_"))
+        for r in csv.DictReader(open(path, encoding="utf-8")):
+            rows.append(
+                {
+                    "case": case,
+                    "system": r["system"],
+                    "parallel": r["parallel"],
+                    "tp": r["tp"],
+                    "dp": r["dp"],
+                    "moe_tp": r["moe_tp"],
+                    "moe_ep": r["moe_ep"],
+                    "bs": r["bs"],
+                    "tokens_per_s_per_user": r["tokens/s/user"],
+                    "tokens_per_s_per_gpu": r["tokens/s/gpu"],
+                    "ttft_ms": r["ttft"],
+                    "tpot_ms": r["tpot"],
+                    "gemm": r["gemm"],
+                    "kvcache": r["kvcache"],
+                }
+            )
+    with open(POINTS, "w", encoding="utf-8", newline="") as fh:
+        fh.write(f"# aiconfigurator aggregated frontier points, one row per point of its agg/pareto.csv: {COMMAND}\n")
+        fh.write("# models: " + "; ".join(f"{c} = {v[0]}" for c, v in CASES.items()) + "\n")
+        w = csv.DictWriter(fh, FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    with open(LEVELS_CSV, "w", encoding="utf-8", newline="") as fh:
+        fh.write(f"# tokens/s per GPU of aiconfigurator's frontier (upper envelope of {os.path.basename(POINTS)}, ")
+        fh.write("log-log between neighbours) at each tokens/s per user; empty: out of its reach\n")
+        fh.write(f"# {COMMAND}\n")
+        w = csv.writer(fh)
+        w.writerow(("case", "system", "tokens_per_s_per_user", "tokens_per_s_per_gpu"))
+        for (case, system), pts in sorted(load_points().items()):
+            for u in LEVELS:
+                t = at(pts, u)
+                w.writerow((case, system, f"{u:g}", "" if t is None else f"{t:.2f}"))
+
+
+def load_points() -> dict[tuple[str, str], list[tuple[float, float]]]:
+    out: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    with open(POINTS, encoding="utf-8") as fh:
+        rows = csv.DictReader(line for line in fh if not line.startswith("#"))
+        for r in rows:
+            out.setdefault((r["case"], r["system"]), []).append(
+                (float(r["tokens_per_s_per_user"]), float(r["tokens_per_s_per_gpu"]))
+            )
+    return out
+
+
+def at(points: list[tuple[float, float]], u: float):
+    """tok/s/GPU of the upper envelope of ``points`` at ``u`` tok/s/user, as colint's throughput_at reads a
+    frontier: log-log between neighbours, the top throughput below the slowest point, None past the fastest."""
+    env: list[tuple[float, float]] = []
+    best = -math.inf
+    for x, y in sorted(points, key=lambda p: (-p[0], -p[1])):
+        if y > best:
+            env.append((x, y))
+            best = y
+    env.sort()
+    if not env or u > env[-1][0] * (1 + 1e-12):
+        return None
+    if u <= env[0][0]:
+        return env[0][1]
+    for (x0, y0), (x1, y1) in zip(env, env[1:]):
+        if x0 <= u <= x1:
+            f = (math.log(u) - math.log(x0)) / (math.log(x1) - math.log(x0)) if x1 > x0 else 0.0
+            return math.exp(math.log(y0) + f * (math.log(y1) - math.log(y0)))
+    return env[-1][1]
+
+
+def colint_frontier(case: str, system: str, serving: str):
+    from colint.analysis.frontier import frontier
+    from colint.analysis.scenario import make_scenario
+    from colint.analysis.serving import Serving
+    from colint.hardware_profiles import load_profile
+    from colint.pareto import load_design
+
+    _hf, path, dtype, kv = CASES[case]
+    profile = load_profile(GPUS[system])
+    spec = load_design(os.path.join(ROOT, path))
+    sc = make_scenario("throughput", gpu=profile.name, dtype=dtype, kv_cache=kv, context=ISL + OSL)
+    sv = Serving(serving, ISL, OSL, total_gpus=8, ttft_limit_s=TTFT_LIMIT_S if serving != "decode" else None)
+    return frontier(spec, profile, sc, path, serving=sv)
+
+
+def steps() -> None:
+    """colint's decode step against aiconfigurator's static TPOT at the same deployment and batch (STEPS), at the
+    mean context of a request's decode (ISL + OSL / 2)."""
+    from colint.analysis.frontier import Deployment, scenario_for
+    from colint.analysis.scenario import make_scenario
+    from colint.analysis.workload import analyse
+    from colint.hardware_profiles import load_profile
+    from colint.pareto import load_design
+
+    by_hf = {v[0]: v for v in CASES.values()}
+    with open(STEPS, encoding="utf-8") as fh:
+        rows = list(csv.DictReader(line for line in fh if not line.startswith("#")))
+    print("model                          GPU       deployment     batch  aic TPOT  colint ITL  aic / colint")
+    for r in rows:
+        _hf, path, dtype, kv = by_hf[r["model"]]
+        profile = load_profile(GPUS[r["system"]])
+        spec = load_design(os.path.join(ROOT, path))
+        sc = make_scenario("throughput", gpu=profile.name, dtype=dtype, kv_cache=kv, context=ISL + OSL // 2)
+        tp, dp, moe_tp, ep = (int(r[k]) for k in ("tp", "attention_dp", "moe_tp", "moe_ep"))
+        d = Deployment(tp, ep if ep > 1 else 1)
+        itl = analyse(spec, profile, scenario_for(sc, d, int(r["batch"]))).steps["decode"].estimate_s * 1e3
+        label = f"tp{tp}" + (f" dp{dp}" if dp > 1 else "") + (f" ep{ep}" if ep > 1 else f" etp{moe_tp}")
+        aic = float(r["tpot_ms"])
+        print(
+            f"{r['model']:30s} {r['system']:9s} {label:14s} {r['batch']:>5s} {aic:8.2f}  {itl:10.2f}  {aic / itl:12.2f}"
+        )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--markdown", action="store_true", help="print the docs/serving.md table")
+    ap.add_argument("--serving", default="aggregated", choices=("aggregated", "decode"))
+    ap.add_argument("--collect", metavar="DIR", help="rebuild the committed CSVs from aiconfigurator's output")
+    ap.add_argument("--steps", action="store_true", help="decode steps at the same deployment and batch instead")
+    args = ap.parse_args()
+    if args.steps:
+        steps()
+        return 0
+    if args.collect:
+        collect(args.collect)
+        print(f"wrote {POINTS} and {LEVELS_CSV}")
+        return 0
+    ratios = []
+    rows = []
+    for (case, system), pts in sorted(load_points().items()):
+        f = colint_frontier(case, system, args.serving)
+        cells = []
+        for u in LEVELS:
+            a, c = at(pts, u), f.throughput_at(u)
+            r = c / a if a and c else None
+            if r:
+                ratios.append(r)
+            cells.append((a, c, r))
+        best = f.frontier[0].deployment.label() if f.frontier else "-"
+        rows.append((case, system, cells, best))
+    if args.markdown:
+        print("| model | GPU | " + " | ".join(f"{u:g} tok/s/user: aic · colint (ratio)" for u in LEVELS) + " |")
+        print("|---|---|" + "---|" * len(LEVELS))
+    for case, system, cells, _best in rows:
+        txt = []
+        for a, c, r in cells:
+            fa = f"{a:,.0f}" if a else "out of reach"
+            fc = f"{c:,.0f}" if c else "out of reach"
+            txt.append(f"{fa} · {fc} ({r:.2f}x)" if r else f"{fa} · {fc}")
+        if args.markdown:
+            print(f"| {case} | {system} | " + " | ".join(txt) + " |")
+        else:
+            print(f"{case:14s} {system:9s} " + "  ".join(f"{t:>26s}" for t in txt))
+    if ratios:
+        within = sum(1 for r in ratios if 1 / 1.25 <= r <= 1.25)
+        print(
+            f"\n{within} of {len(ratios)} points within 1.25x (both reach {len(ratios)} of {len(rows) * len(LEVELS)})"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
