@@ -125,9 +125,9 @@ def test_thresholds_are_configurable():
     path = "tests/corpus/hf/llama2__Llama-2-7b-neuron-training.json"
     (r,) = check_paths([path], Settings(tp=8, select=["CL201"]))
     (f,) = r.findings
-    # est. 0.53% of a step: below the default warning threshold (1%, run-to-run noise below it), so advice
-    assert f.severity == "info" and 0.5 <= f.impact.estimated_loss_pct < 1
-    (r,) = check_paths([path], Settings(tp=8, select=["CL201"], rules={"CL201": {"warning_loss_pct": 0.5}}))
+    # est. ~0.5% of a step: below the default warning threshold (1%, run-to-run noise below it), so advice
+    assert f.severity == "info" and 0.3 <= f.impact.estimated_loss_pct < 1
+    (r,) = check_paths([path], Settings(tp=8, select=["CL201"], rules={"CL201": {"warning_loss_pct": 0.3}}))
     assert r.findings[0].severity == "warning"
     (r,) = check_paths([path], Settings(tp=8, select=["CL201"], rules={"CL201": {"error_loss_pct": 0.1}}))
     assert r.findings[0].severity == "error"
