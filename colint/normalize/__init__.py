@@ -79,11 +79,14 @@ def _with_unknown_keys(spec: ModelSpec, doc: Document, log) -> ModelSpec:
     """Keys of the adapter's root mapping that no reader looked up and the family does not know (CL007)."""
     root = log.root if log.root is not None else ()
     reported = {i.source.key for i in spec.key_issues}
-    issues = [
-        i
-        for i in unknown_key_issues(doc, spec.format, spec.model_type, root, log.paths)
-        if i.source.key not in reported
-    ]
+    read_as = next((i.suggestion for i in spec.key_issues if i.kind == "structure"), None)
+    if read_as is not None:  # an unknown model_type read as a known family (colint.normalize.hf.structure)
+        from colint.normalize.structure_keys import structure_key_issues
+
+        found = structure_key_issues(doc, root, log.paths, read_as)
+    else:
+        found = unknown_key_issues(doc, spec.format, spec.model_type, root, log.paths)
+    issues = [i for i in found if i.source.key not in reported]
     return replace(spec, key_issues=list(spec.key_issues) + issues) if issues else spec
 
 

@@ -136,7 +136,8 @@ class Quantization:
 class KeyIssue:
     """Something about a key that a consistency rule reports (found while loading/normalizing)."""
 
-    kind: Literal["duplicate", "nonstandard", "unknown", "ignored", "invalid"]
+    # "structure": the model_type is unknown and the file was read by its keys as a known family (detail says which)
+    kind: Literal["duplicate", "nonstandard", "unknown", "ignored", "invalid", "structure"]
     source: Source
     detail: str = ""
     suggestion: Optional[str] = None  # e.g. the key the user probably meant

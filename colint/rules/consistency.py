@@ -237,6 +237,10 @@ def non_standard_literal(ctx: Context):
 )
 def unknown_key(ctx: Context):
     for issue in ctx.spec.key_issues:
+        if issue.kind == "structure":  # an unknown model_type read as a known family (normalize/hf/structure.py)
+            yield ctx.finding(
+                "info", f"model_type {ctx.spec.model_type!r} is not a known family: {issue.detail}", source=issue.source
+            )
         if issue.kind in ("unknown", "ignored"):
             msg = (
                 f"'{issue.source.key}' is {'not read' if issue.kind == 'unknown' else 'ignored'} by this "
@@ -304,3 +308,38 @@ def window_covers_context(ctx: Context):
                 field="sliding_window",
                 evidence={"window_tokens": w, "max_position_tokens": s.max_position_embeddings},
             )
+
+
+@rule(
+    code="CL010",
+    fields=("vocab_size",),
+    name="vocab-from-tokenizer",
+    severity="info",
+    summary="The vocabulary comes from a tokenizer: parameter counts exclude embedding and LM head.",
+    doc=RuleDoc(
+        what="Megatron-LM/NeMo model sections and torchchat/ExecuTorch parameter files name a tokenizer instead "
+        "of a vocabulary size (or write -1), so the file alone does not say how many rows the embedding and the "
+        "LM head have. colint then counts neither: every parameter count, memory figure and LM-head GEMM of the "
+        "check leaves them out, and the vocabulary alignment rules (CL202) cannot judge it. Stated once per file "
+        "(`colint inspect` says the same under its counts).",
+        why="A 128k vocabulary at hidden 8192 is 2 × 1.05 B parameters (untied): a count or a memory fit that "
+        "leaves them out is low by that much, and nothing else in the output says so.",
+        example="nemo-launcher llama3_1_405b.yaml: tokenizer.model names the vocabulary; no vocab_size",
+        fix="Pass --vocab-size N (or vocab-size = N in [tool.colint]): colint pads it as the framework does "
+        "(Megatron: to a multiple of make_vocab_size_divisible_by × tp).",
+        sources=("Megatron-LM _vocab_size_with_padding (megatron/training/tokenizer)",),
+    ),
+    needs_workload=False,
+)
+def vocab_from_tokenizer(ctx: Context):
+    s = ctx.spec
+    if s.vocab_size is not None:
+        return
+    yield ctx.finding(
+        "info",
+        "the vocabulary size is not in the file (it comes from the tokenizer): parameter counts, memory and the "
+        "LM head exclude the embedding and output layer",
+        field="vocab_size" if "vocab_size" in s.sources else None,
+        evidence={"hidden_size": s.hidden_size},
+        fixes=[fix("pass --vocab-size N (or vocab-size = N in [tool.colint]) to count them", "display")],
+    )
