@@ -16,6 +16,7 @@ from colint.analysis.inventory import param_counts
 from colint.errors import FormatNotRecognized
 from colint.loading import load
 from colint.normalize import normalize
+from colint.normalize.hf import FAMILIES
 
 from tests.rules.helpers import run
 
@@ -38,7 +39,10 @@ raise RuntimeError("colint must never import auto_map code")
 
 
 def _renamed(tmp_path: Path, name: str, **extra) -> Path:
-    data = json.loads((CORPUS / name).read_text())
+    return _renamed_data(tmp_path, json.loads((CORPUS / name).read_text()), **extra)
+
+
+def _renamed_data(tmp_path: Path, data: dict, **extra) -> Path:
     data["model_type"] = "acme_next"
     data["architectures"] = ["AcmeNextForCausalLM"]
     data["auto_map"] = {"AutoConfig": "acme_modeling.AcmeConfig", "AutoModelForCausalLM": "acme_modeling.AcmeModel"}
@@ -133,11 +137,20 @@ def test_a_config_no_family_can_size_is_refused_with_its_shape_keys(tmp_path):
     with pytest.raises(FormatNotRecognized) as info:
         normalize(load(str(path)))
     assert info.value.located() == (
-        f"{path}:2:3: error: model_type 'acme_next' is one neither colint nor transformers knows, and no family "
-        "colint reads can size it from its keys (its shape keys: d_model, n_blocks, n_heads, ffn_mult, vocab_size); "
-        "describe it in colint's design schema (`colint schema`)"
+        f"{path}:2:3: error: model_type 'acme_next' is not supported by colint (neither colint nor transformers "
+        "knows it, and no family colint reads can size it from its keys; its shape keys: d_model, n_blocks, n_heads, "
+        "ffn_mult, vocab_size; colint's design schema can describe it: `colint schema`); colint reads "
+        f"{len(FAMILIES)} model types (`colint formats` lists them)"
     )
     assert not (tmp_path / "IMPORTED").exists()
+
+
+def test_a_file_that_states_no_head_count_is_refused(tmp_path):
+    """Gemma-3-4B's text_config states 4 keys and leans on its family's defaults: no reading of its keys alone."""
+    data = json.loads((CORPUS / "llama3__Meta-Llama-3.1-8B.json").read_text())
+    data = {k: v for k, v in data.items() if k not in ("num_attention_heads", "num_key_value_heads")}
+    with pytest.raises(FormatNotRecognized, match="no family colint reads can size it from its keys"):
+        normalize(load(str(_renamed_data(tmp_path, data))))
 
 
 def test_a_model_type_transformers_knows_still_takes_its_config_class(tmp_path):

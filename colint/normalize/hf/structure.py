@@ -120,6 +120,12 @@ def _built(spec: ModelSpec) -> set[str]:
     return out
 
 
+def _sized_by_the_file(spec: ModelSpec) -> bool:
+    """Whether the file itself gives the reading's width, depth and (with attention) head count."""
+    needed = ["hidden_size", "num_layers"] + (["num_heads"] if spec.num_heads and "num_heads" in spec.sources else [])
+    return all((src := spec.sources.get(f)) is not None and not src.default for f in needed)
+
+
 class _Reading:
     __slots__ = ("model_type", "spec", "looked", "read", "unaccounted", "unknown", "phantom", "order")
 
@@ -178,14 +184,14 @@ def read_by_structure(
                 continue
             except Exception:  # noqa: BLE001 - an adapter meeting another family's keys: not a reading
                 continue
-        if not all((src := spec.sources.get(f)) is not None and not src.default for f in ("hidden_size", "num_layers")):
-            continue  # a width or depth from the family's defaults, none from the file: a reading of nothing
+        if not _sized_by_the_file(spec):
+            continue  # a width, depth or head count from the family's defaults: a reading of the defaults
         looked = {p[n] for p in log.paths if len(p) > n and p[:n] == prefix}
         reading = _Reading(mt, spec, looked, shape, present, stated, order)
         if best is None or reading.rank() < best.rank():
             best = reading
     if best is None or best.phantom:
-        raise _refusal(doc, prefix, model_type, shape, "no family colint reads can size it from its keys", first_error)
+        raise _refusal(doc, prefix, model_type, tried, shape, first_error)
     if _COLLECTORS:  # the caller's access log (CL007) sees what the reading kept looked up
         outer = _COLLECTORS[-1]
         outer.root = prefix
@@ -217,14 +223,21 @@ def _as_read(doc: Document, prefix: tuple, model_type: str, best: _Reading, why_
 
 
 def _refusal(
-    doc: Document, prefix: tuple, model_type: str, keys: list[str], why: str, cause: ColintError | None = None
+    doc: Document,
+    prefix: tuple,
+    model_type: str,
+    families: list[str],
+    keys: list[str],
+    cause: ColintError | None = None,
 ) -> FormatNotRecognized:
+    """The error of a file no family reads: the form of colint.normalize.hf.fallback's "not supported", with why."""
     line, col = doc.location(prefix + ("model_type",))
-    named = f" (its shape keys: {', '.join(keys)})" if keys else " (it states none of the keys a family is sized by)"
+    named = f"its shape keys: {', '.join(keys)}" if keys else "it states none of the keys a family is sized by"
     said = f"; the nearest reading stopped at: {cause.message}" if cause is not None and not keys else ""
     return FormatNotRecognized(
-        f"model_type {model_type!r} is one neither colint nor transformers knows, and {why}{named}{said}; describe "
-        "it in colint's design schema (`colint schema`)",
+        f"model_type {model_type!r} is not supported by colint (neither colint nor transformers knows it, and no "
+        f"family colint reads can size it from its keys; {named}{said}; colint's design schema can describe it: "
+        f"`colint schema`); colint reads {len(families)} model types (`colint formats` lists them)",
         path=doc.path,
         line=line or 1,
         column=col or 1,
