@@ -324,7 +324,7 @@ def test_a_warning_level_recheck_skips_only_the_rules_that_cannot_warn():
         fixed = dataclasses.replace(_check(_kimi_k2_text())[0].findings[0], code=fixed_code)
         return c._skippable(SEVERITY_ORDER[level], fixed)
 
-    info_only = ("CL006", "CL009", "CL103", "CL203", "CL204", "CL404", "CL501", "CL604", "CL703")
+    info_only = ("CL006", "CL009", "CL010", "CL103", "CL203", "CL204", "CL404", "CL501", "CL604", "CL703")
     assert skippable("warning", "CL201") == info_only
     assert skippable("warning", "CL604") == tuple(c for c in info_only if c != "CL604")
     assert skippable("warning", "CL201", severity={"CL604": "warning"}) == tuple(c for c in info_only if c != "CL604")

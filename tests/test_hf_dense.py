@@ -697,7 +697,10 @@ def test_unknown_model_type_is_a_clear_error(tmp_path, capsys):
     p.write_text('{\n  "model_type": "nonexistent_xyz",\n  "hidden_size": 10\n}\n')
     assert main(["inspect", str(p)]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith(f"{p}:2:3: error: model_type 'nonexistent_xyz' is not supported by colint; colint reads ")
+    assert err.startswith(
+        f"{p}:2:3: error: model_type 'nonexistent_xyz' is not supported by colint (neither colint nor transformers "
+        "knows it, and no family colint reads can size it from its keys; its shape keys: hidden_size; "
+    )
     assert err.endswith("model types (`colint formats` lists them)") and "\n" not in err
     assert main(["formats"]) == 0
     listed = capsys.readouterr().out

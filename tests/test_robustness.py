@@ -392,9 +392,18 @@ def test_duplicate_json_key_is_a_finding(tmp_path, capsys):
 
 # -- unknown architectures and formats -------------------------------------------------------------------
 def test_unknown_model_type(tmp_path, capsys):
+    """A Llama's keys under a model_type nobody knows are read by their structure (issue 30); a file that states
+    no head count is refused, located at model_type."""
     text = _mutated(model_type="nonexistent_xyz", architectures=["NonexistentForCausalLM"])
     path = _write(tmp_path, "config.json", text)
     line, col = _loc(text, "model_type")
+    rc, findings = _findings(capsys, path)
+    said = [f for f in findings if f["code"] == "CL007" and f["key"] == "model_type"]
+    assert [(f["severity"], f["line"], f["column"]) for f in said] == [("info", line, col)]
+    assert "read by its structure as llama" in said[0]["message"]
+    headless = json.loads(text)
+    del headless["num_attention_heads"]
+    path = _write(tmp_path, "config.json", json.dumps(headless, indent=2))
     first = _check_error(capsys, path)
     assert first.startswith(f"{path}:{line}:{col}: error: model_type 'nonexistent_xyz' is not supported by colint")
     assert first.endswith("model types (`colint formats` lists them)")

@@ -372,6 +372,7 @@ def test_hub_errors_name_the_id_and_the_reason(raised, message, monkeypatch):
         raise _hf_error(raised)
 
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
+    monkeypatch.setattr(hub, "_reachable", lambda: True)  # the probe of issue 30 would find no network here
     with pytest.raises(hub.HubError) as info:
         hub.fetch("org/m", "v9")
     assert info.value.located() == f"org/m@v9: error: {message}"
@@ -390,6 +391,7 @@ def test_only_allow_listed_files_are_requested(monkeypatch, tmp_path):
         return str(_touch(tmp_path / filename))
 
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
+    monkeypatch.setattr(hub, "_reachable", lambda: True)  # the probe of issue 30 would find no network here
     assert hub.fetch("mistralai/M", None) == str(tmp_path / "params.json")
     assert calls == [("mistralai/M", "config.json", None, False), ("mistralai/M", "params.json", None, False)]
     assert hub.HUB_FILES == ("config.json", "params.json")

@@ -1,7 +1,8 @@
 """The checkpoint's own format as colint's default GEMM format (issue 29): a config whose ``quantization_config``
 says how its weights are stored is priced in that format unless ``--dtype`` is given, and the estimate line says so.
 
-``checkpoint_format(spec)`` reads colint.normalize's Quantization (the file's quantization_config):
+``checkpoint_format(spec)`` reads colint.normalize's Quantization (the file's quantization_config), or, without one,
+the dtypes of the checkpoint's safetensors beside the file (``weights_format``, colint.loading.weights):
 
 * ``quant_method: fp8`` with ``weight_block_size`` [128, 128] (DeepSeek-V3/R1, MiniMax-M2) -> ``fp8_block``;
   without blocks (per-tensor/channel scales, Mistral's) -> ``fp8``; ``fbgemm_fp8`` -> ``fp8``;
@@ -69,7 +70,7 @@ def checkpoint_format(spec) -> Optional[CheckpointFormat]:
     prices (the scenario's --dtype default, BF16, stands)."""
     q = getattr(spec, "quantization", None)
     if q is None:
-        return None
+        return weights_format(getattr(spec, "weights", None))
     raw = q.raw if isinstance(q.raw, dict) else {}
     method = str(q.quant_method or "").lower()
     kv = None
@@ -98,6 +99,27 @@ def checkpoint_format(spec) -> Optional[CheckpointFormat]:
     if weights == "fp8_block":
         what += ", 128x128 blocks"
     return CheckpointFormat(weights, kv, f"the checkpoint's quantization_config: {what}")
+
+
+def weights_format(witness) -> Optional[CheckpointFormat]:
+    """The format the checkpoint's safetensors store most of their parameters in (colint.loading.weights), for a
+    config without quantization_config (issue 30): F8_E4M3 -> ``fp8`` (``fp8_block`` with ``*_scale_inv`` block
+    scales), packed U8 with FP8 scales -> ``nvfp4``, with U8 (E8M0) scales -> ``mxfp4``; BF16/F16/F32 -> None."""
+    if witness is None or not witness.dtype_params:
+        return None
+    dtype = max(witness.dtype_params, key=witness.dtype_params.__getitem__)
+    scales = set(witness.scale_dtypes)
+    weights: Optional[str] = None
+    if dtype in ("F8_E4M3", "F8_E5M2"):
+        weights = "fp8_block" if witness.block_scales else "fp8"
+    elif dtype == "U8" and scales & {"F8_E4M3"}:
+        weights = "nvfp4"
+    elif dtype == "U8" and "U8" in scales:
+        weights = "mxfp4"
+    if weights is None:
+        return None
+    share = witness.dtype_params[dtype] / sum(witness.dtype_params.values())
+    return CheckpointFormat(weights, None, f"the checkpoint's weights: {share:.0%} of parameters stored as {dtype}")
 
 
 _WEIGHT_ONLY = {"fp8": "int8_wo", "fp8_block": "int8_wo", "int8": "int8_wo", "nvfp4": "int4_wo", "mxfp4": "int4_wo"}

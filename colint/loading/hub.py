@@ -3,13 +3,15 @@
 Only the files in :data:`HUB_FILES` are ever requested, one at a time with ``hf_hub_download``: never
 weights, tokenizers or code. huggingface_hub itself honours ``HF_HUB_OFFLINE``, ``HF_TOKEN``,
 ``HF_HOME`` / ``HF_HUB_CACHE`` and the cache (a cached file is used without a request when offline
-or when its revision is a commit hash). Every failure is a :class:`HubError` naming the id and the
+or when its revision is a commit hash). One short probe of the endpoint (:data:`PROBE_TIMEOUT_S`) comes first: a Hub
+that cannot be reached means the cache alone, so a Hub id without network fails within about 2 s. Every failure is a :class:`HubError` naming the id and the
 reason. huggingface_hub is imported only here, only when a Hub id or a cache folder is named (it is
 a dependency of transformers, so nothing new is installed).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 
@@ -45,6 +47,63 @@ def _offline() -> bool:
     return bool(is_offline() if is_offline is not None else constants.HF_HUB_OFFLINE)
 
 
+# How long the one probe of the Hub endpoint may take before colint reads the cache only: a Hub id without network
+# fails within about 2 s (issue 30) instead of huggingface_hub's five retries (24 s measured here).
+PROBE_TIMEOUT_S = 1.5
+
+
+def _probe_target(endpoint: str) -> tuple[str, int] | None:
+    """(host, port) that a request to ``endpoint`` connects to first: the proxy the environment names for it, else
+    the endpoint's own host and port; None when the endpoint is no URL colint can tell."""
+    from urllib.parse import urlsplit
+    from urllib.request import getproxies, proxy_bypass
+
+    url = urlsplit(endpoint)
+    if not url.hostname or url.scheme not in ("http", "https"):
+        return None
+    proxy = getproxies().get(url.scheme)
+    if proxy and not proxy_bypass(url.hostname):
+        p = urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+        if p.hostname:
+            return p.hostname, p.port or (443 if p.scheme == "https" else 80)
+    try:
+        port = url.port or (443 if url.scheme == "https" else 80)
+    except ValueError:  # a port out of range: let huggingface_hub say what is wrong with it
+        return None
+    return url.hostname, port
+
+
+@functools.lru_cache(maxsize=8)
+def _reachable_at(host: str, port: int, timeout_s: float) -> bool:
+    """Whether a TCP connection to ``host:port`` opens within ``timeout_s`` (name resolution included: the probe
+    runs in a daemon thread that is abandoned at the deadline). Once per process and endpoint."""
+    import socket
+    import threading
+
+    opened: list[bool] = []
+
+    def probe() -> None:
+        try:
+            with socket.create_connection((host, port), timeout=timeout_s):
+                opened.append(True)
+        except OSError:
+            opened.append(False)
+
+    t = threading.Thread(target=probe, name="colint-hub-probe", daemon=True)
+    t.start()
+    t.join(timeout_s)
+    return bool(opened and opened[0])
+
+
+def _reachable() -> bool:
+    """Whether the Hub endpoint (``HF_ENDPOINT`` or huggingface.co, through the environment's proxy) answers a
+    connection within :data:`PROBE_TIMEOUT_S`; an endpoint colint cannot parse counts as reachable."""
+    from huggingface_hub import constants
+
+    target = _probe_target(str(constants.ENDPOINT))
+    return True if target is None else _reachable_at(*target, PROBE_TIMEOUT_S)
+
+
 def _cache_dir() -> str:
     from huggingface_hub import constants
 
@@ -69,11 +128,15 @@ def fetch(repo_id: str, revision: str | None = None) -> str:
     label = _label(repo_id, revision)
     at = f" at revision {revision!r}" if revision else ""
     not_cached: list[str] = []
+    # one short probe first: an unreachable Hub means the cache alone (huggingface_hub's own retries take 24 s)
+    cache_only = not _offline() and not _reachable()
     for filename in HUB_FILES:
         try:
             # once the Hub could not be reached, the other files are looked up in the cache only (no second
             # round of huggingface_hub's connection retries)
-            return hf_hub_download(repo_id, filename, revision=revision, local_files_only=bool(not_cached))
+            return hf_hub_download(
+                repo_id, filename, revision=revision, local_files_only=cache_only or bool(not_cached)
+            )
         except hf_errors.GatedRepoError:
             raise HubError(
                 f"gated repository: request access on https://huggingface.co/{repo_id} and set HF_TOKEN "

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from colint.errors import FormatNotRecognized, UsageError
 from colint.loading.document import Document, format_path
+from colint.loading.weights import weights_witness
 from colint.normalize.model_spec import FFN, KeyIssue, LayerKind, Mixer, ModelSpec, Quantization, Source
 from colint.normalize.reader import collect_accessed
 from colint.normalize.unknown_keys import unknown_key_issues
@@ -70,6 +71,9 @@ def normalize(doc: Document, input_format: str | None = None, vocab_size: int | 
             spec = module.normalize(doc)
     spec = _with_unknown_keys(spec, doc, log)
     spec = _with_document_issues(spec, doc)
+    witness = weights_witness(doc.path) if isinstance(doc.path, str) else None
+    if witness is not None:  # the checkpoint's weights beside the file (CL011 compares them with the config)
+        spec = replace(spec, weights=witness)
     if vocab_size is not None and spec.vocab_size is None:
         spec = replace(spec, vocab_size=vocab_size, notes=spec.notes + [f"vocab_size {vocab_size} from --vocab-size"])
     return spec
@@ -79,11 +83,14 @@ def _with_unknown_keys(spec: ModelSpec, doc: Document, log) -> ModelSpec:
     """Keys of the adapter's root mapping that no reader looked up and the family does not know (CL007)."""
     root = log.root if log.root is not None else ()
     reported = {i.source.key for i in spec.key_issues}
-    issues = [
-        i
-        for i in unknown_key_issues(doc, spec.format, spec.model_type, root, log.paths)
-        if i.source.key not in reported
-    ]
+    read_as = next((i.suggestion for i in spec.key_issues if i.kind == "structure"), None)
+    if read_as is not None:  # an unknown model_type read as a known family (colint.normalize.hf.structure)
+        from colint.normalize.structure_keys import structure_key_issues
+
+        found = structure_key_issues(doc, root, log.paths, read_as)
+    else:
+        found = unknown_key_issues(doc, spec.format, spec.model_type, root, log.paths)
+    issues = [i for i in found if i.source.key not in reported]
     return replace(spec, key_issues=list(spec.key_issues) + issues) if issues else spec
 
 

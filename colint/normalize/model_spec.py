@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Optional
 
+from colint.loading.weights import WeightsWitness
 from colint.plain_data import HashSlot, keeps_hash
 
 PositiveInt = int  # bounds are enforced by the adapters' readers, which know the key to blame
@@ -139,7 +140,8 @@ class Quantization:
 class KeyIssue:
     """Something about a key that a consistency rule reports (found while loading/normalizing)."""
 
-    kind: Literal["duplicate", "nonstandard", "unknown", "ignored", "invalid"]
+    # "structure": the model_type is unknown and the file was read by its keys as a known family (detail says which)
+    kind: Literal["duplicate", "nonstandard", "unknown", "ignored", "invalid", "structure"]
     source: Source
     detail: str = ""
     suggestion: Optional[str] = None  # e.g. the key the user probably meant
@@ -192,6 +194,9 @@ class ModelSpec:
     # Values the family's loader (transformers) rejects or silently ignores, e.g.
     # {"hidden_size % num_attention_heads": "LlamaConfig rejects ..."}; filled by adapters.
     loader_rejects: list[str] = field(default_factory=list)
+    # What the checkpoint's safetensors beside the file say (colint.loading.weights; CL011 compares): None when
+    # the file lies in no checkpoint folder.
+    weights: Optional[WeightsWitness] = None
 
     # -- helpers ---------------------------------------------------------------------------
     def source(self, field: str) -> Optional[Source]:

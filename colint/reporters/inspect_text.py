@@ -36,6 +36,21 @@ def render(info: dict) -> str:
     )
     if not p.get("counts_include_vocab", True):
         lines.append("  (vocab size not in the file: counts exclude embedding and LM head; pass --vocab-size)")
+    w = s.get("weights")
+    if w:  # the checkpoint's safetensors beside the file (colint.loading.weights; CL011 compares them)
+        stored = w["dtype_params"]
+        total = sum(stored.values()) or 1
+        formats = ", ".join(f"{d} {n / total:.0%}" for d, n in sorted(stored.items(), key=lambda x: -x[1]))
+        count = f"{w['params']:,} parameters" if w["params"] is not None else "parameters not all known"
+        lines.append(
+            f"  weights beside it: {count} in {w['files_read']} safetensors header(s)"
+            + (f" ({formats})" if formats else "")
+            + f", {len(w['layers'])} decoder layers"
+            + (f", {w['mtp_layers']} MTP" if w["mtp_layers"] else "")
+            + (f", {w['experts']} experts" if w["experts"] else "")
+            + (f", embedding {w['embedding_rows']} rows" if w["embedding_rows"] is not None else "")
+        )
+        lines.extend(f"  weights: {problem}" for problem in w["problems"])
     lines.append(f"  KV cache: {info['kv_cache_bytes_per_token']:,} bytes/token (bf16)")
     lines.append("  weight GEMMs (K x N):")
     w = max((len(g["name"]) for g in info["gemms"]), default=10)

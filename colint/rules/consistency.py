@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from colint.findings import Severity
 from colint.rules.fix_builders import divisors, edit_key
-from colint.rules.base import Context, Family, RuleDoc, edit, fix, rule
+from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule
 
 FAMILY = Family(name="consistency", number=0)
 
@@ -237,6 +237,10 @@ def non_standard_literal(ctx: Context):
 )
 def unknown_key(ctx: Context):
     for issue in ctx.spec.key_issues:
+        if issue.kind == "structure":  # an unknown model_type read as a known family (normalize/hf/structure.py)
+            yield ctx.finding(
+                "info", f"model_type {ctx.spec.model_type!r} is not a known family: {issue.detail}", source=issue.source
+            )
         if issue.kind in ("unknown", "ignored"):
             msg = (
                 f"'{issue.source.key}' is {'not read' if issue.kind == 'unknown' else 'ignored'} by this "
@@ -304,3 +308,135 @@ def window_covers_context(ctx: Context):
                 field="sliding_window",
                 evidence={"window_tokens": w, "max_position_tokens": s.max_position_embeddings},
             )
+
+
+@rule(
+    code="CL010",
+    fields=("vocab_size",),
+    name="vocab-from-tokenizer",
+    severity="info",
+    summary="The vocabulary comes from a tokenizer: parameter counts exclude embedding and LM head.",
+    doc=RuleDoc(
+        what="Megatron-LM/NeMo model sections and torchchat/ExecuTorch parameter files name a tokenizer instead "
+        "of a vocabulary size (or write -1), so the file alone does not say how many rows the embedding and the "
+        "LM head have. colint then counts neither: every parameter count, memory figure and LM-head GEMM of the "
+        "check leaves them out, and the vocabulary alignment rules (CL202) cannot judge it. Stated once per file "
+        "(`colint inspect` says the same under its counts).",
+        why="A 128k vocabulary at hidden 8192 is 2 × 1.05 B parameters (untied): a count or a memory fit that "
+        "leaves them out is low by that much, and nothing else in the output says so.",
+        example="nemo-launcher llama3_1_405b.yaml: tokenizer.model names the vocabulary; no vocab_size",
+        fix="Pass --vocab-size N (or vocab-size = N in [tool.colint]): colint pads it as the framework does "
+        "(Megatron: to a multiple of make_vocab_size_divisible_by × tp).",
+        sources=("Megatron-LM _vocab_size_with_padding (megatron/training/tokenizer)",),
+    ),
+    needs_workload=False,
+)
+def vocab_from_tokenizer(ctx: Context):
+    s = ctx.spec
+    if s.vocab_size is not None:
+        return
+    yield ctx.finding(
+        "info",
+        "the vocabulary size is not in the file (it comes from the tokenizer): parameter counts, memory and the "
+        "LM head exclude the embedding and output layer",
+        field="vocab_size" if "vocab_size" in s.sources else None,
+        evidence={"hidden_size": s.hidden_size},
+        fixes=[fix("pass --vocab-size N (or vocab-size = N in [tool.colint]) to count them", "display")],
+    )
+
+
+def _moe_experts(spec) -> int:
+    return max((k.ffn.num_experts for k in spec.layer_kinds if k.ffn.kind == "moe"), default=0)
+
+
+@rule(
+    code="CL011",
+    fields=("vocab_size", "num_layers", "mtp_layers", "num_experts"),
+    name="weights-disagree",
+    severity="error",
+    summary="The config disagrees with the checkpoint's own weights (vocabulary, layers, experts, MTP).",
+    doc=RuleDoc(
+        what="In a checkpoint folder, the safetensors index and file headers name every tensor and its shape "
+        "(colint reads the headers only, never tensor data). The embedding's rows are the vocabulary, the "
+        "model.layers.N names the decoder layers, the experts.N names each layer's routed experts, and mtp "
+        "names (or layers past num_hidden_layers, DeepSeek's layout) the multi-token-prediction layers. A config "
+        "that states other numbers describes a model the weights are not: an error. A config that declares MTP "
+        "layers whose weights were left out of the release is a warning (it loads; MTP speculative decoding has "
+        "nothing to run).",
+        why="transformers refuses an embedding of the wrong shape, and silently leaves layers or experts that have "
+        "no weights at their random initialisation (or drops weights it has no layer for): the model served is "
+        "not the one trained, and every estimate made from the config is of another model.",
+        example="num_hidden_layers 32 beside weights model.layers.0-39; vocab_size 128256 beside an embedding of "
+        "131072 rows",
+        fix="State the numbers the weights have (or take the config that was shipped with them).",
+        sources=(
+            "safetensors format: 8-byte little-endian header length, then a JSON header of dtype and shape per "
+            "tensor (huggingface/safetensors README)",
+        ),
+    ),
+    options=(
+        Option(
+            name="missing_mtp",
+            type=bool,
+            default=True,
+            doc="report MTP layers the config declares and the weights lack (bool)",
+        ),
+    ),
+    needs_workload=False,
+)
+def weights_disagree(ctx: Context):
+    s = ctx.spec
+    w = s.weights
+    if w is None:
+        return
+    where = f"the weights in {w.directory}"
+    if w.embedding_rows is not None and s.vocab_size is not None and w.embedding_rows != s.vocab_size:
+        yield ctx.finding(
+            "error",
+            f"vocab_size {s.vocab_size} but {w.embedding_name} has {w.embedding_rows} rows in {where}",
+            field="vocab_size",
+            evidence={"vocab_size": s.vocab_size, "weights_vocab_rows": w.embedding_rows},
+            fixes=[
+                fix(
+                    f"vocab_size {w.embedding_rows}, as the weights have",
+                    "unsafe",
+                    edit(edit_key(s, "vocab_size"), s.vocab_size, w.embedding_rows),
+                )
+            ],
+        )
+    found = len(w.layers)
+    if found:
+        inside_mtp = found - s.num_layers if s.mtp_layers and found == s.num_layers + s.mtp_layers else 0
+        if found != s.num_layers and not inside_mtp:
+            yield ctx.finding(
+                "error",
+                f"{s.num_layers} layers in the config but {where} hold {found} decoder layers "
+                f"(layers {w.layers[0]}-{w.layers[-1]})",
+                field="num_layers",
+                evidence={"num_layers": s.num_layers, "weights_layers": found},
+                fixes=[
+                    fix(
+                        f"{found} layers, as the weights have",
+                        "unsafe",
+                        edit(edit_key(s, "num_layers", "num_hidden_layers"), s.num_layers, found),
+                    )
+                ]
+                if not s.mtp_layers
+                else [],
+            )
+        elif s.mtp_layers and not inside_mtp and not w.mtp_layers and ctx.option("missing_mtp"):
+            yield ctx.finding(
+                "warning",
+                f"the config declares {s.mtp_layers} MTP layer(s) but {where} hold none: MTP speculative "
+                "decoding has no weights to run",
+                field="mtp_layers",
+                evidence={"mtp_layers": s.mtp_layers, "weights_mtp_layers": 0},
+            )
+    expected = _moe_experts(s)
+    if expected and w.experts and w.experts != expected:
+        yield ctx.finding(
+            "error",
+            f"{expected} routed experts in the config but {where} hold {w.experts} per layer",
+            field="num_experts" if "num_experts" in s.sources else None,
+            evidence={"num_experts": expected, "weights_experts": w.experts},
+        )

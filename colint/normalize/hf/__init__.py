@@ -195,17 +195,27 @@ def resolve_model_type(doc: Document, prefix: tuple, model_type) -> str:
     return model_type
 
 
+def _module_of(model_type: str):
+    """The adapter module of a model_type of FAMILIES (imported on first use)."""
+    name = f"colint.normalize.hf.{FAMILIES[model_type]}"
+    return sys.modules.get(name) or importlib.import_module(name)
+
+
+def reader_for(doc: Document, prefix: tuple, mt: str) -> tuple:
+    """(adapter module, HFReader) that read ``doc`` as the model_type ``mt`` of FAMILIES."""
+    # a TRAITS row named by its multimodal wrapper's model_type (a flat glm4v_moe file) has its text keys at the
+    # top level, so the text config's defaults apply
+    defaults, aliases = family_defaults(WRAPPER_TEXT_TYPES.get(mt, mt) if mt in TRAITS else mt)
+    return _module_of(mt), HFReader(doc, prefix, defaults=defaults, aliases=aliases, model_type=mt)
+
+
 def normalize(doc: Document) -> ModelSpec:
     prefix, model_type = _text_root(doc)
     mt = resolve_model_type(doc, prefix, model_type)
     if mt not in FAMILIES:
         from colint.normalize.hf.fallback import build_with_transformers
 
-        return build_with_transformers(doc, prefix, mt, FAMILIES)  # FAMILIES: for "supported: ..."
-    name = f"colint.normalize.hf.{FAMILIES[mt]}"
-    module = sys.modules.get(name) or importlib.import_module(name)
-    # a TRAITS row named by its multimodal wrapper's model_type (a flat glm4v_moe file) has its text keys at the
-    # top level, so the text config's defaults apply
-    defaults, aliases = family_defaults(WRAPPER_TEXT_TYPES.get(mt, mt) if mt in TRAITS else mt)
-    r = HFReader(doc, prefix, defaults=defaults, aliases=aliases, model_type=mt)
+        # FAMILIES: for "supported: ..."; reader_for: the families a structure reading tries (hf/structure.py)
+        return build_with_transformers(doc, prefix, mt, FAMILIES, reader_for)
+    module, r = reader_for(doc, prefix, mt)
     return module.build(r)

@@ -6,7 +6,9 @@ family's defaults and attribute map; if the result looks like a decoder of atten
 layers (hidden size, layers, heads and intermediate size all readable, no Mamba / linear-attention
 / recurrent layers) colint reads it by the key conventions transformers' families share
 (:mod:`colint.normalize.hf.generic`: dense or MoE FFNs, MHA/GQA or MLA) and says that its parameter
-counts are approximate. Anything else is a clear "not supported" error.
+counts are approximate. Anything else is a clear "not supported" error. A model_type that transformers does not
+know either (a new architecture with its own ``auto_map`` code) is read by its keys as the closest family colint
+reads (:mod:`colint.normalize.hf.structure`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from colint.errors import FormatNotRecognized, SpecError
 from colint.loading.document import Document, format_path
 from colint.normalize.hf import generic
 from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.structure import read_by_structure
 from colint.normalize.model_spec import ModelSpec
 from colint.normalize.reader import MAX_DIM, MAX_LAYERS
 
@@ -121,18 +124,26 @@ def _read(cfg, key: str):
         return None
 
 
-def build_with_transformers(doc: Document, prefix: tuple, model_type: str, supported: Iterable[str]) -> ModelSpec:
+def build_with_transformers(
+    doc: Document, prefix: tuple, model_type: str, supported: Iterable[str], reader_for=None
+) -> ModelSpec:
+    """``reader_for(doc, prefix, mt) -> (module, reader)`` reads as a family of ``supported`` (colint.normalize.hf);
+    without it, a model_type transformers does not know is refused instead of read by its structure."""
     raw = doc.get(prefix) if prefix else doc.data
     values = {k: v for k, v in raw.items() if k not in _DROP}
     _bounded_for_transformers(doc, prefix, values)  # before transformers is even imported
     try:
         config_mapping, auto_config = _transformers()
-    except ImportError:
-        raise _unsupported(
-            doc, prefix, model_type, supported, " (and transformers is not installed to try its config)"
-        ) from None
-    if model_type not in config_mapping:
-        raise _unsupported(doc, prefix, model_type, supported)
+    except ImportError:  # no transformers to ask: the keys alone (colint.normalize.hf.structure)
+        if reader_for is None:
+            raise _unsupported(
+                doc, prefix, model_type, supported, " (and transformers is not installed to try its config)"
+            ) from None
+        return read_by_structure(doc, prefix, model_type, supported, reader_for, " (transformers is not installed)")
+    if model_type not in config_mapping:  # neither colint nor transformers knows it: read it by its keys
+        if reader_for is None:
+            raise _unsupported(doc, prefix, model_type, supported)
+        return read_by_structure(doc, prefix, model_type, supported, reader_for, "")
     try:
         cfg = auto_config.for_model(model_type, **values)
     except Exception as exc:  # transformers' strict dataclass validation, missing sub-configs, ...
