@@ -11,14 +11,12 @@ becomes a deployment, and ``Deployment.scenario`` the only place it becomes a Sc
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Any, NamedTuple, Optional, Union
 
 from colint.analysis.scenario import EP_OVERLAP_MODES, PRESETS, Scenario, make_scenario
 
 
-@dataclass(frozen=True)
-class DeploymentSetting:
+class DeploymentSetting(NamedTuple):  # a NamedTuple: cheaper to define than a dataclass at start-up
     """One deployment setting: its Settings field, TOML key, API keyword, flag, help, value kind, old flags."""
 
     field: str  # colint.settings.Settings field
@@ -117,8 +115,7 @@ BY_FIELD = {s.field: s for s in DEPLOYMENT_SETTINGS}
 LAYOUT = ("tp", "ep", "pp", "kvp")  # the settings that name a layout (none named: colint chooses one per model)
 
 
-@dataclass(frozen=True)
-class Deployment:
+class Deployment(NamedTuple):
     """The deployment settings in force, ``auto`` decoded: ``tp`` is an int or None (``tp_auto``: the largest
     aligned tp, chosen per model), None meaning "not named" for the layout and the concurrency, which colint then
     chooses per model (colint.analysis.deployments.automatic_deployment)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Optional
 
-from colint.loading.weights import WeightsWitness
+from colint.loading.witness import WeightsWitness
 from colint.plain_data import HashSlot, keeps_hash
 
 PositiveInt = int  # bounds are enforced by the adapters' readers, which know the key to blame

@@ -1,0 +1,44 @@
+"""What a checkpoint's weights say about its model, as data (colint.loading.weights reads it from the safetensors index
+and headers beside a config): kept apart from the reader so that a check of a config outside a checkpoint folder
+never imports the reader (start-up), and so that ModelSpec can carry it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+INDEX_NAME = "model.safetensors.index.json"
+CONFIG_NAMES = ("config.json", "params.json")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class WeightsWitness:
+    """What a checkpoint's weights say about its model (module docstring)."""
+
+    directory: str
+    files_read: int  # safetensors headers read
+    total_size_bytes: Optional[int] = None  # the index's metadata.total_size
+    tensors: int = 0
+    params: Optional[int] = None  # None: not every header could be read (shapes unknown)
+    dtype_params: dict[str, int] = field(default_factory=dict)  # parameters per stored dtype (scales excluded)
+    scale_dtypes: list[str] = field(default_factory=list)  # dtypes of the scale tensors (F32, F8_E4M3, U8 ...)
+    block_scales: bool = False  # *_scale_inv tensors: FP8 with block scales (DeepSeek-V3's 128 x 128)
+    layers: list[int] = field(default_factory=list)  # the decoder layer indices found, sorted
+    mtp_layers: int = 0  # layers under an mtp prefix (mtp.layers.N, model.mtp_layers.N)
+    experts: int = 0  # routed experts of the layer that has the most (0: none found)
+    embedding_rows: Optional[int] = None  # rows of the token embedding (its header shape)
+    embedding_name: Optional[str] = None
+    problems: list[str] = field(default_factory=list)
+
+
+def checkpoint_dir(config_path: str) -> Optional[str]:
+    """The folder of ``config_path`` when it is a checkpoint's config beside safetensors, else None (one listing)."""
+    if os.path.basename(config_path) not in CONFIG_NAMES:
+        return None
+    directory = os.path.dirname(os.path.abspath(config_path))
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return None
+    return directory if any(n == INDEX_NAME or n.endswith(".safetensors") for n in names) else None
