@@ -84,7 +84,16 @@ def checkpoint_format(spec) -> Optional[CheckpointFormat]:
         weights = "mxfp4"
     elif method == "modelopt":
         algo = str(raw.get("quant_algo") or "").upper()
-        weights = "nvfp4" if "NVFP4" in algo else "fp8" if "FP8" in algo else None
+        # ModelOpt's quant_algo: NVFP4, FP8 (per-tensor), FP8_PB_WO/FP8_BLOCK..., W4A16_AWQ / W4A8_AWQ (INT4 weights)
+        weights = (
+            "nvfp4"
+            if "NVFP4" in algo
+            else "fp8"
+            if "FP8" in algo
+            else "int4_wo"
+            if algo.startswith(("W4A", "INT4"))
+            else None
+        )
         kv = "fp8" if str(raw.get("kv_cache_quant_algo") or "").upper() == "FP8" else None
     elif method == "compressed-tensors":
         weights = _compressed_tensors(raw)
@@ -98,7 +107,7 @@ def checkpoint_format(spec) -> Optional[CheckpointFormat]:
     what = method or f"{_bits(raw)}-bit"
     if weights == "fp8_block":
         what += ", 128x128 blocks"
-    return CheckpointFormat(weights, kv, f"the checkpoint's quantization_config: {what}")
+    return CheckpointFormat(weights, kv, f"the checkpoint's {getattr(q, 'origin', 'quantization_config')}: {what}")
 
 
 def weights_format(witness) -> Optional[CheckpointFormat]:

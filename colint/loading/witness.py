@@ -42,3 +42,28 @@ def checkpoint_dir(config_path: str) -> Optional[str]:
     except OSError:
         return None
     return directory if any(n == INDEX_NAME or n.endswith(".safetensors") for n in names) else None
+
+
+HF_QUANT_NAME = (
+    "hf_quant_config.json"  # NVIDIA ModelOpt's export beside config.json (TensorRT-LLM, vLLM, SGLang read it)
+)
+MAX_QUANT_BYTES = 1 << 20
+
+
+def modelopt_quantization(config_path: str) -> Optional[dict]:
+    """The ``quantization`` table of the ModelOpt ``hf_quant_config.json`` beside ``config_path`` (``quant_algo``
+    FP8 / NVFP4 / W4A8_AWQ ..., ``kv_cache_quant_algo``, ``group_size``), or None: no such file beside a
+    ``config.json``, or one that is not a JSON object with that table (then the config alone decides)."""
+    import json
+
+    if os.path.basename(config_path) != "config.json":
+        return None
+    path = os.path.join(os.path.dirname(os.path.abspath(config_path)), HF_QUANT_NAME)
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_QUANT_BYTES + 1)
+        data = json.loads(raw) if len(raw) <= MAX_QUANT_BYTES else None
+    except (OSError, ValueError):
+        return None
+    table = data.get("quantization") if isinstance(data, dict) else None
+    return table if isinstance(table, dict) and table.get("quant_algo") else None

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from colint.errors import FormatNotRecognized, UsageError
 from colint.loading.document import Document, format_path
-from colint.loading.witness import checkpoint_dir
+from colint.loading.witness import HF_QUANT_NAME, checkpoint_dir, modelopt_quantization
 from colint.normalize.model_spec import FFN, KeyIssue, LayerKind, Mixer, ModelSpec, Quantization, Source
 from colint.normalize.reader import collect_accessed
 from colint.normalize.unknown_keys import unknown_key_issues
@@ -78,6 +78,12 @@ def normalize(doc: Document, input_format: str | None = None, vocab_size: int | 
         witness = weights_witness(doc.path)
     if witness is not None:  # the checkpoint's weights beside the file (CL011 compares them with the config)
         spec = replace(spec, weights=witness)
+    if spec.quantization is None and isinstance(doc.path, str) and (mo := modelopt_quantization(doc.path)):
+        # a ModelOpt export states its format beside the config, not in it (issue 29)
+        q = Quantization(quant_method="modelopt", raw=mo, origin="hf_quant_config.json")
+        spec = replace(
+            spec, quantization=q, notes=spec.notes + [f"quantization from {HF_QUANT_NAME}: {mo['quant_algo']}"]
+        )
     if vocab_size is not None and spec.vocab_size is None:
         spec = replace(spec, vocab_size=vocab_size, notes=spec.notes + [f"vocab_size {vocab_size} from --vocab-size"])
     return spec

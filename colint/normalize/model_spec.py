@@ -134,6 +134,7 @@ class Quantization:
     group_size: Optional[int] = None
     modules_to_not_convert: list[str] = field(default_factory=list)
     raw: dict = field(default_factory=dict)
+    origin: str = "quantization_config"  # where it was stated: the config's key, or ModelOpt's hf_quant_config.json
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
