@@ -164,49 +164,9 @@ def check_spec(
     spec_only = [r for r in rules if not r.needs_workload]
     per_gpu = [r for r in rules if r.needs_workload]
     tp_auto = Deployment.from_settings(opts).tp_auto
-    overrides = opts.severity_overrides
 
     def run(r, t: Target | None, workload=None, tp_auto: bool = tp_auto) -> list[Finding]:
-        """Rule ``r`` on its own Context: nothing one rule sees is set by another."""
-        ctx = Context(
-            rule=r,
-            spec=spec,
-            workload=workload,
-            gpu=t.gpu if t else None,
-            profile=t.profile if t else None,
-            scenario=t.scenario if t else None,
-            options=opts.rule_options,
-            tp_auto=tp_auto,
-            brief=brief,
-        )
-        out = list(r.check(ctx))
-        if out:
-            # a rule emits nothing above its most severe level (colint.closure skips, in warning-level re-checks,
-            # the rules that cannot warn): a finding above it is a bug in colint, reported as one
-            most = r.max_severity(opts.rule_options.get(r.code))
-            for f in out:
-                if SEVERITY_ORDER[f.severity] < SEVERITY_ORDER[most]:
-                    raise RuntimeError(
-                        f"{r.code} emitted a finding at {f.severity}, above its most severe level {most}"
-                    )
-            if r.fields:
-                # and it points at its declared fields alone, on its own GPU (colint.closure relies on both)
-                keys, gpu = field_keys(spec, r.fields), ctx.gpu if r.needs_workload else None
-                for f in out:
-                    if f.key not in keys or f.gpu != gpu:
-                        raise RuntimeError(
-                            f"{r.code} emitted a finding on {f.key} [{f.gpu}], not on its fields "
-                            f"{', '.join(r.fields)} [{gpu}]"
-                        )
-        if out and r.kind == "deployment" and t is not None and t.auto_layout:
-            # a deployment nobody named: its findings advise (info), they never block (issue 29)
-            out = [f if f.severity == "info" else dataclasses.replace(f, severity="info") for f in out]
-        if overrides:
-            out = [
-                dataclasses.replace(f, severity=cast(Severity, overrides[f.code])) if f.code in overrides else f
-                for f in out
-            ]
-        return out
+        return run_rule(r, spec, t, workload, opts, tp_auto=tp_auto, brief=brief)
 
     def stopped(target: int, r, new: list[Finding]) -> bool:
         runs.append((target, position.get(r.code, 0), new))
@@ -244,20 +204,69 @@ def check_spec(
                 return so_far()
     # each rule's findings in the rules' own order, whatever order they ran in (ranking keeps ties in it)
     findings = [f for *_, new in sorted(runs, key=lambda run: run[:2]) for f in new]
-    if len(targets) > 1:
-        # a finding made gpu_specific=False (it depends on the spec and the parallel layout alone) is the same on
-        # every GPU: report it once
-        seen: set = set()
-        kept = []
-        for f in findings:
-            if f.gpu is None:
-                k = (f.code, f.key, f.message)
-                if k in seen:
-                    continue
-                seen.add(k)
-            kept.append(f)
-        findings = kept
-    return rank(findings)
+    return rank(_once_across_gpus(findings) if len(targets) > 1 else findings)
+
+
+def run_rule(r, spec, t: Target | None, workload, opts: Settings, *, tp_auto: bool, brief: bool) -> list[Finding]:
+    """Rule ``r`` on its own Context (nothing one rule sees is set by another), its findings checked against what
+    the rule declares, graded as advice on a deployment nobody named, and with the project's severity overrides."""
+    ctx = Context(
+        rule=r,
+        spec=spec,
+        workload=workload,
+        gpu=t.gpu if t else None,
+        profile=t.profile if t else None,
+        scenario=t.scenario if t else None,
+        options=opts.rule_options,
+        tp_auto=tp_auto,
+        brief=brief,
+    )
+    out = list(r.check(ctx))
+    if not out:
+        return out
+    _check_declared(r, spec, out, ctx.gpu if r.needs_workload else None, opts)
+    if r.kind == "deployment" and t is not None and t.auto_layout:
+        # a deployment nobody named: its findings advise (info), they never block (issue 29)
+        out = [f if f.severity == "info" else dataclasses.replace(f, severity="info") for f in out]
+    overrides = opts.severity_overrides
+    if overrides:
+        out = [
+            dataclasses.replace(f, severity=cast(Severity, overrides[f.code])) if f.code in overrides else f
+            for f in out
+        ]
+    return out
+
+
+def _check_declared(r, spec, out: list[Finding], gpu: Optional[str], opts: Settings) -> None:
+    """A rule emits nothing above its most severe level (colint.closure skips, in warning-level re-checks, the rules
+    that cannot warn), and a rule that declares fields points at them alone, on its own GPU (the closure relies on
+    both): a finding that breaks either is a bug in colint, reported as one."""
+    most = r.max_severity(opts.rule_options.get(r.code))
+    for f in out:
+        if SEVERITY_ORDER[f.severity] < SEVERITY_ORDER[most]:
+            raise RuntimeError(f"{r.code} emitted a finding at {f.severity}, above its most severe level {most}")
+    if r.fields:
+        keys = field_keys(spec, r.fields)
+        for f in out:
+            if f.key not in keys or f.gpu != gpu:
+                raise RuntimeError(
+                    f"{r.code} emitted a finding on {f.key} [{f.gpu}], not on its fields {', '.join(r.fields)} [{gpu}]"
+                )
+
+
+def _once_across_gpus(findings: list[Finding]) -> list[Finding]:
+    """A finding made gpu_specific=False (it depends on the spec and the parallel layout alone) is the same on every
+    GPU: reported once."""
+    seen: set = set()
+    kept = []
+    for f in findings:
+        if f.gpu is None:
+            k = (f.code, f.key, f.message)
+            if k in seen:
+                continue
+            seen.add(k)
+        kept.append(f)
+    return kept
 
 
 def check_file(
