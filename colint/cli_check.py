@@ -214,8 +214,17 @@ def report_diff(
     if fmt == "json":
         report = diff_report.render_json(run_public(diff, threshold))
     else:
+        # the deltas print the estimate context of the same targets: the findings below do not repeat it
+        deltas_first = fmt in ("full", "text", "concise", "markdown")
         findings = render_report(
-            fmt, results, summary(results), diff.groups[: len(results)], statistics=False, colour=False, quiet=quiet
+            fmt,
+            results,
+            summary(results),
+            diff.groups[: len(results)],
+            statistics=False,
+            colour=False,
+            quiet=quiet,
+            labels=not deltas_first,
         )
         if fmt in ("full", "text", "concise"):
             report = diff_report.render_text(diff, threshold_pct=threshold) + ("\n\n" + findings if results else "")

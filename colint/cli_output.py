@@ -86,7 +86,10 @@ def render_report(
     quiet: bool = False,
     verbose: bool = False,
     show_fixes: bool = False,
+    labels: bool = True,
 ) -> str:
+    """The report of ``results`` in ``fmt``; ``labels``: with the estimate context of their GPUs (a caller that prints
+    it already, `check --base`'s deltas, passes False)."""
     if statistics:
         from colint.checking import statistics as stats
 
@@ -102,8 +105,10 @@ def render_report(
     from colint.reporters import ReportInput
     from colint.rules import all_rules
 
-    labels = tuple(estimate_labels(results, groups))
-    ri = ReportInput(rules=all_rules, colour=colour, labels=labels, quiet=quiet, show_fixes=show_fixes, verbose=verbose)
+    context = tuple(estimate_labels(results, groups)) if labels else ()
+    ri = ReportInput(
+        rules=all_rules, colour=colour, labels=context, quiet=quiet, show_fixes=show_fixes, verbose=verbose
+    )
     return REPORTERS[fmt](results, summ, ri)
 
 

@@ -122,6 +122,14 @@ def test_findings_present_at_the_base_never_block(repo, capsys):
     assert [f["code"] for f in c["findings"]["unchanged"]] == ["CL202"]
     assert [f["code"] for f in c["findings"]["new"]] == ["CL201"]
 
+    # text: the deltas, then the new finding; the estimate context of the one GPU is printed once, by the deltas
+    assert main(["check", "--isolated", "--base", "HEAD~1", "--output-format", "concise"]) == 0
+    text = capsys.readouterr().out
+    assert "CL201" in text and "CL202" not in text
+    assert [ln for ln in text.splitlines() if ln.startswith("estimate: ")] == [
+        next(ln for ln in text.splitlines() if ln.startswith("estimate: b200"))
+    ]
+
     # annotations: the new finding only
     assert main(["check", "--isolated", "--base", "HEAD~1", "--format", "github"]) == 0
     out = capsys.readouterr().out
