@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from colint.analysis.frontier import frontier as price_frontier
+from colint.analysis.serving import serving_for
 from colint.analysis.inventory import param_counts
 from colint.analysis.kv_cache import kv_cache_bytes_per_token
 from colint.analysis.scenario import make_scenario
@@ -265,7 +266,9 @@ def _frontier_delta(target: Target, opts: Settings, base_spec, head_spec) -> Fro
         if spec is None:
             return [None] * len(FRONTIER_LEVELS)
         try:
-            f = price_frontier(spec, target.profile, _frontier_scenario(opts, target, spec))
+            sc = _frontier_scenario(opts, target, spec)
+            # served as `colint pareto` serves by default: aggregated, each request's prefill charged (issue 31)
+            f = price_frontier(spec, target.profile, sc, serving=serving_for("aggregated", sc.context))
         except ColintError:
             return [None] * len(FRONTIER_LEVELS)
         return [f.throughput_at(u) for u in FRONTIER_LEVELS]

@@ -16,7 +16,7 @@ from typing import Any, Optional
 from colint import __version__
 from colint.analysis.frontier import compare, frontier
 from colint.analysis.scenario import make_scenario
-from colint.analysis.serving import DEFAULT_OSL, SERVING_MODES, Serving
+from colint.analysis.serving import Serving, serving_for
 from colint.errors import ColintError, UsageError
 from colint.findings import Edit
 from colint.fix_text import apply_edits, parse_key
@@ -160,28 +160,6 @@ def run_settings(
         vocab_size=opts.vocab_size,
         serving=sv,
     )
-
-
-def serving_for(
-    mode: str,
-    context: int,
-    isl: Optional[int] = None,
-    osl: Optional[int] = None,
-    total_gpus: Optional[int] = None,
-    ttft_limit_s: Optional[float] = None,
-) -> Serving:
-    """The Serving of ``colint pareto``: ``isl``/``osl`` as given; where one is missing, the scenario's
-    ``context`` is the request's whole length: osl = DEFAULT_OSL (at most half the context), isl = the rest.
-    Decode mode without --isl/--osl keeps the scenario's context as the KV length (no request shape)."""
-    if mode not in SERVING_MODES:
-        raise UsageError(f"--serving {mode}: one of {', '.join(SERVING_MODES)}")
-    if mode == "decode" and isl is None and osl is None:
-        return Serving(mode, 0, 0, total_gpus, ttft_limit_s)
-    if osl is None:
-        osl = min(DEFAULT_OSL, max(1, (isl or context) // 2)) if isl is None else DEFAULT_OSL
-    if isl is None:
-        isl = max(1, context - osl)
-    return Serving(mode, int(isl), int(osl), total_gpus, ttft_limit_s)
 
 
 def _name(path: str, variant: dict[str, Any]) -> str:

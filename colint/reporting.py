@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from colint.analysis.frontier import INTERACTIVITY_LEVELS, frontier
+from colint.analysis.serving import serving_for
 from colint.analysis.inventory import param_counts
 from colint.analysis.pipeline import best_partition, evaluate, even_sizes
 from colint.analysis.workload import analyse
@@ -205,6 +206,8 @@ def report_data(path: str, spec, w, findings, compare=None) -> dict[str, Any]:
         r: {"estimate_s": s.estimate_s, "tokens_per_s": s.tokens_per_s, "ftl_s": s.ftl_s, "tokens": s.tokens}
         for r, s in w.steps.items()
     }
+    # the frontier served as `colint pareto` serves by default: aggregated, each request's prefill charged (issue 31)
+    served = serving_for("aggregated", w.scenario.context)
     return {
         "path": path,
         "model_type": spec.model_type,
@@ -226,8 +229,12 @@ def report_data(path: str, spec, w, findings, compare=None) -> dict[str, Any]:
         "pipeline": {**pipeline_balance(w), **title},
         "frontier": {
             **frontier_chart(
-                [frontier(spec, w.profile, w.scenario, path)]
-                + ([frontier(compare[2], w.profile, w.scenario, compare[0], compare[1])] if compare else [])
+                [frontier(spec, w.profile, w.scenario, path, serving=served)]
+                + (
+                    [frontier(compare[2], w.profile, w.scenario, compare[0], compare[1], serving=served)]
+                    if compare
+                    else []
+                )
             ),
             **title,
         },

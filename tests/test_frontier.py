@@ -22,6 +22,7 @@ from colint.analysis.frontier import (
     throughput_at,
 )
 from colint.analysis.scenario import make_scenario
+from colint.analysis.serving import serving_for
 from colint.cli import main
 from colint.hardware_profiles import load_profile
 from colint.loading import load
@@ -329,10 +330,12 @@ def test_suggest_ranks_variants_by_their_frontier_at_the_target_interactivity(ca
     assert tps == sorted(tps, reverse=True)
     profile = load_profile("h100-sxm")
     sc = make_scenario("throughput", gpu=profile.name)
-    base = frontier(load_design(LLAMA8B), profile, sc).throughput_at(150)
+    # ranked on the frontier colint pareto prices by default: aggregated serving, each request's prefill charged
+    sv = serving_for("aggregated", sc.context)
+    base = frontier(load_design(LLAMA8B), profile, sc, serving=sv).throughput_at(150)
     assert data["original"]["estimates"]["frontier_tokens_per_s_per_gpu"] == pytest.approx(base, rel=1e-12)
     for c in cands[:2]:  # each figure is the frontier of the variant its edits build
-        t = frontier(load_design(LLAMA8B, c["edits"]), profile, sc).throughput_at(150)
+        t = frontier(load_design(LLAMA8B, c["edits"]), profile, sc, serving=sv).throughput_at(150)
         assert c["estimates"]["frontier_tokens_per_s_per_gpu"] == pytest.approx(t, rel=1e-12)
         assert c["estimates"]["score_delta_pct"] == pytest.approx(round((1 - t / base) * 100, 3))
     code, out, _ = _run(capsys, ["suggest", LLAMA8B, "--gpu", "h100-sxm", "--objective", "frontier", "--isolated"])

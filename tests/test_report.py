@@ -187,6 +187,7 @@ def test_frontier_chart_draws_both_designs(tmp_path):
     import matplotlib.image as mpimg
 
     from colint.analysis.frontier import frontier
+    from colint.analysis.serving import serving_for
     from colint.analysis.scenario import make_scenario
     from colint.analysis.workload import analyse
     from colint.hardware_profiles import load_profile
@@ -227,7 +228,8 @@ def test_frontier_chart_draws_both_designs(tmp_path):
         "frontier"
     ]
     assert [x["name"] for x in d["designs"]] == [LLAMA, LLAMA + " [num_key_value_heads=32]"]
-    f = frontier(spec, profile, sc)
+    # served as colint pareto serves by default (aggregated: each request's prefill charged)
+    f = frontier(spec, profile, sc, serving=serving_for("aggregated", sc.context))
     assert [(p["deployment"], p["concurrency"]) for p in d["designs"][0]["frontier"]] == [
         (p.deployment.label(), p.concurrency) for p in sorted(f.frontier, key=lambda p: p.tokens_per_s_per_user)
     ]

@@ -32,6 +32,8 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
+from colint.errors import UsageError
+
 SERVING_MODES = ("aggregated", "disaggregated", "decode")
 DEFAULT_OSL = 1024  # output tokens when --osl is not given (InferenceMAX's 1k-output workloads)
 
@@ -194,3 +196,25 @@ def choose_pools(
                 if best is None or key > best[0] + 1e-12:
                     best = (key, pool)
     return best[1] if best else None
+
+
+def serving_for(
+    mode: str,
+    context: int,
+    isl: Optional[int] = None,
+    osl: Optional[int] = None,
+    total_gpus: Optional[int] = None,
+    ttft_limit_s: Optional[float] = None,
+) -> Serving:
+    """The Serving of ``colint pareto`` (and of the frontier that suggest, report and check --base price): ``isl``/``osl`` as given; where one is missing, the scenario's
+    ``context`` is the request's whole length: osl = DEFAULT_OSL (at most half the context), isl = the rest.
+    Decode mode without --isl/--osl keeps the scenario's context as the KV length (no request shape)."""
+    if mode not in SERVING_MODES:
+        raise UsageError(f"--serving {mode}: one of {', '.join(SERVING_MODES)}")
+    if mode == "decode" and isl is None and osl is None:
+        return Serving(mode, 0, 0, total_gpus, ttft_limit_s)
+    if osl is None:
+        osl = min(DEFAULT_OSL, max(1, (isl or context) // 2)) if isl is None else DEFAULT_OSL
+    if isl is None:
+        isl = max(1, context - osl)
+    return Serving(mode, int(isl), int(osl), total_gpus, ttft_limit_s)

@@ -33,7 +33,7 @@ def render(r, prefill_weight: float) -> str:
         "smaller)"
         if r.objective != "frontier"
         else f"ranked by the estimated tok/s/GPU of each variant's throughput-interactivity frontier at "
-        f"{r.at_interactivity:g} tok/s/user on {r.gpu} (colint pareto; original: "
+        f"{r.at_interactivity:g} tok/s/user on {r.gpu} (colint pareto, aggregated serving; original: "
         + (
             f"{e['frontier_tokens_per_s_per_gpu']:,.0f} tok/s/GPU)"
             if e.get("frontier_tokens_per_s_per_gpu")
