@@ -41,9 +41,9 @@ def _layout(tp: int, ep: int, pp: int) -> str:
     summary="Weights + KV cache + activations per GPU exceed the GPU's usable memory in this scenario.",
     doc=RuleDoc(
         what="Per GPU: the weights of the heaviest pipeline stage (sharded by tp/ep, in the scenario's format), "
-        "the KV cache of the scenario's concurrency at its context (sharded, or replicated where tp exceeds "
+        "the KV cache of the scenario's concurrency (sequences per attention group of tp x kvp GPUs; a replica under attention data-parallelism with EP holds ep/tp groups) at its context (sharded, or replicated where tp exceeds "
         "the KV heads), and the peak activations of one forward, against usable HBM (90% of the profile's "
-        "memory, vLLM's default). Gives the largest concurrency that fits and the smallest deployment "
+        "memory, vLLM's default). With no deployment named, colint checks the automatic one (the fewest GPUs that hold the weights and a sequence, at the sequences that fit), where this finding is advice (info). Gives the largest concurrency that fits and the smallest deployment "
         "(tp/ep within the NVLink domain, then pp) that fits the scenario.",
         why="A model whose weights do not fit will not load; one whose KV cache has no room for a sequence at the "
         "context will not serve it; fewer sequences than planned cut tokens/s, and every other estimate "
@@ -51,7 +51,7 @@ def _layout(tp: int, ep: int, pp: int) -> str:
         example="Llama-3.1-405B in BF16 on one H100 (80 GB): 812 GB of weights per GPU; tp=8 with pp=4 holds "
         "the weights and 256 sequences of 8,192 tokens.",
         fix="Deploy over more GPUs (the layout given), store weights or KV in a narrower format (FP8), lower the "
-        "concurrency or context, or reduce the KV bytes per token (fewer KV heads, MLA, sliding windows).",
+        "concurrency (--concurrency N, concurrency = N in [tool.colint]) or context, or reduce the KV bytes per token (fewer KV heads, MLA, sliding windows).",
         sources=SOURCES,
     ),
     options=(
