@@ -10,7 +10,7 @@ top ``moe_top_k``. Two LayerNorms without bias (H each) per layer and a final on
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import layer
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
@@ -35,19 +35,11 @@ def build(r: HFReader) -> ModelSpec:
 
     mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, fused_qkv=True)
     ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter)
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=[layer(mixer, ffn, 2 * h)],
-        pattern=[0] * n_layers,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_seq_len"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        intermediate_size=None,
-        hidden_act=act_name,
+    return r.header_spec(
+        Header(h, n_layers, heads, kv, hd, None, vocab, tie),
+        ([layer(mixer, ffn, 2 * h)], [0] * n_layers),
+        positions=("max_seq_len",),
+        act=act_name,
         extra_params=h,
         loader_rejects=rejects,
     )

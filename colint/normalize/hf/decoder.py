@@ -292,14 +292,13 @@ def build(r: HFReader) -> ModelSpec:
         intermediate=None if derived_inter else ("intermediate_size", "intermediate_size", "n_inner"),
         head_dim="dims" if t.head_dim_key else "hidden",
     )
-    h, n_layers, heads, kv, hd, vocab, tie = (
+    h, n_layers, heads, kv, hd, vocab = (
         c.hidden_size,
         c.num_layers,
         c.num_heads,
         c.num_kv_heads,
         c.head_dim,
         c.vocab_size,
-        c.tie_word_embeddings,
     )
     if c.intermediate_size is None:
         inter = (t.inter_default_mult or 0) * h
@@ -363,19 +362,12 @@ def build(r: HFReader) -> ModelSpec:
         )
         mtp_params = mtp * deepseek_style_mtp_params(layer(full, moe_ffn, other + router_params), h)
     extra = norm_w + (vocab if _flag(r, t.lm_head_bias) else 0)  # a bias is never tied
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=table.kinds,
-        pattern=table.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings", "n_positions"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
+    return r.header_spec(
+        c,
+        table,
+        positions=("max_position_embeddings", "n_positions"),
         intermediate_size=inter,
-        hidden_act=act,
+        act=act,
         sliding_window=window,
         extra_params=extra,
         mtp_layers=mtp,

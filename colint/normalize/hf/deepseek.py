@@ -32,7 +32,7 @@ from dataclasses import replace
 from typing import Any
 
 from colint.normalize.format_reader import mla_norm_params
-from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import (
     KindTable,
     deepseek_style_mtp_params,
@@ -162,19 +162,10 @@ def build(r: HFReader) -> ModelSpec:
 
     mtp = r.int("mtp_layers", "num_nextn_predict_layers", "num_mtp_layers", default=d["mtp"], minimum=0)
     mtp_params = mtp * deepseek_style_mtp_params(layer(mixer, moe_ffn, other), h) if mtp else 0
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv_heads,
-        head_dim=nope + rope,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"),
+    return r.header_spec(
+        Header(h, n_layers, heads, kv_heads, nope + rope, inter, vocab, tie),
+        t,
+        act_default="silu",
         extra_params=h,
         mtp_layers=mtp,
         mtp_params=mtp_params,

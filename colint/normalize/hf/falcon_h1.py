@@ -21,7 +21,7 @@ In the ModelSpec a layer's ``mixer`` is the attention (what the head/KV rules ed
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import KindTable
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
@@ -102,19 +102,10 @@ def build(r: HFReader) -> ModelSpec:
     t = KindTable()
     for _ in range(n_layers):
         t.add(kind)
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie_embeddings(r, False),
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"),
+    return r.header_spec(
+        Header(h, n_layers, heads, kv, hd, inter, vocab, tie_embeddings(r, False)),
+        t,
+        act_default="silu",
         extra_params=h,
         loader_rejects=rejects,
         notes=["every layer runs attention and a Mamba-2 block in parallel (parallel_mixer): both are costed"],

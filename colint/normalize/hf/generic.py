@@ -52,7 +52,7 @@ import re
 
 from colint.errors import SpecError
 from colint.normalize.format_reader import mla_norm_params
-from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import KindTable, int_list, layer, nullable_int, str_list
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
@@ -338,19 +338,9 @@ def build(r: HFReader, gated: bool = True, code: dict | None = None) -> ModelSpe
             ffn = moe
         table.add(layer(mixer, ffn, 2 * h + mixer_other + sinks))
     heads = table.kinds[0].mixer.num_heads
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=table.kinds,
-        pattern=table.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=table.kinds[0].mixer.num_kv_heads,
-        head_dim=table.kinds[0].mixer.head_dim,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act"),
+    return r.header_spec(
+        Header(h, n_layers, heads, table.kinds[0].mixer.num_kv_heads, table.kinds[0].mixer.head_dim, inter, vocab, tie),
+        table,
         sliding_window=window,
         extra_params=h,
         notes=[NOTE],

@@ -9,7 +9,7 @@ Conv1D stores weights [in, out]; the GEMM shapes are the same as a Linear's.
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 
@@ -34,19 +34,11 @@ def build(r: HFReader) -> ModelSpec:
     )
     ffn = FFN(kind="dense", intermediate_size=inner, gated=False, bias=True)
     kind = LayerKind(name="attention/full+dense", mixer=mixer, ffn=ffn, other_params=2 * 2 * h)
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=[kind],
-        pattern=[0] * n_layers,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=positions,
+    return r.header_spec(
+        Header(h, n_layers, heads, heads, hd, inner, vocab, tie),
+        ([kind], [0] * n_layers),
+        positions=positions,
         position_embeddings=positions,
-        num_heads=heads,
-        num_kv_heads=heads,
-        head_dim=hd,
-        intermediate_size=inner,
-        hidden_act=r.str(None, "activation_function"),
+        act=("activation_function",),
         extra_params=2 * h,  # ln_f weight + bias
     )

@@ -24,7 +24,7 @@ def build(r: HFReader) -> ModelSpec:
         intermediate=("moe_intermediate_size", "intermediate_size"),
     )
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
+    inter = c.ffn_width
     bias = r.bool(None, "attention_bias", default=True)
     e = r.int("num_experts", "num_local_experts", "num_experts", default=128)
     notes: list[str] = []
@@ -58,19 +58,11 @@ def build(r: HFReader) -> ModelSpec:
     for i in range(n_layers):
         sw = window is not None and i < len(types) and types[i] == "sliding_attention"
         t.add(layer(mixers[sw], ffn, 2 * h + heads))
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
+    return r.header_spec(
+        c,
+        t,
         intermediate_size=None,
-        hidden_act=r.str(None, "hidden_act", default="silu"),
+        act_default="silu",
         sliding_window=window,
         extra_params=h,
         notes=notes,

@@ -113,7 +113,7 @@ def build(r: HFReader) -> ModelSpec:
     d = _DEFAULTS[r.model_type]
     c = read_common(r, {**d, "tie": False})
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
+    inter = c.ffn_width
     bias = r.bool(None, "attention_bias", default=False)
     if r.model_type == "bamba":
         ffn = FFN(kind="dense", intermediate_size=inter, bias=r.bool(None, "mlp_bias", default=False))
@@ -137,18 +137,9 @@ def build(r: HFReader) -> ModelSpec:
     t = KindTable()
     for is_mamba in _mamba_layers(r, n_layers):
         t.add(layer(mamba, ffn, 2 * h + mamba_params) if is_mamba else layer(attn, ffn, 2 * h))
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"),
+    return r.header_spec(
+        c,
+        t,
+        act_default="silu",
         extra_params=h,
     )

@@ -26,7 +26,7 @@ def build(r: HFReader) -> ModelSpec:
         intermediate=("moe_intermediate_size", "intermediate_size"),  # the experts' width; the dense MLP's below
     )
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    moe_inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
+    moe_inter = c.ffn_width
     bias = r.bool(None, "attention_bias", default=False)
     inter = r.int("intermediate_size", "intermediate_size_mlp", default=16384)
     e = r.int("num_experts", "num_local_experts", default=16)
@@ -73,18 +73,10 @@ def build(r: HFReader) -> ModelSpec:
     for i in range(n_layers):
         chunked = i < len(types) and types[i] == "chunked_attention"
         t.add(layer(mixers[chunked], moe_ffn if i in moe_set else dense_ffn, 2 * h))
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
+    return r.header_spec(
+        c,
+        t,
         intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"),
+        act_default="silu",
         extra_params=h,
     )

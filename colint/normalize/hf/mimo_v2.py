@@ -24,7 +24,7 @@ transformers 5.24 ``modeling_mimo_v2_flash.py`` / ``MiMoV2FlashConfig``:
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import KindTable, ignored_key, int_list, layer, str_list
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
@@ -149,19 +149,10 @@ def build(r: HFReader) -> ModelSpec:
         t.add(layer(mixer, moe if sparse[i] and moe is not None else dense, 2 * h + sinks))
     if r.has("num_nextn_predict_layers"):
         notes.append("MTP layers (num_nextn_predict_layers) are not built by transformers and not counted")
-    return r.spec(
-        hidden_size=h,
-        num_layers=n,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"),
+    return r.header_spec(
+        Header(h, n, heads, kv, hd, inter, vocab, tie),
+        t,
+        act_default="silu",
         sliding_window=window,
         extra_params=h,
         notes=notes,

@@ -10,7 +10,7 @@ q_lora_rank; ``kv_a_proj_with_mqa`` (H -> kv_lora_rank + rope, ``attention_bias`
 from __future__ import annotations
 
 from colint.normalize.format_reader import mla_norm_params
-from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import nullable_int
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
@@ -49,18 +49,8 @@ def build(r: HFReader) -> ModelSpec:
     ffn = FFN(kind="dense", intermediate_size=inter, gated=True, bias=mlp_bias)
     other = 2 * h + mla_norm_params(mixer)
     kind = LayerKind(name="mla+dense", mixer=mixer, ffn=ffn, other_params=other)
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=[kind],
-        pattern=[0] * n_layers,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv_heads,
-        head_dim=nope + rope,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act"),
+    return r.header_spec(
+        Header(h, n_layers, heads, kv_heads, nope + rope, inter, vocab, tie),
+        ([kind], [0] * n_layers),
         extra_params=h,
     )

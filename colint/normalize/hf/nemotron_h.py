@@ -26,7 +26,7 @@ hnorm + eh_proj (2H -> H) + final norm (an estimate after DeepSeek-V3's MTP modu
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import KindTable, ignored_key, layer, mtp_module_params, str_list
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
@@ -162,19 +162,11 @@ def build(r: HFReader) -> ModelSpec:
             + "".join({v: c for c, v in _CHARS.items()}[x] for x in mtp_types)
             + ", not built by transformers; mtp_params is an estimate"
         )
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "mlp_hidden_act", default="relu2"),
+    return r.header_spec(
+        Header(h, n_layers, heads, kv, hd, inter, vocab, tie),
+        t,
+        act=("mlp_hidden_act",),
+        act_default="relu2",
         extra_params=h,
         mtp_layers=mtp,
         mtp_params=mtp_params,

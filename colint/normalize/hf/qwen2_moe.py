@@ -47,7 +47,7 @@ def build(r: HFReader) -> ModelSpec:
     qwen2 = mt == "qwen2_moe"
     c = read_common(r, d)
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
+    inter = c.ffn_width
     moe_inter = r.int("moe_intermediate_size", "moe_intermediate_size", default=d["moe"])
     e = r.int("num_experts", "num_experts", "num_local_experts", default=d["e"], minimum=0)
     k = r.int("top_k", "num_experts_per_tok", default=d["k"])
@@ -109,19 +109,10 @@ def build(r: HFReader) -> ModelSpec:
     for i in range(n_layers):
         sparse = i not in mlp_only and e > 0 and (i + 1) % step == 0
         t.add(kinds[bool(sliding(i))][sparse])
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"),
+    return r.header_spec(
+        c,
+        t,
+        act_default="silu",
         sliding_window=window,
         extra_params=h,
     )

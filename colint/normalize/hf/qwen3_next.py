@@ -46,7 +46,6 @@ def build(r: HFReader) -> ModelSpec:
     d = _DEFAULTS[mt]
     c = read_common(r, {**d, "head_dim": 256, "tie": False}, intermediate=None)
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    vocab, tie = c.vocab_size, c.tie_word_embeddings
     attn_bias = r.bool(None, "attention_bias", default=False)
 
     nk = r.int(None, "linear_num_key_heads", default=16)
@@ -129,19 +128,11 @@ def build(r: HFReader) -> ModelSpec:
     if mtp:
         mtp_kind = layer(full, moe_ffn or dense_ffn, full_other + 2 * h)
         mtp_params = mtp * deepseek_style_mtp_params(mtp_kind, h)
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
+    return r.header_spec(
+        c,
+        t,
         intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"),
+        act_default="silu",
         extra_params=h,
         mtp_layers=mtp,
         mtp_params=mtp_params,
