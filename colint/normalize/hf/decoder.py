@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from colint.normalize.hf.base import HFReader, layer_types_of, read_common
+from colint.normalize.hf.base import HFReader, full_and_windowed, layer_types_of, read_common
 from colint.normalize.hf.moe_common import KindTable, deepseek_style_mtp_params, layer, nullable_int, str_list
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
@@ -323,20 +323,9 @@ def build(r: HFReader) -> ModelSpec:
     sparse = _sparse_layers(r, t, n_layers)
     moe_ffn, router_params = _moe_ffn(r, t, h, inter) if any(sparse) else (None, 0)
     top_ks = _top_k(r, t, n_layers) if any(sparse) else []
-    mixers = [  # [full, sliding]: one object each, shared by the layers (a LayerKind per combination, not per layer)
-        Mixer(
-            kind="attention",
-            attention="sliding" if sw else "full",
-            window=window if sw else None,
-            num_heads=heads,
-            num_kv_heads=kv,
-            head_dim=hd,
-            qkv_bias=qkv_bias,
-            o_bias=o_bias,
-            fused_qkv=t.fused_qkv,
-        )
-        for sw in (False, True)
-    ]
+    mixers = full_and_windowed(
+        window, num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=qkv_bias, o_bias=o_bias, fused_qkv=t.fused_qkv
+    )
     table = KindTable()
     for i in range(n_layers):
         mixer = mixers[types[i] == "sliding_attention" and bool(window)]

@@ -12,9 +12,9 @@ that key is absent (transformers ignores it). Two RMSNorms (H) per layer and a f
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader, read_common
+from colint.normalize.hf.base import HFReader, full_and_windowed, read_common
 from colint.normalize.hf.moe_common import KindTable, ignored_key, layer, nullable_int
-from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+from colint.normalize.model_spec import FFN, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
@@ -41,19 +41,7 @@ def build(r: HFReader) -> ModelSpec:
         types = ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n_layers)]
 
     ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter, expert_bias=True, router_bias=True)
-    mixers = [  # [full, sliding]: one object each, shared by the layers (a LayerKind per combination, not per layer)
-        Mixer(
-            kind="attention",
-            attention="sliding" if sw else "full",
-            window=window if sw else None,
-            num_heads=heads,
-            num_kv_heads=kv,
-            head_dim=hd,
-            qkv_bias=bias,
-            o_bias=bias,
-        )
-        for sw in (False, True)
-    ]
+    mixers = full_and_windowed(window, num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias)
     t = KindTable()
     for i in range(n_layers):
         sw = window is not None and i < len(types) and types[i] == "sliding_attention"

@@ -14,9 +14,9 @@ RMSNorms (H) per layer and a final one. The vision tower of the wrapper is not c
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader, read_common
+from colint.normalize.hf.base import HFReader, full_and_windowed, read_common
 from colint.normalize.hf.moe_common import KindTable, int_list, layer, nullable_int
-from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+from colint.normalize.model_spec import FFN, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
@@ -56,19 +56,9 @@ def build(r: HFReader) -> ModelSpec:
         num_shared_experts=1,
         shared_intermediate_size=moe_inter,
     )
-    mixers = [  # [full, chunked]: one object each, shared by the layers (a LayerKind per combination, not per layer)
-        Mixer(
-            kind="attention",
-            attention="chunked" if chunked else "full",
-            window=chunk if chunked else None,
-            num_heads=heads,
-            num_kv_heads=kv,
-            head_dim=hd,
-            qkv_bias=bias,
-            o_bias=bias,
-        )
-        for chunked in (False, True)
-    ]
+    mixers = full_and_windowed(
+        chunk, "chunked", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias
+    )
     t = KindTable()
     for i in range(n_layers):
         chunked = i < len(types) and types[i] == "chunked_attention"

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from colint.normalize.hf.base import HFReader, read_common
+from colint.normalize.hf.base import HFReader, full_and_windowed, read_common
 from colint.normalize.hf.moe_common import KindTable, int_list, layer
-from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+from colint.normalize.model_spec import FFN, ModelSpec
 
 # transformers 5.24 dataclass defaults per model_type
 _DEFAULTS: dict[str, dict[str, Any]] = {
@@ -90,19 +90,7 @@ def build(r: HFReader) -> ModelSpec:
         shared_expert_gate=qwen2,
     )
     dense_ffn = FFN(kind="dense", intermediate_size=inter)
-    mixers = [  # [full, sliding]: one object each, shared by the layers (a LayerKind per combination, not per layer)
-        Mixer(
-            kind="attention",
-            attention="sliding" if sw else "full",
-            window=window if sw else None,
-            num_heads=heads,
-            num_kv_heads=kv,
-            head_dim=hd,
-            qkv_bias=qkv_bias,
-            o_bias=o_bias,
-        )
-        for sw in (False, True)
-    ]
+    mixers = full_and_windowed(window, num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=qkv_bias, o_bias=o_bias)
     # [full, sliding] x [dense, sparse]
     kinds = [[layer(m, dense_ffn, other), layer(m, moe_ffn, other)] for m in mixers]
     t = KindTable()
