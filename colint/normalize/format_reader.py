@@ -124,6 +124,18 @@ def attention(
     )
 
 
+def heads_attention(heads: int, kv_heads: int, head_dim: int, **fields: Any) -> Mixer:
+    """Softmax attention of ``heads`` query heads and ``kv_heads`` KV heads of ``head_dim``; ``fields`` are the
+    Mixer's other fields, the ones a family sets (biases, window, gates)."""
+    return Mixer(kind="attention", num_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim, **fields)
+
+
+def routed_experts(num_experts: int, top_k: int, width: int, **fields: Any) -> FFN:
+    """A MoE FFN: ``top_k`` of ``num_experts`` experts of FFN width ``width`` per token; ``fields`` are the
+    FFN's other fields (shared experts, biases, gates)."""
+    return FFN(kind="moe", num_experts=num_experts, top_k=top_k, expert_intermediate_size=width, **fields)
+
+
 def mla(heads: int, *, q_lora_rank: int | None, kv_lora_rank: int, nope: int, rope: int, v_head_dim: int) -> Mixer:
     return Mixer(
         kind="mla",

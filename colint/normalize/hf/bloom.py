@@ -8,9 +8,10 @@ LayerNorms with bias; final ``ln_f``; LM head tied by default.
 
 from __future__ import annotations
 
+from colint.normalize.format_reader import heads_attention
 from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.tie import tie_embeddings
-from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
+from colint.normalize.model_spec import FFN, LayerKind, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
@@ -24,9 +25,7 @@ def build(r: HFReader) -> ModelSpec:
     hd = h // heads
     vocab = r.int("vocab_size", "vocab_size")
     tie = tie_embeddings(r)
-    mixer = Mixer(
-        kind="attention", num_heads=heads, num_kv_heads=heads, head_dim=hd, qkv_bias=True, o_bias=True, fused_qkv=True
-    )
+    mixer = heads_attention(heads, heads, hd, qkv_bias=True, o_bias=True, fused_qkv=True)
     ffn = FFN(kind="dense", intermediate_size=4 * h, gated=False, bias=True)  # fixed 4H in BloomMLP
     kind = LayerKind(name="attention/full+dense", mixer=mixer, ffn=ffn, other_params=2 * 2 * h)
     return r.header_spec(

@@ -26,9 +26,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from colint.normalize.format_reader import heads_attention, routed_experts
 from colint.normalize.hf.base import HFReader, full_and_windowed, layer_types_of, read_common
 from colint.normalize.hf.moe_common import KindTable, deepseek_style_mtp_params, layer, nullable_int, str_list
-from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+from colint.normalize.model_spec import FFN, ModelSpec
 
 Flag = bool | str  # a fixed value, or the config key that holds it
 
@@ -270,11 +271,10 @@ def _moe_ffn(r: HFReader, t: Traits, h: int, inter: int) -> tuple[FFN, int]:
         shared_w = width
     elif t.shared == "hunyuan":
         n_shared, shared_w = 1, inter
-    ffn = FFN(
-        kind="moe",
-        num_experts=e,
-        top_k=k,
-        expert_intermediate_size=width,
+    ffn = routed_experts(
+        e,
+        k,
+        width,
         num_shared_experts=n_shared,
         shared_intermediate_size=shared_w if n_shared else 0,
         shared_bias=_flag(r, t.mlp_bias),
@@ -340,15 +340,7 @@ def build(r: HFReader) -> ModelSpec:
     if mtp:  # each MTP module sized like DeepSeek-V3's around one sparse layer (moe_common.mtp_module_params)
         if moe_ffn is None:
             moe_ffn, router_params = _moe_ffn(r, t, h, inter)
-        full = Mixer(
-            kind="attention",
-            num_heads=heads,
-            num_kv_heads=kv,
-            head_dim=hd,
-            qkv_bias=qkv_bias,
-            o_bias=o_bias,
-            fused_qkv=t.fused_qkv,
-        )
+        full = heads_attention(heads, kv, hd, qkv_bias=qkv_bias, o_bias=o_bias, fused_qkv=t.fused_qkv)
         mtp_params = mtp * deepseek_style_mtp_params(layer(full, moe_ffn, other + router_params), h)
     extra = norm_w + (vocab if _flag(r, t.lm_head_bias) else 0)  # a bias is never tied
     return r.header_spec(

@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from colint.normalize.format_reader import mla_norm_params
+from colint.normalize.format_reader import mla_norm_params, routed_experts
 from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import (
     KindTable,
@@ -135,11 +135,10 @@ def build(r: HFReader) -> ModelSpec:
     shared_other = 2 * h + mla_norm_params(mixer)
     indexer = _indexer_types(r, n_layers) if mt == "glm_moe_dsa" else None
     dense_ffn = FFN(kind="dense", intermediate_size=inter, bias=mlp_bias)
-    moe_ffn = FFN(
-        kind="moe",
-        num_experts=e,
-        top_k=k,
-        expert_intermediate_size=moe_inter,
+    moe_ffn = routed_experts(
+        e,
+        k,
+        moe_inter,
         num_shared_experts=n_shared,
         shared_intermediate_size=moe_inter if n_shared else 0,
         shared_bias=mlp_bias,

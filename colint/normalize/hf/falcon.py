@@ -12,9 +12,10 @@ one (``input_layernorm``); the new architecture has two (``ln_attn``, ``ln_mlp``
 
 from __future__ import annotations
 
+from colint.normalize.format_reader import heads_attention
 from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.tie import tie_embeddings
-from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
+from colint.normalize.model_spec import FFN, LayerKind, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
@@ -44,9 +45,7 @@ def build(r: HFReader) -> ModelSpec:
         if n_ln is None and new_arch:
             n_ln = 2
         norms = 2 if n_ln == 2 else 1
-    mixer = Mixer(
-        kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias, fused_qkv=True
-    )
+    mixer = heads_attention(heads, kv, hd, qkv_bias=bias, o_bias=bias, fused_qkv=True)
     ffn = FFN(kind="dense", intermediate_size=ffn_width, gated=False, bias=bias)
     kind = LayerKind(name="attention/full+dense", mixer=mixer, ffn=ffn, other_params=norms * 2 * h)
     notes = []

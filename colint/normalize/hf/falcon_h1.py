@@ -21,6 +21,7 @@ In the ModelSpec a layer's ``mixer`` is the attention (what the head/KV rules ed
 
 from __future__ import annotations
 
+from colint.normalize.format_reader import heads_attention
 from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import KindTable
 from colint.normalize.hf.tie import tie_embeddings
@@ -94,7 +95,7 @@ def build(r: HFReader) -> ModelSpec:
     bias = r.bool(None, "attention_bias", default=False)
     rejects: list[str] = []
     mamba, mamba_other = _mamba(r, h, rejects)
-    attn = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias)
+    attn = heads_attention(heads, kv, hd, qkv_bias=bias, o_bias=bias)
     ffn = FFN(kind="dense", intermediate_size=inter, gated=True, bias=r.bool(None, "mlp_bias", default=False))
     kind = LayerKind(
         name="attention/full|mamba+dense", mixer=attn, parallel_mixer=mamba, ffn=ffn, other_params=2 * h + mamba_other

@@ -22,6 +22,7 @@ Final RMSNorm; LM head tied by default.
 
 from __future__ import annotations
 
+from colint.normalize.format_reader import routed_experts
 from colint.normalize.hf.base import HFReader, layer_types_of, read_common
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 
@@ -116,14 +117,7 @@ def build(r: HFReader) -> ModelSpec:
         if ple:
             other += 2 * h * ple + h  # per_layer_input_gate, per_layer_projection, post_per_layer_input_norm
         if moe:
-            ffn = FFN(
-                kind="moe",
-                num_experts=n_exp,
-                top_k=top_k,
-                expert_intermediate_size=moe_inter,
-                num_shared_experts=1,
-                shared_intermediate_size=width,
-            )
+            ffn = routed_experts(n_exp, top_k, moe_inter, num_shared_experts=1, shared_intermediate_size=width)
             other += h + n_exp + 3 * h  # router scale, per_expert_scale, three extra norms
         else:
             ffn = FFN(kind="dense", intermediate_size=width, gated=True)

@@ -51,7 +51,7 @@ from __future__ import annotations
 import re
 
 from colint.errors import SpecError
-from colint.normalize.format_reader import mla_norm_params
+from colint.normalize.format_reader import mla_norm_params, routed_experts
 from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import KindTable, int_list, layer, nullable_int, str_list
 from colint.normalize.hf.tie import tie_embeddings
@@ -313,11 +313,10 @@ def build(r: HFReader, gated: bool = True, code: dict | None = None) -> ModelSpe
         if not n_shared and shared_key:
             shared_w = r.int("shared_expert_intermediate_size", shared_key, minimum=0)
             n_shared = 1 if shared_w else 0
-        moe = FFN(
-            kind="moe",
-            num_experts=e,
-            top_k=k,
-            expert_intermediate_size=width,
+        moe = routed_experts(
+            e,
+            k,
+            width,
             num_shared_experts=n_shared,
             shared_intermediate_size=shared_w if n_shared else 0,
             shared_bias=mlp_bias,

@@ -9,9 +9,10 @@ Conv1D stores weights [in, out]; the GEMM shapes are the same as a Linear's.
 
 from __future__ import annotations
 
+from colint.normalize.format_reader import heads_attention
 from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.tie import tie_embeddings
-from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
+from colint.normalize.model_spec import FFN, LayerKind, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
@@ -29,9 +30,7 @@ def build(r: HFReader) -> ModelSpec:
     vocab = r.int("vocab_size", "vocab_size")
     positions = r.int("max_position_embeddings", "max_position_embeddings")
     tie = tie_embeddings(r)
-    mixer = Mixer(
-        kind="attention", num_heads=heads, num_kv_heads=heads, head_dim=hd, qkv_bias=True, o_bias=True, fused_qkv=True
-    )
+    mixer = heads_attention(heads, heads, hd, qkv_bias=True, o_bias=True, fused_qkv=True)
     ffn = FFN(kind="dense", intermediate_size=inner, gated=False, bias=True)
     kind = LayerKind(name="attention/full+dense", mixer=mixer, ffn=ffn, other_params=2 * 2 * h)
     return r.header_spec(

@@ -12,9 +12,10 @@ that key is absent (transformers ignores it). Two RMSNorms (H) per layer and a f
 
 from __future__ import annotations
 
+from colint.normalize.format_reader import routed_experts
 from colint.normalize.hf.base import HFReader, full_and_windowed, read_common
 from colint.normalize.hf.moe_common import KindTable, ignored_key, layer, nullable_int
-from colint.normalize.model_spec import FFN, ModelSpec
+from colint.normalize.model_spec import ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
@@ -40,7 +41,7 @@ def build(r: HFReader) -> ModelSpec:
     if types is None:
         types = ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n_layers)]
 
-    ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter, expert_bias=True, router_bias=True)
+    ffn = routed_experts(e, k, inter, expert_bias=True, router_bias=True)
     mixers = full_and_windowed(window, num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias)
     t = KindTable()
     for i in range(n_layers):

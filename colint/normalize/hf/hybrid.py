@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from colint.normalize.format_reader import heads_attention, routed_experts
 from colint.normalize.hf.base import HFReader, read_common
 from colint.normalize.hf.moe_common import KindTable, int_list, layer, str_list
 from colint.normalize.hf.tie import tie_embeddings
@@ -121,11 +122,10 @@ def build(r: HFReader) -> ModelSpec:
         shared = r.int("shared_expert_intermediate_size", "shared_intermediate_size", default=1024)
         e = r.int("num_experts", "num_local_experts", default=8, minimum=0)
         if e:
-            ffn = FFN(
-                kind="moe",
-                num_experts=e,
-                top_k=r.int("top_k", "num_experts_per_tok", default=2),
-                expert_intermediate_size=inter,
+            ffn = routed_experts(
+                e,
+                r.int("top_k", "num_experts_per_tok", default=2),
+                inter,
                 num_shared_experts=1,
                 shared_intermediate_size=shared,
             )
@@ -133,7 +133,7 @@ def build(r: HFReader) -> ModelSpec:
         else:
             ffn = FFN(kind="dense", intermediate_size=shared)
     mamba, mamba_params = mamba2(r, h)
-    attn = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias)
+    attn = heads_attention(heads, kv, hd, qkv_bias=bias, o_bias=bias)
     t = KindTable()
     for is_mamba in _mamba_layers(r, n_layers):
         t.add(layer(mamba, ffn, 2 * h + mamba_params) if is_mamba else layer(attn, ffn, 2 * h))

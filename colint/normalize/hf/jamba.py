@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 
+from colint.normalize.format_reader import heads_attention, routed_experts
 from colint.normalize.hf.base import HFReader, read_common
 from colint.normalize.hf.moe_common import KindTable, layer
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
@@ -53,7 +54,7 @@ def build(r: HFReader) -> ModelSpec:
     proj_bias = r.bool(None, "mamba_proj_bias", default=False)
 
     d_inner = expand * h
-    attn = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd)
+    attn = heads_attention(heads, kv, hd)
     mamba = Mixer(
         kind="mamba",
         mamba_version=1,
@@ -73,7 +74,7 @@ def build(r: HFReader) -> ModelSpec:
         + 2 * d_state
     )  # dt / B / C RMSNorms
     dense_ffn = FFN(kind="dense", intermediate_size=inter)
-    moe_ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter)
+    moe_ffn = routed_experts(e, k, inter)
     t = KindTable()
     for i in range(n_layers):
         is_attn = i % attn_period == attn_offset

@@ -12,6 +12,7 @@ LM head tied by default (alias ``tie_embedding``).
 
 from __future__ import annotations
 
+from colint.normalize.format_reader import heads_attention
 from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import KindTable, int_list, layer, str_list
 from colint.normalize.hf.tie import tie_embeddings
@@ -47,7 +48,7 @@ def build(r: HFReader) -> ModelSpec:
         types = ["full_attention" if full is None or i in full else "conv" for i in range(n_layers)]
 
     ffn = FFN(kind="dense", intermediate_size=inter, gated=True)
-    attn = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd)
+    attn = heads_attention(heads, kv, hd)
     conv = Mixer(kind="short_conv", conv_kernel=taps, d_inner=h, in_bias=conv_bias, out_bias=conv_bias)
     conv_params = h * taps + (h if conv_bias else 0)
     t = KindTable()

@@ -14,6 +14,7 @@ RMSNorms (H) per layer and a final one. The vision tower of the wrapper is not c
 
 from __future__ import annotations
 
+from colint.normalize.format_reader import routed_experts
 from colint.normalize.hf.base import HFReader, full_and_windowed, read_common
 from colint.normalize.hf.moe_common import KindTable, int_list, layer, nullable_int
 from colint.normalize.model_spec import FFN, ModelSpec
@@ -48,14 +49,7 @@ def build(r: HFReader) -> ModelSpec:
         ]
 
     dense_ffn = FFN(kind="dense", intermediate_size=inter)
-    moe_ffn = FFN(
-        kind="moe",
-        num_experts=e,
-        top_k=k,
-        expert_intermediate_size=moe_inter,
-        num_shared_experts=1,
-        shared_intermediate_size=moe_inter,
-    )
+    moe_ffn = routed_experts(e, k, moe_inter, num_shared_experts=1, shared_intermediate_size=moe_inter)
     mixers = full_and_windowed(
         chunk, "chunked", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias
     )

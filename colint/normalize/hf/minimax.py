@@ -13,9 +13,10 @@ when it disagrees with the layer types used.
 
 from __future__ import annotations
 
+from colint.normalize.format_reader import routed_experts
 from colint.normalize.hf.base import Header, HFReader, read_common
 from colint.normalize.hf.moe_common import KindTable, layer
-from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+from colint.normalize.model_spec import Mixer, ModelSpec
 
 
 def read_config(r: HFReader) -> tuple:
@@ -81,7 +82,7 @@ def build(r: HFReader) -> ModelSpec:
         k_head_dim=hd,
         v_head_dim=hd,
     )
-    ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter)
+    ffn = routed_experts(e, k, inter)
     t = KindTable()
     for i in range(n_layers):
         lin = i < len(types) and types[i] == "linear_attention"

@@ -13,9 +13,10 @@ DeepSeek-V3's MTP module).
 
 from __future__ import annotations
 
+from colint.normalize.format_reader import heads_attention, routed_experts
 from colint.normalize.hf.base import HFReader, read_common
 from colint.normalize.hf.moe_common import KindTable, deepseek_style_mtp_params, ignored_key, layer
-from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+from colint.normalize.model_spec import ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
@@ -29,8 +30,8 @@ def build(r: HFReader) -> ModelSpec:
     e = r.int("num_experts", "num_local_experts", "num_experts", default=256)
     k = r.int("top_k", "num_experts_per_tok", default=8)
 
-    mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd)
-    ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter)
+    mixer = heads_attention(heads, kv, hd)
+    ffn = routed_experts(e, k, inter)
     kind = layer(mixer, ffn, 2 * h + heads * hd + kv * hd)
     t = KindTable()
     for _ in range(n_layers):

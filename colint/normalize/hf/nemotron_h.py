@@ -26,6 +26,7 @@ hnorm + eh_proj (2H -> H) + final norm (an estimate after DeepSeek-V3's MTP modu
 
 from __future__ import annotations
 
+from colint.normalize.format_reader import heads_attention, routed_experts
 from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import KindTable, ignored_key, layer, mtp_module_params, str_list
 from colint.normalize.hf.tie import tie_embeddings
@@ -127,15 +128,14 @@ def build(r: HFReader) -> ModelSpec:
             none_ffn,
             h + conv_dim * conv + (conv_dim if conv_bias else 0) + 3 * m_heads + d_inner,
         ),
-        "full_attention": layer(Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd), none_ffn, h),
+        "full_attention": layer(heads_attention(heads, kv, hd), none_ffn, h),
         "mlp": layer(none_mixer, FFN(kind="dense", intermediate_size=inter, gated=False, bias=mlp_bias), h),
         "moe": layer(
             none_mixer,
-            FFN(
-                kind="moe",
-                num_experts=e,
-                top_k=k,
-                expert_intermediate_size=moe_inter,
+            routed_experts(
+                e,
+                k,
+                moe_inter,
                 expert_gated=False,
                 num_shared_experts=1,
                 shared_intermediate_size=shared,

@@ -11,9 +11,10 @@ LayerNorms (weight+bias when ``layer_norm_elementwise_affine``); a final LayerNo
 
 from __future__ import annotations
 
+from colint.normalize.format_reader import heads_attention
 from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.tie import tie_embeddings
-from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
+from colint.normalize.model_spec import FFN, LayerKind, ModelSpec
 
 POSITION_OFFSET = 2  # OPTLearnedPositionalEmbedding.offset in transformers' modeling_opt.py
 
@@ -35,7 +36,7 @@ def build(r: HFReader) -> ModelSpec:
     before = r.bool(None, "do_layer_norm_before", default=True)
     remove_final = r.bool(None, "_remove_final_layer_norm", default=False)
     ln = 2 * h if affine else 0
-    mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=heads, head_dim=hd, qkv_bias=bias, o_bias=bias)
+    mixer = heads_attention(heads, heads, hd, qkv_bias=bias, o_bias=bias)
     ffn = FFN(kind="dense", intermediate_size=ffn_dim, gated=False, bias=bias)
     kind = LayerKind(name="attention/full+dense", mixer=mixer, ffn=ffn, other_params=2 * ln)
     notes = []

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from colint.normalize.format_reader import routed_experts
 from colint.normalize.hf.base import HFReader, full_and_windowed, read_common
 from colint.normalize.hf.moe_common import KindTable, int_list, layer
 from colint.normalize.model_spec import FFN, ModelSpec
@@ -80,14 +81,8 @@ def build(r: HFReader) -> ModelSpec:
         return bool((i + 1) % 2) and i < max_window_layers
 
     other = 2 * h + (0 if qwen2 else 2 * hd)
-    moe_ffn = FFN(
-        kind="moe",
-        num_experts=e,
-        top_k=k,
-        expert_intermediate_size=moe_inter,
-        num_shared_experts=1 if qwen2 else 0,
-        shared_intermediate_size=shared,
-        shared_expert_gate=qwen2,
+    moe_ffn = routed_experts(
+        e, k, moe_inter, num_shared_experts=1 if qwen2 else 0, shared_intermediate_size=shared, shared_expert_gate=qwen2
     )
     dense_ffn = FFN(kind="dense", intermediate_size=inter)
     mixers = full_and_windowed(window, num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=qkv_bias, o_bias=o_bias)

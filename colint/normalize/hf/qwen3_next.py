@@ -22,6 +22,7 @@ transformers 5.24 (``modeling_qwen3_next.py``, ``modeling_qwen3_5*.py``):
 
 from __future__ import annotations
 
+from colint.normalize.format_reader import heads_attention, routed_experts
 from colint.normalize.hf.base import HFReader, layer_types_of, read_common
 from colint.normalize.hf.moe_common import KindTable, deepseek_style_mtp_params, int_list, layer
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
@@ -74,15 +75,7 @@ def build(r: HFReader) -> ModelSpec:
         step = r.int("decoder_sparse_step", "decoder_sparse_step", default=1)
         mlp_only = set(int_list(r, "mlp_only_layers") or [])
 
-    full = Mixer(
-        kind="attention",
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        qkv_bias=attn_bias,
-        o_bias=attn_bias,
-        gated_q=True,
-    )
+    full = heads_attention(heads, kv, hd, qkv_bias=attn_bias, o_bias=attn_bias, gated_q=True)
     full_other = 2 * hd
     lin = Mixer(
         kind="linear_attention",
@@ -98,14 +91,8 @@ def build(r: HFReader) -> ModelSpec:
     moe_ffn = (
         None
         if dense
-        else FFN(
-            kind="moe",
-            num_experts=e,
-            top_k=k,
-            expert_intermediate_size=moe_inter,
-            num_shared_experts=1,
-            shared_intermediate_size=shared,
-            shared_expert_gate=True,
+        else routed_experts(
+            e, k, moe_inter, num_shared_experts=1, shared_intermediate_size=shared, shared_expert_gate=True
         )
     )
 
