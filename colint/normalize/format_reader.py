@@ -130,6 +130,21 @@ def heads_attention(heads: int, kv_heads: int, head_dim: int, **fields: Any) -> 
     return Mixer(kind="attention", num_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim, **fields)
 
 
+def mamba2_mixer(heads: int, d_inner: int, d_state: int, n_groups: int, conv_kernel: int, **fields: Any) -> Mixer:
+    """A Mamba-2 mixer: ``heads`` SSM heads over ``d_inner`` channels, state ``d_state`` in ``n_groups`` groups,
+    a causal conv of ``conv_kernel`` taps; ``fields`` are the Mixer's other fields (projection biases)."""
+    return Mixer(
+        kind="mamba",
+        mamba_version=2,
+        num_heads=heads,
+        d_inner=d_inner,
+        d_state=d_state,
+        n_groups=n_groups,
+        conv_kernel=conv_kernel,
+        **fields,
+    )
+
+
 def routed_experts(num_experts: int, top_k: int, width: int, **fields: Any) -> FFN:
     """A MoE FFN: ``top_k`` of ``num_experts`` experts of FFN width ``width`` per token; ``fields`` are the
     FFN's other fields (shared experts, biases, gates)."""

@@ -21,7 +21,7 @@ In the ModelSpec a layer's ``mixer`` is the attention (what the head/KV rules ed
 
 from __future__ import annotations
 
-from colint.normalize.format_reader import heads_attention
+from colint.normalize.format_reader import heads_attention, mamba2_mixer
 from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import KindTable
 from colint.normalize.hf.tie import tie_embeddings
@@ -69,17 +69,7 @@ def _mamba(r: HFReader, h: int, rejects: list[str]) -> tuple[Mixer, int]:
                 f"{heads * d_head}, not the Mamba width {d_ssm}"
             )
     conv_dim = d_ssm + 2 * groups * d_state
-    mixer = Mixer(
-        kind="mamba",
-        mamba_version=2,
-        num_heads=heads,
-        d_inner=d_ssm,
-        d_state=d_state,
-        n_groups=groups,
-        conv_kernel=taps,
-        in_bias=proj_bias,
-        out_bias=out_bias,
-    )
+    mixer = mamba2_mixer(heads, d_ssm, d_state, groups, taps, in_bias=proj_bias, out_bias=out_bias)
     other = conv_dim * taps + (conv_dim if conv_bias else 0) + 3 * heads + (d_ssm if rms_norm else 0)
     return mixer, other
 

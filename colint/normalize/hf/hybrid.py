@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from colint.normalize.format_reader import heads_attention, routed_experts
+from colint.normalize.format_reader import heads_attention, mamba2_mixer, routed_experts
 from colint.normalize.hf.base import HFReader, read_common
 from colint.normalize.hf.moe_common import KindTable, int_list, layer, str_list
 from colint.normalize.hf.tie import tie_embeddings
@@ -60,17 +60,7 @@ def mamba2(r: HFReader, h: int, keys: dict = HYBRID_MAMBA_KEYS) -> tuple[Mixer, 
     proj_bias = r.bool(None, keys["proj_bias"][0], default=keys["proj_bias"][1])
     conv_bias = r.bool(None, keys["conv_bias"][0], default=keys["conv_bias"][1])
     conv_dim = d_inner + 2 * groups * d_state
-    mixer = Mixer(
-        kind="mamba",
-        mamba_version=2,
-        num_heads=heads,
-        d_inner=d_inner,
-        d_state=d_state,
-        n_groups=groups,
-        conv_kernel=taps,
-        in_bias=proj_bias,
-        out_bias=proj_bias,
-    )
+    mixer = mamba2_mixer(heads, d_inner, d_state, groups, taps, in_bias=proj_bias, out_bias=proj_bias)
     return mixer, conv_dim * taps + (conv_dim if conv_bias else 0) + 3 * heads + d_inner
 
 

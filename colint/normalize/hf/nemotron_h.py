@@ -26,7 +26,7 @@ hnorm + eh_proj (2H -> H) + final norm (an estimate after DeepSeek-V3's MTP modu
 
 from __future__ import annotations
 
-from colint.normalize.format_reader import heads_attention, routed_experts
+from colint.normalize.format_reader import heads_attention, mamba2_mixer, routed_experts
 from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import KindTable, ignored_key, layer, mtp_module_params, str_list
 from colint.normalize.hf.tie import tie_embeddings
@@ -114,17 +114,7 @@ def build(r: HFReader) -> ModelSpec:
     none_mixer, none_ffn = Mixer(kind="none"), FFN(kind="none")
     blocks = {
         "linear_attention": layer(
-            Mixer(
-                kind="mamba",
-                mamba_version=2,
-                num_heads=m_heads,
-                d_inner=d_inner,
-                d_state=d_state,
-                n_groups=groups,
-                conv_kernel=conv,
-                in_bias=use_bias,
-                out_bias=use_bias,
-            ),
+            mamba2_mixer(m_heads, d_inner, d_state, groups, conv, in_bias=use_bias, out_bias=use_bias),
             none_ffn,
             h + conv_dim * conv + (conv_dim if conv_bias else 0) + 3 * m_heads + d_inner,
         ),
