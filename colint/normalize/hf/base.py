@@ -270,6 +270,17 @@ def read_common(
     return Header(h, n_layers, heads, kv, hd, inter, vocab, tie)
 
 
+def head_dim_of(r: HFReader, hidden: int, heads: int, hidden_name: str) -> int:
+    """``hidden // heads`` of a family without a head_dim key (GPT-2, BLOOM), whose attention splits the hidden
+    size evenly: an error on the heads' key (``n_head``) where they do not divide it."""
+    if hidden % heads:
+        raise r.error(
+            r.first_present(["num_attention_heads"]) or "n_head",
+            f"{hidden_name} {hidden} is not divisible by n_head {heads}",
+        )
+    return hidden // heads
+
+
 def layer_types_of(types: list[str] | None, n_layers: int) -> list[str]:
     """``layer_types`` fitted to ``n_layers``: extra entries dropped, missing ones full attention.
 

@@ -9,7 +9,7 @@ LayerNorms with bias; final ``ln_f``; LM head tied by default.
 from __future__ import annotations
 
 from colint.normalize.format_reader import heads_attention
-from colint.normalize.hf.base import HFReader, Header
+from colint.normalize.hf.base import Header, HFReader, head_dim_of
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, LayerKind, ModelSpec
 
@@ -18,11 +18,7 @@ def build(r: HFReader) -> ModelSpec:
     h = r.int("hidden_size", "hidden_size", "n_embed")
     n_layers = r.int("num_layers", "num_hidden_layers")
     heads = r.int("num_heads", "num_attention_heads")
-    if h % heads:
-        raise r.error(
-            r.first_present(["num_attention_heads"]) or "n_head", f"hidden_size {h} is not divisible by n_head {heads}"
-        )
-    hd = h // heads
+    hd = head_dim_of(r, h, heads, "hidden_size")
     vocab = r.int("vocab_size", "vocab_size")
     tie = tie_embeddings(r)
     mixer = heads_attention(heads, heads, hd, qkv_bias=True, o_bias=True, fused_qkv=True)

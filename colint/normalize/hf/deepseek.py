@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from colint.normalize.format_reader import mla_norm_params, routed_experts
+from colint.normalize.format_reader import mla_attention, mla_norm_params, routed_experts
 from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import (
     KindTable,
@@ -42,7 +42,7 @@ from colint.normalize.hf.moe_common import (
     str_list,
 )
 from colint.normalize.hf.tie import tie_embeddings
-from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+from colint.normalize.model_spec import FFN, ModelSpec
 
 _V3 = dict(
     vocab=129280, hidden=7168, inter=18432, moe=2048, layers=61, heads=128, shared=1, e=256, k=8, first_k=3, mtp=1
@@ -113,18 +113,15 @@ def build(r: HFReader) -> ModelSpec:
         index_heads = r.int(None, "index_n_heads", default=ih_d)
         index_dim = r.int(None, "index_head_dim", default=id_d)
         topk = r.int(None, "index_topk", default=topk_d)
-    mixer = Mixer(
-        kind="mla",
-        num_heads=heads,
-        num_kv_heads=kv_heads,
-        head_dim=nope + rope,
-        v_head_dim=v_dim,
-        qkv_bias=attn_bias,
-        o_bias=attn_bias,
-        q_lora_rank=q_lora,
-        kv_lora_rank=kv_lora,
-        qk_nope_head_dim=nope,
-        qk_rope_head_dim=rope,
+    mixer = mla_attention(
+        heads,
+        kv_heads,
+        q_lora=q_lora,
+        kv_lora=kv_lora,
+        nope=nope,
+        rope=rope,
+        v_dim=v_dim,
+        bias=attn_bias,
         index_num_heads=index_heads,
         index_head_dim=index_dim,
         index_topk=topk,

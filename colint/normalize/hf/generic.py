@@ -51,7 +51,7 @@ from __future__ import annotations
 import re
 
 from colint.errors import SpecError
-from colint.normalize.format_reader import mla_norm_params, routed_experts
+from colint.normalize.format_reader import mla_attention, mla_norm_params, routed_experts
 from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import KindTable, int_list, layer, nullable_int, str_list
 from colint.normalize.hf.tie import tie_embeddings
@@ -211,18 +211,15 @@ def _mixer(
         rope = r.int("qk_rope_head_dim", "qk_rope_head_dim")
         v_dim = r.int("v_head_dim", "v_head_dim", default=nope)
         index = q_lora is not None and _set(r, "index_n_heads") and _set(r, "index_head_dim")  # DSA's indexer
-        m = Mixer(
-            kind="mla",
-            num_heads=heads,
-            num_kv_heads=heads,
-            head_dim=nope + rope,
-            v_head_dim=v_dim,
-            qkv_bias=bias,
-            o_bias=bias,
-            q_lora_rank=q_lora,
-            kv_lora_rank=r.int("kv_lora_rank", "kv_lora_rank"),
-            qk_nope_head_dim=nope,
-            qk_rope_head_dim=rope,
+        m = mla_attention(
+            heads,
+            heads,
+            q_lora=q_lora,
+            kv_lora=r.int("kv_lora_rank", "kv_lora_rank"),
+            nope=nope,
+            rope=rope,
+            v_dim=v_dim,
+            bias=bias,
             index_num_heads=r.int(None, "index_n_heads") if index else None,
             index_head_dim=r.int(None, "index_head_dim") if index else None,
             index_topk=r.int(None, "index_topk") if index and _set(r, "index_topk") else None,

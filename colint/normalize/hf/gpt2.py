@@ -10,7 +10,7 @@ Conv1D stores weights [in, out]; the GEMM shapes are the same as a Linear's.
 from __future__ import annotations
 
 from colint.normalize.format_reader import heads_attention
-from colint.normalize.hf.base import HFReader, Header
+from colint.normalize.hf.base import Header, HFReader, head_dim_of
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, LayerKind, ModelSpec
 
@@ -19,11 +19,7 @@ def build(r: HFReader) -> ModelSpec:
     h = r.int("hidden_size", "hidden_size")  # n_embd through transformers' attribute_map
     n_layers = r.int("num_layers", "num_hidden_layers")
     heads = r.int("num_heads", "num_attention_heads")
-    if h % heads:
-        raise r.error(
-            r.first_present(["num_attention_heads"]) or "n_head", f"n_embd {h} is not divisible by n_head {heads}"
-        )
-    hd = h // heads
+    hd = head_dim_of(r, h, heads, "n_embd")
     inner = r.opt_int("intermediate_size", "n_inner", minimum=1) or 4 * h  # GPT2MLP reads n_inner only
     if "intermediate_size" not in r.sources:
         r.record("intermediate_size", "n_inner", default=True)
