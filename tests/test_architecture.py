@@ -3,6 +3,9 @@
 Every ``import colint...`` in the package — at module level, inside a function, or under
 ``TYPE_CHECKING`` — must point at a unit of a lower layer or at its own unit, and no two modules
 may import each other, directly or through others. A unit is a top-level module or sub-package.
+
+No module imports another module's private names (``_name``): what crosses a module border is public
+(docs/architecture.md, "Public names across modules"); the few exceptions are listed in PRIVATE_IMPORTS.
 """
 
 from __future__ import annotations
@@ -93,6 +96,48 @@ def _imports(module: str) -> list[tuple[str, int]]:
     return out
 
 
+def _private_imports(module: str) -> list[tuple[str, int]]:
+    """("target.name", line) for each private name (``_x``, not ``__x__``) that ``module`` takes from another
+    colint module: ``from colint.a import _x`` or ``a._x`` on a colint module it imported."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    is_package = MODULES[module].name == "__init__.py"
+    private = lambda name: name.startswith("_") and not name.endswith("__")  # noqa: E731
+    aliases: dict[str, str] = {}  # local name -> the colint module it is bound to
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("colint") and a.name in MODULES:
+                    aliases[a.asname or a.name] = a.name
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                pkg = module.split(".") if is_package else module.split(".")[:-1]
+                base = ".".join(pkg[: len(pkg) - node.level + 1] + ([base] if base else []))
+            if not base.startswith("colint"):
+                continue
+            for a in node.names:
+                if f"{base}.{a.name}" in MODULES:
+                    aliases[a.asname or a.name] = f"{base}.{a.name}"
+                elif private(a.name) and base != module:
+                    out.append((f"{base}.{a.name}", node.lineno))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and private(node.attr) and isinstance(node.value, (ast.Name, ast.Attribute)):
+            target = aliases.get(ast.unparse(node.value))
+            if target and target != module:
+                out.append((f"{target}.{node.attr}", node.lineno))
+    return sorted(out)
+
+
+# (importing module, "module.private_name") -> why it may reach in.
+PRIVATE_IMPORTS = {
+    ("colint.rules", "colint.rules.base._REGISTRY"): "the rules package's __init__ lists the registry its own "
+    "base module fills (the registry stays private to the package)",
+    ("colint.suggest_model", "colint.analysis.gemm_rows._prefill_shape"): "kept under its former name until "
+    "suggest_model (a top-level module being regrouped by issue 32 item 4) imports prefill_shape",
+}
+
+
 def _unit(module: str) -> str:
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "colint"
@@ -166,3 +211,32 @@ def test_the_import_reader_sees_every_form(source, expected, monkeypatch, tmp_pa
     path.write_text(source, encoding="utf-8")
     monkeypatch.setitem(MODULES, "colint.fake_module", path)
     assert _imports("colint.fake_module") == expected
+
+
+def test_no_module_imports_another_modules_private_names():
+    found = {(m, f"{name}"): line for m in MODULES for name, line in _private_imports(m)}
+    bad = [
+        f"{MODULES[m].relative_to(PACKAGE.parent)}:{line}: {m} imports the private {name}"
+        for (m, name), line in sorted(found.items())
+        if (m, name) not in PRIVATE_IMPORTS
+    ]
+    assert bad == []
+    # an exception that no import needs any more is dropped from the list, so the list cannot go stale
+    assert sorted(set(PRIVATE_IMPORTS) - set(found)) == []
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("from colint.analysis.gemm_rows import _ceil_x, ceil_div\n", [("colint.analysis.gemm_rows._ceil_x", 1)]),
+        ("def f():\n    from colint.normalize.reader import _X\n", [("colint.normalize.reader._X", 2)]),
+        ("import colint.analysis.gemm_rows as g\ng._memo.clear()\n", [("colint.analysis.gemm_rows._memo", 2)]),
+        ("from colint.analysis import gemm_rows\ngemm_rows._memo.clear()\n", [("colint.analysis.gemm_rows._memo", 2)]),
+        ("from colint import __version__\nfrom colint.analysis.gemm_rows import ceil_div\n", []),
+    ],
+)
+def test_the_private_name_reader_sees_every_form(source, expected, monkeypatch, tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(source, encoding="utf-8")
+    monkeypatch.setitem(MODULES, "colint.fake_module", path)
+    assert _private_imports("colint.fake_module") == expected

@@ -13,10 +13,10 @@ from colint.analysis.gemm_model import FORMATS, check_format
 from colint.analysis.gemm_rows import (
     REGIMES,
     SPEC_MEMO_MAX,
-    _ceil_div,
-    _gemm_entries,
-    _prefill_shape,
-    _tokens,
+    ceil_div,
+    gemm_entries,
+    prefill_shape,
+    regime_tokens,
     kind_shards,
     routed_expert_rows,
     row_shards,
@@ -113,9 +113,9 @@ def _unsplit(spec: ModelSpec, scenario: Scenario) -> tuple[list[float], float, f
 
 def _unsplit_parts(spec: ModelSpec, scenario: Scenario) -> tuple[list[float], float, float, float, float, float]:
     h = spec.hidden_size
-    entries = _gemm_entries(spec)
-    tokens = {r: _tokens(scenario, r) for r in REGIMES}
-    # peak activations: activation_bytes() over the rows _gemm_rows would build (m, instances, n, k only), from
+    entries = gemm_entries(spec)
+    tokens = {r: regime_tokens(scenario, r) for r in REGIMES}
+    # peak activations: activation_bytes() over the rows regime_gemm_rows would build (m, instances, n, k only), from
     # the same plan and shards (gemm_rows.row_shards: the LM head and routed experts marked in the plan)
     plan, by_kind = row_shards(entries, scenario)
     shards = []
@@ -123,12 +123,12 @@ def _unsplit_parts(spec: ModelSpec, scenario: Scenario) -> tuple[list[float], fl
         for group, (n, k, inst) in zip(groups, kind_shards_):
             if n > 0 and k > 0:
                 shards.append((group.lm_head, group.experts, group.topk, group.first.count, n, k, inst))
-    head_tokens = _prefill_shape(scenario)[1]
+    head_tokens = prefill_shape(scenario)[1]
     dp_groups = scenario.attention_dp_groups
     peak = 0.0
     for regime in REGIMES:
         gemm = 0.0
-        for lm_head, experts, topk, count, n, k, inst in shards:  # each regime's rows of _gemm_rows (same shards)
+        for lm_head, experts, topk, count, n, k, inst in shards:  # each regime's rows of regime_gemm_rows (same shards)
             m_tokens = tokens[regime]
             if lm_head and regime == "prefill":
                 m_tokens = head_tokens
@@ -169,7 +169,9 @@ def _kv_bytes_per_sequence(spec: ModelSpec, scenario: Scenario) -> float:
                 else 0.0
             )
             if mx.kind in ("attention", "mla") and scenario.kvp > 1:
-                attended = _ceil_div(int(attended), scenario.kvp)  # as _attention: this GPU's share of the context
+                attended = ceil_div(
+                    int(attended), scenario.kvp
+                )  # as attention_core_cost: this GPU's share of the context
             kv_seq += n * kv_gpu * attended
     return kv_seq + state_bytes_per_sequence(spec, b_kv) / scenario.tp
 
@@ -180,7 +182,7 @@ _LAYER_BYTES_MEMO: dict = {}
 def _layer_weight_bytes(spec: ModelSpec, scenario: Scenario) -> list[float]:
     """Weight bytes per GPU of each decoder layer: the per-layer shards of analyse's layer costs (read-only: built
     once per spec object, (tp, kvp, ep) and weight format)."""
-    entries = _gemm_entries(spec)
+    entries = gemm_entries(spec)
     b_w = FORMATS[scenario.gemm_format][2]
     key = (id(spec), scenario.tp, scenario.kvp, scenario.ep, b_w)
     return per_spec(

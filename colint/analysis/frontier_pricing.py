@@ -15,7 +15,7 @@ from colint.analysis.inventory import layer_counts
 from colint.analysis.memory import B_ACT
 from colint.analysis.pipeline import best_partition
 from colint.analysis.vector_pricing import estimate_unique
-from colint.analysis.gemm_rows import _prefill_shape, routed_expert_rows
+from colint.analysis.gemm_rows import prefill_shape, routed_expert_rows
 from colint.analysis.collectives import link_bytes_per_s
 from colint.analysis.kv_cache import kv_sources
 from colint.analysis.ops_moe import expert_k_padded
@@ -191,7 +191,7 @@ def pipelined_ftl(w, stages: int) -> Optional[float]:
     ``stages`` = 1 gives analyse's ``ftl_s``. None when the layers do not split that many ways."""
     import math
 
-    chunks = _prefill_shape(w.scenario)[2]
+    chunks = prefill_shape(w.scenario)[2]
     if stages == 1:
         return w.steps["prefill"].ftl_s
     part = best_partition(

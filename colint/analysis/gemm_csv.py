@@ -33,7 +33,7 @@ OUT_COLUMNS = (
 )
 
 
-def _read(path: str) -> tuple[list[str], str, list[str], int]:
+def read_csv_sections(path: str) -> tuple[list[str], str, list[str], int]:
     """(comment lines, header line, data lines, line number of the header)."""
     if path == "-":
         raw = sys.stdin.buffer.read(MAX_CSV_BYTES + 1)
@@ -68,7 +68,7 @@ def estimate_csv(path: str, profile, out_dtype: str | None = None) -> str:
     """The input CSV with the model's columns appended (each input line kept verbatim)."""
     import numpy as np
 
-    comments, header_line, lines, header_line_no = _read(path)
+    comments, header_line, lines, header_line_no = read_csv_sections(path)
     header = [h.strip() for h in next(csv.reader([header_line]))]
     lower = [h.lower() for h in header]
     idx: dict[str, int] = {}

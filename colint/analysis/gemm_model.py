@@ -197,7 +197,7 @@ def m_star(n: int, k: int, b_a: float, b_w: float, b_out: float, ridge: float) -
     return ridge * k * n * b_w / denom
 
 
-class _Scalar:
+class Scalar:
     """The numpy functions the model core uses, for plain Python numbers."""
 
     maximum = staticmethod(max)
@@ -213,7 +213,7 @@ class _Scalar:
 
 
 def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp, standalone: bool = True) -> dict:
-    """The time model on scalars (xp=_Scalar) or numpy arrays (xp=numpy): one implementation.
+    """The time model on scalars (xp=Scalar) or numpy arrays (xp=numpy): one implementation.
 
     ``standalone``: the GEMM is called as one op, as the measurements do, paying its format's
     activation quantization (extra kernels and a pass over the activations). Inside a served model

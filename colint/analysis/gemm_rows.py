@@ -70,7 +70,7 @@ class WorkloadGemm:
         return self.time.m_star
 
 
-def _ceil_div(a: int, b: int) -> int:
+def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
@@ -117,16 +117,16 @@ def _shard(g: Gemm, n: int, sc: Scenario) -> tuple[int, int, float]:
     k = g.k
     tp = sc.tp if _component(g) != "ffn" else sc.group_gpus  # Helix: the FFN over tp x kvp GPUs
     if g.parallel == "column":
-        return _ceil_div(n, tp), k, 1.0
+        return ceil_div(n, tp), k, 1.0
     if g.parallel == "row":
-        return n, _ceil_div(k, tp), 1.0
+        return n, ceil_div(k, tp), 1.0
     if g.parallel == "expert":
         if sc.ep > 1:
-            return n, k, float(_ceil_div(g.count, sc.ep))
+            return n, k, float(ceil_div(g.count, sc.ep))
         # experts tensor-parallel (moe_tp = tp): gate/up split N, down split K
         if "down" in g.name:
-            return n, _ceil_div(k, tp), float(g.count)
-        return _ceil_div(n, tp), k, float(g.count)
+            return n, ceil_div(k, tp), float(g.count)
+        return ceil_div(n, tp), k, float(g.count)
     return n, k, 1.0
 
 
@@ -154,14 +154,14 @@ def _shards(items, sc: Scenario) -> list[tuple[int, int, float]]:
     return out
 
 
-def _tokens(sc: Scenario, regime: str) -> int:
+def regime_tokens(sc: Scenario, regime: str) -> int:
     return sc.decode_concurrency if regime == "decode" else sc.prefill_tokens
 
 
-def _prefill_shape(sc: Scenario) -> tuple[int, int, int]:
+def prefill_shape(sc: Scenario) -> tuple[int, int, int]:
     """(sequence chunk length S, sequences per step, chunks per prompt)."""
     s = min(sc.context, sc.prefill_tokens)
-    return s, max(1, sc.prefill_tokens // s), _ceil_div(sc.context, sc.prefill_tokens)
+    return s, max(1, sc.prefill_tokens // s), ceil_div(sc.context, sc.prefill_tokens)
 
 
 @functools.lru_cache(maxsize=1 << 14, typed=True)  # pure; a check asks for the same few again and again
@@ -207,7 +207,7 @@ class KindEntry(NamedTuple):
     plan: tuple[int, list[PlanGroup]]  # its part of the rows' plan (_kind_plan): the kind's id, its groups
 
 
-def _gemm_entries(spec: ModelSpec) -> list[KindEntry]:
+def gemm_entries(spec: ModelSpec) -> list[KindEntry]:
     """The entry of each used layer kind, then the LM head's (kind ""); the same for every regime and scenario,
     so it is built once per spec object (read-only)."""
     return per_spec(_ENTRIES_MEMO, id(spec), spec, lambda: _build_gemm_entries(spec), SPEC_MEMO_MAX)
@@ -242,7 +242,7 @@ def _kept_entry(key: tuple, name: str, kg: list[Gemm], n_layers: int) -> KindEnt
     return keep(_KIND_ENTRIES, key, entry, KIND_ENTRIES_MAX)
 
 
-# The per-spec part of _gemm_rows, once per entries list (itself once per spec object): the rows' plan, each
+# The per-spec part of regime_gemm_rows, once per entries list (itself once per spec object): the rows' plan, each
 # entry's part of it (_kind_plan: the kind's id and its fused groups, each a PlanGroup), and the shards of each
 # (tp, kvp, ep) asked (decode, prefill and the EP overlap's half batch share them). id(entries) -> (entries,
 # (plan, shards by parallelism)); bounded like the entries.
@@ -349,14 +349,14 @@ def row_shards(
     return plan, shards
 
 
-def _gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None, kinds=None) -> GemmRows:
+def regime_gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entries=None, kinds=None) -> GemmRows:
     """The GEMM rows of one regime, kind by kind in ``entries``' order (the LM head's last); ``kinds``: only the
     rows of the layer kinds so named (the EP overlap's half batch prices the MoE kinds alone)."""
-    tokens = _tokens(sc, regime)
-    head_tokens = _prefill_shape(sc)[1] if regime == "prefill" else tokens  # logits of each sequence's last token
+    tokens = regime_tokens(sc, regime)
+    head_tokens = prefill_shape(sc)[1] if regime == "prefill" else tokens  # logits of each sequence's last token
     rows: list[WorkloadGemm] = []
     if entries is None:
-        entries = _gemm_entries(spec)
+        entries = gemm_entries(spec)
     plan, shards = row_shards(entries, sc)
     at = (regime, tokens, type(tokens), head_tokens, sc.tp, sc.kvp, sc.ep, sc.gemm_format, sc.outputs, id(profile))
     sums: dict[str, tuple[dict[str, float], int]] = {}
@@ -404,7 +404,7 @@ def _kind_rows(
     groups, shards, profile, sc: Scenario, regime: str, tokens: int, head_tokens: int, at: tuple
 ) -> list[WorkloadGemm]:
     """The rows of one kind's fused groups (``_row_plan``) at their ``shards``: each from the group rows' memo
-    (``_GROUP_ROWS``, keyed by the group's id and ``at``, _gemm_rows' scenario fields), else built."""
+    (``_GROUP_ROWS``, keyed by the group's id and ``at``, regime_gemm_rows' scenario fields), else built."""
     rows: list[WorkloadGemm] = []
     models: list = []  # (time model, grouped model) of the profile, looked up on the first row built
     for group, shard in zip(groups, shards):
@@ -464,3 +464,10 @@ def _row(group, shard, profile, sc: Scenario, regime: str, tokens: int, head_tok
     return WorkloadGemm(
         name, members, kind_name, regime, n_layers, g.parallel, component, m, n, k, inst, dtype, t, layer_s, g
     )
+
+
+# The former private spellings, for the importers outside this change's files (colint/suggest_model.py,
+# tests/test_memo.py); new code imports the public names above.
+_gemm_entries = gemm_entries
+_gemm_rows = regime_gemm_rows
+_prefill_shape = prefill_shape

@@ -29,7 +29,7 @@ max(FLOPs / peak, bytes / bandwidth). Constants come from the architecture's tim
 
 from __future__ import annotations
 
-from colint.analysis.gemm_model import _Scalar
+from colint.analysis.gemm_model import Scalar
 from colint.hardware_profiles import time_model
 
 KV_BYTES = {
@@ -93,7 +93,7 @@ def decode_attention(
     kv_dtype: str,
     profile,
     tmod=None,
-    xp=_Scalar,
+    xp=Scalar,
     q_dtype: str = "bf16",
     backend: str | None = None,
 ):
@@ -106,11 +106,11 @@ def decode_attention(
     again (MEAS: the per-item time jumps between groups of 32 and 48 on A100, H100 and B200)."""
     tmod = tmod or time_model(profile)
     b_kv = KV_BYTES.get(kv_dtype, 2.0)
-    if xp is _Scalar:
+    if xp is Scalar:
         length = min(ctx, window) if window and window > 0 else ctx
     else:
         length = xp.where(window > 0, xp.minimum(ctx, window), ctx)
-    group = heads / xp.maximum(kv_heads, 1) if xp is not _Scalar else heads / max(kv_heads, 1)
+    group = heads / xp.maximum(kv_heads, 1) if xp is not Scalar else heads / max(kv_heads, 1)
     split = group > XQA_MAX_GROUP
     readers = xp.where(split, heads, kv_heads)  # work items (CTAs) per sequence
     # HBM serves each KV head once; past XQA's group the other query heads' re-reads hit L2 (t_split below)
@@ -180,7 +180,7 @@ def context_attention(
     kv_dtype: str,
     profile,
     tmod=None,
-    xp=_Scalar,
+    xp=Scalar,
     v_head_dim=None,
     causal: bool = True,
     prep_bytes_per_token=None,
@@ -196,21 +196,21 @@ def context_attention(
     # a sequence shorter than the tile runs on the smallest MMA-M tile that holds it (FMHA kernels
     # ship 64-row variants; wgmma M = 64): padding is to that, not to the full 128x128 tile
     small = profile.tiles.min_m_tile
-    if xp is _Scalar:
+    if xp is Scalar:
         tile = min(tmod.attention_tile, -(-seq // small) * small)
     else:
         tile = xp.minimum(tmod.attention_tile, -(-seq // small) * small)
     b_kv = KV_BYTES.get(kv_dtype, 2.0)
     b_q = 1.0 if dtype in ("fp8", "float8") else 2.0
     q_tiles = -(-seq // tile)
-    if xp is _Scalar:
+    if xp is Scalar:
         w_tiles = (-(-window // tile) + 1) if window and window > 0 else q_tiles
     else:
         w_tiles = xp.where(window > 0, -(-window // tile) + 1, q_tiles)
     tiles = _causal_tiles(q_tiles, w_tiles, causal, xp)
     pairs_tiled = b * heads * tiles * tile * tile
     # exact causal pairs for the roofline: s(s+1)/2 (window: capped at w per query)
-    if xp is _Scalar:
+    if xp is Scalar:
         w = window if window and 0 < window < seq else seq
     else:
         w = xp.where((window > 0) & (window < seq), window, seq)
@@ -240,7 +240,7 @@ def context_attention(
     return est, sol
 
 
-def mla_decode(b, ctx, heads, kv_lora: int, rope: int, kv_dtype: str, profile, tmod=None, xp=_Scalar):
+def mla_decode(b, ctx, heads, kv_lora: int, rope: int, kv_dtype: str, profile, tmod=None, xp=Scalar):
     """One absorbed-MLA decode step: ``b`` sequences, ``ctx`` cached tokens, ``heads`` on this GPU."""
     tmod = tmod or time_model(profile)
     b_kv = KV_BYTES.get(kv_dtype, 2.0)
@@ -285,7 +285,7 @@ def mla_prefill(
     kv_dtype: str,
     profile,
     tmod=None,
-    xp=_Scalar,
+    xp=Scalar,
     *,
     rope: int,
     kv_lora: int,
@@ -303,7 +303,7 @@ def mla_prefill(
         heads,
         heads,
         qk_head_dim,
-        0 if xp is _Scalar else seq * 0,
+        0 if xp is Scalar else seq * 0,
         "bf16",
         kv_dtype,
         profile,
@@ -319,7 +319,7 @@ INDEXER_LOGIT_BYTES = 4.0
 INDEXER_KERNELS = 2  # the scoring kernel and the top-k selection
 
 
-def dsa_indexer(queries, keys_per_query, index_heads: int, index_dim: int, key_bytes, profile, tmod=None, xp=_Scalar):
+def dsa_indexer(queries, keys_per_query, index_heads: int, index_dim: int, key_bytes, profile, tmod=None, xp=Scalar):
     """The DSA lightning indexer for ``queries`` queries that each score ``keys_per_query`` cached keys (mean) with
     ``index_heads`` heads of ``index_dim`` (FP8 MMA), reading ``key_bytes`` of its FP8 key cache and writing then
     reading one FP32 logit per (query, key) for the top-k. Returns (FLOPs, bytes, ESTIMATED s): the slower of the

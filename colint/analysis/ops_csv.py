@@ -14,7 +14,7 @@ import io
 
 from colint.analysis import collectives
 from colint.analysis import ops_attention as att
-from colint.analysis.gemm_csv import _read
+from colint.analysis.gemm_csv import read_csv_sections
 from colint.analysis.ops_moe import moe_layer
 from colint.errors import UsageError
 
@@ -157,7 +157,7 @@ def row_estimate(row: dict, profile, model=None) -> tuple[float, float] | None:
 
 def read_rows(path: str) -> tuple[list[str], str, list[str], int]:
 
-    return _read(path)
+    return read_csv_sections(path)
 
 
 def estimate_csv(path: str, profile, warn=None) -> str:

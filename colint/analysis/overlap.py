@@ -42,10 +42,16 @@ from dataclasses import dataclass, replace
 from colint.plain_data import fast_init
 
 from colint.analysis.inventory import layer_counts
-from colint.analysis.gemm_rows import _ceil_div, _tokens
+from colint.analysis.gemm_rows import ceil_div, regime_tokens
 from colint.analysis.kv_cache import kind_mixers
 from colint.analysis.scenario import Scenario
-from colint.analysis.step_extras import LL_MAX_TOKENS, _attention, _layer_extras, ep_all_to_all, expert_all_to_all_s
+from colint.analysis.step_extras import (
+    LL_MAX_TOKENS,
+    attention_core_cost,
+    layer_extras,
+    ep_all_to_all,
+    expert_all_to_all_s,
+)
 from colint.normalize.model_spec import LayerKind, ModelSpec
 
 MIN_SPLIT = 2  # sequences (decode) / tokens (prefill) per attention group: each micro-batch needs one
@@ -93,15 +99,15 @@ def overlaps(kind: LayerKind, scenario: Scenario, regime: str) -> bool:
         scenario.ep_overlap != "off"
         and ep_all_to_all(scenario)
         and kind.ffn.kind == "moe"
-        and _tokens(scenario, regime) >= MIN_SPLIT
+        and regime_tokens(scenario, regime) >= MIN_SPLIT
     )
 
 
 def half_scenario(scenario: Scenario, regime: str) -> Scenario:
     """The scenario of one micro-batch: ⌈B/2⌉ sequences (decode) or ⌈T/2⌉ tokens (prefill)."""
     if regime == "decode":
-        return replace(scenario, decode_concurrency=_ceil_div(scenario.decode_concurrency, 2))
-    return replace(scenario, prefill_tokens=_ceil_div(scenario.prefill_tokens, 2))
+        return replace(scenario, decode_concurrency=ceil_div(scenario.decode_concurrency, 2))
+    return replace(scenario, prefill_tokens=ceil_div(scenario.prefill_tokens, 2))
 
 
 def overlapped_layers(spec: ModelSpec, scenario: Scenario, regime: str, counts: list[int] | None = None) -> int:
@@ -113,7 +119,7 @@ def overlapped_layers(spec: ModelSpec, scenario: Scenario, regime: str, counts: 
 
 
 def exchange_s(kind: LayerKind, tokens: float, h: int, scenario: Scenario, profile) -> float:
-    """The EP dispatch + combine of one layer at ``tokens`` per attention group, as _layer_extras adds it."""
+    """The EP dispatch + combine of one layer at ``tokens`` per attention group, as layer_extras adds it."""
     if kind.ffn.kind != "moe" or not ep_all_to_all(scenario):
         return 0.0
     return expert_all_to_all_s(tokens / scenario.group_gpus, kind.ffn.top_k, h, scenario, profile, kind.ffn.num_experts)
@@ -123,7 +129,7 @@ def cores_s(spec: ModelSpec, kind: LayerKind, n: int, profile, scenario: Scenari
     """The attention (or recurrent-state) cores of one layer of ``kind`` (``source``: the mixer whose
     KV cache a KV-sharing layer reads), as analyse prices them."""
     return sum(
-        _attention(spec, kind, n, profile, scenario, regime, source if j == 0 else None, mx).estimate_s
+        attention_core_cost(spec, kind, n, profile, scenario, regime, source if j == 0 else None, mx).estimate_s
         for j, mx in enumerate(kind_mixers(kind))
         if mx.kind not in ("none", "linear")
     )
@@ -150,7 +156,7 @@ def _sm_slowdown(kind: LayerKind, tokens: int, scenario: Scenario, profile, tmod
 
 
 def _serial(kind, tokens, h, full, scenario, profile, tmod, regime) -> LayerTime:
-    n_other, n_coll, act_bytes, elem_s, coll_s = _layer_extras(kind, tokens, h, scenario, profile, tmod, regime)
+    n_other, n_coll, act_bytes, elem_s, coll_s = layer_extras(kind, tokens, h, scenario, profile, tmod, regime)
     x = exchange_s(kind, tokens, h, scenario, profile)
     launches = n_other * profile.launch_overhead_us * 1e-6
     return LayerTime(full[0], full[1], full[2], elem_s, launches, coll_s, 1, x, 0.0, n_other, n_coll, act_bytes)
@@ -174,7 +180,7 @@ def layer_time(
     serial = _serial(kind, tokens, h, full, scenario, profile, tmod, regime)
     if half is None or scenario.ep_overlap == "off":
         return serial
-    th = _ceil_div(tokens, 2)
+    th = ceil_div(tokens, 2)
     one = _serial(kind, th, h, half, scenario, profile, tmod, regime)
     xh = one.exchange_s
     compute_h = one.total_s - xh  # the compute stream of one half, its other collectives included

@@ -82,10 +82,10 @@ class PrefillCost:
 
 def prefill_cost(w) -> PrefillCost:
     """The PrefillCost of workload ``w`` (analysed with context = isl)."""
-    from colint.analysis.gemm_rows import _prefill_shape
+    from colint.analysis.gemm_rows import prefill_shape
 
     s = w.steps["prefill"]
-    seq, seqs, _chunks = _prefill_shape(w.scenario)
+    seq, seqs, _chunks = prefill_shape(w.scenario)
     sc = w.scenario
     group = sc.tp * sc.kvp
     return PrefillCost(

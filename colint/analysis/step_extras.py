@@ -17,7 +17,7 @@ from typing import NamedTuple
 from colint.analysis import ops_attention as ops
 from colint.analysis.collectives import collective, moe_dispatch_combine
 from colint.analysis.gemm_model import FORMATS
-from colint.analysis.gemm_rows import _ceil_div, _prefill_shape
+from colint.analysis.gemm_rows import ceil_div, prefill_shape
 from colint.analysis.kv_cache import (
     indexer_kv_bytes_per_token,
     kind_mixers,
@@ -61,7 +61,7 @@ _ATTENTION_FIELDS = tuple(f.name for f in fields(AttentionCost))
 
 class AttentionRoof(NamedTuple):
     """The roofs an attention (or recurrent-state) core runs under on one profile; analyse's
-    _attention and the vectorized search of colint.suggesting both price cores with it."""
+    attention_core_cost and the vectorized search of colint.suggesting both price cores with it."""
 
     peak_flops_per_s: float  # the ATTN_FORMAT peak (or the profile's first format's)
     compute_efficiency: float
@@ -102,7 +102,7 @@ def _attended(s: int, window: int | None) -> float:
     return (w * (w + 1) / 2.0 + (s - w) * w) / s
 
 
-# _attention's memo: a core's cost depends on the mixer's geometry (by value: kinds, files and edited specs
+# attention_core_cost's memo: a core's cost depends on the mixer's geometry (by value: kinds, files and edited specs
 # share mixers; 13,168 cores of the 1,000-config MoE mix's analyses had 249 distinct keys), the mixer whose KV
 # it reads, the regime's batch and context, tp, kvp, the KV format and the profile (by identity, held in the
 # entry). -> (profile, the AttentionCost fields after kind, regime and layers). Cleared when full.
@@ -110,7 +110,7 @@ _ATTENTION_MEMO: dict[tuple, tuple] = {}
 _ATTENTION_MEMO_MAX = 4096
 
 
-def _attention(
+def attention_core_cost(
     spec: ModelSpec,
     kind: LayerKind,
     n_layers: int,
@@ -150,11 +150,11 @@ def _attention_cost(
         replication = max(1, tp // max(1, mx.num_kv_heads)) if tp > mx.num_kv_heads else 1
         kv_gpu = kv_layer / shard
         kv_read_gpu = kv_read_layer / shard
-        q_per_gpu = _ceil_div(heads_q, tp)
+        q_per_gpu = ceil_div(heads_q, tp)
     elif mx.kind == "mla":
         replication = tp
         kv_gpu = kv_read_gpu = kv_layer
-        q_per_gpu = _ceil_div(heads_q, tp)
+        q_per_gpu = ceil_div(heads_q, tp)
     else:
         kv_gpu = kv_read_gpu = 0.0
         q_per_gpu = 0
@@ -172,8 +172,8 @@ def _attention_cost(
         if topk:
             attended = min(attended, topk)  # the sparse core attends the indexer's top-k only
         if mx.kind in ("attention", "mla") and sc.kvp > 1:
-            attended = _ceil_div(int(attended), sc.kvp)  # KV parallelism: this GPU's share of the context
-            scored = _ceil_div(int(scored), sc.kvp)
+            attended = ceil_div(int(attended), sc.kvp)  # KV parallelism: this GPU's share of the context
+            scored = ceil_div(int(scored), sc.kvp)
         if mx.kind == "attention":
             d_v = mx.v_head_dim or mx.head_dim
             flops = 2.0 * b * attended * q_per_gpu * (mx.head_dim + d_v)
@@ -190,7 +190,7 @@ def _attention_cost(
             bytes_ = 2.0 * b * state  # read and write the state
             flops = 4.0 * b * state / b_kv
     else:
-        s, n_seq, chunks = _prefill_shape(sc)
+        s, n_seq, chunks = prefill_shape(sc)
         ctx = sc.context
         attended = _attended(ctx, window)
         if topk:
@@ -271,13 +271,13 @@ def _core_estimate_s(
             return ops.mla_decode(
                 sc.decode_concurrency, ctx, q_per_gpu, mx.kv_lora_rank or 0, mx.qk_rope_head_dim or 0, kv, profile
             )[0]
-        kv_heads = _ceil_div(max(1, mx.num_kv_heads), min(tp, max(1, mx.num_kv_heads)))
+        kv_heads = ceil_div(max(1, mx.num_kv_heads), min(tp, max(1, mx.num_kv_heads)))
         # a windowed layer reads ``attended`` tokens but its kernel splits the whole cached length (ops_attention)
-        cached = max(ctx, _ceil_div(sc.context, max(1, sc.kvp))) if window else ctx
+        cached = max(ctx, ceil_div(sc.context, max(1, sc.kvp))) if window else ctx
         return ops.decode_attention(
             sc.decode_concurrency, cached, q_per_gpu, kv_heads, mx.head_dim, ctx if window else 0, kv, profile
         )[0]
-    s, n_seq, _chunks = _prefill_shape(sc)
+    s, n_seq, _chunks = prefill_shape(sc)
     if mx.kind == "mla" and mx.index_topk and sparse:
         # DeepSeek Sparse Attention: the absorbed (MQA-mode) kernel over each query's top-k latent rows; a causal top-k
         # covers as many key tiles as a window of k (an estimate: the gathered rows are not contiguous)
@@ -315,7 +315,7 @@ def _core_estimate_s(
         )
         model_flops = 2.0 * n_seq * q_per_gpu * s * (s + 1) / 2.0 * (nope + rope + (mx.v_head_dim or nope))
     else:
-        kv_heads = _ceil_div(max(1, mx.num_kv_heads), min(tp, max(1, mx.num_kv_heads)))
+        kv_heads = ceil_div(max(1, mx.num_kv_heads), min(tp, max(1, mx.num_kv_heads)))
         d_v = mx.v_head_dim or mx.head_dim
         est, _ = ops.context_attention(
             n_seq, s, q_per_gpu, kv_heads, mx.head_dim, window or 0, "bf16", kv, profile, v_head_dim=d_v
@@ -398,7 +398,7 @@ def _kernels_per_layer(kind: LayerKind, gemm_rows: int, tp: int) -> tuple[int, i
     return other, collectives
 
 
-def _layer_extras(kind: LayerKind, tokens: int, h: int, scenario: Scenario, profile, tmod, regime: str = "decode"):
+def layer_extras(kind: LayerKind, tokens: int, h: int, scenario: Scenario, profile, tmod, regime: str = "decode"):
     """(non-GEMM kernels, collectives, elementwise bytes, elementwise + launch + MoE permute/finalize s,
     collective s) of one layer of ``kind`` at ``tokens`` per forward: analyse's per-layer extras, and
     the frontier's per-concurrency price (colint.analysis.frontier), both through colint.analysis.overlap."""
@@ -448,7 +448,7 @@ def kvp_exchange_s(kind: LayerKind, tokens: int, scenario: Scenario, profile) ->
             d_v = mx.kv_lora_rank or 0  # absorbed: the latent output, up-projected after the exchange
         else:
             continue
-        heads = _ceil_div(mx.num_heads, scenario.tp)
+        heads = ceil_div(mx.num_heads, scenario.tp)
         msg = tokens * heads * (d_v * 2.0 + 4.0)
         total += collective("alltoall", msg, kvp, profile, span=scenario.group_gpus)[0]
     return total

@@ -23,18 +23,18 @@ from colint.analysis.gemm_rows import (
     SPEC_MEMO_MAX,
     GemmRows,
     WorkloadGemm,
-    _ceil_div,
-    _gemm_entries,
-    _gemm_rows,
-    _prefill_shape,
-    _tokens,
+    ceil_div,
+    gemm_entries,
+    regime_gemm_rows,
+    prefill_shape,
+    regime_tokens,
     kind_shards,
 )
 from colint.analysis.kv_cache import kind_mixers, kv_cache_bytes_per_token, kv_sources, state_bytes_per_sequence
 from colint.analysis.memory import activation_bytes, heaviest_stage_weight_bytes, memory_fit, mtp_weight_bytes
 from colint.analysis.scenario import Scenario
 from colint.analysis.overlap import half_cores_s, half_scenario, layer_time, overlapped_layers, overlaps
-from colint.analysis.step_extras import AttentionCost, _attention
+from colint.analysis.step_extras import AttentionCost, attention_core_cost
 from colint.hardware_profiles import time_model
 from colint.normalize.model_spec import ModelSpec
 from colint.plain_data import dump, fast_init
@@ -166,7 +166,7 @@ class Workload:
         """LM-head forward FLOPs per prefill step per GPU when EVERY token gets logits (training, prompt
         log-probs): 2·prefill_tokens·H·⌈V/tp⌉. ``lm_head_cost.prefill_flops`` counts last tokens only."""
         v = self.spec.vocab_size or 0
-        return 2.0 * self.scenario.prefill_tokens * self.spec.hidden_size * _ceil_div(v, self.scenario.tp)
+        return 2.0 * self.scenario.prefill_tokens * self.spec.hidden_size * ceil_div(v, self.scenario.tp)
 
     def label(self) -> str:
         """'estimate: GPU, scenario' (built once: the rules quote it in most findings)."""
@@ -207,8 +207,8 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     b_act = 2.0  # BF16 activations between kernels
     h = spec.hidden_size
 
-    entries = _gemm_entries(spec)
-    rows = {r: _gemm_rows(spec, profile, scenario, r, entries) for r in REGIMES}
+    entries = gemm_entries(spec)
+    rows = {r: regime_gemm_rows(spec, profile, scenario, r, entries) for r in REGIMES}
     sources = kv_sources(spec)
     attn = {r: _regime_attention(spec, profile, scenario, r, counts, sources) for r in REGIMES}
     steps: dict[str, Step] = {}
@@ -276,7 +276,7 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
     per_seq = (
         sum(a.layers * a.kv_bytes_per_token * a.attended_tokens for a in attn["decode"]) + state_seq / scenario.tp
     ) / pp
-    act = activation_bytes(h, rows, {r: _tokens(scenario, r) for r in REGIMES})
+    act = activation_bytes(h, rows, {r: regime_tokens(scenario, r) for r in REGIMES})
     mem = memory_fit(weights_gpu, per_seq, act, scenario.decode_concurrency, profile.memory_gb)
     if not mem.fits:
         notes.append(
@@ -318,7 +318,7 @@ def steps_on_domain(w: Workload, profile) -> dict[str, Step]:
     the step's sum over its layers, with their collectives and what overlap hides of them, is taken again: the
     same figures, without re-estimating every GEMM of the model."""
     spec, sc = w.spec, w.scenario
-    counts, entries, sources, tmod = layer_counts(spec), _gemm_entries(spec), kv_sources(spec), time_model(profile)
+    counts, entries, sources, tmod = layer_counts(spec), gemm_entries(spec), kv_sources(spec), time_model(profile)
     return {
         r: _regime_step(spec, profile, sc, r, w.gemms[r], w.attention[r], counts, tmod, entries, sources, w.profile)[0]
         for r in REGIMES
@@ -334,8 +334,8 @@ def decode_step(spec: ModelSpec, profile, scenario: Scenario) -> Step:
         return hit[2].steps["decode"]
     check_format(profile, scenario.gemm_format)
     counts = layer_counts(spec)
-    entries, sources = _gemm_entries(spec), kv_sources(spec)
-    rows = _gemm_rows(spec, profile, scenario, "decode", entries)
+    entries, sources = gemm_entries(spec), kv_sources(spec)
+    rows = regime_gemm_rows(spec, profile, scenario, "decode", entries)
     attn = _regime_attention(spec, profile, scenario, "decode", counts, sources)
     return _regime_step(spec, profile, scenario, "decode", rows, attn, counts, time_model(profile), entries, sources)[0]
 
@@ -349,7 +349,9 @@ def _regime_attention(
         for j, mx in enumerate(kind_mixers(kind) if n else []):
             if mx.kind not in ("none", "linear"):  # a parallel mixer adds its own core (same kind name)
                 out.append(
-                    _attention(spec, kind, n, profile, scenario, regime, sources.get(ki) if j == 0 else None, mx)
+                    attention_core_cost(
+                        spec, kind, n, profile, scenario, regime, sources.get(ki) if j == 0 else None, mx
+                    )
                 )
     return out
 
@@ -387,7 +389,7 @@ def _regime_step(
     h = spec.hidden_size
     per_kind_s: dict[str, float] = {}
     parts: dict[str, dict[str, float]] = {}
-    tokens = _tokens(scenario, regime)
+    tokens = regime_tokens(scenario, regime)
     gemm_s = attn_core = attn_total = ffn = other = comm = hidden = launches = sol = 0.0
     kernels = 0
     times, n_rows, cores_by_kind = _kind_times(rows, attn)
@@ -404,7 +406,7 @@ def _regime_step(
             if half_times is None:  # the rows of the kinds that overlap: the others' half-batch rows are not read
                 split = {k.name for k, c in zip(spec.layer_kinds, counts) if c and overlaps(k, scenario, regime)}
                 half_sc = half_scenario(scenario, regime)
-                half_rows = _gemm_rows(spec, gemm_profile or profile, half_sc, regime, entries, kinds=split)
+                half_rows = regime_gemm_rows(spec, gemm_profile or profile, half_sc, regime, entries, kinds=split)
                 half_times = _kind_gemm_s(half_rows)
             ht = half_times.get(kind.name) or {"attention": 0.0, "ffn": 0.0}
             half_core = half_cores_s(spec, kind, n, profile, scenario, regime, sources.get(ki), core_s)
@@ -434,7 +436,7 @@ def _regime_step(
     total = attn_total + ffn + other
     ftl = tps = None
     if regime == "prefill":
-        _, _, chunks = _prefill_shape(scenario)
+        _, _, chunks = prefill_shape(scenario)
         ftl = total * chunks
         tps = tokens / total if total else None
     else:

@@ -27,7 +27,14 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from colint.loading.document import Document
-from colint.normalize.format_reader import FormatReader, attention as attention_mixer, layer, mla as mla_mixer, raise_at
+from colint.normalize.format_reader import (
+    FormatReader,
+    attention as attention_mixer,
+    layer,
+    mamba2_mixer,
+    mla as mla_mixer,
+    raise_at,
+)
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
 if TYPE_CHECKING:  # pydantic (design_schema) is imported only when a design file is read
@@ -305,15 +312,7 @@ def _mixer(r: FormatReader, m: Model, letter: str, heads: int, kv: int, head_dim
             raise r.error("mamba", f"expand x hidden_size = {d_inner} is not divisible by mamba.head_dim {mb.head_dim}")
         nh = d_inner // mb.head_dim
         conv_dim = d_inner + 2 * mb.n_groups * mb.d_state
-        mx = Mixer(
-            kind="mamba",
-            mamba_version=2,
-            d_inner=d_inner,
-            d_state=mb.d_state,
-            n_groups=mb.n_groups,
-            conv_kernel=mb.d_conv,
-            num_heads=nh,
-        )
+        mx = mamba2_mixer(nh, d_inner, mb.d_state, mb.n_groups, mb.d_conv)
         return mx, conv_dim * mb.d_conv + conv_dim + 3 * nh + d_inner  # conv w+b, dt_bias, A_log, D, norm
     if letter == "L":
         from colint.normalize.design_file_schema import LinearAttention

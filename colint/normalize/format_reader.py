@@ -124,17 +124,67 @@ def attention(
     )
 
 
-def mla(heads: int, *, q_lora_rank: int | None, kv_lora_rank: int, nope: int, rope: int, v_head_dim: int) -> Mixer:
+def heads_attention(heads: int, kv_heads: int, head_dim: int, **fields: Any) -> Mixer:
+    """Softmax attention of ``heads`` query heads and ``kv_heads`` KV heads of ``head_dim``; ``fields`` are the
+    Mixer's other fields, the ones a family sets (biases, window, gates)."""
+    return Mixer(kind="attention", num_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim, **fields)
+
+
+def mamba2_mixer(heads: int, d_inner: int, d_state: int, n_groups: int, conv_kernel: int, **fields: Any) -> Mixer:
+    """A Mamba-2 mixer: ``heads`` SSM heads over ``d_inner`` channels, state ``d_state`` in ``n_groups`` groups,
+    a causal conv of ``conv_kernel`` taps; ``fields`` are the Mixer's other fields (projection biases)."""
+    return Mixer(
+        kind="mamba",
+        mamba_version=2,
+        num_heads=heads,
+        d_inner=d_inner,
+        d_state=d_state,
+        n_groups=n_groups,
+        conv_kernel=conv_kernel,
+        **fields,
+    )
+
+
+def routed_experts(num_experts: int, top_k: int, width: int, **fields: Any) -> FFN:
+    """A MoE FFN: ``top_k`` of ``num_experts`` experts of FFN width ``width`` per token; ``fields`` are the
+    FFN's other fields (shared experts, biases, gates)."""
+    return FFN(kind="moe", num_experts=num_experts, top_k=top_k, expert_intermediate_size=width, **fields)
+
+
+def mla_attention(
+    heads: int,
+    kv_heads: int,
+    *,
+    q_lora: int | None,
+    kv_lora: int,
+    nope: int,
+    rope: int,
+    v_dim: int,
+    bias: bool = False,
+    **fields: Any,
+) -> Mixer:
+    """Multi-head latent attention (DeepSeek-V2/V3): queries through a rank-``q_lora`` latent (None: one plain
+    projection), keys and values through a rank-``kv_lora`` latent; heads of ``nope`` + ``rope`` dimensions for
+    q·k and ``v_dim`` for values; ``bias`` on q/kv and o. ``fields``: the Mixer's other fields (DSA's indexer)."""
     return Mixer(
         kind="mla",
         num_heads=heads,
-        num_kv_heads=heads,
+        num_kv_heads=kv_heads,
         head_dim=nope + rope,
-        v_head_dim=v_head_dim,
-        q_lora_rank=q_lora_rank or None,
-        kv_lora_rank=kv_lora_rank,
+        v_head_dim=v_dim,
+        qkv_bias=bias,
+        o_bias=bias,
+        q_lora_rank=q_lora,
+        kv_lora_rank=kv_lora,
         qk_nope_head_dim=nope,
         qk_rope_head_dim=rope,
+        **fields,
+    )
+
+
+def mla(heads: int, *, q_lora_rank: int | None, kv_lora_rank: int, nope: int, rope: int, v_head_dim: int) -> Mixer:
+    return mla_attention(
+        heads, heads, q_lora=q_lora_rank or None, kv_lora=kv_lora_rank, nope=nope, rope=rope, v_dim=v_head_dim
     )
 
 

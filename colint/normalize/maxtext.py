@@ -23,7 +23,15 @@ Underscored numeric literals (``10_000``) are YAML 1.1 integers; ruamel reads th
 from __future__ import annotations
 
 from colint.loading.document import Document
-from colint.normalize.format_reader import FormatReader, attention, layer, mla, mla_norm_params, raise_at
+from colint.normalize.format_reader import (
+    FormatReader,
+    attention,
+    heads_attention,
+    layer,
+    mla,
+    mla_norm_params,
+    raise_at,
+)
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
 ACCEPTS_VOCAB_SIZE = False
@@ -204,7 +212,7 @@ def _qwen3_next(r: FormatReader, h, n_layers, heads, kv, head_dim, mlp, gated, c
     dk = r.req(None, "gdn_key_head_dim")
     dv = r.req(None, "gdn_value_head_dim")
     conv = r.req(None, "gdn_conv_kernel_dim", default=4)
-    full = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=head_dim, gated_q=True)
+    full = heads_attention(heads, kv, head_dim, gated_q=True)
     lin = Mixer(kind="linear_attention", num_k_heads=nk, num_v_heads=nv, k_head_dim=dk, v_head_dim=dv, conv_kernel=conv)
     lin_other = (2 * nk * dk + nv * dv) * conv + 2 * nv + dv  # conv1d, dt_bias, A_log, gated RMSNorm
     experts = r.req("num_experts", "num_experts")

@@ -29,6 +29,7 @@ from colint.loading.document import Document
 from colint.normalize.format_reader import (
     FormatReader,
     attention,
+    routed_experts,
     layer,
     literal_list,
     llama_ffn_hidden,
@@ -163,11 +164,10 @@ def _llama(r: FormatReader, vocab_size: int | None, torchchat: bool) -> ModelSpe
     window = r.opt("sliding_window", "sliding_window")
 
     if r.bool(None, "moe", default=False):
-        ffn = FFN(
-            kind="moe",
-            num_experts=r.req("num_experts", "num_experts", default=8),
-            top_k=r.req("top_k", "num_activated_experts", default=2),
-            expert_intermediate_size=inter,
+        ffn = routed_experts(
+            r.req("num_experts", "num_experts", default=8),
+            r.req("top_k", "num_activated_experts", default=2),
+            inter,
             bias=ffn_bias,
             expert_bias=ffn_bias,
         )
@@ -262,11 +262,10 @@ def _deepseek(r: FormatReader, vocab_size: int | None) -> ModelSpec:
     moe_inter = r.req("moe_intermediate_size", "moe_inter_dim", default=1408)
     r.record("shared_expert_intermediate_size", "moe_inter_dim", default=not r.has("moe_inter_dim"))
     shared = r.req("num_shared_experts", "n_shared_experts", default=2, minimum=0)
-    moe = FFN(
-        kind="moe",
-        num_experts=experts,
-        top_k=r.req("top_k", "n_activated_experts", default=6),
-        expert_intermediate_size=moe_inter,
+    moe = routed_experts(
+        experts,
+        r.req("top_k", "n_activated_experts", default=6),
+        moe_inter,
         num_shared_experts=shared,
         shared_intermediate_size=moe_inter,
         router_bias=h == 7168,

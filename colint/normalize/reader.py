@@ -40,7 +40,7 @@ FIELD_MAXIMUM = {
 
 # Every Reader built while ``collect_accessed()`` is active reports the key paths it looks up (present or
 # not) there: colint.normalize.unknown_keys compares them with the file's keys for CL007 (unknown-key).
-_COLLECTORS: list = []
+COLLECTORS: list = []
 
 
 class AccessLog:
@@ -56,11 +56,11 @@ class collect_accessed:
 
     def __enter__(self) -> AccessLog:
         self.log = AccessLog()
-        _COLLECTORS.append(self.log)
+        COLLECTORS.append(self.log)
         return self.log
 
     def __exit__(self, *exc) -> None:
-        _COLLECTORS.remove(self.log)
+        COLLECTORS.remove(self.log)
 
 
 class Reader:
@@ -74,7 +74,7 @@ class Reader:
         self.defaults = defaults or {}
         self.aliases = aliases or {}  # canonical key -> family key (transformers' attribute_map)
         self.sources: dict[str, Source] = {}
-        self._log = _COLLECTORS[-1] if _COLLECTORS else None
+        self._log = COLLECTORS[-1] if COLLECTORS else None
         if self._log is not None and self._log.root is None:
             self._log.root = self._prefix
 

@@ -11,7 +11,7 @@ from dataclasses import replace
 from colint.loading.document import Document
 from colint.normalize.hf.structure import shape_keys
 from colint.normalize.model_spec import KeyIssue
-from colint.normalize.unknown_keys import HF_HARMLESS, _issue, _near_known, _suggest, hf_known
+from colint.normalize.unknown_keys import HF_HARMLESS, unknown_key_issue, near_known_keys, suggest_key, hf_known
 
 
 def structure_key_issues(doc: Document, root: tuple, accessed: set[tuple], read_as: str) -> list[KeyIssue]:
@@ -26,8 +26,8 @@ def structure_key_issues(doc: Document, root: tuple, accessed: set[tuple], read_
     for k in node:
         if not isinstance(k, str) or k in looked or k in known or k in HF_HARMLESS:
             continue
-        hint = _suggest(k, looked, set(node), _near_known(k, read_as))
-        issue = _issue(doc, root + (k,), read_as, hint, "hf")
+        hint = suggest_key(k, looked, set(node), near_known_keys(k, read_as))
+        issue = unknown_key_issue(doc, root + (k,), read_as, hint, "hf")
         if hint is None and k in shape:
             issue = replace(
                 issue,

@@ -95,13 +95,15 @@ def one_edit(a: str, b: str) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
-def _near_known(key: str, model_type: Optional[str]) -> frozenset:
+def near_known_keys(key: str, model_type: Optional[str]) -> frozenset:
     """The keys of the family's config class one edit away from ``key`` (a file's unknown keys recur in its
     edited variants and across files of one family: each is compared with the few hundred known keys once)."""
     return frozenset(c for c in hf_known(model_type) or () if one_edit(key, c))
 
 
-def _suggest(key: str, candidates: Iterable[str], present: set, near_known: frozenset = frozenset()) -> Optional[str]:
+def suggest_key(
+    key: str, candidates: Iterable[str], present: set, near_known: frozenset = frozenset()
+) -> Optional[str]:
     """The key ``key`` was likely meant to be: one edit away among ``candidates`` (and ``near_known``, the
     ones of them already compared), preferring one the file lacks, then the first in order."""
     n = len(key)  # one edit changes the length by at most one: most candidates are ruled out unread
@@ -133,17 +135,17 @@ def unknown_key_issues(
                 if _engine_changes_shape(k, node[k]):
                     issues.append(_engine_issue(doc, root + (k,), model_type, node[k]))
                 continue
-            hint = _suggest(k, looked, present, _near_known(k, model_type))  # candidates: known | looked
+            hint = suggest_key(k, looked, present, near_known_keys(k, model_type))  # candidates: known | looked
             if hint is None and (remote or known is None):
                 continue  # remote code may read it / no class to tell: only typos are certain
-            issues.append(_issue(doc, root + (k,), model_type, hint, fmt))
+            issues.append(unknown_key_issue(doc, root + (k,), model_type, hint, fmt))
         return issues
     for k in node:
         if not isinstance(k, str) or k in looked:
             continue
-        hint = _suggest(k, looked, present)
+        hint = suggest_key(k, looked, present)
         if hint is not None:
-            issues.append(_issue(doc, root + (k,), None, hint, fmt))
+            issues.append(unknown_key_issue(doc, root + (k,), None, hint, fmt))
     return issues
 
 
@@ -161,9 +163,9 @@ def _nested_typos(doc: Document, fmt: str, root: tuple, node: dict, under: list[
             continue
         for key in sub:
             if isinstance(key, str) and key not in looked:
-                hint = _suggest(key, looked, set(sub))
+                hint = suggest_key(key, looked, set(sub))
                 if hint is not None:
-                    issues.append(_issue(doc, base + (key,), None, hint, fmt))
+                    issues.append(unknown_key_issue(doc, base + (key,), None, hint, fmt))
     return issues
 
 
@@ -179,7 +181,7 @@ def _engine_issue(doc: Document, path: tuple, model_type: Optional[str], value: 
     )
 
 
-def _issue(doc: Document, path: tuple, model_type: Optional[str], hint: Optional[str], fmt: str) -> KeyIssue:
+def unknown_key_issue(doc: Document, path: tuple, model_type: Optional[str], hint: Optional[str], fmt: str) -> KeyIssue:
     line, col = doc.location(path)
     who = f"model_type {model_type}" if model_type else f"the {fmt} format"
     detail = (

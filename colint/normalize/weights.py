@@ -173,55 +173,16 @@ def _mlp(
     parallel_down: str = "row",
     fused_gate_up: bool = False,
 ) -> list[tuple]:
-    out: list[tuple] = []
+    # (name, N) of each input projection: gate and up fused into one GEMM, or apart, or up alone
     if gated and fused_gate_up:
-        out.append(
-            (
-                f"{prefix}.gate_up",
-                h,
-                2 * width,
-                bias,
-                parallel_up,
-                "gate_up",
-                "hidden_size",
-                width_field,
-                count,
-                m_per_token,
-            )
-        )
-    elif gated:
-        out.append(
-            (
-                f"{prefix}.gate_proj",
-                h,
-                width,
-                bias,
-                parallel_up,
-                "gate_up",
-                "hidden_size",
-                width_field,
-                count,
-                m_per_token,
-            )
-        )
-        out.append(
-            (
-                f"{prefix}.up_proj",
-                h,
-                width,
-                bias,
-                parallel_up,
-                "gate_up",
-                "hidden_size",
-                width_field,
-                count,
-                m_per_token,
-            )
-        )
+        ups = [("gate_up", 2 * width)]
     else:
-        out.append(
-            (f"{prefix}.up_proj", h, width, bias, parallel_up, None, "hidden_size", width_field, count, m_per_token)
-        )
+        ups = [("gate_proj", width), ("up_proj", width)] if gated else [("up_proj", width)]
+    group = "gate_up" if gated else None  # gate and up: the weights a serving engine fuses into one GEMM
+    out: list[tuple] = [
+        (f"{prefix}.{name}", h, n, bias, parallel_up, group, "hidden_size", width_field, count, m_per_token)
+        for name, n in ups
+    ]
     out.append(
         (f"{prefix}.down_proj", width, h, bias, parallel_down, None, width_field, "hidden_size", count, m_per_token)
     )

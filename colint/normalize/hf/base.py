@@ -7,7 +7,7 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from colint.loading.document import Document
 from colint.normalize.hf.tie import tie_embeddings
@@ -148,6 +148,63 @@ class HFReader(Reader):
             **fields,
         )
 
+    def header_spec(
+        self,
+        header: Header,
+        layers: KindTable | tuple[list[LayerKind], list[int]],
+        *,
+        positions: tuple[str, ...] | int | None = ("max_position_embeddings",),
+        act: tuple[str, ...] | str | None = ("hidden_act",),
+        act_default: str | None = None,
+        **fields,
+    ) -> ModelSpec:
+        """:meth:`spec` of a decoder whose header is ``header`` and whose layers are ``layers`` (a table with
+        ``kinds`` and ``pattern``, or the pair), so an adapter states only what differs from the common case.
+
+        ``positions``: the keys of ``max_position_embeddings`` (read here, optional), or the value itself.
+        ``act``: the keys of ``hidden_act`` (read here after the positions, default ``act_default``), or the
+        value itself. ``fields`` are ModelSpec fields, and override the header's (``intermediate_size=None``
+        where the FFN width lives in the layers)."""
+        kinds, pattern = layers if isinstance(layers, tuple) else (layers.kinds, layers.pattern)
+        if isinstance(positions, tuple):
+            positions = self.opt_int("max_position_embeddings", *positions)
+        if isinstance(act, tuple):
+            act = self.str(None, *act, default=act_default)
+        stated: dict[str, Any] = {
+            "vocab_size": header.vocab_size,
+            "tie_word_embeddings": header.tie_word_embeddings,
+            "max_position_embeddings": positions,
+            "num_heads": header.num_heads,
+            "num_kv_heads": header.num_kv_heads,
+            "head_dim": header.head_dim,
+            "intermediate_size": header.intermediate_size,
+            "hidden_act": act,
+        }
+        return self.spec(
+            hidden_size=header.hidden_size,
+            num_layers=header.num_layers,
+            kinds=kinds,
+            pattern=pattern,
+            **{**stated, **fields},
+        )
+
+
+class KindTable(Protocol):
+    """What :meth:`HFReader.header_spec` reads of a layer table (``moe_common.KindTable``)."""
+
+    kinds: list[LayerKind]
+    pattern: list[int]
+
+
+def full_and_windowed(window: int | None, windowed: str = "sliding", **attention) -> list[Mixer]:
+    """The attention mixers ``[full, windowed]`` of a stack that mixes full and windowed (``sliding`` or
+    ``chunked``) layers: one object each, shared by the layers, so a table holds one LayerKind per
+    combination, not per layer. ``attention`` holds the Mixer fields both share (heads, KV heads, biases)."""
+    return [
+        Mixer(kind="attention", attention=windowed if w else "full", window=window if w else None, **attention)
+        for w in (False, True)
+    ]
+
 
 @dataclass(frozen=True)
 class Header:
@@ -211,6 +268,17 @@ def read_common(
     vocab = r.int("vocab_size", "vocab_size", **given("vocab"))
     tie = tie_embeddings(r, d.get("tie"))
     return Header(h, n_layers, heads, kv, hd, inter, vocab, tie)
+
+
+def head_dim_of(r: HFReader, hidden: int, heads: int, hidden_name: str) -> int:
+    """``hidden // heads`` of a family without a head_dim key (GPT-2, BLOOM), whose attention splits the hidden
+    size evenly: an error on the heads' key (``n_head``) where they do not divide it."""
+    if hidden % heads:
+        raise r.error(
+            r.first_present(["num_attention_heads"]) or "n_head",
+            f"{hidden_name} {hidden} is not divisible by n_head {heads}",
+        )
+    return hidden // heads
 
 
 def layer_types_of(types: list[str] | None, n_layers: int) -> list[str]:

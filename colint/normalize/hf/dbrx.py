@@ -10,10 +10,11 @@ top ``moe_top_k``. Two LayerNorms without bias (H each) per layer and a final on
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.format_reader import heads_attention, routed_experts
+from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import layer
 from colint.normalize.hf.tie import tie_embeddings
-from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+from colint.normalize.model_spec import ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
@@ -33,21 +34,13 @@ def build(r: HFReader) -> ModelSpec:
     act = r.raw("ffn_config.ffn_act_fn")
     act_name = act.get("name") if isinstance(act, dict) and isinstance(act.get("name"), str) else "silu"
 
-    mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, fused_qkv=True)
-    ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter)
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=[layer(mixer, ffn, 2 * h)],
-        pattern=[0] * n_layers,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_seq_len"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        intermediate_size=None,
-        hidden_act=act_name,
+    mixer = heads_attention(heads, kv, hd, fused_qkv=True)
+    ffn = routed_experts(e, k, inter)
+    return r.header_spec(
+        Header(h, n_layers, heads, kv, hd, None, vocab, tie),
+        ([layer(mixer, ffn, 2 * h)], [0] * n_layers),
+        positions=("max_seq_len",),
+        act=act_name,
         extra_params=h,
         loader_rejects=rejects,
     )

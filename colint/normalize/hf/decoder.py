@@ -26,9 +26,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from colint.normalize.hf.base import HFReader, layer_types_of, read_common
+from colint.normalize.format_reader import heads_attention, routed_experts
+from colint.normalize.hf.base import HFReader, full_and_windowed, layer_types_of, read_common
 from colint.normalize.hf.moe_common import KindTable, deepseek_style_mtp_params, layer, nullable_int, str_list
-from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+from colint.normalize.model_spec import FFN, ModelSpec
 
 Flag = bool | str  # a fixed value, or the config key that holds it
 
@@ -270,11 +271,10 @@ def _moe_ffn(r: HFReader, t: Traits, h: int, inter: int) -> tuple[FFN, int]:
         shared_w = width
     elif t.shared == "hunyuan":
         n_shared, shared_w = 1, inter
-    ffn = FFN(
-        kind="moe",
-        num_experts=e,
-        top_k=k,
-        expert_intermediate_size=width,
+    ffn = routed_experts(
+        e,
+        k,
+        width,
         num_shared_experts=n_shared,
         shared_intermediate_size=shared_w if n_shared else 0,
         shared_bias=_flag(r, t.mlp_bias),
@@ -292,14 +292,13 @@ def build(r: HFReader) -> ModelSpec:
         intermediate=None if derived_inter else ("intermediate_size", "intermediate_size", "n_inner"),
         head_dim="dims" if t.head_dim_key else "hidden",
     )
-    h, n_layers, heads, kv, hd, vocab, tie = (
+    h, n_layers, heads, kv, hd, vocab = (
         c.hidden_size,
         c.num_layers,
         c.num_heads,
         c.num_kv_heads,
         c.head_dim,
         c.vocab_size,
-        c.tie_word_embeddings,
     )
     if c.intermediate_size is None:
         inter = (t.inter_default_mult or 0) * h
@@ -324,20 +323,9 @@ def build(r: HFReader) -> ModelSpec:
     sparse = _sparse_layers(r, t, n_layers)
     moe_ffn, router_params = _moe_ffn(r, t, h, inter) if any(sparse) else (None, 0)
     top_ks = _top_k(r, t, n_layers) if any(sparse) else []
-    mixers = [  # [full, sliding]: one object each, shared by the layers (a LayerKind per combination, not per layer)
-        Mixer(
-            kind="attention",
-            attention="sliding" if sw else "full",
-            window=window if sw else None,
-            num_heads=heads,
-            num_kv_heads=kv,
-            head_dim=hd,
-            qkv_bias=qkv_bias,
-            o_bias=o_bias,
-            fused_qkv=t.fused_qkv,
-        )
-        for sw in (False, True)
-    ]
+    mixers = full_and_windowed(
+        window, num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=qkv_bias, o_bias=o_bias, fused_qkv=t.fused_qkv
+    )
     table = KindTable()
     for i in range(n_layers):
         mixer = mixers[types[i] == "sliding_attention" and bool(window)]
@@ -352,30 +340,15 @@ def build(r: HFReader) -> ModelSpec:
     if mtp:  # each MTP module sized like DeepSeek-V3's around one sparse layer (moe_common.mtp_module_params)
         if moe_ffn is None:
             moe_ffn, router_params = _moe_ffn(r, t, h, inter)
-        full = Mixer(
-            kind="attention",
-            num_heads=heads,
-            num_kv_heads=kv,
-            head_dim=hd,
-            qkv_bias=qkv_bias,
-            o_bias=o_bias,
-            fused_qkv=t.fused_qkv,
-        )
+        full = heads_attention(heads, kv, hd, qkv_bias=qkv_bias, o_bias=o_bias, fused_qkv=t.fused_qkv)
         mtp_params = mtp * deepseek_style_mtp_params(layer(full, moe_ffn, other + router_params), h)
     extra = norm_w + (vocab if _flag(r, t.lm_head_bias) else 0)  # a bias is never tied
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=table.kinds,
-        pattern=table.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings", "n_positions"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
+    return r.header_spec(
+        c,
+        table,
+        positions=("max_position_embeddings", "n_positions"),
         intermediate_size=inter,
-        hidden_act=act,
+        act=act,
         sliding_window=window,
         extra_params=extra,
         mtp_layers=mtp,

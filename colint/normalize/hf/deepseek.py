@@ -31,8 +31,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from colint.normalize.format_reader import mla_norm_params
-from colint.normalize.hf.base import HFReader
+from colint.normalize.format_reader import mla_attention, mla_norm_params, routed_experts
+from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import (
     KindTable,
     deepseek_style_mtp_params,
@@ -42,7 +42,7 @@ from colint.normalize.hf.moe_common import (
     str_list,
 )
 from colint.normalize.hf.tie import tie_embeddings
-from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+from colint.normalize.model_spec import FFN, ModelSpec
 
 _V3 = dict(
     vocab=129280, hidden=7168, inter=18432, moe=2048, layers=61, heads=128, shared=1, e=256, k=8, first_k=3, mtp=1
@@ -113,18 +113,15 @@ def build(r: HFReader) -> ModelSpec:
         index_heads = r.int(None, "index_n_heads", default=ih_d)
         index_dim = r.int(None, "index_head_dim", default=id_d)
         topk = r.int(None, "index_topk", default=topk_d)
-    mixer = Mixer(
-        kind="mla",
-        num_heads=heads,
-        num_kv_heads=kv_heads,
-        head_dim=nope + rope,
-        v_head_dim=v_dim,
-        qkv_bias=attn_bias,
-        o_bias=attn_bias,
-        q_lora_rank=q_lora,
-        kv_lora_rank=kv_lora,
-        qk_nope_head_dim=nope,
-        qk_rope_head_dim=rope,
+    mixer = mla_attention(
+        heads,
+        kv_heads,
+        q_lora=q_lora,
+        kv_lora=kv_lora,
+        nope=nope,
+        rope=rope,
+        v_dim=v_dim,
+        bias=attn_bias,
         index_num_heads=index_heads,
         index_head_dim=index_dim,
         index_topk=topk,
@@ -135,11 +132,10 @@ def build(r: HFReader) -> ModelSpec:
     shared_other = 2 * h + mla_norm_params(mixer)
     indexer = _indexer_types(r, n_layers) if mt == "glm_moe_dsa" else None
     dense_ffn = FFN(kind="dense", intermediate_size=inter, bias=mlp_bias)
-    moe_ffn = FFN(
-        kind="moe",
-        num_experts=e,
-        top_k=k,
-        expert_intermediate_size=moe_inter,
+    moe_ffn = routed_experts(
+        e,
+        k,
+        moe_inter,
         num_shared_experts=n_shared,
         shared_intermediate_size=moe_inter if n_shared else 0,
         shared_bias=mlp_bias,
@@ -162,19 +158,10 @@ def build(r: HFReader) -> ModelSpec:
 
     mtp = r.int("mtp_layers", "num_nextn_predict_layers", "num_mtp_layers", default=d["mtp"], minimum=0)
     mtp_params = mtp * deepseek_style_mtp_params(layer(mixer, moe_ffn, other), h) if mtp else 0
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv_heads,
-        head_dim=nope + rope,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"),
+    return r.header_spec(
+        Header(h, n_layers, heads, kv_heads, nope + rope, inter, vocab, tie),
+        t,
+        act_default="silu",
         extra_params=h,
         mtp_layers=mtp,
         mtp_params=mtp_params,

@@ -12,9 +12,10 @@ one (``input_layernorm``); the new architecture has two (``ln_attn``, ``ln_mlp``
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.format_reader import heads_attention
+from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.tie import tie_embeddings
-from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
+from colint.normalize.model_spec import FFN, LayerKind, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
@@ -44,9 +45,7 @@ def build(r: HFReader) -> ModelSpec:
         if n_ln is None and new_arch:
             n_ln = 2
         norms = 2 if n_ln == 2 else 1
-    mixer = Mixer(
-        kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias, fused_qkv=True
-    )
+    mixer = heads_attention(heads, kv, hd, qkv_bias=bias, o_bias=bias, fused_qkv=True)
     ffn = FFN(kind="dense", intermediate_size=ffn_width, gated=False, bias=bias)
     kind = LayerKind(name="attention/full+dense", mixer=mixer, ffn=ffn, other_params=norms * 2 * h)
     notes = []
@@ -54,19 +53,11 @@ def build(r: HFReader) -> ModelSpec:
         notes.append(
             f"legacy model_type {legacy} read as falcon ({'new decoder architecture' if new_arch else 'multi-query'})"
         )
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=[kind],
-        pattern=[0] * n_layers,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=None if alibi else r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        intermediate_size=ffn_width,
-        hidden_act=r.str(None, "activation"),
+    return r.header_spec(
+        Header(h, n_layers, heads, kv, hd, ffn_width, vocab, tie),
+        ([kind], [0] * n_layers),
+        positions=None if alibi else ("max_position_embeddings",),
+        act=("activation",),
         extra_params=2 * h,
         notes=notes,
     )

@@ -21,7 +21,8 @@ In the ModelSpec a layer's ``mixer`` is the attention (what the head/KV rules ed
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.format_reader import heads_attention, mamba2_mixer
+from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import KindTable
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
@@ -68,17 +69,7 @@ def _mamba(r: HFReader, h: int, rejects: list[str]) -> tuple[Mixer, int]:
                 f"{heads * d_head}, not the Mamba width {d_ssm}"
             )
     conv_dim = d_ssm + 2 * groups * d_state
-    mixer = Mixer(
-        kind="mamba",
-        mamba_version=2,
-        num_heads=heads,
-        d_inner=d_ssm,
-        d_state=d_state,
-        n_groups=groups,
-        conv_kernel=taps,
-        in_bias=proj_bias,
-        out_bias=out_bias,
-    )
+    mixer = mamba2_mixer(heads, d_ssm, d_state, groups, taps, in_bias=proj_bias, out_bias=out_bias)
     other = conv_dim * taps + (conv_dim if conv_bias else 0) + 3 * heads + (d_ssm if rms_norm else 0)
     return mixer, other
 
@@ -94,7 +85,7 @@ def build(r: HFReader) -> ModelSpec:
     bias = r.bool(None, "attention_bias", default=False)
     rejects: list[str] = []
     mamba, mamba_other = _mamba(r, h, rejects)
-    attn = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias)
+    attn = heads_attention(heads, kv, hd, qkv_bias=bias, o_bias=bias)
     ffn = FFN(kind="dense", intermediate_size=inter, gated=True, bias=r.bool(None, "mlp_bias", default=False))
     kind = LayerKind(
         name="attention/full|mamba+dense", mixer=attn, parallel_mixer=mamba, ffn=ffn, other_params=2 * h + mamba_other
@@ -102,19 +93,10 @@ def build(r: HFReader) -> ModelSpec:
     t = KindTable()
     for _ in range(n_layers):
         t.add(kind)
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie_embeddings(r, False),
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"),
+    return r.header_spec(
+        Header(h, n_layers, heads, kv, hd, inter, vocab, tie_embeddings(r, False)),
+        t,
+        act_default="silu",
         extra_params=h,
         loader_rejects=rejects,
         notes=["every layer runs attention and a Mamba-2 block in parallel (parallel_mixer): both are costed"],

@@ -30,7 +30,7 @@ def build(r: HFReader) -> ModelSpec:
     # KV heads absent: the class default (16 Gemma, 4 Gemma-2/3/4), not heads; head_dim absent: the class default (256 Gemma)
     c = read_common(r, head_dim="stated")
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
+    inter = c.ffn_width
     bias = r.bool(None, "attention_bias", default=False)
     if mt == "gemma":
         other, window, types = 2 * h, None, None
@@ -42,19 +42,10 @@ def build(r: HFReader) -> ModelSpec:
     kinds, pattern = sliding_full_kinds(
         n_layers, types, window, ffn, other, num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias
     )
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=kinds,
-        pattern=pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_activation", "hidden_act"),
+    return r.header_spec(
+        c,
+        (kinds, pattern),
+        act=("hidden_activation", "hidden_act"),
         sliding_window=window,
         extra_params=h,
     )

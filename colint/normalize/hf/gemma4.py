@@ -22,6 +22,7 @@ Final RMSNorm; LM head tied by default.
 
 from __future__ import annotations
 
+from colint.normalize.format_reader import routed_experts
 from colint.normalize.hf.base import HFReader, layer_types_of, read_common
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 
@@ -58,7 +59,7 @@ def build(r: HFReader) -> ModelSpec:
     # KV heads absent: the class default (16 Gemma, 4 Gemma-2/3/4), not heads; head_dim absent: the class default (256 Gemma)
     c = read_common(r, head_dim="stated")
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    inter, vocab, tie = c.intermediate_size, c.vocab_size, c.tie_word_embeddings
+    inter, vocab = c.intermediate_size, c.vocab_size
     assert inter is not None  # read_common read intermediate_size
     bias = r.bool(None, "attention_bias", default=False)
     window = r.opt_int("sliding_window", "sliding_window")
@@ -116,14 +117,7 @@ def build(r: HFReader) -> ModelSpec:
         if ple:
             other += 2 * h * ple + h  # per_layer_input_gate, per_layer_projection, post_per_layer_input_norm
         if moe:
-            ffn = FFN(
-                kind="moe",
-                num_experts=n_exp,
-                top_k=top_k,
-                expert_intermediate_size=moe_inter,
-                num_shared_experts=1,
-                shared_intermediate_size=width,
-            )
+            ffn = routed_experts(n_exp, top_k, moe_inter, num_shared_experts=1, shared_intermediate_size=width)
             other += h + n_exp + 3 * h  # router scale, per_expert_scale, three extra norms
         else:
             ffn = FFN(kind="dense", intermediate_size=width, gated=True)
@@ -139,19 +133,10 @@ def build(r: HFReader) -> ModelSpec:
             f"per-layer embeddings ({ple} per layer): their projections are counted in the parameters "
             "but not listed as GEMMs"
         )
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=kinds,
-        pattern=pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_activation", "hidden_act"),
+    return r.header_spec(
+        c,
+        (kinds, pattern),
+        act=("hidden_activation", "hidden_act"),
         sliding_window=window,
         embedding_params_extra=ple_vocab * n_layers * ple,
         extra_params=h + (h * n_layers * ple + ple if ple else 0),

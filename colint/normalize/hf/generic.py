@@ -51,8 +51,8 @@ from __future__ import annotations
 import re
 
 from colint.errors import SpecError
-from colint.normalize.format_reader import mla_norm_params
-from colint.normalize.hf.base import HFReader
+from colint.normalize.format_reader import mla_attention, mla_norm_params, routed_experts
+from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import KindTable, int_list, layer, nullable_int, str_list
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
@@ -211,18 +211,15 @@ def _mixer(
         rope = r.int("qk_rope_head_dim", "qk_rope_head_dim")
         v_dim = r.int("v_head_dim", "v_head_dim", default=nope)
         index = q_lora is not None and _set(r, "index_n_heads") and _set(r, "index_head_dim")  # DSA's indexer
-        m = Mixer(
-            kind="mla",
-            num_heads=heads,
-            num_kv_heads=heads,
-            head_dim=nope + rope,
-            v_head_dim=v_dim,
-            qkv_bias=bias,
-            o_bias=bias,
-            q_lora_rank=q_lora,
-            kv_lora_rank=r.int("kv_lora_rank", "kv_lora_rank"),
-            qk_nope_head_dim=nope,
-            qk_rope_head_dim=rope,
+        m = mla_attention(
+            heads,
+            heads,
+            q_lora=q_lora,
+            kv_lora=r.int("kv_lora_rank", "kv_lora_rank"),
+            nope=nope,
+            rope=rope,
+            v_dim=v_dim,
+            bias=bias,
             index_num_heads=r.int(None, "index_n_heads") if index else None,
             index_head_dim=r.int(None, "index_head_dim") if index else None,
             index_topk=r.int(None, "index_topk") if index and _set(r, "index_topk") else None,
@@ -313,11 +310,10 @@ def build(r: HFReader, gated: bool = True, code: dict | None = None) -> ModelSpe
         if not n_shared and shared_key:
             shared_w = r.int("shared_expert_intermediate_size", shared_key, minimum=0)
             n_shared = 1 if shared_w else 0
-        moe = FFN(
-            kind="moe",
-            num_experts=e,
-            top_k=k,
-            expert_intermediate_size=width,
+        moe = routed_experts(
+            e,
+            k,
+            width,
             num_shared_experts=n_shared,
             shared_intermediate_size=shared_w if n_shared else 0,
             shared_bias=mlp_bias,
@@ -338,19 +334,9 @@ def build(r: HFReader, gated: bool = True, code: dict | None = None) -> ModelSpe
             ffn = moe
         table.add(layer(mixer, ffn, 2 * h + mixer_other + sinks))
     heads = table.kinds[0].mixer.num_heads
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=table.kinds,
-        pattern=table.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=table.kinds[0].mixer.num_kv_heads,
-        head_dim=table.kinds[0].mixer.head_dim,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act"),
+    return r.header_spec(
+        Header(h, n_layers, heads, table.kinds[0].mixer.num_kv_heads, table.kinds[0].mixer.head_dim, inter, vocab, tie),
+        table,
         sliding_window=window,
         extra_params=h,
         notes=[NOTE],

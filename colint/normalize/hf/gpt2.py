@@ -9,44 +9,31 @@ Conv1D stores weights [in, out]; the GEMM shapes are the same as a Linear's.
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.format_reader import heads_attention
+from colint.normalize.hf.base import Header, HFReader, head_dim_of
 from colint.normalize.hf.tie import tie_embeddings
-from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
+from colint.normalize.model_spec import FFN, LayerKind, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
     h = r.int("hidden_size", "hidden_size")  # n_embd through transformers' attribute_map
     n_layers = r.int("num_layers", "num_hidden_layers")
     heads = r.int("num_heads", "num_attention_heads")
-    if h % heads:
-        raise r.error(
-            r.first_present(["num_attention_heads"]) or "n_head", f"n_embd {h} is not divisible by n_head {heads}"
-        )
-    hd = h // heads
+    hd = head_dim_of(r, h, heads, "n_embd")
     inner = r.opt_int("intermediate_size", "n_inner", minimum=1) or 4 * h  # GPT2MLP reads n_inner only
     if "intermediate_size" not in r.sources:
         r.record("intermediate_size", "n_inner", default=True)
     vocab = r.int("vocab_size", "vocab_size")
     positions = r.int("max_position_embeddings", "max_position_embeddings")
     tie = tie_embeddings(r)
-    mixer = Mixer(
-        kind="attention", num_heads=heads, num_kv_heads=heads, head_dim=hd, qkv_bias=True, o_bias=True, fused_qkv=True
-    )
+    mixer = heads_attention(heads, heads, hd, qkv_bias=True, o_bias=True, fused_qkv=True)
     ffn = FFN(kind="dense", intermediate_size=inner, gated=False, bias=True)
     kind = LayerKind(name="attention/full+dense", mixer=mixer, ffn=ffn, other_params=2 * 2 * h)
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=[kind],
-        pattern=[0] * n_layers,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=positions,
+    return r.header_spec(
+        Header(h, n_layers, heads, heads, hd, inner, vocab, tie),
+        ([kind], [0] * n_layers),
+        positions=positions,
         position_embeddings=positions,
-        num_heads=heads,
-        num_kv_heads=heads,
-        head_dim=hd,
-        intermediate_size=inner,
-        hidden_act=r.str(None, "activation_function"),
+        act=("activation_function",),
         extra_params=2 * h,  # ln_f weight + bias
     )

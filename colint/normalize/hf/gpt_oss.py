@@ -12,9 +12,10 @@ that key is absent (transformers ignores it). Two RMSNorms (H) per layer and a f
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader, read_common
+from colint.normalize.format_reader import routed_experts
+from colint.normalize.hf.base import HFReader, full_and_windowed, read_common
 from colint.normalize.hf.moe_common import KindTable, ignored_key, layer, nullable_int
-from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+from colint.normalize.model_spec import ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
@@ -24,7 +25,7 @@ def build(r: HFReader) -> ModelSpec:
         intermediate=("moe_intermediate_size", "intermediate_size"),
     )
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
+    inter = c.ffn_width
     bias = r.bool(None, "attention_bias", default=True)
     e = r.int("num_experts", "num_local_experts", "num_experts", default=128)
     notes: list[str] = []
@@ -40,37 +41,17 @@ def build(r: HFReader) -> ModelSpec:
     if types is None:
         types = ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n_layers)]
 
-    ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter, expert_bias=True, router_bias=True)
-    mixers = [  # [full, sliding]: one object each, shared by the layers (a LayerKind per combination, not per layer)
-        Mixer(
-            kind="attention",
-            attention="sliding" if sw else "full",
-            window=window if sw else None,
-            num_heads=heads,
-            num_kv_heads=kv,
-            head_dim=hd,
-            qkv_bias=bias,
-            o_bias=bias,
-        )
-        for sw in (False, True)
-    ]
+    ffn = routed_experts(e, k, inter, expert_bias=True, router_bias=True)
+    mixers = full_and_windowed(window, num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias)
     t = KindTable()
     for i in range(n_layers):
         sw = window is not None and i < len(types) and types[i] == "sliding_attention"
         t.add(layer(mixers[sw], ffn, 2 * h + heads))
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
+    return r.header_spec(
+        c,
+        t,
         intermediate_size=None,
-        hidden_act=r.str(None, "hidden_act", default="silu"),
+        act_default="silu",
         sliding_window=window,
         extra_params=h,
         notes=notes,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from colint.normalize.format_reader import heads_attention, mamba2_mixer, routed_experts
 from colint.normalize.hf.base import HFReader, read_common
 from colint.normalize.hf.moe_common import KindTable, int_list, layer, str_list
 from colint.normalize.hf.tie import tie_embeddings
@@ -59,17 +60,7 @@ def mamba2(r: HFReader, h: int, keys: dict = HYBRID_MAMBA_KEYS) -> tuple[Mixer, 
     proj_bias = r.bool(None, keys["proj_bias"][0], default=keys["proj_bias"][1])
     conv_bias = r.bool(None, keys["conv_bias"][0], default=keys["conv_bias"][1])
     conv_dim = d_inner + 2 * groups * d_state
-    mixer = Mixer(
-        kind="mamba",
-        mamba_version=2,
-        num_heads=heads,
-        d_inner=d_inner,
-        d_state=d_state,
-        n_groups=groups,
-        conv_kernel=taps,
-        in_bias=proj_bias,
-        out_bias=proj_bias,
-    )
+    mixer = mamba2_mixer(heads, d_inner, d_state, groups, taps, in_bias=proj_bias, out_bias=proj_bias)
     return mixer, conv_dim * taps + (conv_dim if conv_bias else 0) + 3 * heads + d_inner
 
 
@@ -113,7 +104,7 @@ def build(r: HFReader) -> ModelSpec:
     d = _DEFAULTS[r.model_type]
     c = read_common(r, {**d, "tie": False})
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
+    inter = c.ffn_width
     bias = r.bool(None, "attention_bias", default=False)
     if r.model_type == "bamba":
         ffn = FFN(kind="dense", intermediate_size=inter, bias=r.bool(None, "mlp_bias", default=False))
@@ -121,11 +112,10 @@ def build(r: HFReader) -> ModelSpec:
         shared = r.int("shared_expert_intermediate_size", "shared_intermediate_size", default=1024)
         e = r.int("num_experts", "num_local_experts", default=8, minimum=0)
         if e:
-            ffn = FFN(
-                kind="moe",
-                num_experts=e,
-                top_k=r.int("top_k", "num_experts_per_tok", default=2),
-                expert_intermediate_size=inter,
+            ffn = routed_experts(
+                e,
+                r.int("top_k", "num_experts_per_tok", default=2),
+                inter,
                 num_shared_experts=1,
                 shared_intermediate_size=shared,
             )
@@ -133,22 +123,13 @@ def build(r: HFReader) -> ModelSpec:
         else:
             ffn = FFN(kind="dense", intermediate_size=shared)
     mamba, mamba_params = mamba2(r, h)
-    attn = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias)
+    attn = heads_attention(heads, kv, hd, qkv_bias=bias, o_bias=bias)
     t = KindTable()
     for is_mamba in _mamba_layers(r, n_layers):
         t.add(layer(mamba, ffn, 2 * h + mamba_params) if is_mamba else layer(attn, ffn, 2 * h))
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"),
+    return r.header_spec(
+        c,
+        t,
+        act_default="silu",
         extra_params=h,
     )

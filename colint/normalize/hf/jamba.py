@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 
+from colint.normalize.format_reader import heads_attention, routed_experts
 from colint.normalize.hf.base import HFReader, read_common
 from colint.normalize.hf.moe_common import KindTable, layer
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
@@ -24,7 +25,7 @@ from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 def build(r: HFReader) -> ModelSpec:
     c = read_common(r, dict(hidden=4096, layers=32, heads=32, kv=8, inter=14336, vocab=65536, tie=False))
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
+    inter = c.ffn_width
     e = r.int("num_experts", "num_experts", "num_local_experts", default=16)
     k = r.int("top_k", "num_experts_per_tok", default=2)
     attn_period = r.int(None, "attn_layer_period", default=8)
@@ -53,7 +54,7 @@ def build(r: HFReader) -> ModelSpec:
     proj_bias = r.bool(None, "mamba_proj_bias", default=False)
 
     d_inner = expand * h
-    attn = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd)
+    attn = heads_attention(heads, kv, hd)
     mamba = Mixer(
         kind="mamba",
         mamba_version=1,
@@ -73,26 +74,17 @@ def build(r: HFReader) -> ModelSpec:
         + 2 * d_state
     )  # dt / B / C RMSNorms
     dense_ffn = FFN(kind="dense", intermediate_size=inter)
-    moe_ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter)
+    moe_ffn = routed_experts(e, k, inter)
     t = KindTable()
     for i in range(n_layers):
         is_attn = i % attn_period == attn_offset
         is_moe = e > 1 and i % exp_period == exp_offset
         mixer, other = (attn, 0) if is_attn else (mamba, mamba_other)
         t.add(layer(mixer, moe_ffn if is_moe else dense_ffn, other + 2 * h))
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"),
+    return r.header_spec(
+        c,
+        t,
+        act_default="silu",
         extra_params=h,
         loader_rejects=rejects,
     )

@@ -12,7 +12,8 @@ LM head tied by default (alias ``tie_embedding``).
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.format_reader import heads_attention
+from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import KindTable, int_list, layer, str_list
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
@@ -47,7 +48,7 @@ def build(r: HFReader) -> ModelSpec:
         types = ["full_attention" if full is None or i in full else "conv" for i in range(n_layers)]
 
     ffn = FFN(kind="dense", intermediate_size=inter, gated=True)
-    attn = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd)
+    attn = heads_attention(heads, kv, hd)
     conv = Mixer(kind="short_conv", conv_kernel=taps, d_inner=h, in_bias=conv_bias, out_bias=conv_bias)
     conv_params = h * taps + (h if conv_bias else 0)
     t = KindTable()
@@ -56,18 +57,9 @@ def build(r: HFReader) -> ModelSpec:
             t.add(layer(conv, ffn, 2 * h + conv_params))
         else:
             t.add(layer(attn, ffn, 2 * h + 2 * hd))
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        intermediate_size=inter,
-        hidden_act="silu",
+    return r.header_spec(
+        Header(h, n_layers, heads, kv, hd, inter, vocab, tie),
+        t,
+        act="silu",
         extra_params=h,
     )

@@ -52,7 +52,7 @@ def build(r: HFReader) -> ModelSpec:
     if mt in QWEN_VL:  # Qwen2(.5)-VL's text attention is hidden_size // heads wide whatever head_dim says
         hd = h // heads
         r.record_derived("head_dim", "hidden_size")
-    inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
+    inter = c.ffn_width
     if mt in QWEN2_LIKE:
         qkv_bias, o_bias = True, False
     else:
@@ -107,19 +107,10 @@ def build(r: HFReader) -> ModelSpec:
             f"{mtp} MTP layer(s) not built by transformers: {mtp_params:,} parameters (estimate from "
             "MiMo's MTP layer structure), outside params.total"
         )
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=kinds,
-        pattern=pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
+    return r.header_spec(
+        c,
+        (kinds, pattern),
         head_dim=hd,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act"),
         sliding_window=window,
         mtp_layers=mtp,
         mtp_params=mtp_params,

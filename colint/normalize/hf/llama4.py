@@ -14,9 +14,10 @@ RMSNorms (H) per layer and a final one. The vision tower of the wrapper is not c
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader, read_common
+from colint.normalize.format_reader import routed_experts
+from colint.normalize.hf.base import HFReader, full_and_windowed, read_common
 from colint.normalize.hf.moe_common import KindTable, int_list, layer, nullable_int
-from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+from colint.normalize.model_spec import FFN, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
@@ -26,7 +27,7 @@ def build(r: HFReader) -> ModelSpec:
         intermediate=("moe_intermediate_size", "intermediate_size"),  # the experts' width; the dense MLP's below
     )
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    moe_inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
+    moe_inter = c.ffn_width
     bias = r.bool(None, "attention_bias", default=False)
     inter = r.int("intermediate_size", "intermediate_size_mlp", default=16384)
     e = r.int("num_experts", "num_local_experts", default=16)
@@ -48,43 +49,18 @@ def build(r: HFReader) -> ModelSpec:
         ]
 
     dense_ffn = FFN(kind="dense", intermediate_size=inter)
-    moe_ffn = FFN(
-        kind="moe",
-        num_experts=e,
-        top_k=k,
-        expert_intermediate_size=moe_inter,
-        num_shared_experts=1,
-        shared_intermediate_size=moe_inter,
+    moe_ffn = routed_experts(e, k, moe_inter, num_shared_experts=1, shared_intermediate_size=moe_inter)
+    mixers = full_and_windowed(
+        chunk, "chunked", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=bias, o_bias=bias
     )
-    mixers = [  # [full, chunked]: one object each, shared by the layers (a LayerKind per combination, not per layer)
-        Mixer(
-            kind="attention",
-            attention="chunked" if chunked else "full",
-            window=chunk if chunked else None,
-            num_heads=heads,
-            num_kv_heads=kv,
-            head_dim=hd,
-            qkv_bias=bias,
-            o_bias=bias,
-        )
-        for chunked in (False, True)
-    ]
     t = KindTable()
     for i in range(n_layers):
         chunked = i < len(types) and types[i] == "chunked_attention"
         t.add(layer(mixers[chunked], moe_ffn if i in moe_set else dense_ffn, 2 * h))
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
+    return r.header_spec(
+        c,
+        t,
         intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"),
+        act_default="silu",
         extra_params=h,
     )

@@ -24,7 +24,8 @@ transformers 5.24 ``modeling_mimo_v2_flash.py`` / ``MiMoV2FlashConfig``:
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.format_reader import heads_attention, routed_experts
+from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import KindTable, ignored_key, int_list, layer, str_list
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
@@ -110,14 +111,7 @@ def build(r: HFReader) -> ModelSpec:
     sinks_swa = r.bool(None, "add_swa_attention_sink_bias", default=True)
     sinks_full = r.bool(None, "add_full_attention_sink_bias", default=False)
 
-    full = Mixer(
-        kind="attention",
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        v_head_dim=vd if vd != hd else None,
-        qkv_bias=bias,
-    )
+    full = heads_attention(heads, kv, hd, v_head_dim=vd if vd != hd else None, qkv_bias=bias)
     sliding = Mixer(
         kind="attention",
         attention="sliding",
@@ -134,11 +128,10 @@ def build(r: HFReader) -> ModelSpec:
         shared = r.raw("n_shared_experts")
         if isinstance(shared, int) and not isinstance(shared, bool) and shared > 0:
             issues.append(ignored_key(r, "n_shared_experts", "transformers' mimo_v2_flash builds no shared expert"))
-        moe = FFN(
-            kind="moe",
-            num_experts=r.int("num_experts", "n_routed_experts", "num_local_experts", default=_D["e"]),
-            top_k=r.int("top_k", "num_experts_per_tok", default=_D["k"]),
-            expert_intermediate_size=r.int("moe_intermediate_size", "moe_intermediate_size", default=_D["moe"]),
+        moe = routed_experts(
+            r.int("num_experts", "n_routed_experts", "num_local_experts", default=_D["e"]),
+            r.int("top_k", "num_experts_per_tok", default=_D["k"]),
+            r.int("moe_intermediate_size", "moe_intermediate_size", default=_D["moe"]),
         )
     dense = FFN(kind="dense", intermediate_size=inter)
     t = KindTable()
@@ -149,19 +142,10 @@ def build(r: HFReader) -> ModelSpec:
         t.add(layer(mixer, moe if sparse[i] and moe is not None else dense, 2 * h + sinks))
     if r.has("num_nextn_predict_layers"):
         notes.append("MTP layers (num_nextn_predict_layers) are not built by transformers and not counted")
-    return r.spec(
-        hidden_size=h,
-        num_layers=n,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"),
+    return r.header_spec(
+        Header(h, n, heads, kv, hd, inter, vocab, tie),
+        t,
+        act_default="silu",
         sliding_window=window,
         extra_params=h,
         notes=notes,

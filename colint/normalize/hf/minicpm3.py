@@ -9,11 +9,11 @@ q_lora_rank; ``kv_a_proj_with_mqa`` (H -> kv_lora_rank + rope, ``attention_bias`
 
 from __future__ import annotations
 
-from colint.normalize.format_reader import mla_norm_params
-from colint.normalize.hf.base import HFReader
+from colint.normalize.format_reader import mla_attention, mla_norm_params
+from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import nullable_int
 from colint.normalize.hf.tie import tie_embeddings
-from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
+from colint.normalize.model_spec import FFN, LayerKind, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
@@ -33,34 +33,12 @@ def build(r: HFReader) -> ModelSpec:
     tie = tie_embeddings(r)
     bias = r.bool(None, "attention_bias", default=False)
     mlp_bias = r.bool(None, "mlp_bias", default=False)
-    mixer = Mixer(
-        kind="mla",
-        num_heads=heads,
-        num_kv_heads=kv_heads,
-        head_dim=nope + rope,
-        v_head_dim=v_dim,
-        qkv_bias=bias,
-        o_bias=bias,
-        q_lora_rank=q_lora,
-        kv_lora_rank=kv_lora,
-        qk_nope_head_dim=nope,
-        qk_rope_head_dim=rope,
-    )
+    mixer = mla_attention(heads, kv_heads, q_lora=q_lora, kv_lora=kv_lora, nope=nope, rope=rope, v_dim=v_dim, bias=bias)
     ffn = FFN(kind="dense", intermediate_size=inter, gated=True, bias=mlp_bias)
     other = 2 * h + mla_norm_params(mixer)
     kind = LayerKind(name="mla+dense", mixer=mixer, ffn=ffn, other_params=other)
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=[kind],
-        pattern=[0] * n_layers,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv_heads,
-        head_dim=nope + rope,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act"),
+    return r.header_spec(
+        Header(h, n_layers, heads, kv_heads, nope + rope, inter, vocab, tie),
+        ([kind], [0] * n_layers),
         extra_params=h,
     )

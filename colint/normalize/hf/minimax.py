@@ -13,9 +13,10 @@ when it disagrees with the layer types used.
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader, read_common
+from colint.normalize.format_reader import routed_experts
+from colint.normalize.hf.base import Header, HFReader, read_common
 from colint.normalize.hf.moe_common import KindTable, layer
-from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+from colint.normalize.model_spec import Mixer, ModelSpec
 
 
 def read_config(r: HFReader) -> tuple:
@@ -81,24 +82,15 @@ def build(r: HFReader) -> ModelSpec:
         k_head_dim=hd,
         v_head_dim=hd,
     )
-    ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter)
+    ffn = routed_experts(e, k, inter)
     t = KindTable()
     for i in range(n_layers):
         lin = i < len(types) and types[i] == "linear_attention"
         t.add(layer(lightning, ffn, 2 * h + heads * hd) if lin else layer(full, ffn, 2 * h))
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        intermediate_size=None,
-        hidden_act=r.str(None, "hidden_act", default="silu"),
+    return r.header_spec(
+        Header(h, n_layers, heads, kv, hd, None, vocab, tie),
+        t,
+        act_default="silu",
         sliding_window=window,
         extra_params=h,
         notes=notes,

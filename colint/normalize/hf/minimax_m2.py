@@ -13,9 +13,10 @@ DeepSeek-V3's MTP module).
 
 from __future__ import annotations
 
+from colint.normalize.format_reader import heads_attention, routed_experts
 from colint.normalize.hf.base import HFReader, read_common
 from colint.normalize.hf.moe_common import KindTable, deepseek_style_mtp_params, ignored_key, layer
-from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+from colint.normalize.model_spec import ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
@@ -25,12 +26,12 @@ def build(r: HFReader) -> ModelSpec:
         intermediate=("moe_intermediate_size", "intermediate_size"),
     )
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
+    inter = c.ffn_width
     e = r.int("num_experts", "num_local_experts", "num_experts", default=256)
     k = r.int("top_k", "num_experts_per_tok", default=8)
 
-    mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd)
-    ffn = FFN(kind="moe", num_experts=e, top_k=k, expert_intermediate_size=inter)
+    mixer = heads_attention(heads, kv, hd)
+    ffn = routed_experts(e, k, inter)
     kind = layer(mixer, ffn, 2 * h + heads * hd + kv * hd)
     t = KindTable()
     for _ in range(n_layers):
@@ -48,19 +49,11 @@ def build(r: HFReader) -> ModelSpec:
             notes.append(
                 f"MTP: {modules} module(s) × {per} layer(s), not built by transformers; mtp_params is an estimate"
             )
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
+    return r.header_spec(
+        c,
+        t,
         intermediate_size=None,
-        hidden_act=r.str(None, "hidden_act", default="silu"),
+        act_default="silu",
         extra_params=h,
         mtp_layers=mtp,
         mtp_params=mtp * deepseek_style_mtp_params(kind, h),

@@ -26,7 +26,8 @@ hnorm + eh_proj (2H -> H) + final norm (an estimate after DeepSeek-V3's MTP modu
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.format_reader import heads_attention, mamba2_mixer, routed_experts
+from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import KindTable, ignored_key, layer, mtp_module_params, str_list
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
@@ -113,29 +114,18 @@ def build(r: HFReader) -> ModelSpec:
     none_mixer, none_ffn = Mixer(kind="none"), FFN(kind="none")
     blocks = {
         "linear_attention": layer(
-            Mixer(
-                kind="mamba",
-                mamba_version=2,
-                num_heads=m_heads,
-                d_inner=d_inner,
-                d_state=d_state,
-                n_groups=groups,
-                conv_kernel=conv,
-                in_bias=use_bias,
-                out_bias=use_bias,
-            ),
+            mamba2_mixer(m_heads, d_inner, d_state, groups, conv, in_bias=use_bias, out_bias=use_bias),
             none_ffn,
             h + conv_dim * conv + (conv_dim if conv_bias else 0) + 3 * m_heads + d_inner,
         ),
-        "full_attention": layer(Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd), none_ffn, h),
+        "full_attention": layer(heads_attention(heads, kv, hd), none_ffn, h),
         "mlp": layer(none_mixer, FFN(kind="dense", intermediate_size=inter, gated=False, bias=mlp_bias), h),
         "moe": layer(
             none_mixer,
-            FFN(
-                kind="moe",
-                num_experts=e,
-                top_k=k,
-                expert_intermediate_size=moe_inter,
+            routed_experts(
+                e,
+                k,
+                moe_inter,
                 expert_gated=False,
                 num_shared_experts=1,
                 shared_intermediate_size=shared,
@@ -162,19 +152,11 @@ def build(r: HFReader) -> ModelSpec:
             + "".join({v: c for c, v in _CHARS.items()}[x] for x in mtp_types)
             + ", not built by transformers; mtp_params is an estimate"
         )
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "mlp_hidden_act", default="relu2"),
+    return r.header_spec(
+        Header(h, n_layers, heads, kv, hd, inter, vocab, tie),
+        t,
+        act=("mlp_hidden_act",),
+        act_default="relu2",
         extra_params=h,
         mtp_layers=mtp,
         mtp_params=mtp_params,

@@ -15,7 +15,7 @@ DeciLM class, so there is no meta-device oracle; the tests check the count again
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 
@@ -104,19 +104,9 @@ def build(r: HFReader) -> ModelSpec:
         pattern.append(index[key])
     common_kv = max(set(kv_seen), key=kv_seen.count) if kv_seen else 0
     common_inter = max(set(inter_seen), key=inter_seen.count) if inter_seen else None
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=kinds,
-        pattern=pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=common_kv,
-        head_dim=hd,
-        intermediate_size=common_inter,
-        hidden_act=r.str(None, "hidden_act"),
+    return r.header_spec(
+        Header(h, n_layers, heads, common_kv, hd, common_inter, vocab, tie),
+        (kinds, pattern),
         extra_params=h,
         notes=[
             "heterogeneous layers from block_configs (DeciLM): FFN widths from ffn_mult, KV heads from n_heads_in_group"

@@ -11,9 +11,10 @@ LayerNorms (weight+bias when ``layer_norm_elementwise_affine``); a final LayerNo
 
 from __future__ import annotations
 
-from colint.normalize.hf.base import HFReader
+from colint.normalize.format_reader import heads_attention
+from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.tie import tie_embeddings
-from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
+from colint.normalize.model_spec import FFN, LayerKind, ModelSpec
 
 POSITION_OFFSET = 2  # OPTLearnedPositionalEmbedding.offset in transformers' modeling_opt.py
 
@@ -35,7 +36,7 @@ def build(r: HFReader) -> ModelSpec:
     before = r.bool(None, "do_layer_norm_before", default=True)
     remove_final = r.bool(None, "_remove_final_layer_norm", default=False)
     ln = 2 * h if affine else 0
-    mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=heads, head_dim=hd, qkv_bias=bias, o_bias=bias)
+    mixer = heads_attention(heads, heads, hd, qkv_bias=bias, o_bias=bias)
     ffn = FFN(kind="dense", intermediate_size=ffn_dim, gated=False, bias=bias)
     kind = LayerKind(name="attention/full+dense", mixer=mixer, ffn=ffn, other_params=2 * ln)
     notes = []
@@ -47,20 +48,12 @@ def build(r: HFReader) -> ModelSpec:
             f"word_embed_proj_dim {proj} != hidden_size {h}: project_in/out counted with the embedding"
             + ("" if tie else "; the LM head GEMM is listed as hidden_size -> vocab")
         )
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=[kind],
-        pattern=[0] * n_layers,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=positions,
+    return r.header_spec(
+        Header(h, n_layers, heads, heads, hd, ffn_dim, vocab, tie),
+        ([kind], [0] * n_layers),
+        positions=positions,
         position_embeddings=positions + POSITION_OFFSET,
-        num_heads=heads,
-        num_kv_heads=heads,
-        head_dim=hd,
-        intermediate_size=ffn_dim,
-        hidden_act=r.str(None, "activation_function"),
+        act=("activation_function",),
         embedding_params_extra=extra_embed + (0 if tie or proj == h else vocab * (proj - h)),
         extra_params=ln if (before and not remove_final) else 0,
         notes=notes,

@@ -8,32 +8,23 @@ final LayerNorm and an LM head **with bias** (V extra parameters), untied by def
 
 from __future__ import annotations
 
+from colint.normalize.format_reader import heads_attention
 from colint.normalize.hf.base import HFReader, read_common
-from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
+from colint.normalize.model_spec import FFN, LayerKind, ModelSpec
 
 
 def build(r: HFReader) -> ModelSpec:
     c = read_common(r)
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
+    inter, vocab = c.ffn_width, c.vocab_size
     qk_ln = r.bool(None, "qk_layernorm", default=False)
-    mixer = Mixer(kind="attention", num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=True, o_bias=True)
+    mixer = heads_attention(heads, kv, hd, qkv_bias=True, o_bias=True)
     ffn = FFN(kind="dense", intermediate_size=inter, gated=False, bias=True)
     other = 2 * h + (2 * 2 * (h // heads) if qk_ln else 0)
     kind = LayerKind(name=f"attention/{mixer.attention}+dense", mixer=mixer, ffn=ffn, other_params=other)
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=[kind],
-        pattern=[0] * n_layers,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act"),
+    return r.header_spec(
+        c,
+        ([kind], [0] * n_layers),
         sliding_window=None,
         extra_params=2 * h + vocab,  # final LayerNorm (weight+bias) + lm_head bias
     )

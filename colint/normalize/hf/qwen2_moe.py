@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from colint.normalize.hf.base import HFReader, read_common
+from colint.normalize.format_reader import routed_experts
+from colint.normalize.hf.base import HFReader, full_and_windowed, read_common
 from colint.normalize.hf.moe_common import KindTable, int_list, layer
-from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+from colint.normalize.model_spec import FFN, ModelSpec
 
 # transformers 5.24 dataclass defaults per model_type
 _DEFAULTS: dict[str, dict[str, Any]] = {
@@ -47,7 +48,7 @@ def build(r: HFReader) -> ModelSpec:
     qwen2 = mt == "qwen2_moe"
     c = read_common(r, d)
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    inter, vocab, tie = c.ffn_width, c.vocab_size, c.tie_word_embeddings
+    inter = c.ffn_width
     moe_inter = r.int("moe_intermediate_size", "moe_intermediate_size", default=d["moe"])
     e = r.int("num_experts", "num_experts", "num_local_experts", default=d["e"], minimum=0)
     k = r.int("top_k", "num_experts_per_tok", default=d["k"])
@@ -80,48 +81,21 @@ def build(r: HFReader) -> ModelSpec:
         return bool((i + 1) % 2) and i < max_window_layers
 
     other = 2 * h + (0 if qwen2 else 2 * hd)
-    moe_ffn = FFN(
-        kind="moe",
-        num_experts=e,
-        top_k=k,
-        expert_intermediate_size=moe_inter,
-        num_shared_experts=1 if qwen2 else 0,
-        shared_intermediate_size=shared,
-        shared_expert_gate=qwen2,
+    moe_ffn = routed_experts(
+        e, k, moe_inter, num_shared_experts=1 if qwen2 else 0, shared_intermediate_size=shared, shared_expert_gate=qwen2
     )
     dense_ffn = FFN(kind="dense", intermediate_size=inter)
-    mixers = [  # [full, sliding]: one object each, shared by the layers (a LayerKind per combination, not per layer)
-        Mixer(
-            kind="attention",
-            attention="sliding" if sw else "full",
-            window=window if sw else None,
-            num_heads=heads,
-            num_kv_heads=kv,
-            head_dim=hd,
-            qkv_bias=qkv_bias,
-            o_bias=o_bias,
-        )
-        for sw in (False, True)
-    ]
+    mixers = full_and_windowed(window, num_heads=heads, num_kv_heads=kv, head_dim=hd, qkv_bias=qkv_bias, o_bias=o_bias)
     # [full, sliding] x [dense, sparse]
     kinds = [[layer(m, dense_ffn, other), layer(m, moe_ffn, other)] for m in mixers]
     t = KindTable()
     for i in range(n_layers):
         sparse = i not in mlp_only and e > 0 and (i + 1) % step == 0
         t.add(kinds[bool(sliding(i))][sparse])
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"),
+    return r.header_spec(
+        c,
+        t,
+        act_default="silu",
         sliding_window=window,
         extra_params=h,
     )

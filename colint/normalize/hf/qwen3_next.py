@@ -22,6 +22,7 @@ transformers 5.24 (``modeling_qwen3_next.py``, ``modeling_qwen3_5*.py``):
 
 from __future__ import annotations
 
+from colint.normalize.format_reader import heads_attention, routed_experts
 from colint.normalize.hf.base import HFReader, layer_types_of, read_common
 from colint.normalize.hf.moe_common import KindTable, deepseek_style_mtp_params, int_list, layer
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
@@ -46,7 +47,6 @@ def build(r: HFReader) -> ModelSpec:
     d = _DEFAULTS[mt]
     c = read_common(r, {**d, "head_dim": 256, "tie": False}, intermediate=None)
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
-    vocab, tie = c.vocab_size, c.tie_word_embeddings
     attn_bias = r.bool(None, "attention_bias", default=False)
 
     nk = r.int(None, "linear_num_key_heads", default=16)
@@ -75,15 +75,7 @@ def build(r: HFReader) -> ModelSpec:
         step = r.int("decoder_sparse_step", "decoder_sparse_step", default=1)
         mlp_only = set(int_list(r, "mlp_only_layers") or [])
 
-    full = Mixer(
-        kind="attention",
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-        qkv_bias=attn_bias,
-        o_bias=attn_bias,
-        gated_q=True,
-    )
+    full = heads_attention(heads, kv, hd, qkv_bias=attn_bias, o_bias=attn_bias, gated_q=True)
     full_other = 2 * hd
     lin = Mixer(
         kind="linear_attention",
@@ -99,14 +91,8 @@ def build(r: HFReader) -> ModelSpec:
     moe_ffn = (
         None
         if dense
-        else FFN(
-            kind="moe",
-            num_experts=e,
-            top_k=k,
-            expert_intermediate_size=moe_inter,
-            num_shared_experts=1,
-            shared_intermediate_size=shared,
-            shared_expert_gate=True,
+        else routed_experts(
+            e, k, moe_inter, num_shared_experts=1, shared_intermediate_size=shared, shared_expert_gate=True
         )
     )
 
@@ -129,19 +115,11 @@ def build(r: HFReader) -> ModelSpec:
     if mtp:
         mtp_kind = layer(full, moe_ffn or dense_ffn, full_other + 2 * h)
         mtp_params = mtp * deepseek_style_mtp_params(mtp_kind, h)
-    return r.spec(
-        hidden_size=h,
-        num_layers=n_layers,
-        kinds=t.kinds,
-        pattern=t.pattern,
-        vocab_size=vocab,
-        tie_word_embeddings=tie,
-        max_position_embeddings=r.opt_int("max_position_embeddings", "max_position_embeddings"),
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
+    return r.header_spec(
+        c,
+        t,
         intermediate_size=inter,
-        hidden_act=r.str(None, "hidden_act", default="silu"),
+        act_default="silu",
         extra_params=h,
         mtp_layers=mtp,
         mtp_params=mtp_params,

@@ -32,7 +32,7 @@ from colint.errors import ColintError, FormatNotRecognized
 from colint.loading.document import Document, format_path
 from colint.normalize.hf_harmless import HF_HARMLESS
 from colint.normalize.model_spec import KeyIssue, ModelSpec, Source
-from colint.normalize.reader import _COLLECTORS, collect_accessed
+from colint.normalize.reader import COLLECTORS, collect_accessed
 
 # Key names that size or shape a model (a signature per family): MLA (kv_lora_rank, q_lora_rank, qk_*_head_dim),
 # MoE in each family's naming (n_routed_experts, num_experts, num_local_experts, moe_intermediate_size,
@@ -192,8 +192,8 @@ def read_by_structure(
             best = reading
     if best is None or best.phantom:
         raise _refusal(doc, prefix, model_type, tried, shape, first_error)
-    if _COLLECTORS:  # the caller's access log (CL007) sees what the reading kept looked up
-        outer = _COLLECTORS[-1]
+    if COLLECTORS:  # the caller's access log (CL007) sees what the reading kept looked up
+        outer = COLLECTORS[-1]
         outer.root = prefix
         outer.paths.update(prefix + (k,) for k in best.looked)
     return _as_read(doc, prefix, model_type, best, why_unknown)
