@@ -12,7 +12,7 @@ from colint.loading import load, load_bytes, load_text
 from colint.normalize import normalize
 from colint.normalize.reader import Reader
 
-CORPUS = os.path.join(os.path.dirname(__file__), "corpus")
+CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "corpus")
 
 
 # -- non-standard JSON literals -------------------------------------------------------------------

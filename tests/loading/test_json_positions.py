@@ -20,7 +20,7 @@ from colint.loading import spliced
 from colint.loading.document import format_path
 from colint.loading.json_loader import parse_json
 
-CORPUS_HF = os.path.join(os.path.dirname(__file__), "corpus", "hf")
+CORPUS_HF = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "corpus", "hf")
 
 
 def _positions(doc) -> tuple:
