@@ -22,7 +22,7 @@ from colint.errors import SpecError
 from colint.loading import load, load_text
 from colint.normalize import normalize
 
-CORPUS = os.path.join(os.path.dirname(__file__), "corpus", "hf")
+CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "corpus", "hf")
 
 BASE = {
     "hidden_size": 512,

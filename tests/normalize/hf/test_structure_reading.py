@@ -20,7 +20,7 @@ from colint.normalize.hf import FAMILIES
 
 from tests.rules.helpers import run
 
-CORPUS = Path(__file__).resolve().parent / "corpus" / "hf"
+CORPUS = Path(__file__).resolve().parents[2] / "corpus" / "hf"
 
 CASES = [  # (corpus file, what kind of model, the family it is read as)
     ("llama3__Meta-Llama-3.1-8B.json", "dense", "llama"),

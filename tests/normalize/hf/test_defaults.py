@@ -12,7 +12,7 @@ from colint.loading import load_text
 from colint.normalize.hf import FAMILIES
 from colint.normalize.hf.base import HFReader, family_defaults
 
-ROOT = os.path.dirname(os.path.dirname(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 TABLE = os.path.join(ROOT, "colint", "normalize", "hf_defaults.json")
 
 

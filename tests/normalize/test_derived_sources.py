@@ -16,7 +16,7 @@ from colint.loading import load, load_text
 from colint.normalize import normalize
 from colint.normalize.model_spec import Source
 
-CORPUS = os.path.join(os.path.dirname(__file__), "corpus")
+CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "corpus")
 
 
 def _check(capsys, *args) -> list[dict]:

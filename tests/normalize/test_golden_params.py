@@ -23,9 +23,9 @@ from colint.loading import load
 from colint.normalize import normalize
 from colint.normalize.hf import FAMILIES, _text_root, resolve_model_type
 
-HERE = os.path.dirname(__file__)
-GOLDEN_FILES = sorted(glob.glob(os.path.join(HERE, "golden", "*.json")))
-CORPUS = os.path.join(HERE, "corpus", "hf")
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GOLDEN_FILES = sorted(glob.glob(os.path.join(TESTS, "golden", "*.json")))
+CORPUS = os.path.join(TESTS, "corpus", "hf")
 
 # Files transformers cannot build; the count is checked against a derivation instead.
 NOT_IN_TRANSFORMERS = {
@@ -39,7 +39,7 @@ def _stem(path: str) -> str:
 
 
 def _golden(stem: str) -> dict:
-    with open(os.path.join(HERE, "golden", stem + ".json"), encoding="utf-8") as fh:
+    with open(os.path.join(TESTS, "golden", stem + ".json"), encoding="utf-8") as fh:
         return json.load(fh)
 
 

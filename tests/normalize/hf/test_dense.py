@@ -15,8 +15,8 @@ from colint.loading import load, load_text
 from colint.normalize import normalize
 from colint.normalize.hf.nemotron_nas import ffn_mult_to_intermediate_size
 
-HERE = os.path.dirname(__file__)
-CORPUS = os.path.join(HERE, "corpus", "hf")
+TESTS = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CORPUS = os.path.join(TESTS, "corpus", "hf")
 
 DENSE_FILES = [
     "bloom__BLOOMChat-176B-v1",
@@ -67,7 +67,7 @@ def _spec_of(cfg: dict, name: str = "variant.json"):
 def test_dense_corpus_file_inspects_with_exact_params(stem, capsys):
     assert main(["inspect", os.path.join(CORPUS, stem + ".json"), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    with open(os.path.join(HERE, "golden", stem + ".json"), encoding="utf-8") as fh:
+    with open(os.path.join(TESTS, "golden", stem + ".json"), encoding="utf-8") as fh:
         golden = json.load(fh)
     if "error" in golden:  # nemotron-nas: remote code only, see test_nemotron_nas_* below
         assert out["params"]["total"] == NEMOTRON_SUPER_49B_PARAMS

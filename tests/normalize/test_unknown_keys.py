@@ -14,9 +14,9 @@ from colint.rules import Context, select_rules
 from colint.normalize import normalize
 from colint.normalize.unknown_keys import one_edit
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = sorted(
-    glob.glob(os.path.join(HERE, "corpus", "*", "*.json")) + glob.glob(os.path.join(HERE, "corpus", "*", "*.yaml"))
+    glob.glob(os.path.join(TESTS, "corpus", "*", "*.json")) + glob.glob(os.path.join(TESTS, "corpus", "*", "*.yaml"))
 )
 FIELDS = (
     "num_kv_heads",
@@ -105,7 +105,7 @@ def test_the_published_corpus_gives_no_cl007_warning():
 
 def test_llama_num_key_value_head_typo():
     """The issue's case: the typo leaves 32 KV heads (MHA) in force; CL007 says so and names the key."""
-    text = open(os.path.join(HERE, "corpus", "hf", "llama3__Meta-Llama-3.1-8B.json"), encoding="utf-8").read()
+    text = open(os.path.join(TESTS, "corpus", "hf", "llama3__Meta-Llama-3.1-8B.json"), encoding="utf-8").read()
     text = text.replace('"num_key_value_heads"', '"num_key_value_head"')
     spec = normalize(load_text(text, "c.json", syntax="json"))
     (f,) = _cl007(spec)
@@ -140,7 +140,7 @@ def test_committed_key_table_equals_installed_transformers():
     import json
 
     pytest.importorskip("transformers")
-    root = os.path.dirname(HERE)
+    root = os.path.dirname(TESTS)
     spec = importlib.util.spec_from_file_location("gen_hf_keys", os.path.join(root, "scripts", "gen_hf_keys.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -174,7 +174,7 @@ def test_keys_serving_engines_read_are_not_unused():
     # issue 29: Qwen3.5's attn_output_gate is read by vLLM and SGLang; at its default (True, what transformers' class
     # always builds) it changes nothing and CL007 is silent; DeepSeek's router keys likewise
     assert _cl007(_spec_of({**QWEN3_NEXT, "attn_output_gate": True})) == []
-    dsv32 = os.path.join(HERE, "corpus", "hf", "deepseek__DeepSeek-V3.2.json")
+    dsv32 = os.path.join(TESTS, "corpus", "hf", "deepseek__DeepSeek-V3.2.json")
     with open(dsv32, encoding="utf-8") as fh:
         assert _cl007(normalize(load_text(fh.read(), dsv32, syntax="json"))) == []
     # set to what makes those engines build another shape, it is reported (advice: colint prices transformers' model)

@@ -28,8 +28,8 @@ from colint.errors import SpecError
 from colint.loading import load, load_text
 from colint.normalize import normalize
 
-HERE = os.path.dirname(__file__)
-CORPUS = os.path.join(HERE, "corpus", "hf")
+TESTS = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CORPUS = os.path.join(TESTS, "corpus", "hf")
 
 _SPECS: dict = {}
 
