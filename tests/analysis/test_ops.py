@@ -15,7 +15,7 @@ from colint.analysis.ops_attention import context_attention, decode_attention, m
 from colint.analysis.ops_moe import busiest_rank, moe_layer
 from colint.hardware_profiles import load_profile
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
 # Accuracy on the vendored sample (scripts/calibrate_ops.py): the targets (median <= 0.25,

@@ -374,7 +374,9 @@ def test_memory_at_is_analyse_memory(name):
     from colint.analysis.footprint import footprint_floor, memory_at
     from colint.analysis.deployments import deployments
 
-    spec = normalize(load(os.path.join(os.path.dirname(__file__), "corpus", "hf", name)))
+    spec = normalize(
+        load(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "corpus", "hf", name))
+    )
     compared, tight = 0, 0.0
     for gpu in ("b200", "h100-sxm"):
         profile = load_profile(gpu)

@@ -259,7 +259,7 @@ def test_model_meets_accuracy_targets_on_measured_sample():
     import importlib.util
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "scripts" / "calibrate.py"
+    path = Path(__file__).resolve().parents[2] / "scripts" / "calibrate.py"
     spec = importlib.util.spec_from_file_location("calibrate", path)
     cal = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cal)
@@ -300,7 +300,7 @@ def test_cli_check_accepts_fp8_block_on_l40s(capsys):
     # `colint check --dtype fp8_block --gpu l40s` prices the model (Ada runs FP8 block scaling natively).
     from pathlib import Path
 
-    example = str(Path(__file__).resolve().parents[1] / "examples" / "llama-3.1-8b.json")
+    example = str(Path(__file__).resolve().parents[2] / "examples" / "llama-3.1-8b.json")
     args = ["check", example, "--gpu", "l40s", "--dtype", "fp8_block", "--isolated", "--fail-on", "never"]
     assert main([*args, "--format", "json"]) == 0
     captured = capsys.readouterr()

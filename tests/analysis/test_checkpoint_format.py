@@ -16,7 +16,7 @@ from colint.loading import load
 from colint.normalize import normalize
 from colint.settings import Settings
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LLAMA = os.path.join(ROOT, "examples", "llama-3.1-8b.json")
 NVFP4 = {"producer": {"name": "modelopt", "version": "0.31.0"}, "quantization": {"quant_algo": "NVFP4",
          "kv_cache_quant_algo": "FP8", "group_size": 16, "exclude_modules": ["lm_head"]}}  # fmt: skip

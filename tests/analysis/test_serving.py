@@ -22,7 +22,7 @@ from colint.loading import load
 from colint.normalize import normalize
 from colint.pareto import serving_for
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LLAMA70B = os.path.join(ROOT, "examples", "llama-3.3-70b.json")
 QWEN30B = os.path.join(ROOT, "tests", "corpus", "hf", "qwen3-moe__Qwen3-30B-A3B.json")
 ISL, OSL = 4000, 500

@@ -28,7 +28,7 @@ from colint.loading import load
 from colint.pareto import load_design
 from colint.normalize import normalize
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LLAMA8B = os.path.join(ROOT, "examples", "llama-3.1-8b.json")
 LLAMA70B = os.path.join(ROOT, "examples", "llama-3.3-70b.json")
 DEEPSEEK = os.path.join(ROOT, "examples", "deepseek-v3.json")
