@@ -18,9 +18,9 @@ from colint.fix_text import apply_edits, yaml_literal
 from colint.loading import load, load_text
 from colint.loading.document import format_path
 
-HERE = Path(__file__).resolve().parent
-CORPUS = HERE / "corpus" / "megatron"
-SCHEMA = HERE / "schemas" / "sarif-schema-2.1.0.json"
+TESTS = Path(__file__).resolve().parents[1]
+CORPUS = TESTS / "corpus" / "megatron"
+SCHEMA = TESTS / "schemas" / "sarif-schema-2.1.0.json"
 YAMLS = sorted(p.name for p in CORPUS.glob("*.yaml"))
 
 

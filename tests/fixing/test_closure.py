@@ -16,13 +16,13 @@ from colint.settings import Settings
 from colint.loading import load_text
 from colint.rules import select_rules
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # a deployment named in full (one GPU, the throughput preset's 256 sequences, BF16): without one colint chooses an
 # automatic deployment per model, whose findings are advice (issue 29), and these tests are about the closure of
 # advice that blocks
 NAMED = {"tp": 1, "concurrency": 256, "dtype": "bf16"}
-ROOT = os.path.dirname(HERE)
-DSV3 = os.path.join(HERE, "corpus", "hf", "deepseek__DeepSeek-V3.json")
+ROOT = os.path.dirname(TESTS)
+DSV3 = os.path.join(TESTS, "corpus", "hf", "deepseek__DeepSeek-V3.json")
 
 
 def _kimi_k2_text() -> str:
@@ -63,7 +63,7 @@ def test_wide_ep_advice_that_leads_to_an_error_is_not_offered(gpu):
 def test_ep_advice_inside_the_domain_names_its_cost():
     """60 experts (Qwen1.5-MoE): on an 8-GPU HGX every EP width wide enough (>=25) crosses the domain (CL504
     error): nothing is offered; inside GB200's NVL72 domain ep=32 is, with the redundant experts it needs."""
-    path = os.path.join(HERE, "corpus", "hf", "qwen2-moe__Qwen1.5-MoE-A2.7B-Wikihow-finetune.json")
+    path = os.path.join(TESTS, "corpus", "hf", "qwen2-moe__Qwen1.5-MoE-A2.7B-Wikihow-finetune.json")
     rules = select_rules()
     opts = Settings(**NAMED)
     r = check_file(path, build_targets(opts), opts, rules)
@@ -129,7 +129,7 @@ def test_gemma4_kv_fix_edits_the_global_kv_heads(tmp_path):
 
 
 def test_vocab_padding_is_never_safe():
-    path = os.path.join(HERE, "corpus", "hf", "gpt2__gpt2-medium-early-revision.json")
+    path = os.path.join(TESTS, "corpus", "hf", "gpt2__gpt2-medium-early-revision.json")
     opts = Settings()
     r = check_file(path, build_targets(opts), opts, select_rules())
     assert not [fx for f in r.findings for fx in f.fixes if fx.safety == "safe"]
@@ -197,7 +197,7 @@ def test_stopping_at_the_first_blocking_finding_changes_no_advice(monkeypatch, n
     if name == "kimi":
         text, path = _kimi_k2_text(), "kimi.json"
     else:
-        path = os.path.join(HERE, "corpus", "hf", name)
+        path = os.path.join(TESTS, "corpus", "hf", name)
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
     # a width off the 128 grid, so that CL201's edits are re-checked too
@@ -343,7 +343,7 @@ def test_a_brief_check_tells_the_same_findings_apart(settings):
     targets, rules = build_targets(opts), select_rules()
     seen = Counter()
     for name in ("deepseek__DeepSeek-V3.json", "mistral__Mistral-7B-Instruct-v0.3.json", "jamba__Jamba-v0.1.json"):
-        path = os.path.join(HERE, "corpus", "hf", name)
+        path = os.path.join(TESTS, "corpus", "hf", name)
         with open(path, encoding="utf-8") as fh:
             spec = normalize(load_text(fh.read().replace("14336", "14400"), path, syntax="json"))
         full = check_spec(spec, targets, opts, rules)
@@ -370,7 +370,7 @@ def test_fixes_are_rechecked_at_the_deployment_the_file_was_checked_at(monkeypat
         return real(spec, profile, scenario, **kw)
 
     monkeypatch.setattr(checking, "automatic_deployment", counting)
-    path = os.path.join(HERE, "corpus", "hf", "llama2__Llama-2-7b-neuron-training.json")
+    path = os.path.join(TESTS, "corpus", "hf", "llama2__Llama-2-7b-neuron-training.json")
     text = open(path, encoding="utf-8").read().replace('"intermediate_size": 11008', '"intermediate_size": 11000')
     opts = Settings(gpus=["b200", "h100-sxm"])
     r = check_document(path, load_text(text, path, syntax="json"), build_targets(opts), opts, select_rules())
