@@ -19,9 +19,9 @@ from colint import __version__
 from colint.cli import main
 from colint.reporters.github import command, escape_data, escape_property
 
-HERE = Path(__file__).resolve().parent
-GOLDEN = HERE / "golden_output"
-SCHEMA = HERE / "schemas" / "sarif-schema-2.1.0.json"
+TESTS = Path(__file__).resolve().parents[1]
+GOLDEN = TESTS / "golden_output"
+SCHEMA = TESTS / "schemas" / "sarif-schema-2.1.0.json"
 INPUTS = ["input/config.json", "input/model.colint.yaml", "input/broken.json"]
 ARGS = ["check", *INPUTS, "--select", "CL0", "--isolated"]
 EXT = {"text": "txt", "json": "json", "github": "txt", "sarif": "sarif", "gitlab": "json"}

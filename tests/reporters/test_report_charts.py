@@ -9,7 +9,7 @@ import sys
 
 from colint.cli_design import report_cmd
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LLAMA = os.path.join(ROOT, "examples", "llama-3.1-8b.json")
 
 

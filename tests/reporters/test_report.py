@@ -14,7 +14,7 @@ import pytest
 from colint.cli import main
 from colint.reporters.report_charts import CHARTS
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEEPSEEK = os.path.join(ROOT, "examples", "deepseek-v3.json")
 LLAMA = os.path.join(ROOT, "examples", "llama-3.1-8b.json")
 LLAMA2 = os.path.join(ROOT, "examples", "llama-2-7b.json")
