@@ -13,7 +13,7 @@ from pathlib import Path
 
 from colint.loading import hub
 
-from tests.test_sources import LLAMA, make_cache
+from tests.engine.test_sources import LLAMA, make_cache
 
 
 def _closed_port() -> int:

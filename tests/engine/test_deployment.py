@@ -16,7 +16,7 @@ from colint.cli import cli
 from colint.deployment import DEPLOYMENT_SETTINGS, Deployment
 from colint.settings import FIELD_OF_NAME, KEYS, Settings
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LLAMA = os.path.join(ROOT, "examples", "llama-2-7b.json")
 
 

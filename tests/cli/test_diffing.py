@@ -14,7 +14,7 @@ import pytest
 
 from colint.cli import main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LLAMA_70B = REPO / "tests" / "corpus" / "hf" / "llama3__Llama-3.3-70B-Instruct.json"  # SOURCES.md row
 MOBILELLM_125M = REPO / "tests" / "corpus" / "hf" / "mobilellm__MobileLLM-125M.json"  # SOURCES.md row
 BASE_CONFIG = json.loads(LLAMA_70B.read_text(encoding="utf-8"))

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from colint import parallel
 from colint.cli import cli
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-CORPUS = os.path.join(HERE, "corpus", "hf")
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(TESTS, "corpus", "hf")
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the pool forks (Linux)")
 
 

@@ -19,7 +19,7 @@ from colint.cli import main
 from colint.errors import UsageError
 from colint.loading import hub
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LLAMA = ROOT / "examples" / "llama-2-7b.json"
 SHA = "0123456789abcdef0123456789abcdef01234567"
 SHA2 = "fedcba9876543210fedcba9876543210fedcba98"

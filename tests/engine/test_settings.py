@@ -273,7 +273,7 @@ def test_glob_matching(glob, rel, hit, tmp_path):
 def test_readme_configuration_example_is_valid(tmp_path):
     import re
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     block = re.search(r"## Configuration.*?```toml\n(.*?)```", readme, re.S).group(1)
     (tmp_path / "pyproject.toml").write_text(block, encoding="utf-8")
     eff = resolve(parse_config(str(tmp_path / "pyproject.toml")), {})

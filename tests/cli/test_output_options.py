@@ -14,7 +14,7 @@ import pytest
 from colint.cli import main
 from colint.reporters.console import use_colour
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 LLAMA2 = str(EXAMPLES / "llama-2-7b.json")
 # This Llama-2-7B file holds 2,048 positions: the scenario's 8,192-token context is clipped to it (as each finding's details say)
 CONTEXT = (

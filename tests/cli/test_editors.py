@@ -14,7 +14,7 @@ import pytest
 
 from colint.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LLAMA = ROOT / "examples" / "llama-2-7b.json"
 DOCS = ROOT / "docs" / "editors.md"
 

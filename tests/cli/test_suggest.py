@@ -10,7 +10,7 @@ import pytest
 
 from colint.cli import main
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LLAMA2 = os.path.join(ROOT, "examples", "llama-2-7b.json")
 DEEPSEEK = os.path.join(ROOT, "examples", "deepseek-v3.json")
 

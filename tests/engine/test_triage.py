@@ -15,7 +15,7 @@ from colint.cli import main
 from colint.loading import load, load_text
 from colint.triage import triage
 
-REPOS = Path(__file__).resolve().parent / "data" / "model_repos"
+REPOS = Path(__file__).resolve().parents[1] / "data" / "model_repos"
 HOOK_PATTERN = re.compile(r"(^|/)(config\.json|[^/]+\.colint\.ya?ml|(megatron|nemo)_[^/]*\.ya?ml)$")
 
 EXPECTED = {

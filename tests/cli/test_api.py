@@ -17,7 +17,7 @@ from colint import api
 from colint.cli import main
 from colint.errors import SpecError, UsageError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LLAMA = ROOT / "examples" / "llama-2-7b.json"
 
 
@@ -100,7 +100,7 @@ def test_transformers_config_object():
 
 def test_hub_id_through_the_api(tmp_path, monkeypatch):
     from huggingface_hub import constants
-    from test_sources import make_cache
+    from tests.engine.test_sources import make_cache
 
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)

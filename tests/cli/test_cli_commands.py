@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from colint.cli import LAZY_COMMANDS, cli
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def test_every_command_of_the_command_modules_is_on_the_group_under_its_own_name():
