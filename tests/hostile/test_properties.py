@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from colint.cli import main
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-HF = os.path.join(HERE, "corpus", "hf")
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HF = os.path.join(TESTS, "corpus", "hf")
 
 
 def _bases() -> dict[str, dict]:

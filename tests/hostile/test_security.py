@@ -14,8 +14,8 @@ import colint.loading as loading
 from colint.cli import main
 from colint.loading import yaml_loader
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-CORPUS = os.path.join(HERE, "corpus")
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(TESTS, "corpus")
 LLAMA = os.path.join(CORPUS, "hf", "llama3__Meta-Llama-3.1-8B.json")
 
 

@@ -18,9 +18,9 @@ import pytest
 
 from colint.cli import main
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-LLAMA = os.path.join(HERE, "corpus", "hf", "llama3__Meta-Llama-3.1-8B.json")
-MIXTRAL = os.path.join(HERE, "corpus", "hf", "mixtral__Mixtral-8x7B-v0.1.json")
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LLAMA = os.path.join(TESTS, "corpus", "hf", "llama3__Meta-Llama-3.1-8B.json")
+MIXTRAL = os.path.join(TESTS, "corpus", "hf", "mixtral__Mixtral-8x7B-v0.1.json")
 _SCRIPT = os.path.join(os.path.dirname(sys.executable), "colint")
 COLINT = [_SCRIPT] if os.path.exists(_SCRIPT) else [sys.executable, "-m", "colint"]  # the console script
 

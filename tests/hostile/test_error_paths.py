@@ -14,8 +14,8 @@ import pytest
 
 from colint.cli import main
 
-HERE = Path(__file__).resolve().parent
-LLAMA = json.loads((HERE / "corpus" / "hf" / "llama3__Meta-Llama-3.1-8B.json").read_text())
+TESTS = Path(__file__).resolve().parents[1]
+LLAMA = json.loads((TESTS / "corpus" / "hf" / "llama3__Meta-Llama-3.1-8B.json").read_text())
 
 # name -> (text, (line, column) or None, message)
 BROKEN = {
