@@ -260,7 +260,7 @@ def test_null_means_default_where_transformers_says_so(tmp_path, capsys):
 
 # -- files that cannot be read ---------------------------------------------------------------------------
 def test_directory(tmp_path, capsys):
-    """A directory is walked (tests/test_sources.py): one with no config is a warning for check, an error for
+    """A directory is walked (tests/engine/test_sources.py): one with no config is a warning for check, an error for
     a command that reads one config."""
     d = tmp_path / "config.json"
     d.mkdir()

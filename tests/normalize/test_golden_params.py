@@ -29,7 +29,7 @@ CORPUS = os.path.join(TESTS, "corpus", "hf")
 
 # Files transformers cannot build; the count is checked against a derivation instead.
 NOT_IN_TRANSFORMERS = {
-    # DeciLM is remote code only; tests/test_hf_dense.py checks it against the reference formula.
+    # DeciLM is remote code only; tests/normalize/hf/test_dense.py checks it against the reference formula.
     "nemotron-nas__Llama-3_3-Nemotron-Super-49B-v1",
 }
 

@@ -118,7 +118,7 @@ def test_gemma2_counts_pairs():
     assert [s.kind_of(i).mixer.attention for i in range(4)] == ["sliding", "full", "sliding", "full"]
     assert s.kind_of(0).mixer.window == 4096
     # base_num_decoder_layers holds 23, the pair count: findings point at it, but it is a derived source,
-    # which no layer-count fix edits (tests/test_formats_derived_sources.py).
+    # which no layer-count fix edits (tests/normalize/test_derived_sources.py).
     src = s.sources["num_layers"]
     assert (src.key, src.line, src.default, src.derived) == ("base_num_decoder_layers", 21, False, True)
     # HF Gemma-2-27B has 27,227,128,320 parameters with vocab 256000; MaxText pads it to 256128.

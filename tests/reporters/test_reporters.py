@@ -1,7 +1,7 @@
 """Output formats: golden files for every format, the SARIF schema, GitHub escaping, CLI output options.
 
 Golden files live in tests/golden_output/ (input/ holds the fixed input); regenerate them with
-``COLINT_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_reporters.py`` and review the diff.
+``COLINT_UPDATE_GOLDEN=1 .venv/bin/python -m pytest tests/reporters/test_reporters.py`` and review the diff.
 The version string is normalized to ``<VERSION>``.
 """
 

@@ -95,7 +95,7 @@ def test_dense_list_covers_every_dense_corpus_file():
         "olmo2",
         "olmo3",
         "phi3",
-    }  # decoder.TRAITS rows with corpus files here (variants: test_hf_more.py)
+    }  # decoder.TRAITS rows with corpus files here (variants: test_dense_variants.py)
     stems = []
     for p in sorted(glob.glob(os.path.join(CORPUS, "*.json"))):
         spec = normalize(load(p))
