@@ -20,10 +20,25 @@ def test_parse_key():
     )
 
 
-def test_json_splice_changes_only_the_value_bytes():
-    text = '{\r\n    "hidden_size": 4096,\r\n    "intermediate_size": 11008,\r\n    "x": [1, 2]\r\n}'
-    doc = load_text(text, "c.json")
-    new = apply_edits(doc, [Edit(key="intermediate_size", old=11008, new=11264)])
+# a value spliced in place: every other byte (CRLF, spacing, comments, YAML's 10_000) stays as it was
+SPLICES = {
+    "json_crlf": (
+        '{\r\n    "hidden_size": 4096,\r\n    "intermediate_size": 11008,\r\n    "x": [1, 2]\r\n}',
+        "c.json",
+        "intermediate_size",
+    ),
+    "yaml_comments_and_literals": (
+        "model:\n  hidden_size: 4096   # width\n  ffn_hidden_size: 11008\n  rope_base: 10_000\n",
+        "m.yaml",
+        "model.ffn_hidden_size",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SPLICES))
+def test_splice_changes_only_the_value_bytes(case):
+    text, name, key = SPLICES[case]
+    new = apply_edits(load_text(text, name), [Edit(key=key, old=11008, new=11264)])
     assert new == text.replace("11008", "11264")
 
 
@@ -36,13 +51,6 @@ def test_json_nested_and_inserted_key_keeps_indentation():
     assert new == (
         '{\n  "text_config": {\n    "hidden_size": 5120,\n    "head_dim": 128\n  },\n  "vocab_size": 50304\n}\n'
     )
-
-
-def test_yaml_splice_keeps_comments_and_literals():
-    text = "model:\n  hidden_size: 4096   # width\n  ffn_hidden_size: 11008\n  rope_base: 10_000\n"
-    doc = load_text(text, "m.yaml")
-    new = apply_edits(doc, [Edit(key="model.ffn_hidden_size", old=11008, new=11264)])
-    assert new == text.replace("11008", "11264")
 
 
 def test_write_atomic_replaces_and_keeps_mode(tmp_path):

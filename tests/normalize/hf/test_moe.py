@@ -214,24 +214,66 @@ def test_qwen2_moe_sparse_step_and_mlp_only_layers():
 
 # -- key GEMMs: (k, n, count, m_per_token, layers) -------------------------------------------------
 
+# (k, n, count, m_per_token, layers) of a corpus file's GEMMs, by hand from its config
+GEMM_SHAPES = {
+    "deepseek_v3": (
+        "deepseek__DeepSeek-V3",
+        {
+            "mla.q_a_proj": (7168, 1536, 1, 1.0, 61),
+            "mla.kv_a_proj_with_mqa": (7168, 576, 1, 1.0, 61),
+            "mla.kv_b_proj": (512, 128 * 256, 1, 1.0, 61),
+            "moe.experts.gate_up": (7168, 4096, 256, 8 / 256, 58),
+            "moe.experts.down_proj": (2048, 7168, 256, 8 / 256, 58),
+            "moe.shared_experts.gate_proj": (7168, 2048, 1, 1.0, 58),
+            "mlp.gate_proj": (7168, 18432, 1, 1.0, 3),
+            "moe.router": (7168, 256, 1, 1.0, 58),
+        },
+    ),
+    "deepseek_v32_indexer": (
+        "deepseek__DeepSeek-V3.2",
+        {
+            "mla.indexer.wq_b": (1536, 64 * 128, 1, 1.0, 61),
+            "mla.indexer.wk": (7168, 128, 1, 1.0, 61),
+            "mla.indexer.weights_proj": (7168, 64, 1, 1.0, 61),
+        },
+    ),
+    "qwen3_next": (
+        "qwen3-next__Qwen3-Next-80B-A3B-Thinking",
+        {
+            "attn.q_proj": (2048, 2 * 16 * 256, 1, 1.0, 12),  # query + output gate
+            "linear_attn.in_proj_qkvz": (2048, 2 * 16 * 128 + 2 * 32 * 128, 1, 1.0, 36),
+            "linear_attn.in_proj_ba": (2048, 64, 1, 1.0, 36),
+            "moe.experts.gate_up": (2048, 1024, 512, 10 / 512, 48),
+            "moe.shared_expert_gate": (2048, 1, 1, 1.0, 48),
+        },
+    ),
+    "nemotron_super_latent_moe": (
+        "nemotron-h__NVIDIA-Nemotron-3-Super-120B-A12B-FP8",
+        {
+            "moe.fc1_latent_proj": (4096, 1024, 1, 1.0, 40),
+            "moe.experts.up_proj": (1024, 2688, 512, 22 / 512, 40),  # relu2: no gate
+            "moe.experts.down_proj": (2688, 1024, 512, 22 / 512, 40),
+            "moe.fc2_latent_proj": (1024, 4096, 1, 1.0, 40),
+            "moe.shared_experts.up_proj": (4096, 5376, 1, 1.0, 40),
+            "mamba.in_proj": (4096, 2 * 8192 + 2 * 8 * 128 + 128, 1, 1.0, 40),
+        },
+    ),
+    "llama4_shared_expert_and_dense_width": (
+        "llama4__Llama-4-Maverick-17B-128E-Instruct",
+        {
+            "moe.experts.gate_up": (5120, 2 * 8192, 128, 1 / 128, 24),
+            "moe.shared_experts.gate_proj": (5120, 8192, 1, 1.0, 24),
+            "mlp.gate_proj": (5120, 16384, 1, 1.0, 24),
+        },
+    ),
+}
 
-def test_deepseek_v3_gemms():
-    spec = spec_of("deepseek__DeepSeek-V3")
-    assert key_gemm(spec, "mla.q_a_proj") == (7168, 1536, 1, 1.0, 61)
-    assert key_gemm(spec, "mla.kv_a_proj_with_mqa") == (7168, 576, 1, 1.0, 61)
-    assert key_gemm(spec, "mla.kv_b_proj") == (512, 128 * 256, 1, 1.0, 61)
-    assert key_gemm(spec, "moe.experts.gate_up") == (7168, 4096, 256, 8 / 256, 58)
-    assert key_gemm(spec, "moe.experts.down_proj") == (2048, 7168, 256, 8 / 256, 58)
-    assert key_gemm(spec, "moe.shared_experts.gate_proj") == (7168, 2048, 1, 1.0, 58)
-    assert key_gemm(spec, "mlp.gate_proj") == (7168, 18432, 1, 1.0, 3)
-    assert key_gemm(spec, "moe.router") == (7168, 256, 1, 1.0, 58)
 
-
-def test_deepseek_v32_indexer_gemms():
-    spec = spec_of("deepseek__DeepSeek-V3.2")
-    assert key_gemm(spec, "mla.indexer.wq_b") == (1536, 64 * 128, 1, 1.0, 61)
-    assert key_gemm(spec, "mla.indexer.wk") == (7168, 128, 1, 1.0, 61)
-    assert key_gemm(spec, "mla.indexer.weights_proj") == (7168, 64, 1, 1.0, 61)
+@pytest.mark.parametrize("case", sorted(GEMM_SHAPES))
+def test_corpus_gemm_shapes(case):
+    stem, expected = GEMM_SHAPES[case]
+    spec = spec_of(stem)
+    assert {name: key_gemm(spec, name) for name in expected} == expected
 
 
 def test_deepseek_v3_mtp_by_hand():
@@ -246,25 +288,6 @@ def test_deepseek_v3_mtp_by_hand():
     assert abs(671_026_404_352 + mtp + 2 * 129280 * h - 685e9) < 1e9
 
 
-def test_qwen3_next_gemms():
-    spec = spec_of("qwen3-next__Qwen3-Next-80B-A3B-Thinking")
-    assert key_gemm(spec, "attn.q_proj") == (2048, 2 * 16 * 256, 1, 1.0, 12)  # query + output gate
-    assert key_gemm(spec, "linear_attn.in_proj_qkvz") == (2048, 2 * 16 * 128 + 2 * 32 * 128, 1, 1.0, 36)
-    assert key_gemm(spec, "linear_attn.in_proj_ba") == (2048, 64, 1, 1.0, 36)
-    assert key_gemm(spec, "moe.experts.gate_up") == (2048, 1024, 512, 10 / 512, 48)
-    assert key_gemm(spec, "moe.shared_expert_gate") == (2048, 1, 1, 1.0, 48)
-
-
-def test_nemotron_super_latent_moe_gemms():
-    spec = spec_of("nemotron-h__NVIDIA-Nemotron-3-Super-120B-A12B-FP8")
-    assert key_gemm(spec, "moe.fc1_latent_proj") == (4096, 1024, 1, 1.0, 40)
-    assert key_gemm(spec, "moe.experts.up_proj") == (1024, 2688, 512, 22 / 512, 40)  # relu2: no gate
-    assert key_gemm(spec, "moe.experts.down_proj") == (2688, 1024, 512, 22 / 512, 40)
-    assert key_gemm(spec, "moe.fc2_latent_proj") == (1024, 4096, 1, 1.0, 40)
-    assert key_gemm(spec, "moe.shared_experts.up_proj") == (4096, 5376, 1, 1.0, 40)
-    assert key_gemm(spec, "mamba.in_proj") == (4096, 2 * 8192 + 2 * 8 * 128 + 128, 1, 1.0, 40)
-
-
 def test_dbrx_fused_qkv_and_gpt_oss_biases():
     dbrx = spec_of("dbrx__dbrx-16x13b-neuron-training")
     assert key_gemm(dbrx, "attn.qkv_proj") == (6144, 6144 + 2 * 8 * 128, 1, 1.0, 40)
@@ -273,13 +296,6 @@ def test_dbrx_fused_qkv_and_gpt_oss_biases():
     assert key_gemm(oss, "attn.q_proj") == (2880, 64 * 64, 1, 1.0, 24)
     assert gemm(oss, "moe.router").bias and gemm(oss, "moe.experts.gate_up").bias
     assert oss.layer_kinds[0].other_params == 2 * 2880 + 64  # two RMSNorms + one sink per head
-
-
-def test_llama4_shared_expert_and_dense_width():
-    spec = spec_of("llama4__Llama-4-Maverick-17B-128E-Instruct")
-    assert key_gemm(spec, "moe.experts.gate_up") == (5120, 2 * 8192, 128, 1 / 128, 24)
-    assert key_gemm(spec, "moe.shared_experts.gate_proj") == (5120, 8192, 1, 1.0, 24)
-    assert key_gemm(spec, "mlp.gate_proj") == (5120, 16384, 1, 1.0, 24)
 
 
 def test_minimax_m25_mtp_and_full_width_qk_norm():
