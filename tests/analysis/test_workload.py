@@ -18,25 +18,20 @@ def _spec(path):
     return normalize(load(path))
 
 
+# bytes of K and V per token over all layers, at the KV cache's data type (GPU-independent)
 @pytest.mark.parametrize(
-    "path, kv",
+    "path, gpu, kv_cache, kv",
     [
-        ("tests/corpus/hf/deepseek__DeepSeek-V3.json", 70_272),
-        ("tests/corpus/hf/llama3__Meta-Llama-3.1-405B.json", 516_096),
+        ("tests/corpus/hf/deepseek__DeepSeek-V3.json", "h100-sxm", None, 70_272),
+        ("tests/corpus/hf/llama3__Meta-Llama-3.1-405B.json", "h100-sxm", None, 516_096),
+        ("tests/corpus/hf/llama3__Meta-Llama-3.1-405B.json", "b200", "fp8", 516_096 // 2),  # fp8 halves bf16
     ],
+    ids=["deepseek_v3_bf16", "llama_405b_bf16", "llama_405b_fp8"],
 )
-def test_kv_bytes_per_token_bf16(path, kv):
-    w = analyse(_spec(path), load_profile("h100-sxm"), make_scenario("throughput"))
+def test_kv_bytes_per_token(path, gpu, kv_cache, kv):
+    scenario = make_scenario("throughput") if kv_cache is None else make_scenario("throughput", kv_cache=kv_cache)
+    w = analyse(_spec(path), load_profile(gpu), scenario)
     assert w.kv_bytes_per_token == kv
-
-
-def test_fp8_kv_halves_bytes():
-    w = analyse(
-        _spec("tests/corpus/hf/llama3__Meta-Llama-3.1-405B.json"),
-        load_profile("b200"),
-        make_scenario("throughput", kv_cache="fp8"),
-    )
-    assert w.kv_bytes_per_token == 516_096 // 2
 
 
 def test_shares_sum_to_one_and_regimes():
