@@ -7,7 +7,7 @@ b200.yaml + _architectures.yaml with its C loader costs ~15 ms of CPU per run on
 fresh processes), and without PyYAML (it is not a colint dependency) ruamel.yaml's pure-Python
 loader is slower still; ``json`` is already imported on that path. Each entry carries the SHA-256
 of its YAML text: a YAML edited without regenerating is parsed from the YAML at run time (correct,
-only slower) and tests/test_profiles.py fails until this script is re-run.
+only slower) and tests/hardware_profiles/test_profiles.py fails until this script is re-run.
 
 Run: ``.venv/bin/python scripts/gen_profiles_json.py`` (writes the index); ``--check`` exits 1 when
 the committed index is stale.
