@@ -13,7 +13,7 @@ a check). Field constraints sit beside each field as ``field(metadata={"gt": 0})
   pydantic, with a ``TypeAdapter`` of the dataclass built on first use (pydantic reads the metadata
   constraints, the config and runs ``__post_init__``, reporting its ValueError at that dataclass);
 * :func:`build` — a value from plain data known to satisfy the schema (the shipped GPU profiles, which
-  tests/test_profiles.py validates with :func:`validate`): nested dataclasses from mappings and ints as
+  tests/hardware_profiles/test_profiles.py validates with :func:`validate`): nested dataclasses from mappings and ints as
   floats where a field is a float, as validation would make them; it checks nothing else.
 """
 

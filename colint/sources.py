@@ -28,7 +28,7 @@ import re
 
 from colint.errors import UsageError
 
-# The pre-commit hook's `files:` pattern (.pre-commit-hooks.yaml; tests/test_sources.py keeps them equal):
+# The pre-commit hook's `files:` pattern (.pre-commit-hooks.yaml; tests/engine/test_sources.py keeps them equal):
 # HF config.json, colint's *.colint.yaml, Megatron-LM/NeMo model YAML.
 HOOK_FILES = r"(^|/)(config\.json|[^/]+\.colint\.ya?ml|(megatron|nemo)_[^/]*\.ya?ml)$"
 # The hook's `exclude:` pattern, None while it has none.

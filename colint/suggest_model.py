@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 from colint.analysis.inventory import param_counts
 from colint.analysis.vector_pricing import estimate_unique
-from colint.analysis.gemm_rows import _prefill_shape, routed_expert_rows
+from colint.analysis.gemm_rows import prefill_shape, routed_expert_rows
 from colint.analysis.workload import analyse
 from colint.errors import ColintError
 from colint.suggest_axes import Axis, edits_for, variant
@@ -156,7 +156,7 @@ class SearchModel:
                 layers = np.rint(get(r + "|layers"))
                 m_tokens = tokens
                 if info.name == "lm_head" and regime == "prefill":
-                    m_tokens = _prefill_shape(sc)[1]
+                    m_tokens = prefill_shape(sc)[1]
                 if info.parallel == "expert":
                     count = np.rint(get(r + "|count"))
                     topk = np.rint(get(r + "|topk"))

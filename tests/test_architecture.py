@@ -133,8 +133,6 @@ def _private_imports(module: str) -> list[tuple[str, int]]:
 PRIVATE_IMPORTS = {
     ("colint.rules", "colint.rules.base._REGISTRY"): "the rules package's __init__ lists the registry its own "
     "base module fills (the registry stays private to the package)",
-    ("colint.suggest_model", "colint.analysis.gemm_rows._prefill_shape"): "kept under its former name until "
-    "suggest_model (a top-level module being regrouped by issue 32 item 4) imports prefill_shape",
 }
 
 

@@ -386,7 +386,7 @@ def _scalar_constants(dtype: str, profile, out_dtype: str, model, standalone: bo
 
 def _core_scalar(m: int, n: int, k: int, dtype: str, profile, out_dtype: str, model, standalone: bool) -> dict:
     """``_core`` for one GEMM of Python ints: the same operations in the same order on the same floats (so the
-    same results to the last bit; tests/test_gemm_model.py compares the two paths), without the numpy-shaped
+    same results to the last bit; tests/analysis/test_gemm_model.py compares the two paths), without the numpy-shaped
     selection, and skipping a kernel whose time cannot beat the best so far: its estimate is at least
     t_math + fixed time (hi >= t_math and the overlap factor (1 + (lo/hi)^p)^(1/p) >= 1)."""
     (b_a, b_w, b_out, peak, bw, kt, bw_eff, fixed_s, quant_b, max_split, gemv_m, floor_s, fill, share, sm_count,

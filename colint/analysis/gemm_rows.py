@@ -113,7 +113,7 @@ def _fuse(rows: list[Gemm]) -> list[tuple[str, tuple[str, ...], Gemm, int]]:
 
 def _shard(g: Gemm, n: int, sc: Scenario) -> tuple[int, int, float]:
     """(n, k, GEMM instances per GPU) of one layer's copy of g under the scenario's parallelism: the readable form of
-    what _shards computes inline for many GEMMs at once (tests/test_memo.py holds the two equal)."""
+    what _shards computes inline for many GEMMs at once (tests/analysis/test_memo.py holds the two equal)."""
     k = g.k
     tp = sc.tp if _component(g) != "ffn" else sc.group_gpus  # Helix: the FFN over tp x kvp GPUs
     if g.parallel == "column":
@@ -464,10 +464,3 @@ def _row(group, shard, profile, sc: Scenario, regime: str, tokens: int, head_tok
     return WorkloadGemm(
         name, members, kind_name, regime, n_layers, g.parallel, component, m, n, k, inst, dtype, t, layer_s, g
     )
-
-
-# The former private spellings, for the importers outside this change's files (colint/suggest_model.py,
-# tests/test_memo.py); new code imports the public names above.
-_gemm_entries = gemm_entries
-_gemm_rows = regime_gemm_rows
-_prefill_shape = prefill_shape

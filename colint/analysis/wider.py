@@ -153,7 +153,7 @@ class _ScaledParams:
     A scaled spec's layer kinds (and embedding, LM head, extras) depend on the width h alone; the depth
     only changes how many layers each kind has. So each width is built and counted once, and another
     depth adds (count change) x (that kind's parameters, spec.weights.kind_params): integer sums, the exact
-    figure param_counts gives (tests/test_memo.py checks it)."""
+    figure param_counts gives (tests/analysis/test_memo.py checks it)."""
 
     def __init__(self, spec):
         self.spec = spec

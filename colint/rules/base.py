@@ -179,7 +179,7 @@ RULE_KINDS = ("architecture", "deployment")  # Rule.kind; `--select architecture
 # takes its severity from that loss: info below warning_loss_pct, warning from it, error from error_loss_pct.
 # Hard constraints (the model will not run or will not load as configured) are errors and carry no loss.
 # Every rule's thresholds lie within a factor of 10 of these defaults, so a finding never outranks another
-# of the same file whose estimated loss is 10x larger (tests/test_severity_policy.py checks the corpus).
+# of the same file whose estimated loss is 10x larger (tests/rules/test_severity_policy.py checks the corpus).
 # one percent of a step: below it a change sits inside a serving benchmark's run-to-run spread (and the time model's
 # own resolution), so nothing under it blocks a commit; from it, measurable waste worth a design change (issue 29)
 WARNING_LOSS_PCT = 1.0

@@ -9,7 +9,7 @@ import pytest
 
 from colint.analysis import gemm_model, pipeline
 from colint.analysis.scenario import make_scenario
-from colint.analysis.gemm_rows import _gemm_rows
+from colint.analysis.gemm_rows import regime_gemm_rows
 from colint.analysis.workload import analyse
 from colint.hardware_profiles import load_profile, time_model
 from colint.loading import load, load_text
@@ -62,7 +62,7 @@ def test_analyse_rows_equal_the_per_regime_build(path):
     p, sc = load_profile("b200"), make_scenario("throughput", tp=8)
     w = analyse(spec, p, sc)
     for regime in ("decode", "prefill"):
-        assert w.gemms[regime] == _gemm_rows(spec, p, sc, regime)
+        assert w.gemms[regime] == regime_gemm_rows(spec, p, sc, regime)
 
 
 def test_rows_of_an_edited_width_reuse_the_groups_it_keeps_and_equal_a_fresh_build():
@@ -79,8 +79,8 @@ def test_rows_of_an_edited_width_reuse_the_groups_it_keeps_and_equal_a_fresh_bui
     base = normalize(load_text(text, path, syntax="json"))
     edited = normalize(load_text(text.replace('"moe_intermediate_size": 2048', '"moe_intermediate_size": 2176'), path))
     for regime in ("decode", "prefill"):
-        before = {(r.kind, r.name): r for r in _gemm_rows(base, p, sc, regime)}
-        after = _gemm_rows(edited, p, sc, regime)
+        before = {(r.kind, r.name): r for r in regime_gemm_rows(base, p, sc, regime)}
+        after = regime_gemm_rows(edited, p, sc, regime)
         kept = [r for r in after if before.get((r.kind, r.name)) is r]
         changed = {r.name for r in after if before.get((r.kind, r.name)) is not r}
         assert changed == {f"moe.{e}.{g}" for e in ("experts", "shared_experts") for g in ("gate_up", "down_proj")}
@@ -92,7 +92,7 @@ def test_rows_of_an_edited_width_reuse_the_groups_it_keeps_and_equal_a_fresh_bui
         fresh = normalize(
             load_text(text.replace('"moe_intermediate_size": 2048', '"moe_intermediate_size": 2176'), path)
         )
-        assert _gemm_rows(fresh, p, sc, regime) == after
+        assert regime_gemm_rows(fresh, p, sc, regime) == after
 
 
 def test_best_partition_memo_keys_on_cost_types():
@@ -229,11 +229,11 @@ def test_shards_of_a_plan_are_shard_per_gemm():
     and fused group, types included, at tp/ep/kvp layouts that split, replicate and round up."""
     import itertools
 
-    from colint.analysis.gemm_rows import _gemm_entries, _shard, _shards
+    from colint.analysis.gemm_rows import _shard, _shards, gemm_entries
 
     checked = 0
     for spec in _mixed_specs():
-        for entry in _gemm_entries(spec):
+        for entry in gemm_entries(spec):
             items = [(g, g.n) for g in entry.gemms] + [(f[2], f[3]) for f in entry.fused]
             for tp, ep, kvp in itertools.product((1, 3, 8), (1, 16, 72), (1, 2)):
                 sc = make_scenario(tp=tp, ep=ep, kvp=kvp)
@@ -261,7 +261,7 @@ def _plain_sums(rows) -> tuple[dict, dict]:
 def test_kind_sums_kept_with_the_rows_are_the_steps_sums():
     """A regime's rows carry each kind's sums from the rows' memo (gemm_rows.GemmRows); the step reads, to the last
     bit, what a pass over those rows in order gives, half batches included."""
-    from colint.analysis.gemm_rows import _gemm_entries
+    from colint.analysis.gemm_rows import gemm_entries
     from colint.analysis.workload import _kind_gemm_s, _kind_times
 
     p = load_profile("b200")
@@ -272,7 +272,9 @@ def test_kind_sums_kept_with_the_rows_are_the_steps_sums():
             for regime in ("decode", "prefill"):
                 rows = w.gemms[regime]
                 assert _kind_times(rows, w.attention[regime])[:2] == _plain_sums(rows)
-                half = _gemm_rows(spec, p, w.scenario, regime, _gemm_entries(spec), kinds={spec.layer_kinds[-1].name})
+                half = regime_gemm_rows(
+                    spec, p, w.scenario, regime, gemm_entries(spec), kinds={spec.layer_kinds[-1].name}
+                )
                 assert _kind_gemm_s(half) == _plain_sums(half)[0]
                 checked += 1
     assert checked == 18
@@ -301,7 +303,7 @@ def test_kind_sums_of_two_kinds_that_share_a_name_run_over_both():
     kinds' rows in row order, as for any other kind."""
     import dataclasses
 
-    from colint.analysis.gemm_rows import _gemm_entries
+    from colint.analysis.gemm_rows import gemm_entries
     from colint.analysis.workload import _kind_times
 
     spec = normalize(load("tests/corpus/hf/gemma__gemma-3-27b.json"))
@@ -311,4 +313,4 @@ def test_kind_sums_of_two_kinds_that_share_a_name_run_over_both():
     for regime in ("decode", "prefill"):
         rows = w.gemms[regime]
         assert _kind_times(rows, w.attention[regime])[:2] == _plain_sums(rows)
-    assert [e.name for e in _gemm_entries(twins)].count("twin") > 1  # the case: two entries, one name
+    assert [e.name for e in gemm_entries(twins)].count("twin") > 1  # the case: two entries, one name

@@ -32,7 +32,7 @@ BESPOKE: dict[str, str] = {
     "qwen3": "llama",
     "mimo": "llama",
     "mimo_v2_flash": "mimo_v2",  # per-layer-type attention geometry (sliding layers' own KV heads)
-    # MoE and hybrid families (tests/test_hf_moe.py)
+    # MoE and hybrid families (tests/normalize/hf/test_moe.py)
     "qwen2_moe": "qwen2_moe",
     "qwen3_moe": "qwen3_moe",
     "qwen3_vl_moe_text": "qwen3_moe",
@@ -80,7 +80,7 @@ BESPOKE: dict[str, str] = {
     "qwen3_omni_moe_text": "qwen3_moe",
 }
 
-# Every model_type colint reads: the rows of decoder.TRAITS (tests/test_hf_more.py) and the bespoke builders.
+# Every model_type colint reads: the rows of decoder.TRAITS (tests/normalize/hf/test_dense_variants.py, test_moe_variants.py, test_hybrid_variants.py) and the bespoke builders.
 FAMILIES: dict[str, str] = {**BESPOKE, **dict.fromkeys(TRAITS, "decoder")}
 
 # Multimodal wrapper model_type -> the text model_type when text_config has none (transformers' default).
