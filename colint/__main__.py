@@ -12,7 +12,7 @@ def run() -> None:
     # nothing. 50,000 keeps collection (and bounds memory) while taking ~6 % off a large run
     # (scripts/bench.py, 1,000 distinct configs: 2.81 -> 2.65 s; peak memory unchanged within 1 MiB).
     gc.set_threshold(50_000, *gc.get_threshold()[1:])
-    from colint.cli import main
+    from colint.cli.main import main
 
     sys.exit(main())
 

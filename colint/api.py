@@ -23,14 +23,14 @@ from dataclasses import replace
 from typing import Any, Union
 from collections.abc import Mapping
 
-from colint.deployment import DEPLOYMENT_SETTINGS
+from colint.engine.deployment import DEPLOYMENT_SETTINGS
 from colint.errors import ColintError, UsageError
 
 __all__ = ["check", "inspect", "suggest", "report_data", "chart", "SETTINGS"]
 
 Config = Union[Mapping[str, Any], str, "os.PathLike[str]", Any]
 
-# the keywords: the deployment settings (colint.deployment, one list with the CLI and config files), then the rest
+# the keywords: the deployment settings (colint.engine.deployment, one list with the CLI and config files), then the rest
 SETTINGS = tuple(s.api for s in DEPLOYMENT_SETTINGS) + (
     "select",
     "ignore",
@@ -52,7 +52,7 @@ def _flags(gpu, settings: dict, allowed=SETTINGS) -> dict:
             f"unknown setting{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
             f"colint takes {', '.join(allowed)}"
         )
-    from colint.settings import FIELD_OF_NAME
+    from colint.engine.settings import FIELD_OF_NAME
 
     def codes(v):
         return [v] if isinstance(v, str) else list(v or [])
@@ -74,8 +74,8 @@ def _flags(gpu, settings: dict, allowed=SETTINGS) -> dict:
 
 
 def _options(gpu, settings: dict, start: str | None, project: bool, allowed=SETTINGS):
-    from colint.config_files import settings_for
-    from colint.settings import check_selectors
+    from colint.engine.config_files import settings_for
+    from colint.engine.settings import check_selectors
 
     opts = settings_for(start or os.getcwd() if project else None, _flags(gpu, settings, allowed))
     check_selectors(opts)  # unknown codes among the keywords
@@ -113,7 +113,7 @@ def _document(config):
         raise TypeError(
             f"config: expected a dict, a transformers config, a path or a Hub id, not {type(config).__name__}"
         )
-    from colint.sources import resolve_one
+    from colint.engine.sources import resolve_one
 
     src = resolve_one(os.fspath(config))
     try:
@@ -155,7 +155,7 @@ def check(config: Config, gpu: Union[str, list, None] = None, *, project: bool =
     >>> colint.check({**cfg, "intermediate_size": 11264}, gpu="b200", tp=8, ignore="CL202")
     []
     """
-    from colint.checking import build_targets, check_document
+    from colint.engine.checking import build_targets, check_document
     from colint.rules import select_rules
 
     path, doc, start = _document(config)
@@ -184,7 +184,7 @@ def inspect(config: Config, gpu: Union[str, None] = None, *, project: bool = Fal
     >>> est["gpu"], sorted(est["steps"])
     ('h100-sxm', ['decode', 'prefill'])
     """
-    from colint.inspecting import estimates_for, inspect_spec
+    from colint.design.inspecting import estimates_for, inspect_spec
     from colint.normalize import normalize
 
     path, doc, start = _document(config)
@@ -229,7 +229,7 @@ def suggest(
     **settings,
 ):
     """Variants within ``budget_pct`` % of the parameters that pass every rule, ranked by estimated speed
-    (``colint.suggesting.SuggestResult``; ``.public()`` is the ``colint suggest --format json`` record).
+    (``colint.suggesting.search.SuggestResult``; ``.public()`` is the ``colint suggest --format json`` record).
 
     >>> import colint
     >>> result = colint.suggest("examples/llama-2-7b.json", gpu="b200", tp=8, top=3)
@@ -239,7 +239,7 @@ def suggest(
     >>> best.edits, round(best.params_delta_pct, 2), best.findings
     ({'num_key_value_heads': 8, 'intermediate_size': 14336, 'num_hidden_layers': 30}, 1.0, {'info': 1})
     """
-    from colint.suggesting import suggest as run_suggest
+    from colint.suggesting.search import suggest as run_suggest
 
     def run(path, start):
         result = run_suggest(
@@ -264,8 +264,8 @@ def report_data(config: Config, gpu: Union[str, None] = None, *, project: bool =
     ['CL201', 'CL202']
     """
     from colint.analysis.workload import analyse
-    from colint.checking import build_targets, check_document
-    from colint.reporting import report_data as build
+    from colint.engine.checking import build_targets, check_document
+    from colint.design.reporting import report_data as build
 
     path, doc, start = _document(config)
     opts = _options(gpu, settings, start, project)

@@ -26,10 +26,10 @@ class Fix:
     title: str
     safety: Safety
     edits: list[Edit] = field(default_factory=list)
-    # deployment settings the advice names ({"ep": 64}, {"tp": 8}): colint.closure re-checks the
+    # deployment settings the advice names ({"ep": 64}, {"tp": 8}): colint.engine.closure re-checks the
     # finding's file at them before the advice is shown (not part of the JSON contract)
     settings: dict[str, Any] = field(default_factory=dict)
-    # fixes to offer instead, in order, when this one's state raises a new finding (colint.closure)
+    # fixes to offer instead, in order, when this one's state raises a new finding (colint.engine.closure)
     alternatives: list[Any] = field(default_factory=list)
 
 

@@ -38,10 +38,10 @@ def lint(path: str, text: str, flags: dict, isolated: bool) -> tuple[list, objec
     i-th diagnostic is the i-th finding when there are findings."""
     from lsprotocol import types
 
-    from colint.checking import build_targets, check_document
+    from colint.engine.checking import build_targets, check_document
     from colint.loading import load_text
     from colint.rules import select_rules
-    from colint.config_files import settings_for
+    from colint.engine.config_files import settings_for
 
     lines = text.splitlines()
 
@@ -121,7 +121,7 @@ def code_actions(uri: str, doc, findings: list, diagnostics: list, wanted: list)
     edits the file, as the smallest text edit (the safe one preferred; an unsafe one says so)."""
     from lsprotocol import types
 
-    from colint.fix_text import fixed_text
+    from colint.fixing.fix_text import fixed_text
 
     keys = {(d.code, d.range.start.line, d.message) for d in wanted}
     out = []

@@ -37,7 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HF_CORPUS = os.path.join(ROOT, "tests", "corpus", "hf")
 DEFAULT_CONFIG = os.path.join(HF_CORPUS, "llama3__Meta-Llama-3.1-8B.json")
 BASELINE_CODE = "import pydantic, click, ruamel.yaml"
-# A model repository's settings, validated on every run (colint.config_files, without pydantic)
+# A model repository's settings, validated on every run (colint.engine.config_files, without pydantic)
 PROJECT_SETTINGS = (
     '[tool.colint]\ngpus = ["b200", "h100-sxm"]\ntp = 8\nextend-select = ["CL2"]\n'
     'fail-on = "error"\n[tool.colint.severity]\nCL201 = "error"\n'
@@ -193,8 +193,8 @@ def _analysis_ms(repeats: int) -> dict:
     """Per corpus config, the median of (a) load and (b) normalize + analyse + rules; then the
     median, mean and slowest over the configs (the mean is what 1,000 configs pay)."""
     sys.path.insert(0, ROOT)
-    from colint.checking import build_targets, check_spec
-    from colint.settings import Settings
+    from colint.engine.checking import build_targets, check_spec
+    from colint.engine.settings import Settings
     from colint.loading import load
     from colint.rules import select_rules
     from colint.normalize import normalize
@@ -252,7 +252,7 @@ def _pareto(runs: int) -> None:
     from colint.analysis.frontier import frontier
     from colint.analysis.scenario import make_scenario
     from colint.hardware_profiles import load_profile
-    from colint.pareto import load_design
+    from colint.design.pareto import load_design
 
     cmds = {m: [COLINT, "pareto", m, "--gpu", PARETO_GPU] for m in PARETO_MODELS}
     cmds["both"] = [COLINT, "pareto", PARETO_MODELS[0], "--gpu", PARETO_GPU, "--compare", PARETO_MODELS[1]]

@@ -2,7 +2,7 @@
 
 For each corpus file at five settings (default; --gpu h100-sxm --tp 8; --gpu gb200 --ep 16;
 --dtype nvfp4; --pp 4), every fix that edits the file or names a deployment setting is applied
-(colint.checking.verify_fixes) and the file re-checked there. Prints, per setting, the fixes tried and
+(colint.engine.checking.verify_fixes) and the file re-checked there. Prints, per setting, the fixes tried and
 those that raised a new finding at warning or above (or left a file that does not load), with
 advice closure on (the default) and, with ``--no-closure``, as the rules propose it.
 
@@ -36,9 +36,9 @@ def corpus() -> list[str]:
 
 def sweep(settings: dict, close: bool = True, paths: list[str] | None = None):
     """(fixes tried, [(path, finding code, fix title, new findings, error)] of those that raised something)."""
-    from colint.checking import build_targets, check_file
-    from colint.settings import Settings
-    from colint.checking import verify_fixes as verify
+    from colint.engine.checking import build_targets, check_file
+    from colint.engine.settings import Settings
+    from colint.engine.checking import verify_fixes as verify
     from colint.rules import select_rules
 
     opts = Settings(close_advice=close, **settings)
@@ -66,7 +66,7 @@ def main(argv: list[str]) -> int:
             for p, code, title, new, err in bad:
                 what = err or "; ".join(f"{g.code} {g.severity}: {g.message}" for g in new[:2])
                 print(f"    {os.path.basename(p)} {code} [{title[:90]}] -> {what[:160]}")
-    from colint.closure import STATS
+    from colint.engine.closure import STATS
 
     print(
         f"{'all':16s} fixes tried {total_tried:4d}, raising a new warning/error {total_bad:3d} "

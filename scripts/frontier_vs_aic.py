@@ -136,7 +136,7 @@ def colint_frontier(case: str, system: str, serving: str):
     from colint.analysis.scenario import make_scenario
     from colint.analysis.serving import Serving
     from colint.hardware_profiles import load_profile
-    from colint.pareto import load_design
+    from colint.design.pareto import load_design
 
     _hf, path, dtype, kv = CASES[case]
     profile = load_profile(GPUS[system])
@@ -153,7 +153,7 @@ def steps() -> None:
     from colint.analysis.scenario import make_scenario
     from colint.analysis.workload import analyse
     from colint.hardware_profiles import load_profile
-    from colint.pareto import load_design
+    from colint.design.pareto import load_design
 
     by_hf = {v[0]: v for v in CASES.values()}
     with open(STEPS, encoding="utf-8") as fh:

@@ -8,7 +8,7 @@ tests/corpus: ``check --format json`` at four settings that exercise tp, ep, pp 
 ``inspect --format json`` without a GPU and at the same four settings with one; ``check --format
 sarif`` / ``gitlab`` and ``check --diff --unsafe-fixes`` at the default setting; and ``suggest
 --format json`` on a few examples (its ``seconds`` timing field removed). Each file holds stdout,
-the exit code and stderr. Commands run in-process (``colint.cli.main``) from the repository root,
+the exit code and stderr. Commands run in-process (``colint.cli.main.main``) from the repository root,
 with ``--isolated`` where the command has it, so a run takes about a minute on two cores.
 ``--compare`` exits 1 when a file differs or exists on one side only.
 """
@@ -50,7 +50,7 @@ def corpus_files() -> list[str]:
 
 
 def run(argv: list[str]) -> tuple[int, str, str]:
-    from colint.cli import main
+    from colint.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

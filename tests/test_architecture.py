@@ -19,35 +19,35 @@ PACKAGE = Path(__file__).resolve().parent.parent / "colint"
 
 # Lowest first; a unit may import its own unit and the units of any lower layer, never a higher one.
 LAYERS: list[tuple[str, ...]] = [
-    (
-        "colint",
-        "errors",
-        "plain_data",
-        "memo",
-        "fileio",
-        "globs",
-        "typed_table",
-        "parallel",
-    ),  # the package root holds __version__ only
+    ("colint", "errors", "util"),  # the package root holds __version__ only
     ("loading", "findings"),
     ("normalize", "hardware_profiles"),
     ("analysis",),
-    ("rules", "fix_text", "edited_document", "reporters", "triage"),
-    ("deployment",),
-    ("settings",),
-    ("config_files",),
-    ("suppression", "sources", "revisions"),
-    ("closure",),
-    ("checking",),
-    ("suggesting", "suggest_axes", "suggest_model", "pareto", "inspecting", "reporting", "diffing"),
+    ("rules", "fixing", "triage"),
+    ("reporters",),
+    ("engine",),
+    ("suggesting", "design"),
     ("api",),
-    ("cli_output",),
-    ("cli_options",),
-    ("cli_check",),
-    ("cli_design", "cli_reference"),
     ("cli", "lsp"),
     ("__main__",),
 ]
+# Inside a sub-package the same rule holds between its modules, lowest first (a package's __init__ imports
+# nothing of its own).
+SUBLAYERS: dict[str, list[tuple[str, ...]]] = {
+    "util": [("plain_data", "typed_table", "memo", "fileio", "globs", "escape", "parallel")],
+    "fixing": [("fix_text", "edited_document")],
+    "engine": [
+        ("deployment",),
+        ("settings",),
+        ("config_files",),
+        ("suppression", "sources", "revisions"),
+        ("closure",),
+        ("checking",),
+    ],
+    "suggesting": [("axes",), ("model",), ("search",)],
+    "design": [("pareto",), ("inspecting", "reporting", "diffing")],
+    "cli": [("output",), ("options",), ("check",), ("design", "reference"), ("main",)],
+}
 RANK = {unit: i for i, units in enumerate(LAYERS) for unit in units}
 # The one sanctioned arrow up: the package root re-exports the Python API lazily (``colint.check`` imports
 # colint.api on first attribute access, inside ``__getattr__``), so ``import colint`` stays cheap.
@@ -160,6 +160,30 @@ def test_no_upward_imports():
     assert bad == []
 
 
+def _sub(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] in SUBLAYERS else None
+
+
+SUBRANK = {(pkg, sub): i for pkg, rows in SUBLAYERS.items() for i, subs in enumerate(rows) for sub in subs}
+
+
+def test_every_module_of_an_ordered_package_has_a_row():
+    found = {(_unit(m), _sub(m)) for m in MODULES if _sub(m)}
+    assert sorted(found - set(SUBRANK)) == []
+    assert sorted(set(SUBRANK) - found) == []
+
+
+def test_no_upward_imports_inside_a_package():
+    bad = []
+    for module, imports in GRAPH.items():
+        unit, sub = _unit(module), _sub(module)
+        for target, line in imports:
+            if sub and _unit(target) == unit and _sub(target) and SUBRANK[unit, _sub(target)] > SUBRANK[unit, sub]:
+                bad.append(f"{MODULES[module].relative_to(PACKAGE.parent)}:{line}: {module} imports {target}")
+    assert bad == []
+
+
 def test_no_import_cycles():
     # a package's __init__ runs before its submodules: a submodule importing its package is not a cycle
     graph = {m: {t for t, _ in imps if not m.startswith(t + ".")} for m, imps in GRAPH.items()}
@@ -199,9 +223,9 @@ def test_no_import_cycles():
 @pytest.mark.parametrize(
     "source, expected",
     [
-        ("from colint.cli import main\n", [("colint.cli", 1)]),
+        ("from colint.cli.main import main\n", [("colint.cli.main", 1)]),
         ("import colint.rules.base\n", [("colint.rules.base", 1)]),
-        ("def f():\n    from colint.checking import check_paths\n", [("colint.checking", 2)]),
+        ("def f():\n    from colint.engine.checking import check_paths\n", [("colint.engine.checking", 2)]),
     ],
 )
 def test_the_import_reader_sees_every_form(source, expected, monkeypatch, tmp_path):

@@ -176,7 +176,7 @@ def test_json_outputs_validate_against_the_published_schema(capsys, monkeypatch)
 
     import jsonschema
 
-    from colint.cli import main
+    from colint.cli.main import main
 
     schema = json.loads((REPO / "docs" / "check-report.schema.json").read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(schema)

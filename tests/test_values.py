@@ -19,7 +19,7 @@ from colint.hardware_profiles.schema import Profile, Tile, Tiles, TimeModel
 from colint.normalize.model_spec import FFN, KeyIssue, LayerKind, Mixer, ModelSpec, Quantization, Source
 from colint.loading import load_text
 from colint.normalize import normalize
-from colint.plain_data import build, dump, json_schema, validate
+from colint.util.plain_data import build, dump, json_schema, validate
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HF = os.path.join(ROOT, "tests", "corpus", "hf")
@@ -140,7 +140,7 @@ def test_a_bad_user_profile_is_refused_on_one_located_line(tmp_path, edit, locat
 # Run in a fresh interpreter: whatever this test process imported before must not count.
 _HOT_PATH = r"""
 import json, os, sys
-from colint.cli import main
+from colint.cli.main import main
 def loaded():
     return sorted(m for m in sys.modules if m.split(".")[0] in ("pydantic", "pydantic_core", "annotated_types"))
 codes = [main(["check", "--isolated", *sys.argv[1:-1]]), main(["check", "--format", "json", "--fail-on", "info", sys.argv[-1]])]
@@ -185,7 +185,7 @@ def test_check_path_never_imports_pydantic(tmp_path):
 
 def _twins():
     """The same frozen dataclass twice: with its generated __init__ and with fast_init's."""
-    from colint.plain_data import fast_init
+    from colint.util.plain_data import fast_init
 
     def make():
         @dataclasses.dataclass(frozen=True)
@@ -202,7 +202,7 @@ def _twins():
 
 
 def test_fast_init_builds_what_the_generated_init_builds():
-    from colint.plain_data import fast_init
+    from colint.util.plain_data import fast_init
 
     plain, fast = _twins()
     for args, kwargs in (((1,), {}), ((1, 3.0, [4]), {"e": (5,)}), ((), {"a": 7, "c": [1], "e": (2,)})):
@@ -234,7 +234,7 @@ def test_fast_init_builds_what_the_generated_init_builds():
 
 
 def test_fast_init_refuses_what_it_cannot_reproduce():
-    from colint.plain_data import fast_init
+    from colint.util.plain_data import fast_init
 
     @dataclasses.dataclass
     class Mutable:
@@ -260,7 +260,7 @@ def test_kept_hashes_are_the_fields_hash_computed_once_and_never_pickled():
     import pickle
 
     from colint.normalize.weights import Gemm
-    from colint.plain_data import keeps_hash
+    from colint.util.plain_data import keeps_hash
 
     g = Gemm(
         "moe.experts.gate_up", 7168, 4096, 58, 256, 8 / 256, False, "expert", "gate_up", "hidden_size", None, "moe"

@@ -12,7 +12,7 @@ from colint.analysis.memory import USABLE_HBM_SHARE
 from colint.analysis.moe import attention_dp_groups
 from colint.analysis.footprint import activation_floor, footprint_floor, memory_at
 from colint.analysis.gemm_rows import SPEC_MEMO_MAX
-from colint.memo import per_spec
+from colint.util.memo import per_spec
 from colint.analysis.workload import analyse
 
 COMMON_PP = (1, 2, 4, 8, 16)  # pipeline stages tried for a deployment that fits, fewest first

@@ -24,7 +24,7 @@ from colint.analysis.gemm_rows import (
 from colint.analysis.kv_cache import kind_mixers, mixer_kv_bytes_per_token, state_bytes_per_sequence
 from colint.analysis.memory import B_ACT, USABLE_HBM_SHARE, heaviest_stage_weight_bytes, memory_fit, mtp_weight_bytes
 from colint.analysis.scenario import Scenario
-from colint.memo import per_spec
+from colint.util.memo import per_spec
 from colint.normalize.model_spec import ModelSpec
 
 

@@ -15,7 +15,7 @@ import sys
 
 from colint.analysis.gemm_model import ALIASES, FORMATS, estimate_arrays
 from colint.errors import ProfileError, UsageError
-from colint.fileio import read_limited
+from colint.util.fileio import read_limited
 
 MAX_GEMM_DIM = 1 << 31  # larger dims overflow the vectorized model's int64 products (1 << 40 gave NaN)
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from colint.memo import keep
-from colint.plain_data import fast_init
+from colint.util.memo import keep
+from colint.util.plain_data import fast_init
 
 from colint.errors import ProfileError
 from colint.hardware_profiles import time_model

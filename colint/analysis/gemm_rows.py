@@ -14,7 +14,7 @@ import itertools
 import math
 from typing import NamedTuple
 from dataclasses import dataclass
-from colint.plain_data import fast_init
+from colint.util.plain_data import fast_init
 
 from colint.analysis.gemm_model import GemmTime, estimate, estimate_s
 from colint.analysis.inventory import Gemm, is_gate, kind_gemms, layer_counts, lm_head_gemm
@@ -22,7 +22,7 @@ from colint.analysis.moe import busiest_rank_factor, touched_share
 from colint.analysis.ops_moe import expert_k_padded, grouped_model
 from colint.analysis.scenario import Scenario
 from colint.hardware_profiles import time_model
-from colint.memo import keep, per_spec
+from colint.util.memo import keep, per_spec
 from colint.normalize.model_spec import ModelSpec
 
 REGIMES = ("decode", "prefill")

@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Optional
 
 from colint.analysis.inventory import COUNTS_MEMO_MAX, layer_counts
-from colint.memo import per_spec
+from colint.util.memo import per_spec
 from colint.normalize.model_spec import LayerKind, Mixer, ModelSpec
 
 

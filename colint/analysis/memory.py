@@ -22,7 +22,7 @@ CUDA graphs, allocator fragmentation).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from colint.plain_data import fast_init
+from colint.util.plain_data import fast_init
 
 from colint.analysis.pipeline import best_partition
 

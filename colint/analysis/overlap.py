@@ -39,7 +39,7 @@ under the dispatch, the down projection streamed into the combine: SGLang's SBO)
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from colint.plain_data import fast_init
+from colint.util.plain_data import fast_init
 
 from colint.analysis.inventory import layer_counts
 from colint.analysis.gemm_rows import ceil_div, regime_tokens

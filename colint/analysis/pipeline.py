@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from dataclasses import dataclass
-from colint.plain_data import fast_init
+from colint.util.plain_data import fast_init
 from functools import lru_cache
 from itertools import accumulate, islice
 from operator import le

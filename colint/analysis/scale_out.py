@@ -15,7 +15,7 @@ from dataclasses import replace
 from colint.analysis.inventory import layer_counts
 from colint.analysis.step_extras import ep_all_to_all, expert_all_to_all_s, kvp_exchange_s, tp_all_reduce_s
 from colint.analysis.workload import steps_on_domain
-from colint.memo import keep
+from colint.util.memo import keep
 
 
 # the counterfactual profiles (profile, its widened copy) by (id(profile), domain size): a Profile validates

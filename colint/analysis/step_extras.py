@@ -10,8 +10,8 @@ time (with the EP exchange overlapped by two micro-batches where the deployment 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from colint.memo import keep
-from colint.plain_data import fast_init
+from colint.util.memo import keep
+from colint.util.plain_data import fast_init
 from typing import NamedTuple
 
 from colint.analysis import ops_attention as ops
@@ -61,7 +61,7 @@ _ATTENTION_FIELDS = tuple(f.name for f in fields(AttentionCost))
 
 class AttentionRoof(NamedTuple):
     """The roofs an attention (or recurrent-state) core runs under on one profile; analyse's
-    attention_core_cost and the vectorized search of colint.suggesting both price cores with it."""
+    attention_core_cost and the vectorized search of colint.suggesting.search both price cores with it."""
 
     peak_flops_per_s: float  # the ATTN_FORMAT peak (or the profile's first format's)
     compute_efficiency: float

@@ -37,7 +37,7 @@ from colint.analysis.overlap import half_cores_s, half_scenario, layer_time, ove
 from colint.analysis.step_extras import AttentionCost, attention_core_cost
 from colint.hardware_profiles import time_model
 from colint.normalize.model_spec import ModelSpec
-from colint.plain_data import dump, fast_init
+from colint.util.plain_data import dump, fast_init
 
 if TYPE_CHECKING:
     from colint.hardware_profiles import Profile

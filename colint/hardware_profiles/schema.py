@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
-from colint.plain_data import dump
+from colint.util.plain_data import dump
 
 Architecture = Literal[
     "ampere", "ada", "hopper", "blackwell-dc", "blackwell-rtx", "blackwell-gb10", "blackwell-thor", "cdna3", "cdna4"

@@ -9,7 +9,7 @@ with file, line and column.
 from __future__ import annotations
 
 from colint.errors import LoadError
-from colint.fileio import read_limited
+from colint.util.fileio import read_limited
 from colint.loading.document import Document, Path, Span, format_path, refuse_huge_numbers
 from colint.loading.interpolation import resolve_document
 from colint.loading.json_loader import parse_json

@@ -1,4 +1,4 @@
-"""Positions of a JSON text that colint.fix_text spliced from a loaded Document, moved instead of re-scanned.
+"""Positions of a JSON text that colint.fixing.fix_text spliced from a loaded Document, moved instead of re-scanned.
 
 The advice closure re-checks every fix at the state it leads to: the edits are spliced into the file's text
 and the result loaded again, ~1,200 times per 1,000 files checked. Most splices replace one scalar value
@@ -17,7 +17,7 @@ import weakref
 from bisect import bisect_right
 
 from colint.loading.document import HUGE_INT_DIGITS, Document, Span
-from colint.memo import keep
+from colint.util.memo import keep
 
 # Documents whose positions came from the loader's own scan (or were moved from one): only their splices
 # are remembered, so that a hand-built Document's spans never stand in for a scan. Keyed by id, holding

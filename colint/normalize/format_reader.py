@@ -12,7 +12,7 @@ from typing import Any
 
 from colint.errors import SpecError
 from colint.loading.document import Document, format_path
-from colint.memo import keep
+from colint.util.memo import keep
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 from colint.normalize.reader import MISSING, Reader
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Optional
 
 from colint.loading.witness import WeightsWitness
-from colint.plain_data import HashSlot, keeps_hash
+from colint.util.plain_data import HashSlot, keeps_hash
 
 PositiveInt = int  # bounds are enforced by the adapters' readers, which know the key to blame
 

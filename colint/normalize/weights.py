@@ -13,8 +13,8 @@ expert-parallel ranks, ``replicated`` keeps it whole (routers).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from colint.memo import keep
-from colint.plain_data import fast_init, keeps_hash
+from colint.util.memo import keep
+from colint.util.plain_data import fast_init, keeps_hash
 
 from colint.normalize.model_spec import FFN, LayerKind, Mixer
 

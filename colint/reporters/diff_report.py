@@ -1,5 +1,5 @@
 """The formats of `colint diff` and `colint check --base`: text, Markdown (a job's step summary) and JSON (the shape
-``colint schema diff`` describes, docs/diff.schema.json). They format colint.diffing's figures and never compute:
+``colint schema diff`` describes, docs/diff.schema.json). They format colint.design.diffing's figures and never compute:
 the deltas, their percentages and the regressions come with the data."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
-from colint.reporters.escape import control
+from colint.util.escape import control
 from colint.reporters.markdown import cell, code
 from colint.reporters.sarif import display_path
 
@@ -206,5 +206,5 @@ def render_markdown(run, *, threshold_pct: float, cwd: Optional[str] = None) -> 
 
 
 def render_json(data: dict[str, Any]) -> str:
-    """``data``: colint.diffing.run_public's dict."""
+    """``data``: colint.design.diffing.run_public's dict."""
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)

@@ -9,7 +9,7 @@ Severity: error → ``error``, warning → ``warning``, info → ``notice``. Git
 
 from __future__ import annotations
 
-from colint.reporters.escape import control
+from colint.util.escape import control
 from colint.reporters.sarif import display_path
 from colint.reporters.text import fix_line
 

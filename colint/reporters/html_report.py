@@ -1,6 +1,6 @@
 """Draw `colint report` charts with matplotlib (Agg) and wrap them in one self-contained HTML file.
 
-Draws only: the numbers come from colint.reporting. matplotlib is imported inside these
+Draws only: the numbers come from colint.design.reporting. matplotlib is imported inside these
 functions (the `report` command's path only), never at colint's start-up.
 """
 

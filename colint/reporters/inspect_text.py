@@ -1,4 +1,4 @@
-"""Text rendering of an inspection (the dict built by colint.inspecting)."""
+"""Text rendering of an inspection (the dict built by colint.design.inspecting)."""
 
 from __future__ import annotations
 

@@ -141,7 +141,7 @@ def report_schema() -> dict:
 
 def diff_schema() -> dict:
     """The JSON Schema of ``colint diff --format json`` and ``colint check --base REF --format json``
-    (colint.diffing.run_public): what a change to each config does. ``colint schema diff`` prints it;
+    (colint.design.diffing.run_public): what a change to each config does. ``colint schema diff`` prints it;
     docs/diff.schema.json is that output."""
     finding = report_schema()["properties"]["files"]["items"]["properties"]["findings"]["items"]
     number = {"type": ["number", "null"]}

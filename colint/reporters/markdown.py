@@ -16,7 +16,7 @@ estimate context once. Every value from a config file is shown as text (``cell``
 
 from __future__ import annotations
 
-from colint.reporters.escape import control, md_inline
+from colint.util.escape import control, md_inline
 from colint.reporters.sarif import display_path, help_uri
 from colint.reporters.text import summary_line
 
@@ -31,7 +31,7 @@ def code(text: str) -> str:
 
 def cell(text: str) -> str:
     """Plain text in a table cell: every character Markdown or HTML would read as markup escaped
-    (colint.reporters.escape.md_inline), so a key or value from a config cannot open a link, a tag or
+    (colint.util.escape.md_inline), so a key or value from a config cannot open a link, a tag or
     a code block in the summary."""
     return md_inline(str(text))
 

@@ -1,6 +1,6 @@
 """Draw the throughput–interactivity frontier (`colint report --chart frontier`) on a matplotlib Axes.
 
-Draws only: the numbers come from colint.reporting.frontier_chart (colint.analysis.frontier).
+Draws only: the numbers come from colint.design.reporting.frontier_chart (colint.analysis.frontier).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Text output of `colint pareto`: one frontier table per design and GPU, then the comparison.
 
-Formats only: the numbers come from colint.analysis.frontier (via colint.pareto.ParetoResult).
+Formats only: the numbers come from colint.analysis.frontier (via colint.design.pareto.ParetoResult).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ region runs from the key to the end of its value where the loader recorded the v
 (``endLine``/``endColumn``, exclusive). ``partialFingerprints["colint/v1"]`` hashes file + code + key path
 + GPU + the GEMMs the finding names (and an occurrence number for exact repeats): it survives line moves
 and reformatting, and two findings on one key stay two results. A fix becomes a SARIF ``fix`` made of the
-text replacements ``colint --fix`` splices (``colint.fix_text.text_edits``, carried on the file result):
+text replacements ``colint --fix`` splices (``colint.fixing.fix_text.text_edits``, carried on the file result):
 ``deletedRegion`` = the old value (empty for an inserted key), ``insertedContent`` = the new text.
 A YAML fix that only the round trip can write (a new key, a collection) has none. Files that could not be
 checked are ``toolExecutionNotifications`` (level ``error``; files not checked because they are not decoder

@@ -16,7 +16,7 @@ def _frontier_cell(ce: dict) -> str:
 
 
 def render(r, prefill_weight: float) -> str:
-    """``r``: a colint.suggesting.SuggestResult; ``prefill_weight``: the objective's weight of prefill."""
+    """``r``: a colint.suggesting.search.SuggestResult; ``prefill_weight``: the objective's weight of prefill."""
     o = r.original
     e = o["estimates"]
     f = o["findings"]

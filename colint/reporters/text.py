@@ -7,13 +7,13 @@ parallelism) that the rules write into their details is printed once per run, af
 not once per finding. Files that are not decoder LLM configs (colint.triage): an out-of-scope
 model is noted on one line; a skipped file only with ``verbose``. ``quiet`` prints the findings and
 the errors only. Colour only when asked (colint.reporters.console.use_colour). Text from the file
-(keys, values, the path) goes through :mod:`colint.reporters.escape`: control characters escaped, no
+(keys, values, the path) goes through :mod:`colint.util.escape`: control characters escaped, no
 line a GitHub workflow command.
 """
 
 from __future__ import annotations
 
-from colint.reporters.escape import control, workflow_safe
+from colint.util.escape import control, workflow_safe
 
 _COLOURS = {"error": "red", "warning": "yellow", "info": "cyan"}
 

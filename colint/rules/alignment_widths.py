@@ -172,7 +172,7 @@ def _width_fixes(ctx: Context, f: str, value: int, multiple: int, safety: str):
         if new is None:
             continue
         # on a GPU with a cooperative tile, a 128-multiple can re-fire as "not a multiple of 256": the same side's
-        # multiple of the wider tile is the alternative colint.closure offers then (2880 -> 2944, else 3072)
+        # multiple of the wider tile is the alternative colint.engine.closure offers then (2880 -> 2944, else 3072)
         alt = None
         if wide and new % wide:
             alt_v = round_up(value, wide) if new > value else value // wide * wide

@@ -92,20 +92,20 @@ class Rule:
     hard: str = ""  # the hard constraints it reports as errors whatever the loss ("will not run / load")
     without_workload: bool = False  # True: also runs, with ctx.workload None, when analyse() rejects the format
     # the ModelSpec fields its findings point at (ctx.finding's ``field``), when it reports on these alone and on
-    # its own target's GPU: the engine holds it to that (colint.checking), and colint.closure leaves it out of a
+    # its own target's GPU: the engine holds it to that (colint.engine.checking), and colint.engine.closure leaves it out of a
     # re-check where the file's check reported each of them, on each GPU, at its most severe level already
     fields: tuple[str, ...] = ()
     # "architecture": what the config's shapes cost on the target GPU (a design defect, graded as such);
     # "deployment": what one deployment does (memory fit, KV replication over tp, EP/TP beyond the NVLink domain,
     # pipeline balance at a pp, concurrency). A deployment finding judges the deployment the user named; with
-    # none named it judges colint's automatic one and is advice (info): colint.checking caps it (RULE_KINDS)
+    # none named it judges colint's automatic one and is advice (info): colint.engine.checking caps it (RULE_KINDS)
     kind: RuleKind = "architecture"
 
     def max_severity(self, configured: Mapping[str, Any] | None = None) -> Severity:
         """The most severe level this rule can emit with its thresholds as ``configured`` (this rule's entry of
         Settings.rule_options; defaults where absent): ``severity`` for its fixed-level findings, and for a graded
         rule the level its loss thresholds can reach (CL301 warns from 5% though its own findings are advice;
-        CL602 is an error from 25%). colint.closure skips, in a re-check that only asks whether a state raises a
+        CL602 is an error from 25%). colint.engine.closure skips, in a re-check that only asks whether a state raises a
         new warning, the rules that cannot emit one."""
         level = self.severity
         if self.graded:
@@ -280,7 +280,7 @@ class Context:
     scenario: Optional[Scenario] = None  # the scenario the workload was analysed in; None for spec-only rules
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # code -> {option: configured value}
     tp_auto: bool = False  # --tp auto: alignment rules report the largest power-of-two tp that aligns
-    # True in colint.closure's re-checks, which read only each finding's code, key, GPU and severity (whether a
+    # True in colint.engine.closure's re-checks, which read only each finding's code, key, GPU and severity (whether a
     # fix's state raises something new): a rule may then leave out work that only its message, details, evidence
     # or fixes need (CL801's search for the smallest deployment that fits)
     brief: bool = False
@@ -389,7 +389,7 @@ def fix(
     title: str, safety: str, *edits: Edit, settings: dict | None = None, alternatives: list[Fix] | None = None
 ) -> Fix:
     """A fix: ``edits`` to the file, or display advice; ``settings`` names the deployment the advice
-    leads to ({"ep": 64}) so that colint.closure can re-check the file there."""
+    leads to ({"ep": 64}) so that colint.engine.closure can re-check the file there."""
     return Fix(
         title=title,
         safety=cast(Safety, safety),  # "safe", "unsafe" or "display", as each rule writes it

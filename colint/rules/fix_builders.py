@@ -16,11 +16,11 @@ vocab_size, num_heads, num_kv_heads, head_dim, num_experts, kv_lora_rank.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from colint.plain_data import fast_init
+from colint.util.plain_data import fast_init
 from typing import Any, Optional
 
 from colint.analysis.inventory import kind_ffn_params, kind_params, layer_counts, param_counts
-from colint.memo import per_spec
+from colint.util.memo import per_spec
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 from colint.normalize.format_reader import round_up  # noqa: F401 - used by rules
 from colint.normalize.resize import divisors, layer_pattern_for, nearest_divisor  # noqa: F401 - used by rules

@@ -11,7 +11,7 @@ from colint.analysis.gemm_model import FORMATS, tile_efficiency
 from colint.analysis.inventory import is_gate
 from colint.analysis.padding import Dim
 from colint.analysis.padding import step_effect_pct as padding_step_effect_pct
-from colint.memo import keep
+from colint.util.memo import keep
 from colint.rules.base import Context
 from colint.rules.fix_builders import round_up
 

@@ -168,7 +168,7 @@ def expert_gemm_memory_bound(ctx: Context):
             )
         fixes = []
         choices = [_ep_advice(x, e, domain, ctx.gpu or "") for x in advised]
-        if choices:  # the best first; colint.closure moves to the next when its state raises a finding
+        if choices:  # the best first; colint.engine.closure moves to the next when its state raises a finding
             fixes.append(replace(choices[0], alternatives=choices[1:]))
         yield ctx.finding(
             "info",

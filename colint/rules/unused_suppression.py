@@ -1,5 +1,5 @@
 """CL000 unused-suppression: declared here with the other rules; emitted by the engine
-(``colint.suppression.apply_suppressions``), the only stage that sees the comments and the baseline."""
+(``colint.engine.suppression.apply_suppressions``), the only stage that sees the comments and the baseline."""
 
 from __future__ import annotations
 

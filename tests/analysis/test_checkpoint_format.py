@@ -10,11 +10,11 @@ import shutil
 import pytest
 
 from colint.analysis.checkpoint_format import checkpoint_format, native_or_weight_only
-from colint.checking import build_targets, check_file
+from colint.engine.checking import build_targets, check_file
 from colint.hardware_profiles import load_profile
 from colint.loading import load
 from colint.normalize import normalize
-from colint.settings import Settings
+from colint.engine.settings import Settings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LLAMA = os.path.join(ROOT, "examples", "llama-3.1-8b.json")

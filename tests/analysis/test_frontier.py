@@ -23,10 +23,10 @@ from colint.analysis.frontier import (
 )
 from colint.analysis.scenario import make_scenario
 from colint.analysis.serving import serving_for
-from colint.cli import main
+from colint.cli.main import main
 from colint.hardware_profiles import load_profile
 from colint.loading import load
-from colint.pareto import load_design
+from colint.design.pareto import load_design
 from colint.normalize import normalize
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -174,7 +174,7 @@ def test_vectorized_path_matches_scalar():
 # ----------------------------------------------------------------------------- CLI
 import json  # noqa: E402
 
-from colint.cli import main  # noqa: E402
+from colint.cli.main import main  # noqa: E402
 
 
 def test_cli_gemm_json_keys(capsys):

@@ -130,7 +130,7 @@ def test_unknown_mode_is_a_usage_error():
 def test_report_breakdown_prices_the_halves_gemms(deepseek):
     # the report's per-component seconds come from the GEMM table (whole batch); where two micro-batches
     # run a layer, its GEMMs are the halves', and the breakdown still adds up to the step without a residue
-    from colint.reporting import time_breakdown
+    from colint.design.reporting import time_breakdown
 
     w = _decode(deepseek, "gb200", "on", 256)
     for regime, data in time_breakdown(w)["regimes"].items():
@@ -146,7 +146,7 @@ def test_the_setting_from_the_flag_the_config_and_the_api(tmp_path, capsys):
     import shutil
 
     import colint
-    from colint.cli import main
+    from colint.cli.main import main
 
     path = tmp_path / "config.json"
     shutil.copy(DEEPSEEK, path)
@@ -177,8 +177,8 @@ def test_the_setting_from_the_flag_the_config_and_the_api(tmp_path, capsys):
 def test_suggest_search_model_prices_the_split_prefill():
     # DeepSeek-V3 at ep=8 on B200: the prefill runs as two micro-batches; the search model prices the whole
     # batch's GEMM rows and cores, and its remainder takes the halves' difference, so it still meets analyse
-    from colint.settings import Settings
-    from colint.suggesting import suggest
+    from colint.engine.settings import Settings
+    from colint.suggesting.search import suggest
 
     r = suggest(DEEPSEEK, Settings(gpus=["b200"], ep=8), top=3)
     assert r.candidates

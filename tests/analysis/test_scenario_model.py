@@ -8,7 +8,7 @@ import json
 from click.testing import CliRunner
 
 from colint.analysis.scenario import fit_to_model, make_scenario
-from colint.cli import cli
+from colint.cli.main import cli
 from tests.rules.helpers import corpus
 
 GPT2 = "tests/corpus/hf/gpt2__gpt2-medium-early-revision.json"  # n_positions 1024

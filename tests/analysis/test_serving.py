@@ -16,11 +16,11 @@ from colint.analysis.frontier import frontier, scenario_for
 from colint.analysis.scenario import make_scenario
 from colint.analysis.serving import Serving, choose_pools, prefill_cost
 from colint.analysis.workload import analyse
-from colint.cli import main
+from colint.cli.main import main
 from colint.hardware_profiles import load_profile
 from colint.loading import load
 from colint.normalize import normalize
-from colint.pareto import serving_for
+from colint.design.pareto import serving_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LLAMA70B = os.path.join(ROOT, "examples", "llama-3.3-70b.json")
@@ -219,7 +219,7 @@ def test_cli_text_and_chart_say_the_mode(capsys):
     assert "  decode serving, up to 8 GPUs: decode step only (prefill not charged)" in out
     code, _, err = _run(capsys, ["pareto", LLAMA70B, "--serving", "both"])
     assert code == 2 and "both" in err
-    from colint.reporting import frontier_chart
+    from colint.design.reporting import frontier_chart
 
     spec, profile, sc = _setup(LLAMA70B, "h100-sxm")
     f = frontier(spec, profile, sc, LLAMA70B, serving=Serving("disaggregated", ISL, OSL, total_gpus=16))

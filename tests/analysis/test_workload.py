@@ -96,7 +96,7 @@ def test_shared_expert_fused_name():
 def test_cli_inspect_with_gpu(capsys):
     import json
 
-    from colint.cli import main
+    from colint.cli.main import main
 
     assert (
         main(
@@ -319,11 +319,11 @@ def test_suggest_search_model_mirrors_expert_tokens_under_tp_and_ep(tp):
     """colint suggest's vectorized step model mirrors _gemm_rows' expert M (attention-DP groups, not ep)."""
     import numpy as np
 
-    from colint.checking import build_targets
-    from colint.settings import Settings
+    from colint.engine.checking import build_targets
+    from colint.engine.settings import Settings
     from colint.loading import load
-    from colint.suggest_axes import design_axes
-    from colint.suggest_model import SearchModel
+    from colint.suggesting.axes import design_axes
+    from colint.suggesting.model import SearchModel
 
     doc = load("examples/deepseek-v3.json")
     spec = normalize(doc)

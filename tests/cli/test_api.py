@@ -14,7 +14,7 @@ import pytest
 
 import colint
 from colint import api
-from colint.cli import main
+from colint.cli.main import main
 from colint.errors import SpecError, UsageError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,7 +110,7 @@ def test_hub_id_through_the_api(tmp_path, monkeypatch):
 
 
 def test_suggest_stays_the_api_function_after_the_search_module_is_imported():
-    import colint.suggesting  # the search lives in its own module, so colint.suggest is never shadowed
+    import colint.suggesting.search  # the search lives in its own module, so colint.suggest is never shadowed
 
     assert colint.suggest is colint.api.suggest
     result = colint.suggest({**json.loads(LLAMA.read_text())}, gpu="b200", tp=8, top=1)
@@ -162,7 +162,7 @@ def test_notebook_example_runs(tmp_path, monkeypatch, capsys):
 def test_inspect_estimates_are_the_clis(capsys):
     """colint.inspect(..., gpu=) prices the step as `colint inspect --gpu` does: the scenario fitted to the
     model (a 32k context is clipped to the positions llama-2-7b's file holds)."""
-    from colint.cli import main
+    from colint.cli.main import main
 
     api = colint.inspect(str(LLAMA), gpu="h100-sxm", context=32768)["estimates"]
     assert main(["inspect", str(LLAMA), "--gpu", "h100-sxm", "--context", "32768", "--format", "json"]) == 0

@@ -1,5 +1,5 @@
-"""The ``colint`` group lists and runs the commands of colint.cli_design and colint.cli_reference, which it
-imports only when one of them is asked for (colint.cli.LAZY_COMMANDS)."""
+"""The ``colint`` group lists and runs the commands of colint.cli.design and colint.cli.reference, which it
+imports only when one of them is asked for (colint.cli.main.LAZY_COMMANDS)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ import sys
 import click
 from click.testing import CliRunner
 
-from colint.cli import LAZY_COMMANDS, cli
+from colint.cli.main import LAZY_COMMANDS, cli
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def test_every_command_of_the_command_modules_is_on_the_group_under_its_own_name():
     defined = {}
-    for module in ("colint.cli_design", "colint.cli_reference"):
+    for module in ("colint.cli.design", "colint.cli.reference"):
         for value in vars(importlib.import_module(module)).values():
             if isinstance(value, click.Command):
                 defined[value.name] = f"{module}:{value.callback.__name__}"
@@ -39,10 +39,10 @@ def test_a_lazy_command_runs_and_an_unknown_one_is_a_usage_error():
 def test_check_imports_neither_command_module():
     code = (
         "import sys, contextlib, io\n"
-        "from colint.cli import main\n"
+        "from colint.cli.main import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n"
         "    code = main(['check', 'examples/llama-2-7b.json'])\n"
-        "print(code, sorted(m for m in ('colint.cli_design', 'colint.cli_reference') if m in sys.modules))"
+        "print(code, sorted(m for m in ('colint.cli.design', 'colint.cli.reference') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert out.stdout.split(" ", 1)[1].strip() == "[]"

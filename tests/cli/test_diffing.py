@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from colint.cli import main
+from colint.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
 LLAMA_70B = REPO / "tests" / "corpus" / "hf" / "llama3__Llama-3.3-70B-Instruct.json"  # SOURCES.md row

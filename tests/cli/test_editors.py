@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from colint.cli import main
+from colint.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 LLAMA = ROOT / "examples" / "llama-2-7b.json"
@@ -348,7 +348,7 @@ def test_quick_fix_edits_count_utf16_units(tmp_path):
     pytest.importorskip("pygls")
     from lsprotocol import types
 
-    from colint.fix_text import fixed_text
+    from colint.fixing.fix_text import fixed_text
     from colint.lsp import code_actions, lint
 
     text = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from colint.cli import main
+from colint.cli.main import main
 
 LLAMA = "tests/corpus/hf/llama3__Meta-Llama-3.1-8B.json"
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from colint.cli import main
+from colint.cli.main import main
 from colint.reporters.console import use_colour
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

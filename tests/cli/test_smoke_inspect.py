@@ -1,6 +1,6 @@
 import json
 
-from colint.cli import main
+from colint.cli.main import main
 
 
 def test_inspect_json_llama31_8b(capsys):

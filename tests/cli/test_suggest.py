@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from colint.cli import main
+from colint.cli.main import main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LLAMA2 = os.path.join(ROOT, "examples", "llama-2-7b.json")
@@ -23,7 +23,7 @@ def _run(capsys, argv):
 
 def _apply(path: str, edits: dict, dest: str) -> str:
     from colint.findings import Edit
-    from colint.fix_text import apply_edits, parse_key
+    from colint.fixing.fix_text import apply_edits, parse_key
     from colint.loading import load
 
     doc = load(path)
@@ -164,8 +164,8 @@ def test_budget_and_objective(tmp_path, capsys):
 def test_search_model_matches_analysis():
     """The vectorized search model (interpolated shapes + estimate_arrays) gives the same parameter
     counts and step estimates as param_counts + analyse on the verified variants."""
-    from colint.settings import Settings
-    from colint.suggesting import suggest
+    from colint.engine.settings import Settings
+    from colint.suggesting.search import suggest
 
     for path, kw in ((LLAMA2, {"tp": 8}), (DEEPSEEK, {"ep": 8})):
         r = suggest(path, Settings(gpus=["b200"], **kw), top=3)
@@ -202,12 +202,12 @@ def test_grid_and_point_interpolation_agree():
     import numpy as np
 
     from colint.analysis.inventory import param_counts
-    from colint.checking import build_targets
+    from colint.engine.checking import build_targets
     from colint.loading import load
     from colint.normalize import normalize
-    from colint.settings import Settings
-    from colint.suggest_axes import design_axes, edits_for, variant
-    from colint.suggest_model import SearchModel
+    from colint.engine.settings import Settings
+    from colint.suggesting.axes import design_axes, edits_for, variant
+    from colint.suggesting.model import SearchModel
 
     doc = load(DEEPSEEK)
     spec = normalize(doc)

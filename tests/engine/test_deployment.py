@@ -1,4 +1,4 @@
-"""One Deployment (issue 32): the deployment settings are one list (colint.deployment) that the CLI, the Python API
+"""One Deployment (issue 32): the deployment settings are one list (colint.engine.deployment) that the CLI, the Python API
 and the config files read, and ``auto`` is decoded in one place."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from click.testing import CliRunner
 
 from colint.analysis.scenario import make_scenario
 from colint.api import SETTINGS
-from colint.cli import cli
-from colint.deployment import DEPLOYMENT_SETTINGS, Deployment
-from colint.settings import FIELD_OF_NAME, KEYS, Settings
+from colint.cli.main import cli
+from colint.engine.deployment import DEPLOYMENT_SETTINGS, Deployment
+from colint.engine.settings import FIELD_OF_NAME, KEYS, Settings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LLAMA = os.path.join(ROOT, "examples", "llama-2-7b.json")

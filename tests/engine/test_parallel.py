@@ -1,4 +1,4 @@
-"""Many files over worker processes (colint.parallel): the same results, in input order, as one process;
+"""Many files over worker processes (colint.util.parallel): the same results, in input order, as one process;
 a pool only where it pays; a result that cannot travel is redone in the parent."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from colint import parallel
-from colint.cli import cli
+from colint.util import parallel
+from colint.cli.main import cli
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(TESTS, "corpus", "hf")
@@ -77,7 +77,7 @@ def test_distinct_items_go_to_the_pool_at_once(monkeypatch):
 
 
 def test_distinct_files_counts_contents_not_paths(tmp_path):
-    from colint.checking import _file_kinds
+    from colint.engine.checking import _file_kinds
 
     a, b, c = (tmp_path / n for n in ("a.json", "b.json", "c.json"))
     a.write_text('{"hidden_size": 4096}')
@@ -90,7 +90,7 @@ def test_distinct_files_counts_contents_not_paths(tmp_path):
 def test_distinct_files_never_opens_a_device_or_fifo(tmp_path):
     """A FIFO (would block) and /dev/zero (would never end) given as configs are counted unread: the loader
     refuses them with a located error."""
-    from colint.checking import _file_kinds
+    from colint.engine.checking import _file_kinds
 
     fifo = tmp_path / "fifo.json"
     os.mkfifo(fifo)
@@ -167,7 +167,7 @@ def test_kinds_change_which_worker_not_the_results(monkeypatch):
 
 
 def test_file_kinds_group_files_that_differ_only_in_numbers(tmp_path):
-    from colint.checking import _file_kinds
+    from colint.engine.checking import _file_kinds
 
     a, b, c, d = (tmp_path / n for n in ("a.json", "b.json", "c.json", "d.json"))
     a.write_text('{"hidden_size": 4096, "model_type": "llama"}')
@@ -183,8 +183,8 @@ def test_results_carry_their_document_only_where_a_reporter_reads_it(tmp_path):
     """A bulk check sends its results without the Document unless SARIF (fix regions), --fix or --diff read it, and
     without the ModelSpec, which `colint check` never reads: its estimate labels, clipped to the model's maximum
     positions (GPT-2 medium: 1,024), come from the positions the result keeps."""
-    from colint.checking import check_paths, estimate_labels
-    from colint.settings import Settings
+    from colint.engine.checking import check_paths, estimate_labels
+    from colint.engine.settings import Settings
 
     p = tmp_path / "a.json"
     shutil.copyfile(os.path.join(CORPUS, "gpt2__gpt2-medium-early-revision.json"), p)

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from colint.cli import main
+from colint.cli.main import main
 from colint.errors import UsageError
 from colint.rules.base import Option, Rule, RuleDoc
-from colint.config_files import parse_config
-from colint.globs import glob_matches
-from colint.settings import resolve, resolve_rule_options
+from colint.engine.config_files import parse_config
+from colint.util.globs import glob_matches
+from colint.engine.settings import resolve, resolve_rule_options
 
 # 12 KV heads for 32 query heads (CL002 error) and a bare Infinity (CL006 info)
 BAD = (

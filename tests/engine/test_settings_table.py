@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from colint.cli import main
-from colint.config_files import parse_config, settings_for
+from colint.cli.main import main
+from colint.engine.config_files import parse_config, settings_for
 from colint.errors import UsageError
-from colint.settings import KEYS, Settings, resolve
+from colint.engine.settings import KEYS, Settings, resolve
 
 LLAMA = "tests/corpus/hf/llama3__Meta-Llama-3.1-8B.json"
 
@@ -109,11 +109,11 @@ def test_colint_config_lists_every_key_with_its_source(tmp_path, monkeypatch, ca
 
 
 def test_close_advice_is_a_setting_and_a_flag(tmp_path, monkeypatch, capsys):
-    import colint.checking
+    import colint.engine.checking
 
     calls = []
-    real = colint.checking.close_advice
-    monkeypatch.setattr(colint.checking, "close_advice", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = colint.engine.checking.close_advice
+    monkeypatch.setattr(colint.engine.checking, "close_advice", lambda *a, **k: calls.append(1) or real(*a, **k))
     path = shutil.copy(LLAMA, tmp_path / "config.json")
     args = ["check", str(path), "--tp", "8", "--format", "json"]
     main(args)
@@ -187,7 +187,7 @@ def test_api_and_cli_resolve_to_the_same_settings(tmp_path):
 
 _NO_PYDANTIC = """
 import json, sys
-from colint.cli import main
+from colint.cli.main import main
 codes = [main(["check", "--format", "json", *sys.argv[1:]]), main(["config", sys.argv[1]])]
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("pydantic", "pydantic_core"))
 print(json.dumps({"codes": codes, "pydantic": loaded}))

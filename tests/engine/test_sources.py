@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from colint import sources
-from colint.cli import main
+from colint.engine import sources
+from colint.cli.main import main
 from colint.errors import UsageError
 from colint.loading import hub
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from colint.cli import main
-from colint.suppression import parse_directives
+from colint.cli.main import main
+from colint.engine.suppression import parse_directives
 
 YAML = """\
 # design sketch, Hugging Face keys

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from colint.cli import main
+from colint.cli.main import main
 from colint.loading import load, load_text
 from colint.triage import triage
 

@@ -1,5 +1,5 @@
 """Closure of advice (issue 13 item 1): every fix and every advised setting is re-checked at the state it
-leads to before it is shown (colint.closure)."""
+leads to before it is shown (colint.engine.closure)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from collections import Counter
 
 import pytest
 
-from colint.checking import build_targets, check_document, check_file
-from colint.settings import Settings
+from colint.engine.checking import build_targets, check_document, check_file
+from colint.engine.settings import Settings
 from colint.loading import load_text
 from colint.rules import select_rules
 
@@ -147,7 +147,7 @@ def test_stated_parameter_deltas_are_what_inspect_reports(name):
     from closure_sweep import SETTINGS, corpus
 
     from colint.analysis.inventory import param_counts
-    from colint.fix_text import apply_edits
+    from colint.fixing.fix_text import apply_edits
     from colint.rules.fix_builders import ffn_params
     from colint.normalize import normalize
 
@@ -192,7 +192,7 @@ def test_stopping_at_the_first_blocking_finding_changes_no_advice(monkeypatch, n
     blocked most often first; a trade-off's reason comes from its full re-check. What is shown must equal the
     full re-checks': with the blocking rules tried in another order, and with every re-check complete, the
     findings and their fixes are the same."""
-    from colint import closure
+    from colint.engine import closure
 
     if name == "kimi":
         text, path = _kimi_k2_text(), "kimi.json"
@@ -277,8 +277,8 @@ def test_a_recheck_leaves_out_the_rules_that_can_raise_nothing_new():
     CL801 may point at the head counts too, CL201 declares no fields. A file whose CL604 points at another key
     (its num_layers under n_layer) runs CL604 on the same state: the state's shared check is keyed by those keys
     too, so the first file's check does not answer for it."""
-    from colint import closure
-    from colint.checking import check_spec
+    from colint.engine import closure
+    from colint.engine.checking import check_spec
     from colint.findings import SEVERITY_ORDER
     from colint.normalize import normalize
 
@@ -315,7 +315,7 @@ def test_a_warning_level_recheck_skips_only_the_rules_that_cannot_warn():
     """What a re-check may leave out: the rules that cannot emit a finding at the level asked (info-only advice when
     a warning is asked; warnings too when an error is fixed), never the fixed finding's own rule, and none that an
     override or a threshold makes louder."""
-    from colint.closure import Closure
+    from colint.engine.closure import Closure
     from colint.findings import SEVERITY_ORDER
 
     def skippable(level: str, fixed_code: str, **settings) -> tuple:
@@ -336,7 +336,7 @@ def test_a_warning_level_recheck_skips_only_the_rules_that_cannot_warn():
 def test_a_brief_check_tells_the_same_findings_apart(settings):
     """A closure re-check is brief (Context.brief: no deployment search for CL801, no width fixes for CL201): every
     finding's code, key, GPU and severity, all that a re-check reads, are those of the full check."""
-    from colint.checking import check_spec
+    from colint.engine.checking import check_spec
     from colint.normalize import normalize
 
     opts = Settings(**{"concurrency": 256, "dtype": "bf16", **settings})
@@ -359,7 +359,7 @@ def test_fixes_are_rechecked_at_the_deployment_the_file_was_checked_at(monkeypat
     """With no deployment named, colint chooses one per model (issue 29); a fix's state is re-checked at the file's
     chosen deployment (its resolved targets), not at one chosen again for the edited model: the same tp judges the
     fix, and the layout search runs once per file and GPU."""
-    from colint import checking
+    from colint.engine import checking
     from colint.analysis import deployments
 
     calls = []

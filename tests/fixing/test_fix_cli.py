@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from colint.cli import main
+from colint.cli.main import main
 from colint.loading import load
 
 CORPUS = sorted(glob.glob("tests/corpus/*/*.json") + glob.glob("tests/corpus/*/*.yaml"))

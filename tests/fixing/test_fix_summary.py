@@ -8,9 +8,9 @@ import json
 import shutil
 from collections import Counter
 
-from colint.checking import FileResult, statistics, unsafe_fixes_left
-from colint.cli import main
-from colint.cli_output import render_report
+from colint.engine.checking import FileResult, statistics, unsafe_fixes_left
+from colint.cli.main import main
+from colint.cli.output import render_report
 from colint.findings import Edit, Finding, Fix
 
 LLAMA = "examples/llama-2-7b.json"  # CL201 and CL202 offer unsafe width/vocab fixes, nothing safe

@@ -11,10 +11,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from colint.cli import main
+from colint.cli.main import main
 from colint.findings import Edit
-from colint.edited_document import edited_document
-from colint.fix_text import apply_edits, yaml_literal
+from colint.fixing.edited_document import edited_document
+from colint.fixing.fix_text import apply_edits, yaml_literal
 from colint.loading import load, load_text
 from colint.loading.document import format_path
 

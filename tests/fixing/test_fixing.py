@@ -5,8 +5,8 @@ import os
 import pytest
 
 from colint.findings import Edit, Fix
-from colint.fileio import write_atomic
-from colint.fix_text import apply_edits, fixed_text, parse_key, unified_diff
+from colint.util.fileio import write_atomic
+from colint.fixing.fix_text import apply_edits, fixed_text, parse_key, unified_diff
 from colint.loading import load, load_text
 
 

@@ -1,4 +1,4 @@
-"""SARIF fixes are the text replacements `colint --fix` makes (colint.fix_text.text_edits), so a fix
+"""SARIF fixes are the text replacements `colint --fix` makes (colint.fixing.fix_text.text_edits), so a fix
 that inserts a key the file lacks reaches SARIF too (it used to be dropped)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from colint.cli import main
+from colint.cli.main import main
 
 GEMMA = "tests/corpus/hf/gemma__gemma-3-4b-it.json"  # text_config lacks vocab_size: CL202's fix inserts it
 

@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from colint.cli import main
+from colint.cli.main import main
 from colint.errors import ProfileError, UsageError
 from colint.hardware_profiles import HW_FORMATS, PROFILE_DIR, list_profiles, load_profile, time_model
-from colint.plain_data import dump
+from colint.util.plain_data import dump
 
 NAMES = [
     "a10",
@@ -61,7 +61,7 @@ def test_shipped_profile_passes_the_full_schema_and_the_trusted_build_equals_it(
     """load_profile builds shipped profiles without validation (start-up, issue 7): this is the
     validation. The validated value must equal the trusted one, types included (repr: 2250 vs 2250.0)."""
     from colint.hardware_profiles import PROFILE_DIR, Profile, _read_yaml
-    from colint.plain_data import validate
+    from colint.util.plain_data import validate
 
     validated = validate(Profile, _read_yaml(PROFILE_DIR / f"{name}.yaml"))
     assert repr(load_profile(name)) == repr(validated)

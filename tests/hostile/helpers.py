@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from colint.cli import main
+from colint.cli.main import main
 
 TESTS = Path(__file__).resolve().parents[1]
 LLAMA = TESTS / "corpus" / "hf" / "llama3__Meta-Llama-3.1-8B.json"

@@ -155,7 +155,7 @@ def test_unreadable_file_does_not_stop_the_others(tmp_path, capsys):
 def test_unreadable_file_does_not_stop_the_others_even_as_root(tmp_path, capsys, monkeypatch):
     """What a non-root user sees for a mode-000 file, simulated for any user: the argument parser does not
     refuse the run (click's access check did), the file gets its own located error."""
-    import colint.fileio as fileio
+    import colint.util.fileio as fileio
 
     bad = write(tmp_path / "a.json", llama_config())
     good = write(tmp_path / "b.json", llama_config(num_key_value_heads=6))

@@ -58,7 +58,7 @@ def test_fix_and_diff_keep_every_other_byte(tmp_path, capsys, monkeypatch, varia
 
 def test_yaml_round_trip_keeps_unrelated_lines(tmp_path):
     from colint.findings import Edit
-    from colint.fix_text import apply_edits
+    from colint.fixing.fix_text import apply_edits
     from colint.loading import load_text
 
     text = (
@@ -91,7 +91,7 @@ def test_corpus_round_trip_changes_only_the_edited_lines(tmp_path, path):
     copy changes exactly the lines of those values (plus the added one), keeps the BOM and the line endings,
     reads back as the edited data, and its --diff applies with patch to the same bytes."""
     from colint.findings import Edit
-    from colint.fix_text import apply_edits, unified_diff
+    from colint.fixing.fix_text import apply_edits, unified_diff
     from colint.loading import load_bytes
     from colint.loading.document import format_path
 

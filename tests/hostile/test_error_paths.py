@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from colint.cli import main
+from colint.cli.main import main
 
 TESTS = Path(__file__).resolve().parents[1]
 LLAMA = json.loads((TESTS / "corpus" / "hf" / "llama3__Meta-Llama-3.1-8B.json").read_text())

@@ -32,7 +32,7 @@ def test_an_internal_error_on_one_file_is_that_files_error(tmp_path, capsys, mon
             raise ZeroDivisionError("float division by zero")
         return real(doc, *a, **kw)
 
-    from colint import checking
+    from colint.engine import checking
 
     monkeypatch.setattr(checking, "normalize", explode_on_a)  # the name the engine calls
     bad = write(tmp_path / "a.json", llama_config())
@@ -62,7 +62,7 @@ def test_an_internal_error_on_one_file_is_that_files_error(tmp_path, capsys, mon
 
 
 def test_a_crash_while_fixing_one_file_leaves_the_others_fixed(tmp_path, capsys, monkeypatch):
-    import colint.checking as checking
+    import colint.engine.checking as checking
 
     real = checking._fix_one
 

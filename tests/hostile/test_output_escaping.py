@@ -61,7 +61,7 @@ def test_github_and_sarif_output_carry_no_raw_control_characters(tmp_path, capsy
 
 
 def test_step_summary_block_cannot_be_left(tmp_path):
-    from colint.reporters.escape import code_block, md_inline
+    from colint.util.escape import code_block, md_inline
 
     report = "config.json:3:1: CL002 error x\n```\n</pre><img src=x>\n[link](http://evil)\n````\n"
     block = code_block(report)

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from colint.cli import main
+from colint.cli.main import main
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HF = os.path.join(TESTS, "corpus", "hf")

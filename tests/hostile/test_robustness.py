@@ -2,7 +2,7 @@
 
 Bad input → exit 2 and one line ``path:line:col: error: message`` (line and column where they
 apply, the key named); a valid but strange config → findings (exit 0/1). Each case runs
-``colint.cli.main`` in-process; three run the installed console script to prove that nothing
+``colint.cli.main.main`` in-process; three run the installed console script to prove that nothing
 reaches stderr as a traceback.
 """
 
@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from colint.cli import main
+from colint.cli.main import main
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LLAMA = os.path.join(TESTS, "corpus", "hf", "llama3__Meta-Llama-3.1-8B.json")
@@ -294,7 +294,7 @@ def test_unreadable_file(tmp_path, capsys):
 
 def test_permission_error_message_even_as_root(tmp_path, capsys, monkeypatch):
     """The message for an unreadable file, independent of who runs the test."""
-    import colint.fileio as fileio
+    import colint.util.fileio as fileio
 
     path = _write(tmp_path, "config.json", _LLAMA_TEXT)
     real_open = os.open

@@ -11,7 +11,7 @@ import socket
 import pytest
 
 import colint.loading as loading
-from colint.cli import main
+from colint.cli.main import main
 from colint.loading import yaml_loader
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -139,7 +139,7 @@ def test_huge_file_is_refused_without_being_opened(tmp_path, capsys, monkeypatch
     path = tmp_path / "config.json"
     with open(path, "wb") as fh:
         fh.truncate(20 * 1024 * 1024)  # sparse: 20 MiB on paper, nothing on disk
-    import colint.fileio as fileio
+    import colint.util.fileio as fileio
 
     monkeypatch.setattr(fileio.os, "read", lambda *a, **k: pytest.fail("read a file over the size limit"))
     rc, out = _run(capsys, "check", str(path))

@@ -53,7 +53,7 @@ def test_nested_multiply_interpolations(tmp_path, capsys):
 
 
 def test_glob_with_thirty_double_stars(tmp_path, capsys):
-    from colint.globs import glob_matches
+    from colint.util.globs import glob_matches
 
     glob = "a/" + "**" * 30 + "b"
     assert glob_matches(glob, str(tmp_path / "a" / ("a" * 60 + "/c")), str(tmp_path)) is False

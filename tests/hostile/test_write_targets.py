@@ -78,7 +78,7 @@ def test_read_only_file_is_not_overwritten(tmp_path, capsys):
 
 
 def test_file_changed_during_the_fix_is_not_overwritten(tmp_path, capsys, monkeypatch):
-    import colint.checking as checking
+    import colint.engine.checking as checking
 
     p = write(tmp_path / "config.json", FIXABLE)
     real = checking.fix_grouped
@@ -119,7 +119,7 @@ def test_report_to_a_device_or_fifo_is_written_not_replaced(tmp_path, capsys):
 
 
 def test_write_atomic_leaves_no_temporary_file_and_refuses_directories(tmp_path):
-    from colint.fileio import write_atomic
+    from colint.util.fileio import write_atomic
 
     write_atomic(str(tmp_path / "new.txt"), "a\r\nb")
     assert (tmp_path / "new.txt").read_bytes() == b"a\r\nb"

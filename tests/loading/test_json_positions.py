@@ -1,6 +1,6 @@
 """Positions of JSON keys: the loader's one-pass scan, and the positions of a spliced fix moved instead of re-scanned.
 
-A text spliced by colint.fix_text from a loaded Document is loaded again by the advice closure; its
+A text spliced by colint.fixing.fix_text from a loaded Document is loaded again by the advice closure; its
 Document must be exactly the one a fresh parse of the text gives (every span's line, column and value
 offsets, in the same order, duplicate keys, bare NaN/Infinity), whatever the layout and the edits.
 """
@@ -14,7 +14,7 @@ import random
 import pytest
 
 from colint.findings import Edit
-from colint.fix_text import apply_edits
+from colint.fixing.fix_text import apply_edits
 from colint.loading import load_text
 from colint.loading import spliced
 from colint.loading.document import format_path

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 
-from colint.cli import main
+from colint.cli.main import main
 from colint.loading import load, load_text
 from colint.normalize import normalize
 from colint.normalize.model_spec import Source

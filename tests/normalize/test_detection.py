@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from colint.cli import main
+from colint.cli.main import main
 from colint.loading import load, load_text
 from colint.normalize import FORMATS, detect_format, normalize
 
@@ -148,7 +148,7 @@ def _spec_value(spec, field):
 def test_every_located_source_holds_the_spec_value(path):
     # A fix edits sources[field].key from the spec's value to a new one: the key must hold that value
     # (a derived source names the key a value is computed from; no fix edits it).
-    from colint.fix_text import parse_key
+    from colint.fixing.fix_text import parse_key
 
     doc = load(path)
     spec = normalize(doc, vocab_size=32000)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from colint.analysis.inventory import gemms, param_counts
-from colint.cli import main
+from colint.cli.main import main
 from colint.errors import LoadError
 from colint.loading import load, load_text
 from colint.normalize import normalize

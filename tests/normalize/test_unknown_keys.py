@@ -52,7 +52,7 @@ def _typo_variants(path: str):
         src = spec.sources.get(f)
         if src is None or src.default or src.line is None or src.derived:
             continue
-        from colint.fix_text import parse_key
+        from colint.fixing.fix_text import parse_key
 
         p = parse_key(src.key)
         span = doc.span(p)

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from colint.cli import main
+from colint.cli.main import main
 from colint.reporters.report_charts import CHARTS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -150,7 +150,7 @@ def test_report_data_adds_up():
     from colint.analysis.workload import analyse
     from colint.hardware_profiles import load_profile
     from colint.loading import load
-    from colint.reporting import pipeline_balance, roofline, time_breakdown
+    from colint.design.reporting import pipeline_balance, roofline, time_breakdown
     from colint.normalize import normalize
 
     spec = normalize(load(DEEPSEEK))
@@ -192,8 +192,8 @@ def test_frontier_chart_draws_both_designs(tmp_path):
     from colint.analysis.workload import analyse
     from colint.hardware_profiles import load_profile
     from colint.loading import load
-    from colint.pareto import load_design
-    from colint.reporting import report_data
+    from colint.design.pareto import load_design
+    from colint.design.reporting import report_data
     from colint.normalize import normalize
 
     out = tmp_path / "frontier.png"

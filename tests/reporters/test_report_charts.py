@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from colint.cli_design import report_cmd
+from colint.cli.design import report_cmd
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LLAMA = os.path.join(ROOT, "examples", "llama-3.1-8b.json")
@@ -18,7 +18,7 @@ def test_chart_choices_are_the_charts_the_html_report_draws(monkeypatch):
     from colint.analysis.workload import analyse
     from colint.hardware_profiles import load_profile
     from colint.loading import load
-    from colint.reporting import report_data
+    from colint.design.reporting import report_data
     from colint.reporters import html_report
     from colint.normalize import normalize
 
@@ -33,7 +33,7 @@ def test_chart_choices_are_the_charts_the_html_report_draws(monkeypatch):
 
 def test_cli_import_leaves_the_drawing_code_out():
     code = (
-        "import sys, colint.cli; "
+        "import sys, colint.cli.main; "
         "print(sorted(m for m in ('colint.reporters.html_report', 'matplotlib') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)

@@ -16,7 +16,7 @@ import jsonschema
 import pytest
 
 from colint import __version__
-from colint.cli import main
+from colint.cli.main import main
 from colint.reporters.github import command, escape_data, escape_property
 
 TESTS = Path(__file__).resolve().parents[1]

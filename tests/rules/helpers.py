@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from colint.checking import build_targets, check_spec
-from colint.settings import Settings
+from colint.engine.checking import build_targets, check_spec
+from colint.engine.settings import Settings
 from colint.loading import load, load_text
 from colint.rules import Context, select_rules
 from colint.normalize import normalize

@@ -12,8 +12,8 @@ from colint.analysis.moe import (
     redundant_to_fill,
     tokens_per_expert,
 )
-from colint.checking import build_targets
-from colint.settings import Settings
+from colint.engine.checking import build_targets
+from colint.engine.settings import Settings
 from tests.rules.helpers import LLAMA_8B, corpus, run, spec_of
 
 DSV3 = "tests/corpus/hf/deepseek__DeepSeek-V3.json"

@@ -8,8 +8,8 @@ import pytest
 
 from colint.analysis.scenario import make_scenario
 from colint.analysis.workload import analyse
-from colint.checking import Target, check_spec
-from colint.settings import Settings
+from colint.engine.checking import Target, check_spec
+from colint.engine.settings import Settings
 from colint.hardware_profiles import load_profile
 from colint.rules.gemm_shapes import limit_intensity, square_m_star
 from tests.rules.helpers import corpus, run

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from colint.checking import check_paths, exit_code
-from colint.settings import Settings
+from colint.engine.checking import check_paths, exit_code
+from colint.engine.settings import Settings
 from colint.errors import ProfileError
 from tests.rules.helpers import run
 

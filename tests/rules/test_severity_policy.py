@@ -13,8 +13,8 @@ import sys
 
 import pytest
 
-from colint.checking import check_paths
-from colint.settings import Settings
+from colint.engine.checking import check_paths
+from colint.engine.settings import Settings
 from colint.findings import SEVERITY_ORDER
 from colint.rules import all_rules
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from colint.analysis.inventory import param_counts
-from colint.cli import main
+from colint.cli.main import main
 
 from tests.rules.helpers import corpus, run
 

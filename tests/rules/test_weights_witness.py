@@ -10,7 +10,7 @@ from pathlib import Path
 
 from colint.analysis.checkpoint_format import checkpoint_format
 from colint.analysis.inventory import param_counts
-from colint.cli import main
+from colint.cli.main import main
 from colint.loading import load
 from colint.loading.weights import MAX_HEADER_BYTES, weights_witness
 from colint.normalize import normalize

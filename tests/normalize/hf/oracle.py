@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from colint.analysis.inventory import gemms, param_counts
-from colint.cli import main
+from colint.cli.main import main
 from colint.loading import load_text
 from colint.normalize import normalize
 

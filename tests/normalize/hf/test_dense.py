@@ -9,7 +9,7 @@ import os
 import pytest
 
 from colint.analysis.inventory import gemms, param_counts
-from colint.cli import main
+from colint.cli.main import main
 from colint.errors import FormatNotRecognized, SpecError
 from colint.loading import load, load_text
 from colint.normalize import normalize

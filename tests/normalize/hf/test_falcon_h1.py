@@ -138,7 +138,7 @@ def test_without_parallel_mixer_nothing_changes():
 
 
 def test_suggest_probe_keys_keep_both_cores():
-    from colint.suggest_model import probe_quantities
+    from colint.suggesting.model import probe_quantities
 
     spec = spec_from({"model_type": "falcon_h1", "num_hidden_layers": 2})
     w = analyse(spec, load_profile("h200"), make_scenario("latency"))
@@ -150,8 +150,8 @@ def test_suggest_probe_keys_keep_both_cores():
 def test_suggest_search_model_matches_analysis(tmp_path):
     """suggest's interpolated search model gives the same parameters and step estimates as
     param_counts + analyse on every verified Falcon-H1 variant (both cores of a layer included)."""
-    from colint.settings import Settings
-    from colint.suggesting import suggest
+    from colint.engine.settings import Settings
+    from colint.suggesting.search import suggest
 
     path = tmp_path / "config.json"
     path.write_text(
@@ -181,7 +181,7 @@ def test_suggest_search_model_matches_analysis(tmp_path):
 
 
 def test_cli_check_and_inspect(tmp_path, capsys):
-    from colint.cli import main
+    from colint.cli.main import main
 
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"model_type": "falcon_h1"}, indent=1))

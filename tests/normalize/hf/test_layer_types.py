@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from colint.cli import main
+from colint.cli.main import main
 from colint.loading import load_text
 from colint.normalize import normalize
 

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from colint.analysis.inventory import param_counts
-from colint.cli import main
+from colint.cli.main import main
 from tests.normalize.hf.oracle import spec_from
 
 _OMNI_TEXT = {

@@ -31,15 +31,15 @@ from colint.analysis.inventory import param_counts
 from colint.analysis.kv_cache import kv_cache_bytes_per_token
 from colint.analysis.scenario import make_scenario
 from colint.analysis.workload import analyse
-from colint.checking import FileResult, Target, build_targets, check_document, check_file, check_grouped
-from colint.config_files import settings_for
+from colint.engine.checking import FileResult, Target, build_targets, check_document, check_file, check_grouped
+from colint.engine.config_files import settings_for
 from colint.errors import ColintError
 from colint.findings import Finding
 from colint.reporters.sarif import display_path, fingerprints
 from colint.loading import load
-from colint.revisions import Change, changed_files, classify, relative, repo_root, resolve_revision, show
+from colint.engine.revisions import Change, changed_files, classify, relative, repo_root, resolve_revision, show
 from colint.rules import select_rules
-from colint.settings import Settings
+from colint.engine.settings import Settings
 
 FRONTIER_LEVELS = (20.0, 50.0, 100.0)  # tokens/s per user: a batch reader, a chat reader, an agent loop
 # Where the Markdown summary bolds a slower step when no --fail-on-regression is given: a policy default (2% is
@@ -502,7 +502,7 @@ def exit_code(run: DiffRun, *, fail_on_regression: Optional[float] = None) -> in
     """2 when a head could not be checked; 1 when a new finding is at or above its group's fail-on, or a step got
     slower than ``fail_on_regression`` percent on a target GPU; else 0. Findings present at the base never
     count."""
-    from colint.checking import grouped_exit_code
+    from colint.engine.checking import grouped_exit_code
 
     results = run.head_results
     code = grouped_exit_code(results, run.groups[: len(results)]) if results else 0

@@ -1,6 +1,6 @@
 """What a command line asks for: the settings flags (one click option per Settings field, turned into
-the ``flags`` mapping colint.settings.resolve takes) and the PATH arguments (a config file, a checkpoint
-or cache folder, a Hub id, standard input). Used by colint.cli's commands; never computes."""
+the ``flags`` mapping colint.engine.settings.resolve takes) and the PATH arguments (a config file, a checkpoint
+or cache folder, a Hub id, standard input). Used by colint.cli.main's commands; never computes."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any
 
 import click
 
-from colint.deployment import DEPLOYMENT_SETTINGS, DeploymentSetting
-from colint.cli_output import fail, fail_with
-from colint.settings import Settings
+from colint.engine.deployment import DEPLOYMENT_SETTINGS, DeploymentSetting
+from colint.cli.output import fail, fail_with
+from colint.engine.settings import Settings
 
 
 def _deployment_option(s: DeploymentSetting) -> Callable:
@@ -36,7 +36,7 @@ OPTIONS: dict[str, Callable] = {
         multiple=True,
         help="Target GPU: a profile name, an alias (h200-sxm, 'RTX 4090') or a YAML path; repeat to lint for a fleet. [default: b200]",
     ),
-    # the deployment settings: one click option per colint.deployment record (flag, help, old spellings)
+    # the deployment settings: one click option per colint.engine.deployment record (flag, help, old spellings)
     **{s.field: _deployment_option(s) for s in DEPLOYMENT_SETTINGS},
     "select": click.option(
         "--select",
@@ -140,7 +140,7 @@ def flags_of(given: Mapping[str, Any]) -> dict[str, Any]:
 def settings_at(path: str, flags: Mapping[str, Any], isolated: bool, **run: Any) -> Settings:
     """The settings in force for the file ``path`` (its nearest [tool.colint] / .colint.toml, then ``flags``);
     a broken settings file ends the command with its located error."""
-    from colint.config_files import settings_for
+    from colint.engine.config_files import settings_for
     from colint.errors import ColintError
 
     try:
@@ -152,7 +152,7 @@ def settings_at(path: str, flags: Mapping[str, Any], isolated: bool, **run: Any)
 def one_path(arg: str) -> str:
     """The config file a one-config command reads: a file, a checkpoint or HF cache folder, or a Hub id."""
     from colint.errors import ColintError
-    from colint.sources import resolve_one
+    from colint.engine.sources import resolve_one
 
     try:
         return resolve_one(arg).path

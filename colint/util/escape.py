@@ -16,7 +16,7 @@ code block and injects a link. Every reporter passes what it prints through one 
 * :func:`md_inline` — text for a Markdown table cell or a sentence: ``|``, backticks, HTML and link/emphasis
   characters escaped, line breaks replaced by spaces.
 
-Run as ``python -m colint.reporters.escape`` it reads text on stdin and writes it as a safe fenced block
+Run as ``python -m colint.util.escape`` it reads text on stdin and writes it as a safe fenced block
 (``--fence``, the default) for a shell step that appends a report to ``$GITHUB_STEP_SUMMARY``.
 """
 

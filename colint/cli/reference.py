@@ -1,6 +1,6 @@
 """The reference commands of colint's command line: profiles, config, rules, rule, formats, schema.
 
-Each declares its flags, calls the one function that computes, and writes the result; colint.cli
+Each declares its flags, calls the one function that computes, and writes the result; colint.cli.main
 registers them on the ``colint`` group and imports this module only when one of them runs or is listed.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import click
 
-from colint.cli_options import settings_options
-from colint.cli_output import escape_lines, fail, fail_with, write_or_fail
+from colint.cli.options import settings_options
+from colint.cli.output import escape_lines, fail, fail_with, write_or_fail
 
 
 @click.command("profiles")
@@ -21,7 +21,7 @@ def profiles_cmd(name: str | None, fmt: str) -> None:
 
     from colint.errors import ColintError
     from colint.hardware_profiles import list_profiles, load_profile, time_model
-    from colint.plain_data import dump
+    from colint.util.plain_data import dump
 
     try:
         if name is None:
@@ -51,9 +51,9 @@ def profiles_cmd(name: str | None, fmt: str) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def config_cmd(path, flags, isolated, fmt) -> None:
     """Show the settings in force for PATH (a file or directory) and where each comes from."""
-    from colint.config_files import settings_for
+    from colint.engine.config_files import settings_for
     from colint.errors import ColintError
-    from colint.settings import check_selectors, render
+    from colint.engine.settings import check_selectors, render
 
     try:
         settings = settings_for(path, flags, isolated=isolated)

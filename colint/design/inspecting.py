@@ -7,13 +7,13 @@ from colint.analysis.inventory import gemms, param_counts
 from colint.analysis.kv_cache import kv_cache_bytes_per_token
 from colint.analysis.scenario import fit_to_model
 from colint.analysis.workload import analyse, summary
-from colint.checking import build_targets
+from colint.engine.checking import build_targets
 from colint.errors import ColintError
 from colint.loading import load
 from colint.normalize import normalize
 from colint.normalize.model_spec import ModelSpec
-from colint.plain_data import dump
-from colint.settings import Settings
+from colint.util.plain_data import dump
+from colint.engine.settings import Settings
 
 
 def inspect_file(path: str, opts: Settings, estimates: bool = False) -> dict:

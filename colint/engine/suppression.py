@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from colint.errors import UsageError
-from colint.fileio import read_limited
+from colint.util.fileio import read_limited
 from colint.findings import Finding, rank
 from colint.loading.document import format_path
 from colint.rules import all_rules
 from colint.rules.unused_suppression import UNUSED_CODE
 from colint.rules.unused_suppression import unused_finding as _unused
-from colint.settings import Settings
+from colint.engine.settings import Settings
 
 # ---------------------------------------------------------------- YAML comment directives
 
@@ -273,7 +273,7 @@ def apply_suppressions(
     kept += extra
     pfi = opts.per_file_ignore_codes if opts.per_file_ignores else ()
     if pfi:
-        from colint.globs import per_file_ignored_codes
+        from colint.util.globs import per_file_ignored_codes
 
         ignored = per_file_ignored_codes(path, pfi)
         if ignored:

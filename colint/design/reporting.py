@@ -28,10 +28,10 @@ from colint.analysis.serving import serving_for
 from colint.analysis.inventory import param_counts
 from colint.analysis.pipeline import best_partition, evaluate, even_sizes
 from colint.analysis.workload import analyse
-from colint.checking import FileResult, build_targets, check_file
+from colint.engine.checking import FileResult, build_targets, check_file
 from colint.errors import ColintError
-from colint.pareto import load_design, parse_variants
-from colint.settings import Settings
+from colint.design.pareto import load_design, parse_variants
+from colint.engine.settings import Settings
 
 PP_RANGE = range(2, 17)  # pipeline sizes charted
 # The pipeline table is an exact split per pp and regime (O(pp * layers * log layers)) and the charts draw every

@@ -5,7 +5,7 @@ The dimensions a designer owns — hidden size H, FFN width H′, layers L, quer
 routed experts E and expert width H′ₑ — vary on aligned grids around the original (H and H′ by the
 tile width times the tensor-parallel size, heads keeping head_dim, KV heads dividing the heads,
 experts on EP-friendly counts, layers by whole periods of the layer pattern). A point's edits are
-spliced into the original text (colint.fix_text), the result loaded and normalized; :func:`feasible`
+spliced into the original text (colint.fixing.fix_text), the result loaded and normalized; :func:`feasible`
 drops grid points that a rule family would reject outright before anything is estimated.
 """
 
@@ -15,9 +15,9 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from colint.edited_document import edited_document
+from colint.fixing.edited_document import edited_document
 from colint.findings import Edit
-from colint.fix_text import apply_edits, parse_key
+from colint.fixing.fix_text import apply_edits, parse_key
 from colint.loading import load_text
 from colint.normalize import normalize
 
@@ -218,7 +218,7 @@ def edits_for(axes: list[Axis], tie, values: tuple[int, ...]) -> dict[str, int]:
 
 def variant(doc, edits: dict[str, int], input_format, vocab_size):
     """Load + normalize the original text with ``edits`` applied: (text, doc, spec). A YAML variant is
-    built in memory from the loaded original (colint.edited_document: no second ruamel parse,
+    built in memory from the loaded original (colint.fixing.edited_document: no second ruamel parse,
     which took ~0.3 s per variant of a 185 kB file); a JSON one, or one the splice cannot express,
     is parsed from the edited text."""
     edit_list = [Edit(key=k, old=doc.get(_parse(k)), new=v) for k, v in edits.items()]

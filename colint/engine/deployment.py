@@ -3,8 +3,8 @@ scenario preset, formats, tp/ep/pp/kvp, context and concurrency — as one list 
 records, each with its Settings field, its TOML key (``[tool.colint]``), its Python-API keyword, its flag and help
 text, and its old spellings; and :class:`Deployment`, those values as one frozen object with ``auto`` decoded once.
 
-The CLI (colint.cli_options builds one click option per record), the Python API (colint.api takes the records'
-keywords) and the config files (colint.settings' fields carry the same TOML keys; a test holds them together) read
+The CLI (colint.cli.options builds one click option per record), the Python API (colint.api takes the records'
+keywords) and the config files (colint.engine.settings' fields carry the same TOML keys; a test holds them together) read
 this one list, so a setting has one name everywhere. ``Deployment.from_settings`` is the only place a Settings
 becomes a deployment, and ``Deployment.scenario`` the only place it becomes a Scenario.
 """
@@ -19,7 +19,7 @@ from colint.analysis.scenario import EP_OVERLAP_MODES, PRESETS, Scenario, make_s
 class DeploymentSetting(NamedTuple):  # a NamedTuple: cheaper to define than a dataclass at start-up
     """One deployment setting: its Settings field, TOML key, API keyword, flag, help, value kind, old flags."""
 
-    field: str  # colint.settings.Settings field
+    field: str  # colint.engine.settings.Settings field
     key: str  # TOML key in [tool.colint] (kebab-case, like ruff)
     api: str  # keyword of the Python API (colint.check(..., context=...))
     flag: str  # command-line flag
@@ -135,7 +135,7 @@ class Deployment(NamedTuple):
 
     @classmethod
     def from_settings(cls, settings: Any) -> Deployment:
-        """The deployment of a colint.settings.Settings (or anything with its fields)."""
+        """The deployment of a colint.engine.settings.Settings (or anything with its fields)."""
         values = {s.field: getattr(settings, s.field, None) for s in DEPLOYMENT_SETTINGS}
         tp: Union[int, str, None] = values.pop("tp")
         values["scenario"] = values["scenario"] or "throughput"

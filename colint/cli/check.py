@@ -12,8 +12,8 @@ from typing import Any, Optional
 
 import click
 
-from colint.cli_options import with_stdin
-from colint.cli_output import (
+from colint.cli.options import with_stdin
+from colint.cli.output import (
     EXIT_CLEAN,
     EXIT_ERROR,
     EXIT_FINDINGS,
@@ -49,15 +49,15 @@ class CheckRun:
     show_diff: bool = False
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
-    base: Optional[str] = None  # a git revision: review the change since it (colint.diffing)
+    base: Optional[str] = None  # a git revision: review the change since it (colint.design.diffing)
     frontier: bool = False  # with base: the frontier's throughput before and after
     fail_on_regression: Optional[float] = None  # with base: exit 1 when a step gets slower by more (percent)
 
 
 def run_check(paths, flags: Mapping[str, Any], isolated: bool, run: CheckRun) -> int:
-    from colint.checking import check_grouped, grouped_exit_code, summary
+    from colint.engine.checking import check_grouped, grouped_exit_code, summary
     from colint.errors import ColintError
-    from colint.sources import expand
+    from colint.engine.sources import expand
 
     fmt = run.fmt or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "full")
     if run.base is None and (run.frontier or run.fail_on_regression is not None):
@@ -109,7 +109,7 @@ def run_check(paths, flags: Mapping[str, Any], isolated: bool, run: CheckRun) ->
         click.echo("colint: --unsafe-fixes does nothing without --fix or --diff; nothing was changed", err=True)
     refused = False
     if run.apply_fix or run.show_diff:
-        from colint.checking import fix_grouped
+        from colint.engine.checking import fix_grouped
 
         unfixed = [r.error is None for r in results]
         try:
@@ -142,7 +142,7 @@ def run_check(paths, flags: Mapping[str, Any], isolated: bool, run: CheckRun) ->
         echo_errors(results)
     emit(report, run.output, colour)
     if run.apply_fix and not run.unsafe_fixes and not run.quiet:
-        from colint.checking import unsafe_fixes_left
+        from colint.engine.checking import unsafe_fixes_left
 
         left = unsafe_fixes_left(results)  # after the safe fixes: what --unsafe-fixes could still apply
         if left:
@@ -154,11 +154,11 @@ def run_check(paths, flags: Mapping[str, Any], isolated: bool, run: CheckRun) ->
 
 
 def _run_base(paths, flags: Mapping[str, Any], isolated: bool, run: CheckRun, fmt: str) -> int:
-    """`colint check --base REF`: the change since REF (colint.diffing.diff_revision), reported in ``fmt``."""
+    """`colint check --base REF`: the change since REF (colint.design.diffing.diff_revision), reported in ``fmt``."""
     assert run.base is not None
-    from colint.diffing import diff_revision
+    from colint.design.diffing import diff_revision
     from colint.errors import ColintError
-    from colint.sources import expand
+    from colint.engine.sources import expand
 
     for flag, given in (
         ("--fix", run.apply_fix),
@@ -202,11 +202,11 @@ def report_diff(
     exit_zero: bool = False,
     quiet: bool = False,
 ) -> int:
-    """Print a colint.diffing.DiffRun in ``fmt`` and return the exit code: text, concise, markdown (the deltas, then
+    """Print a colint.design.diffing.DiffRun in ``fmt`` and return the exit code: text, concise, markdown (the deltas, then
     the new findings), json (``colint schema diff``), github, sarif, gitlab (the new findings alone). Every base that
     could not be read and every step slower than ``fail_on_regression`` is one line on stderr."""
-    from colint.checking import summary
-    from colint.diffing import HIGHLIGHT_SLOWER_PCT, exit_code, run_public
+    from colint.engine.checking import summary
+    from colint.design.diffing import HIGHLIGHT_SLOWER_PCT, exit_code, run_public
     from colint.reporters import diff_report
 
     threshold = HIGHLIGHT_SLOWER_PCT if fail_on_regression is None else fail_on_regression
@@ -254,7 +254,7 @@ def report_diff(
 
 
 def _write_baseline(results, path: str) -> int:
-    from colint.suppression import render_baseline
+    from colint.engine.suppression import render_baseline
 
     if echo_errors(results):  # a baseline of the files that could be read would drop the others' findings
         click.echo(f"colint: {path} not written: fix the files above first", err=True)
@@ -266,7 +266,7 @@ def _write_baseline(results, path: str) -> int:
 
 
 def _print_diff(results, changed: list[tuple[str, str, str]], exit_zero: bool) -> int:
-    from colint.fix_text import unified_diff
+    from colint.fixing.fix_text import unified_diff
 
     text = "".join(unified_diff(p, old, new) for p, old, new in changed)
     if text:

@@ -1,5 +1,5 @@
 """The search model of `colint suggest`: step-time and parameter estimates at every point of the grid
-(colint.suggest_axes), without loading each variant.
+(colint.suggesting.axes), without loading each variant.
 
 How the search stays fast without a per-family formula: every quantity the search needs —
 parameter count, each weight GEMM's per-shard N and K, its layer count, expert count and
@@ -23,7 +23,7 @@ from colint.analysis.vector_pricing import estimate_unique
 from colint.analysis.gemm_rows import prefill_shape, routed_expert_rows
 from colint.analysis.workload import analyse
 from colint.errors import ColintError
-from colint.suggest_axes import Axis, edits_for, variant
+from colint.suggesting.axes import Axis, edits_for, variant
 
 INTERP_CHUNK = 8192  # points per interpolation block (bounds memory: chunk x probes floats)
 

@@ -6,7 +6,7 @@ experts leaves 11% of the expert capacity idle: CL502), load a file that no long
 change the model by a different amount than it says. So, as ``colint suggest`` does for its
 variants, each fix that edits the file or names a deployment setting is tried:
 
-* edits are spliced into the original text (colint.fix_text.apply_edits), the result is loaded,
+* edits are spliced into the original text (colint.fixing.fix_text.apply_edits), the result is loaded,
   normalized and checked at the same settings;
 * settings ({"ep": 64}, {"tp": 8}, {"pp": 4}, {"concurrency": 512}) re-check the same spec with
   those settings in force.
@@ -46,7 +46,7 @@ from colint.normalize import normalize
 from colint.rules.base import field_keys
 from colint.rules.fix_builders import ffn_params
 
-# the settings (colint.settings.Settings TOML keys) a fix's settings may name
+# the settings (colint.engine.settings.Settings TOML keys) a fix's settings may name
 SETTINGS = ("tp", "ep", "pp", "concurrency", "context", "dtype")
 WARNING = SEVERITY_ORDER["warning"]
 _DELTA = re.compile(r"([+\-−]\d+(?:\.\d+)?)% (FFN )?params")
@@ -61,7 +61,7 @@ class Outcome:
     spec: Any = None
     error: Optional[str] = None
     noop: bool = False
-    # False when the re-check only told whether the state is blocked (colint.checking.check_spec's stop, skip and
+    # False when the re-check only told whether the state is blocked (colint.engine.checking.check_spec's stop, skip and
     # brief): it stopped at the first blocking finding (``blocking`` then holds that one), left out the rules that
     # cannot block, and its findings' messages were not all built
     complete: bool = True
@@ -91,7 +91,7 @@ STATS = Stats()
 
 # Rule codes by how often their findings blocked a state in this process, most often first: a re-check that
 # only asks whether a state is blocked runs them first and stops at the first blocking finding
-# (colint.checking.check_spec's ``stop``). The order changes how soon a blocked state is told, never the answer.
+# (colint.engine.checking.check_spec's ``stop``). The order changes how soon a blocked state is told, never the answer.
 BLOCKERS: Counter = Counter()
 
 # Re-checked states shared by every file of a run: fixes that lead to the same text (a repository's copies
@@ -111,7 +111,7 @@ class Closure:
     def __init__(
         self, path: str, doc, spec, findings: list[Finding], targets, opts, rules, *, check_spec, build_targets
     ) -> None:
-        # the engine's own check_spec and build_targets (colint.checking), passed in: the engine calls this
+        # the engine's own check_spec and build_targets (colint.engine.checking), passed in: the engine calls this
         # module, never the other way round
         self._check_spec, self._build_targets = check_spec, build_targets
         self.path, self.doc, self.spec, self.findings = path, doc, spec, findings
@@ -221,7 +221,7 @@ class Closure:
         settings = tuple(sorted(fx.settings.items()))
         text: Any = self.doc.text
         if fx.edits:
-            from colint.fix_text import apply_edits
+            from colint.fixing.fix_text import apply_edits
 
             try:
                 text = apply_edits(self.doc, fx.edits)
@@ -292,7 +292,7 @@ class Closure:
             if fx.edits:
                 text = state[0]
                 if not isinstance(text, str):  # the splice could not be written: say why
-                    from colint.fix_text import apply_edits
+                    from colint.fixing.fix_text import apply_edits
 
                     apply_edits(self.doc, fx.edits)
                 doc = load_text(text, self.path, syntax=self.doc.syntax)
@@ -437,7 +437,7 @@ def close_advice(
     path: str, doc, spec, findings: list[Finding], targets, opts, rules, *, check_spec, build_targets
 ) -> list[Finding]:
     """``findings`` with every fix re-checked at the state it leads to (see the module doc); ``check_spec`` and
-    ``build_targets`` are the engine's (colint.checking)."""
+    ``build_targets`` are the engine's (colint.engine.checking)."""
     if not any(fx.edits or fx.settings for f in findings for fx in f.fixes):
         return findings
     return Closure(

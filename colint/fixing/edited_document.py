@@ -2,7 +2,7 @@
 probes hundreds of variants of one file: a ruamel parse took ~0.3 s per variant of a 185 kB file).
 
 Only integer edits of values whose span the loader recorded: each value is spliced into the text as
-colint.fix_text writes it, set in a copy of the data (containers on the edited paths copied, the rest
+colint.fixing.fix_text writes it, set in a copy of the data (containers on the edited paths copied, the rest
 shared), the spans after each splice shifted, and the ``${...}`` interpolations resolved again. Anything
 else returns None and the caller parses the edited text.
 """
@@ -13,7 +13,7 @@ import bisect
 from typing import Any
 
 from colint.findings import Edit
-from colint.fix_text import parse_key, splice, yaml_literal, yaml_splice
+from colint.fixing.fix_text import parse_key, splice, yaml_literal, yaml_splice
 from colint.loading import Document
 from colint.loading.document import Span
 from colint.loading.interpolation import resolve_document

@@ -3,8 +3,8 @@
 Discovery: for each linted file, the nearest directory at or above it holding a ``.colint.toml``
 (top-level keys) or a ``pyproject.toml`` with a ``[tool.colint]`` table wins (``.colint.toml``
 first in the same directory); there is no merging across files. The keys are the TOML keys of
-:class:`colint.settings.Settings` (kebab-case, or their snake_case spelling) plus ``gpu`` (a name or a
-list: ``gpus``), each checked against its field's type (:mod:`colint.typed_table`) and its bounds and
+:class:`colint.engine.settings.Settings` (kebab-case, or their snake_case spelling) plus ``gpu`` (a name or a
+list: ``gpus``), each checked against its field's type (:mod:`colint.util.typed_table`) and its bounds and
 checks; selectors, severities and rule thresholds are checked against the rules. Every error is one
 located line (``path:line:col: error: key: ...``, exit 2).
 """
@@ -21,10 +21,10 @@ from functools import cache
 from typing import Any, Optional, Union
 
 from colint.errors import UsageError
-from colint.fileio import read_limited
+from colint.util.fileio import read_limited
 from colint.rules import select_rules
-from colint.settings import KEYS, ConfigFile, Settings, resolve, resolve_rule_options
-from colint.typed_table import TableError, conform, within
+from colint.engine.settings import KEYS, ConfigFile, Settings, resolve, resolve_rule_options
+from colint.util.typed_table import TableError, conform, within
 
 MAX_CONFIG_BYTES = 1024 * 1024  # a pyproject.toml is a few KiB; refused unread beyond 1 MiB
 _NESTED = ("per-file-ignores", "severity", "rules")  # tables whose errors point at the inner key's line

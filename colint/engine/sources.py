@@ -206,7 +206,7 @@ def _nested(sub: str) -> list[str]:
 
 
 def _glob_match(glob: str, rel: str, base: str) -> bool:
-    from colint.globs import glob_matches  # the same glob dialect as per-file-ignores
+    from colint.util.globs import glob_matches  # the same glob dialect as per-file-ignores
 
     return glob_matches(glob, os.path.join(base, rel), base)
 

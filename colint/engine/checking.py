@@ -15,20 +15,20 @@ from colint.analysis.checkpoint_format import checkpoint_format, native_or_weigh
 from colint.analysis.deployments import aligned_tp, automatic_deployment
 from colint.analysis.scenario import fit_context, fit_to_model
 from colint.analysis.workload import analyse
-from colint.closure import SETTINGS, WARNING, close_advice
-from colint.config_files import find_config
-from colint.deployment import Deployment
+from colint.engine.closure import SETTINGS, WARNING, close_advice
+from colint.engine.config_files import find_config
+from colint.engine.deployment import Deployment
 from colint.errors import ColintError, InternalError, LoadError, ProfileError, UsageError
 from colint.findings import SEVERITY_ORDER, Finding, Fix, Severity, rank
 from colint.hardware_profiles import load_profile
-from colint.fileio import read_limited
+from colint.util.fileio import read_limited
 from colint.loading import MAX_BYTES, load, load_bytes, load_text
 from colint.normalize import normalize
-from colint.parallel import map_ordered, workers
+from colint.util.parallel import map_ordered, workers
 from colint.rules import Context, select_rules
 from colint.rules.base import field_keys
-from colint.settings import Settings, resolve
-from colint.suppression import Baseline, apply_suppressions
+from colint.engine.settings import Settings, resolve
+from colint.engine.suppression import Baseline, apply_suppressions
 from colint.triage import triage
 
 
@@ -47,9 +47,9 @@ class FileResult:
     labels: list[str] = field(default_factory=list)  # "estimate: GPU, scenario" of each target this file was checked at
 
     def text_edits(self, fix):
-        """``fix`` resolved against this file's text (colint.fix_text.text_edits): what --fix splices,
+        """``fix`` resolved against this file's text (colint.fixing.fix_text.text_edits): what --fix splices,
         for reporters that show a fix in place; None when only the YAML round trip can write it."""
-        from colint.fix_text import text_edits
+        from colint.fixing.fix_text import text_edits
 
         return text_edits(self.doc, fix)
 
@@ -146,11 +146,11 @@ def check_spec(
 ) -> list[Finding]:
     """The ranked findings of ``rules`` on ``spec`` at each target.
 
-    With ``stop`` (colint.closure's re-checks, which only ask whether a state raises a new finding):
+    With ``stop`` (colint.engine.closure's re-checks, which only ask whether a state raises a new finding):
     the rules whose codes are in ``first`` run first, and the check ends at the first rule that reports
     a finding ``stop`` accepts; what comes back is then the findings so far, unranked, not a full check.
     A state that raises nothing ``stop`` accepts runs every rule either way, but those in ``skip`` (rules that
-    cannot emit a finding ``stop`` accepts: colint.closure). ``brief``: only the findings' code, key, GPU and
+    cannot emit a finding ``stop`` accepts: colint.engine.closure). ``brief``: only the findings' code, key, GPU and
     severity will be read (colint.rules.base.Context.brief)."""
     if rules is None:
         rules = select_rules(opts.select, opts.ignore, opts.extend_select)
@@ -238,7 +238,7 @@ def run_rule(r, spec, t: Target | None, workload, opts: Settings, *, tp_auto: bo
 
 
 def _check_declared(r, spec, out: list[Finding], gpu: Optional[str], opts: Settings) -> None:
-    """A rule emits nothing above its most severe level (colint.closure skips, in warning-level re-checks, the rules
+    """A rule emits nothing above its most severe level (colint.engine.closure skips, in warning-level re-checks, the rules
     that cannot warn), and a rule that declares fields points at them alone, on its own GPU (the closure relies on
     both): a finding that breaks either is a bug in colint, reported as one."""
     most = r.max_severity(opts.rule_options.get(r.code))
@@ -300,7 +300,7 @@ def check_document(
     path: str, doc, targets: list[Target], opts: Settings, rules=None, *, close: bool = True
 ) -> FileResult:
     """Check an already-loaded Document (``--fix`` re-checks its edited text this way, ``close=False``:
-    without re-checking each fix's own state, colint.closure)."""
+    without re-checking each fix's own state, colint.engine.closure)."""
     if rules is None:
         rules = select_rules(opts.select, opts.ignore, opts.extend_select)
     result = FileResult(path=path)
@@ -333,7 +333,9 @@ def _locate_keys(doc, findings: list[Finding]) -> list[Finding]:
     out = []
     for f in findings:
         if f.line is None and f.key:
-            from colint.fix_text import parse_key  # here: colint.fix_text (difflib, tempfile) only when needed
+            from colint.fixing.fix_text import (
+                parse_key,
+            )  # here: colint.fixing.fix_text (difflib, tempfile) only when needed
 
             try:
                 path = parse_key(f.key)
@@ -350,7 +352,7 @@ def check_paths(
     paths: list[str], opts: Settings, stdin=None, *, parallel: bool = False, keep_docs: bool = True
 ) -> list[FileResult]:
     """``stdin``: (name, raw bytes, syntax or None) for the one path read from standard input. ``parallel``:
-    many files are checked in worker processes (colint.parallel; the results are the same, in order).
+    many files are checked in worker processes (colint.util.parallel; the results are the same, in order).
     ``keep_docs=False``: the results carry no Document and no ModelSpec (only SARIF's fix regions, --fix and
     --diff read the Document, and ``colint check`` reads neither: its estimate labels take the model's maximum
     positions, which a result keeps); a worker's result then travels at a third of the size, and this process
@@ -375,7 +377,7 @@ _DIGITS = b"0123456789"  # deleted from a file's bytes for its kind (bytes.trans
 
 
 def _file_kinds(paths: list[str]) -> tuple[int, list]:
-    """How many of ``paths`` differ in content, and a kind per path for colint.parallel: copies of one config
+    """How many of ``paths`` differ in content, and a kind per path for colint.util.parallel: copies of one config
     answer from the memos once one was checked, distinct files do not; files that differ only in their numbers
     (one family's sizes, a sweep of widths) share most of what the memos hold (attention cores, GEMM shapes,
     kernel searches), so a worker takes them together. Read as the loader reads them (fileio.read_limited: a
@@ -474,7 +476,7 @@ def check_grouped(
     checked with. Files sharing a config file are checked together (profiles resolved once).
     ``use_baseline=False`` applies no baseline at all, not even the config's ``baseline =`` (``--write-baseline``
     records every current finding, and the file it names may not exist yet). ``parallel``: many files are
-    checked in worker processes (colint.parallel). ``keep_docs``: see check_paths."""
+    checked in worker processes (colint.util.parallel). ``keep_docs``: see check_paths."""
     import os
 
     by_config: dict[Optional[str], list[int]] = {}
@@ -546,7 +548,7 @@ def _badness(findings: list[Finding]) -> tuple[int, int, int]:
 
 def _fix_one(r: FileResult, opts, rules, targets, allowed: set, max_rounds: int):
     """The Document of ``r`` with every accepted fix applied (see fix_grouped)."""
-    from colint.fix_text import fixed_text
+    from colint.fixing.fix_text import fixed_text
 
     doc, findings = r.doc, r.findings
     tried: set[str] = set()
@@ -614,7 +616,7 @@ def fix_grouped(
 def verify_fixes(result, targets, opts, rules) -> list[tuple[Finding, Fix, list[Finding], Optional[str]]]:
     """Apply every fix of a checked file that edits it or names a setting, re-check, and return
     ``(finding, fix, new findings at warning or above, load error)`` per fix tried (the corpus closure
-    test and ``scripts/closure_sweep.py``). Independent of colint.closure.Closure: it re-applies, re-loads and
+    test and ``scripts/closure_sweep.py``). Independent of colint.engine.closure.Closure: it re-applies, re-loads and
     re-checks from the file's text."""
     out: list[tuple[Any, Any, list[Finding], Optional[str]]] = []
     if result.error is not None or result.doc is None:
@@ -633,7 +635,7 @@ def verify_fixes(result, targets, opts, rules) -> list[tuple[Finding, Fix, list[
             o, t = targets_by[key]
             doc = result.doc
             if fx.edits:
-                from colint.fix_text import apply_edits
+                from colint.fixing.fix_text import apply_edits
 
                 try:
                     doc = load_text(apply_edits(doc, fx.edits), result.path, syntax=doc.syntax)

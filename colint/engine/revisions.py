@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from colint.errors import UsageError
-from colint.sources import HOOK_FILES
+from colint.engine.sources import HOOK_FILES
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def resolve_revision(root: str, ref: str) -> str:
 
 
 def is_config(path: str) -> bool:
-    """A name the pre-commit hook lints (colint.sources.HOOK_FILES)."""
+    """A name the pre-commit hook lints (colint.engine.sources.HOOK_FILES)."""
     return re.search(HOOK_FILES, path) is not None
 
 

@@ -1,6 +1,6 @@
 """The model-design commands of colint's command line: inspect, gemm, ops, suggest, pareto, report.
 
-Each declares its flags, calls the one function that computes, and writes the result; colint.cli
+Each declares its flags, calls the one function that computes, and writes the result; colint.cli.main
 registers them on the ``colint`` group and imports this module only when one of them runs or is listed.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import click
 
-from colint.cli_options import INPUT, SCENARIO, one_path, settings_at, settings_options
-from colint.cli_output import EXIT_CLEAN, EXIT_FINDINGS, escape_lines, fail, fail_with, write_or_echo, write_report
+from colint.cli.options import INPUT, SCENARIO, one_path, settings_at, settings_options
+from colint.cli.output import EXIT_CLEAN, EXIT_FINDINGS, escape_lines, fail, fail_with, write_or_echo, write_report
 from colint.reporters.report_charts import CHARTS
 
 
@@ -30,7 +30,7 @@ def inspect_cmd(path: str, fmt: str, gpu: str | None, flags: dict, isolated: boo
     import json
 
     from colint.errors import ColintError
-    from colint.inspecting import inspect_file
+    from colint.design.inspecting import inspect_file
 
     path = one_path(path)
     opts = settings_at(path, {**flags, "gpus": [gpu] if gpu is not None else []}, isolated)
@@ -167,7 +167,7 @@ def suggest_cmd(path, flags, isolated, budget_pct, objective, at_interactivity, 
 
     Exit 0 when at least one variant passes, 1 when none does, 2 on an error."""
     from colint.errors import ColintError
-    from colint.suggesting import PREFILL_WEIGHT, suggest
+    from colint.suggesting.search import PREFILL_WEIGHT, suggest
 
     path = one_path(path)
     opts = settings_at(path, flags, isolated)
@@ -259,7 +259,7 @@ def pareto_cmd(
     The project's [tool.colint] gpus, scenario, dtype, kv-dtype, context, ep-overlap and input settings
     apply, as for check; the deployments (tp, ep, concurrency) are enumerated."""
     from colint.errors import ColintError
-    from colint.pareto import run_settings
+    from colint.design.pareto import run_settings
 
     opts = settings_at(path, flags, isolated)
     try:
@@ -334,9 +334,9 @@ def report_cmd(path, flags, isolated, output, chart, compare_path, variants) -> 
         raise fail("colint: error: --chart picks the chart of a .png/.svg output; the HTML report holds all")
     if importlib.util.find_spec("matplotlib") is None:
         raise fail("colint: error: `colint report` needs matplotlib: pip install 'colint-llm[report]'")
-    from colint.checking import exit_code
+    from colint.engine.checking import exit_code
     from colint.errors import ColintError
-    from colint.reporting import report_file
+    from colint.design.reporting import report_file
 
     path = one_path(path)
     opts = settings_at(path, flags, isolated, strict=True)  # strict: charts of this file, never triaged away
@@ -377,9 +377,9 @@ def diff_cmd(base, head, flags, isolated, fmt, output, frontier, fail_on_regress
     """Compare two versions of a config: the parameter, weight-memory, KV and step-time deltas on each target GPU,
     and the findings new, fixed and unchanged (only new findings fail the run). Both are checked under HEAD's
     settings (its [tool.colint] and the flags); step times are estimates of colint's step model."""
-    from colint.cli_check import report_diff
-    from colint.cli_options import percent
-    from colint.diffing import diff_files
+    from colint.cli.check import report_diff
+    from colint.cli.options import percent
+    from colint.design.diffing import diff_files
     from colint.errors import ColintError
 
     threshold = percent(fail_on_regression)

@@ -6,12 +6,12 @@ around the original (H and H′ by the tile width times the tensor-parallel size
 head_dim, KV heads dividing the heads, experts on EP-friendly counts), keeps the variants
 within ``budget_pct`` of the original's parameters, ranks them by an ESTIMATE of their step
 time per parameter (so a variant does not win by being smaller), then verifies the best few
-for real: its edits are spliced into the original text (colint.fix_text.apply_edits), the
-result is loaded, normalized and checked (colint.checking.check_spec) at the same settings,
+for real: its edits are spliced into the original text (colint.fixing.fix_text.apply_edits), the
+result is loaded, normalized and checked (colint.engine.checking.check_spec) at the same settings,
 and only variants with no errors and no warnings are kept. Their parameter counts and
 estimates come from the real spec and ``analyse``; the search model only orders them.
 
-The grid of variants is colint.suggest_axes; the search model that orders them, colint.suggest_model.
+The grid of variants is colint.suggesting.axes; the search model that orders them, colint.suggesting.model.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from colint.analysis.serving import serving_for
 from colint.analysis.inventory import param_counts
 from colint.analysis.scenario import fit_to_model
 from colint.analysis.workload import analyse
-from colint.checking import Target, build_targets, check_spec
+from colint.engine.checking import Target, build_targets, check_spec
 from colint.errors import ColintError, UsageError
 from colint.loading import load
 from colint.normalize import normalize
 from colint.rules import select_rules
-from colint.suggest_axes import design_axes, edits_for, feasible, variant
-from colint.suggest_model import build_model
+from colint.suggesting.axes import design_axes, edits_for, feasible, variant
+from colint.suggesting.model import build_model
 
 OBJECTIVES = ("throughput", "latency", "frontier")
 DEFAULT_INTERACTIVITY = 50.0  # tok/s/user the frontier objective ranks at unless told

@@ -1,7 +1,7 @@
 """Many files checked in worker processes, results in input order (as ruff checks files in parallel).
 
 A ``colint check`` over a whole model zoo is CPU-bound pure Python: each file is loaded, normalized,
-analysed and linted, and every fix it is offered is re-checked at the state it leads to (colint.closure).
+analysed and linted, and every fix it is offered is re-checked at the state it leads to (colint.engine.closure).
 The files are independent, so ``map_ordered`` hands them to forked workers, in chunks taken in turn (a
 large MoE costs several times a dense model), and returns the results in input order: the output is the
 one a single process writes. A worker's memos (analyse, GEMM estimates, the closure's shared re-checks)

@@ -2,8 +2,8 @@
 the exit codes: 0 clean, 1 findings at/above --fail-on, 2 usage, input or internal error (always one
 line, never a traceback).
 
-The other commands live in colint.cli_design (inspect, gemm, ops, suggest, pareto, report) and
-colint.cli_reference (profiles, config, rules, rule, formats, schema). The group imports such a module
+The other commands live in colint.cli.design (inspect, gemm, ops, suggest, pareto, report) and
+colint.cli.reference (profiles, config, rules, rule, formats, schema). The group imports such a module
 only when one of its commands runs or is listed (click's lazily loaded subcommands), so a one-file
 ``colint check`` loads neither. Heavy modules are imported inside the commands that need them.
 """
@@ -16,25 +16,25 @@ import sys
 import click
 
 from colint import __version__
-from colint.cli_options import percent, settings_options
-from colint.cli_output import EXIT_CLEAN, EXIT_ERROR, escape, fail
+from colint.cli.options import percent, settings_options
+from colint.cli.output import EXIT_CLEAN, EXIT_ERROR, escape, fail
 from colint.reporters import REPORTERS
 
 # command name -> "module:function" of a command defined outside this module
 LAZY_COMMANDS = {
-    "config": "colint.cli_reference:config_cmd",
-    "diff": "colint.cli_design:diff_cmd",
-    "formats": "colint.cli_reference:formats_cmd",
-    "gemm": "colint.cli_design:gemm_cmd",
-    "inspect": "colint.cli_design:inspect_cmd",
-    "ops": "colint.cli_design:ops_cmd",
-    "pareto": "colint.cli_design:pareto_cmd",
-    "profiles": "colint.cli_reference:profiles_cmd",
-    "report": "colint.cli_design:report_cmd",
-    "rule": "colint.cli_reference:rule_cmd",
-    "rules": "colint.cli_reference:rules_cmd",
-    "schema": "colint.cli_reference:schema_cmd",
-    "suggest": "colint.cli_design:suggest_cmd",
+    "config": "colint.cli.reference:config_cmd",
+    "diff": "colint.cli.design:diff_cmd",
+    "formats": "colint.cli.reference:formats_cmd",
+    "gemm": "colint.cli.design:gemm_cmd",
+    "inspect": "colint.cli.design:inspect_cmd",
+    "ops": "colint.cli.design:ops_cmd",
+    "pareto": "colint.cli.design:pareto_cmd",
+    "profiles": "colint.cli.reference:profiles_cmd",
+    "report": "colint.cli.design:report_cmd",
+    "rule": "colint.cli.reference:rule_cmd",
+    "rules": "colint.cli.reference:rules_cmd",
+    "schema": "colint.cli.reference:schema_cmd",
+    "suggest": "colint.cli.design:suggest_cmd",
 }
 
 
@@ -178,7 +178,7 @@ def check(paths, flags, isolated, **run) -> None:
     PATH is a config file, a directory (walked; a checkpoint folder means its config.json), a Hugging
     Face cache folder, a Hub id org/name[@revision] (only config.json is downloaded), or '-' (standard input).
     With --base REF and no PATH: every config changed since the git revision REF (docs/diff.md)."""
-    from colint.cli_check import CheckRun, run_check
+    from colint.cli.check import CheckRun, run_check
 
     if not paths and run["base"] is None:
         raise click.UsageError("Missing argument 'PATHS...'.")

@@ -6,9 +6,9 @@ key the file lacks is inserted after the last member of its mapping, indented li
 siblings. YAML: scalar values are spliced the same way, at the offsets the YAML loader records
 (comments and formatting untouched); anything a splice cannot express (a new key, a value
 whose extent the loader left unknown, a mapping or list) goes through ruamel.yaml's round
-trip, which preserves comments and key order. colint.edited_document builds the Document of an
+trip, which preserves comments and key order. colint.fixing.edited_document builds the Document of an
 edited YAML file in memory, without parsing it again (``colint suggest``'s probes).
-The fixed text is written by colint.fileio.write_atomic (a temporary file, then ``os.replace``).
+The fixed text is written by colint.util.fileio.write_atomic (a temporary file, then ``os.replace``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from colint.loading import Document, load_text
 from colint.loading.document import line_column, line_starts
 from colint.loading.spliced import remember
 from colint.loading.yaml_loader import parse_yaml
-from colint.reporters.escape import control
+from colint.util.escape import control
 
 _PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 

@@ -19,11 +19,11 @@ from colint.analysis.scenario import make_scenario
 from colint.analysis.serving import Serving, serving_for
 from colint.errors import ColintError, UsageError
 from colint.findings import Edit
-from colint.fix_text import apply_edits, parse_key
+from colint.fixing.fix_text import apply_edits, parse_key
 from colint.hardware_profiles import load_profile
 from colint.loading import load, load_text
 from colint.normalize import normalize
-from colint.settings import Settings
+from colint.engine.settings import Settings
 
 
 @dataclass

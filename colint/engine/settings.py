@@ -1,7 +1,7 @@
 """The settings every command runs with: one frozen :class:`Settings`, and where each value came from.
 
 Defaults are the fields' defaults; a project's ``[tool.colint]`` in ``pyproject.toml`` or a
-``.colint.toml`` (found and validated by :mod:`colint.config_files`) overrides them, and flags override
+``.colint.toml`` (found and validated by :mod:`colint.engine.config_files`) overrides them, and flags override
 the file: ``--select`` replaces ``select``, ``--ignore`` and ``--extend-select`` add to theirs.
 :func:`resolve` does that merge for check, inspect, suggest, report, pareto, lsp, ``colint config`` and
 the Python API alike, and records each value's source (``Settings.sources``) for ``colint config``.
@@ -119,11 +119,11 @@ class Settings:
     kvp: Optional[int] = field(default=None, metadata=_key("kvp", ge=1, le=MAX_PARALLEL))  # KV (Helix) parallel
     # EP dispatch/combine overlapped by two micro-batches (colint.analysis.overlap): auto | on | off
     ep_overlap: Optional[str] = field(default=None, metadata=_key("ep-overlap", check=_ep_overlap))  # None: auto
-    close_advice: bool = field(default=True, metadata=_key("close-advice"))  # re-check fixes (colint.closure)
+    close_advice: bool = field(default=True, metadata=_key("close-advice"))  # re-check fixes (colint.engine.closure)
 
     strict: bool = False  # check every file; False: skip what colint.triage recognises as not a decoder LLM
-    # the run's state, not settings: left out of equality and repr (colint.closure keys its cache by repr)
-    loaded_baseline: Any = field(default=None, compare=False, repr=False)  # colint.suppression.Baseline (above)
+    # the run's state, not settings: left out of equality and repr (colint.engine.closure keys its cache by repr)
+    loaded_baseline: Any = field(default=None, compare=False, repr=False)  # colint.engine.suppression.Baseline (above)
     config: Optional[ConfigFile] = field(default=None, compare=False, repr=False)
     sources: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)  # field -> source
 
@@ -146,7 +146,7 @@ class Settings:
 
     @cached_property
     def per_file_ignore_codes(self) -> tuple[tuple[str, str, frozenset], ...]:
-        """``(base directory, glob, codes)`` for colint.globs.per_file_ignored_codes."""
+        """``(base directory, glob, codes)`` for colint.util.globs.per_file_ignored_codes."""
         base = self.config.dir if self.config is not None else os.getcwd()
         return tuple(
             (base, glob, frozenset().union(*(_codes_for(c) for c in codes)) if codes else frozenset())
@@ -181,7 +181,7 @@ FIELD_OF_NAME: dict[str, str] = {key.replace("-", "_"): name for name, key in KE
 
 @dataclass(frozen=True)
 class ConfigFile:
-    """One project settings file, read and validated (colint.config_files.parse_config)."""
+    """One project settings file, read and validated (colint.engine.config_files.parse_config)."""
 
     path: str  # absolute
     kind: str  # "pyproject" | "colint"

@@ -1,6 +1,6 @@
 """What a command writes: one-line errors and their exit code, text made safe for a terminal or CI log,
 reports to stdout or a file (atomically, never half-written), and the report of ``colint check`` picked
-from ``reporters.REPORTERS``. colint.cli's commands call these; nothing here computes a finding."""
+from ``reporters.REPORTERS``. colint.cli.main's commands call these; nothing here computes a finding."""
 
 from __future__ import annotations
 
@@ -14,14 +14,14 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def escape(text: str) -> str:
-    from colint.reporters.escape import control, workflow_safe
+    from colint.util.escape import control, workflow_safe
 
     return workflow_safe(control(text))
 
 
 def escape_lines(text: str) -> str:
     """A multi-line text report with what came from files made safe for a terminal or CI log."""
-    from colint.reporters.escape import log_lines
+    from colint.util.escape import log_lines
 
     return log_lines(text)
 
@@ -47,7 +47,7 @@ def echo_errors(results) -> int:
 
 
 def write_atomic(path: str, text: str | bytes, expect: bytes | None = None) -> None:
-    from colint.fileio import write_atomic as write
+    from colint.util.fileio import write_atomic as write
 
     write(path, text, expect=expect)
 
@@ -91,7 +91,7 @@ def render_report(
     """The report of ``results`` in ``fmt``; ``labels``: with the estimate context of their GPUs (a caller that prints
     it already, `check --base`'s deltas, passes False)."""
     if statistics:
-        from colint.checking import statistics as stats
+        from colint.engine.checking import statistics as stats
 
         rows = stats(results)
         if fmt == "json":
@@ -101,7 +101,7 @@ def render_report(
         return (
             "\n".join(f"{r['count']:>5}  {r['code']}  {r['severity']:<7}  {r['name']}" for r in rows) or "no findings"
         )
-    from colint.checking import estimate_labels
+    from colint.engine.checking import estimate_labels
     from colint.reporters import ReportInput
     from colint.rules import all_rules
 
