@@ -5,12 +5,10 @@ The Python API (``colint.check``, ``colint.inspect``, ``colint.suggest``, ``coli
 (and the CLI's start-up) stays cheap.
 """
 
-__version__ = "0.2.0"
-
-# Where the project lives: [project.urls] and the SARIF rules' helpUri (docs/rules.md at this version's tag)
-# point here. Change both together if the repository moves.
-REPOSITORY_URL = "https://github.com/colint-llm/colint"
-DISTRIBUTION = "colint-llm"  # the name on the package index; the import package and command are `colint`
+# the release facts live low, in colint.util.version, so that no module of colint imports this facade
+from colint.util.version import DISTRIBUTION as DISTRIBUTION
+from colint.util.version import REPOSITORY_URL as REPOSITORY_URL
+from colint.util.version import __version__ as __version__
 
 _API = ("check", "inspect", "suggest", "report_data", "chart")
 __all__ = ["__version__", *_API]

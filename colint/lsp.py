@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from colint import __version__
+from colint.util.version import __version__
 from colint.errors import ColintError, FormatNotRecognized
 
 SOURCE = "colint"

@@ -19,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "colint"
 
 # Lowest first; a unit may import its own unit and the units of any lower layer, never a higher one.
 LAYERS: list[tuple[str, ...]] = [
-    ("colint", "errors", "util"),  # the package root holds __version__ only
+    ("colint", "errors", "util"),  # the package root re-exports __version__ and, lazily, the API
     ("loading", "findings"),
     ("normalize", "hardware_profiles"),
     ("analysis",),
@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, ...]] = [
 # Inside a sub-package the same rule holds between its modules, lowest first (a package's __init__ imports
 # nothing of its own).
 SUBLAYERS: dict[str, list[tuple[str, ...]]] = {
-    "util": [("plain_data", "typed_table", "memo", "fileio", "globs", "escape", "parallel")],
+    "util": [("version", "plain_data", "typed_table", "memo", "fileio", "globs", "escape", "parallel")],
     "fixing": [("fix_text", "edited_document")],
     "engine": [
         ("deployment",),
@@ -172,6 +172,12 @@ def test_every_module_of_an_ordered_package_has_a_row():
     found = {(_unit(m), _sub(m)) for m in MODULES if _sub(m)}
     assert sorted(found - set(SUBRANK)) == []
     assert sorted(set(SUBRANK) - found) == []
+
+
+def test_no_module_imports_the_package_root():
+    # the root re-exports the Python API (the one arrow up); __version__ and the repository URL come from
+    # colint.util.version, so no module depends on the facade
+    assert sorted(m for m, imports in GRAPH.items() for target, _ in imports if target == "colint") == []
 
 
 def test_no_upward_imports_inside_a_package():

@@ -15,7 +15,7 @@ import sys
 
 import click
 
-from colint import __version__
+from colint.util.version import __version__
 from colint.cli.options import percent, settings_options
 from colint.cli.output import EXIT_CLEAN, EXIT_ERROR, escape, fail
 from colint.reporters import REPORTERS

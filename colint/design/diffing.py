@@ -540,7 +540,7 @@ def config_public(c: ConfigDiff, threshold_pct: float) -> dict[str, Any]:
 
 def run_public(run: DiffRun, threshold_pct: float) -> dict[str, Any]:
     """A whole comparison in the JSON shape of ``colint schema diff``."""
-    from colint import __version__
+    from colint.util.version import __version__
 
     return {
         "version": __version__,

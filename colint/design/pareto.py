@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
-from colint import __version__
+from colint.util.version import __version__
 from colint.analysis.frontier import compare, frontier
 from colint.analysis.scenario import make_scenario
 from colint.analysis.serving import Serving, serving_for

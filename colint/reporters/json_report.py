@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from colint import __version__
+from colint.util.version import __version__
 
 
 def render(results, summary: dict) -> str:

@@ -7,7 +7,7 @@ removing or retyping one is not.
 
 from __future__ import annotations
 
-from colint import REPOSITORY_URL, __version__
+from colint.util.version import REPOSITORY_URL, __version__
 
 _NULLABLE_INT = {"type": ["integer", "null"], "minimum": 1}
 

@@ -23,7 +23,7 @@ import os
 from typing import Any, Optional
 from urllib.parse import quote
 
-from colint import REPOSITORY_URL, __version__
+from colint.util.version import REPOSITORY_URL, __version__
 from colint.loading.document import format_path, line_column, line_starts
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
