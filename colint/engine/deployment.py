@@ -17,24 +17,31 @@ from colint.analysis.scenario import EP_OVERLAP_MODES, PRESETS, Scenario, make_s
 
 
 class DeploymentSetting(NamedTuple):  # a NamedTuple: cheaper to define than a dataclass at start-up
-    """One deployment setting: its Settings field, TOML key, API keyword, flag, help, value kind, old flags."""
+    """One deployment setting: its Settings field, TOML key, help, value kind, old flags; its flag (``--`` + the
+    key) and its Python-API keyword (the key in snake_case) follow from the key, so one name serves everywhere."""
 
     field: str  # colint.engine.settings.Settings field
     key: str  # TOML key in [tool.colint] (kebab-case, like ruff)
-    api: str  # keyword of the Python API (colint.check(..., context=...))
-    flag: str  # command-line flag
     help: str
     kind: str = "str"  # "str", "count" (a positive integer), "parallel" (a positive integer or 'auto'), "choice"
     choices: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()  # earlier spellings of the flag, kept for a release
+
+    @property
+    def flag(self) -> str:
+        """The command-line flag: ``--context``."""
+        return "--" + self.key
+
+    @property
+    def api(self) -> str:
+        """The Python API's keyword: ``kv_dtype`` (colint.check(..., kv_dtype=...))."""
+        return self.key.replace("-", "_")
 
 
 DEPLOYMENT_SETTINGS: tuple[DeploymentSetting, ...] = (
     DeploymentSetting(
         "scenario",
         "scenario",
-        "scenario",
-        "--scenario",
         "Workload preset: throughput (decode 256 sequences, 8k context), latency (1 sequence) or long-context "
         "(16 sequences, 128k context). [default: throughput]",
         kind="choice",
@@ -43,47 +50,33 @@ DEPLOYMENT_SETTINGS: tuple[DeploymentSetting, ...] = (
     DeploymentSetting(
         "dtype",
         "dtype",
-        "dtype",
-        "--dtype",
         "Weight/activation format: bf16, fp16, fp8, fp8_block, nvfp4, mxfp4, int8, int8_wo, int4_wo. "
         "[default: the checkpoint's quantization_config, else bf16]",
     ),
     DeploymentSetting(
         "tp",
         "tp",
-        "tp",
-        "--tp",
         "Tensor-parallel size of attention, or 'auto' (the largest power of two that keeps every sharded width a "
         "multiple of 128). [default: chosen per model: the fewest GPUs that fit]",
         kind="parallel",
     ),
-    DeploymentSetting(
-        "ep", "ep", "ep", "--ep", "Expert-parallel size. [default: chosen per model with tp]", kind="count"
-    ),
-    DeploymentSetting(
-        "pp", "pp", "pp", "--pp", "Pipeline-parallel size. [default: chosen per model with tp]", kind="count"
-    ),
+    DeploymentSetting("ep", "ep", "Expert-parallel size. [default: chosen per model with tp]", kind="count"),
+    DeploymentSetting("pp", "pp", "Pipeline-parallel size. [default: chosen per model with tp]", kind="count"),
     DeploymentSetting(
         "kvp",
         "kvp",
-        "kvp",
-        "--kvp",
         "KV (Helix) parallel size: each of kvp GPUs holds 1/kvp of every sequence's context. [default: 1]",
         kind="count",
     ),
     DeploymentSetting(
         "context_tokens",
         "context",
-        "context",
-        "--context",
         "Context length, tokens (clipped to the model's maximum positions). [default: the scenario's]",
         kind="count",
     ),
     DeploymentSetting(
         "concurrency",
         "concurrency",
-        "concurrency",
-        "--concurrency",
         "Concurrent decode sequences per attention group (the tp x kvp GPUs that hold one copy of the attention "
         "weights; under attention data-parallelism with EP a replica holds ep/tp groups). [default: what fits, up "
         "to the scenario's]",
@@ -92,19 +85,13 @@ DEPLOYMENT_SETTINGS: tuple[DeploymentSetting, ...] = (
     DeploymentSetting(
         "kv_dtype",
         "kv-dtype",
-        "kv_dtype",
-        "--kv-dtype",
         "KV-cache format: bf16, fp8, nvfp4, ... [default: the checkpoint's, else bf16]",
         aliases=("--kv-cache",),
     ),
-    DeploymentSetting(
-        "out_dtype", "out-dtype", "out_dtype", "--out-dtype", "GEMM output format: bf16, fp8, fp32, ... [default: bf16]"
-    ),
+    DeploymentSetting("out_dtype", "out-dtype", "GEMM output format: bf16, fp8, fp32, ... [default: bf16]"),
     DeploymentSetting(
         "ep_overlap",
         "ep-overlap",
-        "ep_overlap",
-        "--ep-overlap",
         "Overlap the EP dispatch/combine with compute by two micro-batches: where it makes the step faster, "
         "wherever the batch splits, or never. [default: auto]",
         kind="choice",
