@@ -16,7 +16,7 @@ import pytest
 from colint.engine.checking import check_paths
 from colint.engine.settings import Settings
 from colint.findings import SEVERITY_ORDER
-from colint.rules import all_rules
+from colint.rules import Context, all_rules
 
 CORPUS = sorted(str(p) for p in pathlib.Path("tests/corpus").rglob("*") if p.suffix in (".json", ".yaml"))
 sys.path.insert(
@@ -26,14 +26,9 @@ from closure_sweep import SETTINGS  # noqa: E402 - the five settings of issues 1
 
 
 def _by_loss(f, rules) -> str:
-    """The severity ``f``'s estimated loss alone gives under its rule's thresholds (Context.graded, no cap or floor)."""
-    loss = round(f.impact.estimated_loss_pct, 2)
-    opts = rules[f.code].options
-    if "error_loss_pct" in opts and loss >= opts["error_loss_pct"].default:
-        return "error"
-    if "warning_loss_pct" in opts and loss >= opts["warning_loss_pct"].default:
-        return "warning"
-    return "info"
+    """The severity ``f``'s estimated loss alone gives under its rule's default thresholds: Context.graded without a
+    cap or floor (the policy itself, not a copy of it)."""
+    return Context(rule=rules[f.code], spec=None).graded(f.impact.estimated_loss_pct)
 
 
 # findings whose severity a rule's doc sets apart from its loss (issue 29), and why; the policy compares the others
