@@ -163,10 +163,8 @@ def check_spec(
     runs: list[tuple[int, int, list[Finding]]] = []  # (target, rule position, its findings), in the order run
     spec_only = [r for r in rules if not r.needs_workload]
     per_gpu = [r for r in rules if r.needs_workload]
-    tp_auto = Deployment.from_settings(opts).tp_auto
-
-    def run(r, t: Target | None, workload=None, tp_auto: bool = tp_auto) -> list[Finding]:
-        return run_rule(r, spec, t, workload, opts, tp_auto=tp_auto, brief=brief)
+    def run(r, t: Target | None, workload=None) -> list[Finding]:
+        return run_rule(r, spec, t, workload, opts, brief=brief)
 
     def stopped(target: int, r, new: list[Finding]) -> bool:
         runs.append((target, position.get(r.code, 0), new))
@@ -182,7 +180,7 @@ def check_spec(
         if resolved is not None:
             resolved.extend(targets)  # the deployment each GPU was checked at (FileResult.labels)
     for r in spec_only:  # once per file, on the first target's GPU and scenario where there is one
-        if stopped(-1, r, run(r, targets[0] if targets else None, tp_auto=False)):
+        if stopped(-1, r, run(r, targets[0] if targets else None)):
             return so_far()
     for i, t in enumerate(targets if per_gpu else []):
         try:
@@ -207,7 +205,7 @@ def check_spec(
     return rank(_once_across_gpus(findings) if len(targets) > 1 else findings)
 
 
-def run_rule(r, spec, t: Target | None, workload, opts: Settings, *, tp_auto: bool, brief: bool) -> list[Finding]:
+def run_rule(r, spec, t: Target | None, workload, opts: Settings, *, brief: bool) -> list[Finding]:
     """Rule ``r`` on its own Context (nothing one rule sees is set by another), its findings checked against what
     the rule declares, graded as advice on a deployment nobody named, and with the project's severity overrides."""
     ctx = Context(
@@ -218,7 +216,8 @@ def run_rule(r, spec, t: Target | None, workload, opts: Settings, *, tp_auto: bo
         profile=t.profile if t else None,
         scenario=t.scenario if t else None,
         options=opts.rule_options,
-        tp_auto=tp_auto,
+        # --tp auto, decoded once into the target (Deployment.from_settings): what CL204 reports, a GPU rule's business
+        tp_auto=t is not None and t.tp_auto and r.needs_workload,
         brief=brief,
     )
     out = list(r.check(ctx))
