@@ -25,7 +25,7 @@ from colint.util.fileio import read_limited
 from colint.loading import MAX_BYTES, load, load_bytes, load_text
 from colint.normalize import normalize
 from colint.util.parallel import map_ordered, workers
-from colint.rules import Context, select_rules
+from colint.rules import Context, all_rules, select_rules
 from colint.rules.base import field_keys
 from colint.engine.settings import Settings, resolve
 from colint.engine.suppression import Baseline, apply_suppressions
@@ -68,6 +68,9 @@ class Target:
 
     auto_dtype: bool = False  # no --dtype: the checkpoint's own format (colint.analysis.checkpoint_format)
     tp_auto: bool = False  # --tp auto: tp is the largest that aligns (colint.analysis.deployments.aligned_tp)
+    max_tp: int = (
+        64  # the largest tp --tp auto considers: CL204's max_tp option, so the engine prices what CL204 reports
+    )
     # for_model has run: the deployment is this model's (a closure re-check of an edited state keeps it, so a fix
     # is judged at the deployment the file was checked at, and the layout search runs once per file)
     resolved: bool = False
@@ -89,7 +92,7 @@ class Target:
         fixed_tp = None
         if self.tp_auto:
             # --tp auto, decoded once per model: every rule prices the tp CL204 reports
-            a = aligned_tp(spec, domain=getattr(self.profile, "domain_size", None), kvp=sc.kvp)
+            a = aligned_tp(spec, domain=self.profile.domain_size, kvp=sc.kvp, max_tp=self.max_tp)
             fixed_tp = max(1, a.tp) if a is not None else 1
             sc = dataclasses.replace(sc, tp=fixed_tp)
         if self.auto_layout or self.auto_concurrency:
@@ -127,6 +130,9 @@ def build_targets(opts: Settings) -> list[Target]:
                 auto_concurrency=dep.concurrency is None,
                 auto_dtype=dep.dtype is None,
                 tp_auto=dep.tp_auto,
+                max_tp=int(
+                    opts.rule_options.get("CL204", {}).get("max_tp", all_rules()["CL204"].options["max_tp"].default)
+                ),
             )
         )
     return targets
@@ -163,6 +169,7 @@ def check_spec(
     runs: list[tuple[int, int, list[Finding]]] = []  # (target, rule position, its findings), in the order run
     spec_only = [r for r in rules if not r.needs_workload]
     per_gpu = [r for r in rules if r.needs_workload]
+
     def run(r, t: Target | None, workload=None) -> list[Finding]:
         return run_rule(r, spec, t, workload, opts, brief=brief)
 

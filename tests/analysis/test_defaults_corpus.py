@@ -173,3 +173,15 @@ def test_aligned_tp_is_capped_by_kv_heads_and_the_domain():
     # Llama-2-7B: 11008 = 86 x 128 aligns at tp=2 only
     spec7 = normalize(load(os.path.join(ROOT, "examples", "llama-2-7b.json")))
     assert aligned_tp(spec7, domain=8)[:2] == (2, "intermediate_size")
+
+
+def test_tp_auto_honours_cl204s_max_tp():
+    # the engine prices the tp CL204 reports, also when its max_tp option caps it
+    from colint.engine.checking import build_targets, check_file
+    from colint.engine.settings import Settings
+
+    opts = Settings(gpus=["h100-sxm"], tp="auto", rules={"CL204": {"max_tp": 4}})
+    r = check_file(_corpus("llama3__Llama-3.3-70B-Instruct.json"), build_targets(opts), opts)
+    (f,) = [f for f in r.findings if f.code == "CL204"]
+    assert f.evidence["largest_aligned_tp"] == 4
+    assert r.labels[0].startswith("estimate: h100-sxm, throughput scenario: bf16,") and ", tp=4 " in r.labels[0]
