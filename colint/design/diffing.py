@@ -25,11 +25,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from colint.engine.deployment import Deployment
 from colint.analysis.frontier import frontier as price_frontier
 from colint.analysis.serving import serving_for
 from colint.analysis.inventory import param_counts
 from colint.analysis.kv_cache import kv_cache_bytes_per_token
-from colint.analysis.scenario import make_scenario
 from colint.analysis.workload import analyse
 from colint.engine.checking import FileResult, Target, build_targets, check_document, check_file, check_grouped
 from colint.engine.config_files import settings_for
@@ -242,14 +242,7 @@ def _step_delta(target: Target, base_spec, head_spec) -> StepDelta:
 def _frontier_scenario(opts: Settings, target: Target, spec):
     """The scenario `colint pareto` prices (its formats and context; the deployment is what the frontier
     enumerates), in the checkpoint's own format when no --dtype was given, as `colint check` does."""
-    sc = make_scenario(
-        opts.scenario,
-        dtype=opts.dtype,
-        kv_cache=opts.kv_dtype,
-        context=opts.context_tokens,
-        ep_overlap=opts.ep_overlap,
-        gpu=target.profile.name,
-    )
+    sc = Deployment.from_settings(opts).frontier_scenario(target.profile.name)
     if opts.dtype is None:
         own = target.for_model(spec).scenario
         sc = dataclasses.replace(

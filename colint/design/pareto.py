@@ -13,9 +13,9 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
+from colint.engine.deployment import Deployment
 from colint.util.version import __version__
 from colint.analysis.frontier import compare, frontier
-from colint.analysis.scenario import make_scenario
 from colint.analysis.serving import Serving, serving_for
 from colint.errors import ColintError, UsageError
 from colint.findings import Edit
@@ -139,14 +139,7 @@ def run_settings(
     """``run`` as ``colint pareto`` asks for it: the GPUs, scenario, formats, context and input settings of
     ``opts``; ``variants``: the ``KEY=VALUE`` items of ``--variant``; ``serving`` and its workload
     (:func:`serving_for`)."""
-    sc = make_scenario(
-        opts.scenario,
-        dtype=opts.dtype,
-        kv_cache=opts.kv_dtype,
-        context=opts.context_tokens,
-        prefill_tokens=prefill_tokens,
-        ep_overlap=opts.ep_overlap,
-    )
+    sc = Deployment.from_settings(opts).frontier_scenario(prefill_tokens=prefill_tokens)
     sv = serving_for(serving, sc.context, isl, osl, total_gpus, ttft_limit_s)
     if sv.isl:
         sc = replace(sc, context=sv.isl + sv.osl)  # the KV cache of a request at its last output token

@@ -6,7 +6,8 @@ text, and its old spellings; and :class:`Deployment`, those values as one frozen
 The CLI (colint.cli.options builds one click option per record), the Python API (colint.api takes the records'
 keywords) and the config files (colint.engine.settings' fields carry the same TOML keys; a test holds them together) read
 this one list, so a setting has one name everywhere. ``Deployment.from_settings`` is the only place a Settings
-becomes a deployment, and ``Deployment.scenario`` the only place it becomes a Scenario.
+becomes a deployment, and ``Deployment.scenario_for`` (``frontier_scenario``
+for the frontier) the only place it becomes a Scenario.
 """
 
 from __future__ import annotations
@@ -98,7 +99,6 @@ DEPLOYMENT_SETTINGS: tuple[DeploymentSetting, ...] = (
         choices=EP_OVERLAP_MODES,
     ),
 )
-BY_FIELD = {s.field: s for s in DEPLOYMENT_SETTINGS}
 LAYOUT = ("tp", "ep", "pp", "kvp")  # the settings that name a layout (none named: colint chooses one per model)
 
 
@@ -151,3 +151,10 @@ class Deployment(NamedTuple):
             gpu=gpu,
             ep_overlap=self.ep_overlap,
         )
+
+    def frontier_scenario(self, gpu: Optional[str] = None, *, prefill_tokens: Optional[int] = None) -> Scenario:
+        """The scenario a frontier is priced in (colint pareto, check --base --frontier): this deployment's preset,
+        formats, context and EP overlap; the layout and the concurrency are what the frontier enumerates (and pareto
+        takes no --out-dtype)."""
+        free = self._replace(tp=None, tp_auto=False, ep=None, pp=None, kvp=None, concurrency=None, out_dtype=None)
+        return free.scenario_for(gpu, prefill_tokens=prefill_tokens)

@@ -33,6 +33,7 @@ from colint.normalize.format_reader import (
     layer,
     mamba2_mixer,
     mla as mla_mixer,
+    mla_norm_params,
     raise_at,
 )
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
@@ -297,12 +298,12 @@ def _mixer(r: FormatReader, m: Model, letter: str, heads: int, kv: int, head_dim
             if not ml.q_lora_rank:
                 raise r.error(("attention", "mla", "index_heads"), "the DSA indexer needs attention.mla.q_lora_rank")
             mx = replace(mx, index_num_heads=ml.index_heads, index_head_dim=ml.index_head_dim, index_topk=ml.index_topk)
-            return mx, ml.q_lora_rank + ml.kv_lora_rank + 2 * ml.index_head_dim  # + the indexer's k_norm (LayerNorm)
+            return mx, mla_norm_params(mx)
         if ml.index_topk:
             raise r.error(
                 ("attention", "mla", "index_topk"), "index_topk needs the indexer: give attention.mla.index_heads"
             )
-        return mx, ml.q_lora_rank + ml.kv_lora_rank
+        return mx, mla_norm_params(mx)
     if letter == "M":
         from colint.normalize.design_file_schema import Mamba
 

@@ -189,8 +189,9 @@ def mla(heads: int, *, q_lora_rank: int | None, kv_lora_rank: int, nope: int, ro
 
 
 def mla_norm_params(m: Mixer) -> int:
-    """MLA's RMSNorms on the compressed q and kv latents (DeepSeek-V2/V3)."""
-    return (m.q_lora_rank or 0) + (m.kv_lora_rank or 0)
+    """MLA's RMSNorms on the compressed q and kv latents (DeepSeek-V2/V3), and the DSA indexer's k_norm where the
+    layer has an indexer (a LayerNorm with bias over index_head_dim: DeepSeek-V3.2, GLM-5)."""
+    return (m.q_lora_rank or 0) + (m.kv_lora_rank or 0) + 2 * (m.index_head_dim or 0)
 
 
 def kind_name(m: Mixer, f: FFN) -> str:

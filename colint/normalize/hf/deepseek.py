@@ -126,10 +126,10 @@ def build(r: HFReader) -> ModelSpec:
         index_head_dim=index_dim,
         index_topk=topk,
     )
-    other = 2 * h + mla_norm_params(mixer) + (2 * index_dim if index_dim else 0)  # + the indexer's k_norm
+    other = 2 * h + mla_norm_params(mixer)
     # GLM-5's "shared" indexer layers: no indexer weights, norm or key cache; the same top-k sparse attention
     shared_mixer = replace(mixer, index_num_heads=None, index_head_dim=None)
-    shared_other = 2 * h + mla_norm_params(mixer)
+    shared_other = 2 * h + mla_norm_params(shared_mixer)
     indexer = _indexer_types(r, n_layers) if mt == "glm_moe_dsa" else None
     dense_ffn = FFN(kind="dense", intermediate_size=inter, bias=mlp_bias)
     moe_ffn = routed_experts(

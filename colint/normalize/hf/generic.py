@@ -224,8 +224,7 @@ def _mixer(
             index_head_dim=r.int(None, "index_head_dim") if index else None,
             index_topk=r.int(None, "index_topk") if index and _set(r, "index_topk") else None,
         )
-        # the indexer's k_norm: a LayerNorm with bias over index_head_dim
-        return m, mla_norm_params(m) + (2 * (m.index_head_dim or 0))
+        return m, mla_norm_params(m)
     heads, kv, hd = r.attention_dims(
         h, kv_default=r.defaults.get("num_key_value_heads"), head_dim_default=r.defaults.get("head_dim")
     )
