@@ -32,6 +32,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
+from colint.analysis.gemm_rows import ceil_div, prefill_shape
 from colint.errors import UsageError
 
 SERVING_MODES = ("aggregated", "disaggregated", "decode")
@@ -82,12 +83,10 @@ class PrefillCost:
 
 def prefill_cost(w) -> PrefillCost:
     """The PrefillCost of workload ``w`` (analysed with context = isl)."""
-    from colint.analysis.gemm_rows import prefill_shape
-
     s = w.steps["prefill"]
-    seq, seqs, _chunks = prefill_shape(w.scenario)
+    seq, seqs, _ = prefill_shape(w.scenario)
     sc = w.scenario
-    group = sc.tp * sc.kvp
+    group = sc.group_gpus
     return PrefillCost(
         s.estimate_s,
         sc.prefill_tokens,
@@ -100,8 +99,7 @@ def prefill_cost(w) -> PrefillCost:
 
 def chunk_tokens(serving: Serving, prefill_tokens: int) -> tuple[int, int]:
     """(tokens of one prefill chunk, chunks per prompt): the prompt split by the forward's token budget."""
-    c = min(serving.isl, prefill_tokens)
-    return c, math.ceil(serving.isl / prefill_tokens)
+    return min(serving.isl, prefill_tokens), ceil_div(serving.isl, prefill_tokens)
 
 
 def mixed_step_s(decode_c_s: float, core_c_s: float, core_b_s: float, chunk: int, core_per_token_s: float) -> float:
@@ -206,15 +204,21 @@ def serving_for(
     total_gpus: Optional[int] = None,
     ttft_limit_s: Optional[float] = None,
 ) -> Serving:
-    """The Serving of ``colint pareto`` (and of the frontier that suggest, report and check --base price): ``isl``/``osl`` as given; where one is missing, the scenario's
-    ``context`` is the request's whole length: osl = DEFAULT_OSL (at most half the context), isl = the rest.
+    """The Serving of ``colint pareto`` (and of the frontier that suggest, report and check --base price):
+    ``isl``/``osl`` as given; where one is missing, the scenario's ``context`` is the request's whole length: osl = DEFAULT_OSL (at most half the context), isl = the rest.
     Decode mode without --isl/--osl keeps the scenario's context as the KV length (no request shape)."""
     if mode not in SERVING_MODES:
         raise UsageError(f"--serving {mode}: one of {', '.join(SERVING_MODES)}")
     if mode == "decode" and isl is None and osl is None:
         return Serving(mode, 0, 0, total_gpus, ttft_limit_s)
     if osl is None:
-        osl = min(DEFAULT_OSL, max(1, (isl or context) // 2)) if isl is None else DEFAULT_OSL
+        osl = DEFAULT_OSL if isl is not None else min(DEFAULT_OSL, max(1, context // 2))
     if isl is None:
         isl = max(1, context - osl)
     return Serving(mode, int(isl), int(osl), total_gpus, ttft_limit_s)
+
+
+def default_serving(context: int) -> Serving:
+    """How `colint pareto` serves when told nothing (aggregated: each request's chunked prefill charged to the decode
+    GPUs), for the frontiers that suggest, report and check --base price beside it."""
+    return serving_for("aggregated", context)

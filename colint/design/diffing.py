@@ -27,7 +27,7 @@ from typing import Any, Optional
 
 from colint.engine.deployment import Deployment
 from colint.analysis.frontier import frontier as price_frontier
-from colint.analysis.serving import serving_for
+from colint.analysis.serving import default_serving
 from colint.analysis.inventory import param_counts
 from colint.analysis.kv_cache import kv_cache_bytes_per_token
 from colint.analysis.workload import analyse
@@ -261,7 +261,7 @@ def _frontier_delta(target: Target, opts: Settings, base_spec, head_spec) -> Fro
         try:
             sc = _frontier_scenario(opts, target, spec)
             # served as `colint pareto` serves by default: aggregated, each request's prefill charged (issue 31)
-            f = price_frontier(spec, target.profile, sc, serving=serving_for("aggregated", sc.context))
+            f = price_frontier(spec, target.profile, sc, serving=default_serving(sc.context))
         except ColintError:
             return [None] * len(FRONTIER_LEVELS)
         return [f.throughput_at(u) for u in FRONTIER_LEVELS]

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from colint.analysis.frontier import INTERACTIVITY_LEVELS, frontier
-from colint.analysis.serving import serving_for
+from colint.analysis.serving import default_serving
 from colint.analysis.inventory import param_counts
 from colint.analysis.pipeline import best_partition, evaluate, even_sizes
 from colint.analysis.workload import analyse
@@ -207,7 +207,7 @@ def report_data(path: str, spec, w, findings, compare=None) -> dict[str, Any]:
         for r, s in w.steps.items()
     }
     # the frontier served as `colint pareto` serves by default: aggregated, each request's prefill charged (issue 31)
-    served = serving_for("aggregated", w.scenario.context)
+    served = default_serving(w.scenario.context)
     return {
         "path": path,
         "model_type": spec.model_type,

@@ -5,6 +5,8 @@ Formats only: the numbers come from colint.analysis.frontier (via colint.design.
 
 from __future__ import annotations
 
+from colint.analysis.memory import USABLE_HBM_SHARE
+
 
 def _gb(b: float) -> str:
     return f"{b / 1e9:,.1f} GB"
@@ -161,7 +163,8 @@ def render(result) -> str:
                 if mode == "decode"
                 else ()
             ),
-            "memory/GPU = weights + KV cache + activations (fits within 90% of HBM). Not enumerated: pipeline "
+            f"memory/GPU = weights + KV cache + activations (fits within {USABLE_HBM_SHARE:.0%} of HBM). Not "
+            "enumerated: pipeline "
             "stages for decode.",
             f"every figure is an estimate of colint's step model ({first.label.replace('estimate: ', '', 1)}; "
             "MoE routing balanced, the busiest EP rank sets the step), not a measurement",

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from colint.analysis.frontier import frontier
-from colint.analysis.serving import serving_for
+from colint.analysis.serving import default_serving
 from colint.analysis.inventory import param_counts
 from colint.analysis.scenario import fit_to_model
 from colint.analysis.workload import analyse
@@ -344,7 +344,7 @@ def _rank_by_frontier(result: SuggestResult, spec, specs, target, at: float, top
 
     def at_level(s) -> Optional[float]:
         # served as `colint pareto` serves by default: aggregated, each request's prefill charged (issue 31)
-        sv = serving_for("aggregated", target.scenario.context)
+        sv = default_serving(target.scenario.context)
         return frontier(s, target.profile, target.scenario, serving=sv).throughput_at(at)
 
     base = at_level(spec)
