@@ -107,7 +107,7 @@ def checkpoint_format(spec) -> Optional[CheckpointFormat]:
     what = method or f"{_bits(raw)}-bit"
     if weights == "fp8_block":
         what += ", 128x128 blocks"
-    return CheckpointFormat(weights, kv, f"the checkpoint's {getattr(q, 'origin', 'quantization_config')}: {what}")
+    return CheckpointFormat(weights, kv, f"the checkpoint's {q.origin}: {what}")
 
 
 def weights_format(witness) -> Optional[CheckpointFormat]:
@@ -121,7 +121,7 @@ def weights_format(witness) -> Optional[CheckpointFormat]:
     weights: Optional[str] = None
     if dtype in ("F8_E4M3", "F8_E5M2"):
         weights = "fp8_block" if witness.block_scales else "fp8"
-    elif dtype == "U8" and scales & {"F8_E4M3"}:
+    elif dtype == "U8" and "F8_E4M3" in scales:
         weights = "nvfp4"
     elif dtype == "U8" and "U8" in scales:
         weights = "mxfp4"

@@ -71,7 +71,7 @@ def mtp_weight_bytes(
     """Weight bytes per GPU of the multi-token-prediction layers (DeepSeek's nextn, which transformers does not build
     but serving engines load for speculative decoding; issue 29): each holds a decoder layer like the last one
     (sharded as it is) plus its eh_proj (2H -> H) over tp; they sit on the last stage, beside the LM head, and
-    share the embedding and head. An ESTIMATE: the MTP layer's norms are left out (a few H each)."""
+    share the embedding and head. An ESTIMATE: the MTP layer's norms (a few H each) and its KV cache are left out."""
     if not mtp_layers or not layer_weights:
         return 0.0
     return mtp_layers * (layer_weights[-1] + 2.0 * hidden * hidden * bytes_per_weight / tp)

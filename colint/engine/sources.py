@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import re
 
+from colint.loading.witness import CONFIG_NAMES, INDEX_NAME
 from colint.errors import UsageError
 
 # The pre-commit hook's `files:` pattern (.pre-commit-hooks.yaml; tests/engine/test_sources.py keeps them equal):
@@ -36,8 +37,7 @@ HOOK_EXCLUDE: str | None = None
 
 # Files that make a folder a checkpoint (its config.json describes the weights beside it).
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf", ".h5", ".msgpack", ".nemo")
-CHECKPOINT_MARKERS = ("model.safetensors.index.json", "pytorch_model.bin.index.json", "generation_config.json")
-CONFIG_NAMES = ("config.json", "params.json")
+CHECKPOINT_MARKERS = (INDEX_NAME, "pytorch_model.bin.index.json", "generation_config.json")
 
 # Skipped when walking outside a git work tree (inside one, .gitignore decides): every hidden folder and these.
 SKIP_DIRS = frozenset(

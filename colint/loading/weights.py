@@ -140,7 +140,7 @@ def _summarize(
         elements = 1
         for d in shape:
             elements *= d
-        if _SCALE.search(n.removesuffix(".weight")) or n.endswith((".weight_scale", ".input_scale")):
+        if _SCALE.search(n.removesuffix(".weight")):  # (".weight_scale" and ".input_scale" end in _scale)
             scale_dtypes.add(dtype)
             block = block or n.endswith("_scale_inv")
             continue

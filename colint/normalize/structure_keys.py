@@ -11,7 +11,8 @@ from dataclasses import replace
 from colint.loading.document import Document
 from colint.normalize.hf.structure import shape_keys
 from colint.normalize.model_spec import KeyIssue
-from colint.normalize.unknown_keys import HF_HARMLESS, unknown_key_issue, near_known_keys, suggest_key, hf_known
+from colint.normalize.hf_harmless import HF_HARMLESS
+from colint.normalize.unknown_keys import hf_known, near_known_keys, suggest_key, unknown_key_issue
 
 
 def structure_key_issues(doc: Document, root: tuple, accessed: set[tuple], read_as: str) -> list[KeyIssue]:

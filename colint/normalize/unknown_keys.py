@@ -30,8 +30,6 @@ from colint.normalize.model_spec import KeyIssue, Source
 
 from colint.normalize.hf_harmless import HF_HARMLESS
 
-__all__ = ["HF_HARMLESS", "hf_known", "unknown_key_issues"]  # HF_HARMLESS: its users import it from here
-
 _KEYS_FILE = os.path.join(os.path.dirname(__file__), "hf_keys.json")
 
 
