@@ -224,7 +224,11 @@ def _step_delta(target: Target, base_spec, head_spec) -> StepDelta:
             note += " (where the base does not fit in memory)"
 
     def pair(get) -> Delta:
-        return Delta(None if bw is None else float(get(bw)), float(get(hw)))
+        def value(w) -> Optional[float]:
+            v = None if w is None else get(w)
+            return None if v is None else float(v)  # no figure stays no figure (a missing FTL is not 0 s)
+
+        return Delta(value(bw), value(hw))
 
     return StepDelta(
         target.gpu,
@@ -232,7 +236,7 @@ def _step_delta(target: Target, base_spec, head_spec) -> StepDelta:
         label,
         pair(lambda w: w.steps["decode"].estimate_s),
         pair(lambda w: w.steps["prefill"].estimate_s),
-        pair(lambda w: w.steps["prefill"].ftl_s or 0.0),
+        pair(lambda w: w.steps["prefill"].ftl_s),
         pair(lambda w: w.weight_bytes_per_gpu),
         pair(lambda w: w.kv_bytes_per_token),
         note,
