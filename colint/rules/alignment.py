@@ -391,9 +391,11 @@ def largest_aligned_tp(ctx: Context):
     at_kvp = f" with kvp={kvp}" if kvp > 1 else ""
     at_tp1 = f"per shard at tp=1 x kvp={kvp}" if kvp > 1 and limit_field != "num_heads" else "at tp=1"
     group_fits = f": tp x kvp={kvp} <= {dom}" if kvp > 1 else ""
+    # the GPUs that share the fast link: an NVLink domain, or a PCIe host (hardware_profiles.schema.Profile)
+    noun = ctx.profile.domain_noun if ctx.profile is not None else "NVLink domain"
     capped_by = {
         "kv_heads": f"{kv_cap} KV head{'s' if kv_cap != 1 else ''} (CL701: more tp replicates the KV cache)",
-        "domain": f"the {dom}-GPU NVLink domain of {ctx.gpu}{group_fits} (CL704)",
+        "domain": f"the {dom}-GPU {noun} of {ctx.gpu}{group_fits} (CL704)",
     }.get(a.capped_by or "")
     msg = (
         f"largest power-of-two tp keeping every sharded width a multiple of 128{at_kvp}: tp={tp} (limited by "
@@ -405,7 +407,7 @@ def largest_aligned_tp(ctx: Context):
     if capped_by and tp:
         msg = (
             f"largest power-of-two tp keeping every sharded width a multiple of 128{at_kvp} without replicating "
-            f"the KV cache or leaving the NVLink domain: tp={tp} (limited by {capped_by})"
+            f"the KV cache or leaving the {noun}: tp={tp} (limited by {capped_by})"
         )
     yield ctx.finding(
         "info",

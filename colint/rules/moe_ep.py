@@ -318,7 +318,7 @@ def experts_not_divisible(ctx: Context):
             msg = (
                 f"{e} experts divide none of the common EP sizes {', '.join(map(str, sizes))}"
                 if len(check) > 1 or not nvl
-                else f"{e} experts do not divide the {dom}-GPU NVLink domain of {ctx.gpu}"
+                else f"{e} experts do not divide the {dom}-GPU {ctx.target_profile.domain_noun} of {ctx.gpu}"
             )
             lo = e // EXPERT_FIX_MULTIPLE * EXPERT_FIX_MULTIPLE
             yield ctx.finding(
@@ -511,7 +511,7 @@ def ep_beyond_domain(ctx: Context):
         details=details,
         fixes=[
             fix(
-                f"keep ep <= {dom} (the {ctx.gpu} NVLink domain), or deploy wide EP on a rack-scale NVLink "
+                f"keep ep <= {dom} (the {ctx.gpu} {p.domain_noun}), or deploy wide EP on a rack-scale NVLink "
                 "domain (NVL72)",
                 "display",
             )
