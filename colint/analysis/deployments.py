@@ -27,6 +27,12 @@ def powers_of_two(limit: int) -> list[int]:
     return out
 
 
+def kv_tp_cap(m) -> int:
+    """The largest tp at which attention mixer ``m`` keeps its KV heads unreplicated (CL701): its KV heads; MLA's
+    latent cache is one head."""
+    return 1 if m.kind == "mla" else max(1, m.num_kv_heads or m.num_heads or 1)
+
+
 def _attention_tp_ok(spec, tp: int) -> bool:
     """tp splits every attention kind's query heads and does not replicate its KV heads (CL701/CL702 accept it)."""
     for k, n in zip(spec.layer_kinds, layer_counts(spec)):
@@ -36,9 +42,7 @@ def _attention_tp_ok(spec, tp: int) -> bool:
         heads = m.num_heads or m.num_v_heads or 1
         if heads % tp:
             return False
-        if m.kind == "mla" and tp > 1:
-            return False
-        if m.kind == "attention" and tp > max(1, m.num_kv_heads or heads):
+        if m.kind in ("attention", "mla") and tp > kv_tp_cap(m):
             return False
     return True
 
@@ -236,7 +240,7 @@ def aligned_tp(spec, *, domain: Optional[int], kvp: int = 1, max_tp: int = 64, t
     tp = best[limit_field]
     kv_cap = min(
         (
-            1 if k.mixer.kind == "mla" else max(1, k.mixer.num_kv_heads or k.mixer.num_heads or 1)
+            kv_tp_cap(k.mixer)
             for k, n in zip(spec.layer_kinds, layer_counts(spec))
             if n and k.mixer.kind in ("attention", "mla")
         ),
