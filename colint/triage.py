@@ -21,12 +21,12 @@ A file whose ``model_type`` has a colint adapter is always linted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal, Optional
 
 from colint.errors import FormatNotRecognized
 from colint.normalize import detect_format
 from colint.normalize.hf import FAMILIES, WRAPPER_KEYS, WRAPPER_TEXT_TYPES
+from colint.util.records import dataclass
 
 # transformers model types of encoder-only language models (masked-LM / embedding backbones).
 ENCODER_TYPES = frozenset(

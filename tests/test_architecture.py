@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, ...]] = [
 # Inside a sub-package the same rule holds between its modules, lowest first (a package's __init__ imports
 # nothing of its own).
 SUBLAYERS: dict[str, list[tuple[str, ...]]] = {
-    "util": [("version", "plain_data", "typed_table", "memo", "fileio", "globs", "escape", "parallel")],
+    "util": [("version", "records"), ("plain_data", "typed_table", "memo", "fileio", "globs", "escape", "parallel")],
     "fixing": [("fix_text", "edited_document")],
     "engine": [
         ("deployment",),

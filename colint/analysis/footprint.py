@@ -6,7 +6,7 @@ CL801's deployment search (colint.analysis.deployments) tries many deployments w
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from colint.analysis.inventory import is_gate, layer_counts
 from colint.analysis.gemm_model import FORMATS, check_format
@@ -26,6 +26,7 @@ from colint.analysis.memory import B_ACT, USABLE_HBM_SHARE, heaviest_stage_weigh
 from colint.analysis.scenario import Scenario
 from colint.util.memo import per_spec
 from colint.normalize.model_spec import ModelSpec
+from colint.util.records import dataclass
 
 
 def memory_at(spec: ModelSpec, profile, scenario: Scenario, fits_only: bool = False):

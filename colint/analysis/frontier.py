@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Optional
 
 from colint.analysis.inventory import layer_counts
@@ -78,6 +78,7 @@ from colint.analysis.serving import (
     prefill_cost,
 )
 from colint.analysis.workload import analyse
+from colint.util.records import dataclass
 
 INTERACTIVITY_LEVELS = (20.0, 50.0, 100.0, 200.0)  # tok/s/user where --compare reports the gain
 PROBE_CONCURRENCY = (1, 64)  # the two concurrencies each deployment is analysed at

@@ -8,7 +8,7 @@ prefilled through pp pipeline stages (:func:`pipelined_ftl`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Optional
 
 from colint.analysis.inventory import layer_counts
@@ -21,6 +21,7 @@ from colint.analysis.kv_cache import kv_sources
 from colint.analysis.ops_moe import expert_k_padded
 from colint.analysis.overlap import MIN_SPLIT, cores_s, half_cores_s, layer_time, overlapped_layers, overlaps
 from colint.hardware_profiles import time_model
+from colint.util.records import dataclass
 
 ACTIVATION_BYTES = 2.0  # BF16 activations between kernels (as analyse's elementwise passes)
 MAX_CONCURRENCY = 16384  # sequences per attention-DP group: the grid's cap when the KV cache is tiny

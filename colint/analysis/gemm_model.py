@@ -23,12 +23,13 @@ numpy arrays (numpy is imported inside it) for thousands of rows.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from colint.util.memo import keep
 from colint.util.plain_data import fast_init
 
 from colint.errors import ProfileError
 from colint.hardware_profiles import time_model
+from colint.util.records import dataclass
 
 # format -> (hardware format it runs on, bytes per activation element, bytes per weight element)
 # Sources: docs/design.md §5 (NVFP4 0.5 + 1/16, MXFP4 0.5 + 1/32); FP8 block scaling = one FP32 scale

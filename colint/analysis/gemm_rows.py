@@ -13,7 +13,6 @@ import functools
 import itertools
 import math
 from typing import NamedTuple
-from dataclasses import dataclass
 from colint.util.plain_data import fast_init
 
 from colint.analysis.gemm_model import GemmTime, estimate, estimate_s
@@ -24,6 +23,7 @@ from colint.analysis.scenario import Scenario
 from colint.hardware_profiles import time_model
 from colint.util.memo import keep, per_spec
 from colint.normalize.model_spec import ModelSpec
+from colint.util.records import dataclass
 
 REGIMES = ("decode", "prefill")
 ROUTER_FORMAT = "bf16"  # routers stay in high precision (docs/design.md §9.6)

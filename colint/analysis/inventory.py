@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from colint.util.plain_data import fast_init
 
 from colint.util.memo import per_spec
 from colint.normalize.model_spec import ModelSpec
 from colint.normalize.weights import Gemm, is_gate, kind_ffn_params, kind_gemms, kind_params
+from colint.util.records import dataclass
 
 __all__ = [
     "Gemm",

@@ -21,10 +21,10 @@ CUDA graphs, allocator fragmentation).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from colint.util.plain_data import fast_init
 
 from colint.analysis.pipeline import best_partition
+from colint.util.records import dataclass
 
 USABLE_HBM_SHARE = 0.9  # vLLM's default gpu_memory_utilization (0.9): the share of HBM a serving engine plans with
 B_ACT = 2.0  # BF16 activations between kernels

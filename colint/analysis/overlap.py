@@ -38,7 +38,7 @@ under the dispatch, the down projection streamed into the combine: SGLang's SBO)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from colint.util.plain_data import fast_init
 
 from colint.analysis.inventory import layer_counts
@@ -53,6 +53,7 @@ from colint.analysis.step_extras import (
     expert_all_to_all_s,
 )
 from colint.normalize.model_spec import LayerKind, ModelSpec
+from colint.util.records import dataclass
 
 MIN_SPLIT = 2  # sequences (decode) / tokens (prefill) per attention group: each micro-batch needs one
 

@@ -9,12 +9,13 @@ regime's step, is the step-time effect. All figures are estimates of ``colint.an
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from colint.analysis.gemm_model import QUANT_PASS_BYTES, estimate_s
 from colint.analysis.ops_moe import grouped_model
 from colint.hardware_profiles import time_model
 from colint.normalize.format_reader import round_up
+from colint.util.records import dataclass
 
 
 @dataclass

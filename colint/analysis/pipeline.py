@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from dataclasses import dataclass
 from colint.util.plain_data import fast_init
+from colint.util.records import dataclass
 from functools import lru_cache
 from itertools import accumulate, islice
 from operator import le

@@ -28,12 +28,13 @@ splits, ``off`` never (the exchange in series with compute). colint.analysis.ove
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Literal, Optional
 
 from colint.analysis.gemm_model import FORMATS, OUT_BYTES, canonical
 from colint.analysis.moe import attention_dp_groups
 from colint.errors import UsageError
+from colint.util.records import dataclass
 
 # KV-cache bytes per element, block scales included: NVFP4 0.5 + 1/16 (an FP8 scale per 16),
 # MXFP4 0.5 + 1/32 (an E8M0 scale per 32) as colint.analysis.gemm_model.FORMATS (docs/design.md §5).

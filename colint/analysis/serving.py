@@ -29,11 +29,11 @@ InferenceMAX name it). Three modes:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Optional
 
 from colint.analysis.gemm_rows import ceil_div, prefill_shape
 from colint.errors import UsageError
+from colint.util.records import dataclass
 
 SERVING_MODES = ("aggregated", "disaggregated", "decode")
 DEFAULT_OSL = 1024  # output tokens when --osl is not given (InferenceMAX's 1k-output workloads)

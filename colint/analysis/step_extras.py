@@ -9,7 +9,7 @@ time (with the EP exchange overlapped by two micro-batches where the deployment 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from colint.util.memo import keep
 from colint.util.plain_data import fast_init
 from typing import NamedTuple
@@ -29,6 +29,7 @@ from colint.analysis.moe import busiest_rank_factor
 from colint.analysis.scenario import Scenario
 from colint.hardware_profiles import time_model
 from colint.normalize.model_spec import LayerKind, Mixer, ModelSpec
+from colint.util.records import dataclass
 
 ATTN_FORMAT = "bf16"  # attention core math (FlashAttention/FlashMLA BF16 path)
 # activation-sized HBM passes per layer: two norms, two residual adds, the activation (estimate); RoPE and the

@@ -13,7 +13,7 @@ docs/analysis.md says what a Workload gives rules (its fields and methods, with 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any
 
 from colint.analysis.inventory import is_gate, layer_counts
@@ -38,6 +38,7 @@ from colint.analysis.step_extras import AttentionCost, attention_core_cost
 from colint.hardware_profiles import time_model
 from colint.normalize.model_spec import ModelSpec
 from colint.util.plain_data import dump, fast_init
+from colint.util.records import dataclass
 
 if TYPE_CHECKING:
     from colint.hardware_profiles import Profile

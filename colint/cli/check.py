@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Optional
 
 import click
@@ -26,6 +25,7 @@ from colint.cli.output import (
     write_atomic,
     write_or_fail,
 )
+from colint.util.records import dataclass
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Optional
 
 from colint.engine.deployment import Deployment
@@ -40,6 +40,7 @@ from colint.loading import load
 from colint.engine.revisions import Change, changed_files, classify, relative, repo_root, resolve_revision, show
 from colint.rules import select_rules
 from colint.engine.settings import Settings
+from colint.util.records import dataclass
 
 FRONTIER_LEVELS = (20.0, 50.0, 100.0)  # tokens/s per user: a batch reader, a chat reader, an agent loop
 # Where the Markdown summary bolds a slower step when no --fail-on-regression is given: a policy default (2% is

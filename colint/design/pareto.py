@@ -10,10 +10,11 @@ result: colint.reporters.pareto_text.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Optional
 
 from colint.engine.deployment import Deployment
+from colint.util.records import dataclass
 from colint.util.version import __version__
 from colint.analysis.frontier import compare, frontier
 from colint.analysis.serving import Serving, serving_for

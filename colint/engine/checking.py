@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Optional, cast
 
 from colint.analysis.checkpoint_format import checkpoint_format, native_or_weight_only
@@ -30,6 +30,7 @@ from colint.rules.base import field_keys
 from colint.engine.settings import Settings, resolve
 from colint.engine.suppression import Baseline, apply_suppressions
 from colint.triage import triage
+from colint.util.records import dataclass
 
 
 @dataclass

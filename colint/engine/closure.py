@@ -45,6 +45,7 @@ from colint.loading import load_text
 from colint.normalize import normalize
 from colint.rules.base import field_keys
 from colint.rules.fix_builders import ffn_params
+from colint.util.records import dataclass
 
 # the settings (colint.engine.settings.Settings TOML keys) a fix's settings may name
 SETTINGS = ("tp", "ep", "pp", "concurrency", "context", "dtype")
@@ -52,7 +53,7 @@ WARNING = SEVERITY_ORDER["warning"]
 _DELTA = re.compile(r"([+\-−]\d+(?:\.\d+)?)% (FFN )?params")
 
 
-@dataclasses.dataclass
+@dataclass
 class Outcome:
     """The state a fix leads to: the findings there that were not there before (blocking ones), the
     re-normalized spec (edits only), or the error that stops the file from being checked."""
@@ -74,7 +75,7 @@ class Outcome:
         return f"raises {f.code} {f.severity}: {f.message}{more}"
 
 
-@dataclasses.dataclass
+@dataclass
 class Stats:
     """Counts over a run (``scripts``/tests read them): fixes re-checked, kept, replaced, downgraded."""
 

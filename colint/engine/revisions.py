@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from dataclasses import dataclass
 from typing import Optional
 
 from colint.errors import UsageError
 from colint.engine.sources import HOOK_FILES
+from colint.util.records import dataclass
 
 
 @dataclass(frozen=True)

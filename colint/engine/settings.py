@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import field, fields, replace
 from functools import cached_property
 from typing import Any, Literal, Optional, Union
 
@@ -48,6 +48,7 @@ from colint.analysis.scenario import KV_BYTES, EP_OVERLAP_MODES
 from colint.errors import UsageError
 from colint.findings import Severity
 from colint.rules import find_rule, select_rules
+from colint.util.records import dataclass
 
 FailOn = Literal["error", "warning", "info", "never"]
 ScenarioName = Literal["throughput", "latency", "long-context"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
 
 from colint.errors import UsageError
@@ -30,6 +30,7 @@ from colint.rules import all_rules
 from colint.rules.unused_suppression import UNUSED_CODE
 from colint.rules.unused_suppression import unused_finding as _unused
 from colint.engine.settings import Settings
+from colint.util.records import dataclass
 
 # ---------------------------------------------------------------- YAML comment directives
 

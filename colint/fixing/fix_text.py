@@ -18,7 +18,6 @@ import json
 import math
 import os
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from colint.errors import ColintError
@@ -28,6 +27,7 @@ from colint.loading.document import line_column, line_starts
 from colint.loading.spliced import remember
 from colint.loading.yaml_loader import parse_yaml
 from colint.util.escape import control
+from colint.util.records import dataclass
 
 _PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Optional
 
 from colint.util.plain_data import dump
+from colint.util.records import dataclass
 
 Architecture = Literal[
     "ampere", "ada", "hopper", "blackwell-dc", "blackwell-rtx", "blackwell-gb10", "blackwell-thor", "cdna3", "cdna4"

@@ -10,10 +10,11 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from colint.errors import LoadError
+from colint.util.records import dataclass
 
 Path = tuple  # tuple[str | int, ...]
 

@@ -5,8 +5,10 @@ never imports the reader (start-up), and so that ModelSpec can carry it."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Optional
+
+from colint.util.records import dataclass
 
 INDEX_NAME = "model.safetensors.index.json"
 CONFIG_NAMES = ("config.json", "params.json")

@@ -13,11 +13,12 @@ not in the file (defaults, derived values) carry the key the user would add, wit
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal, Optional
 
 from colint.loading.witness import WeightsWitness
 from colint.util.plain_data import HashSlot, keeps_hash
+from colint.util.records import dataclass
 
 PositiveInt = int  # bounds are enforced by the adapters' readers, which know the key to blame
 

@@ -9,8 +9,9 @@ row in ``REPORTERS``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+from colint.util.records import dataclass
 
 
 @dataclass(frozen=True, kw_only=True)

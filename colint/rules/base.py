@@ -16,11 +16,12 @@ from __future__ import annotations
 import builtins
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, Optional, cast
 
 from colint.findings import SEVERITY_ORDER, Edit, Finding, Fix, Impact, Safety, Severity
 from colint.normalize.model_spec import ModelSpec, Source
+from colint.util.records import dataclass
 
 if TYPE_CHECKING:  # the engine imports them anyway; a spec-only check need not pay for them first
     from colint.analysis.scenario import Scenario

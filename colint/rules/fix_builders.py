@@ -15,7 +15,7 @@ vocab_size, num_heads, num_kv_heads, head_dim, num_experts, kv_lora_rank.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from colint.util.plain_data import fast_init
 from typing import Any, Optional
 
@@ -24,6 +24,7 @@ from colint.util.memo import per_spec
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 from colint.normalize.format_reader import round_up  # noqa: F401 - used by rules
 from colint.normalize.resize import divisors, layer_pattern_for, nearest_divisor  # noqa: F401 - used by rules
+from colint.util.records import dataclass
 
 
 def aligned_neighbours(value: int, multiple: int) -> tuple[Optional[int], Optional[int]]:

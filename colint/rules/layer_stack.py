@@ -7,13 +7,14 @@ given stage sizes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from functools import lru_cache
 
 from colint.analysis.inventory import layer_counts
 from colint.analysis.workload import LayerCost
 from colint.analysis.pipeline import Partition, best_partition, best_partition_two, crossing_split, evaluate
 from colint.rules.fix_builders import layer_pattern_for
+from colint.util.records import dataclass
 
 
 @dataclass

@@ -12,7 +12,6 @@ drops grid points that a rule family would reject outright before anything is es
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Optional
 
 from colint.fixing.edited_document import edited_document
@@ -20,6 +19,7 @@ from colint.findings import Edit
 from colint.fixing.fix_text import apply_edits, parse_key
 from colint.loading import load_text
 from colint.normalize import normalize
+from colint.util.records import dataclass
 
 TILE = 128  # the tile width every rule aligns to (alignment rules: multiple of 128 per shard)
 H_STEPS = 3  # grid points on each side of the original

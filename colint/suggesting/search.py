@@ -17,7 +17,7 @@ The grid of variants is colint.suggesting.axes; the search model that orders the
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Optional
 
 from colint.analysis.frontier import frontier
@@ -32,6 +32,7 @@ from colint.normalize import normalize
 from colint.rules import select_rules
 from colint.suggesting.axes import design_axes, edits_for, feasible, variant
 from colint.suggesting.model import build_model
+from colint.util.records import dataclass
 
 OBJECTIVES = ("throughput", "latency", "frontier")
 DEFAULT_INTERACTIVITY = 50.0  # tok/s/user the frontier objective ranks at unless told

@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 import typing
 from dataclasses import fields
+
+from colint.util.records import makes_eq
 from typing import Any
 from collections.abc import Collection
 
@@ -177,7 +179,7 @@ def keeps_hash(cls: type[_T]) -> type[_T]:
     import operator
 
     params = getattr(cls, "__dataclass_params__", None)
-    if params is None or not params.frozen or not params.eq:
+    if params is None or not params.frozen or not makes_eq(cls):
         raise TypeError(f"keeps_hash: {cls.__name__} is not a frozen dataclass with eq")
     slotted = "__slots__" in cls.__dict__
     if slotted and not issubclass(cls, HashSlot):

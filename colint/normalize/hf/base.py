@@ -6,13 +6,13 @@ import functools
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from colint.loading.document import Document
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec, Quantization
 from colint.normalize.reader import Reader
+from colint.util.records import dataclass
 
 _DEFAULTS_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "hf_defaults.json")
 

@@ -24,12 +24,13 @@ by transformers, reported apart and sized like DeepSeek-V3's MTP module).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from colint.normalize.format_reader import heads_attention, routed_experts
 from colint.normalize.hf.base import HFReader, full_and_windowed, layer_types_of, read_common
 from colint.normalize.hf.moe_common import KindTable, deepseek_style_mtp_params, layer, nullable_int, str_list
 from colint.normalize.model_spec import FFN, ModelSpec
+from colint.util.records import dataclass
 
 Flag = bool | str  # a fixed value, or the config key that holds it
 

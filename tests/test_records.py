@@ -1,0 +1,151 @@
+"""colint.util.records.dataclass against the stdlib's: the same equality, hashing, repr and frozenness on
+every case the module's docstring names (a subset of fields compared, hash= overrides, a body's own
+methods, slots, inheritance, recursion)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from colint.util import records
+from colint.util.plain_data import keeps_hash
+
+KINDS = {"stdlib": dataclasses.dataclass, "colint": records.dataclass}
+
+
+def _classes(dc: Any) -> dict[str, type]:
+    @dc(frozen=True, kw_only=True)
+    class Frozen:
+        a: int
+        b: float = 1.5
+        note: str = dataclasses.field(default="x", compare=False, repr=False)
+        tag: str = dataclasses.field(default="t", hash=False)
+
+    @dc
+    class Mutable:
+        a: int
+        items: list = dataclasses.field(default_factory=list)
+
+    @dc(frozen=True, slots=True)
+    class Slotted:
+        a: int
+        b: str
+
+    @dc(frozen=True)
+    class OwnMethods:
+        a: int
+
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        def __hash__(self) -> int:
+            return 7
+
+        def __repr__(self) -> str:
+            return "own"
+
+    @dc(frozen=True)
+    class Single:
+        only: float
+
+    @dc(frozen=True)
+    class Empty:
+        pass
+
+    @dc(eq=False)
+    class Identity:
+        a: int
+
+    return {c.__name__: c for c in (Frozen, Mutable, Slotted, OwnMethods, Single, Empty, Identity)}
+
+
+STD, OURS = _classes(dataclasses.dataclass), _classes(records.dataclass)
+
+CASES = [
+    ("Frozen", {"a": 1}, {"a": 1, "note": "other"}),  # note does not compare
+    ("Frozen", {"a": 1}, {"a": 1, "tag": "u"}),  # tag compares, does not hash
+    ("Frozen", {"a": 1}, {"a": 2}),
+    ("Frozen", {"a": 1, "b": float("nan")}, {"a": 1, "b": float("nan")}),
+    ("Mutable", {"a": 1, "items": [1]}, {"a": 1, "items": [1]}),
+    ("Mutable", {"a": 1}, {"a": 2}),
+    ("Slotted", {"a": 1, "b": "x"}, {"a": 1, "b": "x"}),
+    ("OwnMethods", {"a": 1}, {"a": 2}),
+    ("Single", {"only": 2.0}, {"only": 2.0}),
+    ("Single", {"only": float("nan")}, {"only": float("nan")}),
+    ("Empty", {}, {}),
+    ("Identity", {"a": 1}, {"a": 1}),
+]
+
+
+def _observe(classes: dict[str, type], name: str, left: dict, right: dict) -> tuple:
+    cls = classes[name]
+    x, y = cls(**left), cls(**right)
+    try:
+        hashes: Any = (hash(x) == hash(y), hash(x) == hash(cls(**left)))
+    except TypeError as e:
+        hashes = str(e).replace(cls.__qualname__, "C")
+    try:
+        dataclasses.replace(x, **{dataclasses.fields(cls)[0].name: left.get(dataclasses.fields(cls)[0].name)})
+        setattr(x, "__probe__", 1) if not cls.__dataclass_params__.frozen else None  # type: ignore[attr-defined]
+        frozen = None
+    except (dataclasses.FrozenInstanceError, IndexError, AttributeError) as e:
+        frozen = type(e).__name__
+    return (x == y, x != y, x == object(), repr(x), hashes, frozen, [f.name for f in dataclasses.fields(cls)])
+
+
+@pytest.mark.parametrize(("name", "left", "right"), CASES)
+def test_behaves_as_the_stdlib_dataclass(name: str, left: dict, right: dict) -> None:
+    assert _observe(OURS, name, left, right) == _observe(STD, name, left, right)
+
+
+def test_the_nan_fields_compare_by_identity_as_in_a_tuple() -> None:
+    nan = float("nan")
+    # the stdlib compares field tuples, whose items compare `is` first: the same nan object is equal
+    assert OURS["Single"](only=nan) == OURS["Single"](only=nan)
+    assert STD["Single"](only=nan) == STD["Single"](only=nan)
+    assert OURS["Single"](only=float("nan")) != OURS["Single"](only=float("nan"))
+
+
+def test_frozen_assignment_raises_and_slots_hold() -> None:
+    f = OURS["Frozen"](a=1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        f.a = 2  # type: ignore[misc]
+    s = OURS["Slotted"](1, "x")
+    assert "__slots__" in OURS["Slotted"].__dict__ and not hasattr(s, "__dict__")
+
+
+def test_the_repr_marks_recursion_and_uses_the_qualified_name() -> None:
+    m = OURS["Mutable"](a=1)
+    m.items.append(m)
+    assert repr(m).endswith("Mutable(a=1, items=[...])")
+    assert repr(OURS["Frozen"](a=3)).endswith("Frozen(a=3, b=1.5, tag='t')")
+    assert repr(OURS["Frozen"](a=3)) == repr(STD["Frozen"](a=3))
+
+
+def test_a_subclass_that_adds_no_fields_compares_with_its_parents_fields_and_class() -> None:
+    class Child(OURS["Frozen"]):  # type: ignore[misc, valid-type]
+        pass
+
+    class StdChild(STD["Frozen"]):  # type: ignore[misc, valid-type]
+        pass
+
+    assert (Child(a=1) == Child(a=1), Child(a=1) == OURS["Frozen"](a=1)) == (
+        StdChild(a=1) == StdChild(a=1),
+        StdChild(a=1) == STD["Frozen"](a=1),
+    )
+    assert repr(Child(a=1)).endswith("Child(a=1, b=1.5, tag='t')")
+
+
+def test_keeps_hash_accepts_the_records_classes_and_keeps_the_same_hash() -> None:
+    cls = keeps_hash(
+        records.dataclass(frozen=True)(type("K", (), {"__annotations__": {"a": "int"}, "__module__": __name__}))
+    )
+    assert records.makes_eq(cls) and hash(cls(3)) == hash((3,))
+    with pytest.raises(TypeError, match="not a frozen dataclass with eq"):
+        keeps_hash(
+            records.dataclass(frozen=True, eq=False)(
+                type("N", (), {"__annotations__": {"a": "int"}, "__module__": __name__})
+            )
+        )
