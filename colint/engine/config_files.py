@@ -168,6 +168,13 @@ def parse_config(path: str) -> Optional[ConfigFile]:
     return ConfigFile(path=path, kind=kind, text=text, values=values)
 
 
+# A pyproject.toml worth parsing names tool.colint outside a comment (a line's text before any '#'): a table
+# header [tool.colint...] or a dotted key tool.colint.x. One that mentions it only in comments (colint's own) is
+# not read with the TOML parser at all; one whose table is elsewhere (an inline `tool = {colint = ...}`) was
+# never found by this filter.
+_NAMES_TOOL_COLINT = re.compile(rb"(?m)^[^#\n]*\btool\s*\.\s*[\"']?colint\b")
+
+
 @cache
 def _config_in_dir(directory: str) -> Optional[str]:
     dot = os.path.join(directory, ".colint.toml")
@@ -176,7 +183,7 @@ def _config_in_dir(directory: str) -> Optional[str]:
     py = os.path.join(directory, "pyproject.toml")
     if os.path.isfile(py):
         try:
-            if b"tool.colint" in read_limited(py, MAX_CONFIG_BYTES, UsageError):  # cheap pre-filter
+            if _NAMES_TOOL_COLINT.search(read_limited(py, MAX_CONFIG_BYTES, UsageError)):  # cheap pre-filter
                 return py
         except UsageError:
             return py  # too large or unreadable: parse_config says so, located

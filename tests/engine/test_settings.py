@@ -280,3 +280,24 @@ def test_readme_configuration_example_is_valid(tmp_path):
     assert eff.gpus == ("b200", "h100-sxm") and eff.tp == 8
     assert eff.severity_overrides == {"CL202": "warning"}
     assert eff.rule_options == {"CL201": {"warning_loss_pct": 1.0}}
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ('[tool.colint]\nselect = ["CL0"]\n', True),
+        ('[ tool . "colint" . severity ]\nCL002 = "info"\n', True),
+        ('tool.colint.select = ["CL0"]\n', True),
+        ('[project]\ndependencies = ["tomli"]  # read for [tool.colint] on 3.10\n', False),
+        ("# [tool.colint] is documented in the README\n[project]\nname = 'm'\n", False),
+        ('[project]\nname = "colint-plugin"\n', False),
+    ],
+)
+def test_a_pyproject_is_parsed_only_when_it_names_tool_colint_outside_a_comment(text, found, tmp_path):
+    from colint.engine.config_files import _config_in_dir, find_config_path
+
+    (tmp_path / "pyproject.toml").write_text(text, encoding="utf-8")
+    _config_in_dir.cache_clear()
+    assert (find_config_path(str(tmp_path)) == str(tmp_path / "pyproject.toml")) is found
+    if found:
+        assert parse_config(str(tmp_path / "pyproject.toml")) is not None
