@@ -62,84 +62,103 @@ def row_estimate(row: dict, profile, model=None) -> tuple[float, float] | None:
     fam = family(row.get("op_name", ""))
     if fam is None:
         return None
-    kv = (row.get("kv_cache_dtype") or "bfloat16").strip().lower()
-    if fam == "generation_attention":
-        return att.decode_attention(
-            _int(row, "batch_size"),
-            _int(row, "step") + 1,
-            _int(row, "num_heads"),
-            _int(row, "num_key_value_heads"),
-            _int(row, "head_dim"),
-            _int(row, "window_size", 0),
-            kv,
-            profile,
-            model,
-            q_dtype=(row.get("attn_dtype") or "bfloat16").lower(),
-            backend="flashinfer" if "flashinfer" in (row.get("kernel_source") or "") else None,
-        )
-    if fam == "context_attention":
-        return att.context_attention(
-            _int(row, "batch_size"),
-            _int(row, "isl"),
-            _int(row, "num_heads"),
-            _int(row, "num_key_value_heads"),
-            _int(row, "head_dim"),
-            _int(row, "window_size", 0),
-            (row.get("attn_dtype") or "bfloat16").lower(),
-            kv,
-            profile,
-            model,
-        )
-    if fam == "mla_generation":
-        return att.mla_decode(
-            _int(row, "batch_size"),
-            _int(row, "step") + 1,
-            _int(row, "num_heads"),
-            MLA_KV_LORA,
-            MLA_ROPE,
-            kv,
-            profile,
-            model,
-        )
-    if fam == "mla_context":
-        return att.mla_prefill(
-            _int(row, "batch_size"),
-            _int(row, "isl"),
-            _int(row, "num_heads"),
-            MLA_QK_NOPE + MLA_ROPE,
-            MLA_V,
-            kv,
-            profile,
-            model,
-            rope=MLA_ROPE,
-            kv_lora=MLA_KV_LORA,
-        )
-    if fam == "moe":
-        gated = "nongated" not in (row.get("kernel_source") or "")
-        return moe_layer(
-            _int(row, "num_tokens"),
-            _int(row, "hidden_size"),
-            _int(row, "inter_size"),
-            _int(row, "topk"),
-            _int(row, "num_experts"),
-            _int(row, "moe_tp_size", 1),
-            _int(row, "moe_ep_size", 1),
-            row.get("distribution") or "balanced",
-            row.get("moe_dtype") or "bfloat16",
-            profile,
-            gated=gated,
-            model=model,
-            fused="min_latency" in (row.get("kernel_source") or ""),
-            masked=(row.get("kernel_source") or "").strip().lower() == "deepgemm",
-        )
-    if fam == "collective":
-        dt = (row.get("allreduce_dtype") or row.get("nccl_dtype") or "bfloat16").strip().lower()
-        nbytes = _int(row, "message_size") * collectives.ELEM_BYTES.get(dt, 2.0)
-        impl = "nccl" if (row.get("kernel_source") or "").strip().upper() == "NCCL" else "custom"
-        return collectives.collective(
-            row["op_name"].strip().lower(), nbytes, _int(row, "num_gpus"), profile, model, implementation=impl
-        )
-    # moe_a2a: latency in µs in these files; the estimate is in seconds like every other
+    return _ROW_ESTIMATORS[fam](row, profile, model)
+
+
+def _kv_dtype(row: dict) -> str:
+    return (row.get("kv_cache_dtype") or "bfloat16").strip().lower()
+
+
+def _decode_attention_row(row: dict, profile, model) -> tuple[float, float]:
+    return att.decode_attention(
+        _int(row, "batch_size"),
+        _int(row, "step") + 1,
+        _int(row, "num_heads"),
+        _int(row, "num_key_value_heads"),
+        _int(row, "head_dim"),
+        _int(row, "window_size", 0),
+        _kv_dtype(row),
+        profile,
+        model,
+        q_dtype=(row.get("attn_dtype") or "bfloat16").lower(),
+        backend="flashinfer" if "flashinfer" in (row.get("kernel_source") or "") else None,
+    )
+
+
+def _context_attention_row(row: dict, profile, model) -> tuple[float, float]:
+    return att.context_attention(
+        _int(row, "batch_size"),
+        _int(row, "isl"),
+        _int(row, "num_heads"),
+        _int(row, "num_key_value_heads"),
+        _int(row, "head_dim"),
+        _int(row, "window_size", 0),
+        (row.get("attn_dtype") or "bfloat16").lower(),
+        _kv_dtype(row),
+        profile,
+        model,
+    )
+
+
+def _mla_decode_row(row: dict, profile, model) -> tuple[float, float]:
+    return att.mla_decode(
+        _int(row, "batch_size"),
+        _int(row, "step") + 1,
+        _int(row, "num_heads"),
+        MLA_KV_LORA,
+        MLA_ROPE,
+        _kv_dtype(row),
+        profile,
+        model,
+    )
+
+
+def _mla_prefill_row(row: dict, profile, model) -> tuple[float, float]:
+    return att.mla_prefill(
+        _int(row, "batch_size"),
+        _int(row, "isl"),
+        _int(row, "num_heads"),
+        MLA_QK_NOPE + MLA_ROPE,
+        MLA_V,
+        _kv_dtype(row),
+        profile,
+        model,
+        rope=MLA_ROPE,
+        kv_lora=MLA_KV_LORA,
+    )
+
+
+def _moe_row(row: dict, profile, model) -> tuple[float, float]:
+    source = row.get("kernel_source") or ""
+    return moe_layer(
+        _int(row, "num_tokens"),
+        _int(row, "hidden_size"),
+        _int(row, "inter_size"),
+        _int(row, "topk"),
+        _int(row, "num_experts"),
+        _int(row, "moe_tp_size", 1),
+        _int(row, "moe_ep_size", 1),
+        row.get("distribution") or "balanced",
+        row.get("moe_dtype") or "bfloat16",
+        profile,
+        gated="nongated" not in source,
+        model=model,
+        fused="min_latency" in source,
+        masked=source.strip().lower() == "deepgemm",
+    )
+
+
+def _collective_row(row: dict, profile, model) -> tuple[float, float]:
+    dt = (row.get("allreduce_dtype") or row.get("nccl_dtype") or "bfloat16").strip().lower()
+    nbytes = _int(row, "message_size") * collectives.ELEM_BYTES.get(dt, 2.0)
+    impl = "nccl" if (row.get("kernel_source") or "").strip().upper() == "NCCL" else "custom"
+    return collectives.collective(
+        row["op_name"].strip().lower(), nbytes, _int(row, "num_gpus"), profile, model, implementation=impl
+    )
+
+
+def _dispatch_combine_row(row: dict, profile, model) -> tuple[float, float]:
+    """moe_a2a: latency in µs in these files; the estimate is in seconds like every other."""
     phase = (row.get("phase") or ("combine" if "combine" in row.get("op_name", "") else "dispatch")).lower()
     return collectives.moe_dispatch_combine(
         phase,
@@ -153,6 +172,17 @@ def row_estimate(row: dict, profile, model=None) -> tuple[float, float] | None:
         backend=(row.get("comm_backend") or "deepep_ht").lower(),
         experts=_int(row, "num_experts", 0) or None,
     )
+
+
+_ROW_ESTIMATORS = {
+    "generation_attention": _decode_attention_row,
+    "context_attention": _context_attention_row,
+    "mla_generation": _mla_decode_row,
+    "mla_context": _mla_prefill_row,
+    "moe": _moe_row,
+    "collective": _collective_row,
+    "moe_a2a": _dispatch_combine_row,
+}
 
 
 def read_rows(path: str) -> tuple[list[str], str, list[str], int]:

@@ -199,15 +199,9 @@ def analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
 
 
 def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
-
     check_format(profile, scenario.gemm_format)
     tmod = time_model(profile)
-    launch_s = profile.launch_overhead_us * 1e-6
-    floor_s = tmod.kernel_floor_us * 1e-6
     counts = layer_counts(spec)
-    b_act = 2.0  # BF16 activations between kernels
-    h = spec.hidden_size
-
     entries = gemm_entries(spec)
     rows = {r: regime_gemm_rows(spec, profile, scenario, r, entries) for r in REGIMES}
     sources = kv_sources(spec)
@@ -219,8 +213,42 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
         steps[regime], per_kind_s[regime], parts[regime] = _regime_step(
             spec, profile, scenario, regime, rows[regime], attn[regime], counts, tmod, entries, sources
         )
+    kind_stats = _kind_stats(spec, scenario, entries, counts, attn, per_kind_s)
+    emb, lm = _head_costs(spec, scenario, rows)
+    notes = []
+    if any(a.kv_replication > 1 for a in attn["decode"]):
+        notes.append(f"tp={scenario.tp} exceeds the KV heads of some layers: their KV cache is replicated")
+    state_seq = state_bytes_per_sequence(spec, scenario.kv_bytes_per_elem)
+    weights_gpu, act, mem = _memory(spec, profile, scenario, rows, attn, kind_stats, emb, lm, state_seq, notes)
+    return Workload(
+        spec,
+        profile,
+        scenario,
+        rows,
+        attn,
+        steps,
+        emb,
+        lm,
+        kv_cache_bytes_per_token(spec, scenario.kv_bytes_per_elem),
+        sum(a.kv_bytes_per_token * a.layers for a in attn["decode"]),
+        state_seq,
+        profile.launch_overhead_us * 1e-6,
+        tmod.kernel_floor_us * 1e-6,
+        notes,
+        weights_gpu,
+        mem.kv_cache_bytes_per_gpu,
+        mem.hbm_bytes,
+        mem.max_decode_concurrency,
+        act,
+        mem,
+        parts,
+        kind_stats,
+    )
 
-    # per-layer costs (Workload.layer_costs): one layer's of each kind
+
+def _kind_stats(spec: ModelSpec, scenario: Scenario, entries, counts, attn, per_kind_s) -> dict[str, tuple]:
+    """Workload.kind_stats: one layer's (parameters, weight bytes per GPU, KV bytes per token per GPU, prefill
+    FLOPs, decode s, prefill s) for each kind the model uses."""
     b_w = FORMATS[scenario.gemm_format][2]
     kind_stats: dict[str, tuple] = {}
     used_gemms = iter(kind_shards(entries, scenario))  # the used kinds' GEMMs and shards, in order
@@ -245,31 +273,34 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
             per_kind_s["decode"].get(kind.name, 0.0),
             per_kind_s["prefill"].get(kind.name, 0.0),
         )
-    v = spec.vocab_size or 0
+    return kind_stats
+
+
+def _head_costs(spec: ModelSpec, scenario: Scenario, rows) -> tuple[LayerCost, LayerCost]:
+    """The embedding's and the LM head's LayerCost (the head's GEMM row is the one of kind "")."""
+    b_act = 2.0  # BF16 activations between kernels
+    b_w = FORMATS[scenario.gemm_format][2]
+    h, v = spec.hidden_size, spec.vocab_size or 0
     emb = LayerCost(-1, "embedding", v * h, v * h * b_act / scenario.tp, 0.0, 0.0, 0.0, 0.0)
     head_rows = {r: next((row for row in rows[r] if row.kind == ""), None) for r in REGIMES}
-    head_params = 0 if spec.tie_word_embeddings else v * h
     hr_p = head_rows["prefill"]
-    lm_bytes = 0.0 if spec.tie_word_embeddings else v * h * b_w / scenario.tp
     lm = LayerCost(
         spec.num_layers,
         "lm_head",
-        head_params,
-        lm_bytes,
+        0 if spec.tie_word_embeddings else v * h,
+        0.0 if spec.tie_word_embeddings else v * h * b_w / scenario.tp,
         0.0,
         hr_p.time.flops if hr_p else 0.0,
         head_rows["decode"].layer_s if head_rows["decode"] else 0.0,
         hr_p.layer_s if hr_p else 0.0,
     )
+    return emb, lm
 
-    kv_model = kv_cache_bytes_per_token(spec, scenario.kv_bytes_per_elem)
-    kv_gpu = sum(a.kv_bytes_per_token * a.layers for a in attn["decode"])
-    notes = []
-    if any(a.kv_replication > 1 for a in attn["decode"]):
-        notes.append(f"tp={scenario.tp} exceeds the KV heads of some layers: their KV cache is replicated")
-    state_seq = state_bytes_per_sequence(spec, scenario.kv_bytes_per_elem)
-    pp = scenario.pp
 
+def _memory(spec: ModelSpec, profile, scenario: Scenario, rows, attn, kind_stats, emb, lm, state_seq, notes):
+    """(weight bytes on the heaviest stage's GPU, activation bytes, the MemoryFit of the scenario's sequences);
+    a note in ``notes`` when they do not fit."""
+    h, pp = spec.hidden_size, scenario.pp
     layer_w = _layer_weight_bytes(spec, kind_stats)
     mtp_w = mtp_weight_bytes(layer_w, spec.mtp_layers, h, FORMATS[scenario.gemm_format][2], scenario.tp)
     weights_gpu = heaviest_stage_weight_bytes(layer_w, emb.weight_bytes, lm.weight_bytes + mtp_w, pp)
@@ -286,30 +317,7 @@ def _analyse(spec: ModelSpec, profile, scenario: Scenario) -> Workload:
             f"{profile.memory_gb:g} GB; at most {mem.max_decode_concurrency} sequences of {scenario.context} "
             "tokens fit"
         )
-    return Workload(
-        spec,
-        profile,
-        scenario,
-        rows,
-        attn,
-        steps,
-        emb,
-        lm,
-        kv_model,
-        kv_gpu,
-        state_seq,
-        launch_s,
-        floor_s,
-        notes,
-        weights_gpu,
-        mem.kv_cache_bytes_per_gpu,
-        mem.hbm_bytes,
-        mem.max_decode_concurrency,
-        act,
-        mem,
-        parts,
-        kind_stats,
-    )
+    return weights_gpu, act, mem
 
 
 def steps_on_domain(w: Workload, profile) -> dict[str, Step]:
@@ -486,58 +494,10 @@ def _layer_stats(spec: ModelSpec, kind_stats: dict[str, tuple]):
 
 def summary(w: Workload) -> dict:
     """The JSON-able view of a workload (``colint inspect --gpu ... --format json``: "estimates")."""
-    sc = w.scenario
-
-    def gemm_row(r: WorkloadGemm) -> dict:
-        t = r.time
-        return {
-            "name": r.name,
-            "kind": r.kind,
-            "layers": r.layers,
-            "m": r.m,
-            "n": r.n,
-            "k": r.k,
-            "instances": round(r.instances, 4),
-            "dtype": r.dtype,
-            "flops": t.flops,
-            "bytes": t.bytes,
-            "arithmetic_intensity": t.arithmetic_intensity,
-            "ridge": t.ridge,
-            "bound": t.bound,
-            "m_star": None if math.isinf(t.m_star) else t.m_star,
-            "sol_s": t.sol_s,
-            "estimate_s": t.estimate_s,
-            "tile": [t.tile_m, t.tile_n],
-            "tile_efficiency": t.tile_efficiency,
-            "wave_efficiency": t.wave_efficiency,
-            "layer_estimate_s": r.layer_s,
-            "total_estimate_s": r.total_s,
-        }
-
-    def step(s: Step) -> dict:
-        return {
-            "tokens": s.tokens,
-            "estimate_s": s.estimate_s,
-            "sol_s": s.sol_s,
-            "attention_s": s.attention_s,
-            "attention_core_s": s.attention_core_s,
-            "ffn_s": s.ffn_s,
-            "other_s": s.other_s,
-            "comm_s": s.comm_s,
-            "comm_hidden_s": s.comm_hidden_s,
-            "attention_share": s.attention_share,
-            "ffn_share": s.ffn_share,
-            "other_share": s.other_share,
-            "collective_share": s.collective_share,
-            "kernels": s.kernels,
-            "ftl_s": s.ftl_s,
-            "tokens_per_s": s.tokens_per_s,
-        }
-
     return {
         "label": w.label(),
         "gpu": w.profile.name,
-        "scenario": dump(sc, json=True),
+        "scenario": dump(w.scenario, json=True),
         "kv_cache_bytes_per_token": w.kv_bytes_per_token,
         "kv_cache_bytes_per_token_per_gpu": w.kv_bytes_per_token_per_gpu,
         "state_bytes_per_sequence": w.state_bytes_per_sequence,
@@ -546,24 +506,73 @@ def summary(w: Workload) -> dict:
         "activation_bytes_per_gpu": w.activation_bytes_per_gpu,
         "memory_fits": w.memory_fits,
         "max_decode_concurrency": w.max_decode_concurrency,
-        "steps": {r: step(s) for r, s in w.steps.items()},
-        "gemms": {r: [gemm_row(g) for g in rows] for r, rows in w.gemms.items()},
-        "attention": {
-            r: [
-                {
-                    "kind": a.kind,
-                    "layers": a.layers,
-                    "mixer": a.mixer,
-                    "flops": a.flops,
-                    "bytes": a.bytes,
-                    "sol_s": a.sol_s,
-                    "estimate_s": a.estimate_s,
-                    "kv_replication": a.kv_replication,
-                    "attended_tokens": a.attended_tokens,
-                }
-                for a in rows
-            ]
-            for r, rows in w.attention.items()
-        },
+        "steps": {r: _step_json(s) for r, s in w.steps.items()},
+        "gemms": {r: [_gemm_json(g) for g in rows] for r, rows in w.gemms.items()},
+        "attention": {r: [_attention_json(a) for a in rows] for r, rows in w.attention.items()},
         "notes": list(w.notes),
+    }
+
+
+def _gemm_json(r: WorkloadGemm) -> dict:
+    """One GEMM row of summary()."""
+    t = r.time
+    return {
+        "name": r.name,
+        "kind": r.kind,
+        "layers": r.layers,
+        "m": r.m,
+        "n": r.n,
+        "k": r.k,
+        "instances": round(r.instances, 4),
+        "dtype": r.dtype,
+        "flops": t.flops,
+        "bytes": t.bytes,
+        "arithmetic_intensity": t.arithmetic_intensity,
+        "ridge": t.ridge,
+        "bound": t.bound,
+        "m_star": None if math.isinf(t.m_star) else t.m_star,
+        "sol_s": t.sol_s,
+        "estimate_s": t.estimate_s,
+        "tile": [t.tile_m, t.tile_n],
+        "tile_efficiency": t.tile_efficiency,
+        "wave_efficiency": t.wave_efficiency,
+        "layer_estimate_s": r.layer_s,
+        "total_estimate_s": r.total_s,
+    }
+
+
+def _step_json(s: Step) -> dict:
+    """One regime's step of summary()."""
+    return {
+        "tokens": s.tokens,
+        "estimate_s": s.estimate_s,
+        "sol_s": s.sol_s,
+        "attention_s": s.attention_s,
+        "attention_core_s": s.attention_core_s,
+        "ffn_s": s.ffn_s,
+        "other_s": s.other_s,
+        "comm_s": s.comm_s,
+        "comm_hidden_s": s.comm_hidden_s,
+        "attention_share": s.attention_share,
+        "ffn_share": s.ffn_share,
+        "other_share": s.other_share,
+        "collective_share": s.collective_share,
+        "kernels": s.kernels,
+        "ftl_s": s.ftl_s,
+        "tokens_per_s": s.tokens_per_s,
+    }
+
+
+def _attention_json(a) -> dict:
+    """One attention row of summary()."""
+    return {
+        "kind": a.kind,
+        "layers": a.layers,
+        "mixer": a.mixer,
+        "flops": a.flops,
+        "bytes": a.bytes,
+        "sol_s": a.sol_s,
+        "estimate_s": a.estimate_s,
+        "kv_replication": a.kv_replication,
+        "attended_tokens": a.attended_tokens,
     }
