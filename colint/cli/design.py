@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from colint.cli.options import INPUT, SCENARIO, one_path, settings_at, settings_options
+from colint.cli.options import INPUT, SCENARIO, one_path, review_options, settings_at, settings_options
 from colint.cli.output import EXIT_CLEAN, EXIT_FINDINGS, escape_lines, fail, fail_with, write_or_echo, write_report
 from colint.reporters.report_charts import CHARTS
 
@@ -361,30 +361,17 @@ def report_cmd(path, flags, isolated, output, chart, compare_path, variants) -> 
     help="text; json (the shape of `colint schema diff`); markdown (a table, for a job's step summary).",
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Write the report to this file.")
-@click.option(
-    "--frontier",
-    is_flag=True,
-    help="Also the frontier's tokens/s per GPU at 20, 50 and 100 tokens/s per user, before and after "
-    "(0.2 s to seconds per GPU).",
-)
-@click.option(
-    "--fail-on-regression",
-    metavar="PCT",
-    default=None,
-    help="Exit 1 when a decode or prefill step gets slower by more than PCT percent (e.g. 2%) on a target GPU.",
-)
+@review_options()
 def diff_cmd(base, head, flags, isolated, fmt, output, frontier, fail_on_regression) -> None:
     """Compare two versions of a config: the parameter, weight-memory, KV and step-time deltas on each target GPU,
     and the findings new, fixed and unchanged (only new findings fail the run). Both are checked under HEAD's
     settings (its [tool.colint] and the flags); step times are estimates of colint's step model."""
     from colint.cli.check import report_diff
-    from colint.cli.options import percent
     from colint.design.diffing import diff_files
     from colint.errors import ColintError
 
-    threshold = percent(fail_on_regression)
     try:
         run = diff_files(base, head, flags, isolated=isolated, frontier=frontier)
     except ColintError as exc:
         raise fail_with(exc)
-    raise click.exceptions.Exit(report_diff(run, fmt, output, fail_on_regression=threshold))
+    raise click.exceptions.Exit(report_diff(run, fmt, output, fail_on_regression=fail_on_regression))

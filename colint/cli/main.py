@@ -16,7 +16,7 @@ import sys
 import click
 
 from colint.util.version import __version__
-from colint.cli.options import percent, settings_options
+from colint.cli.options import review_options, settings_options
 from colint.cli.output import EXIT_CLEAN, EXIT_ERROR, escape, fail
 from colint.reporters import REPORTERS
 
@@ -158,20 +158,7 @@ OUTPUT_FORMATS = list(REPORTERS)  # full, concise, text (= full), json, github, 
     "(renames followed; no PATH: every changed config) and print the parameter, memory and step-time deltas; "
     "only findings new since REF are reported and can fail the run (docs/diff.md).",
 )
-@click.option(
-    "--frontier",
-    is_flag=True,
-    help="With --base: also the frontier's tokens/s per GPU at 20, 50 and 100 tokens/s per user, before and after "
-    "(0.2 s to seconds per config and GPU).",
-)
-@click.option(
-    "--fail-on-regression",
-    metavar="PCT",
-    default=None,
-    callback=lambda _ctx, _param, value: percent(value),
-    help="With --base: exit 1 when a decode or prefill step gets slower by more than PCT percent (e.g. 2%) on a "
-    "target GPU.",
-)
+@review_options("With --base: ")
 def check(paths, flags, isolated, **run) -> None:
     """Lint the architecture in each PATH for the target GPU(s).
 

@@ -119,6 +119,32 @@ def percent(value: str | None) -> float | None:
     return pct
 
 
+def review_options(when: str = "") -> Callable:
+    """``--frontier`` and ``--fail-on-regression``, the options of a change's review (``check --base`` and
+    ``diff``); ``when`` starts their help ("With --base: ")."""
+
+    def lead(word: str) -> str:
+        return f"{when}{word}" if when else word.capitalize()
+
+    def decorate(f: Callable) -> Callable:
+        f = click.option(
+            "--fail-on-regression",
+            metavar="PCT",
+            default=None,
+            callback=lambda _ctx, _param, value: percent(value),
+            help=lead("exit")
+            + " 1 when a decode or prefill step gets slower by more than PCT percent (e.g. 2%) on a target GPU.",
+        )(f)
+        return click.option(
+            "--frontier",
+            is_flag=True,
+            help=lead("also") + " the frontier's tokens/s per GPU at 20, 50 and 100 tokens/s per user, before and "
+            "after (0.2 s to seconds per config and GPU).",
+        )(f)
+
+    return decorate
+
+
 def flags_of(given: Mapping[str, Any]) -> dict[str, Any]:
     """click's values by field name → the ``flags`` resolve takes: lists for the repeatable options (a
     comma-separated item split), ``tp`` parsed (an integer or 'auto')."""
