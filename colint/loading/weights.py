@@ -22,7 +22,7 @@ import re
 import struct
 from typing import Optional
 
-from colint.loading.witness import INDEX_NAME, WeightsWitness, checkpoint_dir
+from colint.loading.witness import INDEX_NAME, WeightsWitness, checkpoint_files
 
 # safetensors refuses headers over 100,000,000 bytes (safetensors/src/tensor.rs, MAX_HEADER_SIZE)
 MAX_HEADER_BYTES = 100_000_000
@@ -55,17 +55,13 @@ _PACKED = {"U8": 2, "I8": 1}  # parameters per element of a non-scale integer we
 
 def weights_witness(config_path: str) -> Optional[WeightsWitness]:
     """The witness of the checkpoint folder ``config_path`` lies in, or None when it lies in none."""
-    directory = checkpoint_dir(config_path)
-    if directory is None:
-        return None
-    try:
-        stamp = tuple(
-            (e.name, e.stat().st_mtime_ns, e.stat().st_size)
-            for e in sorted(os.scandir(directory), key=lambda e: e.name)
-            if e.name == INDEX_NAME or e.name.endswith(".safetensors")
-        )
-    except OSError:
-        return None
+    found = checkpoint_files(config_path)
+    return None if found is None else witness_of(*found)
+
+
+def witness_of(directory: str, stamp: tuple) -> WeightsWitness:
+    """The witness of checkpoint folder ``directory`` whose files are ``stamp`` (colint.loading.witness
+    .checkpoint_files): read once per state of those files."""
     return _witness(directory, stamp)
 
 

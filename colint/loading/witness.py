@@ -34,16 +34,22 @@ class WeightsWitness:
     problems: list[str] = field(default_factory=list)
 
 
-def checkpoint_dir(config_path: str) -> Optional[str]:
-    """The folder of ``config_path`` when it is a checkpoint's config beside safetensors, else None (one listing)."""
+def checkpoint_files(config_path: str) -> Optional[tuple[str, tuple]]:
+    """(the folder of ``config_path``, its index and ``.safetensors`` files as sorted (name, mtime_ns, size)) when
+    it is a checkpoint's config beside safetensors, else None: one listing of the folder, whose result also keys
+    the witness's cache (colint.loading.weights.witness_of)."""
     if os.path.basename(config_path) not in CONFIG_NAMES:
         return None
     directory = os.path.dirname(os.path.abspath(config_path))
     try:
-        names = os.listdir(directory)
+        stamp = tuple(
+            (e.name, st.st_mtime_ns, st.st_size)
+            for e in sorted(os.scandir(directory), key=lambda e: e.name)
+            if (e.name == INDEX_NAME or e.name.endswith(".safetensors")) and (st := e.stat())
+        )
     except OSError:
         return None
-    return directory if any(n == INDEX_NAME or n.endswith(".safetensors") for n in names) else None
+    return (directory, stamp) if stamp else None
 
 
 HF_QUANT_NAME = (

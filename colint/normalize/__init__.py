@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from colint.errors import FormatNotRecognized, UsageError
 from colint.loading.document import Document, format_path
-from colint.loading.witness import HF_QUANT_NAME, checkpoint_dir, modelopt_quantization
+from colint.loading.witness import HF_QUANT_NAME, checkpoint_files, modelopt_quantization
 from colint.normalize.model_spec import FFN, KeyIssue, LayerKind, Mixer, ModelSpec, Quantization, Source
 from colint.normalize.reader import collect_accessed
 from colint.normalize.unknown_keys import unknown_key_issues
@@ -71,13 +71,11 @@ def normalize(doc: Document, input_format: str | None = None, vocab_size: int | 
             spec = module.normalize(doc)
     spec = _with_unknown_keys(spec, doc, log)
     spec = _with_document_issues(spec, doc)
-    witness = None
-    if isinstance(doc.path, str) and checkpoint_dir(doc.path) is not None:
-        from colint.loading.weights import weights_witness  # only beside safetensors (start-up)
+    found = checkpoint_files(doc.path) if isinstance(doc.path, str) else None
+    if found is not None:  # the checkpoint's weights beside the file (CL011 compares them with the config)
+        from colint.loading.weights import witness_of  # only beside safetensors (start-up)
 
-        witness = weights_witness(doc.path)
-    if witness is not None:  # the checkpoint's weights beside the file (CL011 compares them with the config)
-        spec = replace(spec, weights=witness)
+        spec = replace(spec, weights=witness_of(*found))
     if spec.quantization is None and isinstance(doc.path, str) and (mo := modelopt_quantization(doc.path)):
         # a ModelOpt export states its format beside the config, not in it (issue 29)
         q = Quantization(quant_method="modelopt", raw=mo, origin="hf_quant_config.json")
