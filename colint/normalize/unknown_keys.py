@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from typing import Optional
 
 from colint.loading.document import Document, format_path
-from colint.normalize.hf import WRAPPER_TEXT_TYPES
+from colint.normalize.hf.wrappers import WRAPPER_TEXT_TYPES
 from colint.normalize.model_spec import KeyIssue, Source
 
 from colint.normalize.hf_harmless import HF_HARMLESS
@@ -73,6 +73,12 @@ def hf_known(model_type: Optional[str]) -> Optional[frozenset]:
     # a wrapper read flat (Qwen2.5-VL's pre-v5 layout) passes its text keys on to its text config
     text = t["model_types"].get(WRAPPER_TEXT_TYPES.get(model_type or "", f"{model_type}_text"), [])
     return frozenset(keys) | frozenset(text) | frozenset(t["common"]) | HF_HARMLESS
+
+
+@functools.lru_cache(maxsize=1)
+def hf_known_common() -> frozenset:
+    """The keys every config class knows (PretrainedConfig's) and the bookkeeping keys of published configs."""
+    return frozenset(_table()["common"]) | HF_HARMLESS
 
 
 def one_edit(a: str, b: str) -> bool:

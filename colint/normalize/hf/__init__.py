@@ -20,6 +20,7 @@ from colint.errors import SpecError
 from colint.loading.document import Document
 from colint.normalize.hf.base import HFReader, family_defaults
 from colint.normalize.hf.decoder import TRAITS
+from colint.normalize.hf.wrappers import WRAPPER_TEXT_TYPES
 from colint.normalize.model_spec import ModelSpec
 
 # model_type -> module under colint.normalize.hf, for the families whose structure no TRAITS row can say
@@ -83,21 +84,6 @@ BESPOKE: dict[str, str] = {
 # Every model_type colint reads: the rows of decoder.TRAITS (tests/normalize/hf/test_dense_variants.py, test_moe_variants.py, test_hybrid_variants.py) and the bespoke builders.
 FAMILIES: dict[str, str] = {**BESPOKE, **dict.fromkeys(TRAITS, "decoder")}
 
-# Multimodal wrapper model_type -> the text model_type when text_config has none (transformers' default).
-WRAPPER_TEXT_TYPES: dict[str, str] = {
-    "gemma3": "gemma3_text",
-    "gemma4": "gemma4_text",
-    "mistral3": "mistral",
-    "llava": "llama",
-    "llava_next": "llama",
-    "qwen3_vl_moe": "qwen3_vl_moe_text",
-    "qwen3_5": "qwen3_5_text",
-    "qwen3_5_moe": "qwen3_5_moe_text",
-    "llama4": "llama4_text",
-    "kimi_k25": "deepseek_v3",
-    "glm4v_moe": "glm4v_moe_text",
-    "qwen3_omni_moe": "qwen3_omni_moe_text",  # under thinker_config.text_config
-}
 
 WRAPPER_KEYS = ("text_config", "llm_config", "language_config")
 

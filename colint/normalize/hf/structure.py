@@ -21,18 +21,15 @@ are to the new model is only as close as its code is to that family (docs/struct
 
 from __future__ import annotations
 
-import functools
-import json
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import replace
 
 from colint.errors import ColintError, FormatNotRecognized
 from colint.loading.document import Document, format_path
-from colint.normalize.hf_harmless import HF_HARMLESS
 from colint.normalize.model_spec import KeyIssue, ModelSpec, Source
 from colint.normalize.reader import COLLECTORS, collect_accessed
+from colint.normalize.unknown_keys import hf_known, hf_known_common
 
 # Key names that size or shape a model (a signature per family): MLA (kv_lora_rank, q_lora_rank, qk_*_head_dim),
 # MoE in each family's naming (n_routed_experts, num_experts, num_local_experts, moe_intermediate_size,
@@ -83,24 +80,12 @@ def shape_keys(node: dict) -> list[str]:
     return [k for k in node if isinstance(k, str) and _SHAPE.search(k) and not _NOT_SHAPE.search(k)]
 
 
-_KEYS_FILE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "hf_keys.json")
-
-
-@functools.lru_cache(maxsize=1)
-def _keys_table() -> dict:
-    try:
-        with open(_KEYS_FILE, encoding="utf-8") as fh:
-            return json.load(fh)
-    except FileNotFoundError:
-        return {"common": [], "model_types": {}}
-
-
-@functools.lru_cache(maxsize=128)
 def known_keys(model_type: str) -> frozenset:
-    """The keys ``model_type``'s transformers config class knows (``hf_keys.json``: defined, aliased and
-    PretrainedConfig's own) and the bookkeeping keys of published configs."""
-    t = _keys_table()
-    return frozenset(t["model_types"].get(model_type, ())) | frozenset(t["common"]) | HF_HARMLESS
+    """The keys ``model_type``'s transformers config class knows, as CL007 judges a file read as that family
+    (colint.normalize.unknown_keys.hf_known: hf_keys.json's defined, aliased and PretrainedConfig's own keys, a
+    wrapper's text config's, the bookkeeping keys of published configs); for a family the table lacks, the
+    common and bookkeeping keys alone."""
+    return hf_known(model_type) or hf_known_common()
 
 
 def _built(spec: ModelSpec) -> set[str]:
