@@ -16,7 +16,7 @@ script and interpreter, with PYTHONDONTWRITEBYTECODE unset and the .pyc files wa
   as fresh processes and in-process (``--pareto-only`` runs just this part).
 * ``--bulk-only``: just the one-call figures (copies, distinct variants, the large-MoE mix).
 
-Targets on a 2-core machine: check within 1.5x of the baseline, 1,000 configs under 3 s, a
+Targets on a 2-core machine: check within 1.4x of the baseline, 1,000 configs under 3 s, a
 few milliseconds of analysis per config. The script reports; it asserts nothing.
 """
 
@@ -43,7 +43,7 @@ PROJECT_SETTINGS = (
     'fail-on = "error"\n[tool.colint.severity]\nCL201 = "error"\n'
 )
 HEAVY = ("transformers", "torch", "numpy", "matplotlib", "rich", "scipy", "pandas", "huggingface_hub")
-TARGET_RATIO, TARGET_1000_S, TARGET_ANALYSIS_MS = 1.5, 3.0, 5.0
+TARGET_RATIO, TARGET_1000_S, TARGET_ANALYSIS_MS = 1.4, 3.0, 5.0  # issue 32: start-up <= 1.4x, with a margin
 PARETO_MODELS = (os.path.join("examples", "llama-3.3-70b.json"), os.path.join("examples", "kimi-k2.json"))
 PARETO_GPU, TARGET_PARETO_S = "gb200", 2.0
 
