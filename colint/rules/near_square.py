@@ -17,7 +17,7 @@ Decode at concurrency 1 never makes a CL102 finding: at M=1 everything is memory
 of decoding, not of the design. Every number is an estimate of the roofline on the scenario's
 GPU and format; routers and other tiny replicated GEMMs below ``min_share_pct`` of the step are
 not reported. The shape arithmetic (I∞, the square references, the loss of a thin shape, the field
-that sets the thin side) is colint.rules.gemm_shapes.
+that sets the thin side) is colint.analysis.gemm_shape and colint.rules.gemm_shapes.
 """
 
 from __future__ import annotations
@@ -25,17 +25,14 @@ from __future__ import annotations
 import math
 
 from colint.rules.base import Context, Family, Option, RuleDoc, fix, rule
-from colint.rules.gemm_shapes import (
-    field_of_thin,
+from colint.analysis.gemm_shape import (
     limit_intensity,
-    memory_bound,
     reference_shape,
-    shape_loss_s,
     square_m_star,
-    thin_by_design,
-    thin_dim,
-    thin_value,
+    thin_side_for_ridge,
+    whole_expert_shape,
 )
+from colint.rules.gemm_shapes import field_of_thin, memory_bound, shape_loss_s, thin_by_design, thin_dim, thin_value
 
 FAMILY = Family(name="near-square", number=1)
 SOURCES = (
@@ -229,7 +226,7 @@ def _widen_fixes(ctx: Context, r0, ridge: float) -> list:
             "display",
         )
     ]
-    whole = _whole_expert(ctx, r0)
+    whole = whole_expert_shape(r0, sc)
     if whole is not None and whole[2] > ridge:
         # expert TP made it thin: EP over the same GPUs keeps each expert whole (the actionable fix first)
         split = sc.tp_of(r0.component)
@@ -246,34 +243,10 @@ def _widen_fixes(ctx: Context, r0, ridge: float) -> list:
     return fixes
 
 
-def _whole_expert(ctx: Context, row) -> tuple[int, int, float] | None:
-    """(N, K, I∞) of a routed-expert GEMM unsplit, when expert TP (over tp x kvp, no EP) split it; else None."""
-    sc = ctx.target_scenario
-    split = sc.tp_of("ffn")
-    if row.parallel != "expert" or sc.ep > 1 or split <= 1:
-        return None
-    n, k = (row.n, row.k * split) if "down" in row.name else (row.n * split, row.k)
-    return n, k, limit_intensity(n, k, row.dtype, sc.outputs)
-
-
 def _needed_thin(n: int, k: int, dtype: str, out_dtype: str, ridge: float) -> str:
     """The thin dimension at which I∞ would equal the ridge (the other held), or 'never'."""
-    lo, hi = 1, 1 << 20
-    thin_is_k = k <= n
-    other = n if thin_is_k else k
-
-    def ok(x: int) -> bool:
-        return limit_intensity(other if thin_is_k else x, x if thin_is_k else other, dtype, out_dtype) > ridge
-
-    if not ok(hi):
-        return "never at this width of the other side"
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid + 1
-    return f"{'K' if thin_is_k else 'N'}={lo}"
+    side = thin_side_for_ridge(n, k, dtype, out_dtype, ridge)
+    return "never at this width of the other side" if side is None else f"{side[0]}={side[1]}"
 
 
 @rule(
