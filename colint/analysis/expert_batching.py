@@ -14,14 +14,7 @@ from typing import Optional
 
 from colint.analysis.footprint import memory_at
 from colint.analysis.inventory import layer_counts
-from colint.analysis.moe import (
-    concurrency_for_m,
-    ep_for_m,
-    experts_per_gpu,
-    experts_touched,
-    redundant_to_fill,
-    tokens_per_expert,
-)
+from colint.analysis import moe
 
 
 def moe_kinds(spec) -> list:
@@ -71,15 +64,15 @@ def expert_batching(workload, scenario, kind) -> Optional[ExpertBatching]:
     conc, grp = sc.decode_concurrency, sc.group_gpus  # attention-DP groups of tp x kvp GPUs in one EP domain
     m_star = max(r.time.m_star for r in rows)
     return ExpertBatching(
-        tokens_per_expert=tokens_per_expert(conc, sc.ep, k, e, tp=grp),
+        tokens_per_expert=moe.tokens_per_expert(conc, sc.ep, k, e, tp=grp),
         m_star_tokens=m_star,
-        concurrency_needed_tokens=concurrency_for_m(m_star, k, e),
-        ep_needed=ep_for_m(m_star, conc, k, e, tp=grp),
-        prefill_tokens_per_expert=tokens_per_expert(sc.prefill_tokens, sc.ep, k, e, tp=grp),
+        concurrency_needed_tokens=moe.concurrency_for_m(m_star, k, e),
+        ep_needed=moe.ep_for_m(m_star, conc, k, e, tp=grp),
+        prefill_tokens_per_expert=moe.tokens_per_expert(sc.prefill_tokens, sc.ep, k, e, tp=grp),
         prefill_m_star_tokens=max(
             (r.time.m_star for r in expert_gemm_rows(workload, "prefill", kind.name)), default=m_star
         ),
-        experts_touched=experts_touched(conc * sc.attention_dp_groups, k, e),
+        experts_touched=moe.experts_touched(conc * sc.attention_dp_groups, k, e),
     )
 
 
@@ -118,9 +111,9 @@ def expert_imbalance(workload, kind, ep: int) -> ExpertImbalance:
     """``kind``'s routed experts spread over ``ep`` ranks in ``workload``'s decode step."""
     e = kind.ffn.num_experts
     return ExpertImbalance(
-        slots_per_gpu=experts_per_gpu(e, ep),
+        slots_per_gpu=moe.experts_per_gpu(e, ep),
         mean_per_gpu=e / ep,
-        redundant_to_fill=redundant_to_fill(e, ep),
+        redundant_to_fill=moe.redundant_to_fill(e, ep),
         expert_decode_s=sum(r.total_s for r in expert_gemm_rows(workload, "decode", kind.name)),
         decode_step_s=workload.steps["decode"].estimate_s,
     )
