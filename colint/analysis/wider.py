@@ -6,7 +6,8 @@ rule (CL301) judges these estimates; it does not compute them.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any, Optional
 
 from colint.analysis.inventory import layer_counts, param_counts
 from colint.analysis.scenario import fit_to_model, make_scenario
@@ -146,6 +147,36 @@ def wider_alternative(spec, target_layers: int, tol: float):
         if best:
             return scaled_spec(spec, best[0], n), best[1]
     return None
+
+
+def target_layers(num_layers: int, aspect_ratio: float, target_aspect_ratio: float) -> int:
+    """The depth that brings H/L to ``target_aspect_ratio`` at equal parameters (H grows as the square root of the
+    layers given up, so L scales by the aspect ratios' 2/3 power), between half the layers and one layer fewer."""
+    L = num_layers
+    return max(math.ceil(L / 2), min(L - 1, round(L * (aspect_ratio / target_aspect_ratio) ** (2 / 3))))
+
+
+@dataclass(frozen=True)
+class WiderWhatIf:
+    """An equal-parameter wider/shallower alternative and its one-sequence decode step (estimates)."""
+
+    spec: Any  # the alternative's ModelSpec
+    params: int
+    itl_s: float  # its decode step in the latency scenario
+    gain_share: float  # 1 - its ITL / the design's: the share of the decode step it saves (negative: slower)
+
+
+def wider_what_if(spec, profile, workload, target_aspect_ratio: float, tol: float) -> Optional[WiderWhatIf]:
+    """The equal-parameter alternative (within ``tol``) at the depth that brings H/L to ``target_aspect_ratio``,
+    priced on ``profile`` in ``workload``'s scenario (the latency one, ``latency_workload``); None where no width
+    fits."""
+    aspect = spec.hidden_size / equivalent_layers(spec)
+    alt = wider_alternative(spec, target_layers(spec.num_layers, aspect, target_aspect_ratio), tol)
+    if alt is None:
+        return None
+    alt_spec, alt_params = alt
+    alt_itl = decode_step_s(alt_spec, profile, workload.scenario)
+    return WiderWhatIf(alt_spec, alt_params, alt_itl, 1.0 - alt_itl / workload.steps["decode"].estimate_s)
 
 
 class _ScaledParams:

@@ -409,18 +409,7 @@ def diff_revision(
     here = os.getcwd()
     root = repo_root(here)
     commit = resolve_revision(root, ref)
-    configs = changed_files(root, commit, configs_only=True)
-    if args:
-        prefixes = [relative(root, a) for a in args]
-        changes = classify(root, commit, paths)
-        removed = [c for c in configs if c.status == "removed" and c.old and _under(c.old, prefixes)]
-    else:
-        changes = [
-            Change(c.status, c.old, display_path(os.path.join(root, c.new), here)) for c in configs if c.new is not None
-        ]
-        removed = [c for c in configs if c.status == "removed"]
-    checked = [c for c in changes if c.status != "unchanged"]
-    unchanged = len(changes) - len(checked)
+    checked, unchanged, removed = _revision_changes(root, commit, paths, args, here)
     head_paths = [c.new for c in checked if c.new is not None]
     results, groups = check_grouped(
         head_paths, flags, isolated=isolated, strict=strict, settings_dirs=settings_dirs, parallel=True
@@ -437,8 +426,7 @@ def diff_revision(
             except ColintError as exc:
                 base_error = f"{base_name}: error: {exc.message}"
             else:
-                syntax = "json" if c.old.lower().endswith(".json") else "yaml"
-                base = check_file(head.path, targets, opts, rules, raw=raw, syntax=syntax)
+                base = check_file(head.path, targets, opts, rules, raw=raw, syntax=_syntax(c.old))
                 if base.error is not None:
                     base_error = base.error.located(base_name)
                     base = None
@@ -457,43 +445,74 @@ def diff_revision(
         )
     for c in removed:
         assert c.old is not None
-        where = os.path.join(root, c.old)
-        start = os.path.dirname(where)
-        while not os.path.isdir(start):  # the folder may have gone with the file
-            start = os.path.dirname(start)
-        opts = settings_for(start, flags, isolated=isolated, strict=strict)
-        rules, targets = _targets_for(opts, cache)
-        base_name = f"{ref}:{c.old}"
-        try:
-            raw = show(root, commit, c.old)
-        except ColintError as exc:
-            out.append(
-                ConfigDiff(
-                    path=display_path(where, here),
-                    base_name=base_name,
-                    status="removed",
-                    base_error=f"{base_name}: error: {exc.message}",
-                )
-            )
-            continue
-        syntax = "json" if c.old.lower().endswith(".json") else "yaml"
-        base = check_file(where, targets, opts, rules, raw=raw, syntax=syntax)
-        if base.skipped is not None:
-            continue  # not a decoder LLM config then either
-        out.append(
-            compare(
-                None,
-                base,
-                opts,
-                targets,
-                status="removed",
-                base_name=base_name,
-                path=display_path(where, here),
-                frontier=frontier,
-                cwd=here,
-            )
-        )
+        opts = _settings_where(os.path.join(root, c.old), flags, isolated, strict)
+        gone = _removed_diff(root, commit, ref, c.old, opts, cache, frontier, here)
+        if gone is not None:
+            out.append(gone)
     return DiffRun(base=ref, commit=commit, configs=out, unchanged_files=unchanged, groups=list(groups))
+
+
+def _syntax(path: str) -> str:
+    """The loader a config's text at a revision takes, by its name."""
+    return "json" if path.lower().endswith(".json") else "yaml"
+
+
+def _revision_changes(root: str, commit: str, paths: list[str], args: tuple[str, ...], here: str):
+    """(changed configs to check, how many are unchanged, configs removed since ``commit``): under the PATH
+    arguments ``args`` (``paths``, what they expanded to), or every config git sees changed."""
+    configs = changed_files(root, commit, configs_only=True)
+    if args:
+        prefixes = [relative(root, a) for a in args]
+        changes = classify(root, commit, paths)
+        removed = [c for c in configs if c.status == "removed" and c.old and _under(c.old, prefixes)]
+    else:
+        changes = [
+            Change(c.status, c.old, display_path(os.path.join(root, c.new), here)) for c in configs if c.new is not None
+        ]
+        removed = [c for c in configs if c.status == "removed"]
+    checked = [c for c in changes if c.status != "unchanged"]
+    return checked, len(changes) - len(checked), removed
+
+
+def _settings_where(where: str, flags: Mapping[str, Any], isolated: bool, strict: bool) -> Settings:
+    """The settings a removed config at ``where`` would have been checked with (from the nearest folder left)."""
+    start = os.path.dirname(where)
+    while not os.path.isdir(start):  # the folder may have gone with the file
+        start = os.path.dirname(start)
+    return settings_for(start, flags, isolated=isolated, strict=strict)
+
+
+def _removed_diff(
+    root: str, commit: str, ref: str, old: str, opts: Settings, cache: dict, frontier: bool, here: str
+) -> Optional[ConfigDiff]:
+    """A config removed since ``ref``: its findings at the revision, all fixed; None where it was no decoder
+    LLM config then either."""
+    where = os.path.join(root, old)
+    rules, targets = _targets_for(opts, cache)
+    base_name = f"{ref}:{old}"
+    try:
+        raw = show(root, commit, old)
+    except ColintError as exc:
+        return ConfigDiff(
+            path=display_path(where, here),
+            base_name=base_name,
+            status="removed",
+            base_error=f"{base_name}: error: {exc.message}",
+        )
+    base = check_file(where, targets, opts, rules, raw=raw, syntax=_syntax(old))
+    if base.skipped is not None:
+        return None  # not a decoder LLM config then either
+    return compare(
+        None,
+        base,
+        opts,
+        targets,
+        status="removed",
+        base_name=base_name,
+        path=display_path(where, here),
+        frontier=frontier,
+        cwd=here,
+    )
 
 
 def exit_code(run: DiffRun, *, fail_on_regression: Optional[float] = None) -> int:

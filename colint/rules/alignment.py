@@ -180,20 +180,8 @@ def vocab_not_padded(ctx: Context):
     delta = param_delta(spec, "vocab_size", target)
     if refused:
         loss = None  # a hard constraint: the format's kernels refuse the width
-        first = f"LM head N={per_shard} is not a multiple of {hard} {rows[0].dtype} elements: those kernels refuse it"
-    elif per_shard % hard:
-        first = (
-            f"LM head N={per_shard} is off the 16-byte aligned path: est. +{eff['decode']:.2f}% decode step, "
-            f"+{eff['prefill']:.2f}% prefill step from tile padding ({w.label()}); the unaligned kernel's own "
-            f"extra cost is not priced (nanoGPT measured ~25% end-to-end from 50257 → 50304 in training)"
-        )
-    else:
-        first = (
-            f"LM head N={per_shard} runs {padded} wide on 128-wide tiles ({waste:.1f}% of its work wasted); "
-            f"est. +{eff['decode']:.2f}% decode step, +{eff['prefill']:.2f}% prefill step ({w.label()})"
-        )
     details = [
-        first,
+        _lm_head_line(ctx, per_shard, rows[0].dtype, refused, eff),
         f"padding to {target} (a multiple of {int(ctx.option('multiple'))} x tp={tp}) adds "
         f"{delta.total:,} zero-initialised parameters; serve with the padded logits masked "
         f"(tokenizer vocabulary {v})",
@@ -218,6 +206,25 @@ def vocab_not_padded(ctx: Context):
                 edit(key, v, target),
             )
         ],
+    )
+
+
+def _lm_head_line(ctx: Context, per_shard: int, dtype: str, refused: bool, eff: dict) -> str:
+    """CL202's first detail: the LM head's width refused, off the 16-byte path, or padded on 128-wide tiles, with
+    the step time its padding costs (estimates)."""
+    hard, label = hard_multiple(ctx, dtype), ctx.analysis.label()
+    if refused:
+        return f"LM head N={per_shard} is not a multiple of {hard} {dtype} elements: those kernels refuse it"
+    if per_shard % hard:
+        return (
+            f"LM head N={per_shard} is off the 16-byte aligned path: est. +{eff['decode']:.2f}% decode step, "
+            f"+{eff['prefill']:.2f}% prefill step from tile padding ({label}); the unaligned kernel's own "
+            f"extra cost is not priced (nanoGPT measured ~25% end-to-end from 50257 → 50304 in training)"
+        )
+    padded, waste = pad_waste(per_shard, TILE)
+    return (
+        f"LM head N={per_shard} runs {padded} wide on 128-wide tiles ({waste:.1f}% of its work wasted); "
+        f"est. +{eff['decode']:.2f}% decode step, +{eff['prefill']:.2f}% prefill step ({label})"
     )
 
 

@@ -103,33 +103,48 @@ def judge_width(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims:
     if bad and f == "moe_intermediate_size" and tp > 1 and value % TILE == 0:
         return  # aligned unsplit: only the expert-TP split breaks it, CL503 owns that (fix: EP)
     if bad:
-        eff = step_effect_pct(ctx, bad, TILE)
-        loss = max(eff.values())
-        padded, waste = pad_waste(per_shard, TILE)
-        # a width off the 16-byte path runs unvectorized kernels the time model does not price: a warning at least
-        sev: Severity = ctx.graded(loss, floor="warning" if bad_hard else "info")
-        ev.update(
-            padded_128=padded,
-            waste_128_pct=round(waste, 2),
-            est_decode_step_pct=round(eff["decode"], 2),
-            est_prefill_step_pct=round(eff["prefill"], 2),
-        )
-        details = dim_lines(ctx, bad) + [
-            f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({w.label()})"
-        ]
-        if bad_hard:
-            details.append(
-                f"{dims_text(bad_hard)} is not a multiple of {hard} {dtype} elements (16-byte rows): it "
-                "runs on an unaligned kernel path whose extra cost the tile model does not price"
-            )
-        fixes = _width_fixes(ctx, f, value, mult_field, "unsafe")
-        if f == "moe_intermediate_size" and tp > 1:  # (aligned unsplit returned above)
-            details.append(
-                f"expert parallelism keeps each expert whole, but {value} is not a multiple of 128 unsplit either"
-            )
-        what = f"not a multiple of {hard} (off the 16-byte aligned path)" if bad_hard else "not a multiple of 128"
-        yield ctx.finding(sev, f"{head}, {what}", field=loc, evidence=ev, loss_pct=loss, details=details, fixes=fixes)
+        yield _off_tile(ctx, f, value, tp, per_shard, bad, bad_hard, dtype, ev)
         return
+    yield from _off_cooperative_tile(ctx, f, value, head, dims, ev)
+
+
+def _off_tile(ctx: Context, f: str, value: int, tp: int, per_shard: int, bad, bad_hard, dtype: str, ev: dict):
+    """CL201 on a width off the 128 tile (or the 16-byte path): graded by the step time its padding costs."""
+    w = ctx.analysis
+    hard = hard_multiple(ctx, dtype)
+    eff = step_effect_pct(ctx, bad, TILE)
+    loss = max(eff.values())
+    padded, waste = pad_waste(per_shard, TILE)
+    # a width off the 16-byte path runs unvectorized kernels the time model does not price: a warning at least
+    sev: Severity = ctx.graded(loss, floor="warning" if bad_hard else "info")
+    ev.update(
+        padded_128=padded,
+        waste_128_pct=round(waste, 2),
+        est_decode_step_pct=round(eff["decode"], 2),
+        est_prefill_step_pct=round(eff["prefill"], 2),
+    )
+    details = dim_lines(ctx, bad) + [
+        f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({w.label()})"
+    ]
+    if bad_hard:
+        details.append(
+            f"{dims_text(bad_hard)} is not a multiple of {hard} {dtype} elements (16-byte rows): it "
+            "runs on an unaligned kernel path whose extra cost the tile model does not price"
+        )
+    fixes = _width_fixes(ctx, f, value, TILE * tp, "unsafe")
+    if f == "moe_intermediate_size" and tp > 1:  # (aligned unsplit returned above)
+        details.append(
+            f"expert parallelism keeps each expert whole, but {value} is not a multiple of 128 unsplit either"
+        )
+    what = f"not a multiple of {hard} (off the 16-byte aligned path)" if bad_hard else "not a multiple of 128"
+    head = _shard_phrase(f, value, tp, per_shard, ctx)
+    return ctx.finding(
+        sev, f"{head}, {what}", field=location_field(ctx, f), evidence=ev, loss_pct=loss, details=details, fixes=fixes
+    )
+
+
+def _off_cooperative_tile(ctx: Context, f: str, value: int, head: str, dims: list[Dim], ev: dict):
+    """CL201 advice on a 128-aligned width off the GPU's cooperative tile (256/512 wide), when it costs enough."""
     coop = cooperative_tile(ctx)
     if coop is None:
         return
@@ -145,12 +160,12 @@ def judge_width(ctx: Context, f: str, value: int, tp: int, per_shard: int, dims:
     yield ctx.finding(
         ctx.graded(loss, cap="info"),  # docs/design.md §6: 256/512 on cooperative-tile GPUs is advice
         f"{head}: a multiple of 128 but not of {coop.n} ({ctx.gpu}'s {coop.sms}-SM cooperative tile)",
-        field=loc,
+        field=location_field(ctx, f),
         evidence=ev,
         loss_pct=loss,
         details=[
             f"{dims_text(bad_n)} pads to {cp} on {coop.n}-wide tiles ({cw:.1f}%); est. "
-            f"+{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({w.label()})"
+            f"+{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step ({ctx.analysis.label()})"
         ],
         fixes=_width_fixes(ctx, f, value, coop.n * tp_shard(ctx, f), "unsafe"),
     )

@@ -12,6 +12,7 @@ import math
 
 from colint.analysis.inventory import layer_counts
 from colint.analysis.kv_cache import indexer_kv_bytes_per_token
+from colint.analysis.kv_replication import KvReplication, attention_kinds, kv_heads, kv_replication
 from colint.analysis.ops_attention import INDEXER_LOGIT_BYTES, decode_kv_bytes_per_s
 from colint.analysis.collectives import DEFAULT_SCALE_OUT_GBPS
 from colint.analysis.scale_out import scale_out_cost_pct
@@ -27,19 +28,9 @@ SOURCES_KV = (
 )
 
 
-def _attn_kinds(spec):
-    """(kind, mixer) for layer kinds whose token mixer is softmax attention or MLA, in use."""
-    counts = layer_counts(spec)
-    return [(k, k.mixer) for k, n in zip(spec.layer_kinds, counts) if n and k.mixer.kind in ("attention", "mla")]
-
-
 def _indexer_bytes_per_token(mx) -> float:
     """Decode bytes a DSA indexer moves per cached token and sequence: its FP8 key and the FP32 logit written and read."""
     return indexer_kv_bytes_per_token(mx) + 2 * INDEXER_LOGIT_BYTES
-
-
-def _kv_heads(mx) -> int:
-    return 1 if mx.kind == "mla" else max(1, mx.num_kv_heads)
 
 
 def _kv_field(spec, mx) -> str:
@@ -84,60 +75,16 @@ def _mb(x: float) -> str:
 )
 def kv_cache_replicated(ctx: Context):
     w, sc, spec = ctx.analysis, ctx.target_scenario, ctx.spec
-    tp = sc.tp
-    if tp <= 1:
+    rp = kv_replication(spec, w, sc)
+    if rp is None or rp.factor < ctx.option("min_replication"):
         return
-    rows = [a for a in w.attention["decode"] if a.mixer in ("attention", "mla") and a.kv_replication >= 1]
-    kinds = {k.name: mx for k, mx in _attn_kinds(spec)}
-    worst = None
-    for a in rows:
-        mx = kinds.get(a.kind)
-        if mx is None:
-            continue
-        n_kv = _kv_heads(mx)
-        if tp <= n_kv or tp % n_kv:
-            continue  # tp % n_kv != 0: the KV heads cannot be replicated evenly (CL702)
-        rep = tp // n_kv
-        if worst is None or rep > worst[0]:
-            worst = (rep, mx, n_kv)
-    if worst is None or worst[0] < ctx.option("min_replication"):
-        return
-    rep, mx, n_kv = worst
-    kv_gpu = w.kv_bytes_per_token_per_gpu
-    kv_ideal = w.kv_bytes_per_token / tp
-    extra_tok = kv_gpu - kv_ideal
+    tp, mx, n_kv, loss = rp.tp, rp.mixer, rp.kv_heads, rp.loss_pct
+    kv_gpu, kv_ideal = rp.kv_bytes_per_token_per_gpu, rp.kv_bytes_per_token_sharded
     seqs, context = sc.decode_concurrency, sc.context
-    extra_scn = extra_tok * seqs * context
-    step = w.steps["decode"]
-    core = step.attention_core_s
-    # the replicated share of the KV reads could be spread over the tp ranks
-    saved_s = sum(
-        a.estimate_s * a.layers * (1 - 1 / max(1.0, min(a.kv_replication, tp)))
-        for a in w.attention["decode"]
-        if a.kind in kinds and a.kv_replication > 1
-    )
-    loss = 100.0 * saved_s / step.estimate_s if step.estimate_s else 0.0
     mla = mx.kind == "mla"
-    what = (
-        "MLA's latent KV cache (one KV head)"
-        if mla
-        else "the single KV head (multi-query attention)"
-        if n_kv == 1
-        else f"{n_kv} KV heads"
-    )
-    verb = (
-        f"is copied onto all {tp} tp ranks"
-        if mla or n_kv == 1
-        else f"under tp={tp}: each KV head is copied onto {rep:g} ranks"
-    )
-    msg = (
-        f"{what} {verb}: {kv_gpu:,.0f} B of KV cache per token on every GPU instead of {kv_ideal:,.0f} B"
-        if mla or n_kv == 1
-        else f"{what} {verb}, {kv_gpu:,.0f} B of KV cache per token per GPU instead of {kv_ideal:,.0f} B"
-    )
     details = [
-        f"est. {_mb(extra_scn)} of extra KV cache per GPU at {seqs} seq x {context} tokens; the replicated KV reads "
-        f"are est. {loss:.1f}% of the decode step ({w.label()})",
+        f"est. {_mb(rp.extra_kv_bytes_per_gpu)} of extra KV cache per GPU at {seqs} seq x {context} tokens; the "
+        f"replicated KV reads are est. {loss:.1f}% of the decode step ({w.label()})",
         f"attention tp scales without copies only up to {n_kv}; decouple: attention data-parallel"
         + (f" (or tp<={n_kv})" if n_kv > 1 else "")
         + " with the FFN/experts on tp/ep, or KV (Helix) parallelism "
@@ -175,27 +122,48 @@ def kv_cache_replicated(ctx: Context):
     # shape change, so it warns at most; GQA/MQA heads below tp are also a shape an architect can change
     yield ctx.finding(
         ctx.graded(loss, cap="warning" if mla else "error"),
-        msg,
+        _replication_message(rp),
         field="num_global_kv_heads"
         if kv_key and "num_global_kv_heads" in spec.sources and kv_key == spec.sources["num_global_kv_heads"].key
         else _kv_field(spec, mx),
         evidence={
             "tp": tp,
             "kv_heads": n_kv,
-            "kv_replication": rep,
+            "kv_replication": rp.factor,
             "kv_bytes_per_token_per_gpu": round(kv_gpu),
             "kv_bytes_per_token_sharded": round(kv_ideal),
-            "extra_kv_bytes_per_gpu": round(extra_scn),
+            "extra_kv_bytes_per_gpu": round(rp.extra_kv_bytes_per_gpu),
             "decode_concurrency": seqs,
             "context_tokens": context,
-            "est_replicated_kv_read_s": saved_s,
-            "est_attention_core_s": core,
+            "est_replicated_kv_read_s": rp.replicated_kv_read_s,
+            "est_attention_core_s": w.steps["decode"].attention_core_s,
             "gpu": ctx.gpu,
         },
         loss_pct=loss,
         fixes=fixes,
         details=details,
     )
+
+
+def _replication_message(rp: KvReplication) -> str:
+    """CL701's message: what is copied onto how many ranks, and the KV bytes per token per GPU it costs."""
+    tp, n_kv, kv_gpu, kv_ideal = rp.tp, rp.kv_heads, rp.kv_bytes_per_token_per_gpu, rp.kv_bytes_per_token_sharded
+    one = rp.mixer.kind == "mla" or n_kv == 1
+    what = (
+        "MLA's latent KV cache (one KV head)"
+        if rp.mixer.kind == "mla"
+        else "the single KV head (multi-query attention)"
+        if n_kv == 1
+        else f"{n_kv} KV heads"
+    )
+    verb = (
+        f"is copied onto all {tp} tp ranks"
+        if one
+        else f"under tp={tp}: each KV head is copied onto {rp.factor:g} ranks"
+    )
+    if one:
+        return f"{what} {verb}: {kv_gpu:,.0f} B of KV cache per token on every GPU instead of {kv_ideal:,.0f} B"
+    return f"{what} {verb}, {kv_gpu:,.0f} B of KV cache per token per GPU instead of {kv_ideal:,.0f} B"
 
 
 def _nearest_divisible(n: int, tp: int) -> list[int]:
@@ -235,29 +203,7 @@ def heads_not_divisible(ctx: Context):
         if not n:
             continue
         mx = kind.mixer
-        checks = []
-        if mx.kind in ("attention", "mla"):
-            checks.append(("num_heads", "query heads", mx.num_heads, "num_attention_heads"))
-            if (
-                mx.kind == "attention"
-                and mx.num_kv_heads
-                and mx.num_kv_heads != mx.num_heads
-                and mx.num_kv_heads % tp
-                and tp % mx.num_kv_heads
-            ):
-                checks.append(("num_kv_heads", "KV heads", mx.num_kv_heads, "num_key_value_heads"))
-        elif mx.kind == "mamba" and mx.num_heads:
-            checks.append(("mamba_num_heads", "Mamba heads", mx.num_heads, "mamba_num_heads"))
-        elif mx.kind == "linear_attention":
-            if mx.num_v_heads:
-                checks.append(
-                    ("linear_num_value_heads", "linear-attention value heads", mx.num_v_heads, "linear_num_value_heads")
-                )
-            if mx.num_k_heads:
-                checks.append(
-                    ("linear_num_key_heads", "linear-attention key heads", mx.num_k_heads, "linear_num_key_heads")
-                )
-        for field, label, count, fallback in checks:
+        for field, label, count, fallback in _head_checks(mx, tp):
             if not count or (field, count) in seen:
                 continue
             if field == "num_kv_heads":
@@ -269,21 +215,8 @@ def heads_not_divisible(ctx: Context):
             seen.add((field, count))
             max_tp = max(d for d in divisors(count) if d & (d - 1) == 0) if field != "num_kv_heads" else None
             key = edit_key(spec, field, fallback)
-            fixes = []
-            if field == "num_heads" and mx.kind == "attention":
-                for v in _nearest_divisible(count, tp):
-                    if mx.num_kv_heads and v % mx.num_kv_heads:
-                        continue
-                    d = param_delta(spec, "num_heads", v, old=count)
-                    fixes.append(fix(f"use {v} query heads ({d.label()})", "unsafe", edit(key, count, v)))
+            fixes = _head_count_fixes(spec, mx, field, key, count, tp)
             if field == "num_kv_heads":
-                opts = [v for v in divisors(mx.num_heads) if v % tp == 0 or tp % v == 0]
-                near = sorted(opts, key=lambda v: (abs(v - count), v))[:2]
-                for v in sorted(near):
-                    d = param_delta(spec, "num_kv_heads", v, old=count)
-                    fixes.append(
-                        fix(f"use {v} KV head{'s' if v > 1 else ''} ({d.label()})", "unsafe", edit(key, count, v))
-                    )
                 msg = f"{count} KV heads can neither be split over nor replicated evenly on tp={tp}"
             else:
                 msg = f"{count} {label} cannot be split over tp={tp} ({count / tp:.2f} per rank)"
@@ -312,6 +245,52 @@ def heads_not_divisible(ctx: Context):
                 fixes=fixes,
                 gpu_specific=False,
             )  # heads vs tp: the same on every GPU, reported once
+
+
+def _head_checks(mx, tp: int) -> list[tuple[str, str, int, str]]:
+    """(field, label, count, key fallback) of each head count of mixer ``mx`` that tp must split (KV heads: only
+    those that tp can neither split nor replicate)."""
+    checks = []
+    if mx.kind in ("attention", "mla"):
+        checks.append(("num_heads", "query heads", mx.num_heads, "num_attention_heads"))
+        if (
+            mx.kind == "attention"
+            and mx.num_kv_heads
+            and mx.num_kv_heads != mx.num_heads
+            and mx.num_kv_heads % tp
+            and tp % mx.num_kv_heads
+        ):
+            checks.append(("num_kv_heads", "KV heads", mx.num_kv_heads, "num_key_value_heads"))
+    elif mx.kind == "mamba" and mx.num_heads:
+        checks.append(("mamba_num_heads", "Mamba heads", mx.num_heads, "mamba_num_heads"))
+    elif mx.kind == "linear_attention":
+        if mx.num_v_heads:
+            checks.append(
+                ("linear_num_value_heads", "linear-attention value heads", mx.num_v_heads, "linear_num_value_heads")
+            )
+        if mx.num_k_heads:
+            checks.append(
+                ("linear_num_key_heads", "linear-attention key heads", mx.num_k_heads, "linear_num_key_heads")
+            )
+    return checks
+
+
+def _head_count_fixes(spec, mx, field: str, key: str, count: int, tp: int) -> list:
+    """The head counts near ``count`` that tp splits (query heads) or splits or replicates (KV heads)."""
+    fixes = []
+    if field == "num_heads" and mx.kind == "attention":
+        for v in _nearest_divisible(count, tp):
+            if mx.num_kv_heads and v % mx.num_kv_heads:
+                continue
+            d = param_delta(spec, "num_heads", v, old=count)
+            fixes.append(fix(f"use {v} query heads ({d.label()})", "unsafe", edit(key, count, v)))
+    if field == "num_kv_heads":
+        opts = [v for v in divisors(mx.num_heads) if v % tp == 0 or tp % v == 0]
+        near = sorted(opts, key=lambda v: (abs(v - count), v))[:2]
+        for v in sorted(near):
+            d = param_delta(spec, "num_kv_heads", v, old=count)
+            fixes.append(fix(f"use {v} KV head{'s' if v > 1 else ''} ({d.label()})", "unsafe", edit(key, count, v)))
+    return fixes
 
 
 @rule(
@@ -358,7 +337,7 @@ def kv_parallelism_pays(ctx: Context):
         return
     if spec.max_position_embeddings and sc.context > spec.max_position_embeddings:
         return  # the model does not attend that far
-    kinds = {k.name: mx for k, mx in _attn_kinds(spec)}
+    kinds = {k.name: mx for k, mx in attention_kinds(spec)}
     rows = [a for a in w.attention["decode"] if a.kind in kinds]
     if not rows:
         return
@@ -390,8 +369,8 @@ def kv_parallelism_pays(ctx: Context):
     crossover = None
     if grow > 0:
         crossover = max(1, math.ceil((weights_s - const) / grow))
-    mx = min((mx for mx in kinds.values()), key=_kv_heads)
-    n_kv = _kv_heads(mx)
+    mx = min((mx for mx in kinds.values()), key=kv_heads)
+    n_kv = kv_heads(mx)
     share = kv_s / step.estimate_s
     msg = (
         f"at {sc.context:,}-token context and {seqs} seq, KV-cache reads are est. {share:.0%} of decode time "

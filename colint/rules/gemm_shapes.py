@@ -1,65 +1,19 @@
-"""A weight GEMM's shape on the roofline, for the CL1xx near-square rules (colint.rules.near_square):
-the limit intensity I∞ as M grows, the M at which a large square GEMM turns compute-bound, the aligned
-near-square references of equal work and the step time a thin shape loses against them (an estimate of
-the GEMM time model), and which spec field sets a GEMM's thin side.
+"""A weight GEMM's thin side, for the CL1xx near-square rules (colint.rules.near_square): which spec field
+sets it, which GEMMs are thin by design, and the step time a thin shape loses on the target (computed by
+colint.analysis.gemm_shape, with I∞, the square references and the M at which a square GEMM turns
+compute-bound).
 """
 
 from __future__ import annotations
 
-import math
-
-from colint.analysis.gemm_model import FORMATS, OUT_BYTES, estimate
+from colint.analysis.gemm_shape import thin_shape_loss_s
 from colint.analysis.inventory import is_gate
 from colint.rules.base import Context
 
 
-def limit_intensity(n: int, k: int, dtype: str, out_dtype: str) -> float:
-    """I∞ = 2NK / (K·b_a + N·b_out), FLOP/B: the intensity as M → ∞ (weight bytes amortised away)."""
-    _, b_a, _ = FORMATS[dtype]
-    return 2.0 * n * k / (k * b_a + n * OUT_BYTES[out_dtype])
-
-
-def square_m_star(dtype: str, ridge: float) -> float:
-    """M at which a very large square GEMM turns compute-bound: ridge·b_w/2 (the floor of M*)."""
-    return ridge * FORMATS[dtype][2] / 2.0
-
-
-def reference_shapes(n: int, k: int, tile: int = 128) -> list[tuple[int, int]]:
-    """Aligned near-square references of a GEMM's N x K: sides multiples of ``tile`` around sqrt(N·K) (the
-    nearest and one tile either way, the other side making up the same N·K), so that each does about the
-    same work per token. Several, so that one reference's wave quantization does not pass for a shape cost."""
-    base = max(tile, int(round(math.sqrt(n * k) / tile)) * tile)
-    out = []
-    for a in (base - tile, base, base + tile):
-        if a < tile:
-            continue
-        b = max(tile, int(round(n * k / a / tile)) * tile)
-        if (a, b) == (base, base) or max(a, b) / min(a, b) < max(n, k) / min(n, k):
-            out.append((a, b))  # only shapes squarer than the GEMM itself
-    return out
-
-
-def reference_shape(n: int, k: int, tile: int = 128) -> tuple[int, int]:
-    """The square reference quoted in messages: sqrt(N·K) rounded to a multiple of ``tile``."""
-    side = max(tile, int(round(math.sqrt(n * k) / tile)) * tile)
-    return side, side
-
-
 def shape_loss_s(ctx: Context, row) -> float:
-    """Estimated seconds per step that ``row`` loses to its SHAPE: its time minus the time of the same
-    GEMM at the best aligned near-square reference of equal FLOPs (same M, format, output format,
-    library path and kernel floor; ``reference_shapes``), scaled back to the row's work. The format's
-    library efficiency and the kernel floor are in both, so they cancel: what remains is what N and K cost."""
-    t = row.time.estimate_s
-    floor = ctx.analysis.kernel_floor_s
-    best = t
-    for n_ref, k_ref in reference_shapes(row.n, row.k):
-        t_ref = estimate(
-            row.m, n_ref, k_ref, row.dtype, ctx.target_profile, ctx.target_scenario.outputs, standalone=False
-        ).estimate_s
-        best = min(best, floor + max(0.0, t_ref - floor) * (row.n * row.k) / (n_ref * k_ref))
-    share = max(0.0, (t - best) / t) if t > 0 else 0.0
-    return row.total_s * share
+    """Estimated seconds per step that ``row`` loses to its shape on the target (analysis.gemm_shape)."""
+    return thin_shape_loss_s(row, ctx.target_profile, ctx.target_scenario.outputs, ctx.analysis.kernel_floor_s)
 
 
 def memory_bound(row) -> bool:

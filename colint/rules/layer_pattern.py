@@ -328,29 +328,14 @@ def weight_imbalance(ctx: Context):
         f"{wp.sums[heavy] / 1e9:.1f} GB per GPU, {excess / 1e9:.1f} GB ({100 * excess / hbm_bytes:.0f}% of "
         f"{ctx.gpu}'s memory) above the mean stage"
     )
-    why = []
-    if c.first_weights and heavy == 0:
-        why.append("the embedding on stage 0")
-    if heavy == pp - 1 and c.last_weights:
-        why.append("the LM head" + (" and MTP" if spec.mtp_layers else "") + f" on stage {pp - 1}")
-    prefix, _ = period(spec.layer_pattern)
-    k0, kl = spec.kind_of(0), spec.kind_of(L - 1)
-    if prefix and k0.ffn.kind != kl.ffn.kind:
-        why.append(f"the first {prefix} layers' {k0.ffn.kind} FFN holds far fewer weights than a {kl.ffn.kind} layer")
+    why = _heavy_stage_causes(spec, c, heavy, pp)
     details = []
     if why:
         details.append("from " + "; ".join(why) + f" ({w.label()})")
     fixes: list[Fix] = []
     ev = _describe(c, chosen, pp)
-    ev.update(
-        {
-            "num_layers": L,
-            "heaviest_stage": heavy,
-            "excess_weight_bytes": round(excess),
-            "hbm_bytes": round(hbm_bytes),
-            "gpu": ctx.gpu,
-        }
-    )
+    ev.update(num_layers=L, heaviest_stage=heavy, excess_weight_bytes=round(excess))
+    ev.update(hbm_bytes=round(hbm_bytes), gpu=ctx.gpu)
     if wb is not None and wb.sizes != chosen.sizes:
         fp = c.flops_of(wb.sizes)
         details.append(
@@ -382,6 +367,20 @@ def weight_imbalance(ctx: Context):
             details.append("no split into these stages loads: more GPUs per stage or a narrower format (CL801)")
         ev["usable_bytes"] = round(usable)
     yield ctx.finding(sev, msg, field="num_layers", evidence=ev, fixes=fixes, details=details)
+
+
+def _heavy_stage_causes(spec, c: StackCosts, heavy: int, pp: int) -> list[str]:
+    """What makes stage ``heavy`` the heaviest: the embedding, the LM head (and MTP), or dense first layers."""
+    why = []
+    if c.first_weights and heavy == 0:
+        why.append("the embedding on stage 0")
+    if heavy == pp - 1 and c.last_weights:
+        why.append("the LM head" + (" and MTP" if spec.mtp_layers else "") + f" on stage {pp - 1}")
+    prefix, _ = period(spec.layer_pattern)
+    k0, kl = spec.kind_of(0), spec.kind_of(spec.num_layers - 1)
+    if prefix and k0.ffn.kind != kl.ffn.kind:
+        why.append(f"the first {prefix} layers' {k0.ffn.kind} FFN holds far fewer weights than a {kl.ffn.kind} layer")
+    return why
 
 
 @rule(

@@ -10,10 +10,8 @@ the smallest deployment (tp, ep, pp within the NVLink domain) that fits the scen
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from colint.analysis.deployments import COMMON_PP, replica_sequences, smallest_fitting
-from colint.analysis.workload import decode_step
+from colint.analysis.memory_shortfall import decode_at_fit
 from colint.rules.base import Context, Family, Option, RuleDoc, fix, rule
 
 FAMILY = Family(name="memory", number=8)
@@ -66,7 +64,65 @@ def does_not_fit(ctx: Context):
     mem = w.memory
     if mem is None or mem.fits:
         return
-    ev = {
+    ev = _footprint_evidence(ctx, mem)
+    where = f"{_gb(mem.usable_bytes)} usable of {ctx.gpu}'s {ctx.target_profile.memory_gb:g} GB"
+    # the deployment that fits is advice and text: a closure re-check (ctx.brief) reads only the severity
+    found = (
+        None
+        if ctx.brief
+        else smallest_fitting(spec, ctx.target_profile, sc, sc.decode_concurrency, int(ctx.option("max_candidates")))
+    )
+    details, fixes = _fit_advice(ctx, mem, found, ev)
+    total = replica_sequences(sc)
+    kv_field = "num_kv_heads" if spec.sources.get("num_kv_heads") else "num_heads"
+    if not mem.weights_fit:
+        msg = (
+            f"does not fit: est. {_gb(mem.weight_bytes_per_gpu)} of weights per GPU"
+            + (
+                f" at {', '.join(f'{k}={getattr(sc, k)}' for k in ('tp', 'kvp', 'ep', 'pp') if getattr(sc, k) > 1)}"
+                if max(sc.tp, sc.kvp, sc.ep, sc.pp) > 1
+                else ""
+            )
+            + f" exceed {where}: the model will not load"
+        )
+        if found is not None:
+            msg += f"; {_layout(*found[:3])} fits"
+        yield ctx.finding("error", msg, field="hidden_size", evidence=ev, fixes=fixes, details=details)
+        return
+    if mem.max_decode_concurrency < 1:
+        msg = (
+            f"does not fit: the weights leave no room for the KV cache of one sequence of {sc.context:,} tokens "
+            f"(est. {_gb(mem.kv_bytes_per_sequence_per_gpu)} per GPU) in {where}"
+        )
+        if found is not None:
+            msg += f"; {_layout(*found[:3])} fits {total:,} seq per replica"
+        yield ctx.finding("error", msg, field=kv_field, evidence=ev, fixes=fixes, details=details)
+        return
+    # room for fewer sequences than planned: the throughput lost at the concurrency that fits
+    at_fit = decode_at_fit(spec, ctx.target_profile, sc, w)
+    cap, tps, tps_cap, loss = at_fit.concurrency_fit, at_fit.tokens_per_s, at_fit.tokens_per_s_at_fit, at_fit.loss_pct
+    ev.update(est_decode_tokens_per_s=round(tps, 1), est_decode_tokens_per_s_at_fit=round(tps_cap, 1))
+    details.insert(
+        1,
+        f"at {cap} seq (what fits) decode gives est. {tps_cap:,.0f} tokens/s per replica instead of "
+        f"{tps:,.0f} ({loss:.0f}% less)"
+        if loss is not None
+        else f"at most {cap} seq fit",
+    )
+    group = " per attention group" if sc.attention_dp_groups > 1 else ""
+    msg = (
+        f"only {cap} of the scenario's {sc.decode_concurrency} sequences{group} of {sc.context:,} tokens fit in "
+        f"{where} (est. {_gb(mem.kv_bytes_per_sequence_per_gpu)} of KV cache each per GPU): set --concurrency {cap} "
+        f"(concurrency = {cap} in [tool.colint]) or deploy on more GPUs"
+    )
+    fixes.insert(0, fix(f"check at --concurrency {cap}", "display", settings={"concurrency": cap}))
+    yield ctx.finding(ctx.graded(loss), msg, field=kv_field, evidence=ev, loss_pct=loss, fixes=fixes, details=details)
+
+
+def _footprint_evidence(ctx: Context, mem) -> dict:
+    """CL801's evidence: the per-GPU footprint against usable memory and the scenario it was priced in."""
+    sc = ctx.target_scenario
+    return {
         "weight_bytes_per_gpu": round(mem.weight_bytes_per_gpu),
         "kv_cache_bytes_per_gpu": round(mem.kv_cache_bytes_per_gpu),
         "activation_bytes_per_gpu": round(mem.activation_bytes_per_gpu),
@@ -81,19 +137,16 @@ def does_not_fit(ctx: Context):
         "pp": sc.pp,
         "gpu": ctx.gpu,
     }
-    where = f"{_gb(mem.usable_bytes)} usable of {ctx.gpu}'s {ctx.target_profile.memory_gb:g} GB"
-    foot = (
+
+
+def _fit_advice(ctx: Context, mem, found, ev: dict) -> tuple[list[str], list]:
+    """CL801's details (the footprint, then the smallest deployment that fits or that none does) and its fix."""
+    sc = ctx.target_scenario
+    details = [
         f"est. {_gb(mem.weight_bytes_per_gpu)} weights + {_gb(mem.kv_cache_bytes_per_gpu)} KV cache "
         f"({sc.decode_concurrency} seq x {sc.context:,} tokens) + {_gb(mem.activation_bytes_per_gpu)} activations "
-        f"per GPU ({w.label()})"
-    )
-    details = [foot]
-    # the deployment that fits is advice and text: a closure re-check (ctx.brief) reads only the severity
-    found = (
-        None
-        if ctx.brief
-        else smallest_fitting(spec, ctx.target_profile, sc, sc.decode_concurrency, int(ctx.option("max_candidates")))
-    )
+        f"per GPU ({ctx.analysis.label()})"
+    ]
     fixes = []
     # concurrency counts sequences per attention group (colint.analysis.scenario); advice for another layout keeps
     # the replica's sequences (a layout with fewer attention groups holds more in each)
@@ -117,63 +170,4 @@ def does_not_fit(ctx: Context):
             f"no deployment of up to {int(ctx.option('max_candidates'))} candidates (tp/ep within the "
             f"{ctx.target_profile.domain_size}-GPU {ctx.target_profile.domain_noun}, pp up to {max(COMMON_PP)}) fits the scenario"
         )
-    if not mem.weights_fit:
-        msg = (
-            f"does not fit: est. {_gb(mem.weight_bytes_per_gpu)} of weights per GPU"
-            + (
-                f" at {', '.join(f'{k}={getattr(sc, k)}' for k in ('tp', 'kvp', 'ep', 'pp') if getattr(sc, k) > 1)}"
-                if max(sc.tp, sc.kvp, sc.ep, sc.pp) > 1
-                else ""
-            )
-            + f" exceed {where}: the model will not load"
-        )
-        if found is not None:
-            msg += f"; {_layout(*found[:3])} fits"
-        yield ctx.finding("error", msg, field="hidden_size", evidence=ev, fixes=fixes, details=details)
-        return
-    if mem.max_decode_concurrency < 1:
-        msg = (
-            f"does not fit: the weights leave no room for the KV cache of one sequence of {sc.context:,} tokens "
-            f"(est. {_gb(mem.kv_bytes_per_sequence_per_gpu)} per GPU) in {where}"
-        )
-        if found is not None:
-            msg += f"; {_layout(*found[:3])} fits {total:,} seq per replica"
-        yield ctx.finding(
-            "error",
-            msg,
-            field="num_kv_heads" if spec.sources.get("num_kv_heads") else "num_heads",
-            evidence=ev,
-            fixes=fixes,
-            details=details,
-        )
-        return
-    # room for fewer sequences than planned: the throughput lost at the concurrency that fits
-
-    cap = mem.max_decode_concurrency
-    capped = decode_step(spec, ctx.target_profile, replace(sc, decode_concurrency=cap))
-    tps, tps_cap = w.steps["decode"].tokens_per_s or 0.0, capped.tokens_per_s or 0.0
-    loss = 100.0 * (1.0 - tps_cap / tps) if tps else None
-    ev.update(est_decode_tokens_per_s=round(tps, 1), est_decode_tokens_per_s_at_fit=round(tps_cap, 1))
-    details.insert(
-        1,
-        f"at {cap} seq (what fits) decode gives est. {tps_cap:,.0f} tokens/s per replica instead of "
-        f"{tps:,.0f} ({loss:.0f}% less)"
-        if loss is not None
-        else f"at most {cap} seq fit",
-    )
-    group = " per attention group" if sc.attention_dp_groups > 1 else ""
-    msg = (
-        f"only {cap} of the scenario's {sc.decode_concurrency} sequences{group} of {sc.context:,} tokens fit in "
-        f"{where} (est. {_gb(mem.kv_bytes_per_sequence_per_gpu)} of KV cache each per GPU): set --concurrency {cap} "
-        f"(concurrency = {cap} in [tool.colint]) or deploy on more GPUs"
-    )
-    fixes.insert(0, fix(f"check at --concurrency {cap}", "display", settings={"concurrency": cap}))
-    yield ctx.finding(
-        ctx.graded(loss),
-        msg,
-        field="num_kv_heads" if spec.sources.get("num_kv_heads") else "num_heads",
-        evidence=ev,
-        loss_pct=loss,
-        fixes=fixes,
-        details=details,
-    )
+    return details, fixes

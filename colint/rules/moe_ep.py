@@ -12,21 +12,20 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from colint.analysis.inventory import layer_counts
 from colint.analysis.collectives import DEFAULT_SCALE_OUT_GBPS
 from colint.analysis.gemm_model import tile_efficiency
-from colint.analysis.moe import (
-    concurrency_for_m,
-    ep_for_m,
-    experts_per_gpu,
-    experts_touched,
-    redundant_to_fill,
-    tokens_per_expert,
-)
+from colint.analysis.moe import experts_per_gpu, redundant_to_fill
 from colint.analysis.ops_moe import expert_k_tile
 from colint.analysis.padding import Dim, step_effect_pct
 from colint.analysis.scale_out import scale_out_cost_pct
-from colint.analysis.footprint import memory_at
+from colint.analysis.expert_batching import (
+    ExpertBatching,
+    concurrency_fit_at_ep,
+    expert_batching,
+    expert_gemm_rows,
+    expert_imbalance,
+    moe_kinds,
+)
 from colint.findings import Severity
 from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule
 from colint.rules.fix_builders import edit_key, param_delta
@@ -40,25 +39,6 @@ SOURCES = (
 )
 COMMON_EP = (8, 16, 32, 64, 72)
 EXPERT_FIX_MULTIPLE = 8  # CL502's fixes offer expert counts that fill one 8-GPU HGX node (the smallest EP)
-
-
-def _moe_kinds(spec):
-    """One representative layer kind per distinct routed-expert shape, with its layer count."""
-    seen: dict = {}
-    for kind, n in zip(spec.layer_kinds, layer_counts(spec)):
-        f = kind.ffn
-        if not n or f.kind != "moe" or not f.num_experts or not f.top_k:
-            continue
-        key = (f.num_experts, f.top_k, f.expert_intermediate_size)
-        if key in seen:
-            seen[key] = (seen[key][0], seen[key][1] + n)
-        else:
-            seen[key] = (kind, n)
-    return list(seen.values())
-
-
-def _expert_rows(w, regime: str, kind_name: str):
-    return [r for r in w.gemms[regime] if r.kind == kind_name and r.parallel == "expert"]
 
 
 def _fmt_tokens(x: float) -> str:
@@ -94,73 +74,22 @@ def expert_gemm_memory_bound(ctx: Context):
     w, sc, spec = ctx.analysis, ctx.target_scenario, ctx.spec
     conc = sc.decode_concurrency
     common = sorted(ctx.option("common_ep"))
-    for kind, n_layers in _moe_kinds(spec):
-        f = kind.ffn
-        e, k = f.num_experts, f.top_k
-        rows = _expert_rows(w, "decode", kind.name)
-        if not rows:
+    for kind, n_layers in moe_kinds(spec):
+        e, k = kind.ffn.num_experts, kind.ffn.top_k
+        b = expert_batching(w, sc, kind)
+        if b is None or not b.memory_bound:
             continue
-        m_star = max(r.time.m_star for r in rows)
-        groups = sc.attention_dp_groups  # attention-DP groups of tp x kvp GPUs meeting in one EP domain
         grp = sc.group_gpus
-        m = tokens_per_expert(conc, sc.ep, k, e, tp=grp)
-        if not math.isfinite(m_star) or m >= m_star:
-            continue
-        c_star = concurrency_for_m(m_star, k, e)
-        ep_need = ep_for_m(m_star, conc, k, e, tp=grp)
-        pre_rows = _expert_rows(w, "prefill", kind.name)
-        m_pre = tokens_per_expert(sc.prefill_tokens, sc.ep, k, e, tp=grp)
-        pre_star = max((r.time.m_star for r in pre_rows), default=m_star)
-        touched = experts_touched(conc * groups, k, e)
-        gpu_fmt = f"{ctx.gpu} {sc.gemm_format}"
-        spread = (
-            f"ep={sc.ep}" if grp == 1 else f"{groups} attention-DP group{'s' if groups != 1 else ''} of {sc.tp_label()}"
-        )
-        # tokens per expert, experts touched and M* are estimates (uniform routing, the roofline): each says so
-        if m >= 1:
-            msg = (
-                f"routed experts get est. {_fmt_tokens(m)} tokens each per decode step ({conc} seq x {spread} x "
-                f"top-{k} / {e} experts), below est. M*={m_star:.0f} where their GEMMs turn compute-bound on "
-                f"{gpu_fmt}"
-            )
-        else:
-            per_touched = conc * groups * k / touched if touched else 0.0
-            msg = (
-                f"at {conc} seq x {spread} a decode step touches est. {touched:,.0f} of {e} routed experts "
-                f"({per_touched:.1f} tokens each); their GEMMs turn compute-bound only from est. M*={m_star:.0f} "
-                f"on {gpu_fmt}"
-            )
         # one GPU per expert at most: wider EP adds replicas, not rows per expert. Sizes advised: the common ones
         # and the HGX-node multiples that divide E (384 experts: 96, 128, 192 beside 72)
         sizes = sorted(set(common) | {d for d in range(EXPERT_FIX_MULTIPLE, e + 1, EXPERT_FIX_MULTIPLE) if e % d == 0})
         domain = getattr(ctx.profile, "domain_size", 0)
-        advised = ep_choices(ep_need, e, sizes, grp, domain) if ep_need > sc.ep else []
-        max_ep = max([x for x in sizes if x <= e], default=ep_need)
-        unit = "rank" if grp == 1 else f"attention group of {sc.tp_label()}"
-        details = [f"compute-bound needs est. {c_star:,.0f} concurrent tokens per EP group (uniform routing)"]
-        if ep_need <= max_ep:
-            details[0] += f": ep>={ep_need} at {conc} seq per {unit}" + (
-                f" (ep={advised[0]}: the nearest size that divides the experts or fits the domain)"
-                if advised and advised[0] != ep_need
-                else ""
-            )
-        else:
-            per_group = math.ceil(c_star / max(1, max_ep // grp))
-            details[0] += (
-                f": out of reach at {conc} seq per {unit}; at ep={max_ep} it takes >={per_group:,} seq per {unit}"
-            )
-        details.append(
-            f"est. {touched:,.0f} of {e} experts touched per step by {conc * groups} token"
-            f"{'s' if conc * groups != 1 else ''}; {experts_per_gpu(e, sc.ep)} experts per GPU at "
-            f"ep={sc.ep}; prefill gives est. {m_pre:,.0f} tokens per expert "
-            f"({'compute' if m_pre >= pre_star else 'memory'}-bound) ({w.label()})"
-        )
+        advised = ep_choices(b.ep_needed, e, sizes, grp, domain) if b.ep_needed > sc.ep else []
+        max_ep = max([x for x in sizes if x <= e], default=b.ep_needed)
+        details = _batching_details(ctx, kind, b, advised, max_ep)
         # capacity: does the concurrency this advice assumes fit in memory at the EP width it proposes?
         ep_adv = advised[0] if advised else sc.ep
-        if ep_adv == sc.ep:
-            fit = w.max_decode_concurrency if w.memory is not None else None
-        else:  # the memory figures analyse would give at that EP width, without its time model
-            fit = memory_at(spec, ctx.target_profile, replace(sc, ep=ep_adv)).max_decode_concurrency
+        fit = concurrency_fit_at_ep(spec, ctx.target_profile, sc, w, ep_adv)
         if fit is not None and fit < conc:
             details.append(
                 f"capacity: at ep={ep_adv} only est. {fit} of the {conc} seq of {sc.context:,} tokens fit "
@@ -172,26 +101,78 @@ def expert_gemm_memory_bound(ctx: Context):
             fixes.append(replace(choices[0], alternatives=choices[1:]))
         yield ctx.finding(
             "info",
-            msg,
+            _batching_message(ctx, kind, b),
             field="num_experts",
             evidence={
                 "num_experts": e,
                 "top_k": k,
                 "decode_concurrency": conc,
                 "ep": sc.ep,
-                "est_tokens_per_expert": round(m, 3),
-                "est_m_star_tokens": round(m_star, 1),
-                "est_concurrency_needed_tokens": round(c_star),
-                "est_ep_needed": ep_need,
-                "est_experts_touched_per_step": round(touched, 1),
+                "est_tokens_per_expert": round(b.tokens_per_expert, 3),
+                "est_m_star_tokens": round(b.m_star_tokens, 1),
+                "est_concurrency_needed_tokens": round(b.concurrency_needed_tokens),
+                "est_ep_needed": b.ep_needed,
+                "est_experts_touched_per_step": round(b.experts_touched, 1),
                 "experts_per_gpu": experts_per_gpu(e, sc.ep),
-                "est_prefill_tokens_per_expert": round(m_pre, 1),
+                "est_prefill_tokens_per_expert": round(b.prefill_tokens_per_expert, 1),
                 "moe_layers": n_layers,
                 "gpu": ctx.gpu,
             },
             fixes=fixes,
             details=details,
         )
+
+
+def _batching_message(ctx: Context, kind, b: ExpertBatching) -> str:
+    """CL501's message: tokens per expert (or experts touched, below one token each) against M*."""
+    sc = ctx.target_scenario
+    conc, groups, grp = sc.decode_concurrency, sc.attention_dp_groups, sc.group_gpus
+    e, k, m_star, touched = kind.ffn.num_experts, kind.ffn.top_k, b.m_star_tokens, b.experts_touched
+    gpu_fmt = f"{ctx.gpu} {sc.gemm_format}"
+    spread = (
+        f"ep={sc.ep}" if grp == 1 else f"{groups} attention-DP group{'s' if groups != 1 else ''} of {sc.tp_label()}"
+    )
+    # tokens per expert, experts touched and M* are estimates (uniform routing, the roofline): each says so
+    if b.tokens_per_expert >= 1:
+        return (
+            f"routed experts get est. {_fmt_tokens(b.tokens_per_expert)} tokens each per decode step ({conc} seq x "
+            f"{spread} x top-{k} / {e} experts), below est. M*={m_star:.0f} where their GEMMs turn compute-bound on "
+            f"{gpu_fmt}"
+        )
+    per_touched = conc * groups * k / touched if touched else 0.0
+    return (
+        f"at {conc} seq x {spread} a decode step touches est. {touched:,.0f} of {e} routed experts "
+        f"({per_touched:.1f} tokens each); their GEMMs turn compute-bound only from est. M*={m_star:.0f} "
+        f"on {gpu_fmt}"
+    )
+
+
+def _batching_details(ctx: Context, kind, b: ExpertBatching, advised: list[int], max_ep: int) -> list[str]:
+    """CL501's details: the concurrency and EP width that reach M* (or that none in reach does), and the experts
+    touched, held per GPU and fed at prefill."""
+    sc = ctx.target_scenario
+    conc, groups, grp, e = sc.decode_concurrency, sc.attention_dp_groups, sc.group_gpus, kind.ffn.num_experts
+    unit = "rank" if grp == 1 else f"attention group of {sc.tp_label()}"
+    first = (
+        f"compute-bound needs est. {b.concurrency_needed_tokens:,.0f} concurrent tokens per EP group (uniform routing)"
+    )
+    if b.ep_needed <= max_ep:
+        first += f": ep>={b.ep_needed} at {conc} seq per {unit}" + (
+            f" (ep={advised[0]}: the nearest size that divides the experts or fits the domain)"
+            if advised and advised[0] != b.ep_needed
+            else ""
+        )
+    else:
+        per_group = math.ceil(b.concurrency_needed_tokens / max(1, max_ep // grp))
+        first += f": out of reach at {conc} seq per {unit}; at ep={max_ep} it takes >={per_group:,} seq per {unit}"
+    m_pre = b.prefill_tokens_per_expert
+    return [
+        first,
+        f"est. {b.experts_touched:,.0f} of {e} experts touched per step by {conc * groups} token"
+        f"{'s' if conc * groups != 1 else ''}; {experts_per_gpu(e, sc.ep)} experts per GPU at "
+        f"ep={sc.ep}; prefill gives est. {m_pre:,.0f} tokens per expert "
+        f"({'compute' if m_pre >= b.prefill_m_star_tokens else 'memory'}-bound) ({ctx.analysis.label()})",
+    ]
 
 
 def ep_choices(ep_need: int, num_experts: int, common: list[int], tp: int, domain: int) -> list[int]:
@@ -253,96 +234,104 @@ def _ep_advice(ep: int, num_experts: int, domain: int, gpu: str):
     graded=True,
 )
 def experts_not_divisible(ctx: Context):
-    w, sc, spec = ctx.analysis, ctx.target_scenario, ctx.spec
+    spec = ctx.spec
+    for kind, _n_layers in moe_kinds(spec):
+        if ctx.target_scenario.ep > 1:
+            yield from _experts_over_ep(ctx, kind)
+        else:
+            yield from _experts_over_common_ep(ctx, kind.ffn.num_experts)
+
+
+def _experts_over_ep(ctx: Context, kind):
+    """CL502 with --ep: the experts the busiest rank holds beyond the mean, graded by the idle expert time."""
+    w, spec, ep = ctx.analysis, ctx.spec, ctx.target_scenario.ep
+    e = kind.ffn.num_experts
+    if e % ep == 0:
+        return
     key = edit_key(spec, "num_experts", "num_experts")
-    for kind, _n_layers in _moe_kinds(spec):
-        e = kind.ffn.num_experts
-        if sc.ep > 1:
-            ep = sc.ep
-            if e % ep == 0:
-                continue
-            slots = experts_per_gpu(e, ep)
-            mean = e / ep
-            idle = 1.0 - mean / slots
-            step = w.steps["decode"]
-            expert_s = sum(r.total_s for r in _expert_rows(w, "decode", kind.name))
-            loss = 100.0 * idle * expert_s / step.estimate_s if step.estimate_s else None
-            r = redundant_to_fill(e, ep)
-            if ep > e:
-                msg = f"ep={ep} exceeds the {e} routed experts: {ep - e} of the {ep} EP ranks hold no expert"
-            else:
-                msg = (
-                    f"{e} experts over ep={ep} is {mean:.2f} per GPU: the busiest GPUs hold {slots} "
-                    f"(est. {idle:.0%} of expert capacity idle)"
-                )
-            fixes = [fix(f"add {r} redundant expert copies (EPLB) to fill {e + r} = {slots} x {ep} slots", "display")]
-            lo, hi = e // ep * ep, (e // ep + 1) * ep
-            for v in (lo, hi):
-                if v > 0 and v != e:
-                    d = param_delta(spec, "num_experts", v, old=e)
-                    fixes.append(fix(f"use {v} experts ({d.label()})", "unsafe", edit(key, e, v)))
-            yield ctx.finding(
-                ctx.graded(loss),
-                msg,
-                field="num_experts",
-                evidence={
-                    "num_experts": e,
-                    "ep": ep,
-                    "experts_per_gpu_max": slots,
-                    "experts_per_gpu_mean": round(mean, 3),
-                    "idle_expert_share": round(idle, 4),
-                    "redundant_to_fill": r,
-                    "gpu": ctx.gpu,
-                },
-                loss_pct=loss,
-                fixes=fixes,
-                details=[
-                    f"expert GEMMs are est. {expert_s * 1e3:.2f} ms of a {step.estimate_s * 1e3:.2f} ms decode "
-                    f"step ({w.label()})"
-                ],
+    im = expert_imbalance(w, kind, ep)
+    slots, mean, idle, r, loss = im.slots_per_gpu, im.mean_per_gpu, im.idle_share, im.redundant_to_fill, im.loss_pct
+    if ep > e:
+        msg = f"ep={ep} exceeds the {e} routed experts: {ep - e} of the {ep} EP ranks hold no expert"
+    else:
+        msg = (
+            f"{e} experts over ep={ep} is {mean:.2f} per GPU: the busiest GPUs hold {slots} "
+            f"(est. {idle:.0%} of expert capacity idle)"
+        )
+    fixes = [fix(f"add {r} redundant expert copies (EPLB) to fill {e + r} = {slots} x {ep} slots", "display")]
+    lo, hi = e // ep * ep, (e // ep + 1) * ep
+    for v in (lo, hi):
+        if v > 0 and v != e:
+            d = param_delta(spec, "num_experts", v, old=e)
+            fixes.append(fix(f"use {v} experts ({d.label()})", "unsafe", edit(key, e, v)))
+    yield ctx.finding(
+        ctx.graded(loss),
+        msg,
+        field="num_experts",
+        evidence={
+            "num_experts": e,
+            "ep": ep,
+            "experts_per_gpu_max": slots,
+            "experts_per_gpu_mean": round(mean, 3),
+            "idle_expert_share": round(idle, 4),
+            "redundant_to_fill": r,
+            "gpu": ctx.gpu,
+        },
+        loss_pct=loss,
+        fixes=fixes,
+        details=[
+            f"expert GEMMs are est. {im.expert_decode_s * 1e3:.2f} ms of a {im.decode_step_s * 1e3:.2f} ms decode "
+            f"step ({w.label()})"
+        ],
+    )
+
+
+def _experts_over_common_ep(ctx: Context, e: int):
+    """CL502 without --ep: experts that divide none of the common EP sizes (or not the rack-scale domain)."""
+    spec = ctx.spec
+    key = edit_key(spec, "num_experts", "num_experts")
+    sizes = [x for x in ctx.option("common_ep") if x <= e]
+    dom = ctx.option("nvl_domain")
+    nvl = getattr(ctx.profile, "domain_size", 0) >= dom and e >= dom and e % dom != 0
+    bad = [x for x in sizes if e % x]
+    if not ((sizes and len(bad) == len(sizes)) or nvl):
+        return
+    check = bad if len(bad) == len(sizes) and sizes else []
+    if nvl:
+        check.append(dom)
+    parts = [
+        f"ep={x}: {experts_per_gpu(e, x)} per GPU on the busiest ({e / x:.2f} mean; "
+        f"{redundant_to_fill(e, x)} redundant experts fill it)"
+        for x in check
+    ]
+    msg = (
+        f"{e} experts divide none of the common EP sizes {', '.join(map(str, sizes))}"
+        if len(check) > 1 or not nvl
+        else f"{e} experts do not divide the {dom}-GPU {ctx.target_profile.domain_noun} of {ctx.gpu}"
+    )
+    lo = e // EXPERT_FIX_MULTIPLE * EXPERT_FIX_MULTIPLE
+    yield ctx.finding(
+        "info",
+        msg,
+        field="num_experts",
+        evidence={
+            "num_experts": e,
+            "ep_sizes": check,
+            "experts_per_gpu_max": {str(x): experts_per_gpu(e, x) for x in check},
+            "gpu": ctx.gpu,
+        },
+        details=["; ".join(parts)],
+        fixes=[
+            fix(
+                f"use {v} experts ({param_delta(spec, 'num_experts', v, old=e).label()})",
+                "unsafe",
+                edit(key, e, v),
             )
-            continue
-        sizes = [x for x in ctx.option("common_ep") if x <= e]
-        dom = ctx.option("nvl_domain")
-        nvl = getattr(ctx.profile, "domain_size", 0) >= dom and e >= dom and e % dom != 0
-        bad = [x for x in sizes if e % x]
-        if (sizes and len(bad) == len(sizes)) or nvl:
-            check = bad if len(bad) == len(sizes) and sizes else []
-            if nvl:
-                check.append(dom)
-            parts = [
-                f"ep={x}: {experts_per_gpu(e, x)} per GPU on the busiest ({e / x:.2f} mean; "
-                f"{redundant_to_fill(e, x)} redundant experts fill it)"
-                for x in check
-            ]
-            msg = (
-                f"{e} experts divide none of the common EP sizes {', '.join(map(str, sizes))}"
-                if len(check) > 1 or not nvl
-                else f"{e} experts do not divide the {dom}-GPU {ctx.target_profile.domain_noun} of {ctx.gpu}"
-            )
-            lo = e // EXPERT_FIX_MULTIPLE * EXPERT_FIX_MULTIPLE
-            yield ctx.finding(
-                "info",
-                msg,
-                field="num_experts",
-                evidence={
-                    "num_experts": e,
-                    "ep_sizes": check,
-                    "experts_per_gpu_max": {str(x): experts_per_gpu(e, x) for x in check},
-                    "gpu": ctx.gpu,
-                },
-                details=["; ".join(parts)],
-                fixes=[
-                    fix(
-                        f"use {v} experts ({param_delta(spec, 'num_experts', v, old=e).label()})",
-                        "unsafe",
-                        edit(key, e, v),
-                    )
-                    for v in sorted({lo, lo + EXPERT_FIX_MULTIPLE} - {0, e})
-                ]
-                if check != [dom]
-                else [],
-            )
+            for v in sorted({lo, lo + EXPERT_FIX_MULTIPLE} - {0, e})
+        ]
+        if check != [dom]
+        else [],
+    )
 
 
 @rule(
@@ -386,7 +375,7 @@ def fine_grained_under_tp(ctx: Context):
     if tp <= 1 or sc.ep > 1:
         return
     tile = ctx.option("tile_width")
-    for kind, _n_layers in _moe_kinds(spec):
+    for kind, _n_layers in moe_kinds(spec):
         f = kind.ffn
         he = f.expert_intermediate_size
         shard = he / tp
@@ -397,7 +386,7 @@ def fine_grained_under_tp(ctx: Context):
         dims = [
             Dim(r.name, "k" if "down" in r.name else "n", r.k if "down" in r.name else r.n, [r])
             for reg in ("decode", "prefill")
-            for r in _expert_rows(w, reg, kind.name)
+            for r in expert_gemm_rows(w, reg, kind.name)
         ]
         priced = split_misaligned or sub_tile
         eff = step_effect_pct(ctx.analysis, dims, tile) if priced else {"decode": 0.0, "prefill": 0.0}
@@ -474,7 +463,7 @@ def fine_grained_under_tp(ctx: Context):
 def ep_beyond_domain(ctx: Context):
     sc, p, spec = ctx.target_scenario, ctx.target_profile, ctx.spec
     dom = max(1, p.domain_size)
-    if sc.ep <= dom or not _moe_kinds(spec):
+    if sc.ep <= dom or not moe_kinds(spec):
         return
     # the step prices collectives beyond the domain at the profile's scale_out_gbps, or at the default NIC
     # (colint.analysis.collectives) when a user's profile gives none: the finding quotes the same figure

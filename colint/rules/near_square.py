@@ -17,7 +17,7 @@ Decode at concurrency 1 never makes a CL102 finding: at M=1 everything is memory
 of decoding, not of the design. Every number is an estimate of the roofline on the scenario's
 GPU and format; routers and other tiny replicated GEMMs below ``min_share_pct`` of the step are
 not reported. The shape arithmetic (I∞, the square references, the loss of a thin shape, the field
-that sets the thin side) is colint.rules.gemm_shapes.
+that sets the thin side) is colint.analysis.gemm_shape and colint.rules.gemm_shapes.
 """
 
 from __future__ import annotations
@@ -25,17 +25,14 @@ from __future__ import annotations
 import math
 
 from colint.rules.base import Context, Family, Option, RuleDoc, fix, rule
-from colint.rules.gemm_shapes import (
-    field_of_thin,
+from colint.analysis.gemm_shape import (
     limit_intensity,
-    memory_bound,
     reference_shape,
-    shape_loss_s,
     square_m_star,
-    thin_by_design,
-    thin_dim,
-    thin_value,
+    thin_side_for_ridge,
+    whole_expert_shape,
 )
+from colint.rules.gemm_shapes import field_of_thin, memory_bound, shape_loss_s, thin_by_design, thin_dim, thin_value
 
 FAMILY = Family(name="near-square", number=1)
 SOURCES = (
@@ -149,15 +146,7 @@ def memory_bound_at_any_batch(ctx: Context):
         i_inf = limit_intensity(r0.n, r0.k, r0.dtype, sc.outputs)
         # within margin_pct below the ridge: balanced in the limit ("on the ridge"), advice rather than waste
         on_ridge = i_inf >= ridge * (1.0 - ctx.option("margin_pct") / 100.0)
-        lines = []
-        for r in prefill:
-            i_r = limit_intensity(r.n, r.k, r.dtype, sc.outputs)
-            lines.append(
-                f"{r.name} N={r.n}, K={r.k}: I∞ {i_r:.0f} FLOP/B; at prefill {_m_text(r)}: intensity "
-                f"{r.time.arithmetic_intensity:.0f} FLOP/B, est. math {r.time.math_s * 1e6:.2f} µs vs memory "
-                f"{r.time.memory_s * 1e6:.2f} µs (read {r.time.read_s * 1e6:.2f}, write "
-                f"{r.time.write_s * 1e6:.2f}) per instance"
-            )
+        lines = [_limit_line(r, sc.outputs) for r in prefill]
         losses = {reg: sum(shape_loss_s(ctx, r) for r in rows if r.regime == reg) for reg in ("decode", "prefill")}
         loss = max(
             100.0 * losses[reg] / w.steps[reg].estimate_s if w.steps[reg].estimate_s else 0.0
@@ -182,27 +171,6 @@ def memory_bound_at_any_batch(ctx: Context):
         )
         names = sorted({r.name for r in rows})
         verdict = "on the ridge even at unbounded M" if on_ridge else "memory-bound at every M"
-        fixes = [
-            fix(
-                f"widen {thin_dim(r0)} of {r0.name} (I∞ reaches the ridge at about "
-                f"{_needed_thin(r0.n, r0.k, r0.dtype, sc.outputs, ridge)}), shard it less, or keep these GEMMs "
-                f"in a format with a lower ridge",
-                "display",
-            )
-        ]
-        whole = _whole_expert(ctx, r0)
-        if whole is not None and whole[2] > ridge:
-            # expert TP made it thin: EP over the same GPUs keeps each expert whole (the actionable fix first)
-            fixes.insert(
-                0,
-                fix(
-                    f"deploy the experts with ep={split} instead of expert {sc.tp_label()}: a whole expert's "
-                    f"{r0.name} has N={whole[0]}, K={whole[1]}, I∞ {whole[2]:.0f} FLOP/B above the "
-                    f"ridge {ridge:.0f}",
-                    "display",
-                    settings={"ep": split},
-                ),
-            )
         yield ctx.finding(
             ctx.graded(loss),
             f"{thin_value(ctx, f, r0)}{tp}: {', '.join(names)} {verdict} on {ctx.gpu} in "
@@ -231,38 +199,54 @@ def memory_bound_at_any_batch(ctx: Context):
                 "est_shape_loss_pct": round(loss, 2),
             },
             details=lines,
-            fixes=fixes,
+            fixes=_widen_fixes(ctx, r0, ridge),
         )
 
 
-def _whole_expert(ctx: Context, row) -> tuple[int, int, float] | None:
-    """(N, K, I∞) of a routed-expert GEMM unsplit, when expert TP (over tp x kvp, no EP) split it; else None."""
+def _limit_line(r, out_dtype: str) -> str:
+    """One GEMM's limit intensity and its roofline at the prefill M, for CL101's details."""
+    i_r = limit_intensity(r.n, r.k, r.dtype, out_dtype)
+    return (
+        f"{r.name} N={r.n}, K={r.k}: I∞ {i_r:.0f} FLOP/B; at prefill {_m_text(r)}: intensity "
+        f"{r.time.arithmetic_intensity:.0f} FLOP/B, est. math {r.time.math_s * 1e6:.2f} µs vs memory "
+        f"{r.time.memory_s * 1e6:.2f} µs (read {r.time.read_s * 1e6:.2f}, write "
+        f"{r.time.write_s * 1e6:.2f}) per instance"
+    )
+
+
+def _widen_fixes(ctx: Context, r0, ridge: float) -> list:
+    """CL101's fixes: EP instead of expert TP where that keeps each expert's GEMM above the ridge (first), then
+    widening the thin side to where I∞ reaches the ridge."""
     sc = ctx.target_scenario
-    split = sc.tp_of("ffn")
-    if row.parallel != "expert" or sc.ep > 1 or split <= 1:
-        return None
-    n, k = (row.n, row.k * split) if "down" in row.name else (row.n * split, row.k)
-    return n, k, limit_intensity(n, k, row.dtype, sc.outputs)
+    fixes = [
+        fix(
+            f"widen {thin_dim(r0)} of {r0.name} (I∞ reaches the ridge at about "
+            f"{_needed_thin(r0.n, r0.k, r0.dtype, sc.outputs, ridge)}), shard it less, or keep these GEMMs "
+            f"in a format with a lower ridge",
+            "display",
+        )
+    ]
+    whole = whole_expert_shape(r0, sc)
+    if whole is not None and whole[2] > ridge:
+        # expert TP made it thin: EP over the same GPUs keeps each expert whole (the actionable fix first)
+        split = sc.tp_of(r0.component)
+        fixes.insert(
+            0,
+            fix(
+                f"deploy the experts with ep={split} instead of expert {sc.tp_label()}: a whole expert's "
+                f"{r0.name} has N={whole[0]}, K={whole[1]}, I∞ {whole[2]:.0f} FLOP/B above the "
+                f"ridge {ridge:.0f}",
+                "display",
+                settings={"ep": split},
+            ),
+        )
+    return fixes
 
 
 def _needed_thin(n: int, k: int, dtype: str, out_dtype: str, ridge: float) -> str:
     """The thin dimension at which I∞ would equal the ridge (the other held), or 'never'."""
-    lo, hi = 1, 1 << 20
-    thin_is_k = k <= n
-    other = n if thin_is_k else k
-
-    def ok(x: int) -> bool:
-        return limit_intensity(other if thin_is_k else x, x if thin_is_k else other, dtype, out_dtype) > ridge
-
-    if not ok(hi):
-        return "never at this width of the other side"
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid + 1
-    return f"{'K' if thin_is_k else 'N'}={lo}"
+    side = thin_side_for_ridge(n, k, dtype, out_dtype, ridge)
+    return "never at this width of the other side" if side is None else f"{side[0]}={side[1]}"
 
 
 @rule(

@@ -11,10 +11,8 @@ too, and only a really deep and narrow stack (below 32) warns, graded by the gai
 
 from __future__ import annotations
 
-import math
-
 from colint.analysis.inventory import param_counts
-from colint.analysis.wider import decode_step_s, equivalent_layers, fixed_decode_s, latency_workload, wider_alternative
+from colint.analysis.wider import equivalent_layers, fixed_decode_s, latency_workload, wider_what_if
 from colint.rules.base import NEVER, Context, Family, Option, RuleDoc, edit, fix, rule
 from colint.rules.fix_builders import edit_key
 
@@ -116,9 +114,7 @@ def deep_narrow_stack(ctx: Context):
     if not small and share < ctx.option("min_fixed_share"):
         return
     # the alternative: the depth that brings H/L to the band (at most halving the layers)
-    target_aspect = ctx.option("min_aspect_ratio")
-    target = max(math.ceil(L / 2), min(L - 1, round(L * (aspect / target_aspect) ** (2 / 3))))
-    alt = wider_alternative(spec, target, ctx.option("param_tolerance"))
+    alt = wider_what_if(spec, ctx.target_profile, w, ctx.option("min_aspect_ratio"), ctx.option("param_tolerance"))
     gain = None
     details = [
         f"per-layer fixed costs: est. {fixed_s * 1e3:.2f} ms of a {step.estimate_s * 1e3:.2f} ms decode step "
@@ -137,84 +133,27 @@ def deep_narrow_stack(ctx: Context):
         "gpu": ctx.gpu,
     }
     if alt is not None:
-        alt_spec, alt_params = alt
-        alt_itl = decode_step_s(alt_spec, ctx.target_profile, w.scenario)
-        gain = 1.0 - alt_itl / step.estimate_s
+        gain = alt.gain_share
         if not small and gain < ctx.option("min_itl_gain"):
             return
-        d_pct = 100.0 * (alt_params - params) / params
-        desc = f"H={alt_spec.hidden_size} x {alt_spec.num_layers} layers" + (
-            f", intermediate {alt_spec.intermediate_size}" if alt_spec.intermediate_size else ""
+        d_pct = 100.0 * (alt.params - params) / params
+        desc = f"H={alt.spec.hidden_size} x {alt.spec.num_layers} layers" + (
+            f", intermediate {alt.spec.intermediate_size}" if alt.spec.intermediate_size else ""
         )
         details.append(
-            f"equal-parameter alternative {desc} ({d_pct:+.1f}% params): est. ITL {alt_itl * 1e3:.2f} ms "
+            f"equal-parameter alternative {desc} ({d_pct:+.1f}% params): est. ITL {alt.itl_s * 1e3:.2f} ms "
             f"({gain:.0%} lower)"
         )
-        ev.update(
-            {
-                "alt_hidden_size": alt_spec.hidden_size,
-                "alt_num_layers": alt_spec.num_layers,
-                "alt_params": alt_params,
-                "est_alt_itl_s": alt_itl,
-                "est_alt_itl_gain_share": round(gain, 4),
-            }
-        )
-        edits = [
-            edit(edit_key(spec, "hidden_size", "hidden_size"), spec.hidden_size, alt_spec.hidden_size),
-            edit(edit_key(spec, "num_layers", "num_hidden_layers"), L, alt_spec.num_layers),
-        ]
-        if (
-            spec.intermediate_size
-            and alt_spec.intermediate_size != spec.intermediate_size
-            and spec.sources.get("intermediate_size")
-        ):
-            edits.append(edit(edit_key(spec, "intermediate_size"), spec.intermediate_size, alt_spec.intermediate_size))
-        moe0 = next((k.ffn for k in spec.layer_kinds if k.ffn.kind == "moe"), None)
-        moe1 = next((k.ffn for k in alt_spec.layer_kinds if k.ffn.kind == "moe"), None)
-        if (
-            moe0
-            and moe1
-            and spec.sources.get("moe_intermediate_size")
-            and moe1.expert_intermediate_size != moe0.expert_intermediate_size
-        ):
-            edits.append(
-                edit(
-                    edit_key(spec, "moe_intermediate_size"),
-                    moe0.expert_intermediate_size,
-                    moe1.expert_intermediate_size,
-                )
-            )
-        first_edit: dict = {}
-        for e in edits:
-            first_edit.setdefault(e.key, e)
-        edits = list(first_edit.values())
-        for fld in ("num_heads", "num_kv_heads"):
-            old, new = getattr(spec, fld), getattr(alt_spec, fld)
-            if old and new != old and spec.sources.get(fld) and not spec.sources[fld].default:
-                edits.append(edit(edit_key(spec, fld), old, new))
+        ev.update(alt_hidden_size=alt.spec.hidden_size, alt_num_layers=alt.spec.num_layers, alt_params=alt.params)
+        ev.update(est_alt_itl_s=alt.itl_s, est_alt_itl_gain_share=round(gain, 4))
         fixes.append(
             fix(
                 f"wider and shallower at equal parameters: {desc} (est. {gain:.0%} lower ITL; "
                 "changes the architecture, retrain)",
                 "display" if small else "unsafe",
-                *edits,
+                *_wider_edits(spec, alt.spec),
             )
         )
-    if small:
-        msg = (
-            f"H/L = {aspect:.1f} ({spec.hidden_size} over {l_eq:g} layers) is deep and thin: below 1B parameters "
-            f"that is a known good choice (MobileLLM); per-layer fixed costs are est. {share:.0%} of one-sequence "
-            f"decode time on {ctx.gpu}"
-        )
-        if gain is not None and gain > 0:
-            msg += f"; an equal-parameter wider stack is est. {gain:.0%} faster (weigh it against quality)"
-    else:
-        msg = (
-            f"H/L = {aspect:.1f} ({spec.hidden_size} over {l_eq:g} layers) is deep and narrow: per-layer fixed "
-            f"costs are est. {share:.0%} of one-sequence decode time on {ctx.gpu}"
-        )
-        if gain is not None and gain > 0:
-            msg += f"; an equal-parameter wider stack is est. {gain:.0%} faster"
     # the loss is the one-sequence decode step the equal-parameter alternative saves (est.); a design change that
     # needs retraining and trades quality (Kaplan, MobileLLM): at most a warning
     loss = 100.0 * gain if gain is not None and gain > 0 else None
@@ -223,10 +162,68 @@ def deep_narrow_stack(ctx: Context):
     deep = not small and aspect < ctx.option("deep_aspect_ratio")
     yield ctx.finding(
         ctx.graded(loss, cap="warning" if deep else "info"),
-        msg,
+        _stack_message(ctx, aspect, l_eq, share, gain, small),
         field="num_layers",
         evidence=ev,
         fixes=fixes,
         details=details,
         loss_pct=loss,
     )
+
+
+def _stack_message(ctx: Context, aspect: float, l_eq: float, share: float, gain, small: bool) -> str:
+    """CL301's message: the aspect ratio, the fixed-cost share and the alternative's gain (small models: a known
+    good choice, weighed against quality)."""
+    head = f"H/L = {aspect:.1f} ({ctx.spec.hidden_size} over {l_eq:g} layers) is deep and "
+    if small:
+        msg = (
+            head + f"thin: below 1B parameters that is a known good choice (MobileLLM); per-layer fixed costs are "
+            f"est. {share:.0%} of one-sequence decode time on {ctx.gpu}"
+        )
+        if gain is not None and gain > 0:
+            msg += f"; an equal-parameter wider stack is est. {gain:.0%} faster (weigh it against quality)"
+        return msg
+    msg = head + f"narrow: per-layer fixed costs are est. {share:.0%} of one-sequence decode time on {ctx.gpu}"
+    if gain is not None and gain > 0:
+        msg += f"; an equal-parameter wider stack is est. {gain:.0%} faster"
+    return msg
+
+
+def _wider_edits(spec, alt_spec) -> list:
+    """The edits from ``spec`` to the wider alternative: hidden size and layers, the FFN widths that changed, and
+    the head counts the file sets."""
+    L = spec.num_layers
+    edits = [
+        edit(edit_key(spec, "hidden_size", "hidden_size"), spec.hidden_size, alt_spec.hidden_size),
+        edit(edit_key(spec, "num_layers", "num_hidden_layers"), L, alt_spec.num_layers),
+    ]
+    if (
+        spec.intermediate_size
+        and alt_spec.intermediate_size != spec.intermediate_size
+        and spec.sources.get("intermediate_size")
+    ):
+        edits.append(edit(edit_key(spec, "intermediate_size"), spec.intermediate_size, alt_spec.intermediate_size))
+    moe0 = next((k.ffn for k in spec.layer_kinds if k.ffn.kind == "moe"), None)
+    moe1 = next((k.ffn for k in alt_spec.layer_kinds if k.ffn.kind == "moe"), None)
+    if (
+        moe0
+        and moe1
+        and spec.sources.get("moe_intermediate_size")
+        and moe1.expert_intermediate_size != moe0.expert_intermediate_size
+    ):
+        edits.append(
+            edit(
+                edit_key(spec, "moe_intermediate_size"),
+                moe0.expert_intermediate_size,
+                moe1.expert_intermediate_size,
+            )
+        )
+    first_edit: dict = {}
+    for e in edits:
+        first_edit.setdefault(e.key, e)
+    edits = list(first_edit.values())
+    for fld in ("num_heads", "num_kv_heads"):
+        old, new = getattr(spec, fld), getattr(alt_spec, fld)
+        if old and new != old and spec.sources.get(fld) and not spec.sources[fld].default:
+            edits.append(edit(edit_key(spec, fld), old, new))
+    return edits

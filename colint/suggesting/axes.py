@@ -82,14 +82,26 @@ def design_axes(
     """The dimensions to vary, and the heads tie (heads key, H key, head_dim) when the file derives
     head_dim as H / heads (heads then follow H so that head_dim stays)."""
     notes: list[str] = []
-    tp, ep, pp = scenario.tp, scenario.ep, scenario.pp
     kinds = _main_kinds(spec)
-    mixers = {k.mixer.kind for k in kinds}
-    moe = [k.ffn for k in kinds if k.ffn.kind == "moe"]
-    dense = [k.ffn for k in kinds if k.ffn.kind == "dense"]
+    axes, tie = _attention_axes(spec, doc, scenario.tp, {k.mixer.kind for k in kinds}, notes)
+    axes += _ffn_axes(spec, doc, scenario, kinds)
+    v_key = _file_key(spec, doc, "vocab_size")
+    v_step = TILE * scenario.tp
+    if pad_vocab and v_key and spec.vocab_size and spec.vocab_size % v_step:
+        # not a searched dimension: when the original's vocabulary draws a CL202 warning or error, the
+        # zero-padding it asks for goes into every variant (safe on a trained checkpoint), so that an
+        # unaligned vocabulary does not reject them all
+        padded = -(-spec.vocab_size // v_step) * v_step
+        axes.append(Axis("vocab_size", v_key, spec.vocab_size, [spec.vocab_size, padded]))  # both are nodes
+    axes += _layer_axes(spec, doc, scenario.pp, notes)
+    axes = [a for a in axes if len(a.values) > 1]
+    return axes, tie, notes
+
+
+def _attention_axes(spec, doc, tp: int, mixers: set, notes: list[str]):
+    """The hidden size, query-head and KV-head axes, and the heads tie when head_dim is derived from H."""
     axes: list[Axis] = []
     tie = None
-
     h_key = _file_key(spec, doc, "hidden_size")
     heads_key = _file_key(spec, doc, "num_heads") if mixers & {"attention", "mla"} else None
     hd_src = spec.sources.get("head_dim")
@@ -121,58 +133,49 @@ def design_axes(
         step = _lcm(base, tp)
         vals = [v for v in _grid(nh, step, HEAD_STEPS, lo=step) if v % tp == 0]
         axes.append(Axis("num_heads", heads_key, nh, vals, step=step))
-    if "attention" in mixers:
-        kv_key = _file_key(spec, doc, "num_kv_heads")
-        if kv_key:
-            nkv = spec.num_kv_heads
-            top = max(spec.num_heads * 2, nkv)
-            # at least tp KV heads (fewer replicate the KV cache: CL701), so KV bytes per GPU stay linear
-            kv_vals = ({nkv} if nkv >= tp else set()) | {
-                1 << i for i in range(0, 12) if max(tp, nkv // 4) <= (1 << i) <= min(top, max(nkv * 4, tp))
-            }
-            axes.append(Axis("num_kv_heads", kv_key, nkv, sorted(kv_vals), step=tp))
-    if dense:
-        i_key = _file_key(spec, doc, "intermediate_size")
-        if i_key and spec.intermediate_size:
-            step = TILE * tp
-            axes.append(
-                Axis(
-                    "intermediate_size",
-                    i_key,
-                    spec.intermediate_size,
-                    _grid(spec.intermediate_size, step, FFN_STEPS, lo=step),
-                    step=step,
-                )
-            )
-    if moe:
-        f = moe[0]
-        e_key = _file_key(spec, doc, "num_experts")
-        if e_key and doc.get(_parse(e_key)) == f.num_experts:
-            e = f.num_experts
-            step = max(8, ep, 1 << max(0, (e // 4).bit_length() - 1))
-            step = _lcm(step, ep)
-            vals = [v for v in _grid(e, step, EXPERT_STEPS, lo=step) if v > f.top_k and v % ep == 0]
-            axes.append(Axis("num_experts", e_key, e, vals, step=step))
-        ie_key = _file_key(spec, doc, "moe_intermediate_size")
-        if ie_key and doc.get(_parse(ie_key)) == f.expert_intermediate_size and f.expert_intermediate_size:
-            step = TILE * (tp if ep == 1 else 1)
-            axes.append(
-                Axis(
-                    "moe_intermediate_size",
-                    ie_key,
-                    f.expert_intermediate_size,
-                    _grid(f.expert_intermediate_size, step, FFN_STEPS, lo=step),
-                    step=step,
-                )
-            )
-    v_key = _file_key(spec, doc, "vocab_size")
-    v_step = TILE * tp
-    if pad_vocab and v_key and spec.vocab_size and spec.vocab_size % v_step:
-        # not a searched dimension: when the original's vocabulary draws a CL202 warning or error, the
-        # zero-padding it asks for goes into every variant (safe on a trained checkpoint), so that an
-        # unaligned vocabulary does not reject them all
-        padded = -(-spec.vocab_size // v_step) * v_step
-        axes.append(Axis("vocab_size", v_key, spec.vocab_size, [spec.vocab_size, padded]))  # both are nodes
+    kv_key = _file_key(spec, doc, "num_kv_heads") if "attention" in mixers else None
+    if kv_key:
+        nkv = spec.num_kv_heads
+        top = max(spec.num_heads * 2, nkv)
+        # at least tp KV heads (fewer replicate the KV cache: CL701), so KV bytes per GPU stay linear
+        kv_vals = ({nkv} if nkv >= tp else set()) | {
+            1 << i for i in range(0, 12) if max(tp, nkv // 4) <= (1 << i) <= min(top, max(nkv * 4, tp))
+        }
+        axes.append(Axis("num_kv_heads", kv_key, nkv, sorted(kv_vals), step=tp))
+    return axes, tie
+
+
+def _ffn_axes(spec, doc, scenario, kinds) -> list[Axis]:
+    """The dense FFN width, and the routed experts' count and width (the first MoE kind's)."""
+    tp, ep = scenario.tp, scenario.ep
+    axes: list[Axis] = []
+    moe = [k.ffn for k in kinds if k.ffn.kind == "moe"]
+    i_key = _file_key(spec, doc, "intermediate_size") if any(k.ffn.kind == "dense" for k in kinds) else None
+    if i_key and spec.intermediate_size:
+        step = TILE * tp
+        grid = _grid(spec.intermediate_size, step, FFN_STEPS, lo=step)
+        axes.append(Axis("intermediate_size", i_key, spec.intermediate_size, grid, step=step))
+    if not moe:
+        return axes
+    f = moe[0]
+    e_key = _file_key(spec, doc, "num_experts")
+    if e_key and doc.get(_parse(e_key)) == f.num_experts:
+        e = f.num_experts
+        step = max(8, ep, 1 << max(0, (e // 4).bit_length() - 1))
+        step = _lcm(step, ep)
+        vals = [v for v in _grid(e, step, EXPERT_STEPS, lo=step) if v > f.top_k and v % ep == 0]
+        axes.append(Axis("num_experts", e_key, e, vals, step=step))
+    ie_key = _file_key(spec, doc, "moe_intermediate_size")
+    if ie_key and doc.get(_parse(ie_key)) == f.expert_intermediate_size and f.expert_intermediate_size:
+        step = TILE * (tp if ep == 1 else 1)
+        grid = _grid(f.expert_intermediate_size, step, FFN_STEPS, lo=step)
+        axes.append(Axis("moe_intermediate_size", ie_key, f.expert_intermediate_size, grid, step=step))
+    return axes
+
+
+def _layer_axes(spec, doc, pp: int, notes: list[str]) -> list[Axis]:
+    """The layer count, in whole periods of the layer pattern on counts that split over pp (none, with a note,
+    where the pattern does not repeat or the file lists per-layer values)."""
     l_key = _file_key(spec, doc, "num_layers")
     prefix, period = pattern_period(spec.layer_pattern)
     if l_key and not spec.per_layer_lists and period > max(4, spec.num_layers // 4):
@@ -191,11 +194,10 @@ def design_axes(
             }
         )
         near = sorted(vals, key=lambda v: (abs(v - n), v))[: 2 * LAYER_STEPS + 1]
-        axes.append(Axis("num_layers", l_key, n, sorted(near), step=pp))
+        return [Axis("num_layers", l_key, n, sorted(near), step=pp)]
     elif l_key:
         notes.append("num_layers kept: the file lists per-layer values")
-    axes = [a for a in axes if len(a.values) > 1]
-    return axes, tie, notes
+    return []
 
 
 def _parse(key: str):

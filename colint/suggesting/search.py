@@ -150,8 +150,22 @@ def suggest(
     (or an ``at_interactivity``): the verified variants are ranked by the tok/s/GPU their
     throughput–interactivity frontier (colint.analysis.frontier) reaches at ``at_interactivity``
     tok/s/user on the first GPU; the search model pre-ranks by decode step time."""
-    import numpy as np
+    objective, at_interactivity = _objective(objective, budget_pct, at_interactivity)
+    t0 = time.perf_counter()
+    base = _original_design(path, opts)
+    pad_vocab = any(f.code == "CL202" and f.severity in ("error", "warning") for f in base.findings)
+    axes, tie, notes = design_axes(base.spec, base.doc, base.target.scenario, pad_vocab)
+    result = _start_result(base, axes, tie, notes, objective, budget_pct, at_interactivity)
+    if axes:
+        _search(base, result, axes, tie, top, max_verify)
+    else:
+        result.notes.append("nothing to vary: the file holds none of the searched dimensions as plain integers")
+    result.seconds = time.perf_counter() - t0
+    return result
 
+
+def _objective(objective: str, budget_pct: float, at_interactivity: Optional[float]) -> tuple[str, Optional[float]]:
+    """The objective and the interactivity it ranks at, checked (an ``at_interactivity`` means the frontier)."""
     if objective not in OBJECTIVES:
         raise UsageError(f"unknown objective {objective!r}; choose from {', '.join(OBJECTIVES)}")
     if budget_pct < 0:
@@ -162,7 +176,31 @@ def suggest(
         objective = "frontier"
     elif objective == "frontier":
         at_interactivity = DEFAULT_INTERACTIVITY
-    t0 = time.perf_counter()
+    return objective, at_interactivity
+
+
+@dataclass
+class _Base:
+    """The original design as the search judges its variants: its file, spec, targets, rules and estimates."""
+
+    path: str
+    doc: Any
+    spec: Any
+    opts: Any
+    targets: list[Target]
+    rules: Any
+    workload: Any  # on the first target, which ranks
+    params: int
+    estimates: dict[str, Any]
+    findings: list
+
+    @property
+    def target(self) -> Target:
+        return self.targets[0]
+
+
+def _original_design(path: str, opts) -> _Base:
+    """Load, analyse and check the original design at ``opts``."""
     try:
         doc = load(path)
         spec = normalize(doc, input_format=opts.input_format, vocab_size=opts.vocab_size)
@@ -172,27 +210,37 @@ def suggest(
         raise
 
     targets = [Target(t.gpu, t.profile, fit_to_model(t.scenario, spec)) for t in build_targets(opts)]
-    target = targets[0]
     rules = select_rules(opts.select, opts.ignore, opts.extend_select)
-    base_w = analyse(spec, target.profile, target.scenario)
-    base_params = param_counts(spec).total
-    base_est = _estimates(base_w)
-    base_findings = check_spec(spec, targets, opts, rules)
-    pad_vocab = any(f.code == "CL202" and f.severity in ("error", "warning") for f in base_findings)
-    axes, tie, notes = design_axes(spec, doc, target.scenario, pad_vocab)
+    base_w = analyse(spec, targets[0].profile, targets[0].scenario)
+    return _Base(
+        path,
+        doc,
+        spec,
+        opts,
+        targets,
+        rules,
+        base_w,
+        param_counts(spec).total,
+        _estimates(base_w),
+        check_spec(spec, targets, opts, rules),
+    )
+
+
+def _start_result(base: _Base, axes, tie, notes, objective, budget_pct, at_interactivity) -> SuggestResult:
+    """The result before any variant: the original's values, estimates and findings, and its notes."""
     original: dict[str, Any] = {
-        "path": path,
-        "params_total": base_params,
+        "path": base.path,
+        "params_total": base.params,
         "values": {a.key: a.original for a in axes},
-        "estimates": base_est,
-        "findings": _counts(base_findings),
+        "estimates": base.estimates,
+        "findings": _counts(base.findings),
     }
     if tie:
-        original["values"][tie[0]] = spec.num_heads
+        original["values"][tie[0]] = base.spec.num_heads
     result = SuggestResult(
-        path,
-        target.gpu,
-        base_w.label(),
+        base.path,
+        base.target.gpu,
+        base.workload.label(),
         objective,
         budget_pct,
         original,
@@ -205,43 +253,59 @@ def suggest(
         notes,
         at_interactivity,
     )
-    mem = [f for f in base_findings if f.code.startswith("CL8") and f.severity in ("error", "warning")]
+    mem = [f for f in base.findings if f.code.startswith("CL8") and f.severity in ("error", "warning")]
     if mem:
         result.notes.append(
             f"the original does not fit this scenario ({mem[0].code}: {mem[0].message}); variants are "
             "judged on the other rules, each with the same deployment"
         )
-    if not axes:
-        result.notes.append("nothing to vary: the file holds none of the searched dimensions as plain integers")
-        result.seconds = time.perf_counter() - t0
-        return result
+    return result
 
-    model = build_model(axes, tie, doc, spec, target, opts, result)
+
+def _search(base: _Base, result: SuggestResult, axes, tie, top: int, max_verify: int) -> None:
+    """Enumerate the grid within the budget, order it by the search model, verify the best and rank them."""
+    import numpy as np
+
+    model = build_model(axes, tie, base.doc, base.spec, base.target, base.opts, result)
     if model is None:
-        result.seconds = time.perf_counter() - t0
-        return result
+        return
     axes = model.axes
     grids = np.meshgrid(*[np.asarray(a.values, dtype=np.int64) for a in axes], indexing="ij")
     points = np.stack([g.reshape(-1) for g in grids], axis=1)
     params = np.rint(model.interpolate_grid(["params"])[:, 0]).astype(np.int64)
     orig_pt = np.array([a.original for a in axes])
-    mask = feasible(points, axes, tie, spec, target.scenario) & ~np.all(points == orig_pt, axis=1)
+    mask = feasible(points, axes, tie, base.spec, base.target.scenario) & ~np.all(points == orig_pt, axis=1)
     result.searched = int(mask.sum())
-    limit = base_params * budget_pct / 100.0
-    points = points[mask & (np.abs(params - base_params) <= limit)]
+    limit = base.params * result.budget_pct / 100.0
+    points = points[mask & (np.abs(params - base.params) <= limit)]
     result.within_budget = int(points.shape[0])
     if not points.shape[0]:
-        result.seconds = time.perf_counter() - t0
-        return result
+        return
     est = model.estimate(points)
-    score = _score(est["prefill_s"] / est["params"], est["decode_s"] / est["params"], base_est, base_params, objective)
+    score = _score(
+        est["prefill_s"] / est["params"], est["decode_s"] / est["params"], base.estimates, base.params, result.objective
+    )
     order = np.argsort(score, kind="stable")
+    pool = top * FRONTIER_POOL if result.objective == "frontier" else top
+    specs = _verify(base, result, axes, tie, points, est, order, limit, pool, max_verify)
+    if result.objective == "frontier":
+        assert result.at_interactivity is not None  # set whenever the objective is the frontier
+        _rank_by_frontier(result, base.spec, specs, base.target, result.at_interactivity, top)
+    else:
+        _rank_by_score(result, axes, base)
+
+
+def _verify(
+    base: _Base, result: SuggestResult, axes, tie, points, est, order, limit: float, pool: int, max_verify: int
+):
+    """Check the variants in ``order`` for real until ``pool`` pass (or ``max_verify`` were tried): each is kept
+    with no error or warning, within the budget and holding the original's concurrency. Returns their specs."""
+    target = base.target
     verified = 0
     rejected: dict[str, int] = {}
-    base_codes = {f.code for f in base_findings if f.severity in ("error", "warning")}
+    base_codes = {f.code for f in base.findings if f.severity in ("error", "warning")}
     stuck: Optional[set] = None  # codes every rejected finalist so far shares with the original
     shapes: set[frozenset] = set()
-    pool = top * FRONTIER_POOL if objective == "frontier" else top
     specs = []  # the verified variants' specs (the frontier objective prices them)
     for i in order:
         if len(result.candidates) >= pool or verified >= max_verify:
@@ -252,8 +316,8 @@ def suggest(
             continue
         verified += 1
         try:
-            _, vdoc, vspec = variant(doc, edits, opts.input_format, opts.vocab_size)
-            findings = check_spec(vspec, targets, opts, rules)
+            _, vdoc, vspec = variant(base.doc, edits, base.opts.input_format, base.opts.vocab_size)
+            findings = check_spec(vspec, base.targets, base.opts, base.rules)
         except ColintError:
             continue
         # the memory fit (CL8xx) depends on the deployment more than on the searched dimensions: a variant that
@@ -273,10 +337,10 @@ def suggest(
                 break
             continue
         total = param_counts(vspec).total
-        if abs(total - base_params) > limit:
+        if abs(total - base.params) > limit:
             continue
         w = analyse(vspec, target.profile, target.scenario)
-        need = min(target.scenario.decode_concurrency, base_w.max_decode_concurrency)
+        need = min(target.scenario.decode_concurrency, base.workload.max_decode_concurrency)
         if w.max_decode_concurrency < need:
             # capacity: fewer sequences fit than in the original (or than the scenario asks): its step estimates
             # assume a concurrency it cannot hold
@@ -288,8 +352,8 @@ def suggest(
             Candidate(
                 edits,
                 total,
-                (total / base_params - 1.0) * 100.0,
-                _with_deltas(_estimates(w), base_est),
+                (total / base.params - 1.0) * 100.0,
+                _with_deltas(_estimates(w), base.estimates),
                 int(est["params"][i]),
                 search_steps_s=(float(est["prefill_s"][i]), float(est["decode_s"][i])),
                 findings={"info": counts["info"]},
@@ -298,11 +362,12 @@ def suggest(
     result.verified = verified
     if rejected:
         result.notes.append("finalists rejected by " + ", ".join(f"{c} ({n})" for c, n in sorted(rejected.items())))
-    if objective == "frontier":
-        assert at_interactivity is not None  # set above whenever the objective is the frontier
-        _rank_by_frontier(result, spec, specs, target, at_interactivity, top)
-        result.seconds = time.perf_counter() - t0
-        return result
+    return specs
+
+
+def _rank_by_score(result: SuggestResult, axes, base: _Base) -> None:
+    """Rank the verified variants by their estimated score against the original's (throughput or latency),
+    dropping those estimated worse; among equals, layer counts that split over more common pp sizes first."""
     for c in result.candidates:
         c.estimates["score_delta_pct"] = round(
             (
@@ -310,9 +375,9 @@ def suggest(
                     _score(
                         c.estimates["prefill_step_s"] / c.params_total,
                         c.estimates["decode_step_s"] / c.params_total,
-                        base_est,
-                        base_params,
-                        objective,
+                        base.estimates,
+                        base.params,
+                        result.objective,
                     )
                 )
                 - 1.0
@@ -327,6 +392,7 @@ def suggest(
             f"{len(worse)} verified variant{'s' if len(worse) != 1 else ''} dropped: estimated worse than the original"
         )
     l_key = next((a.key for a in axes if a.field == "num_layers"), None)
+    spec = base.spec
 
     def rank_key(c):
         # estimated score first (to 0.1%); among equals, layer counts that split over more common pp sizes
@@ -334,8 +400,6 @@ def suggest(
         return (round(c.estimates["score_delta_pct"], 1), -_pp_splits(layers), c.estimates["score_delta_pct"])
 
     result.candidates.sort(key=rank_key)
-    result.seconds = time.perf_counter() - t0
-    return result
 
 
 def _rank_by_frontier(result: SuggestResult, spec, specs, target, at: float, top: int) -> None:

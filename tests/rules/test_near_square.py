@@ -11,7 +11,7 @@ from colint.analysis.workload import analyse
 from colint.engine.checking import Target, check_spec
 from colint.engine.settings import Settings
 from colint.hardware_profiles import load_profile
-from colint.rules.gemm_shapes import limit_intensity, square_m_star
+from colint.analysis.gemm_shape import limit_intensity, square_m_star
 from tests.rules.helpers import corpus, run
 
 CORPUS = "tests/corpus"
