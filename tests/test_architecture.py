@@ -11,6 +11,7 @@ No module imports another module's private names (``_name``): what crosses a mod
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -268,3 +269,16 @@ def test_the_private_name_reader_sees_every_form(source, expected, monkeypatch, 
     path.write_text(source, encoding="utf-8")
     monkeypatch.setitem(MODULES, "colint.fake_module", path)
     assert _private_imports("colint.fake_module") == expected
+
+
+def test_value_types_use_the_records_dataclass():
+    """colint's dataclasses come from colint.util.records (no __repr__/__eq__/__hash__ compiled at import: start-up)."""
+    stdlib = [
+        str(p)
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if p.name != "records.py"
+        and re.search(
+            r"^\s*from dataclasses import [^\n]*\bdataclass\b(?!es)|@dataclasses\.dataclass", p.read_text(), re.M
+        )
+    ]
+    assert stdlib == []

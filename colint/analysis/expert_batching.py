@@ -9,12 +9,13 @@ EP width that does not divide the experts leaves idle on the busiest rank, and i
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Optional
 
 from colint.analysis.footprint import memory_at
 from colint.analysis.inventory import layer_counts
 from colint.analysis import moe
+from colint.util.records import dataclass
 
 
 def moe_kinds(spec) -> list:

@@ -8,11 +8,12 @@ at the scenario's concurrency and context, and the decode seconds spent re-readi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+
 from typing import Optional
 
 from colint.analysis.inventory import layer_counts
 from colint.normalize.model_spec import Mixer, ModelSpec
+from colint.util.records import dataclass
 
 
 def attention_kinds(spec: ModelSpec) -> list:

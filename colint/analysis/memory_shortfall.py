@@ -7,10 +7,11 @@ tokens/s lost against the plan.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Optional
 
 from colint.analysis.workload import decode_step
+from colint.util.records import dataclass
 
 
 @dataclass(frozen=True)

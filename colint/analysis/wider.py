@@ -6,7 +6,7 @@ rule (CL301) judges these estimates; it does not compute them.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Optional
 
 from colint.analysis.inventory import layer_counts, param_counts
@@ -14,6 +14,7 @@ from colint.analysis.scenario import fit_to_model, make_scenario
 from colint.analysis.workload import analyse, decode_step
 from colint.normalize.resize import layer_pattern_for, nearest_divisor
 from colint.normalize.weights import kind_params
+from colint.util.records import dataclass
 
 
 ALIGN = 128  # widths of the alternative are multiples of one 128-wide tile (guideline 2)
