@@ -19,7 +19,16 @@ from colint.util.plain_data import dump
 from colint.util.records import dataclass
 
 Architecture = Literal[
-    "ampere", "ada", "hopper", "blackwell-dc", "blackwell-rtx", "blackwell-gb10", "blackwell-thor", "cdna3", "cdna4"
+    "ampere",
+    "ada",
+    "hopper",
+    "blackwell-dc",
+    "blackwell-ultra",
+    "blackwell-rtx",
+    "blackwell-gb10",
+    "blackwell-thor",
+    "cdna3",
+    "cdna4",
 ]
 
 # Hardware GEMM formats a profile may list in peak_tflops (what the matrix unit executes).

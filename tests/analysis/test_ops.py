@@ -294,3 +294,20 @@ def test_expert_k_tile_holds_128_bytes_of_packed_values():
     tiles = {f: expert_k_tile(f) for f in ("bf16", "fp8", "fp8_block", "mxfp8", "nvfp4", "mxfp4", "int4_wo")}
     assert tiles == {"bf16": 64, "fp8": 128, "fp8_block": 128, "mxfp8": 128, "nvfp4": 256, "mxfp4": 256, "int4_wo": 256}
     assert [expert_k_padded(k, "nvfp4") for k in (96, 256, 257)] == [256, 256, 512]
+
+
+def test_blackwell_ultra_context_attention_pays_half_the_softmax_exponentials():
+    """B300's SFU runs twice B200's MUFU.EX2 per SM per clock (blackwell-ultra): a long causal prefill, where the
+    exponentials rival the MMAs, is ~1.19x faster than on B200; with B200's SFU rate it would be 1.04x (the same
+    148 SMs and per-SM MMA rate; the clocks and the fixed costs make the rest)."""
+    from dataclasses import replace
+
+    from colint.hardware_profiles import time_model
+
+    b200, b300 = load_profile("b200"), load_profile("b300")
+    ultra = time_model(b300)
+    as_b200 = replace(ultra, softmax_exp_per_clk=time_model(b200).softmax_exp_per_clk)
+    args = (1, 8192, 32, 8, 128, 0, "bfloat16", "bfloat16")
+    on_b200 = context_attention(*args, b200)[0]
+    assert on_b200 / context_attention(*args, b300, ultra)[0] == pytest.approx(1.191, abs=0.001)
+    assert on_b200 / context_attention(*args, b300, as_b200)[0] == pytest.approx(1.036, abs=0.001)

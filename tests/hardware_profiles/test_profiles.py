@@ -1,6 +1,7 @@
 """Hardware profiles: schema, shipped data, user files, `colint profiles`."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -77,6 +78,7 @@ def test_shipped_architectures_pass_the_full_schema_and_equal_the_trusted_build(
         "ada",
         "hopper",
         "blackwell-dc",
+        "blackwell-ultra",
         "blackwell-rtx",
         "blackwell-gb10",
         "blackwell-thor",
@@ -86,6 +88,10 @@ def test_shipped_architectures_pass_the_full_schema_and_equal_the_trusted_build(
     # an architecture `like:` another takes its constants (GB10 runs sm_120's kernels, Thor sm_100's)
     assert repr(trusted["blackwell-gb10"]).split("sources=")[0] == repr(trusted["blackwell-rtx"]).split("sources=")[0]
     assert repr(trusted["blackwell-thor"]).split("sources=")[0] == repr(trusted["blackwell-dc"]).split("sources=")[0]
+    # Blackwell Ultra: blackwell-dc's constants but twice the SFU's exponentials per SM per clock
+    ultra, dc = trusted["blackwell-ultra"], trusted["blackwell-dc"]
+    assert (ultra.softmax_exp_per_clk, dc.softmax_exp_per_clk) == (32.0, 16.0)
+    assert repr(replace(ultra, softmax_exp_per_clk=16.0)).split("sources=")[0] == repr(dc).split("sources=")[0]
     assert {a: repr(t) for a, t in trusted.items()} == {a: repr(v) for a, v in validated.items()}
 
 
