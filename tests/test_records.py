@@ -5,6 +5,7 @@ methods, slots, inheritance, recursion)."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from typing import Any
 
 import pytest
@@ -149,3 +150,53 @@ def test_keeps_hash_accepts_the_records_classes_and_keeps_the_same_hash() -> Non
                 type("N", (), {"__annotations__": {"a": "int"}, "__module__": __name__})
             )
         )
+
+
+def _with_init(dc: Any) -> dict[str, type]:
+    @dc(frozen=True)
+    class Plain:
+        a: int
+        b: list = dataclasses.field(default_factory=list)
+        c: str = "c"
+        d: dict = dataclasses.field(default_factory=dict, init=False)
+        e: int = dataclasses.field(default=5, init=False)
+        k: float = dataclasses.field(default=1.0, kw_only=True)
+
+    @dc(frozen=True, kw_only=True)
+    class Posted:
+        a: int
+        twice: int = 0
+
+        def __post_init__(self) -> None:
+            object.__setattr__(self, "twice", 2 * self.a)
+
+    return {"Plain": Plain, "Posted": Posted}
+
+
+STD_INIT, OUR_INIT = _with_init(dataclasses.dataclass), _with_init(records.dataclass)
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "kwargs"),
+    [("Plain", (1,), {}), ("Plain", (1, [2], "x"), {"k": 3.0}), ("Posted", (), {"a": 4})],
+)
+def test_a_frozen_records_init_builds_the_same_instance_and_signature(name: str, args: tuple, kwargs: dict) -> None:
+    ours, std = OUR_INIT[name](*args, **kwargs), STD_INIT[name](*args, **kwargs)
+    assert vars(ours) == vars(std) and repr(ours) == repr(std)
+    sig = {p.name: (p.kind, p.default) for p in inspect.signature(OUR_INIT[name]).parameters.values()}
+    std_sig = {p.name: (p.kind, p.default) for p in inspect.signature(STD_INIT[name]).parameters.values()}
+    assert sig == std_sig
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ours.a = 0  # type: ignore[misc]
+
+
+def test_the_fast_init_is_used_where_it_applies_and_its_factory_runs_per_instance() -> None:
+    assert getattr(OUR_INIT["Plain"].__init__, "__colint_fast__", False)
+    assert not getattr(OUR_INIT["Posted"].__init__, "__colint_fast__", False)  # __post_init__: the stdlib's
+    x, y = OUR_INIT["Plain"](1), OUR_INIT["Plain"](1)
+    assert x.b is not y.b and x.d is not y.d and "e" not in vars(x) and x.e == 5
+    assert (
+        OUR_INIT["Plain"].__doc__
+        == STD_INIT["Plain"].__doc__
+        == ("Plain(a: 'int', b: 'list' = <factory>, c: 'str' = 'c', *, k: 'float' = 1.0)")
+    )

@@ -15,7 +15,6 @@ from colint.analysis.checkpoint_format import checkpoint_format, native_or_weigh
 from colint.analysis.deployments import aligned_tp, automatic_deployment
 from colint.analysis.scenario import fit_context, fit_to_model
 from colint.analysis.workload import analyse
-from colint.engine.closure import SETTINGS, WARNING, close_advice
 from colint.engine.config_files import find_config
 from colint.engine.deployment import Deployment
 from colint.errors import ColintError, InternalError, LoadError, ProfileError, UsageError
@@ -318,8 +317,11 @@ def check_document(
         resolved: list[Target] = []
         findings = check_spec(spec, targets, opts, rules, resolved=resolved)
         result.labels = [f"estimate: {t.gpu}, {t.scenario.label()}" for t in resolved]
-        if close and opts.close_advice:
-            # each fix is re-checked at the deployment this file was checked at (its resolved targets)
+        if close and opts.close_advice and any(fx.edits or fx.settings for f in findings for fx in f.fixes):
+            # each fix is re-checked at the deployment this file was checked at (its resolved targets); a file
+            # without such fixes does not import the closure (start-up)
+            from colint.engine.closure import close_advice
+
             findings = close_advice(
                 path, doc, spec, findings, resolved, opts, rules, check_spec=check_spec, build_targets=build_targets
             )
@@ -625,6 +627,8 @@ def verify_fixes(result, targets, opts, rules) -> list[tuple[Finding, Fix, list[
     ``(finding, fix, new findings at warning or above, load error)`` per fix tried (the corpus closure
     test and ``scripts/closure_sweep.py``). Independent of colint.engine.closure.Closure: it re-applies, re-loads and
     re-checks from the file's text."""
+    from colint.engine.closure import SETTINGS, WARNING
+
     out: list[tuple[Any, Any, list[Finding], Optional[str]]] = []
     if result.error is not None or result.doc is None:
         return out
