@@ -109,11 +109,11 @@ def test_colint_config_lists_every_key_with_its_source(tmp_path, monkeypatch, ca
 
 
 def test_close_advice_is_a_setting_and_a_flag(tmp_path, monkeypatch, capsys):
-    import colint.engine.checking
+    import colint.engine.closure  # imported by the check only where a finding has a fix to re-check
 
     calls = []
-    real = colint.engine.checking.close_advice
-    monkeypatch.setattr(colint.engine.checking, "close_advice", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = colint.engine.closure.close_advice
+    monkeypatch.setattr(colint.engine.closure, "close_advice", lambda *a, **k: calls.append(1) or real(*a, **k))
     path = shutil.copy(LLAMA, tmp_path / "config.json")
     args = ["check", str(path), "--tp", "8", "--format", "json"]
     main(args)
