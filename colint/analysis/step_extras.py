@@ -334,7 +334,7 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
     the low-latency kernels for decode-sized batches (<= 128 tokens per rank), else high-throughput;
     ``experts``: the layer's routed experts, which set the LL combine's warp groups per SM)."""
 
-    key = (tokens, type(tokens), top_k, hidden, experts, sc.ep, sc.gemm_format, id(profile))
+    key = (tokens, type(tokens), top_k, hidden, experts, sc.ep, sc.moe_tp, sc.gemm_format, id(profile))
     hit = _EXCHANGE_MEMO.get(key)
     if hit is not None and hit[0] is profile:
         return hit[1]
@@ -346,8 +346,10 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
     )
     backend = "deepep_ll" if tokens <= LL_MAX_TOKENS else "deepep_ht"
     ex = experts or None
-    d = moe_dispatch_combine("dispatch", tokens, hidden, top_k, sc.ep, wire, profile, None, backend, ex)[0]
-    c = moe_dispatch_combine("combine", tokens, hidden, top_k, sc.ep, "bfloat16", profile, None, backend, ex)[0]
+    # with experts split moe_tp ways each pick goes to (and comes back from) the moe_tp GPUs of its expert
+    picks = top_k * sc.moe_tp
+    d = moe_dispatch_combine("dispatch", tokens, hidden, picks, sc.ep, wire, profile, None, backend, ex)[0]
+    c = moe_dispatch_combine("combine", tokens, hidden, picks, sc.ep, "bfloat16", profile, None, backend, ex)[0]
     # the other exchange serving frameworks run: every rank all-gathers the EP domain's tokens, runs its own
     # experts on those routed to them and reduce-scatters the outputs back (vLLM's default all2all backend
     # allgather_reducescatter; TensorRT-LLM's attention-DP MoE without DeepEP). It moves every token to every rank,
@@ -422,8 +424,10 @@ def layer_extras(kind: LayerKind, tokens: int, h: int, scenario: Scenario, profi
     if kind.ffn.kind == "moe":
         # permute + finalize (ops_moe): tokens·top-k rows of H gathered and scattered back, BF16
         t_global = tokens * scenario.attention_dp_groups
-        busiest = busiest_rank_factor(t_global, kind.ffn.top_k, kind.ffn.num_experts or 1, scenario.ep)
-        rows_gpu = t_global * kind.ffn.top_k / max(scenario.ep, 1) * busiest
+        # each of the moe_ep expert groups' GPUs gathers its experts' rows at the full hidden width
+        moe_ep = scenario.moe_ep
+        busiest = busiest_rank_factor(t_global, kind.ffn.top_k, kind.ffn.num_experts or 1, moe_ep)
+        rows_gpu = t_global * kind.ffn.top_k / moe_ep * busiest
         moe_move_s = (4.0 * rows_gpu * h * b_act) / (bw * tmod.memory_efficiency)
     elem_s += moe_move_s
     return n_other, n_coll, act_bytes, elem_s, coll_s
