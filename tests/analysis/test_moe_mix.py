@@ -205,3 +205,10 @@ def test_fp8_block_moe_on_datacenter_blackwell_pays_deepgemm_masked_groups_per_l
             extra = moe_data_s(kind, 4, h, sc, prof, tmod) - moe_data_s(kind, 4, h, per_tensor, prof, tmod)
             want = tmod.moe_masked_group_us * 1e-6 * local if masked else 0.0
             assert extra == pytest.approx(want, rel=1e-3, abs=1e-8)
+
+
+def test_pareto_text_names_the_mix_and_says_what_it_is(capsys):
+    assert main(["pareto", QWEN, "--gpu", "h100-sxm", "--isl", "4000", "--osl", "500"]) == 0
+    out = capsys.readouterr().out
+    assert "  tp8 experts tp2 x ep4 " in out
+    assert "experts tpA x epB = each routed expert split over A GPUs (gate/up on N, down on K)" in out
