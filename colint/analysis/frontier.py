@@ -3,10 +3,11 @@
 Enumerates the deployments of one model replica inside one scale-up domain (the profile's
 ``domain_size``: 8 for HGX, 72 for NVL72) — attention/dense tensor parallelism ``tp``, and for an
 MoE expert parallelism ``ep`` (ep ≥ tp: ``ep / tp`` attention data-parallel groups share the
-experts, colint.analysis.moe.attention_dp_groups) or experts tensor-parallel (ep = 1) — crosses
-each with decode concurrencies up to what fits in memory, prices every point with the step model
-of ``analyse`` and keeps the non-dominated points: the most tokens/s per GPU for each level of
-tokens/s per user.
+experts, colint.analysis.moe.attention_dp_groups) or experts tensor-parallel (ep = 1), and within
+one HGX node the moe_tp x moe_ep mixes between them (moe_tp_mixes: each expert split moe_tp ways,
+the experts over ep / moe_tp groups) — crosses each with decode concurrencies up to what fits in
+memory, prices every point with the step model of ``analyse`` and keeps the non-dominated points:
+the most tokens/s per GPU for each level of tokens/s per user.
 
 Per point (deployment d, concurrency B = sequences per attention-DP group of d.tp x d.kvp GPUs):
 
