@@ -146,32 +146,82 @@ def colint_frontier(case: str, system: str, serving: str):
     return frontier(spec, profile, sc, path, serving=sv)
 
 
-def steps() -> None:
-    """colint's decode step against aiconfigurator's static TPOT at the same deployment and batch (STEPS), at the
-    mean context of a request's decode (ISL + OSL / 2)."""
-    from colint.analysis.frontier import Deployment, scenario_for
+def load_steps(path: str = STEPS) -> list[dict]:
+    """The committed decode-step grid: one dict per row (model, system, tp, attention_dp, moe_tp, moe_ep, batch as
+    ints, tpot_ms as a float, oom a bool: aiconfigurator reports that the point does not fit in memory)."""
+    with open(path, encoding="utf-8") as fh:
+        rows = list(csv.DictReader(line for line in fh if not line.startswith("#")))
+    for r in rows:
+        for k in ("tp", "attention_dp", "moe_tp", "moe_ep", "batch"):
+            r[k] = int(r[k])
+        r["tpot_ms"] = float(r["tpot_ms"])
+        r["oom"] = r.get("oom") == "1"
+    return rows
+
+
+def deployment_of(tp: int, attention_dp: int, moe_tp: int, moe_ep: int):
+    """colint's Deployment for aiconfigurator's (tp, attention DP, moe_tp, moe_ep): experts over moe_tp x moe_ep
+    GPUs (= tp x attention DP); ep = 1 where every expert is split over the attention group (moe_ep 1, no DP)."""
+    from colint.analysis.frontier import Deployment
+
+    if moe_ep == 1 and attention_dp == 1:
+        return Deployment(tp)
+    return Deployment(tp, moe_tp * moe_ep, 1, moe_tp)
+
+
+def step_ratios(rows: list[dict]) -> list[tuple[dict, str, float, float]]:
+    """(row, colint's deployment label, colint's decode ITL in ms, aic TPOT / colint ITL) per row of the grid:
+    colint's decode step at the row's deployment and batch (sequences per attention group), at the mean context
+    of a request's decode (ISL + OSL / 2)."""
+    from colint.analysis.frontier import scenario_for
     from colint.analysis.scenario import make_scenario
     from colint.analysis.workload import analyse
     from colint.hardware_profiles import load_profile
     from colint.design.pareto import load_design
 
     by_hf = {v[0]: v for v in CASES.values()}
-    with open(STEPS, encoding="utf-8") as fh:
-        rows = list(csv.DictReader(line for line in fh if not line.startswith("#")))
-    print("model                          GPU       deployment     batch  aic TPOT  colint ITL  aic / colint")
+    specs: dict = {}
+    out = []
     for r in rows:
         _hf, path, dtype, kv = by_hf[r["model"]]
         profile = load_profile(GPUS[r["system"]])
-        spec = load_design(os.path.join(ROOT, path))
+        spec = specs.setdefault(path, load_design(os.path.join(ROOT, path)))
         sc = make_scenario("throughput", gpu=profile.name, dtype=dtype, kv_cache=kv, context=ISL + OSL // 2)
-        tp, dp, moe_tp, ep = (int(r[k]) for k in ("tp", "attention_dp", "moe_tp", "moe_ep"))
-        d = Deployment(tp, ep if ep > 1 else 1)
-        itl = analyse(spec, profile, scenario_for(sc, d, int(r["batch"]))).steps["decode"].estimate_s * 1e3
-        label = f"tp{tp}" + (f" dp{dp}" if dp > 1 else "") + (f" ep{ep}" if ep > 1 else f" etp{moe_tp}")
-        aic = float(r["tpot_ms"])
+        d = deployment_of(r["tp"], r["attention_dp"], r["moe_tp"], r["moe_ep"])
+        itl = analyse(spec, profile, scenario_for(sc, d, r["batch"])).steps["decode"].estimate_s * 1e3
+        out.append((r, d.label(), itl, r["tpot_ms"] / itl))
+    return out
+
+
+def within(ratios, tolerance: float = 1.25) -> int:
+    """How many ratios lie within ``tolerance``x either way."""
+    return sum(1 for x in ratios if 1 / tolerance <= x <= tolerance)
+
+
+def steps() -> None:
+    """colint's decode step against aiconfigurator's static TPOT at the same deployment and batch (STEPS), at the
+    mean context of a request's decode (ISL + OSL / 2), and how many are within 1.25x per model and GPU: of all
+    points, and of those aiconfigurator's memory model says fit."""
+    res = step_ratios(load_steps())
+    print(
+        "model                             GPU       deployment                 batch  aic TPOT  colint ITL  aic/colint"
+    )
+    for r, label, itl, ratio in res:
+        miss = "" if within([ratio]) else "  miss"
+        oom = "  (aic: does not fit)" if r["oom"] else ""
         print(
-            f"{r['model']:30s} {r['system']:9s} {label:14s} {r['batch']:>5s} {aic:8.2f}  {itl:10.2f}  {aic / itl:12.2f}"
+            f"{r['model']:33s} {r['system']:9s} {label:26s} {r['batch']:>5d} {r['tpot_ms']:8.2f}  {itl:10.2f}  "
+            f"{ratio:10.2f}{miss}{oom}"
         )
+    print("\nwithin 1.25x: of all points; of those aiconfigurator says fit")
+    groups: dict = {}
+    for r, _label, _itl, ratio in res:
+        groups.setdefault((r["model"], r["system"]), []).append((ratio, r["oom"]))
+    groups[("all", "")] = [(x[3], x[0]["oom"]) for x in res]
+    for (model, system), got in groups.items():
+        fit = [x for x, oom in got if not oom]
+        every = [x for x, _ in got]
+        print(f"{model:33s} {system:9s} {within(every)} of {len(every)}; {within(fit)} of {len(fit)} that fit")
 
 
 def main() -> int:

@@ -182,10 +182,10 @@ _LAYER_BYTES_MEMO: dict = {}
 
 def _layer_weight_bytes(spec: ModelSpec, scenario: Scenario) -> list[float]:
     """Weight bytes per GPU of each decoder layer: the per-layer shards of analyse's layer costs (read-only: built
-    once per spec object, (tp, kvp, ep) and weight format)."""
+    once per spec object, (tp, kvp, ep, moe_tp) and weight format)."""
     entries = gemm_entries(spec)
     b_w = FORMATS[scenario.gemm_format][2]
-    key = (id(spec), scenario.tp, scenario.kvp, scenario.ep, b_w)
+    key = (id(spec), scenario.tp, scenario.kvp, scenario.ep, scenario.moe_tp, b_w)
     return per_spec(
         _LAYER_BYTES_MEMO,
         key,

@@ -3,10 +3,11 @@
 Enumerates the deployments of one model replica inside one scale-up domain (the profile's
 ``domain_size``: 8 for HGX, 72 for NVL72) — attention/dense tensor parallelism ``tp``, and for an
 MoE expert parallelism ``ep`` (ep ≥ tp: ``ep / tp`` attention data-parallel groups share the
-experts, colint.analysis.moe.attention_dp_groups) or experts tensor-parallel (ep = 1) — crosses
-each with decode concurrencies up to what fits in memory, prices every point with the step model
-of ``analyse`` and keeps the non-dominated points: the most tokens/s per GPU for each level of
-tokens/s per user.
+experts, colint.analysis.moe.attention_dp_groups) or experts tensor-parallel (ep = 1), and within
+one HGX node the moe_tp x moe_ep mixes between them (moe_tp_mixes: each expert split moe_tp ways,
+the experts over ep / moe_tp groups) — crosses each with decode concurrencies up to what fits in
+memory, prices every point with the step model of ``analyse`` and keeps the non-dominated points:
+the most tokens/s per GPU for each level of tokens/s per user.
 
 Per point (deployment d, concurrency B = sequences per attention-DP group of d.tp x d.kvp GPUs):
 
@@ -88,8 +89,9 @@ MATCH_RTOL = 1e-6  # the vectorized price must equal analyse's within this (floa
 @dataclass(frozen=True)
 class Deployment:
     tp: int  # attention (and dense FFN) tensor parallelism
-    ep: int = 1  # expert parallelism (1: experts tensor-parallel over the tp x kvp GPUs)
+    ep: int = 1  # GPUs the routed experts span (1: experts tensor-parallel over the tp x kvp GPUs)
     kvp: int = 1  # KV (Helix) parallelism: GPUs per TP rank that split each sequence's KV cache
+    moe_tp: int = 1  # GPUs each routed expert is split over within ep (experts moe_tp x ep / moe_tp)
 
     @property
     def group_gpus(self) -> int:
@@ -105,10 +107,15 @@ class Deployment:
 
         return attention_dp_groups(self.ep, self.group_gpus) if self.ep > 1 else 1
 
+    @property
+    def moe_ep(self) -> int:
+        """Groups the experts are spread over (Scenario.moe_ep)."""
+        return max(1, self.ep // self.moe_tp) if self.ep > 1 else 1
+
     def label(self) -> str:
         s = f"tp{self.tp}" + (f" kvp{self.kvp}" if self.kvp > 1 else "")
         if self.ep > 1:
-            s += f" ep{self.ep}"
+            s += f" experts tp{self.moe_tp} x ep{self.moe_ep}" if self.moe_tp > 1 else f" ep{self.ep}"
             if self.attention_dp > 1:
                 s += f" dp{self.attention_dp}"
         return s
@@ -164,6 +171,8 @@ class Point:
             "tp": d.tp,
             "ep": d.ep,
             "kvp": d.kvp,
+            "moe_tp": d.moe_tp if d.ep > 1 else d.group_gpus,
+            "moe_ep": d.moe_ep,
             "attention_dp": d.attention_dp,
             "gpus": d.gpus,
             "concurrency": self.concurrency,
@@ -261,6 +270,7 @@ def deployments(spec, profile, max_gpus: Optional[int] = None) -> list[Deploymen
     kinds = _used_kinds(spec)
     heads = {mx.num_heads for k in kinds for mx in _mixers(k) if mx.kind in ("attention", "mla") and mx.num_heads}
     experts = [k.ffn.num_experts for k in kinds if k.ffn.kind == "moe" and k.ffn.num_experts]
+    widths = [k.ffn.expert_intermediate_size for k in kinds if k.ffn.kind == "moe" and k.ffn.expert_intermediate_size]
     out: list[Deployment] = []
     for tp in powers_of_two(domain):
         if any(h % tp for h in heads):
@@ -274,7 +284,24 @@ def deployments(spec, profile, max_gpus: Optional[int] = None) -> list[Deploymen
             for ep in sorted(eps):
                 if ep > 1 and ep <= min(experts):
                     out.append(Deployment(tp, ep, kvp))
+                    out += [Deployment(tp, ep, kvp, m) for m in moe_tp_mixes(ep, widths)]
     return out
+
+
+# mixes are tried where the experts span at most one HGX node (8 GPUs), where TensorRT-LLM runs moe_tp x moe_ep and
+# aiconfigurator searches them (its frontier for Qwen3-235B on 8 H100: experts tp2 x ep4); wider EP (NVL72) stays
+# all-EP, as DeepSeek's and SGLang's wide-EP deployments run
+MIX_MAX_SPAN = 8
+MIX_MIN_WIDTH = 128  # an expert's shard keeps at least one 128-wide GEMM tile (the tile aligned_tp keeps)
+
+
+def moe_tp_mixes(ep: int, widths) -> list[int]:
+    """The expert splits (moe_tp) mixed with EP over ``ep`` GPUs that the frontier tries (none past MIX_MAX_SPAN):
+    powers of two from 2 up to ep / 2 (at least two expert groups; moe_tp 1 is all-EP) that leave every routed
+    expert's intermediate width (``widths``) at least MIX_MIN_WIDTH per GPU."""
+    if not widths or ep > MIX_MAX_SPAN:
+        return []
+    return [m for m in powers_of_two(ep // 2) if m > 1 and min(widths) // m >= MIX_MIN_WIDTH]
 
 
 def kv_parallel_allowed(spec, tp: int) -> bool:
@@ -311,7 +338,7 @@ def concurrency_grid(limit: int) -> list[int]:
 
 def scenario_for(base, d: Deployment, concurrency: int):
     """The scenario `inspect --gpu` prices deployment ``d`` at ``concurrency`` with."""
-    return replace(base, tp=d.tp, ep=d.ep, kvp=d.kvp, pp=1, dp=1, decode_concurrency=int(concurrency))
+    return replace(base, tp=d.tp, ep=d.ep, moe_tp=d.moe_tp, kvp=d.kvp, pp=1, dp=1, decode_concurrency=int(concurrency))
 
 
 def best_pipelined_ftl(w, d: Deployment, domain: int) -> tuple[float, int]:
@@ -391,6 +418,10 @@ def throughput_at(frontier: list[Point], tokens_per_s_per_user: float) -> Option
     return pts[-1].tokens_per_s_per_gpu
 
 
+class _Fallback(Exception):
+    """The vectorized price missed analyse's somewhere: the whole GPU is priced by analyse (``why`` says where)."""
+
+
 def frontier(
     spec,
     profile,
@@ -408,18 +439,54 @@ def frontier(
     t0 = time.perf_counter()
     serving = serving or Serving()
     total = serving.total_gpus or profile.domain_size
-    charge = serving.mode in ("aggregated", "disaggregated")
     hbm = profile.memory_gb * 1e9
     usable = USABLE_HBM_SHARE * hbm
     deps = deployments(spec, profile, total)
-    notes: list[str] = []
+    probes, prefills, unfit = _probe(spec, profile, base, deps, usable, serving)
+    # one grid of concurrencies for every deployment, up to the largest that fits anywhere (and each
+    # deployment's own limit); what a deployment cannot hold is dropped and counted, not priced
+    limits = [lim for *_, lim in probes if lim]
+    common = concurrency_grid(max(limits)) if limits else []
+    chunk, chunks = chunk_tokens(serving, base.prefill_tokens) if serving.mode != "decode" else (0, 0)
     points: list[Point] = []
     dropped = 0
-    unfit: list[str] = []
+    try:
+        for probe in probes:
+            dropped += _price(spec, profile, base, probe, common, prefills, chunk, usable, serving, exact, points)
+        points, dropped_ttft, unpooled = _serve(points, prefills, serving, total, chunks)
+        front = pareto(points)
+        if not exact:
+            front = _checked(spec, profile, base, front, prefills, chunk, serving)
+    except _Fallback as why:
+        return _exact(spec, profile, base, path, variant, str(why), serving)
+    notes = _notes(front, unpooled, total)
+    label = (
+        f"estimate: {profile.name}, {base.gemm_format} weights, KV cache {base.kv_cache}, context "
+        f"{base.context}, prefill {base.prefill_tokens} tokens per forward"
+    )
+    seconds = time.perf_counter() - t0
+    return Frontier(
+        path, profile.name, label, profile.domain_size, hbm, deps, points, front, dropped, unfit, notes,
+        dict(variant or {}), seconds, serving, total, dropped_ttft,
+    )  # fmt: skip
+
+
+def _probe(spec, profile, base, deps: list[Deployment], usable: float, serving: Serving):
+    """Each deployment analysed at the probe concurrencies: ([(d, w1, w2, concurrency limit)], {d: the prefill of
+    one request's ISL-token prompt on d, where prefill is charged}, [labels of the deployments that do not fit]).
+    A moe_tp x moe_ep mix whose all-EP sibling does not fit, with the experts dividing over its ep, is not analysed:
+    it holds at least the sibling's expert weights and activations per GPU (moe_tp_mixes)."""
+    charge = serving.mode in ("aggregated", "disaggregated")
     probes: list[tuple[Deployment, Any, Any, int]] = []
     prefills: dict[Deployment, PrefillCost] = {}
-    chunk, chunks = chunk_tokens(serving, base.prefill_tokens) if charge else (0, 0)
+    unfit: list[str] = []
+    experts = [k.ffn.num_experts for k in _used_kinds(spec) if k.ffn.kind == "moe" and k.ffn.num_experts]
     for d in deps:
+        sibling = Deployment(d.tp, d.ep, d.kvp).label()
+        if d.moe_tp > 1 and sibling in unfit and all(e % d.ep == 0 for e in experts):
+            unfit.append(d.label())
+            probes.append((d, None, None, 0))
+            continue
         w1 = analyse(spec, profile, scenario_for(base, d, PROBE_CONCURRENCY[0]))
         if w1.max_decode_concurrency < 1 or w1.weight_bytes_per_gpu >= usable:
             unfit.append(d.label())  # the weights alone leave no room for one sequence
@@ -430,100 +497,88 @@ def frontier(
         if not limit:
             unfit.append(d.label())  # weights + activations + one sequence's KV cache do not fit
         elif charge:
-            # the prefill of one request's isl-token prompt on this deployment
             prefills[d] = prefill_cost(analyse(spec, profile, replace(scenario_for(base, d, 1), context=serving.isl)))
         probes.append((d, w1, w2, limit))
-    # one grid of concurrencies for every deployment, up to the largest that fits anywhere (and each
-    # deployment's own limit); what a deployment cannot hold is dropped and counted, not priced
-    limits = [lim for *_, lim in probes if lim]
-    common = concurrency_grid(max(limits)) if limits else []
+    return probes, prefills, unfit
+
+
+def _price(spec, profile, base, probe, common, prefills, chunk, usable, serving, exact, points) -> int:
+    """Price deployment ``probe``'s grid (the common concurrencies it holds, and its limit) into ``points``: the
+    vectorized price, which must reproduce the probes (else _Fallback), or analyse per point where ``exact``.
+    Returns the grid's points dropped (past its memory)."""
+    d, w1, w2, limit = probe
+    grid = sorted({b for b in common if b <= limit} | ({limit} if limit else set()))
+    dropped = sum(1 for b in common if b > limit)
+    if not grid:
+        return dropped
+    ftl = w1.steps["prefill"].ftl_s
+    ftl_pipe, ftl_pp = best_pipelined_ftl(w1, d, profile.domain_size)
     aggregated_mode = serving.mode == "aggregated"
-    for d, w1, w2, limit in probes:
-        grid = sorted({b for b in common if b <= limit} | ({limit} if limit else set()))
-        dropped += sum(1 for b in common if b > limit)
-        if not grid:
-            continue
-        ftl = w1.steps["prefill"].ftl_s
-        ftl_pipe, ftl_pp = best_pipelined_ftl(w1, d, profile.domain_size)
-        priced = None
-        mixed = [b + chunk for b in grid] if aggregated_mode else []
-        if not exact:
-            # the grid and the two probes in one vectorized call; the price must reproduce the probes
-            priced = decode_prices(spec, profile, grid + list(PROBE_CONCURRENCY) + mixed, w1, w2)
-            if priced is None or not all(
-                _close(float(priced.itl_s[len(grid) + i]), w.steps["decode"].estimate_s) for i, w in enumerate((w1, w2))
-            ):
-                return _exact(
-                    spec,
-                    profile,
-                    base,
-                    path,
-                    variant,
-                    f"{d.label()}: the vectorized price does not reproduce analyse at the probe concurrencies",
-                    serving,
-                )
-        for i, b in enumerate(grid):
-            if priced is None:
-                w = analyse(spec, profile, scenario_for(base, d, b))
-                p = _point(d, b, w, ftl, float(activation_bytes_per_gpu(w1, b)))
-                if aggregated_mode:
-                    wc = analyse(spec, profile, scenario_for(base, d, b + chunk))
-                    p.mixed_s = _mixed(wc.steps["decode"], w.steps["decode"].attention_core_s, chunk, prefills[d])
-            else:
-                p = Point(
-                    d,
-                    b,
-                    float(priced.itl_s[i]),
-                    ftl,
-                    w1.weight_bytes_per_gpu,
-                    float(priced.kv_bytes[i]),
-                    float(priced.act_bytes[i]),
-                )
-                if aggregated_mode:
-                    j = len(grid) + len(PROBE_CONCURRENCY) + i
-                    p.mixed_s = mixed_step_s(
-                        float(priced.itl_s[j]),
-                        float(priced.core_s[j]),
-                        float(priced.core_s[i]),
-                        chunk,
-                        prefills[d].attention_core_per_token_s,
-                    )
-            if p.memory_bytes_per_gpu > usable or b > w1.max_decode_concurrency:
-                dropped += 1  # (the limit is computed to fit: a guard, not the filter)
-                continue
-            p.ftl_pipelined_s, p.ftl_pp = ftl_pipe, ftl_pp
-            p.kv_replication = max((a.kv_replication for a in w1.attention["decode"]), default=1)
-            points.append(p)
-    points, dropped_ttft, unpooled = _serve(points, prefills, serving, total, chunks)
-    front = pareto(points)
+    priced = None
     if not exact:
-        # the frontier reports analyse's own numbers; a point the vectorized price got wrong sends
-        # the whole GPU through analyse
-        checked = []
-        for p in front:
-            w = analyse(spec, profile, scenario_for(base, p.deployment, p.concurrency))
-            q = _point(p.deployment, p.concurrency, w, p.ftl_s, p.activation_bytes_per_gpu)
-            q.ftl_pipelined_s, q.ftl_pp = p.ftl_pipelined_s, p.ftl_pp
-            q.prefill_charge_s, q.mixed_s, q.ttft_s, q.pool = p.prefill_charge_s, p.mixed_s, p.ttft_s, p.pool
-            same = _close(q.itl_s, p.itl_s) and _close(q.kv_cache_bytes_per_gpu, p.kv_cache_bytes_per_gpu)
-            if same and aggregated_mode and p.mixed_s is not None:
-                wc = analyse(spec, profile, scenario_for(base, p.deployment, p.concurrency + chunk))
-                same = _close(
-                    _mixed(wc.steps["decode"], w.steps["decode"].attention_core_s, chunk, prefills[p.deployment]),
-                    p.mixed_s,
+        # the grid, the two probes and the mixed steps in one vectorized call; the price must reproduce the probes
+        mixed = [b + chunk for b in grid] if aggregated_mode else []
+        priced = decode_prices(spec, profile, grid + list(PROBE_CONCURRENCY) + mixed, w1, w2)
+        if priced is None or not all(
+            _close(float(priced.itl_s[len(grid) + i]), w.steps["decode"].estimate_s) for i, w in enumerate((w1, w2))
+        ):
+            raise _Fallback(f"{d.label()}: the vectorized price does not reproduce analyse at the probe concurrencies")
+    for i, b in enumerate(grid):
+        if priced is None:
+            w = analyse(spec, profile, scenario_for(base, d, b))
+            p = _point(d, b, w, ftl, float(activation_bytes_per_gpu(w1, b)))
+            if aggregated_mode:
+                wc = analyse(spec, profile, scenario_for(base, d, b + chunk))
+                p.mixed_s = _mixed(wc.steps["decode"], w.steps["decode"].attention_core_s, chunk, prefills[d])
+        else:
+            p = Point(
+                d, b, float(priced.itl_s[i]), ftl, w1.weight_bytes_per_gpu, float(priced.kv_bytes[i]),
+                float(priced.act_bytes[i]),
+            )  # fmt: skip
+            if aggregated_mode:
+                j = len(grid) + len(PROBE_CONCURRENCY) + i
+                p.mixed_s = mixed_step_s(
+                    float(priced.itl_s[j]),
+                    float(priced.core_s[j]),
+                    float(priced.core_s[i]),
+                    chunk,
+                    prefills[d].attention_core_per_token_s,
                 )
-            if not same:
-                return _exact(
-                    spec,
-                    profile,
-                    base,
-                    path,
-                    variant,
-                    f"{p.deployment.label()} at concurrency {p.concurrency}: the vectorized price differs from analyse",
-                    serving,
-                )
-            checked.append(q)
-        front = checked
+        if p.memory_bytes_per_gpu > usable or b > w1.max_decode_concurrency:
+            dropped += 1  # (the limit is computed to fit: a guard, not the filter)
+            continue
+        p.ftl_pipelined_s, p.ftl_pp = ftl_pipe, ftl_pp
+        p.kv_replication = max((a.kv_replication for a in w1.attention["decode"]), default=1)
+        points.append(p)
+    return dropped
+
+
+def _checked(spec, profile, base, front: list[Point], prefills, chunk: int, serving: Serving) -> list[Point]:
+    """The frontier's points as analyse prices them (the frontier reports analyse's own numbers); a point the
+    vectorized price got wrong raises _Fallback, which sends the whole GPU through analyse."""
+    checked = []
+    for p in front:
+        w = analyse(spec, profile, scenario_for(base, p.deployment, p.concurrency))
+        q = _point(p.deployment, p.concurrency, w, p.ftl_s, p.activation_bytes_per_gpu)
+        q.ftl_pipelined_s, q.ftl_pp = p.ftl_pipelined_s, p.ftl_pp
+        q.prefill_charge_s, q.mixed_s, q.ttft_s, q.pool = p.prefill_charge_s, p.mixed_s, p.ttft_s, p.pool
+        same = _close(q.itl_s, p.itl_s) and _close(q.kv_cache_bytes_per_gpu, p.kv_cache_bytes_per_gpu)
+        if same and serving.mode == "aggregated" and p.mixed_s is not None:
+            wc = analyse(spec, profile, scenario_for(base, p.deployment, p.concurrency + chunk))
+            same = _close(
+                _mixed(wc.steps["decode"], w.steps["decode"].attention_core_s, chunk, prefills[p.deployment]),
+                p.mixed_s,
+            )
+        if not same:
+            raise _Fallback(
+                f"{p.deployment.label()} at concurrency {p.concurrency}: the vectorized price differs from analyse"
+            )
+        checked.append(q)
+    return checked
+
+
+def _notes(front: list[Point], unpooled: int, total: int) -> list[str]:
+    notes: list[str] = []
     if unpooled:
         notes.append(
             f"{unpooled:,} decode points have no prefill instance beside them within {total} GPUs (disaggregated)"
@@ -534,29 +589,7 @@ def frontier(
             f"{len(replicated)} of the {len(front)} frontier points hold the same KV cache on up to "
             f"{max(p.kv_replication for p in replicated)} GPUs (tp above the KV heads; MLA: every tp rank)"
         )
-    label = (
-        f"estimate: {profile.name}, {base.gemm_format} weights, KV cache {base.kv_cache}, context "
-        f"{base.context}, prefill {base.prefill_tokens} tokens per forward"
-    )
-    f = Frontier(
-        path,
-        profile.name,
-        label,
-        profile.domain_size,
-        hbm,
-        deps,
-        points,
-        front,
-        dropped,
-        unfit,
-        notes,
-        dict(variant or {}),
-        time.perf_counter() - t0,
-        serving,
-        total,
-        dropped_ttft,
-    )
-    return f
+    return notes
 
 
 def _mixed(decode_c, core_b_s: float, chunk: int, prefill: PrefillCost) -> float:

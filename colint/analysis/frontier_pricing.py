@@ -131,12 +131,12 @@ def _gemm_s_by_kind(rows, grid, sc, profile) -> dict:
         g = row.gemm
         expert = row.parallel == "expert" and bool(g.count)
         if expert:
-            base_inst = float(-(-g.count // sc.ep)) if sc.ep > 1 else float(g.count)  # as gemm_rows._shard
+            base_inst = float(-(-g.count // sc.moe_ep)) if sc.ep > 1 else float(g.count)  # as gemm_rows._shard
             topk = round(g.m_per_token * g.count)
             m = np.empty(size, dtype=np.int64)
             n_eff = np.empty(size, dtype=np.int64)
             for i, bi in enumerate(grid):
-                touched, mi = routed_expert_rows(int(bi) * groups, topk, g.count, sc.ep)
+                touched, mi = routed_expert_rows(int(bi) * groups, topk, g.count, sc.moe_ep)
                 inst = base_inst * touched
                 m[i] = mi
                 n_eff[i] = int(round(row.n * inst)) if inst > 1 else row.n

@@ -122,7 +122,9 @@ def _shard(g: Gemm, n: int, sc: Scenario) -> tuple[int, int, float]:
         return n, ceil_div(k, tp), 1.0
     if g.parallel == "expert":
         if sc.ep > 1:
-            return n, k, float(ceil_div(g.count, sc.ep))
+            # experts over moe_ep groups of moe_tp GPUs, each expert split moe_tp ways: gate/up on N, down on K
+            inst, mtp = float(ceil_div(g.count, sc.moe_ep)), sc.moe_tp
+            return (n, ceil_div(k, mtp), inst) if "down" in g.name else (ceil_div(n, mtp), k, inst)
         # experts tensor-parallel (moe_tp = tp): gate/up split N, down split K
         if "down" in g.name:
             return n, ceil_div(k, tp), float(g.count)
@@ -132,7 +134,7 @@ def _shard(g: Gemm, n: int, sc: Scenario) -> tuple[int, int, float]:
 
 def _shards(items, sc: Scenario) -> list[tuple[int, int, float]]:
     """``[_shard(g, n, sc) for g, n in items]``, the same steps inlined (every GEMM of a spec at each layout)."""
-    tp, group, ep = sc.tp, sc.group_gpus, sc.ep
+    tp, group, ep, moe_ep, mtp = sc.tp, sc.group_gpus, sc.ep, sc.moe_ep, sc.moe_tp
     out: list[tuple[int, int, float]] = []
     for g, n in items:
         k = g.k
@@ -144,7 +146,8 @@ def _shards(items, sc: Scenario) -> list[tuple[int, int, float]]:
             out.append((n, -(-k // t), 1.0))
         elif parallel == "expert":
             if ep > 1:
-                out.append((n, k, float(-(-g.count // ep))))
+                inst = float(-(-g.count // moe_ep))
+                out.append((n, -(-k // mtp), inst) if "down" in g.name else (-(-n // mtp), k, inst))
             elif "down" in g.name:
                 out.append((n, -(-k // t), float(g.count)))
             else:
@@ -324,7 +327,7 @@ def kind_shards(entries: list[KindEntry], sc: Scenario) -> list[list[tuple[Gemm,
     shards under ``sc`` (``_shard(g, g.n, sc)``): what analyse's per-layer costs read. Built once per entries
     list and (tp, kvp, ep), beside the rows' plan."""
     _plan, shard_memo = _row_plan(entries)
-    key = ("kinds", sc.tp, sc.kvp, sc.ep)
+    key = ("kinds", sc.tp, sc.kvp, sc.ep, sc.moe_tp)
     got = shard_memo.get(key)
     if got is None:
         got = shard_memo[key] = [
@@ -341,9 +344,9 @@ def row_shards(
     instances) shard of each fused group under ``sc`` (``_shard(first GEMM, N total, sc)``): what the GEMM rows
     and the footprint's activation rows read. Built once per entries list and (tp, kvp, ep)."""
     plan, shard_memo = _row_plan(entries)
-    shards = shard_memo.get((sc.tp, sc.kvp, sc.ep))  # _shard reads tp, tp x kvp and ep only
+    shards = shard_memo.get((sc.tp, sc.kvp, sc.ep, sc.moe_tp))  # _shard reads tp, tp x kvp, ep and moe_tp only
     if shards is None:
-        shards = shard_memo[(sc.tp, sc.kvp, sc.ep)] = [
+        shards = shard_memo[(sc.tp, sc.kvp, sc.ep, sc.moe_tp)] = [
             _shards([(p.first, p.n_total) for p in groups], sc) for _, groups in plan
         ]
     return plan, shards
@@ -358,7 +361,19 @@ def regime_gemm_rows(spec: ModelSpec, profile, sc: Scenario, regime: str, entrie
     if entries is None:
         entries = gemm_entries(spec)
     plan, shards = row_shards(entries, sc)
-    at = (regime, tokens, type(tokens), head_tokens, sc.tp, sc.kvp, sc.ep, sc.gemm_format, sc.outputs, id(profile))
+    at = (
+        regime,
+        tokens,
+        type(tokens),
+        head_tokens,
+        sc.tp,
+        sc.kvp,
+        sc.ep,
+        sc.moe_tp,
+        sc.gemm_format,
+        sc.outputs,
+        id(profile),
+    )
     sums: dict[str, tuple[dict[str, float], int]] = {}
     repeated: set[str] = set()
     for (kind_id, groups), kind_shards_, entry in zip(plan, shards, entries):
@@ -440,7 +455,7 @@ def _row(group, shard, profile, sc: Scenario, regime: str, tokens: int, head_tok
         t_global = m_tokens * sc.attention_dp_groups  # tokens of the EP domain's attention groups
         touched, m = routed_expert_rows(t_global, topk, g.count)
         # the layer waits for the busiest EP rank: its experts' rows set the grouped GEMM's time
-        m_step = routed_expert_rows(t_global, topk, g.count, sc.ep)[1]
+        m_step = routed_expert_rows(t_global, topk, g.count, sc.moe_ep)[1]
         inst = inst * touched
         # routed experts run in the fused MoE's grouped GEMM (ops_moe: moe_gemm_efficiency)
         if models[1] is None:

@@ -13,7 +13,10 @@ Regimes:
   routing); ``prefill_tokens`` likewise.
 
 Parallelism shards the weight GEMMs: ``tp`` splits N of column-parallel and K of row-parallel
-layers, ``ep`` spreads routed experts, ``pp`` splits the layers into stages. ``kvp`` (KV / Helix
+layers, ``ep`` spreads routed experts, ``pp`` splits the layers into stages. ``moe_tp`` splits each routed
+expert within the ``ep`` GPUs the experts span (TensorRT-LLM's moe_tp_size x moe_ep_size): each expert's
+gate/up split on N and its down projection on K over ``moe_tp`` GPUs, the experts spread over
+``moe_ep = ep / moe_tp`` groups of them (``ep = 1``: every expert tensor-parallel over the tp x kvp GPUs). ``kvp`` (KV / Helix
 parallelism, NVIDIA 2025) splits each sequence's KV cache along the context over kvp GPUs per TP
 rank: decode attention reads context/kvp tokens per GPU and exchanges partial outputs in one
 all-to-all per attention layer; the FFN and its dense GEMMs run tensor-parallel over tp x kvp GPUs
@@ -78,7 +81,8 @@ class Scenario:
     outputs: str = "bf16"  # GEMM output format
     kv_cache: str = "bf16"
     tp: int = field(default=1, metadata={"ge": 1})
-    ep: int = field(default=1, metadata={"ge": 1})
+    ep: int = field(default=1, metadata={"ge": 1})  # GPUs the routed experts span (moe_tp x moe_ep)
+    moe_tp: int = field(default=1, metadata={"ge": 1})  # GPUs each routed expert is split over, within ep (ep > 1)
     pp: int = field(default=1, metadata={"ge": 1})
     kvp: int = field(default=1, metadata={"ge": 1})  # KV (Helix) parallelism: GPUs that split each sequence's KV cache
     dp: int = field(default=1, metadata={"ge": 1})
@@ -110,6 +114,16 @@ class Scenario:
         return attention_dp_groups(self.ep, self.tp * self.kvp)
 
     @property
+    def moe_ep(self) -> int:
+        """Groups the routed experts are spread over (each expert on one group of ``moe_tp`` GPUs): ep / moe_tp
+        (1 where ep = 1: every expert split over the tp x kvp GPUs)."""
+        return max(1, self.ep // self.moe_tp) if self.ep > 1 else 1
+
+    def experts_label(self) -> str:
+        """How the routed experts are split, where it is a mix: ``experts tp2 x ep4`` ("" otherwise)."""
+        return f"experts tp{self.moe_tp} x ep{self.moe_ep}" if self.ep > 1 and self.moe_tp > 1 else ""
+
+    @property
     def group_gpus(self) -> int:
         """GPUs of one attention group: ``tp`` (query/KV heads) x ``kvp`` (KV (Helix) parallelism: each of
         the kvp GPUs holds 1/kvp of every sequence's context); the dense FFN, LM head excepted, is
@@ -133,6 +147,8 @@ class Scenario:
 
     def label(self) -> str:
         par = ", ".join(f"{k}={getattr(self, k)}" for k in ("tp", "kvp", "ep", "pp") if getattr(self, k) > 1)
+        if self.experts_label():
+            par += f" ({self.experts_label()})"
         if self.ep > 1 and self.ep_overlap != "auto":
             par += f", EP overlap {self.ep_overlap}"
         clipped = (

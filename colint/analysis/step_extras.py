@@ -35,6 +35,9 @@ ATTN_FORMAT = "bf16"  # attention core math (FlashAttention/FlashMLA BF16 path)
 # activation-sized HBM passes per layer: two norms, two residual adds, the activation (estimate); RoPE and the
 # KV-cache append run inside the attention op (colint.analysis.ops_attention prices them)
 ELEMENTWISE_PASSES = 5
+# TensorRT-LLM runs FP8 block-scaled MoE layers with DeepGEMM's masked grouped GEMM on SM100 (DeepGemmFusedMoE; the
+# measured B200 fp8_block MoE rows are kernel_source deepgemm, H100's cutlass)
+MASKED_MOE_ARCHITECTURE = "blackwell-dc"
 LL_MAX_TOKENS = 128  # DeepEP: low-latency kernels up to this many tokens per rank (decode), high-throughput above
 ATTN_EFFICIENCY_FALLBACK = 0.7  # attention core's share of peak FLOP/s when the time model has no bf16 entry (estimate)
 
@@ -335,7 +338,7 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
     the low-latency kernels for decode-sized batches (<= 128 tokens per rank), else high-throughput;
     ``experts``: the layer's routed experts, which set the LL combine's warp groups per SM)."""
 
-    key = (tokens, type(tokens), top_k, hidden, experts, sc.ep, sc.gemm_format, id(profile))
+    key = (tokens, type(tokens), top_k, hidden, experts, sc.ep, sc.moe_tp, sc.gemm_format, id(profile))
     hit = _EXCHANGE_MEMO.get(key)
     if hit is not None and hit[0] is profile:
         return hit[1]
@@ -347,8 +350,10 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
     )
     backend = "deepep_ll" if tokens <= LL_MAX_TOKENS else "deepep_ht"
     ex = experts or None
-    d = moe_dispatch_combine("dispatch", tokens, hidden, top_k, sc.ep, wire, profile, None, backend, ex)[0]
-    c = moe_dispatch_combine("combine", tokens, hidden, top_k, sc.ep, "bfloat16", profile, None, backend, ex)[0]
+    # with experts split moe_tp ways each pick goes to (and comes back from) the moe_tp GPUs of its expert
+    picks = top_k * sc.moe_tp
+    d = moe_dispatch_combine("dispatch", tokens, hidden, picks, sc.ep, wire, profile, None, backend, ex)[0]
+    c = moe_dispatch_combine("combine", tokens, hidden, picks, sc.ep, "bfloat16", profile, None, backend, ex)[0]
     # the other exchange serving frameworks run: every rank all-gathers the EP domain's tokens, runs its own
     # experts on those routed to them and reduce-scatters the outputs back (vLLM's default all2all backend
     # allgather_reducescatter; TensorRT-LLM's attention-DP MoE without DeepEP). It moves every token to every rank,
@@ -419,15 +424,36 @@ def layer_extras(kind: LayerKind, tokens: int, h: int, scenario: Scenario, profi
         n_coll += 2
     if regime == "decode":
         coll_s += kvp_exchange_s(kind, tokens, scenario, profile)
-    moe_move_s = 0.0
     if kind.ffn.kind == "moe":
-        # permute + finalize (ops_moe): tokens·top-k rows of H gathered and scattered back, BF16
-        t_global = tokens * scenario.attention_dp_groups
-        busiest = busiest_rank_factor(t_global, kind.ffn.top_k, kind.ffn.num_experts or 1, scenario.ep)
-        rows_gpu = t_global * kind.ffn.top_k / max(scenario.ep, 1) * busiest
-        moe_move_s = (4.0 * rows_gpu * h * b_act) / (bw * tmod.memory_efficiency)
-    elem_s += moe_move_s
+        elem_s += moe_data_s(kind, tokens * scenario.attention_dp_groups, h, scenario, profile, tmod)
     return n_other, n_coll, act_bytes, elem_s, coll_s
+
+
+def moe_data_s(kind: LayerKind, t_global: float, h: int, scenario: Scenario, profile, tmod) -> float:
+    """One MoE layer's work beside its grouped GEMMs and its helper kernels' launches, for ``t_global`` tokens of the
+    EP domain (s; an ESTIMATE), as colint.analysis.ops_moe.moe_layer prices the measured layer: the permute,
+    activation and finalize passes on the busiest of the moe_ep expert groups (whose GPUs each gather their experts'
+    rows at the full hidden width); and where TensorRT-LLM runs an FP8 block-scaled MoE in DeepGEMM's masked layout
+    (datacenter Blackwell), a group per local expert, touched or not (``moe_masked_group_us``). The op model's
+    helper-kernel time (``moe_fixed_us``, ``moe_pick_ns``) stays the step's launch floors (docs/serving.md)."""
+    ffn = kind.ffn
+    experts = ffn.num_experts or 1
+    moe_ep = scenario.moe_ep
+    busiest = busiest_rank_factor(t_global, ffn.top_k, experts, moe_ep)
+    rows_gpu = t_global * ffn.top_k / moe_ep * busiest
+    # the tokens a GPU holds: its attention group's (or the EP domain's, all-gathered); where an all-to-all dispatches
+    # to it, those routed to its experts
+    held = rows_gpu / max(1, ffn.top_k) if ep_all_to_all(scenario) else t_global
+    # ops_moe's passes: permute reads the tokens and writes their rows (GEMM format), the activation reads gate/up
+    # and writes I (BF16), finalize reads the down GEMM's BF16 rows and writes the tokens
+    i_shard = ceil_div(ffn.expert_intermediate_size or h, scenario.moe_tp if scenario.ep > 1 else scenario.group_gpus)
+    n_up = (2 if ffn.expert_gated else 1) * i_shard
+    b_act = FORMATS.get(scenario.gemm_format, ("bf16", 2.0, 2.0))[1]
+    move_b = (held + rows_gpu) * h * (b_act + 2.0) + rows_gpu * (n_up + i_shard) * 2.0
+    masked_s = 0.0
+    if scenario.gemm_format == "fp8_block" and profile.architecture == MASKED_MOE_ARCHITECTURE:
+        masked_s = tmod.moe_masked_group_us * 1e-6 * (ceil_div(experts, moe_ep) if scenario.ep > 1 else experts)
+    return move_b / (profile.memory_bytes_per_s * tmod.memory_efficiency) + masked_s
 
 
 def kvp_exchange_s(kind: LayerKind, tokens: int, scenario: Scenario, profile) -> float:

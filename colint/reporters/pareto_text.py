@@ -175,4 +175,9 @@ def render(result) -> str:
             "EP dispatch/combine: overlapped with compute by two micro-batches as the scenario's ep_overlap "
             "allows (default auto: where that makes the step faster), else in series"
         )
+    if any(p.deployment.moe_tp > 1 for frs in result.frontiers for f in frs for p in f.frontier):
+        lines.append(
+            "experts tpA x epB = each routed expert split over A GPUs (gate/up on N, down on K), the experts spread "
+            "over B groups of them (TensorRT-LLM's moe_tp x moe_ep)"
+        )
     return "\n".join(lines)

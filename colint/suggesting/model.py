@@ -160,7 +160,7 @@ class SearchModel:
                 if info.parallel == "expert":
                     count = np.rint(get(r + "|count"))
                     topk = np.rint(get(r + "|topk"))
-                    inst = np.ceil(count / sc.ep) if sc.ep > 1 else count
+                    inst = np.ceil(count / sc.moe_ep) if sc.ep > 1 else count  # as gemm_rows._shards
                     t_global = m_tokens * sc.attention_dp_groups  # as gemm_rows._gemm_rows
                     # workload's formula once per distinct (top-k, experts) pair, read back at every point
                     # (np.unique, not a dense table indexed by top-k x experts: 2^20 experts made it 8 TiB)
@@ -170,7 +170,9 @@ class SearchModel:
                     touched_at, m_at = np.zeros(len(pairs)), np.zeros(len(pairs), dtype=np.int64)
                     for i_pair, p in enumerate(pairs.tolist()):
                         pair_topk, pair_experts = divmod(p, base)
-                        touched_at[i_pair], m_at[i_pair] = routed_expert_rows(t_global, pair_topk, pair_experts, sc.ep)
+                        touched_at[i_pair], m_at[i_pair] = routed_expert_rows(
+                            t_global, pair_topk, pair_experts, sc.moe_ep
+                        )
                     touched, m = touched_at[at.reshape(key.shape)], m_at[at.reshape(key.shape)]
                     inst = inst * touched
                     grouped_n = np.rint(n * inst).astype(np.int64)

@@ -72,19 +72,20 @@ def test_well_shaped_models_get_nothing(name, tp):
 def test_thin_shared_experts_under_tp8_on_h100_are_memory_bound_forever():
     # Qwen3-Next's shared expert (512 wide) at tp=8: gate_up N=128, down K=64, I∞ 62 FLOP/B against H100's 295
     (f,) = run(f"{CORPUS}/hf/qwen3-next__Qwen3-Next-80B-A3B-Thinking.json", ["CL101"], tp=8, gpus=["h100-sxm"])
-    # est. 0.92% of the step: below the 1% warning threshold -> info
-    assert (f.severity, f.key, f.line) == ("info", "shared_expert_intermediate_size", 36)
+    # est. 1.05% of the step: above the 1% warning threshold -> warning (the prefill step's MoE data passes as the
+    # MoE op model prices them, issue 31: 0.92% and info when the step counted four passes over every routed row)
+    assert (f.severity, f.key, f.line) == ("warning", "shared_expert_intermediate_size", 36)
     assert [(g["gemm"], g["n"], g["k"]) for g in f.evidence["gemms"]] == [
         ("moe.shared_experts.gate_up", 128, 2048),
         ("moe.shared_experts.down_proj", 2048, 64),
     ]
     # the loss is the shape's alone: against a near-square GEMM of equal work on the same BF16 path
     assert f.impact.estimated_loss_pct == f.evidence["est_shape_loss_pct"]
-    assert f.impact.estimated_loss_pct == 0.92
+    assert f.impact.estimated_loss_pct == 1.05
     assert "near-square 384x384 of equal work" in f.details[-1]
-    # the same on B200 (ridge 281): est. 0.71%, info
+    # the same on B200 (ridge 281): est. 0.79%, info
     (g,) = run(f"{CORPUS}/hf/qwen3-next__Qwen3-Next-80B-A3B-Thinking.json", ["CL101"], tp=8)
-    assert g.severity == "info" and g.impact.estimated_loss_pct == 0.71
+    assert g.severity == "info" and g.impact.estimated_loss_pct == 0.79
 
 
 def test_memory_bound_by_shape_only_where_the_time_model_agrees():
