@@ -30,11 +30,13 @@ from colint.loading.document import Document
 from colint.normalize.format_reader import (
     FormatReader,
     attention as attention_mixer,
+    gated_deltanet,
     layer,
     mamba2_mixer,
     mla as mla_mixer,
     mla_norm_params,
     raise_at,
+    routed_experts,
 )
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
@@ -206,12 +208,11 @@ def _moe_ffn(r: FormatReader, m: Model) -> FFN | None:
     e = m.moe
     if e is None:
         return None
-    moe = FFN(
-        kind="moe",
+    moe = routed_experts(
+        e.experts,
+        e.top_k,
+        e.intermediate_size,
         gated=e.gated,
-        num_experts=e.experts,
-        top_k=e.top_k,
-        expert_intermediate_size=e.intermediate_size,
         expert_gated=e.gated,
         num_shared_experts=e.shared_experts,
         shared_intermediate_size=(e.shared_intermediate_size or e.intermediate_size) if e.shared_experts else 0,
@@ -372,17 +373,7 @@ def _linear_attention_layer(m: Model) -> tuple[Mixer, int]:
     from colint.normalize.design_file_schema import LinearAttention
 
     la = m.linear_attention or LinearAttention()
-    mx = Mixer(
-        kind="linear_attention",
-        num_k_heads=la.k_heads,
-        num_v_heads=la.v_heads,
-        k_head_dim=la.k_head_dim,
-        v_head_dim=la.v_head_dim,
-        conv_kernel=la.conv_kernel,
-    )
-    return mx, (
-        2 * la.k_heads * la.k_head_dim + la.v_heads * la.v_head_dim
-    ) * la.conv_kernel + 2 * la.v_heads + la.v_head_dim
+    return gated_deltanet(la.k_heads, la.v_heads, la.k_head_dim, la.v_head_dim, la.conv_kernel)
 
 
 def _v(mx: Mixer) -> Mixer:

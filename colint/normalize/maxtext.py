@@ -26,11 +26,13 @@ from colint.loading.document import Document
 from colint.normalize.format_reader import (
     FormatReader,
     attention,
+    gated_deltanet,
     heads_attention,
     layer,
     mla,
     mla_norm_params,
     raise_at,
+    routed_experts,
 )
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
@@ -140,12 +142,11 @@ def _moe(r: FormatReader, mlp: int, gated: bool) -> tuple[FFN | None, int]:
     shared = r.req(None, "shared_experts", minimum=0)
     if shared:
         r.record("shared_expert_intermediate_size", "base_moe_mlp_dim")
-    moe = FFN(
-        kind="moe",
+    moe = routed_experts(
+        experts,
+        r.req("top_k", "num_experts_per_tok"),
+        moe_dim,
         gated=gated,
-        num_experts=experts,
-        top_k=r.req("top_k", "num_experts_per_tok"),
-        expert_intermediate_size=moe_dim,
         expert_gated=gated,
         num_shared_experts=shared,
         shared_intermediate_size=moe_dim if shared else 0,
@@ -224,19 +225,17 @@ def _qwen3_next(r: FormatReader, h, n_layers, heads, kv, head_dim, mlp, gated, c
     dv = r.req(None, "gdn_value_head_dim")
     conv = r.req(None, "gdn_conv_kernel_dim", default=4)
     full = heads_attention(heads, kv, head_dim, gated_q=True)
-    lin = Mixer(kind="linear_attention", num_k_heads=nk, num_v_heads=nv, k_head_dim=dk, v_head_dim=dv, conv_kernel=conv)
-    lin_other = (2 * nk * dk + nv * dv) * conv + 2 * nv + dv  # conv1d, dt_bias, A_log, gated RMSNorm
+    lin, lin_other = gated_deltanet(nk, nv, dk, dv, conv)
     experts = r.req("num_experts", "num_experts")
     moe_dim = r.req("moe_intermediate_size", "base_moe_mlp_dim", minimum=-1)
     if moe_dim <= 0:
         moe_dim = mlp
     shared = r.req(None, "shared_experts", minimum=0)
-    ffn = FFN(
-        kind="moe",
+    ffn = routed_experts(
+        experts,
+        r.req("top_k", "num_experts_per_tok"),
+        moe_dim,
         gated=gated,
-        num_experts=experts,
-        top_k=r.req("top_k", "num_experts_per_tok"),
-        expert_intermediate_size=moe_dim,
         num_shared_experts=shared,
         shared_intermediate_size=moe_dim if shared else 0,
         shared_expert_gate=bool(shared),

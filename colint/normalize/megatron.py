@@ -31,6 +31,7 @@ from colint.normalize.format_reader import (
     mla,
     mla_norm_params,
     raise_at,
+    routed_experts,
     safe_int_list_expr,
 )
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
@@ -323,12 +324,11 @@ def _moe_layers(
     if not r.has("moe_ffn_hidden_size"):
         r.record("moe_intermediate_size", "ffn_hidden_size")
     shared = r.opt("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size") or 0
-    moe = FFN(
-        kind="moe",
+    moe = routed_experts(
+        experts,
+        top_k,
+        expert_ffn,
         gated=gated,
-        num_experts=experts,
-        top_k=top_k,
-        expert_intermediate_size=expert_ffn,
         expert_gated=gated,
         expert_bias=bias,
         num_shared_experts=1 if shared else 0,

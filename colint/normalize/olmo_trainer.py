@@ -14,7 +14,7 @@ kv_heads·head_dim. The embedding has ``embedding_size`` rows (the vocabulary pa
 from __future__ import annotations
 
 from colint.loading.document import Document
-from colint.normalize.format_reader import FormatReader, attention, layer, raise_at
+from colint.normalize.format_reader import FormatReader, attention, layer, raise_at, routed_experts
 from colint.normalize.model_spec import FFN, ModelSpec
 
 ACCEPTS_VOCAB_SIZE = False
@@ -115,12 +115,11 @@ def _ffn(r: FormatReader, block: str | None, inter: int, gated: bool, bias: bool
     """``block_type: moe``: experts of the FFN width with a bias-free router; else the dense MLP."""
     if block != "moe":
         return FFN(kind="dense", intermediate_size=inter, gated=gated, bias=bias)
-    ffn = FFN(
-        kind="moe",
+    ffn = routed_experts(
+        r.req("num_experts", "moe_num_experts"),
+        r.req("top_k", "moe_top_k", default=2),
+        inter,
         gated=gated,
-        num_experts=r.req("num_experts", "moe_num_experts"),
-        top_k=r.req("top_k", "moe_top_k", default=2),
-        expert_intermediate_size=inter,
         expert_gated=gated,
         expert_bias=False,
     )

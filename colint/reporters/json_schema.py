@@ -10,27 +10,41 @@ from __future__ import annotations
 from colint.util.version import REPOSITORY_URL, __version__
 
 _NULLABLE_INT = {"type": ["integer", "null"], "minimum": 1}
+_COUNT = {"type": "integer", "minimum": 0}
 
 
 def report_schema() -> dict:
-    count = {"type": "integer", "minimum": 0}
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": f"{REPOSITORY_URL}/blob/v{__version__}/docs/check-report.schema.json",
-        "title": "colint check --output-format json",
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["version", "files", "summary"],
-        "properties": {
+    return _document(
+        "check-report.schema.json",
+        "colint check --output-format json",
+        {
             "version": {"type": "string", "description": "colint's version"},
             "files": {"type": "array", "items": _file_entry(), "description": "in the order the paths were given"},
-            "summary": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["files", "skipped", "errors", "warnings", "infos"],
-                "properties": {"files": count, "skipped": count, "errors": count, "warnings": count, "infos": count},
-            },
+            "summary": _summary("files", "skipped", "errors", "warnings", "infos"),
         },
+    )
+
+
+def _document(file: str, title: str, properties: dict) -> dict:
+    """A top-level schema: an object of exactly ``properties``, every one required, published as docs/``file``."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"{REPOSITORY_URL}/blob/v{__version__}/docs/{file}",
+        "title": title,
+        "type": "object",
+        "additionalProperties": False,
+        "required": list(properties),
+        "properties": properties,
+    }
+
+
+def _summary(*counts: str) -> dict:
+    """The summary object: a count (an integer >= 0) of each name."""
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": list(counts),
+        "properties": {k: _COUNT for k in counts},
     }
 
 
@@ -158,41 +172,21 @@ def diff_schema() -> dict:
     """The JSON Schema of ``colint diff --format json`` and ``colint check --base REF --format json``
     (colint.design.diffing.run_public): what a change to each config does. ``colint schema diff`` prints it;
     docs/diff.schema.json is that output."""
-    count = {"type": "integer", "minimum": 0}
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": f"{REPOSITORY_URL}/blob/v{__version__}/docs/diff.schema.json",
-        "title": "colint diff / colint check --base REF, --format json",
-        "type": "object",
-        "additionalProperties": False,
-        "required": [
-            "version",
-            "estimate",
-            "base",
-            "commit",
-            "regression_threshold_pct",
-            "frontier_levels_tokens_per_s_per_user",
-            "unchanged_files",
-            "configs",
-            "summary",
-        ],
-        "properties": {
+    return _document(
+        "diff.schema.json",
+        "colint diff / colint check --base REF, --format json",
+        {
             "version": {"type": "string"},
             "estimate": {"type": "string"},
             "base": {"type": "string", "description": "the git revision (check --base) or the base file (diff)"},
             "commit": {"type": ["string", "null"], "description": "the commit the revision names (null: diff)"},
             "regression_threshold_pct": {"type": "number", "minimum": 0},
             "frontier_levels_tokens_per_s_per_user": {"type": "array", "items": {"type": "number"}},
-            "unchanged_files": {**count, "description": "configs given but identical at the revision: not checked"},
+            "unchanged_files": {**_COUNT, "description": "configs given but identical at the revision: not checked"},
             "configs": {"type": "array", "items": _config()},
-            "summary": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["configs", "new", "fixed", "unchanged", "regressions"],
-                "properties": {k: count for k in ("configs", "new", "fixed", "unchanged", "regressions")},
-            },
+            "summary": _summary("configs", "new", "fixed", "unchanged", "regressions"),
         },
-    }
+    )
 
 
 def _delta() -> dict:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from colint.normalize.format_reader import routed_experts
+from colint.normalize.format_reader import heads_attention, routed_experts
 from colint.normalize.hf.base import HFReader, Header, layer_types_of, read_common
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 
@@ -154,13 +154,12 @@ def _layer(c: Header, o: _Options, sliding: bool, over: dict, reuse: bool) -> tu
     kv_i = over.get("num_key_value_heads") or c.num_kv_heads
     v_from_k = o.k_eq_v and not sliding
     attn = "sliding" if sliding and o.window else "full"
-    mixer = Mixer(
-        kind="attention",
+    mixer = heads_attention(
+        c.num_heads,
+        kv_i,
+        hd_i,
         attention=attn,
         window=o.window if attn == "sliding" else None,
-        num_heads=c.num_heads,
-        num_kv_heads=kv_i,
-        head_dim=hd_i,
         qkv_bias=o.bias,
         o_bias=o.bias,
         kv_shared=reuse,

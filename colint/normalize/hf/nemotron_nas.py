@@ -15,6 +15,7 @@ DeciLM class, so there is no meta-device oracle; the tests check the count again
 
 from __future__ import annotations
 
+from colint.normalize.format_reader import heads_attention
 from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
@@ -108,15 +109,8 @@ def _attention(b: Reader, i: int, heads: int, hd: int, bias: bool) -> Mixer:
             f"n_heads_in_group {group} does not divide num_attention_heads {heads}",
         )
     window = b.opt_int(f"layers[{i}].window", "attention.window_length", minimum=1)
-    return Mixer(
-        kind="attention",
-        attention="sliding" if window else "full",
-        window=window,
-        num_heads=heads,
-        num_kv_heads=heads // group,
-        head_dim=hd,
-        qkv_bias=bias,
-        o_bias=bias,
+    return heads_attention(
+        heads, heads // group, hd, attention="sliding" if window else "full", window=window, qkv_bias=bias, o_bias=bias
     )
 
 

@@ -22,7 +22,7 @@ transformers 5.24 (``modeling_qwen3_next.py``, ``modeling_qwen3_5*.py``):
 
 from __future__ import annotations
 
-from colint.normalize.format_reader import heads_attention, routed_experts
+from colint.normalize.format_reader import gated_deltanet, heads_attention, routed_experts
 from colint.normalize.hf.base import HFReader, layer_types_of, read_common
 from colint.normalize.hf.moe_common import KindTable, deepseek_style_mtp_params, int_list, layer
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
@@ -85,16 +85,7 @@ def _gated_deltanet(r: HFReader, mt: str) -> tuple[Mixer, int]:
     dk = r.int(None, "linear_key_head_dim", default=128)
     dv = r.int(None, "linear_value_head_dim", default=128)
     conv = r.int(None, "linear_conv_kernel_dim", default=4)
-    lin = Mixer(
-        kind="linear_attention",
-        num_k_heads=nk,
-        num_v_heads=nv,
-        k_head_dim=dk,
-        v_head_dim=dv,
-        conv_kernel=conv,
-        split_in_proj=mt != "qwen3_next",
-    )
-    return lin, (2 * nk * dk + nv * dv) * conv + 2 * nv + dv
+    return gated_deltanet(nk, nv, dk, dv, conv, split_in_proj=mt != "qwen3_next")
 
 
 def _layer_ffns(r: HFReader, mt: str, d: dict, n_layers: int) -> tuple[int | None, FFN | None, list[FFN]]:
