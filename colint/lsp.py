@@ -36,29 +36,12 @@ def _position(text: str, offset: int):
 def lint(path: str, text: str, flags: dict, isolated: bool) -> tuple[list, object, list]:
     """``(diagnostics, Document or None, findings)`` of ``text`` (the editor's buffer of ``path``); the
     i-th diagnostic is the i-th finding when there are findings."""
-    from lsprotocol import types
-
     from colint.engine.checking import build_targets, check_document
     from colint.loading import load_text
     from colint.rules import select_rules
     from colint.engine.config_files import settings_for
 
     lines = text.splitlines()
-
-    def where(line, column) -> types.Range:
-        ln = max((line or 1) - 1, 0)
-        text_line = lines[ln] if ln < len(lines) else ""
-        col = _utf16(text_line[: max((column or 1) - 1, 0)]) if line else 0
-        return types.Range(
-            start=types.Position(line=ln, character=col),
-            end=types.Position(line=ln, character=max(_utf16(text_line), col)),
-        )
-
-    severity = {
-        "error": types.DiagnosticSeverity.Error,
-        "warning": types.DiagnosticSeverity.Warning,
-        "info": types.DiagnosticSeverity.Information,
-    }
     try:
         opts = settings_for(os.path.dirname(os.path.abspath(path)), flags, isolated=isolated)
         rules = select_rules(opts.select, opts.ignore, opts.extend_select)
@@ -70,50 +53,58 @@ def lint(path: str, text: str, flags: dict, isolated: bool) -> tuple[list, objec
     except FormatNotRecognized:
         return [], None, []
     except ColintError as exc:
-        if exc.path is not None and os.path.abspath(exc.path) != os.path.abspath(path):
-            # a settings file's error (pyproject.toml, a GPU profile): say where, on the first line
-            return (
-                [
-                    types.Diagnostic(
-                        range=where(None, None),
-                        message=exc.located(),
-                        severity=types.DiagnosticSeverity.Error,
-                        source=SOURCE,
-                    )
-                ],
-                None,
-                [],
-            )
-        return (
-            [
-                types.Diagnostic(
-                    range=where(exc.line, exc.column),
-                    message=exc.message_with_key(),
-                    severity=types.DiagnosticSeverity.Error,
-                    source=SOURCE,
-                )
-            ],
-            None,
-            [],
-        )
-    out = []
-    for f in result.findings:
-        from colint.reporters.text import fix_line
+        return [_error_diagnostic(exc, path, lines)], None, []
+    return [_finding_diagnostic(f, lines) for f in result.findings], doc, list(result.findings)
 
-        message = f.message + (f" [{f.gpu}]" if f.gpu else "")
-        extra = list(f.details) + [fix_line(fx) for fx in f.fixes]
-        if extra:
-            message += "\n" + "\n".join(extra)
-        out.append(
-            types.Diagnostic(
-                range=where(f.line, f.column),
-                message=message,
-                severity=severity[f.severity],
-                code=f.code,
-                source=SOURCE,
-            )
-        )
-    return out, doc, list(result.findings)
+
+def _range(lines: list[str], line, column):
+    """The LSP range from a finding's (1-based) line and column to the end of that line; the whole first line
+    without a line."""
+    from lsprotocol import types
+
+    ln = max((line or 1) - 1, 0)
+    text_line = lines[ln] if ln < len(lines) else ""
+    col = _utf16(text_line[: max((column or 1) - 1, 0)]) if line else 0
+    return types.Range(
+        start=types.Position(line=ln, character=col),
+        end=types.Position(line=ln, character=max(_utf16(text_line), col)),
+    )
+
+
+def _error_diagnostic(exc: ColintError, path: str, lines: list[str]):
+    """Why the buffer could not be checked: at its line and key, or (a settings file's error: pyproject.toml, a
+    GPU profile) on the first line, saying where."""
+    from lsprotocol import types
+
+    if exc.path is not None and os.path.abspath(exc.path) != os.path.abspath(path):
+        where, message = _range(lines, None, None), exc.located()
+    else:
+        where, message = _range(lines, exc.line, exc.column), exc.message_with_key()
+    return types.Diagnostic(range=where, message=message, severity=types.DiagnosticSeverity.Error, source=SOURCE)
+
+
+def _finding_diagnostic(f, lines: list[str]):
+    """A finding as a diagnostic: its message (with its GPU), then its details and fixes on their own lines."""
+    from lsprotocol import types
+
+    from colint.reporters.text import fix_line
+
+    severity = {
+        "error": types.DiagnosticSeverity.Error,
+        "warning": types.DiagnosticSeverity.Warning,
+        "info": types.DiagnosticSeverity.Information,
+    }
+    message = f.message + (f" [{f.gpu}]" if f.gpu else "")
+    extra = list(f.details) + [fix_line(fx) for fx in f.fixes]
+    if extra:
+        message += "\n" + "\n".join(extra)
+    return types.Diagnostic(
+        range=_range(lines, f.line, f.column),
+        message=message,
+        severity=severity[f.severity],
+        code=f.code,
+        source=SOURCE,
+    )
 
 
 def code_actions(uri: str, doc, findings: list, diagnostics: list, wanted: list) -> list:

@@ -282,3 +282,69 @@ def test_value_types_use_the_records_dataclass():
         )
     ]
     assert stdlib == []
+
+
+# Short bodies: a function of LONG_LINES lines or more says why beside its def (``# long: <reason>`` on the def
+# line or the line above it), or is split along what it does.
+LONG_LINES = 80
+# (module, function) still long and waiting to be split (none now); an entry whose function is no longer long fails
+# the test below, so the list cannot go stale.
+PENDING_LONG: set[tuple[str, str]] = set()
+
+
+def _long_functions(module: str) -> list[tuple[str, int, int, bool]]:
+    """(qualified name, def line, lines, has a ``# long:`` reason) of each function of ``module`` that is
+    LONG_LINES lines or longer, methods and nested functions included."""
+    text = MODULES[module].read_text(encoding="utf-8")
+    lines = text.splitlines()
+    out = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            name = prefix
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                assert child.end_lineno is not None
+                length = child.end_lineno - child.lineno + 1
+                if length >= LONG_LINES:
+                    first = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                    beside = [lines[child.lineno - 1]] + ([lines[first - 2]] if first > 1 else [])
+                    out.append((name, child.lineno, length, any("# long:" in t for t in beside)))
+            visit(child, f"{name}." if name != prefix else prefix)
+
+    visit(ast.parse(text), "")
+    return out
+
+
+def test_no_long_function_without_a_reason():
+    found = {(m, name): (line, length, reason) for m in MODULES for name, line, length, reason in _long_functions(m)}
+    bad = [
+        f"{MODULES[m].relative_to(PACKAGE.parent)}:{line}: {name} is {length} lines; split it along what it does "
+        "or write why beside its def ('# long: <reason>')"
+        for (m, name), (line, length, reason) in sorted(found.items())
+        if not reason and (m, name) not in PENDING_LONG
+    ]
+    assert bad == []
+    # a function shortened since is dropped from PENDING_LONG, so the list cannot go stale
+    assert sorted(PENDING_LONG - set(found)) == []
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("def f():\n" + "    x = 1\n" * 78 + "    return x\n", [("f", 1, 80, False)]),
+        ("def f():\n" + "    x = 1\n" * 77 + "    return x\n", []),
+        ("def f():  # long: a table\n" + "    x = 1\n" * 79, [("f", 1, 80, True)]),
+        ("# long: a table\ndef f():\n" + "    x = 1\n" * 79, [("f", 2, 80, True)]),
+        ("# long: a table\n@decorator\ndef f():\n" + "    x = 1\n" * 79, [("f", 3, 80, True)]),
+        ("# long: g's reason\n\n\ndef f():\n" + "    x = 1\n" * 79, [("f", 4, 80, False)]),
+        ("class C:\n    def m(self):\n" + "        x = 1\n" * 79, [("C.m", 2, 80, False)]),
+        ("def f():\n    def g():\n" + "        x = 1\n" * 79, [("f", 1, 81, False), ("f.g", 2, 80, False)]),
+    ],
+)
+def test_the_long_function_reader_sees_every_form(source, expected, monkeypatch, tmp_path):
+    path = tmp_path / "m.py"
+    path.write_text(source, encoding="utf-8")
+    monkeypatch.setitem(MODULES, "colint.fake_module", path)
+    assert _long_functions("colint.fake_module") == expected

@@ -213,8 +213,9 @@ class Scalar:
         return bool(cond)
 
 
-# long: one search over tile x split-K candidates whose hoisted invariants keep every float identical to
-# _core_scalar's (tests/analysis compare the two); split up, its loop would pass some twenty locals around
+# One search over tile x split-K candidates whose hoisted invariants keep every float identical to _core_scalar's
+# (tests/analysis compare the two); split up, its loop would pass some twenty locals around.
+# long: one candidate search, its locals shared (above)
 def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp, standalone: bool = True) -> dict:
     """The time model on scalars (xp=Scalar) or numpy arrays (xp=numpy): one implementation.
 

@@ -143,94 +143,15 @@ def _attention_cost(
     kind: LayerKind, n_layers: int, profile, sc: Scenario, regime: str, source: Mixer | None, mx: Mixer
 ) -> AttentionCost:
     roof = attention_roof(profile)
-    b_kv = sc.kv_bytes_per_elem
-    tp = sc.tp
-    kv_layer = mixer_kv_bytes_per_token(mx, b_kv)  # stored (0 for a KV-sharing layer)
-    kv_read_layer = mixer_kv_read_bytes_per_token(mx, b_kv, source)  # read per cached token
-    replication = 1
-    heads_q = mx.num_heads
-    if mx.kind == "attention":
-        shard = min(tp, max(1, mx.num_kv_heads))
-        replication = max(1, tp // max(1, mx.num_kv_heads)) if tp > mx.num_kv_heads else 1
-        kv_gpu = kv_layer / shard
-        kv_read_gpu = kv_read_layer / shard
-        q_per_gpu = ceil_div(heads_q, tp)
-    elif mx.kind == "mla":
-        replication = tp
-        kv_gpu = kv_read_gpu = kv_layer
-        q_per_gpu = ceil_div(heads_q, tp)
-    else:
-        kv_gpu = kv_read_gpu = 0.0
-        q_per_gpu = 0
+    kv_gpu, kv_read_gpu, replication, q_per_gpu = _kv_per_gpu(mx, sc, source)
     window = mx.window if mx.attention in ("sliding", "chunked") else None
     topk = mx.index_topk if mx.kind == "mla" and mx.index_topk else None  # DeepSeek Sparse Attention
-    idx_tok = indexer_kv_bytes_per_token(mx)  # the DSA indexer's cached key (0 without an indexer)
-    flops = bytes_ = f_i = 0.0
-    attended = 0.0
-    idx_est = 0.0
     if regime == "decode":
-        b = sc.decode_concurrency
-        ctx = sc.context
-        attended = min(ctx, window) if window else ctx
-        scored = attended  # keys the DSA indexer scores per query: the whole context
-        if topk:
-            attended = min(attended, topk)  # the sparse core attends the indexer's top-k only
-        if mx.kind in ("attention", "mla") and sc.kvp > 1:
-            attended = ceil_div(int(attended), sc.kvp)  # KV parallelism: this GPU's share of the context
-            scored = ceil_div(int(scored), sc.kvp)
-        if mx.kind == "attention":
-            d_v = mx.v_head_dim or mx.head_dim
-            flops = 2.0 * b * attended * q_per_gpu * (mx.head_dim + d_v)
-            bytes_ = b * attended * kv_read_gpu
-        elif mx.kind == "mla":
-            lat = (mx.kv_lora_rank or 0) + (mx.qk_rope_head_dim or 0)
-            flops = 2.0 * b * attended * q_per_gpu * (lat + (mx.kv_lora_rank or 0))  # absorbed MLA
-            bytes_ = b * attended * (kv_gpu - idx_tok)
-            if idx_tok:
-                f_i, by_i, idx_est = _indexer(mx, b, scored, b * scored * idx_tok, profile)
-                flops, bytes_ = flops + f_i, bytes_ + by_i
-        elif mx.kind in ("linear_attention", "mamba"):
-            state = mixer_state_bytes(mx, b_kv) / tp
-            bytes_ = 2.0 * b * state  # read and write the state
-            flops = 4.0 * b * state / b_kv
+        flops, bytes_, f_i, idx_est, attended = _decode_terms(mx, sc, profile, kv_gpu, kv_read_gpu, q_per_gpu, window)
     else:
-        s, n_seq, chunks = prefill_shape(sc)
-        ctx = sc.context
-        attended = _attended(ctx, window)
-        if topk:
-            # DeepSeek Sparse Attention prefill: the absorbed (MQA-mode) kernel over each query's top-k latent rows,
-            # or, where that costs more (short prompts), plain masked MHA over all keys, as DeepSeek-V3.2 serves
-            # short prefills (tech report §2.1); top-k caps the keys per query as a window of k does
-            sparse_pairs = _attended(ctx, topk)
-            lat_mqa = 2 * (mx.kv_lora_rank or 0) + (mx.qk_rope_head_dim or 0)
-            dense_d = (mx.qk_nope_head_dim or 0) + (mx.qk_rope_head_dim or 0) + (mx.v_head_dim or 0)
-            if sparse_pairs * lat_mqa < attended * dense_d:
-                attended = sparse_pairs
-            else:
-                topk = None  # priced as dense MLA prefill
-        # keys attended per query over the whole prompt; a step holds prefill_tokens queries
-        q_tokens = n_seq * s
-        if mx.kind == "attention":
-            d_v = mx.v_head_dim or mx.head_dim
-            flops = 2.0 * q_tokens * attended * q_per_gpu * (mx.head_dim + d_v)
-            # write this chunk's K/V (none on a KV-sharing layer), read it and the earlier chunks' cache
-            bytes_ = q_tokens * (kv_gpu + kv_read_gpu) + (chunks - 1) / max(chunks, 1) * n_seq * ctx / 2 * kv_read_gpu
-        elif mx.kind == "mla":
-            nope, rope = mx.qk_nope_head_dim or 0, mx.qk_rope_head_dim or 0
-            if topk:  # DSA prefill runs absorbed (MQA mode on the 576-wide latent, 512-wide output) over the top-k
-                lat, kv_lora = (mx.kv_lora_rank or 0) + rope, mx.kv_lora_rank or 0
-                flops = 2.0 * q_tokens * attended * q_per_gpu * (lat + kv_lora)
-            else:
-                d_v = mx.v_head_dim or nope
-                flops = 2.0 * q_tokens * attended * q_per_gpu * (nope + rope + d_v)
-            bytes_ = q_tokens * kv_gpu * 2
-            if idx_tok:  # the indexer scores every earlier token of the prompt (causal)
-                f_i, by_i, idx_est = _indexer(mx, q_tokens, _attended(ctx, None), n_seq * ctx * idx_tok, profile)
-                flops, bytes_ = flops + f_i, bytes_ + by_i
-        elif mx.kind in ("linear_attention", "mamba"):
-            state = mixer_state_bytes(mx, b_kv) / tp
-            flops = 4.0 * q_tokens * state / b_kv
-            bytes_ = 2.0 * n_seq * state
+        flops, bytes_, f_i, idx_est, attended, topk = _prefill_terms(
+            mx, sc, profile, kv_gpu, kv_read_gpu, q_per_gpu, window, topk
+        )
     if mx.kind not in ("attention", "mla"):
         attended = 0.0
     sol = max(flops / roof.peak_flops_per_s, bytes_ / roof.memory_bytes_per_s) if (flops or bytes_) else 0.0
@@ -240,6 +161,101 @@ def _attention_cost(
     else:  # linear attention / Mamba state update: a streaming kernel on the roofline's terms
         est = roof.estimate_s(flops, bytes_) if (flops or bytes_) else 0.0
     return AttentionCost(kind.name, regime, n_layers, mx.kind, flops, bytes_, sol, est, kv_gpu, replication, attended)
+
+
+def _kv_per_gpu(mx: Mixer, sc: Scenario, source: Mixer | None) -> tuple[float, float, int, int]:
+    """(KV bytes per token stored on one GPU, read per cached token on one GPU, the KV replication factor, query
+    heads per GPU) of one layer at the scenario's tp: GQA shards its KV heads up to tp (copies beyond), MLA's
+    latent is whole on every GPU."""
+    b_kv, tp = sc.kv_bytes_per_elem, sc.tp
+    kv_layer = mixer_kv_bytes_per_token(mx, b_kv)  # stored (0 for a KV-sharing layer)
+    kv_read_layer = mixer_kv_read_bytes_per_token(mx, b_kv, source)  # read per cached token
+    if mx.kind == "attention":
+        shard = min(tp, max(1, mx.num_kv_heads))
+        replication = max(1, tp // max(1, mx.num_kv_heads)) if tp > mx.num_kv_heads else 1
+        return kv_layer / shard, kv_read_layer / shard, replication, ceil_div(mx.num_heads, tp)
+    if mx.kind == "mla":
+        return kv_layer, kv_layer, tp, ceil_div(mx.num_heads, tp)
+    return 0.0, 0.0, 1, 0
+
+
+def _decode_terms(mx: Mixer, sc: Scenario, profile, kv_gpu, kv_read_gpu, q_per_gpu, window):
+    """(FLOPs, bytes, the DSA indexer's FLOPs, the indexer's estimate s, keys attended per query) of one layer's
+    decode attention on one GPU."""
+    b_kv, b = sc.kv_bytes_per_elem, sc.decode_concurrency
+    idx_tok = indexer_kv_bytes_per_token(mx)  # the DSA indexer's cached key (0 without an indexer)
+    topk = mx.index_topk if mx.kind == "mla" and mx.index_topk else None
+    flops = bytes_ = f_i = idx_est = 0.0
+    ctx = sc.context
+    attended = min(ctx, window) if window else ctx
+    scored = attended  # keys the DSA indexer scores per query: the whole context
+    if topk:
+        attended = min(attended, topk)  # the sparse core attends the indexer's top-k only
+    if mx.kind in ("attention", "mla") and sc.kvp > 1:
+        attended = ceil_div(int(attended), sc.kvp)  # KV parallelism: this GPU's share of the context
+        scored = ceil_div(int(scored), sc.kvp)
+    if mx.kind == "attention":
+        d_v = mx.v_head_dim or mx.head_dim
+        flops = 2.0 * b * attended * q_per_gpu * (mx.head_dim + d_v)
+        bytes_ = b * attended * kv_read_gpu
+    elif mx.kind == "mla":
+        lat = (mx.kv_lora_rank or 0) + (mx.qk_rope_head_dim or 0)
+        flops = 2.0 * b * attended * q_per_gpu * (lat + (mx.kv_lora_rank or 0))  # absorbed MLA
+        bytes_ = b * attended * (kv_gpu - idx_tok)
+        if idx_tok:
+            f_i, by_i, idx_est = _indexer(mx, b, scored, b * scored * idx_tok, profile)
+            flops, bytes_ = flops + f_i, bytes_ + by_i
+    elif mx.kind in ("linear_attention", "mamba"):
+        state = mixer_state_bytes(mx, b_kv) / sc.tp
+        bytes_ = 2.0 * b * state  # read and write the state
+        flops = 4.0 * b * state / b_kv
+    return flops, bytes_, f_i, idx_est, attended
+
+
+def _prefill_terms(mx: Mixer, sc: Scenario, profile, kv_gpu, kv_read_gpu, q_per_gpu, window, topk):
+    """(FLOPs, bytes, the DSA indexer's FLOPs, its estimate s, keys attended per query, the top-k left after DSA's
+    choice between its sparse and dense kernels) of one layer's prefill attention on one GPU."""
+    b_kv = sc.kv_bytes_per_elem
+    idx_tok = indexer_kv_bytes_per_token(mx)
+    flops = bytes_ = f_i = idx_est = 0.0
+    s, n_seq, chunks = prefill_shape(sc)
+    ctx = sc.context
+    attended = _attended(ctx, window)
+    if topk:
+        # DeepSeek Sparse Attention prefill: the absorbed (MQA-mode) kernel over each query's top-k latent rows,
+        # or, where that costs more (short prompts), plain masked MHA over all keys, as DeepSeek-V3.2 serves
+        # short prefills (tech report §2.1); top-k caps the keys per query as a window of k does
+        sparse_pairs = _attended(ctx, topk)
+        lat_mqa = 2 * (mx.kv_lora_rank or 0) + (mx.qk_rope_head_dim or 0)
+        dense_d = (mx.qk_nope_head_dim or 0) + (mx.qk_rope_head_dim or 0) + (mx.v_head_dim or 0)
+        if sparse_pairs * lat_mqa < attended * dense_d:
+            attended = sparse_pairs
+        else:
+            topk = None  # priced as dense MLA prefill
+    # keys attended per query over the whole prompt; a step holds prefill_tokens queries
+    q_tokens = n_seq * s
+    if mx.kind == "attention":
+        d_v = mx.v_head_dim or mx.head_dim
+        flops = 2.0 * q_tokens * attended * q_per_gpu * (mx.head_dim + d_v)
+        # write this chunk's K/V (none on a KV-sharing layer), read it and the earlier chunks' cache
+        bytes_ = q_tokens * (kv_gpu + kv_read_gpu) + (chunks - 1) / max(chunks, 1) * n_seq * ctx / 2 * kv_read_gpu
+    elif mx.kind == "mla":
+        nope, rope = mx.qk_nope_head_dim or 0, mx.qk_rope_head_dim or 0
+        if topk:  # DSA prefill runs absorbed (MQA mode on the 576-wide latent, 512-wide output) over the top-k
+            lat, kv_lora = (mx.kv_lora_rank or 0) + rope, mx.kv_lora_rank or 0
+            flops = 2.0 * q_tokens * attended * q_per_gpu * (lat + kv_lora)
+        else:
+            d_v = mx.v_head_dim or nope
+            flops = 2.0 * q_tokens * attended * q_per_gpu * (nope + rope + d_v)
+        bytes_ = q_tokens * kv_gpu * 2
+        if idx_tok:  # the indexer scores every earlier token of the prompt (causal)
+            f_i, by_i, idx_est = _indexer(mx, q_tokens, _attended(ctx, None), n_seq * ctx * idx_tok, profile)
+            flops, bytes_ = flops + f_i, bytes_ + by_i
+    elif mx.kind in ("linear_attention", "mamba"):
+        state = mixer_state_bytes(mx, b_kv) / sc.tp
+        flops = 4.0 * q_tokens * state / b_kv
+        bytes_ = 2.0 * n_seq * state
+    return flops, bytes_, f_i, idx_est, attended, topk
 
 
 def _indexer(mx: Mixer, queries: float, keys_per_query: float, key_bytes: float, profile) -> tuple[float, float, float]:

@@ -393,14 +393,11 @@ def _regime_step(
     layer whose EP exchange two micro-batches overlap is priced through colint.analysis.overlap.
     ``gemm_profile``: a profile the half batch's GEMM rows are priced on instead of ``profile``, one that differs
     from it in the scale-up domain alone (steps_on_domain: the rows' memos keep the workload's profile)."""
-    launch_s = profile.launch_overhead_us * 1e-6
-    bw = profile.memory_bytes_per_s
     h = spec.hidden_size
     per_kind_s: dict[str, float] = {}
     parts: dict[str, dict[str, float]] = {}
     tokens = regime_tokens(scenario, regime)
-    gemm_s = attn_core = attn_total = ffn = other = comm = hidden = launches = sol = 0.0
-    kernels = 0
+    sums = _StepSums(profile.launch_overhead_us * 1e-6, profile.memory_bytes_per_s)
     times, n_rows, cores_by_kind = _kind_times(rows, attn)
     fill_layers = overlapped_layers(spec, scenario, regime, counts)
     half_times: dict[str, dict[str, float]] | None = None  # one micro-batch's GEMMs (colint.analysis.overlap)
@@ -425,49 +422,83 @@ def _regime_step(
         )
         per_kind_s[kind.name] = lt.total_s
         parts[kind.name] = lt.parts
-        gemm_s += n * (lt.attention_gemms_s + lt.ffn_gemms_s)
-        attn_core += n * lt.core_s
-        attn_total += n * (lt.attention_gemms_s + lt.core_s)
-        ffn += n * lt.ffn_gemms_s
-        other += n * (lt.elem_s + lt.coll_s)
-        comm += n * lt.coll_s
-        hidden += n * lt.hidden_s
-        launches += n * (lt.micro_batches * lt.n_other) * launch_s
-        sol += n * (kt["gemm_sol"] + sum(a.sol_s for a in cores) + lt.act_bytes / bw)
-        n_gemm_kernels = n_rows.get(kind.name, 0)
-        kernels += n * lt.micro_batches * (lt.n_other + lt.n_coll + n_gemm_kernels + len(cores))
+        sums.add_layers(n, lt, kt["gemm_sol"] + sum(a.sol_s for a in cores), n_rows.get(kind.name, 0) + len(cores))
     for row in rows:
         if row.kind == "":
-            gemm_s += row.layer_s
-            other += row.layer_s
-            sol += row.time.sol_s
-            kernels += 1
-    total = attn_total + ffn + other
-    ftl = tps = None
-    if regime == "prefill":
-        _, _, chunks = prefill_shape(scenario)
-        ftl = total * chunks
-        tps = tokens / total if total else None
-    else:
-        tps = tokens / total if total else None
-    step = Step(
-        regime,
-        tokens,
-        total,
-        sol,
-        gemm_s,
-        attn_core,
-        attn_total,
-        ffn,
-        other,
-        comm,
-        launches,
-        kernels,
-        ftl,
-        tps,
-        hidden,
+            sums.add_head(row)
+    return sums.step(regime, tokens, scenario), per_kind_s, parts
+
+
+class _StepSums:
+    """The running sums of one regime's step over its layers (colint.analysis.workload._regime_step), in the
+    order the step adds them."""
+
+    __slots__ = (
+        "launch_s",
+        "bw",
+        "gemm_s",
+        "attn_core",
+        "attn_total",
+        "ffn",
+        "other",
+        "comm",
+        "hidden",
+        "launches",
+        "sol",
+        "kernels",
     )
-    return step, per_kind_s, parts
+
+    def __init__(self, launch_s: float, memory_bytes_per_s: float) -> None:
+        self.launch_s, self.bw = launch_s, memory_bytes_per_s
+        self.gemm_s = self.attn_core = self.attn_total = self.ffn = self.other = self.comm = self.hidden = 0.0
+        self.launches = self.sol = 0.0
+        self.kernels = 0
+
+    def add_layers(self, n: int, lt, sol_s: float, gemm_and_core_kernels: int) -> None:
+        """``n`` layers of one kind at layer time ``lt`` (colint.analysis.overlap.layer_time), whose GEMMs and
+        attention cores have ``sol_s`` speed of light and ``gemm_and_core_kernels`` kernels."""
+        self.gemm_s += n * (lt.attention_gemms_s + lt.ffn_gemms_s)
+        self.attn_core += n * lt.core_s
+        self.attn_total += n * (lt.attention_gemms_s + lt.core_s)
+        self.ffn += n * lt.ffn_gemms_s
+        self.other += n * (lt.elem_s + lt.coll_s)
+        self.comm += n * lt.coll_s
+        self.hidden += n * lt.hidden_s
+        self.launches += n * (lt.micro_batches * lt.n_other) * self.launch_s
+        self.sol += n * (sol_s + lt.act_bytes / self.bw)
+        self.kernels += n * lt.micro_batches * (lt.n_other + lt.n_coll + gemm_and_core_kernels)
+
+    def add_head(self, row) -> None:
+        """The LM head's GEMM row (kind "")."""
+        self.gemm_s += row.layer_s
+        self.other += row.layer_s
+        self.sol += row.time.sol_s
+        self.kernels += 1
+
+    def step(self, regime: str, tokens: int, scenario: Scenario) -> Step:
+        total = self.attn_total + self.ffn + self.other
+        ftl = None
+        if regime == "prefill":
+            _, _, chunks = prefill_shape(scenario)
+            ftl = total * chunks
+        tps = tokens / total if total else None
+        return Step(
+            regime,
+            tokens,
+            total,
+            self.sol,
+            self.gemm_s,
+            self.attn_core,
+            self.attn_total,
+            self.ffn,
+            self.other,
+            self.comm,
+            self.launches,
+            self.kernels,
+            ftl,
+            tps,
+            self.hidden,
+        )
 
 
 def _kind_gemm_s(rows: GemmRows) -> dict[str, dict[str, float]]:

@@ -55,9 +55,8 @@ class CheckRun:
 
 
 def run_check(paths, flags: Mapping[str, Any], isolated: bool, run: CheckRun) -> int:
-    from colint.engine.checking import check_grouped, grouped_exit_code, summary
+    from colint.engine.checking import check_grouped, grouped_exit_code
     from colint.errors import ColintError
-    from colint.engine.sources import expand
 
     fmt = run.fmt or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "full")
     if run.base is None and (run.frontier or run.fail_on_regression is not None):
@@ -66,22 +65,7 @@ def run_check(paths, flags: Mapping[str, Any], isolated: bool, run: CheckRun) ->
         return _run_base(paths, flags, isolated, run, fmt)
     if run.statistics and fmt not in ("full", "concise", "text", "json"):
         raise fail("colint: error: --statistics prints text or json; drop --output-format " + fmt)
-    try:
-        found = expand(paths, include=run.include, exclude=run.exclude)
-    except ColintError as exc:
-        raise fail_with(exc) from None
-    for warning in found.warnings:
-        click.echo(f"colint: warning: {warning}", err=True)
-    if run.apply_fix and any(s.read_only for s in found.sources):
-        src = next(s for s in found.sources if s.read_only)
-        raise fail(
-            f"colint: error: {src.origin}: --fix does not rewrite the Hugging Face cache; copy "
-            f"{src.path} out of it, or use --diff"
-        )
-    settings_dirs = found.settings_dirs()
-    paths, stdin = with_stdin(list(found.paths), run.stdin_filename)
-    if stdin is not None and (run.apply_fix or run.write_baseline):
-        raise fail("colint: error: --fix and --write-baseline need files, not standard input")
+    paths, stdin, settings_dirs = _sources(paths, run)
 
     def check_all(keep_docs: bool = fmt == "sarif", **kw):
         # a file's Document is read by SARIF (fix regions), --fix and --diff only
@@ -109,14 +93,7 @@ def run_check(paths, flags: Mapping[str, Any], isolated: bool, run: CheckRun) ->
         click.echo("colint: --unsafe-fixes does nothing without --fix or --diff; nothing was changed", err=True)
     refused = False
     if run.apply_fix or run.show_diff:
-        from colint.engine.checking import fix_grouped
-
-        unfixed = [r.error is None for r in results]
-        try:
-            changed = fix_grouped(results, groups, unsafe=run.unsafe_fixes)
-        except (ColintError, ValueError) as exc:
-            raise fail(f"colint: error: a fix could not be applied: {getattr(exc, 'message', exc)}") from None
-        fix_failed = {i: r for i, r in enumerate(results) if unfixed[i] and r.error is not None}
+        changed, fix_failed = _fix(results, groups, run)
         if run.show_diff:
             return _print_diff(results, changed, run.exit_zero)
         refused = _write_fixes(changed)
@@ -124,6 +101,54 @@ def run_check(paths, flags: Mapping[str, Any], isolated: bool, run: CheckRun) ->
             results, groups = check_all(baseline_path=run.baseline)
             for i, r in fix_failed.items():  # a file whose fixing failed keeps that error in the report
                 results[i] = r
+    _report(fmt, results, groups, run)
+    if refused:
+        return EXIT_ERROR
+    code = grouped_exit_code(results, groups)
+    return EXIT_CLEAN if run.exit_zero and code == EXIT_FINDINGS else code
+
+
+def _sources(paths, run: CheckRun) -> tuple[list[str], Any, dict[str, str]]:
+    """(the files to check, standard input's text or None, the settings folder of each): the PATHs expanded
+    (warnings printed), refused where --fix would rewrite the HF cache or standard input."""
+    from colint.engine.sources import expand
+    from colint.errors import ColintError
+
+    try:
+        found = expand(paths, include=run.include, exclude=run.exclude)
+    except ColintError as exc:
+        raise fail_with(exc) from None
+    for warning in found.warnings:
+        click.echo(f"colint: warning: {warning}", err=True)
+    if run.apply_fix and any(s.read_only for s in found.sources):
+        src = next(s for s in found.sources if s.read_only)
+        raise fail(
+            f"colint: error: {src.origin}: --fix does not rewrite the Hugging Face cache; copy "
+            f"{src.path} out of it, or use --diff"
+        )
+    settings_dirs = found.settings_dirs()
+    paths, stdin = with_stdin(list(found.paths), run.stdin_filename)
+    if stdin is not None and (run.apply_fix or run.write_baseline):
+        raise fail("colint: error: --fix and --write-baseline need files, not standard input")
+    return paths, stdin, settings_dirs
+
+
+def _fix(results: list, groups: list, run: CheckRun) -> tuple[list[tuple[str, str, str]], dict[int, Any]]:
+    """Apply the fixes to the checked files in memory: (what changed, the files whose fixing failed by index)."""
+    from colint.engine.checking import fix_grouped
+    from colint.errors import ColintError
+
+    unfixed = [r.error is None for r in results]
+    try:
+        changed = fix_grouped(results, groups, unsafe=run.unsafe_fixes)
+    except (ColintError, ValueError) as exc:
+        raise fail(f"colint: error: a fix could not be applied: {getattr(exc, 'message', exc)}") from None
+    return changed, {i: r for i, r in enumerate(results) if unfixed[i] and r.error is not None}
+
+
+def _report(fmt: str, results: list, groups: list, run: CheckRun) -> None:
+    """Print (or write to --output) the report in ``fmt``; after --fix, say how many unsafe fixes are left."""
+    from colint.engine.checking import summary
     from colint.reporters.console import use_colour
 
     colour = run.output is None and use_colour(run.color, sys.stdout.isatty())
@@ -147,10 +172,6 @@ def run_check(paths, flags: Mapping[str, Any], isolated: bool, run: CheckRun) ->
         left = unsafe_fixes_left(results)  # after the safe fixes: what --unsafe-fixes could still apply
         if left:
             click.echo(f"colint: {left} fix{'es' if left != 1 else ''} available with --unsafe-fixes", err=True)
-    if refused:
-        return EXIT_ERROR
-    code = grouped_exit_code(results, groups)
-    return EXIT_CLEAN if run.exit_zero and code == EXIT_FINDINGS else code
 
 
 def _run_base(paths, flags: Mapping[str, Any], isolated: bool, run: CheckRun, fmt: str) -> int:

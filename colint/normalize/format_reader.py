@@ -145,6 +145,25 @@ def mamba2_mixer(heads: int, d_inner: int, d_state: int, n_groups: int, conv_ker
     )
 
 
+def gated_deltanet(
+    k_heads: int, v_heads: int, k_head_dim: int, v_head_dim: int, conv_kernel: int, **fields: Any
+) -> tuple[Mixer, int]:
+    """Gated DeltaNet linear attention (Qwen3-Next, Qwen3.5) and its parameters outside GEMMs: a depthwise conv1d
+    of ``conv_kernel`` taps over the 2·key + value channels (no bias), ``dt_bias`` and ``A_log`` (one per value
+    head), a gated RMSNorm of the value head dim. ``fields`` are the Mixer's other fields (``split_in_proj``)."""
+    mixer = Mixer(
+        kind="linear_attention",
+        num_k_heads=k_heads,
+        num_v_heads=v_heads,
+        k_head_dim=k_head_dim,
+        v_head_dim=v_head_dim,
+        conv_kernel=conv_kernel,
+        **fields,
+    )
+    other = (2 * k_heads * k_head_dim + v_heads * v_head_dim) * conv_kernel + 2 * v_heads + v_head_dim
+    return mixer, other
+
+
 def routed_experts(num_experts: int, top_k: int, width: int, **fields: Any) -> FFN:
     """A MoE FFN: ``top_k`` of ``num_experts`` experts of FFN width ``width`` per token; ``fields`` are the
     FFN's other fields (shared experts, biases, gates)."""

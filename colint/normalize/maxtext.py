@@ -26,11 +26,13 @@ from colint.loading.document import Document
 from colint.normalize.format_reader import (
     FormatReader,
     attention,
+    gated_deltanet,
     heads_attention,
     layer,
     mla,
     mla_norm_params,
     raise_at,
+    routed_experts,
 )
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
@@ -122,30 +124,43 @@ def normalize(doc: Document) -> ModelSpec:
         return _qwen3_next(r, h, base_layers, heads, kv, head_dim, mlp, gated, common)
 
     dense = FFN(kind="dense", intermediate_size=mlp, gated=gated, bias=mlp_bias)
-    experts = r.req("num_experts", "num_experts")
-    moe = None
-    if experts > 1:
-        moe_dim = r.req("moe_intermediate_size", "base_moe_mlp_dim", minimum=-1)
-        if moe_dim <= 0:
-            moe_dim = mlp
-            r.record("moe_intermediate_size", "base_mlp_dim")
-        shared = r.req(None, "shared_experts", minimum=0)
-        if shared:
-            r.record("shared_expert_intermediate_size", "base_moe_mlp_dim")
-        moe = FFN(
-            kind="moe",
-            gated=gated,
-            num_experts=experts,
-            top_k=r.req("top_k", "num_experts_per_tok"),
-            expert_intermediate_size=moe_dim,
-            expert_gated=gated,
-            num_shared_experts=shared,
-            shared_intermediate_size=moe_dim if shared else 0,
-            shared_gated=gated,
-            router_bias=bool(r.bool(None, "routed_bias", default=False)),
-        )
-    first_dense = r.req("first_k_dense", "first_num_dense_layers", minimum=0) if moe else 0
+    moe, first_dense = _moe(r, mlp, gated)
+    mixers = _mixers(r, block, h, base_layers, heads, kv, head_dim, attn_bias, common)
+    layers = [layer(mx, moe if (moe and i >= first_dense) else dense, other) for i, (mx, other) in enumerate(mixers)]
+    return r.spec(hidden_size=h, num_layers=base_layers, layers=layers, extra_params=h, **common)
 
+
+def _moe(r: FormatReader, mlp: int, gated: bool) -> tuple[FFN | None, int]:
+    """(the MoE FFN, the dense layers before it) where ``num_experts`` > 1, else (None, 0)."""
+    experts = r.req("num_experts", "num_experts")
+    if experts <= 1:
+        return None, 0
+    moe_dim = r.req("moe_intermediate_size", "base_moe_mlp_dim", minimum=-1)
+    if moe_dim <= 0:
+        moe_dim = mlp
+        r.record("moe_intermediate_size", "base_mlp_dim")
+    shared = r.req(None, "shared_experts", minimum=0)
+    if shared:
+        r.record("shared_expert_intermediate_size", "base_moe_mlp_dim")
+    moe = routed_experts(
+        experts,
+        r.req("top_k", "num_experts_per_tok"),
+        moe_dim,
+        gated=gated,
+        expert_gated=gated,
+        num_shared_experts=shared,
+        shared_intermediate_size=moe_dim if shared else 0,
+        shared_gated=gated,
+        router_bias=bool(r.bool(None, "routed_bias", default=False)),
+    )
+    return moe, r.req("first_k_dense", "first_num_dense_layers", minimum=0)
+
+
+def _mixers(
+    r: FormatReader, block: str, h: int, n_layers: int, heads: int, kv: int, head_dim: int, bias: bool, common: dict
+) -> list[tuple[Mixer, int]]:
+    """(token mixer, parameters outside GEMMs) per layer: MLA (deepseek, ``attention_type: mla``), gemma3's five
+    local layers to one global, or one attention for all (qwen3's q/k norms); ``common`` takes what differs."""
     norm = 4 * h if block == "gemma3" else 2 * h
     if block == "deepseek" or r.name("attention_type") == "mla":
         q_lora = r.req("q_lora_rank", "q_lora_rank", minimum=0)
@@ -157,20 +172,17 @@ def normalize(doc: Document) -> ModelSpec:
             rope=r.req("qk_rope_head_dim", "qk_rope_head_dim"),
             v_head_dim=r.req("v_head_dim", "v_head_dim"),
         )
-        mixers = [(m, norm + mla_norm_params(m))] * base_layers
         common.update(num_kv_heads=heads, head_dim=m.head_dim)
-    elif block == "gemma3":
+        return [(m, norm + mla_norm_params(m))] * n_layers
+    if block == "gemma3":
         window = r.opt("sliding_window", "sliding_window_size") or None
-        local = attention(heads, kv, head_dim, window=window, qkv_bias=attn_bias, o_bias=attn_bias)
-        glob = attention(heads, kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias)
-        mixers = [(glob if i % 6 == 5 else local, norm + 2 * head_dim) for i in range(base_layers)]
+        local = attention(heads, kv, head_dim, window=window, qkv_bias=bias, o_bias=bias)
+        glob = attention(heads, kv, head_dim, qkv_bias=bias, o_bias=bias)
         common["sliding_window"] = window
-    else:
-        qk = 2 * head_dim if block in ("qwen3", "qwen3_moe") else 0
-        a = attention(heads, kv, head_dim, qkv_bias=attn_bias, o_bias=attn_bias)
-        mixers = [(a, norm + qk)] * base_layers
-    layers = [layer(mx, moe if (moe and i >= first_dense) else dense, other) for i, (mx, other) in enumerate(mixers)]
-    return r.spec(hidden_size=h, num_layers=base_layers, layers=layers, extra_params=h, **common)
+        return [(glob if i % 6 == 5 else local, norm + 2 * head_dim) for i in range(n_layers)]
+    qk = 2 * head_dim if block in ("qwen3", "qwen3_moe") else 0
+    a = attention(heads, kv, head_dim, qkv_bias=bias, o_bias=bias)
+    return [(a, norm + qk)] * n_layers
 
 
 def _gemma2(r: FormatReader, h, pairs, heads, kv, head_dim, mlp, gated, common) -> ModelSpec:
@@ -213,19 +225,17 @@ def _qwen3_next(r: FormatReader, h, n_layers, heads, kv, head_dim, mlp, gated, c
     dv = r.req(None, "gdn_value_head_dim")
     conv = r.req(None, "gdn_conv_kernel_dim", default=4)
     full = heads_attention(heads, kv, head_dim, gated_q=True)
-    lin = Mixer(kind="linear_attention", num_k_heads=nk, num_v_heads=nv, k_head_dim=dk, v_head_dim=dv, conv_kernel=conv)
-    lin_other = (2 * nk * dk + nv * dv) * conv + 2 * nv + dv  # conv1d, dt_bias, A_log, gated RMSNorm
+    lin, lin_other = gated_deltanet(nk, nv, dk, dv, conv)
     experts = r.req("num_experts", "num_experts")
     moe_dim = r.req("moe_intermediate_size", "base_moe_mlp_dim", minimum=-1)
     if moe_dim <= 0:
         moe_dim = mlp
     shared = r.req(None, "shared_experts", minimum=0)
-    ffn = FFN(
-        kind="moe",
+    ffn = routed_experts(
+        experts,
+        r.req("top_k", "num_experts_per_tok"),
+        moe_dim,
         gated=gated,
-        num_experts=experts,
-        top_k=r.req("top_k", "num_experts_per_tok"),
-        expert_intermediate_size=moe_dim,
         num_shared_experts=shared,
         shared_intermediate_size=moe_dim if shared else 0,
         shared_expert_gate=bool(shared),

@@ -31,9 +31,10 @@ from colint.normalize.format_reader import (
     mla,
     mla_norm_params,
     raise_at,
+    routed_experts,
     safe_int_list_expr,
 )
-from colint.normalize.model_spec import FFN, ModelSpec
+from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
 ACCEPTS_VOCAB_SIZE = True  # normalize(doc, vocab_size=...) applies --vocab-size itself
 
@@ -84,98 +85,21 @@ def detect(doc: Document) -> bool:
 
 
 def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
-    root = _root(doc, strict=False)
-    if root is None:
-        sub = next((k for k in _SECTIONS if isinstance(doc.get((k,)), dict)), None)
-        raise raise_at(
-            doc,
-            (sub,) if sub else (),
-            "no Megatron model section: expected hidden_size, num_layers and num_attention_heads"
-            + (f" under '{sub}:'" if sub else " (at the top level or under 'model:')"),
-        )
-    r = FormatReader(doc, "megatron", root)
+    r = FormatReader(doc, "megatron", _section(doc))
     h = r.req("hidden_size", "hidden_size")
     n_layers = r.req("num_layers", "num_layers")
     heads = r.req("num_heads", "num_attention_heads")
-
-    groups = r.opt("num_kv_heads", "num_query_groups")
-    if groups is not None and r.has("group_query_attention") and not r.bool(None, "group_query_attention"):
-        r.notes.append("num_query_groups ignored: group_query_attention is false")
-        groups = None
-    if groups is None:
-        groups = heads
-        r.record("num_kv_heads", "num_query_groups", default=True)
-
-    head_dim = r.opt("head_dim", "kv_channels")
-    if head_dim is None:
-        if h % heads:
-            raise r.error(
-                "num_attention_heads",
-                f"hidden_size {h} is not divisible by num_attention_heads {heads} and kv_channels is not given",
-            )
-        head_dim = h // heads
-        r.record("head_dim", "kv_channels", default=True)
-
-    act = r.name("activation")
-    if act is None:
-        gated = bool(r.bool(None, "gated_linear_unit", default=False) or r.bool(None, "swiglu", default=False))
-        act = "swiglu" if gated else "gelu"
-    elif act in GATED:
-        gated = True
-    elif act in NOT_GATED:
-        gated = False
-    else:
-        raise r.error(
-            "activation", f"unknown activation {act!r}; expected one of {', '.join(sorted(GATED | NOT_GATED))}"
-        )
-
-    ffn = r.opt("intermediate_size", "ffn_hidden_size")
-    if ffn is None:
-        # Megatron-core TransformerConfig / Megatron-LM arguments.py default.
-        ffn = int((4 * h * 2 / 3) / 64) * 64 if gated and r.has("swiglu") else 4 * h
-        r.record("intermediate_size", "ffn_hidden_size", default=True)
-        r.notes.append(f"ffn_hidden_size not given: Megatron's default {ffn}")
-
+    groups = _query_groups(r, heads)
+    head_dim = _kv_channels(r, h, heads)
+    act, gated = _activation(r)
+    ffn = _ffn_width(r, h, gated)
     linear_bias = _linear_bias(r)
     qkv_bias = linear_bias or bool(r.bool(None, "add_qkv_bias", "qkv_bias", default=False))
-
-    norm = r.name("normalization", default="layernorm")
-    if norm not in RMS | LAYERNORM:
-        raise r.error("normalization", f"unknown normalization {norm!r}; expected LayerNorm, layernorm1p or RMSNorm")
-    norm_w = h if norm in RMS else 2 * h  # LayerNorm: weight and bias
-    norms_per_layer = 2
-    if "falcon" in str(r.raw("name") or "") and isinstance(r.raw("mcore_customization_config"), dict):
-        c = r.sub("mcore_customization_config")
-        if c.bool(None, "parallel_attention", default=False) and not c.bool(
-            None, "new_decoder_architecture", default=False
-        ):
-            norms_per_layer = 1  # NeMo's Falcon layer: one input LayerNorm feeds attention and MLP
-    block_type = r.name("transformer_block_type", default="pre_ln")
-    if block_type != "pre_ln":
-        r.notes.append(f"transformer_block_type {block_type}: norms counted as pre-LN")
-    qk_norm = 0
-    if r.bool(None, "qk_layernorm", default=False):
-        qk_norm = 2 * head_dim * (1 if norm in RMS else 2)
-    other = norms_per_layer * norm_w + qk_norm
-
-    window = None
-    ws = r.raw("window_size")
-    if isinstance(ws, list) and ws and isinstance(ws[0], int) and not isinstance(ws[0], bool) and ws[0] > 0:
-        window = ws[0]
-        r.record("sliding_window", ("window_size", 0))
+    norm_w, other = _norm_params(r, h, head_dim)
+    window = _window(r)
     mixer = attention(heads, groups, head_dim, window=window, qkv_bias=qkv_bias, o_bias=linear_bias, fused_qkv=True)
     if r.bool(None, "multi_latent_attention", default=False):
-        # Megatron-core MLASelfAttention: q down/up (or one q projection), kv down to the latent + the
-        # shared RoPE key, kv up, linear_proj; RMSNorms on the q and kv latents.
-        q_lora = r.opt("q_lora_rank", "q_lora_rank")
-        mixer = mla(
-            heads,
-            q_lora_rank=q_lora,
-            kv_lora_rank=r.req("kv_lora_rank", "kv_lora_rank", default=512),
-            nope=r.req("qk_nope_head_dim", "qk_head_dim", default=128),
-            rope=r.req("qk_rope_head_dim", "qk_pos_emb_head_dim", default=64),
-            v_head_dim=r.req("v_head_dim", "v_head_dim", default=128),
-        )
+        mixer = _mla(r, heads)
         other += mla_norm_params(mixer)
         groups, head_dim = heads, mixer.head_dim
 
@@ -185,19 +109,8 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     if experts:
         layers = _moe_layers(r, mixer, dense, other, n_layers, experts, ffn, gated, linear_bias)
 
-    pos_type = r.name("position_embedding_type", default="learned_absolute")
-    positions = 0
-    if pos_type == "learned_absolute":
-        if r.first_present(("encoder_seq_length", "max_position_embeddings", "seq_length")) is None:
-            raise r.error(
-                "position_embedding_type" if r.has("position_embedding_type") else "hidden_size",
-                "learned_absolute position embeddings need encoder_seq_length or "
-                "max_position_embeddings (the rows of the position table)",
-            )
-        positions = r.req(None, "encoder_seq_length", "max_position_embeddings", "seq_length")
-        r.notes.append(f"learned absolute positions: a {positions}-row position table")
+    positions = _position_table(r)
     tie = _tied(r)
-
     vocab = _vocab(r, vocab_size)
     max_pos = r.opt("max_position_embeddings", "max_position_embeddings", "encoder_seq_length")
     mtp = r.opt("mtp_layers", "mtp_num_layers") or 0
@@ -222,6 +135,135 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
         mtp_layers=mtp,
         extra_params=norm_w,
     )
+
+
+def _section(doc: Document) -> tuple:
+    """The model section's path, or a located error that says where it was looked for."""
+    root = _root(doc, strict=False)
+    if root is None:
+        sub = next((k for k in _SECTIONS if isinstance(doc.get((k,)), dict)), None)
+        raise raise_at(
+            doc,
+            (sub,) if sub else (),
+            "no Megatron model section: expected hidden_size, num_layers and num_attention_heads"
+            + (f" under '{sub}:'" if sub else " (at the top level or under 'model:')"),
+        )
+    return root
+
+
+def _query_groups(r: FormatReader, heads: int) -> int:
+    """KV heads: ``num_query_groups`` unless ``group_query_attention`` is false, else one per query head."""
+    groups = r.opt("num_kv_heads", "num_query_groups")
+    if groups is not None and r.has("group_query_attention") and not r.bool(None, "group_query_attention"):
+        r.notes.append("num_query_groups ignored: group_query_attention is false")
+        groups = None
+    if groups is None:
+        groups = heads
+        r.record("num_kv_heads", "num_query_groups", default=True)
+    return groups
+
+
+def _kv_channels(r: FormatReader, h: int, heads: int) -> int:
+    """The head dimension: ``kv_channels``, else hidden_size / heads (an error where they do not divide)."""
+    head_dim = r.opt("head_dim", "kv_channels")
+    if head_dim is None:
+        if h % heads:
+            raise r.error(
+                "num_attention_heads",
+                f"hidden_size {h} is not divisible by num_attention_heads {heads} and kv_channels is not given",
+            )
+        head_dim = h // heads
+        r.record("head_dim", "kv_channels", default=True)
+    return head_dim
+
+
+def _activation(r: FormatReader) -> tuple[str, bool]:
+    """(activation, gated): ``activation`` by name, else ``gated_linear_unit`` / ``swiglu``."""
+    act = r.name("activation")
+    if act is None:
+        gated = bool(r.bool(None, "gated_linear_unit", default=False) or r.bool(None, "swiglu", default=False))
+        act = "swiglu" if gated else "gelu"
+    elif act in GATED:
+        gated = True
+    elif act in NOT_GATED:
+        gated = False
+    else:
+        raise r.error(
+            "activation", f"unknown activation {act!r}; expected one of {', '.join(sorted(GATED | NOT_GATED))}"
+        )
+    return act, gated
+
+
+def _ffn_width(r: FormatReader, h: int, gated: bool) -> int:
+    ffn = r.opt("intermediate_size", "ffn_hidden_size")
+    if ffn is None:
+        # Megatron-core TransformerConfig / Megatron-LM arguments.py default.
+        ffn = int((4 * h * 2 / 3) / 64) * 64 if gated and r.has("swiglu") else 4 * h
+        r.record("intermediate_size", "ffn_hidden_size", default=True)
+        r.notes.append(f"ffn_hidden_size not given: Megatron's default {ffn}")
+    return ffn
+
+
+def _norm_params(r: FormatReader, h: int, head_dim: int) -> tuple[int, int]:
+    """(one norm's parameters, a layer's norm parameters): LayerNorm or RMSNorm, NeMo's Falcon layer with one
+    input norm, optional per-head q/k norms."""
+    norm = r.name("normalization", default="layernorm")
+    if norm not in RMS | LAYERNORM:
+        raise r.error("normalization", f"unknown normalization {norm!r}; expected LayerNorm, layernorm1p or RMSNorm")
+    norm_w = h if norm in RMS else 2 * h  # LayerNorm: weight and bias
+    norms_per_layer = 2
+    if "falcon" in str(r.raw("name") or "") and isinstance(r.raw("mcore_customization_config"), dict):
+        c = r.sub("mcore_customization_config")
+        if c.bool(None, "parallel_attention", default=False) and not c.bool(
+            None, "new_decoder_architecture", default=False
+        ):
+            norms_per_layer = 1  # NeMo's Falcon layer: one input LayerNorm feeds attention and MLP
+    block_type = r.name("transformer_block_type", default="pre_ln")
+    if block_type != "pre_ln":
+        r.notes.append(f"transformer_block_type {block_type}: norms counted as pre-LN")
+    qk_norm = 0
+    if r.bool(None, "qk_layernorm", default=False):
+        qk_norm = 2 * head_dim * (1 if norm in RMS else 2)
+    return norm_w, norms_per_layer * norm_w + qk_norm
+
+
+def _window(r: FormatReader) -> int | None:
+    """The sliding window: the first entry of ``window_size`` where it is a positive integer."""
+    ws = r.raw("window_size")
+    if isinstance(ws, list) and ws and isinstance(ws[0], int) and not isinstance(ws[0], bool) and ws[0] > 0:
+        r.record("sliding_window", ("window_size", 0))
+        return ws[0]
+    return None
+
+
+def _mla(r: FormatReader, heads: int) -> Mixer:
+    """Megatron-core MLASelfAttention: q down/up (or one q projection), kv down to the latent + the shared RoPE
+    key, kv up, linear_proj; RMSNorms on the q and kv latents."""
+    q_lora = r.opt("q_lora_rank", "q_lora_rank")
+    return mla(
+        heads,
+        q_lora_rank=q_lora,
+        kv_lora_rank=r.req("kv_lora_rank", "kv_lora_rank", default=512),
+        nope=r.req("qk_nope_head_dim", "qk_head_dim", default=128),
+        rope=r.req("qk_rope_head_dim", "qk_pos_emb_head_dim", default=64),
+        v_head_dim=r.req("v_head_dim", "v_head_dim", default=128),
+    )
+
+
+def _position_table(r: FormatReader) -> int:
+    """Rows of the learned position table (``learned_absolute``), else 0."""
+    pos_type = r.name("position_embedding_type", default="learned_absolute")
+    if pos_type != "learned_absolute":
+        return 0
+    if r.first_present(("encoder_seq_length", "max_position_embeddings", "seq_length")) is None:
+        raise r.error(
+            "position_embedding_type" if r.has("position_embedding_type") else "hidden_size",
+            "learned_absolute position embeddings need encoder_seq_length or "
+            "max_position_embeddings (the rows of the position table)",
+        )
+    positions = r.req(None, "encoder_seq_length", "max_position_embeddings", "seq_length")
+    r.notes.append(f"learned absolute positions: a {positions}-row position table")
+    return positions
 
 
 def _linear_bias(r: FormatReader) -> bool:
@@ -282,12 +324,11 @@ def _moe_layers(
     if not r.has("moe_ffn_hidden_size"):
         r.record("moe_intermediate_size", "ffn_hidden_size")
     shared = r.opt("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size") or 0
-    moe = FFN(
-        kind="moe",
+    moe = routed_experts(
+        experts,
+        top_k,
+        expert_ffn,
         gated=gated,
-        num_experts=experts,
-        top_k=top_k,
-        expert_intermediate_size=expert_ffn,
         expert_gated=gated,
         expert_bias=bias,
         num_shared_experts=1 if shared else 0,

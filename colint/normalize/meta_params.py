@@ -38,7 +38,7 @@ from colint.normalize.format_reader import (
     positive_float,
     raise_at,
 )
-from colint.normalize.model_spec import FFN, Mixer, ModelSpec, Quantization
+from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec, Quantization
 
 ACCEPTS_VOCAB_SIZE = True  # normalize(doc, vocab_size=...) applies --vocab-size itself
 
@@ -122,34 +122,8 @@ def _llama(r: FormatReader, vocab_size: int | None, torchchat: bool) -> ModelSpe
     n_layers = r.req("num_layers", "n_layers")
     heads = r.req("num_heads", "n_heads")
     kv = r.req("num_kv_heads", "n_kv_heads", "n_local_heads", default=heads)
-    head_dim = r.opt("head_dim", "head_dim")
-    if head_dim is None:
-        if h % heads:
-            raise r.error("n_heads", f"dim {h} is not divisible by n_heads {heads} and head_dim is not given")
-        head_dim = h // heads
-        r.record("head_dim", "head_dim", default=True)
-
-    if r.has("hidden_dim"):
-        inter = r.req("intermediate_size", "hidden_dim")
-    else:
-        multiple_of = r.req(None, "multiple_of", default=256)
-        mult = positive_float(r, "ffn_dim_multiplier")
-        inter = llama_ffn_hidden(h, multiple_of, mult)
-        # Derived: no key holds the width. Findings point at the key in the file it is computed from, the one
-        # the user would edit: multiple_of (the width is a multiple of it), else ffn_dim_multiplier (Meta's
-        # ModelArgs takes no hidden_dim). With neither in the file, hidden_dim is the key to add (torchchat,
-        # ExecuTorch read it), with no line.
-        knob = next((k for k in ("multiple_of", "ffn_dim_multiplier") if r.has(k)), None)
-        if knob:
-            r.record_derived("intermediate_size", knob)
-        else:
-            r.record("intermediate_size", "hidden_dim", default=True)
-        r.notes.append(
-            f"FFN width {inter} derived as Meta's FeedForward does: 4*dim -> int(2h/3)"
-            + (f" -> int({mult:g}*h)" if mult is not None else "")
-            + f" -> multiple of {multiple_of}"
-        )
-
+    head_dim = _head_dim(r, h, heads)
+    inter = _ffn_width(r, h)
     qkv_bias = bool(r.bool(None, "attention_qkv_bias", default=False))
     o_bias = False
     if r.has("attention_bias"):
@@ -162,57 +136,11 @@ def _llama(r: FormatReader, vocab_size: int | None, torchchat: bool) -> ModelSpe
         + int(bool(r.bool(None, "post_ffn_norm", default=False)))
     )
     window = r.opt("sliding_window", "sliding_window")
-
-    if r.bool(None, "moe", default=False):
-        ffn = routed_experts(
-            r.req("num_experts", "num_experts", default=8),
-            r.req("top_k", "num_activated_experts", default=2),
-            inter,
-            bias=ffn_bias,
-            expert_bias=ffn_bias,
-        )
-        r.sources["moe_intermediate_size"] = r.sources["intermediate_size"]
-    else:
-        ffn = FFN(kind="dense", intermediate_size=inter, gated=True, bias=ffn_bias)
-
-    def attn(kind: str) -> Mixer:
-        return attention(
-            heads,
-            kv,
-            head_dim,
-            window=window if kind == "sliding" else None,
-            qkv_bias=qkv_bias,
-            o_bias=o_bias,
-            fused_qkv=torchchat,
-        )
-
-    attn_layer = layer(attn("full"), ffn, norms * h + qk_norm)
-    types = literal_list(r, "layer_types")
-    if types is None:
-        layers = [attn_layer] * n_layers
-    else:
-        r.record("layer_types", "layer_types")
-        r.per_layer_lists["layer_types"] = len(types)
-        if len(types) != n_layers:
-            r.notes.append(
-                f"INCONSISTENT: layer_types lists {len(types)} entries for n_layers {n_layers}; "
-                f"the first {min(len(types), n_layers)} describe the layers"
-            )
-        layers = []
-        for i, t in enumerate(types[:n_layers]):
-            if t in ("full_attention", "global", "attention"):
-                layers.append(attn_layer)
-            elif t in ("sliding_attention", "local", "sliding"):
-                layers.append(layer(attn("sliding") if window else attn("full"), ffn, norms * h + qk_norm))
-            elif t == "conv":
-                conv = Mixer(kind="short_conv", conv_kernel=LFM2_CONV_KERNEL, d_inner=h)
-                layers.append(layer(conv, ffn, 2 * h + h * LFM2_CONV_KERNEL))
-            else:
-                raise r.error(
-                    ("layer_types", i),
-                    f"'{r.key_name(('layer_types', i))}' is {t!r}; expected full_attention, sliding_attention or conv",
-                )
-        layers += [attn_layer] * (n_layers - len(layers))
+    ffn = _llama_ffn(r, inter, ffn_bias)
+    full = attention(heads, kv, head_dim, qkv_bias=qkv_bias, o_bias=o_bias, fused_qkv=torchchat)
+    sliding = attention(heads, kv, head_dim, window=window, qkv_bias=qkv_bias, o_bias=o_bias, fused_qkv=torchchat)
+    other = norms * h + qk_norm
+    layers = _typed_layers(r, n_layers, layer(full, ffn, other), layer(sliding if window else full, ffn, other), h)
 
     tie = _tied(r)
     return r.spec(
@@ -235,6 +163,87 @@ def _llama(r: FormatReader, vocab_size: int | None, torchchat: bool) -> ModelSpe
         extra_params=h,
         notes=["untied: the reference Transformer has its own output matrix"] if not tie else [],
     )
+
+
+def _head_dim(r: FormatReader, h: int, heads: int) -> int:
+    head_dim = r.opt("head_dim", "head_dim")
+    if head_dim is None:
+        if h % heads:
+            raise r.error("n_heads", f"dim {h} is not divisible by n_heads {heads} and head_dim is not given")
+        head_dim = h // heads
+        r.record("head_dim", "head_dim", default=True)
+    return head_dim
+
+
+def _ffn_width(r: FormatReader, h: int) -> int:
+    """``hidden_dim`` (torchchat, ExecuTorch), else the width Meta's FeedForward derives from ``dim``."""
+    if r.has("hidden_dim"):
+        return r.req("intermediate_size", "hidden_dim")
+    multiple_of = r.req(None, "multiple_of", default=256)
+    mult = positive_float(r, "ffn_dim_multiplier")
+    inter = llama_ffn_hidden(h, multiple_of, mult)
+    # Derived: no key holds the width. Findings point at the key in the file it is computed from, the one
+    # the user would edit: multiple_of (the width is a multiple of it), else ffn_dim_multiplier (Meta's
+    # ModelArgs takes no hidden_dim). With neither in the file, hidden_dim is the key to add (torchchat,
+    # ExecuTorch read it), with no line.
+    knob = next((k for k in ("multiple_of", "ffn_dim_multiplier") if r.has(k)), None)
+    if knob:
+        r.record_derived("intermediate_size", knob)
+    else:
+        r.record("intermediate_size", "hidden_dim", default=True)
+    r.notes.append(
+        f"FFN width {inter} derived as Meta's FeedForward does: 4*dim -> int(2h/3)"
+        + (f" -> int({mult:g}*h)" if mult is not None else "")
+        + f" -> multiple of {multiple_of}"
+    )
+    return inter
+
+
+def _llama_ffn(r: FormatReader, inter: int, ffn_bias: bool) -> FFN:
+    """A gated MLP of ``inter``, or (``moe: true``, gpt-fast's MoE) experts of that width."""
+    if not r.bool(None, "moe", default=False):
+        return FFN(kind="dense", intermediate_size=inter, gated=True, bias=ffn_bias)
+    ffn = routed_experts(
+        r.req("num_experts", "num_experts", default=8),
+        r.req("top_k", "num_activated_experts", default=2),
+        inter,
+        bias=ffn_bias,
+        expert_bias=ffn_bias,
+    )
+    r.sources["moe_intermediate_size"] = r.sources["intermediate_size"]
+    return ffn
+
+
+def _typed_layers(r: FormatReader, n_layers: int, full: LayerKind, sliding: LayerKind, h: int) -> list[LayerKind]:
+    """Each layer's kind by ExecuTorch's ``layer_types`` (full or sliding attention, LFM2's short convolution);
+    every layer ``full`` without it, and the layers the list does not name."""
+    types = literal_list(r, "layer_types")
+    if types is None:
+        return [full] * n_layers
+    r.record("layer_types", "layer_types")
+    r.per_layer_lists["layer_types"] = len(types)
+    if len(types) != n_layers:
+        r.notes.append(
+            f"INCONSISTENT: layer_types lists {len(types)} entries for n_layers {n_layers}; "
+            f"the first {min(len(types), n_layers)} describe the layers"
+        )
+    conv = layer(
+        Mixer(kind="short_conv", conv_kernel=LFM2_CONV_KERNEL, d_inner=h), full.ffn, 2 * h + h * LFM2_CONV_KERNEL
+    )
+    layers = []
+    for i, t in enumerate(types[:n_layers]):
+        if t in ("full_attention", "global", "attention"):
+            layers.append(full)
+        elif t in ("sliding_attention", "local", "sliding"):
+            layers.append(sliding)
+        elif t == "conv":
+            layers.append(conv)
+        else:
+            raise r.error(
+                ("layer_types", i),
+                f"'{r.key_name(('layer_types', i))}' is {t!r}; expected full_attention, sliding_attention or conv",
+            )
+    return layers + [full] * (n_layers - len(layers))
 
 
 def _model_type(r: FormatReader, torchchat: bool) -> str:

@@ -69,26 +69,10 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
 
     act = r.name(*_k("activation"), default="gelu")
     gated = act in GATED
-    inter = r.opt("intermediate_size", *_k("intermediate-size"))
-    if inter is None:
-        if gated:
-            inter = round_up(int(2 * h * 4 / 3), r.req(None, *_k("mlp-multiple-of"), default=256))
-        else:
-            inter = 4 * h
-        r.record("intermediate_size", "intermediate-size", default=True)
-        r.notes.append(f"MLP width {inter} is NeoX's default for activation {act}")
+    inter = _mlp_width(r, h, act, gated)
     attn_bias = bool(r.bool(None, *_k("use-bias-in-attn-linear"), default=True))
     mlp_bias = bool(r.bool(None, *_k("use-bias-in-mlp"), default=True))
-    norm = r.name(*_k("norm"), default="layernorm")
-    norm_bias = bool(r.bool(None, *_k("use-bias-in-norms"), default=True))
-    if norm == "rmsnorm":
-        norm_w = h
-    elif norm == "scalenorm":
-        norm_w = 1
-    elif norm == "layernorm":
-        norm_w = h * (2 if norm_bias else 1)
-    else:
-        raise r.error(_present(r, "norm"), f"unknown norm {norm!r}; expected layernorm, rmsnorm or scalenorm")
+    norm_w = _norm_width(r, h)
     if r.bool(None, *_k("gpt-j-residual"), default=False):
         r.notes.append("gpt-j-residual: attention and MLP run in parallel from the same input")
 
@@ -99,23 +83,7 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
     if pos == "learned":
         positions = r.req(None, *_k("max-position-embeddings"))
     tie = not r.bool(None, *_k("no-weight-tying"), default=False)  # inverse: not a tie source
-
-    vocab = None
-    if vocab_size is not None:
-        div = r.req(None, *_k("make-vocab-size-divisible-by"), default=128)
-        mp = r.req(None, *_k("model-parallel-size"), default=1)
-        vocab = megatron_padded_vocab(vocab_size, div, mp)
-        r.vocab_padding = (div, mp)  # CL202 fixes the divisor, the key this format reads
-        r.record("vocab_divisible_by", _present(r, "make-vocab-size-divisible-by"))
-        r.notes.append(
-            f"vocab {vocab_size} (--vocab-size) padded to {vocab}: a multiple of "
-            f"make-vocab-size-divisible-by {div} x model-parallel-size {mp}, as NeoX pads it"
-        )
-    else:
-        r.notes.append(
-            "vocab size comes from the tokenizer (vocab-file), not this file: parameter counts "
-            "exclude the embedding and output layer (pass --vocab-size)"
-        )
+    vocab = _vocab(r, vocab_size)
     return r.spec(
         hidden_size=h,
         num_layers=n_layers,
@@ -133,6 +101,52 @@ def normalize(doc: Document, vocab_size: int | None = None) -> ModelSpec:
         hidden_act=act,
         extra_params=norm_w,
     )
+
+
+def _mlp_width(r: FormatReader, h: int, act: str | None, gated: bool) -> int:
+    """``intermediate-size``, else NeoX's default for the activation (8H/3 rounded up to mlp-multiple-of, or 4H)."""
+    inter = r.opt("intermediate_size", *_k("intermediate-size"))
+    if inter is None:
+        if gated:
+            inter = round_up(int(2 * h * 4 / 3), r.req(None, *_k("mlp-multiple-of"), default=256))
+        else:
+            inter = 4 * h
+        r.record("intermediate_size", "intermediate-size", default=True)
+        r.notes.append(f"MLP width {inter} is NeoX's default for activation {act}")
+    return inter
+
+
+def _norm_width(r: FormatReader, h: int) -> int:
+    """The parameters of one norm: LayerNorm (with or without bias), RMSNorm or ScaleNorm (one scalar)."""
+    norm = r.name(*_k("norm"), default="layernorm")
+    norm_bias = bool(r.bool(None, *_k("use-bias-in-norms"), default=True))
+    if norm == "rmsnorm":
+        return h
+    if norm == "scalenorm":
+        return 1
+    if norm == "layernorm":
+        return h * (2 if norm_bias else 1)
+    raise r.error(_present(r, "norm"), f"unknown norm {norm!r}; expected layernorm, rmsnorm or scalenorm")
+
+
+def _vocab(r: FormatReader, vocab_size: int | None) -> int | None:
+    """The vocabulary of ``--vocab-size`` padded as NeoX pads it; None without one (it is the tokenizer's)."""
+    if vocab_size is None:
+        r.notes.append(
+            "vocab size comes from the tokenizer (vocab-file), not this file: parameter counts "
+            "exclude the embedding and output layer (pass --vocab-size)"
+        )
+        return None
+    div = r.req(None, *_k("make-vocab-size-divisible-by"), default=128)
+    mp = r.req(None, *_k("model-parallel-size"), default=1)
+    vocab = megatron_padded_vocab(vocab_size, div, mp)
+    r.vocab_padding = (div, mp)  # CL202 fixes the divisor, the key this format reads
+    r.record("vocab_divisible_by", _present(r, "make-vocab-size-divisible-by"))
+    r.notes.append(
+        f"vocab {vocab_size} (--vocab-size) padded to {vocab}: a multiple of "
+        f"make-vocab-size-divisible-by {div} x model-parallel-size {mp}, as NeoX pads it"
+    )
+    return vocab
 
 
 def _present(r: FormatReader, name: str) -> str:

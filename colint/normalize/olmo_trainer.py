@@ -14,7 +14,7 @@ kv_heads·head_dim. The embedding has ``embedding_size`` rows (the vocabulary pa
 from __future__ import annotations
 
 from colint.loading.document import Document
-from colint.normalize.format_reader import FormatReader, attention, layer, raise_at
+from colint.normalize.format_reader import FormatReader, attention, layer, raise_at, routed_experts
 from colint.normalize.model_spec import FFN, ModelSpec
 
 ACCEPTS_VOCAB_SIZE = False
@@ -45,45 +45,12 @@ def normalize(doc: Document) -> ModelSpec:
 
     act = r.name("activation_type", default="swiglu")
     gated = act == "swiglu"
-    if r.has("mlp_hidden_size"):
-        # The key holds the FFN width only without SwiGLU (which halves it): its source only then,
-        # else the key the width is computed from.
-        hidden = r.req(None if gated else "intermediate_size", "mlp_hidden_size")
-        if gated:
-            r.record_derived("intermediate_size", "mlp_hidden_size")
-    else:
-        hidden = r.req(None, "mlp_ratio", default=4) * h
-        r.record_derived("intermediate_size", "mlp_ratio")  # mlp_ratio x d_model (halved by SwiGLU)
-    inter = hidden // 2 if gated else hidden
-    if gated:
-        r.notes.append(f"SwiGLU halves ff_proj's {hidden} outputs: gated width {inter}")
-
+    inter = _ffn_width(r, h, gated)
     bias = bool(r.bool(None, "include_bias", default=True))
-    affine = bool(r.bool(None, "layer_norm_with_affine", default=True))
-    norm_bias = r.raw("bias_for_layer_norm")
-    norm_bias = bias if norm_bias is None else bool(r.bool(None, "bias_for_layer_norm"))
-    norm_w = (h if affine else 0) + (h if affine and norm_bias and r.name("layer_norm_type") != "rms" else 0)
-    qk = 0
-    if r.bool(None, "attention_layer_norm", default=False):
-        if r.bool(None, "attention_layer_norm_with_affine", default=True):
-            per = 2 if norm_bias and r.name("layer_norm_type") != "rms" else 1
-            qk = per * (h + kv * head_dim)
+    norm_w, qk = _norm_params(r, h, bias, kv * head_dim)
     mixer = attention(heads, kv, head_dim, qkv_bias=bias, o_bias=bias, fused_qkv=True)
-
     block = r.name("block_type", default="sequential")
-    if block == "moe":
-        ffn = FFN(
-            kind="moe",
-            gated=gated,
-            num_experts=r.req("num_experts", "moe_num_experts"),
-            top_k=r.req("top_k", "moe_top_k", default=2),
-            expert_intermediate_size=inter,
-            expert_gated=gated,
-            expert_bias=False,
-        )
-        r.sources["moe_intermediate_size"] = r.sources["intermediate_size"]
-    else:
-        ffn = FFN(kind="dense", intermediate_size=inter, gated=gated, bias=bias)
+    ffn = _ffn(r, block, inter, gated, bias)
 
     vocab = r.req(None, "vocab_size")
     rows = r.opt("vocab_size", "embedding_size") or vocab
@@ -110,3 +77,51 @@ def normalize(doc: Document) -> ModelSpec:
         hidden_act=act,
         extra_params=norm_w,
     )
+
+
+def _ffn_width(r: FormatReader, h: int, gated: bool) -> int:
+    """The FFN width: ``mlp_hidden_size`` (else ``mlp_ratio`` x d_model), halved by SwiGLU."""
+    if r.has("mlp_hidden_size"):
+        # The key holds the FFN width only without SwiGLU (which halves it): its source only then,
+        # else the key the width is computed from.
+        hidden = r.req(None if gated else "intermediate_size", "mlp_hidden_size")
+        if gated:
+            r.record_derived("intermediate_size", "mlp_hidden_size")
+    else:
+        hidden = r.req(None, "mlp_ratio", default=4) * h
+        r.record_derived("intermediate_size", "mlp_ratio")  # mlp_ratio x d_model (halved by SwiGLU)
+    inter = hidden // 2 if gated else hidden
+    if gated:
+        r.notes.append(f"SwiGLU halves ff_proj's {hidden} outputs: gated width {inter}")
+    return inter
+
+
+def _norm_params(r: FormatReader, h: int, bias: bool, kv_width: int) -> tuple[int, int]:
+    """(one block norm's parameters, the q/k norms' parameters): weight when affine, bias when
+    ``bias_for_layer_norm`` (default ``include_bias``) and not RMS; q/k norms of d_model and ``kv_width``."""
+    affine = bool(r.bool(None, "layer_norm_with_affine", default=True))
+    norm_bias = r.raw("bias_for_layer_norm")
+    norm_bias = bias if norm_bias is None else bool(r.bool(None, "bias_for_layer_norm"))
+    norm_w = (h if affine else 0) + (h if affine and norm_bias and r.name("layer_norm_type") != "rms" else 0)
+    qk = 0
+    if r.bool(None, "attention_layer_norm", default=False):
+        if r.bool(None, "attention_layer_norm_with_affine", default=True):
+            per = 2 if norm_bias and r.name("layer_norm_type") != "rms" else 1
+            qk = per * (h + kv_width)
+    return norm_w, qk
+
+
+def _ffn(r: FormatReader, block: str | None, inter: int, gated: bool, bias: bool) -> FFN:
+    """``block_type: moe``: experts of the FFN width with a bias-free router; else the dense MLP."""
+    if block != "moe":
+        return FFN(kind="dense", intermediate_size=inter, gated=gated, bias=bias)
+    ffn = routed_experts(
+        r.req("num_experts", "moe_num_experts"),
+        r.req("top_k", "moe_top_k", default=2),
+        inter,
+        gated=gated,
+        expert_gated=gated,
+        expert_bias=False,
+    )
+    r.sources["moe_intermediate_size"] = r.sources["intermediate_size"]
+    return ffn

@@ -53,103 +53,14 @@ def is_gate(name: str) -> bool:
 
 def _mixer_gemms(m: Mixer, h: int) -> list[tuple]:
     """(name, k, n, bias, parallel, group, k_field, n_field) for one layer's token mixer."""
-    out: list[tuple]
     if m.kind == "attention":
-        q = m.num_heads * m.head_dim * (2 if m.gated_q else 1)  # gated_q: query + output gate
-        kv = m.num_kv_heads * m.head_dim
-        v = m.num_kv_heads * (m.v_head_dim or m.head_dim)
-        o_in = m.num_heads * (m.v_head_dim or m.head_dim)
-        if m.kv_shared or m.v_from_k:  # Gemma-4: q only, or q and k
-            out = [("attn.q_proj", h, q, m.qkv_bias, "column", "qkv", "hidden_size", None)]
-            if not m.kv_shared:
-                out.append(("attn.k_proj", h, kv, m.qkv_bias, "column", "qkv", "hidden_size", None))
-        elif m.fused_qkv:
-            out = [("attn.qkv_proj", h, q + kv + v, m.qkv_bias, "column", "qkv", "hidden_size", None)]
-        else:
-            out = [
-                ("attn.q_proj", h, q, m.qkv_bias, "column", "qkv", "hidden_size", None),
-                ("attn.k_proj", h, kv, m.qkv_bias, "column", "qkv", "hidden_size", None),
-                ("attn.v_proj", h, v, m.qkv_bias, "column", "qkv", "hidden_size", None),
-            ]
-        out.append(("attn.o_proj", o_in, h, m.o_bias, "row", None, None, "hidden_size"))
-        return out
+        return _attention_gemms(m, h)
     if m.kind == "mla":
-        nope, rope = m.qk_nope_head_dim or 0, m.qk_rope_head_dim or 0
-        vd = m.v_head_dim or nope
-        qd = m.num_heads * (nope + rope)
-        out = []
-        if m.q_lora_rank:
-            out.append(("mla.q_a_proj", h, m.q_lora_rank, m.qkv_bias, "replicated", None, "hidden_size", "q_lora_rank"))
-            out.append(("mla.q_b_proj", m.q_lora_rank, qd, False, "column", None, "q_lora_rank", None))
-        else:
-            out.append(("mla.q_proj", h, qd, False, "column", None, "hidden_size", None))
-        out.append(
-            (
-                "mla.kv_a_proj_with_mqa",
-                h,
-                (m.kv_lora_rank or 0) + rope,
-                m.qkv_bias,
-                "replicated",
-                None,
-                "hidden_size",
-                None,
-            )
-        )
-        out.append(
-            (
-                "mla.kv_b_proj",
-                m.kv_lora_rank or 0,
-                m.num_heads * (nope + vd),
-                False,
-                "column",
-                None,
-                "kv_lora_rank",
-                None,
-            )
-        )
-        out.append(("mla.o_proj", m.num_heads * vd, h, m.o_bias, "row", None, None, "hidden_size"))
-        if m.index_num_heads and m.index_head_dim and m.q_lora_rank:  # DeepSeek-V3.2 indexer
-            ih, ihd = m.index_num_heads, m.index_head_dim
-            out.append(("mla.indexer.wq_b", m.q_lora_rank, ih * ihd, False, "replicated", None, "q_lora_rank", None))
-            out.append(("mla.indexer.wk", h, ihd, False, "replicated", None, "hidden_size", None))
-            out.append(("mla.indexer.weights_proj", h, ih, False, "replicated", None, "hidden_size", None))
-        return out
-    if m.kind == "linear_attention":  # Gated DeltaNet (Qwen3-Next / Qwen3.5)
-        nk, nv = m.num_k_heads or 0, m.num_v_heads or 0
-        dk, dv = m.k_head_dim or 0, m.v_head_dim or 0
-        if m.linear_variant == "lightning":  # MiniMax-01: one fused qkv, a sigmoid output gate, out_proj
-            return [
-                ("linear_attn.qkv_proj", h, nk * dk + 2 * nv * dv, False, "column", None, "hidden_size", None),
-                ("linear_attn.output_gate", h, nv * dv, False, "column", None, "hidden_size", None),
-                ("linear_attn.out_proj", nv * dv, h, False, "row", None, None, "hidden_size"),
-            ]
-        if m.split_in_proj:  # Qwen3.5: in_proj_qkv, in_proj_z, in_proj_b, in_proj_a
-            return [
-                ("linear_attn.in_proj_qkv", h, 2 * nk * dk + nv * dv, False, "column", None, "hidden_size", None),
-                ("linear_attn.in_proj_z", h, nv * dv, False, "column", None, "hidden_size", None),
-                ("linear_attn.in_proj_b", h, nv, False, "column", None, "hidden_size", None),
-                ("linear_attn.in_proj_a", h, nv, False, "column", None, "hidden_size", None),
-                ("linear_attn.out_proj", nv * dv, h, False, "row", None, None, "hidden_size"),
-            ]
-        return [
-            ("linear_attn.in_proj_qkvz", h, 2 * nk * dk + 2 * nv * dv, False, "column", None, "hidden_size", None),
-            ("linear_attn.in_proj_ba", h, 2 * nv, False, "column", None, "hidden_size", None),
-            ("linear_attn.out_proj", nv * dv, h, False, "row", None, None, "hidden_size"),
-        ]
+        return _mla_gemms(m, h)
+    if m.kind == "linear_attention":
+        return _linear_attention_gemms(m, h)
     if m.kind == "mamba":
-        di, ds, ng = m.d_inner or 0, m.d_state or 0, m.n_groups or 1
-        if m.mamba_version == 1:
-            return [
-                ("mamba.in_proj", h, 2 * di, m.in_bias, "column", None, "hidden_size", None),
-                ("mamba.x_proj", di, (m.dt_rank or 0) + 2 * ds, False, "row", None, None, None),
-                ("mamba.dt_proj", m.dt_rank or 0, di, True, "column", None, None, None),
-                ("mamba.out_proj", di, h, m.out_bias, "row", None, None, "hidden_size"),
-            ]
-        nheads = m.num_heads
-        return [
-            ("mamba.in_proj", h, 2 * di + 2 * ng * ds + nheads, m.in_bias, "column", None, "hidden_size", None),
-            ("mamba.out_proj", di, h, m.out_bias, "row", None, None, "hidden_size"),
-        ]
+        return _mamba_gemms(m, h)
     if m.kind == "linear":
         return [("attn.linear", h, h, False, "column", None, "hidden_size", "hidden_size")]
     if m.kind == "short_conv":  # LFM2 gated short convolution: B, C, x projections, depthwise conv, out_proj
@@ -158,6 +69,116 @@ def _mixer_gemms(m: Mixer, h: int) -> list[tuple]:
             ("conv.out_proj", h, h, m.out_bias, "row", None, None, "hidden_size"),
         ]
     return []
+
+
+def _attention_gemms(m: Mixer, h: int) -> list[tuple]:
+    """Softmax attention: q, k, v (apart, fused, or fewer where Gemma-4 shares them) and o."""
+    out: list[tuple]
+    q = m.num_heads * m.head_dim * (2 if m.gated_q else 1)  # gated_q: query + output gate
+    kv = m.num_kv_heads * m.head_dim
+    v = m.num_kv_heads * (m.v_head_dim or m.head_dim)
+    o_in = m.num_heads * (m.v_head_dim or m.head_dim)
+    if m.kv_shared or m.v_from_k:  # Gemma-4: q only, or q and k
+        out = [("attn.q_proj", h, q, m.qkv_bias, "column", "qkv", "hidden_size", None)]
+        if not m.kv_shared:
+            out.append(("attn.k_proj", h, kv, m.qkv_bias, "column", "qkv", "hidden_size", None))
+    elif m.fused_qkv:
+        out = [("attn.qkv_proj", h, q + kv + v, m.qkv_bias, "column", "qkv", "hidden_size", None)]
+    else:
+        out = [
+            ("attn.q_proj", h, q, m.qkv_bias, "column", "qkv", "hidden_size", None),
+            ("attn.k_proj", h, kv, m.qkv_bias, "column", "qkv", "hidden_size", None),
+            ("attn.v_proj", h, v, m.qkv_bias, "column", "qkv", "hidden_size", None),
+        ]
+    out.append(("attn.o_proj", o_in, h, m.o_bias, "row", None, None, "hidden_size"))
+    return out
+
+
+def _mla_gemms(m: Mixer, h: int) -> list[tuple]:
+    """Multi-head latent attention: q (through its latent or plain), the kv latent with the shared RoPE key, kv up,
+    o; DeepSeek-V3.2's indexer where the layer has one."""
+    nope, rope = m.qk_nope_head_dim or 0, m.qk_rope_head_dim or 0
+    vd = m.v_head_dim or nope
+    qd = m.num_heads * (nope + rope)
+    out: list[tuple] = []
+    if m.q_lora_rank:
+        out.append(("mla.q_a_proj", h, m.q_lora_rank, m.qkv_bias, "replicated", None, "hidden_size", "q_lora_rank"))
+        out.append(("mla.q_b_proj", m.q_lora_rank, qd, False, "column", None, "q_lora_rank", None))
+    else:
+        out.append(("mla.q_proj", h, qd, False, "column", None, "hidden_size", None))
+    out.append(
+        (
+            "mla.kv_a_proj_with_mqa",
+            h,
+            (m.kv_lora_rank or 0) + rope,
+            m.qkv_bias,
+            "replicated",
+            None,
+            "hidden_size",
+            None,
+        )
+    )
+    out.append(
+        (
+            "mla.kv_b_proj",
+            m.kv_lora_rank or 0,
+            m.num_heads * (nope + vd),
+            False,
+            "column",
+            None,
+            "kv_lora_rank",
+            None,
+        )
+    )
+    out.append(("mla.o_proj", m.num_heads * vd, h, m.o_bias, "row", None, None, "hidden_size"))
+    if m.index_num_heads and m.index_head_dim and m.q_lora_rank:  # DeepSeek-V3.2 indexer
+        ih, ihd = m.index_num_heads, m.index_head_dim
+        out.append(("mla.indexer.wq_b", m.q_lora_rank, ih * ihd, False, "replicated", None, "q_lora_rank", None))
+        out.append(("mla.indexer.wk", h, ihd, False, "replicated", None, "hidden_size", None))
+        out.append(("mla.indexer.weights_proj", h, ih, False, "replicated", None, "hidden_size", None))
+    return out
+
+
+def _linear_attention_gemms(m: Mixer, h: int) -> list[tuple]:
+    """Gated DeltaNet (Qwen3-Next / Qwen3.5) and MiniMax-01's lightning attention."""
+    nk, nv = m.num_k_heads or 0, m.num_v_heads or 0
+    dk, dv = m.k_head_dim or 0, m.v_head_dim or 0
+    if m.linear_variant == "lightning":  # MiniMax-01: one fused qkv, a sigmoid output gate, out_proj
+        return [
+            ("linear_attn.qkv_proj", h, nk * dk + 2 * nv * dv, False, "column", None, "hidden_size", None),
+            ("linear_attn.output_gate", h, nv * dv, False, "column", None, "hidden_size", None),
+            ("linear_attn.out_proj", nv * dv, h, False, "row", None, None, "hidden_size"),
+        ]
+    if m.split_in_proj:  # Qwen3.5: in_proj_qkv, in_proj_z, in_proj_b, in_proj_a
+        return [
+            ("linear_attn.in_proj_qkv", h, 2 * nk * dk + nv * dv, False, "column", None, "hidden_size", None),
+            ("linear_attn.in_proj_z", h, nv * dv, False, "column", None, "hidden_size", None),
+            ("linear_attn.in_proj_b", h, nv, False, "column", None, "hidden_size", None),
+            ("linear_attn.in_proj_a", h, nv, False, "column", None, "hidden_size", None),
+            ("linear_attn.out_proj", nv * dv, h, False, "row", None, None, "hidden_size"),
+        ]
+    return [
+        ("linear_attn.in_proj_qkvz", h, 2 * nk * dk + 2 * nv * dv, False, "column", None, "hidden_size", None),
+        ("linear_attn.in_proj_ba", h, 2 * nv, False, "column", None, "hidden_size", None),
+        ("linear_attn.out_proj", nv * dv, h, False, "row", None, None, "hidden_size"),
+    ]
+
+
+def _mamba_gemms(m: Mixer, h: int) -> list[tuple]:
+    """Mamba-1 and Mamba-2 projections (the convolution and SSM parameters are not GEMMs)."""
+    di, ds, ng = m.d_inner or 0, m.d_state or 0, m.n_groups or 1
+    if m.mamba_version == 1:
+        return [
+            ("mamba.in_proj", h, 2 * di, m.in_bias, "column", None, "hidden_size", None),
+            ("mamba.x_proj", di, (m.dt_rank or 0) + 2 * ds, False, "row", None, None, None),
+            ("mamba.dt_proj", m.dt_rank or 0, di, True, "column", None, None, None),
+            ("mamba.out_proj", di, h, m.out_bias, "row", None, None, "hidden_size"),
+        ]
+    nheads = m.num_heads
+    return [
+        ("mamba.in_proj", h, 2 * di + 2 * ng * ds + nheads, m.in_bias, "column", None, "hidden_size", None),
+        ("mamba.out_proj", di, h, m.out_bias, "row", None, None, "hidden_size"),
+    ]
 
 
 def _mlp(

@@ -47,6 +47,34 @@ def _roofline(ax, d: dict) -> None:
     x_hi = max(max(ais) * 2, max(r["ridge"] for r in d["roofs"]) * 4)
     top = max(r["peak_flops_per_s"] for r in d["roofs"])
     ax.plot([x_lo, top / bw], [x_lo * bw / 1e12, top / 1e12], color="black", lw=1.4, label=f"HBM {bw / 1e12:.1f} TB/s")
+    _roofs(ax, d, x_lo, x_hi)
+    numbered = _gemm_points(ax, pts)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(x_lo, x_hi)
+    ax.set_xlabel("arithmetic intensity (FLOP/B)")
+    ax.set_ylabel("attained TFLOP/s (estimate)")
+    ax.set_title(
+        f"{d.get('model', '')} on {d['gpu']}, {d.get('deployment', d['gemm_format'])}\n"
+        "Roofline: every weight GEMM of a prefill and a decode step (estimate)",
+        fontsize=9,
+    )
+    handles, _ = ax.get_legend_handles_labels()
+    ax.legend(
+        handles=handles + numbered,
+        fontsize=6.5,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        borderaxespad=0.0,
+        title="numbers: costliest GEMMs",
+        title_fontsize=6.5,
+    )
+    ax.grid(True, which="both", alpha=0.2)
+
+
+def _roofs(ax, d: dict, x_lo: float, x_hi: float) -> None:
+    """One compute roof per peak (formats with the same peak share one; the GEMMs' format drawn solid), each
+    labelled at the left edge with its formats, peak and ridge point."""
     by_peak: dict[float, list[dict]] = {}
     for r in d["roofs"]:  # formats with the same peak share one roof (bf16/fp16, fp8/fp8_block/mxfp8)
         by_peak.setdefault(r["peak_flops_per_s"], []).append(r)
@@ -71,8 +99,11 @@ def _roofline(ax, d: dict) -> None:
             fontsize=7,
             color="black" if main else "dimgrey",
         )
-    from matplotlib.lines import Line2D
 
+
+def _gemm_points(ax, pts: list[dict]) -> list:
+    """The GEMMs of each regime as dots sized by their share of the step; the costliest numbered. Returns the
+    legend handles of the numbered ones."""
     numbered: list = []
     placed: list = []
     for regime, (marker, colour) in REGIME_STYLE.items():
@@ -93,53 +124,38 @@ def _roofline(ax, d: dict) -> None:
         )
         # the GEMMs that cost most get a number beside their dot, spelled out in the legend
         for p in sorted(sel, key=lambda p: -p["step_share"])[:LABELLED_PER_REGIME]:
-            n = len(numbered) + 1
-            xy = (p["arithmetic_intensity"], p["attained_flops_per_s"] / 1e12)
-            # numbers of GEMMs at (nearly) the same point go side by side, not on top of each other
-            same = sum(abs(math.log10(xy[0] / q[0])) < 0.04 and abs(math.log10(xy[1] / q[1])) < 0.04 for q in placed)
-            placed.append(xy)
-            ax.annotate(
-                str(n),
-                xy,
-                fontsize=7,
-                fontweight="bold",
-                color=colour,
-                xytext=(4 + 7 * same, 3),
-                textcoords="offset points",
-                zorder=4,
-            )
-            numbered.append(
-                Line2D(
-                    [],
-                    [],
-                    ls="none",
-                    marker=f"${n}$",
-                    color=colour,
-                    ms=6,
-                    label=f"{p['name'].split('.', 1)[-1]} ({regime}, {p['step_share'] * 100:.0f}% of the step)",
-                )
-            )
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(x_lo, x_hi)
-    ax.set_xlabel("arithmetic intensity (FLOP/B)")
-    ax.set_ylabel("attained TFLOP/s (estimate)")
-    ax.set_title(
-        f"{d.get('model', '')} on {d['gpu']}, {d.get('deployment', d['gemm_format'])}\n"
-        "Roofline: every weight GEMM of a prefill and a decode step (estimate)",
-        fontsize=9,
+            numbered.append(_number(ax, p, len(numbered) + 1, regime, colour, placed))
+    return numbered
+
+
+def _number(ax, p: dict, n: int, regime: str, colour: str, placed: list):
+    """Write number ``n`` beside GEMM ``p``'s dot (beside, not over, the numbers already ``placed`` there) and
+    return its legend handle."""
+    from matplotlib.lines import Line2D
+
+    xy = (p["arithmetic_intensity"], p["attained_flops_per_s"] / 1e12)
+    # numbers of GEMMs at (nearly) the same point go side by side, not on top of each other
+    same = sum(abs(math.log10(xy[0] / q[0])) < 0.04 and abs(math.log10(xy[1] / q[1])) < 0.04 for q in placed)
+    placed.append(xy)
+    ax.annotate(
+        str(n),
+        xy,
+        fontsize=7,
+        fontweight="bold",
+        color=colour,
+        xytext=(4 + 7 * same, 3),
+        textcoords="offset points",
+        zorder=4,
     )
-    handles, _ = ax.get_legend_handles_labels()
-    ax.legend(
-        handles=handles + numbered,
-        fontsize=6.5,
-        loc="upper left",
-        bbox_to_anchor=(1.01, 1.0),
-        borderaxespad=0.0,
-        title="numbers: costliest GEMMs",
-        title_fontsize=6.5,
+    return Line2D(
+        [],
+        [],
+        ls="none",
+        marker=f"${n}$",
+        color=colour,
+        ms=6,
+        label=f"{p['name'].split('.', 1)[-1]} ({regime}, {p['step_share'] * 100:.0f}% of the step)",
     )
-    ax.grid(True, which="both", alpha=0.2)
 
 
 def _time(ax, d: dict) -> None:

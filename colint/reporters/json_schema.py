@@ -10,10 +10,47 @@ from __future__ import annotations
 from colint.util.version import REPOSITORY_URL, __version__
 
 _NULLABLE_INT = {"type": ["integer", "null"], "minimum": 1}
+_COUNT = {"type": "integer", "minimum": 0}
 
 
 def report_schema() -> dict:
-    edit = {
+    return _document(
+        "check-report.schema.json",
+        "colint check --output-format json",
+        {
+            "version": {"type": "string", "description": "colint's version"},
+            "files": {"type": "array", "items": _file_entry(), "description": "in the order the paths were given"},
+            "summary": _summary("files", "skipped", "errors", "warnings", "infos"),
+        },
+    )
+
+
+def _document(file: str, title: str, properties: dict) -> dict:
+    """A top-level schema: an object of exactly ``properties``, every one required, published as docs/``file``."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"{REPOSITORY_URL}/blob/v{__version__}/docs/{file}",
+        "title": title,
+        "type": "object",
+        "additionalProperties": False,
+        "required": list(properties),
+        "properties": properties,
+    }
+
+
+def _summary(*counts: str) -> dict:
+    """The summary object: a count (an integer >= 0) of each name."""
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": list(counts),
+        "properties": {k: _COUNT for k in counts},
+    }
+
+
+def _edit() -> dict:
+    """One text edit of a fix: the key, its value in the file and the value the fix writes."""
+    return {
         "type": "object",
         "required": ["key", "old", "new"],
         "additionalProperties": False,
@@ -23,7 +60,10 @@ def report_schema() -> dict:
             "new": {"description": "the value the fix writes"},
         },
     }
-    fix = {
+
+
+def _fix() -> dict:
+    return {
         "type": "object",
         "required": ["title", "safety", "edits"],
         "additionalProperties": False,
@@ -34,10 +74,14 @@ def report_schema() -> dict:
                 "description": "safe: --fix applies it; unsafe: only with --unsafe-fixes "
                 "(changes the architecture); display: advice, no edit",
             },
-            "edits": {"type": "array", "items": edit},
+            "edits": {"type": "array", "items": _edit()},
         },
     }
-    finding = {
+
+
+def _finding() -> dict:
+    """One finding, as the report and the diff (``findings.new`` / ``fixed`` / ``unchanged``) write it."""
+    return {
         "type": "object",
         "additionalProperties": False,
         "required": [
@@ -76,10 +120,14 @@ def report_schema() -> dict:
                 "properties": {"estimated_loss_pct": {"type": ["number", "null"]}},
             },
             "evidence": {"type": "object", "description": "numbers with their units in their names"},
-            "fixes": {"type": "array", "items": fix},
+            "fixes": {"type": "array", "items": _fix()},
         },
     }
-    file_entry = {
+
+
+def _file_entry() -> dict:
+    """One checked path: its format, why it could not be checked or was skipped, its findings."""
+    return {
         "type": "object",
         "additionalProperties": False,
         "required": ["path", "format", "model_type", "error", "skipped", "findings"],
@@ -115,26 +163,7 @@ def report_schema() -> dict:
                 "description": "not checked: not a decoder LLM config (skip) or a model colint does not price "
                 "(out-of-scope: encoders, encoder-decoders); --strict checks it",
             },
-            "findings": {"type": "array", "items": finding},
-        },
-    }
-    count = {"type": "integer", "minimum": 0}
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": f"{REPOSITORY_URL}/blob/v{__version__}/docs/check-report.schema.json",
-        "title": "colint check --output-format json",
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["version", "files", "summary"],
-        "properties": {
-            "version": {"type": "string", "description": "colint's version"},
-            "files": {"type": "array", "items": file_entry, "description": "in the order the paths were given"},
-            "summary": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["files", "skipped", "errors", "warnings", "infos"],
-                "properties": {"files": count, "skipped": count, "errors": count, "warnings": count, "infos": count},
-            },
+            "findings": {"type": "array", "items": _finding()},
         },
     }
 
@@ -143,9 +172,27 @@ def diff_schema() -> dict:
     """The JSON Schema of ``colint diff --format json`` and ``colint check --base REF --format json``
     (colint.design.diffing.run_public): what a change to each config does. ``colint schema diff`` prints it;
     docs/diff.schema.json is that output."""
-    finding = report_schema()["properties"]["files"]["items"]["properties"]["findings"]["items"]
+    return _document(
+        "diff.schema.json",
+        "colint diff / colint check --base REF, --format json",
+        {
+            "version": {"type": "string"},
+            "estimate": {"type": "string"},
+            "base": {"type": "string", "description": "the git revision (check --base) or the base file (diff)"},
+            "commit": {"type": ["string", "null"], "description": "the commit the revision names (null: diff)"},
+            "regression_threshold_pct": {"type": "number", "minimum": 0},
+            "frontier_levels_tokens_per_s_per_user": {"type": "array", "items": {"type": "number"}},
+            "unchanged_files": {**_COUNT, "description": "configs given but identical at the revision: not checked"},
+            "configs": {"type": "array", "items": _config()},
+            "summary": _summary("configs", "new", "fixed", "unchanged", "regressions"),
+        },
+    )
+
+
+def _delta() -> dict:
+    """A figure at the base and at the head, and how it changed."""
     number = {"type": ["number", "null"]}
-    delta = {
+    return {
         "type": "object",
         "additionalProperties": False,
         "required": ["before", "after", "delta", "delta_pct"],
@@ -156,52 +203,13 @@ def diff_schema() -> dict:
             "delta_pct": {**number, "description": "100 * delta / before (null without both sides or from 0)"},
         },
     }
-    step = {
-        "type": "object",
-        "additionalProperties": False,
-        "required": [
-            "gpu",
-            "deployment",
-            "label",
-            "decode_s",
-            "prefill_s",
-            "ftl_s",
-            "weight_bytes_per_gpu",
-            "kv_cache_bytes_per_token",
-            "note",
-        ],
-        "properties": {
-            "gpu": {"type": "string"},
-            "deployment": {
-                "type": "string",
-                "description": "the layout and decode concurrency both sides are priced at (the head's)",
-            },
-            "label": {"type": "string", "description": "the estimate context: GPU and scenario"},
-            "decode_s": {**delta, "description": "estimated decode step time (one token per sequence), seconds"},
-            "prefill_s": {**delta, "description": "estimated prefill forward time, seconds"},
-            "ftl_s": {**delta, "description": "estimated time to first token of one context-length prompt, seconds"},
-            "weight_bytes_per_gpu": delta,
-            "kv_cache_bytes_per_token": {**delta, "description": "one replica, in the scenario's KV format"},
-            "note": {"type": ["string", "null"], "description": "the base priced elsewhere, or a side not priced"},
-        },
-    }
-    level = {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["tokens_per_s_per_user", "tokens_per_s_per_gpu"],
-        "properties": {
-            "tokens_per_s_per_user": {"type": "number"},
-            "tokens_per_s_per_gpu": {**delta, "description": "on the frontier (null: out of reach)"},
-        },
-    }
-    frontier = {
-        "type": "object",
-        "additionalProperties": False,
-        "required": ["gpu", "levels"],
-        "properties": {"gpu": {"type": "string"}, "levels": {"type": "array", "items": level}},
-    }
-    findings = {"type": "array", "items": finding}
-    config = {
+
+
+def _config() -> dict:
+    """One changed config: its sides, the parameter, KV and step-time deltas, the frontier, the findings."""
+    delta = _delta()
+    findings = {"type": "array", "items": _finding()}
+    return {
         "type": "object",
         "additionalProperties": False,
         "required": [
@@ -232,9 +240,9 @@ def diff_schema() -> dict:
             "params_total": delta,
             "params_active_per_token": delta,
             "kv_cache_bytes_per_token_bf16": {**delta, "description": "whole model, 2 bytes per element"},
-            "steps": {"type": "array", "items": step, "description": "one per target GPU"},
+            "steps": {"type": "array", "items": _step(delta), "description": "one per target GPU"},
             "frontier": {
-                "oneOf": [{"type": "null"}, {"type": "array", "items": frontier}],
+                "oneOf": [{"type": "null"}, {"type": "array", "items": _frontier(delta)}],
                 "description": "null unless asked for (--frontier)",
             },
             "findings": {
@@ -263,38 +271,55 @@ def diff_schema() -> dict:
             },
         },
     }
-    count = {"type": "integer", "minimum": 0}
+
+
+def _step(delta: dict) -> dict:
+    """One GPU's step times, weights and KV bytes at the base and the head, at the head's deployment."""
     return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": f"{REPOSITORY_URL}/blob/v{__version__}/docs/diff.schema.json",
-        "title": "colint diff / colint check --base REF, --format json",
         "type": "object",
         "additionalProperties": False,
         "required": [
-            "version",
-            "estimate",
-            "base",
-            "commit",
-            "regression_threshold_pct",
-            "frontier_levels_tokens_per_s_per_user",
-            "unchanged_files",
-            "configs",
-            "summary",
+            "gpu",
+            "deployment",
+            "label",
+            "decode_s",
+            "prefill_s",
+            "ftl_s",
+            "weight_bytes_per_gpu",
+            "kv_cache_bytes_per_token",
+            "note",
         ],
         "properties": {
-            "version": {"type": "string"},
-            "estimate": {"type": "string"},
-            "base": {"type": "string", "description": "the git revision (check --base) or the base file (diff)"},
-            "commit": {"type": ["string", "null"], "description": "the commit the revision names (null: diff)"},
-            "regression_threshold_pct": {"type": "number", "minimum": 0},
-            "frontier_levels_tokens_per_s_per_user": {"type": "array", "items": {"type": "number"}},
-            "unchanged_files": {**count, "description": "configs given but identical at the revision: not checked"},
-            "configs": {"type": "array", "items": config},
-            "summary": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["configs", "new", "fixed", "unchanged", "regressions"],
-                "properties": {k: count for k in ("configs", "new", "fixed", "unchanged", "regressions")},
+            "gpu": {"type": "string"},
+            "deployment": {
+                "type": "string",
+                "description": "the layout and decode concurrency both sides are priced at (the head's)",
             },
+            "label": {"type": "string", "description": "the estimate context: GPU and scenario"},
+            "decode_s": {**delta, "description": "estimated decode step time (one token per sequence), seconds"},
+            "prefill_s": {**delta, "description": "estimated prefill forward time, seconds"},
+            "ftl_s": {**delta, "description": "estimated time to first token of one context-length prompt, seconds"},
+            "weight_bytes_per_gpu": delta,
+            "kv_cache_bytes_per_token": {**delta, "description": "one replica, in the scenario's KV format"},
+            "note": {"type": ["string", "null"], "description": "the base priced elsewhere, or a side not priced"},
         },
+    }
+
+
+def _frontier(delta: dict) -> dict:
+    """One GPU's frontier at the interactivity levels: tokens per second per GPU at the base and the head."""
+    level = {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["tokens_per_s_per_user", "tokens_per_s_per_gpu"],
+        "properties": {
+            "tokens_per_s_per_user": {"type": "number"},
+            "tokens_per_s_per_gpu": {**delta, "description": "on the frontier (null: out of reach)"},
+        },
+    }
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["gpu", "levels"],
+        "properties": {"gpu": {"type": "string"}, "levels": {"type": "array", "items": level}},
     }

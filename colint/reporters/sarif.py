@@ -205,52 +205,11 @@ def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
             )
             continue
         if r.error is not None:
-            e = r.error
-            msg = e.message_with_key()
-            phys = {"artifactLocation": dict(loc)}
-            if e.line:
-                phys["region"] = {"startLine": e.line, **({"startColumn": e.column} if e.column else {})}
-            notifications.append(
-                {
-                    "level": "error",
-                    "message": {"text": f"file not checked: {msg}"},
-                    "locations": [{"physicalLocation": phys}],
-                }
-            )
+            notifications.append(_not_checked(r.error, loc))
             continue
         regions = _value_regions(r.doc, {f.key for f in r.findings if f.key})
         for f, fingerprint in zip(r.findings, fingerprints(r.path, r.findings, cwd)):
-            region = {
-                "startLine": f.line or 1
-            }  # GitHub rejects a result without a region: a file-level finding sits on line 1
-            if f.line and f.column:
-                region["startColumn"] = f.column
-                value = regions.get(f.key or "")
-                if value and (value["endLine"], value["endColumn"]) > (f.line, f.column):
-                    region["endLine"], region["endColumn"] = value["endLine"], value["endColumn"]
-            res = {"ruleId": f.code}
-            if f.code in index:
-                res["ruleIndex"] = index[f.code]
-            res.update(
-                {
-                    "level": LEVELS[f.severity],
-                    "message": {"text": _message(f)},
-                    "locations": [{"physicalLocation": {"artifactLocation": dict(loc), "region": region}}],
-                    "partialFingerprints": {FINGERPRINT: fingerprint},
-                }
-            )
-            fixes = _fixes(f, r, loc)
-            if fixes:
-                res["fixes"] = fixes
-            props = {"key": f.key, "severity": f.severity, "kind": f.kind}
-            if f.gpu:
-                props["gpu"] = f.gpu
-            if f.impact.estimated_loss_pct is not None:
-                props["estimated_loss_pct"] = f.impact.estimated_loss_pct
-            if f.evidence:
-                props["evidence"] = f.evidence
-            res["properties"] = props
-            sarif_results.append(res)
+            sarif_results.append(_result(f, fingerprint, r, loc, index.get(f.code), regions))
     invocation: dict[str, Any] = {"executionSuccessful": not notifications}
     if notifications or skipped:
         invocation["toolExecutionNotifications"] = notifications + skipped
@@ -274,6 +233,52 @@ def build(results, rules: dict, *, cwd: Optional[str] = None) -> dict:
             }
         ],
     }
+
+
+def _not_checked(e, loc: dict) -> dict:
+    """The tool notification of a file that could not be checked, at the error's line where it has one."""
+    msg = e.message_with_key()
+    phys = {"artifactLocation": dict(loc)}
+    if e.line:
+        phys["region"] = {"startLine": e.line, **({"startColumn": e.column} if e.column else {})}
+    return {
+        "level": "error",
+        "message": {"text": f"file not checked: {msg}"},
+        "locations": [{"physicalLocation": phys}],
+    }
+
+
+def _result(f, fingerprint: str, r, loc: dict, rule_index: int | None, regions: dict) -> dict:
+    """One finding as a SARIF result: its region (to the end of the key's value), fixes and properties."""
+    region = {"startLine": f.line or 1}  # GitHub rejects a result without a region: a file-level finding sits on line 1
+    if f.line and f.column:
+        region["startColumn"] = f.column
+        value = regions.get(f.key or "")
+        if value and (value["endLine"], value["endColumn"]) > (f.line, f.column):
+            region["endLine"], region["endColumn"] = value["endLine"], value["endColumn"]
+    res = {"ruleId": f.code}
+    if rule_index is not None:
+        res["ruleIndex"] = rule_index
+    res.update(
+        {
+            "level": LEVELS[f.severity],
+            "message": {"text": _message(f)},
+            "locations": [{"physicalLocation": {"artifactLocation": dict(loc), "region": region}}],
+            "partialFingerprints": {FINGERPRINT: fingerprint},
+        }
+    )
+    fixes = _fixes(f, r, loc)
+    if fixes:
+        res["fixes"] = fixes
+    props = {"key": f.key, "severity": f.severity, "kind": f.kind}
+    if f.gpu:
+        props["gpu"] = f.gpu
+    if f.impact.estimated_loss_pct is not None:
+        props["estimated_loss_pct"] = f.impact.estimated_loss_pct
+    if f.evidence:
+        props["evidence"] = f.evidence
+    res["properties"] = props
+    return res
 
 
 def render(results, rules: dict, *, cwd: Optional[str] = None) -> str:

@@ -42,7 +42,7 @@ from colint.normalize.hf.moe_common import (
     str_list,
 )
 from colint.normalize.hf.tie import tie_embeddings
-from colint.normalize.model_spec import FFN, ModelSpec
+from colint.normalize.model_spec import FFN, KeyIssue, Mixer, ModelSpec
 
 _V3 = dict(
     vocab=129280, hidden=7168, inter=18432, moe=2048, layers=61, heads=128, shared=1, e=256, k=8, first_k=3, mtp=1
@@ -68,18 +68,51 @@ _DSA = ("deepseek_v32", "glm_moe_dsa")
 def build(r: HFReader) -> ModelSpec:
     mt = r.model_type if r.model_type in _DEFAULTS else "deepseek_v3"
     d = _DEFAULTS[mt]
-    v2, v32 = mt == "deepseek_v2", mt in _DSA
-    q_d, kv_d, nope_d, rope_d, v_d, ih_d, id_d, topk_d = _MLA_DEFAULTS.get(mt, _MLA)
     h = r.int("hidden_size", "hidden_size", default=d["hidden"])
     n_layers = r.int("num_layers", "num_hidden_layers", default=d["layers"])
     heads = r.int("num_heads", "num_attention_heads", default=d["heads"])
     kv_heads = r.int("num_kv_heads", "num_key_value_heads", default=heads)  # nominal under MLA
-    q_lora = nullable_int(r, "q_lora_rank", "q_lora_rank", q_d)  # explicit null (V2-Lite): a plain q projection
-    kv_lora = r.int("kv_lora_rank", "kv_lora_rank", default=kv_d)
-    nope = r.int("qk_nope_head_dim", "qk_nope_head_dim", default=nope_d)
-    rope = r.int("qk_rope_head_dim", "qk_rope_head_dim", default=rope_d)
-    v_dim = r.int("v_head_dim", "v_head_dim", default=v_d)
-    attn_bias = r.bool(None, "attention_bias", default=False)
+    mla = _mla_keys(r, mt)
+    dense_ffn, moe_ffn, first_k = _ffns(r, d, mt == "deepseek_v2")
+    vocab = r.int("vocab_size", "vocab_size", default=d["vocab"])
+    tie = tie_embeddings(r, False)
+    issues = _moe_layer_freq_issues(r) if mt == "deepseek_v2" else []
+    rejects = []
+    if mt == "deepseek_v2" and h % heads:
+        rejects.append(f"DeepseekV2Config rejects hidden_size {h} not divisible by num_attention_heads {heads}")
+    mixer = mla_attention(heads, kv_heads, **mla, **_indexer(r, mt, mla["q_lora"]))
+    t = _layer_table(r, mt, n_layers, first_k, mixer, (dense_ffn, moe_ffn), h)
+
+    mtp = r.int("mtp_layers", "num_nextn_predict_layers", "num_mtp_layers", default=d["mtp"], minimum=0)
+    mtp_params = mtp * deepseek_style_mtp_params(layer(mixer, moe_ffn, 2 * h + mla_norm_params(mixer)), h) if mtp else 0
+    return r.header_spec(
+        Header(h, n_layers, heads, kv_heads, mla["nope"] + mla["rope"], dense_ffn.intermediate_size, vocab, tie),
+        t,
+        act_default="silu",
+        extra_params=h,
+        mtp_layers=mtp,
+        mtp_params=mtp_params,
+        notes=[],
+        loader_rejects=rejects,
+        key_issues=issues,
+    )
+
+
+def _mla_keys(r: HFReader, mt: str) -> dict[str, Any]:
+    """The MLA geometry (:func:`mla_attention`'s keywords), with the family's defaults."""
+    q_d, kv_d, nope_d, rope_d, v_d = _MLA_DEFAULTS.get(mt, _MLA)[:5]
+    return dict(
+        q_lora=nullable_int(r, "q_lora_rank", "q_lora_rank", q_d),  # explicit null (V2-Lite): a plain q projection
+        kv_lora=r.int("kv_lora_rank", "kv_lora_rank", default=kv_d),
+        nope=r.int("qk_nope_head_dim", "qk_nope_head_dim", default=nope_d),
+        rope=r.int("qk_rope_head_dim", "qk_rope_head_dim", default=rope_d),
+        v_dim=r.int("v_head_dim", "v_head_dim", default=v_d),
+        bias=r.bool(None, "attention_bias", default=False),
+    )
+
+
+def _ffns(r: HFReader, d: dict[str, Any], v2: bool) -> tuple[FFN, FFN, int]:
+    """(the dense FFN, the MoE FFN, first_k_dense_replace): V2's ``mlp_bias`` on the dense and shared MLPs."""
     mlp_bias = r.bool(None, "mlp_bias", default=False) if v2 else False
     inter = r.int("intermediate_size", "intermediate_size", default=d["inter"])
     moe_inter = r.int("moe_intermediate_size", "moe_intermediate_size", default=d["moe"])
@@ -87,50 +120,6 @@ def build(r: HFReader) -> ModelSpec:
     k = r.int("top_k", "num_experts_per_tok", **({} if d["k"] is None else {"default": d["k"]}))
     n_shared = r.int("num_shared_experts", "n_shared_experts", default=d["shared"], minimum=0)
     first_k = r.int("first_k_dense_replace", "first_k_dense_replace", default=d["first_k"], minimum=0)
-    vocab = r.int("vocab_size", "vocab_size", default=d["vocab"])
-    tie = tie_embeddings(r, False)
-    notes: list[str] = []
-    issues: list = []
-    if v2:
-        freq = r.int(None, "moe_layer_freq", default=1)
-        if freq != 1:
-            issues.append(
-                ignored_key(
-                    r,
-                    "moe_layer_freq",
-                    f"transformers' deepseek_v2 makes every layer from "
-                    f"first_k_dense_replace on MoE; DeepSeek's remote code only every {freq}th",
-                )
-            )
-    rejects = []
-    if v2 and h % heads:
-        rejects.append(f"DeepseekV2Config rejects hidden_size {h} not divisible by num_attention_heads {heads}")
-    if v32 and q_lora is None:
-        raise r.error("q_lora_rank", f"{mt} needs 'q_lora_rank' (its indexer reads the q latent)")
-
-    index_heads = index_dim = topk = None
-    if v32:
-        index_heads = r.int(None, "index_n_heads", default=ih_d)
-        index_dim = r.int(None, "index_head_dim", default=id_d)
-        topk = r.int(None, "index_topk", default=topk_d)
-    mixer = mla_attention(
-        heads,
-        kv_heads,
-        q_lora=q_lora,
-        kv_lora=kv_lora,
-        nope=nope,
-        rope=rope,
-        v_dim=v_dim,
-        bias=attn_bias,
-        index_num_heads=index_heads,
-        index_head_dim=index_dim,
-        index_topk=topk,
-    )
-    other = 2 * h + mla_norm_params(mixer)
-    # GLM-5's "shared" indexer layers: no indexer weights, norm or key cache; the same top-k sparse attention
-    shared_mixer = replace(mixer, index_num_heads=None, index_head_dim=None)
-    shared_other = 2 * h + mla_norm_params(shared_mixer)
-    indexer = _indexer_types(r, n_layers) if mt == "glm_moe_dsa" else None
     dense_ffn = FFN(kind="dense", intermediate_size=inter, bias=mlp_bias)
     moe_ffn = routed_experts(
         e,
@@ -140,14 +129,55 @@ def build(r: HFReader) -> ModelSpec:
         shared_intermediate_size=moe_inter if n_shared else 0,
         shared_bias=mlp_bias,
     )
+    return dense_ffn, moe_ffn, first_k
 
-    mlp_types = str_list(r, "mlp_layer_types") if v32 else None
+
+def _moe_layer_freq_issues(r: HFReader) -> list[KeyIssue]:
+    """V2's ``moe_layer_freq``, which transformers ignores: a CL007 issue where it is not 1."""
+    freq = r.int(None, "moe_layer_freq", default=1)
+    if freq == 1:
+        return []
+    return [
+        ignored_key(
+            r,
+            "moe_layer_freq",
+            f"transformers' deepseek_v2 makes every layer from "
+            f"first_k_dense_replace on MoE; DeepSeek's remote code only every {freq}th",
+        )
+    ]
+
+
+def _indexer(r: HFReader, mt: str, q_lora: int | None) -> dict[str, Any]:
+    """The DSA indexer's keywords of :func:`mla_attention` (V3.2, GLM-5); none elsewhere."""
+    if mt not in _DSA:
+        return dict(index_num_heads=None, index_head_dim=None, index_topk=None)
+    if q_lora is None:
+        raise r.error("q_lora_rank", f"{mt} needs 'q_lora_rank' (its indexer reads the q latent)")
+    ih_d, id_d, topk_d = _MLA_DEFAULTS.get(mt, _MLA)[5:]
+    return dict(
+        index_num_heads=r.int(None, "index_n_heads", default=ih_d),
+        index_head_dim=r.int(None, "index_head_dim", default=id_d),
+        index_topk=r.int(None, "index_topk", default=topk_d),
+    )
+
+
+def _layer_table(
+    r: HFReader, mt: str, n_layers: int, first_k: int, mixer: Mixer, ffns: tuple[FFN, FFN], h: int
+) -> KindTable:
+    """Each layer dense or sparse (``first_k_dense_replace``; V3.2: ``mlp_layer_types``), and on GLM-5 running
+    its own indexer or reusing the previous full layer's top-k (``_indexer_types``)."""
+    other = 2 * h + mla_norm_params(mixer)
+    # GLM-5's "shared" indexer layers: no indexer weights, norm or key cache; the same top-k sparse attention
+    shared_mixer = replace(mixer, index_num_heads=None, index_head_dim=None)
+    shared_other = 2 * h + mla_norm_params(shared_mixer)
+    indexer = _indexer_types(r, n_layers) if mt == "glm_moe_dsa" else None
+    mlp_types = str_list(r, "mlp_layer_types") if mt in _DSA else None
     if mlp_types is not None:
         r.per_layer_lists["mlp_layer_types"] = len(mlp_types)
         r.record("mlp_layer_types", "mlp_layer_types")
     t = KindTable()
-    kinds = (layer(mixer, dense_ffn, other), layer(mixer, moe_ffn, other))  # [dense, sparse]
-    shared = (layer(shared_mixer, dense_ffn, shared_other), layer(shared_mixer, moe_ffn, shared_other))
+    kinds = tuple(layer(mixer, f, other) for f in ffns)  # [dense, sparse]
+    shared = tuple(layer(shared_mixer, f, shared_other) for f in ffns)
     for i in range(n_layers):
         if mlp_types is not None:
             sparse = i < len(mlp_types) and mlp_types[i] == "sparse"
@@ -155,20 +185,7 @@ def build(r: HFReader) -> ModelSpec:
             sparse = i >= first_k
         runs_indexer = indexer is None or (i < len(indexer) and indexer[i] == "full")
         t.add((kinds if runs_indexer else shared)[sparse])
-
-    mtp = r.int("mtp_layers", "num_nextn_predict_layers", "num_mtp_layers", default=d["mtp"], minimum=0)
-    mtp_params = mtp * deepseek_style_mtp_params(layer(mixer, moe_ffn, other), h) if mtp else 0
-    return r.header_spec(
-        Header(h, n_layers, heads, kv_heads, nope + rope, inter, vocab, tie),
-        t,
-        act_default="silu",
-        extra_params=h,
-        mtp_layers=mtp,
-        mtp_params=mtp_params,
-        notes=notes,
-        loader_rejects=rejects,
-        key_issues=issues,
-    )
+    return t
 
 
 def _indexer_types(r: HFReader, n_layers: int) -> list[str]:

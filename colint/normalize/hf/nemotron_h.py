@@ -30,7 +30,7 @@ from colint.normalize.format_reader import heads_attention, mamba2_mixer, routed
 from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import KindTable, ignored_key, layer, mtp_module_params, str_list
 from colint.normalize.hf.tie import tie_embeddings
-from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 from colint.normalize.weights import kind_params
 
 _CHARS = {"M": "linear_attention", "E": "moe", "*": "full_attention", "-": "mlp"}
@@ -67,36 +67,15 @@ def _types(r: HFReader, list_keys: tuple[str, ...], pattern_key: str, default: l
 
 def build(r: HFReader) -> ModelSpec:
     h = r.int("hidden_size", "hidden_size", default=4096)
-    types, types_key = _types(r, ("layers_block_type", "layer_types"), "hybrid_override_pattern", _DEFAULT_TYPES)
+    types, notes = _layer_types(r)
     n_layers = len(types)
-    if n_layers == 0:
-        raise r.error(types_key, f"'{r.key_name(types_key)}' lists no layers")
-    r.record("num_layers", types_key)
-    notes = []
-    declared = r.opt_int(None, "num_hidden_layers")
-    if declared is not None and declared != n_layers:
-        notes.append(
-            f"num_hidden_layers {declared} differs from the {n_layers} layers of {types_key}; "
-            f"transformers uses {types_key}"
-        )
-
     heads = r.int("num_heads", "num_attention_heads", default=32)
     kv = r.int("num_kv_heads", "num_key_value_heads", default=8)
     hd = r.int("head_dim", "head_dim", default=128)
     inter = r.int("intermediate_size", "intermediate_size", default=21504)
     mlp_bias = r.bool(None, "mlp_bias", default=False)
-    m_heads = r.int(None, "mamba_num_heads", default=128)
-    m_hd = r.int(None, "mamba_head_dim", default=64)
-    d_state = r.int(None, "ssm_state_size", default=128)
-    groups = r.int(None, "mamba_n_groups", "n_groups", default=8)
-    conv = r.int(None, "mamba_d_conv", "conv_kernel", default=4)
-    conv_bias = r.bool(None, "mamba_conv_bias", "use_conv_bias", default=True)
-    use_bias = r.bool(None, "use_bias", default=False)
-    e = r.int("num_experts", "n_routed_experts", "num_local_experts", default=8)
-    k = r.int("top_k", "num_experts_per_tok", default=2)
-    moe_inter = r.int("moe_intermediate_size", "moe_intermediate_size", default=7688)
-    shared = r.int("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size", default=7688)
-    latent = r.opt_int("moe_latent_size", "moe_latent_size", minimum=1)
+    mamba = _mamba_block(r, h)
+    moe = _moe_ffn(r, mlp_bias)
     issues = []
     if r.opt_int(None, "n_shared_experts") not in (None, 1):
         issues.append(
@@ -109,49 +88,19 @@ def build(r: HFReader) -> ModelSpec:
     vocab = r.int("vocab_size", "vocab_size", default=131072)
     tie = tie_embeddings(r, False)
 
-    d_inner = m_heads * m_hd
-    conv_dim = d_inner + 2 * groups * d_state
     none_mixer, none_ffn = Mixer(kind="none"), FFN(kind="none")
     blocks = {
-        "linear_attention": layer(
-            mamba2_mixer(m_heads, d_inner, d_state, groups, conv, in_bias=use_bias, out_bias=use_bias),
-            none_ffn,
-            h + conv_dim * conv + (conv_dim if conv_bias else 0) + 3 * m_heads + d_inner,
-        ),
+        "linear_attention": mamba,
         "full_attention": layer(heads_attention(heads, kv, hd), none_ffn, h),
         "mlp": layer(none_mixer, FFN(kind="dense", intermediate_size=inter, gated=False, bias=mlp_bias), h),
-        "moe": layer(
-            none_mixer,
-            routed_experts(
-                e,
-                k,
-                moe_inter,
-                expert_gated=False,
-                num_shared_experts=1,
-                shared_intermediate_size=shared,
-                shared_gated=False,
-                shared_bias=mlp_bias,
-                latent_size=latent,
-                latent_bias=mlp_bias,
-            ),
-            h,
-        ),
+        "moe": layer(none_mixer, moe, h),
     }
     t = KindTable()
     for x in types:
         t.add(blocks[x])
 
     mtp = r.int("mtp_layers", "num_nextn_predict_layers", default=0, minimum=0)
-    mtp_params = 0
-    if mtp:
-        mtp_types, _ = _types(r, ("mtp_layers_block_type",), "mtp_hybrid_override_pattern", ["full_attention", "moe"])
-        per_layer = mtp_module_params(sum(kind_params(blocks[x], h)[0] for x in mtp_types), h)
-        mtp_params = mtp * per_layer
-        notes.append(
-            f"MTP: {mtp} layer(s) of pattern "
-            + "".join({v: c for c, v in _CHARS.items()}[x] for x in mtp_types)
-            + ", not built by transformers; mtp_params is an estimate"
-        )
+    mtp_params = _mtp_params(r, mtp, blocks, h, notes) if mtp else 0
     return r.header_spec(
         Header(h, n_layers, heads, kv, hd, inter, vocab, tie),
         t,
@@ -163,3 +112,72 @@ def build(r: HFReader) -> ModelSpec:
         notes=notes,
         key_issues=issues,
     )
+
+
+def _layer_types(r: HFReader) -> tuple[list[str], list[str]]:
+    """(each layer's block type, notes): the block list or pattern is the layer count, not num_hidden_layers."""
+    types, types_key = _types(r, ("layers_block_type", "layer_types"), "hybrid_override_pattern", _DEFAULT_TYPES)
+    n_layers = len(types)
+    if n_layers == 0:
+        raise r.error(types_key, f"'{r.key_name(types_key)}' lists no layers")
+    r.record("num_layers", types_key)
+    notes = []
+    declared = r.opt_int(None, "num_hidden_layers")
+    if declared is not None and declared != n_layers:
+        notes.append(
+            f"num_hidden_layers {declared} differs from the {n_layers} layers of {types_key}; "
+            f"transformers uses {types_key}"
+        )
+    return types, notes
+
+
+def _mamba_block(r: HFReader, h: int) -> LayerKind:
+    """The ``M`` block: RMSNorm + Mamba-2 (the ``mamba_*`` aliases win over the plain keys)."""
+    m_heads = r.int(None, "mamba_num_heads", default=128)
+    m_hd = r.int(None, "mamba_head_dim", default=64)
+    d_state = r.int(None, "ssm_state_size", default=128)
+    groups = r.int(None, "mamba_n_groups", "n_groups", default=8)
+    conv = r.int(None, "mamba_d_conv", "conv_kernel", default=4)
+    conv_bias = r.bool(None, "mamba_conv_bias", "use_conv_bias", default=True)
+    use_bias = r.bool(None, "use_bias", default=False)
+    d_inner = m_heads * m_hd
+    conv_dim = d_inner + 2 * groups * d_state
+    return layer(
+        mamba2_mixer(m_heads, d_inner, d_state, groups, conv, in_bias=use_bias, out_bias=use_bias),
+        FFN(kind="none"),
+        h + conv_dim * conv + (conv_dim if conv_bias else 0) + 3 * m_heads + d_inner,
+    )
+
+
+def _moe_ffn(r: HFReader, mlp_bias: bool) -> FFN:
+    """The ``E`` block's FFN: non-gated routed experts (latent where ``moe_latent_size`` is given), one shared."""
+    e = r.int("num_experts", "n_routed_experts", "num_local_experts", default=8)
+    k = r.int("top_k", "num_experts_per_tok", default=2)
+    moe_inter = r.int("moe_intermediate_size", "moe_intermediate_size", default=7688)
+    shared = r.int("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size", default=7688)
+    latent = r.opt_int("moe_latent_size", "moe_latent_size", minimum=1)
+    return routed_experts(
+        e,
+        k,
+        moe_inter,
+        expert_gated=False,
+        num_shared_experts=1,
+        shared_intermediate_size=shared,
+        shared_gated=False,
+        shared_bias=mlp_bias,
+        latent_size=latent,
+        latent_bias=mlp_bias,
+    )
+
+
+def _mtp_params(r: HFReader, mtp: int, blocks: dict[str, LayerKind], h: int, notes: list[str]) -> int:
+    """The parameters of ``mtp`` MTP layers, each of its pattern's blocks (an estimate: transformers does not
+    build them)."""
+    mtp_types, _ = _types(r, ("mtp_layers_block_type",), "mtp_hybrid_override_pattern", ["full_attention", "moe"])
+    per_layer = mtp_module_params(sum(kind_params(blocks[x], h)[0] for x in mtp_types), h)
+    notes.append(
+        f"MTP: {mtp} layer(s) of pattern "
+        + "".join({v: c for c, v in _CHARS.items()}[x] for x in mtp_types)
+        + ", not built by transformers; mtp_params is an estimate"
+    )
+    return mtp * per_layer

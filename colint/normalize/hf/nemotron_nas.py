@@ -15,9 +15,11 @@ DeciLM class, so there is no meta-device oracle; the tests check the count again
 
 from __future__ import annotations
 
+from colint.normalize.format_reader import heads_attention
 from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
+from colint.normalize.reader import Reader
 
 FFN_MULTIPLE = 256  # DeciLM's _find_multiple(intermediate_size, 256)
 
@@ -48,59 +50,15 @@ def build(r: HFReader) -> ModelSpec:
     kv_seen: list[int] = []
     inter_seen: list[int] = []
     for i, block in enumerate(blocks):
-        b = r.sub("block_configs")  # located reads inside block i (key paths keep the index)
-        b.prefix = r.path(("block_configs", i))
-        if not isinstance(block, dict):
-            raise r.error(("block_configs", i), f"'block_configs[{i}]' must be a mapping")
-        a_noop = b.bool(None, "attention.no_op", default=False)
-        a_lin = b.bool(None, "attention.replace_with_linear", default=False)
-        f_noop = b.bool(None, "ffn.no_op", default=False)
-        f_lin = b.bool(None, "ffn.replace_with_linear", default=False)
-        norms = 0
-        if a_noop:
-            mixer = Mixer(kind="none")
-        elif a_lin:
-            mixer, norms = Mixer(kind="linear"), norms + h
-        else:
-            group = b.int(f"layers[{i}].num_kv_heads", "attention.n_heads_in_group")
-            if heads % group:
-                raise b.error(
-                    "attention.n_heads_in_group",
-                    f"n_heads_in_group {group} does not divide num_attention_heads {heads}",
-                )
-            kv_seen.append(heads // group)
-            window = b.opt_int(f"layers[{i}].window", "attention.window_length", minimum=1)
-            mixer = Mixer(
-                kind="attention",
-                attention="sliding" if window else "full",
-                window=window,
-                num_heads=heads,
-                num_kv_heads=heads // group,
-                head_dim=hd,
-                qkv_bias=attn_bias,
-                o_bias=attn_bias,
-            )
-            norms += h
-        if f_noop:
-            ffn = FFN(kind="none")
-        elif f_lin:
-            ffn, norms = FFN(kind="linear"), norms + h
-        else:
-            mult = b.float(f"layers[{i}].ffn.intermediate_size", "ffn.ffn_mult", minimum=0.0)
-            inter = ffn_mult_to_intermediate_size(mult, h)
-            if inter <= 0:
-                raise b.error("ffn.ffn_mult", f"ffn_mult {mult} gives no FFN width")
-            inter_seen.append(inter)
-            ffn = FFN(kind="dense", intermediate_size=inter, gated=True, bias=mlp_bias)
-            norms += h
+        mixer, ffn, norms = _block(r, i, block, h, heads, hd, attn_bias, mlp_bias)
+        if mixer.kind == "attention":
+            kv_seen.append(mixer.num_kv_heads)
+        if ffn.kind == "dense":
+            inter_seen.append(ffn.intermediate_size)
         key = (mixer, ffn)
         if key not in index:
-            a_name = {"none": "no-op", "linear": "linear"}.get(
-                mixer.kind, f"attention/{mixer.attention}(kv={mixer.num_kv_heads})"
-            )
-            f_name = {"none": "no-op", "linear": "linear"}.get(ffn.kind, f"dense({ffn.intermediate_size})")
             index[key] = len(kinds)
-            kinds.append(LayerKind(name=f"{a_name}+{f_name}", mixer=mixer, ffn=ffn, other_params=norms))
+            kinds.append(LayerKind(name=_kind_name(mixer, ffn), mixer=mixer, ffn=ffn, other_params=norms))
         pattern.append(index[key])
     common_kv = max(set(kv_seen), key=kv_seen.count) if kv_seen else 0
     common_inter = max(set(inter_seen), key=inter_seen.count) if inter_seen else None
@@ -112,3 +70,62 @@ def build(r: HFReader) -> ModelSpec:
             "heterogeneous layers from block_configs (DeciLM): FFN widths from ffn_mult, KV heads from n_heads_in_group"
         ],
     )
+
+
+def _block(
+    r: HFReader, i: int, block: object, h: int, heads: int, hd: int, attn_bias: bool, mlp_bias: bool
+) -> tuple[Mixer, FFN, int]:
+    """Layer ``i``'s mixer, FFN and norm parameters (an RMSNorm before each sub-block that is not a no-op)."""
+    b = r.sub("block_configs")  # located reads inside block i (key paths keep the index)
+    b.prefix = r.path(("block_configs", i))
+    if not isinstance(block, dict):
+        raise r.error(("block_configs", i), f"'block_configs[{i}]' must be a mapping")
+    a_noop = b.bool(None, "attention.no_op", default=False)
+    a_lin = b.bool(None, "attention.replace_with_linear", default=False)
+    f_noop = b.bool(None, "ffn.no_op", default=False)
+    f_lin = b.bool(None, "ffn.replace_with_linear", default=False)
+    norms = 0
+    if a_noop:
+        mixer = Mixer(kind="none")
+    elif a_lin:
+        mixer, norms = Mixer(kind="linear"), norms + h
+    else:
+        mixer, norms = _attention(b, i, heads, hd, attn_bias), norms + h
+    if f_noop:
+        ffn = FFN(kind="none")
+    elif f_lin:
+        ffn, norms = FFN(kind="linear"), norms + h
+    else:
+        ffn, norms = _dense_ffn(b, i, h, mlp_bias), norms + h
+    return mixer, ffn, norms
+
+
+def _attention(b: Reader, i: int, heads: int, hd: int, bias: bool) -> Mixer:
+    """Llama attention of ``heads // n_heads_in_group`` KV heads, sliding where ``window_length`` is given."""
+    group = b.int(f"layers[{i}].num_kv_heads", "attention.n_heads_in_group")
+    if heads % group:
+        raise b.error(
+            "attention.n_heads_in_group",
+            f"n_heads_in_group {group} does not divide num_attention_heads {heads}",
+        )
+    window = b.opt_int(f"layers[{i}].window", "attention.window_length", minimum=1)
+    return heads_attention(
+        heads, heads // group, hd, attention="sliding" if window else "full", window=window, qkv_bias=bias, o_bias=bias
+    )
+
+
+def _dense_ffn(b: Reader, i: int, h: int, bias: bool) -> FFN:
+    """A gated MLP of the width DeciLM derives from ``ffn_mult``."""
+    mult = b.float(f"layers[{i}].ffn.intermediate_size", "ffn.ffn_mult", minimum=0.0)
+    inter = ffn_mult_to_intermediate_size(mult, h)
+    if inter <= 0:
+        raise b.error("ffn.ffn_mult", f"ffn_mult {mult} gives no FFN width")
+    return FFN(kind="dense", intermediate_size=inter, gated=True, bias=bias)
+
+
+def _kind_name(mixer: Mixer, ffn: FFN) -> str:
+    a_name = {"none": "no-op", "linear": "linear"}.get(
+        mixer.kind, f"attention/{mixer.attention}(kv={mixer.num_kv_heads})"
+    )
+    f_name = {"none": "no-op", "linear": "linear"}.get(ffn.kind, f"dense({ffn.intermediate_size})")
+    return f"{a_name}+{f_name}"

@@ -22,7 +22,7 @@ transformers 5.24 (``modeling_qwen3_next.py``, ``modeling_qwen3_5*.py``):
 
 from __future__ import annotations
 
-from colint.normalize.format_reader import heads_attention, routed_experts
+from colint.normalize.format_reader import gated_deltanet, heads_attention, routed_experts
 from colint.normalize.hf.base import HFReader, layer_types_of, read_common
 from colint.normalize.hf.moe_common import KindTable, deepseek_style_mtp_params, int_list, layer
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
@@ -48,72 +48,23 @@ def build(r: HFReader) -> ModelSpec:
     c = read_common(r, {**d, "head_dim": 256, "tie": False}, intermediate=None)
     h, n_layers, heads, kv, hd = c.hidden_size, c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim
     attn_bias = r.bool(None, "attention_bias", default=False)
-
-    nk = r.int(None, "linear_num_key_heads", default=16)
-    nv = r.int(None, "linear_num_value_heads", default=32)
-    dk = r.int(None, "linear_key_head_dim", default=128)
-    dv = r.int(None, "linear_value_head_dim", default=128)
-    conv = r.int(None, "linear_conv_kernel_dim", default=4)
-
+    lin, lin_other = _gated_deltanet(r, mt)
     types = r.layer_types(n_layers)
     if types is None:
         interval = r.int(None, "full_attention_interval", default=4)
         types = ["linear_attention" if (i + 1) % interval else "full_attention" for i in range(n_layers)]
-
-    dense = mt == "qwen3_5_text"
-    inter = r.int("intermediate_size", "intermediate_size", default=d["inter"]) if mt != "qwen3_5_moe_text" else None
-    if not dense:
-        moe_inter = r.int("moe_intermediate_size", "moe_intermediate_size", default=d["moe"])
-        shared = r.int(
-            "shared_expert_intermediate_size", "shared_expert_intermediate_size", default=d["shared"], minimum=0
-        )
-        e = r.int(
-            "num_experts", "num_experts", "num_local_experts", default=d["e"], minimum=0 if mt == "qwen3_next" else 1
-        )
-        k = r.int("top_k", "num_experts_per_tok", default=d["k"])
-    if mt == "qwen3_next":
-        step = r.int("decoder_sparse_step", "decoder_sparse_step", default=1)
-        mlp_only = set(int_list(r, "mlp_only_layers") or [])
-
+    inter, moe_ffn, ffns = _layer_ffns(r, mt, d, n_layers)
     full = heads_attention(heads, kv, hd, qkv_bias=attn_bias, o_bias=attn_bias, gated_q=True)
     full_other = 2 * hd
-    lin = Mixer(
-        kind="linear_attention",
-        num_k_heads=nk,
-        num_v_heads=nv,
-        k_head_dim=dk,
-        v_head_dim=dv,
-        conv_kernel=conv,
-        split_in_proj=mt != "qwen3_next",
-    )
-    lin_other = (2 * nk * dk + nv * dv) * conv + 2 * nv + dv
-    dense_ffn = FFN(kind="dense", intermediate_size=inter or 0)
-    moe_ffn = (
-        None
-        if dense
-        else routed_experts(
-            e, k, moe_inter, num_shared_experts=1, shared_intermediate_size=shared, shared_expert_gate=True
-        )
-    )
-
     t = KindTable()
-    for i, lt in enumerate(layer_types_of(types, n_layers)):
-        linear = lt == "linear_attention"
-        mixer, other = (lin, lin_other) if linear else (full, full_other)
-        if dense:
-            ffn = dense_ffn
-        elif mt == "qwen3_next":
-            assert moe_ffn is not None  # built above unless dense
-            ffn = moe_ffn if (i not in mlp_only and e > 0 and (i + 1) % step == 0) else dense_ffn
-        else:
-            assert moe_ffn is not None
-            ffn = moe_ffn
+    for lt, ffn in zip(layer_types_of(types, n_layers), ffns):
+        mixer, other = (lin, lin_other) if lt == "linear_attention" else (full, full_other)
         t.add(layer(mixer, ffn, other + 2 * h))
 
     mtp = r.opt_int("mtp_layers", "num_nextn_predict_layers", "mtp_num_hidden_layers") or 0
     mtp_params = 0
     if mtp:
-        mtp_kind = layer(full, moe_ffn or dense_ffn, full_other + 2 * h)
+        mtp_kind = layer(full, moe_ffn or FFN(kind="dense", intermediate_size=inter or 0), full_other + 2 * h)
         mtp_params = mtp * deepseek_style_mtp_params(mtp_kind, h)
     return r.header_spec(
         c,
@@ -124,3 +75,37 @@ def build(r: HFReader) -> ModelSpec:
         mtp_layers=mtp,
         mtp_params=mtp_params,
     )
+
+
+def _gated_deltanet(r: HFReader, mt: str) -> tuple[Mixer, int]:
+    """The Gated DeltaNet mixer and its parameters outside GEMMs (conv1d, dt_bias, A_log, gated RMSNorm);
+    Qwen3.5 splits the input projections."""
+    nk = r.int(None, "linear_num_key_heads", default=16)
+    nv = r.int(None, "linear_num_value_heads", default=32)
+    dk = r.int(None, "linear_key_head_dim", default=128)
+    dv = r.int(None, "linear_value_head_dim", default=128)
+    conv = r.int(None, "linear_conv_kernel_dim", default=4)
+    return gated_deltanet(nk, nv, dk, dv, conv, split_in_proj=mt != "qwen3_next")
+
+
+def _layer_ffns(r: HFReader, mt: str, d: dict, n_layers: int) -> tuple[int | None, FFN | None, list[FFN]]:
+    """(the dense width, the MoE FFN, each layer's FFN): Qwen3.5 dense a gated MLP everywhere, Qwen3.5-MoE the
+    sparse block everywhere, qwen3_next the sparse block where mlp_only_layers / decoder_sparse_step put it."""
+    dense = mt == "qwen3_5_text"
+    inter = r.int("intermediate_size", "intermediate_size", default=d["inter"]) if mt != "qwen3_5_moe_text" else None
+    dense_ffn = FFN(kind="dense", intermediate_size=inter or 0)
+    if dense:
+        return inter, None, [dense_ffn] * n_layers
+    moe_inter = r.int("moe_intermediate_size", "moe_intermediate_size", default=d["moe"])
+    shared = r.int("shared_expert_intermediate_size", "shared_expert_intermediate_size", default=d["shared"], minimum=0)
+    e = r.int("num_experts", "num_experts", "num_local_experts", default=d["e"], minimum=0 if mt == "qwen3_next" else 1)
+    k = r.int("top_k", "num_experts_per_tok", default=d["k"])
+    moe_ffn = routed_experts(
+        e, k, moe_inter, num_shared_experts=1, shared_intermediate_size=shared, shared_expert_gate=True
+    )
+    if mt != "qwen3_next":
+        return inter, moe_ffn, [moe_ffn] * n_layers
+    step = r.int("decoder_sparse_step", "decoder_sparse_step", default=1)
+    mlp_only = set(int_list(r, "mlp_only_layers") or [])
+    sparse = [i not in mlp_only and e > 0 and (i + 1) % step == 0 for i in range(n_layers)]
+    return inter, moe_ffn, [moe_ffn if s else dense_ffn for s in sparse]
