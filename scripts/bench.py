@@ -349,7 +349,10 @@ def main() -> int:
 
     cpus = os.cpu_count()
     load1 = os.getloadavg()[0]
-    print(f"colint benchmark: medians of {runs} fresh processes each, .pyc warm, PYTHONDONTWRITEBYTECODE unset")
+    print(
+        f"colint benchmark: medians of {runs} fresh processes each ({max(21, runs)} for start-up), .pyc warm, "
+        "PYTHONDONTWRITEBYTECODE unset"
+    )
     print(
         f"machine: {cpus} CPUs, {platform.python_implementation()} {platform.python_version()}, "
         f"load average {load1:.1f} at start; interpreter {os.path.relpath(PYTHON, ROOT)}"
@@ -368,7 +371,8 @@ def main() -> int:
         "inspect": [COLINT, "inspect", config],
         "check_cl0": [COLINT, "check", "--select", "CL0", config],
     }
-    t, cpu = _interleaved(cmds, runs)
+    # start-up runs are short and the host noisy (9 runs put the same build at 1.37x and 1.56x): at least 21
+    t, cpu = _interleaved(cmds, max(21, runs))
     shutil.rmtree(project, ignore_errors=True)
     med = {k: statistics.median(v) for k, v in t.items()}
     cmed = {k: statistics.median(v) for k, v in cpu.items()}

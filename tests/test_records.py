@@ -89,7 +89,7 @@ def _observe(classes: dict[str, type], name: str, left: dict, right: dict) -> tu
         hashes = str(e).replace(cls.__qualname__, "C")
     try:
         dataclasses.replace(x, **{dataclasses.fields(cls)[0].name: left.get(dataclasses.fields(cls)[0].name)})
-        setattr(x, "__probe__", 1) if not cls.__dataclass_params__.frozen else None  # type: ignore[attr-defined]
+        setattr(x, "__probe__", 1) if not records.is_frozen(cls) else None
         frozen = None
     except (dataclasses.FrozenInstanceError, IndexError, AttributeError) as e:
         frozen = type(e).__name__
@@ -192,7 +192,8 @@ def test_a_frozen_records_init_builds_the_same_instance_and_signature(name: str,
 
 def test_the_fast_init_is_used_where_it_applies_and_its_factory_runs_per_instance() -> None:
     assert getattr(OUR_INIT["Plain"].__init__, "__colint_fast__", False)
-    assert not getattr(OUR_INIT["Posted"].__init__, "__colint_fast__", False)  # __post_init__: the stdlib's
+    assert getattr(OUR_INIT["Posted"].__init__, "__colint_fast__", False)  # and it calls __post_init__ last
+    assert OUR_INIT["Posted"](a=4).twice == 8
     x, y = OUR_INIT["Plain"](1), OUR_INIT["Plain"](1)
     assert x.b is not y.b and x.d is not y.d and "e" not in vars(x) and x.e == 5
     assert (
@@ -200,3 +201,36 @@ def test_the_fast_init_is_used_where_it_applies_and_its_factory_runs_per_instanc
         == STD_INIT["Plain"].__doc__
         == ("Plain(a: 'int', b: 'list' = <factory>, c: 'str' = 'c', *, k: 'float' = 1.0)")
     )
+
+
+def test_frozen_records_refuse_assignment_and_deletion_as_the_stdlib_does() -> None:
+    for kinds in (OURS, STD):
+        for obj in (kinds["Frozen"](a=1), kinds["Slotted"](1, "x")):
+            with pytest.raises(dataclasses.FrozenInstanceError, match="cannot assign to field 'a'"):
+                obj.a = 2  # type: ignore[misc]
+            with pytest.raises(dataclasses.FrozenInstanceError, match="cannot delete field 'a'"):
+                del obj.a  # type: ignore[misc]
+    assert records.is_frozen(OURS["Frozen"]) and records.is_frozen(OURS["Slotted"])
+    assert not records.is_frozen(OURS["Mutable"])
+
+
+def test_slotted_frozen_records_pickle_and_copy_field_by_field() -> None:
+    import copy
+    import pickle
+
+    from colint.findings import Finding
+
+    f = Finding(code="CL201", name="n", rule="r", severity="warning", message="m", key="hidden_size", gpu="b200")
+    assert pickle.loads(pickle.dumps(f)) == f and copy.deepcopy(f) == f and copy.copy(f) == f
+    assert "__slots__" in Finding.__dict__ and records.is_frozen(Finding)
+
+
+def test_a_frozen_record_and_a_mutable_one_do_not_inherit_from_each_other() -> None:
+    with pytest.raises(TypeError, match="cannot inherit non-frozen dataclass from a frozen one"):
+        records.dataclass(type("M", (OURS["Frozen"],), {"__annotations__": {"z": "int"}, "__module__": __name__}))
+    with pytest.raises(TypeError, match="cannot inherit frozen dataclass from a non-frozen one"):
+        records.dataclass(frozen=True)(
+            type("F", (OURS["Mutable"],), {"__annotations__": {"z": "int"}, "__module__": __name__})
+        )
+    with pytest.raises(TypeError, match="Cannot overwrite attribute __setattr__"):
+        records.dataclass(frozen=True)(type("S", (), {"__setattr__": lambda self, k, v: None, "__module__": __name__}))

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from colint.analysis.scenario import Scenario
+from colint.util.records import is_frozen
 from colint.errors import ProfileError
 from colint.findings import Edit, Finding, Fix, Impact
 from colint.hardware_profiles import PROFILE_DIR, load_profile
@@ -46,7 +47,7 @@ VALUE_TYPES = (
 @pytest.mark.parametrize("cls", VALUE_TYPES, ids=lambda c: c.__name__)
 def test_value_types_are_frozen_keyword_only_dataclasses(cls):
     params = dataclasses.fields(cls)
-    assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen
+    assert dataclasses.is_dataclass(cls) and is_frozen(cls)
     assert all(f.kw_only for f in params)
     assert "__slots__" in cls.__dict__  # no per-instance dict
 
@@ -184,11 +185,11 @@ def test_check_path_never_imports_pydantic(tmp_path):
 
 
 def _twins():
-    """The same frozen dataclass twice: with its generated __init__ and with fast_init's."""
-    from colint.util.plain_data import fast_init
+    """The same frozen dataclass twice: the stdlib's, and colint.util.records' (its own __init__)."""
+    from colint.util import records
 
-    def make():
-        @dataclasses.dataclass(frozen=True)
+    def make(dc):
+        @dc(frozen=True)
         class Rec:
             a: int
             b: float = 2.5
@@ -198,11 +199,11 @@ def _twins():
 
         return Rec
 
-    return make(), fast_init(make())
+    return make(dataclasses.dataclass), make(records.dataclass)
 
 
-def test_fast_init_builds_what_the_generated_init_builds():
-    from colint.util.plain_data import fast_init
+def test_the_records_init_builds_what_the_generated_init_builds():
+    from colint.util import records
 
     plain, fast = _twins()
     for args, kwargs in (((1,), {}), ((1, 3.0, [4]), {"e": (5,)}), ((), {"a": 7, "c": [1], "e": (2,)})):
@@ -223,8 +224,7 @@ def test_fast_init_builds_what_the_generated_init_builds():
         assert str(plain_err.value) == str(fast_err.value)
     assert dataclasses.replace(fast(1, e=(1,)), b=9.0) == fast(1, 9.0, e=(1,))
 
-    @fast_init
-    @dataclasses.dataclass(frozen=True)
+    @records.dataclass(frozen=True)
     class Named:  # field names a generated function might use for itself
         d: int
         self: int = 2
@@ -233,23 +233,21 @@ def test_fast_init_builds_what_the_generated_init_builds():
     assert (Named(5).d, Named(5).self, Named(1, self=3, _MISSING=[4])) == (5, 2, Named(1, 3, [4]))
 
 
-def test_fast_init_refuses_what_it_cannot_reproduce():
-    from colint.util.plain_data import fast_init
+def test_a_frozen_record_with_an_initvar_keeps_the_stdlib_init():
+    from colint.util import records
 
-    @dataclasses.dataclass
-    class Mutable:
+    @records.dataclass(frozen=True)
+    class WithInitVar:
         a: int
+        scale: dataclasses.InitVar[int] = 1
 
-    @dataclasses.dataclass(frozen=True)
-    class Checked:
-        a: int
+        def __post_init__(self, scale):
+            object.__setattr__(self, "a", self.a * scale)
 
-        def __post_init__(self):
-            pass
-
-    for cls in (Mutable, Checked, Edit):  # not frozen; __post_init__; __slots__ (Edit)
-        with pytest.raises(TypeError, match="fast_init"):
-            fast_init(cls)
+    assert WithInitVar(2, 3).a == 6 and not getattr(WithInitVar.__init__, "__colint_fast__", False)
+    assert records.is_frozen(WithInitVar) and WithInitVar.__dataclass_params__.frozen  # the stdlib's own
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        WithInitVar(1).a = 2
 
 
 def test_kept_hashes_are_the_fields_hash_computed_once_and_never_pickled():

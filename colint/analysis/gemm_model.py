@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 from dataclasses import asdict
 from colint.util.memo import keep
-from colint.util.plain_data import fast_init
 
 from colint.errors import ProfileError
 from colint.hardware_profiles import time_model
@@ -115,7 +114,6 @@ def check_format(profile, dtype: str) -> str:
     return hw
 
 
-@fast_init
 @dataclass(frozen=True)
 class GemmTime:
     """One GEMM on one GPU. Times in seconds; ``*_s`` fields ending in estimate are estimates."""

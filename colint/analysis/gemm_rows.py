@@ -13,7 +13,6 @@ import functools
 import itertools
 import math
 from typing import NamedTuple
-from colint.util.plain_data import fast_init
 
 from colint.analysis.gemm_model import GemmTime, estimate, estimate_s
 from colint.analysis.inventory import Gemm, is_gate, kind_gemms, layer_counts, lm_head_gemm
@@ -32,7 +31,6 @@ SPEC_MEMO_MAX = (
 )
 
 
-@fast_init
 @dataclass(frozen=True)
 class WorkloadGemm:
     """One weight GEMM (or fused group) of one layer kind in one regime, per GPU shard."""

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from colint.util.plain_data import fast_init
 
 from colint.util.memo import per_spec
 from colint.normalize.model_spec import ModelSpec
@@ -82,7 +81,6 @@ def gemms(spec: ModelSpec, merge: bool = True) -> list[Gemm]:
     return list(merged.values())
 
 
-@fast_init
 @dataclass(frozen=True)
 class ParamCounts:
     total: int  # what transformers builds (tied weights once); excludes MTP layers

@@ -21,7 +21,6 @@ CUDA graphs, allocator fragmentation).
 
 from __future__ import annotations
 
-from colint.util.plain_data import fast_init
 
 from colint.analysis.pipeline import best_partition
 from colint.util.records import dataclass
@@ -30,7 +29,6 @@ USABLE_HBM_SHARE = 0.9  # vLLM's default gpu_memory_utilization (0.9): the share
 B_ACT = 2.0  # BF16 activations between kernels
 
 
-@fast_init
 @dataclass(frozen=True)
 class MemoryFit:
     """One GPU's footprint in one scenario (bytes; all estimates)."""

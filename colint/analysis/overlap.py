@@ -39,7 +39,6 @@ under the dispatch, the down projection streamed into the combine: SGLang's SBO)
 from __future__ import annotations
 
 from dataclasses import replace
-from colint.util.plain_data import fast_init
 
 from colint.analysis.inventory import layer_counts
 from colint.analysis.gemm_rows import ceil_div, regime_tokens
@@ -58,7 +57,6 @@ from colint.util.records import dataclass
 MIN_SPLIT = 2  # sequences (decode) / tokens (prefill) per attention group: each micro-batch needs one
 
 
-@fast_init
 @dataclass(frozen=True)
 class LayerTime:
     """One layer of a kind in one regime on one GPU (s): its parts sum to its time."""

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from colint.util.plain_data import fast_init
 from colint.util.records import dataclass
 from functools import lru_cache
 from itertools import accumulate, islice
@@ -21,7 +20,6 @@ from operator import le
 from collections.abc import Sequence
 
 
-@fast_init
 @dataclass(frozen=True)
 class Partition:
     sizes: tuple[int, ...]  # decoder layers per stage

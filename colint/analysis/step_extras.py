@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import fields
 from colint.util.memo import keep
-from colint.util.plain_data import fast_init
 from typing import NamedTuple
 
 from colint.analysis import ops_attention as ops
@@ -42,7 +41,6 @@ LL_MAX_TOKENS = 128  # DeepEP: low-latency kernels up to this many tokens per ra
 ATTN_EFFICIENCY_FALLBACK = 0.7  # attention core's share of peak FLOP/s when the time model has no bf16 entry (estimate)
 
 
-@fast_init
 @dataclass(frozen=True)
 class AttentionCost:
     """The attention core (or recurrent-state update) of one layer kind in one regime, per GPU."""

@@ -37,14 +37,13 @@ from colint.analysis.overlap import half_cores_s, half_scenario, layer_time, ove
 from colint.analysis.step_extras import AttentionCost, attention_core_cost
 from colint.hardware_profiles import time_model
 from colint.normalize.model_spec import ModelSpec
-from colint.util.plain_data import dump, fast_init
+from colint.util.plain_data import dump
 from colint.util.records import dataclass
 
 if TYPE_CHECKING:
     from colint.hardware_profiles import Profile
 
 
-@fast_init
 @dataclass(frozen=True)
 class Step:
     """One regime's step estimate for the whole model on one GPU (all pp stages in sequence)."""
@@ -85,7 +84,6 @@ class Step:
         return self.comm_s / self.estimate_s if self.estimate_s else 0.0
 
 
-@fast_init
 @dataclass(frozen=True)
 class LayerCost:
     """Cost of one layer (index i) for pipeline partitioning; embedding/LM head are separate.

@@ -13,14 +13,13 @@ expert-parallel ranks, ``replicated`` keeps it whole (routers).
 from __future__ import annotations
 
 from colint.util.memo import keep
-from colint.util.plain_data import fast_init, keeps_hash
+from colint.util.plain_data import keeps_hash
 
 from colint.normalize.model_spec import FFN, LayerKind, Mixer
 from colint.util.records import dataclass
 
 
 @keeps_hash  # the analysis keys its kind and group memos by GEMM values; kind_gemms hands out the same objects
-@fast_init
 @dataclass(frozen=True)
 class Gemm:
     name: str  # e.g. "attn.q_proj", "moe.experts.gate_up", "lm_head"

@@ -16,7 +16,6 @@ vocab_size, num_heads, num_kv_heads, head_dim, num_experts, kv_lora_rank.
 from __future__ import annotations
 
 from dataclasses import replace
-from colint.util.plain_data import fast_init
 from typing import Any, Optional
 
 from colint.analysis.inventory import kind_ffn_params, kind_params, layer_counts, param_counts
@@ -129,7 +128,6 @@ def ffn_params(spec: ModelSpec) -> int:
     return sum(n * kind_ffn_params(k, h) for k, n in zip(spec.layer_kinds, layer_counts(spec)) if n)
 
 
-@fast_init
 @dataclass(frozen=True)
 class ParamDelta:
     field: str

@@ -23,8 +23,7 @@ import math
 import typing
 from dataclasses import fields
 
-from colint.util.records import fast_init as records_fast_init
-from colint.util.records import makes_eq
+from colint.util.records import is_frozen, makes_eq
 from typing import Any
 from collections.abc import Collection
 
@@ -113,14 +112,6 @@ def _convert(tp: Any, value: Any) -> Any:
 _T = typing.TypeVar("_T")
 
 
-def fast_init(cls: type[_T]) -> type[_T]:
-    """``cls`` with colint.util.records.fast_init's ``__init__`` (a records dataclass that is frozen, without
-    ``__slots__`` or ``__post_init__``, has it already: it is returned as it is). Apply it above ``@dataclass``."""
-    if getattr(cls.__init__, "__colint_fast__", False):
-        return cls
-    return records_fast_init(cls)
-
-
 class HashSlot:
     """A base of slotted frozen dataclasses whose hash is kept (keeps_hash): the slot that holds it."""
 
@@ -136,7 +127,7 @@ def keeps_hash(cls: type[_T]) -> type[_T]:
     import operator
 
     params = getattr(cls, "__dataclass_params__", None)
-    if params is None or not params.frozen or not makes_eq(cls):
+    if params is None or not is_frozen(cls) or not makes_eq(cls):
         raise TypeError(f"keeps_hash: {cls.__name__} is not a frozen dataclass with eq")
     slotted = "__slots__" in cls.__dict__
     if slotted and not issubclass(cls, HashSlot):
