@@ -62,7 +62,7 @@ else:
 def makes_eq(cls: type) -> bool:
     """Whether dataclass ``cls`` was asked for ``eq`` (the default), by this module's decorator or the
     stdlib's (whose ``__dataclass_params__.eq`` is False for this module's classes: it made them itself)."""
-    return bool(getattr(cls, "__colint_eq__", False) or cls.__dataclass_params__.eq)  # type: ignore[attr-defined]
+    return bool(cls.__dict__.get("__colint_eq__") or cls.__dataclass_params__.eq)  # type: ignore[attr-defined]
 
 
 def _process(
@@ -97,7 +97,9 @@ def _process(
     # frozenness is this module's where it writes the __init__ (the stdlib's frozen one assigns through
     # object.__setattr__ in code of its own) or where there is none to write
     own_frozen = frozen and (own_init or not init)
-    if own_frozen or not frozen:  # the stdlib checks the rest: it sees this module's frozen bases as mutable
+    # the stdlib checks the rest; it sees this module's frozen classes as mutable, so a frozen class it makes (one
+    # with an InitVar) cannot derive from one made here (none does)
+    if own_frozen or not frozen:
         _check_frozen_bases(cls, frozen, body)
     made = dataclasses.dataclass(
         cls,
