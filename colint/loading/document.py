@@ -86,6 +86,21 @@ def line_column(starts: list[int], offset: int) -> tuple[int, int]:
     return line, offset - starts[line - 1] + 1
 
 
+def bracket_beyond(text: str, brackets: Any, depth: int, limit: int) -> tuple[int, int] | None:
+    """1-based (line, column) of the first opening bracket among ``brackets``' matches (a compiled regex whose
+    matches start with a bracket or something else: strings, skipped) that takes the nesting, starting at
+    ``depth``, past ``limit``; None when none does."""
+    for m in brackets.finditer(text):
+        c = m.group()[0]
+        if c in "[{":
+            depth += 1
+            if depth > limit:
+                return line_column(line_starts(text), m.start())
+        elif c in "]}":
+            depth -= 1
+    return None
+
+
 def clamp_to_content(text: str, line: int | None, column: int | None) -> tuple[int | None, int | None]:
     """A parser's end-of-file position moved back to just after the last non-blank character, so
     that "the file ends here" points at a line that exists (not the empty one after the last newline)."""

@@ -17,6 +17,7 @@ from colint.loading.document import (
     HUGE_INT_DIGITS,
     Document,
     Span,
+    bracket_beyond,
     clamp_to_content,
     describe_type,
     line_column,
@@ -68,7 +69,7 @@ def parse_json(text: str, path: str) -> Document:
             f"a number with more digits than any config value ({detail})", path=path, line=line, column=col
         ) from None
     except RecursionError:
-        line, col = _too_deep(text)
+        line, col = bracket_beyond(text, _TOKEN, 0, MAX_DEPTH) or (None, None)  # strings skipped
         raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=path, line=line, column=col) from None
     if not isinstance(data, dict):
         raise LoadError(
@@ -81,20 +82,6 @@ def parse_json(text: str, path: str) -> Document:
     if _record_positions(doc, constants=bool(nonstandard_tokens)) > HUGE_INT_DIGITS - 1:
         refuse_huge_numbers(doc)  # a bare literal long enough to be an integer no float holds: look at the values
     return doc
-
-
-def _too_deep(text: str) -> tuple[int | None, int | None]:
-    """Line and column of the first bracket that opens level MAX_DEPTH + 1 (strings skipped)."""
-    depth = 0
-    for m in _TOKEN.finditer(text):
-        c = m.group()[0]
-        if c in "{[":
-            depth += 1
-            if depth > MAX_DEPTH:
-                return line_column(line_starts(text), m.start())
-        elif c in "}]":
-            depth -= 1
-    return None, None
 
 
 def _forget_shadowed(doc: Document, path: tuple) -> None:

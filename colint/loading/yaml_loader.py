@@ -15,9 +15,9 @@ from colint.loading.document import (
     MAX_DEPTH,
     Document,
     Span,
+    bracket_beyond,
     clamp_to_content,
     describe_type,
-    line_column,
     line_starts,
     long_number_at,
 )
@@ -76,7 +76,11 @@ def parse_yaml(text: str, path: str) -> Document:
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     # nesting deeper than MAX_DEPTH needs at least MAX_DEPTH flow brackets: count them in C first
-    deep = _too_deep(text) if text.count("[") + text.count("{") >= MAX_DEPTH else None
+    # the top-level block mapping of a config counts as level 1 (a flow ``{`` at the start is level 1)
+    start = 0 if text.lstrip().startswith("{") else 1
+    deep = (
+        bracket_beyond(text, _FLOW_TOKEN, start, MAX_DEPTH) if text.count("[") + text.count("{") >= MAX_DEPTH else None
+    )
     if deep is not None:
         raise LoadError(f"nesting deeper than {MAX_DEPTH} levels", path=path, line=deep[0], column=deep[1])
     _refuse_too_many_nodes(text, path)
@@ -210,21 +214,6 @@ def _json_string(quoted: str):
 # Quoted scalars, comments and flow brackets, for a nesting pre-scan in C speed (ruamel's scanner
 # is quadratic in the depth of flow brackets: 2,000 "[" took 10 s to end in a RecursionError).
 _FLOW_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|(?<![^\s\[{,:])\'[^\'\n]*\'|(?<!\S)#[^\n]*|[\[\]{}]')
-
-
-def _too_deep(text: str) -> tuple[int, int] | None:
-    """Line and column of the first flow bracket that opens level MAX_DEPTH + 1, or None. The
-    top-level block mapping of a config counts as level 1 (a flow ``{`` at the start is level 1)."""
-    depth = 0 if text.lstrip().startswith("{") else 1
-    for m in _FLOW_TOKEN.finditer(text):
-        c = m.group()[0]
-        if c in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                return line_column(line_starts(text), m.start())
-        elif c in "]}":
-            depth -= 1
-    return None
 
 
 def _refuse_alias_bomb(raw, path: str) -> None:
