@@ -14,7 +14,8 @@ script and interpreter, with PYTHONDONTWRITEBYTECODE unset and the .pyc files wa
 * ``colint pareto`` (issue 14): the full deployment x concurrency enumeration of a dense 70B
   (examples/llama-3.3-70b.json) and a 1T-parameter MoE (examples/kimi-k2.json) on one GPU type,
   as fresh processes and in-process (``--pareto-only`` runs just this part).
-* ``--bulk-only``: just the one-call figures (copies, distinct variants, the large-MoE mix).
+* ``--bulk-only``: just the one-call figures (copies, distinct variants, the large-MoE mix without and with
+  deployment flags).
 
 Targets on a 2-core machine: check within 1.4x of the baseline, 1,000 configs under 3 s, a
 few milliseconds of analysis per config. The script reports; it asserts nothing.
@@ -142,6 +143,10 @@ LARGE_MOE = tuple(
         "minimax__MiniMax-M2.5.json",
     )
 ) + (os.path.join(ROOT, "examples", "kimi-k2.json"),)
+
+
+# the deployment flags of the flagged mix (issue 32 item 8): expert parallelism over one HGX node of B200s
+MIX_FLAGS = ("--gpu", "b200", "--ep", "8")
 
 
 def _write_variant(src: str, bump: int, dest: str) -> str:
@@ -287,7 +292,8 @@ def _pareto(runs: int) -> None:
 
 
 def _bulk(many: int, runs: int) -> list[str]:
-    """The one-call figures over ``many`` configs: copies, distinct variants, and the large-MoE mix.
+    """The one-call figures over ``many`` configs: copies, distinct variants, and the large-MoE mix (without and
+    with MIX_FLAGS).
     Returns the copies' command (its files stay for the peak-memory figure)."""
     tmp_copies = tempfile.mkdtemp(prefix="colint-bench-")
     many_cmd = [COLINT, "check", *_make_corpus(many, tmp_copies)]
@@ -301,6 +307,10 @@ def _bulk(many: int, runs: int) -> list[str]:
         moe_cmd = [COLINT, "check", *_make_moe_mix(many, tmp)]
         _wall(moe_cmd)
         moe = [_timed(moe_cmd) for _ in range(runs)]
+        # issue 32's figure: the same mix with deployment flags, as a repository of large MoE models sets them
+        flagged_cmd = [*moe_cmd[:2], *MIX_FLAGS, *moe_cmd[2:]]
+        _wall(flagged_cmd)
+        flagged = [_timed(flagged_cmd) for _ in range(runs)]
     n_src = len([f for f in os.listdir(HF_CORPUS) if f.endswith(".json")])
     print(
         f"{many:,} HF configs in one `colint check` call, start-up included (target for 1,000: < "
@@ -310,6 +320,7 @@ def _bulk(many: int, runs: int) -> list[str]:
         (f"copies of the {n_src} tests/corpus/hf files", copies),
         ("distinct variants of them (FFN widths changed)", variants),
         ("distinct, a third large MoE/MLA (DeepSeek-V3, Kimi-K2, Qwen3.5-397B, ...)", moe),
+        (f"the same mix with deployment flags ({' '.join(MIX_FLAGS)})", flagged),
     ):
         xs = [w for w, _ in timed]
         q = statistics.quantiles(xs, n=4)
