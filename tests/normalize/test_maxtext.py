@@ -8,6 +8,7 @@ from colint.analysis.inventory import gemms, param_counts
 from colint.errors import SpecError
 from colint.loading import load, load_text
 from colint.normalize import normalize
+from tests.normalize.file_rows import assert_file_row
 
 # file, decoder_block, H, L, heads, kv, head_dim, mlp, vocab, tied, total, active, {kind: count}
 MAXTEXT = [
@@ -95,21 +96,7 @@ def spec_of(name):
 
 @pytest.mark.parametrize("row", MAXTEXT, ids=[r[0] for r in MAXTEXT])
 def test_maxtext_file(row):
-    name, block, h, n_layers, heads, kv, hd, mlp, vocab, tied, total, active, layer_counts = row
-    s = spec_of(name)
-    assert (s.format, s.model_type) == ("maxtext", block)
-    assert (s.hidden_size, s.num_layers, s.num_heads, s.num_kv_heads, s.head_dim, s.intermediate_size) == (
-        h,
-        n_layers,
-        heads,
-        kv,
-        hd,
-        mlp,
-    )
-    assert (s.vocab_size, s.tie_word_embeddings) == (vocab, tied)
-    p = param_counts(s)
-    assert (p.total, p.active_per_token) == (total, active)
-    assert {k.name: c for k, c in zip(s.layer_kinds, s.layer_counts())} == layer_counts
+    assert_file_row(spec_of(row[0]), "maxtext", row)
 
 
 def test_gemma2_counts_pairs():

@@ -13,6 +13,7 @@ from colint.analysis.inventory import gemms, param_counts
 from colint.errors import SpecError
 from colint.loading import load, load_text
 from colint.normalize import normalize
+from tests.normalize.file_rows import assert_file_row
 from colint.normalize.format_reader import llama_ffn_hidden
 
 CORPUS = "tests/corpus/meta/"
@@ -242,21 +243,7 @@ def hf(name: str):
 
 @pytest.mark.parametrize("row", META, ids=[r[0] for r in META])
 def test_meta_file(row):
-    name, mtype, h, n_layers, heads, kv, hd, ffn, vocab, tied, total, active, layer_counts = row
-    s = spec_of(name)
-    assert (s.format, s.model_type) == ("meta", mtype)
-    assert (s.hidden_size, s.num_layers, s.num_heads, s.num_kv_heads, s.head_dim, s.intermediate_size) == (
-        h,
-        n_layers,
-        heads,
-        kv,
-        hd,
-        ffn,
-    )
-    assert (s.vocab_size, s.tie_word_embeddings) == (vocab, tied)
-    p = param_counts(s)
-    assert (p.total, p.active_per_token) == (total, active)
-    assert {k.name: c for k, c in zip(s.layer_kinds, s.layer_counts())} == layer_counts
+    assert_file_row(spec_of(row[0]), "meta", row)
 
 
 def test_meta_ffn_rounding_rule():
