@@ -13,6 +13,16 @@ from colint.cli.output import EXIT_CLEAN, EXIT_FINDINGS, escape_lines, fail, fai
 from colint.reporters.report_charts import CHARTS
 
 
+def _echo_result(result, fmt: str, text) -> None:
+    """A suggest or pareto result on stdout: its public JSON, or ``text()`` (the reporter's rendering) escaped."""
+    if fmt == "json":
+        import json
+
+        click.echo(json.dumps(result.public(), indent=2))
+    else:
+        click.echo(escape_lines(text()))
+
+
 @click.command("inspect")
 @click.argument("path", type=click.Path(dir_okay=True, allow_dash=False, readable=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
@@ -182,14 +192,9 @@ def suggest_cmd(path, flags, isolated, budget_pct, objective, at_interactivity, 
         )
     except ColintError as exc:
         raise fail_with(exc)
-    if fmt == "json":
-        import json
+    from colint.reporters.suggest_text import render
 
-        click.echo(json.dumps(result.public(), indent=2))
-    else:
-        from colint.reporters.suggest_text import render
-
-        click.echo(escape_lines(render(result, PREFILL_WEIGHT[result.objective])))
+    _echo_result(result, fmt, lambda: render(result, PREFILL_WEIGHT[result.objective]))
     raise click.exceptions.Exit(EXIT_CLEAN if result.candidates else EXIT_FINDINGS)
 
 
@@ -277,14 +282,9 @@ def pareto_cmd(
         )
     except ColintError as exc:
         raise fail_with(exc)
-    if fmt == "json":
-        import json
+    from colint.reporters.pareto_text import render
 
-        click.echo(json.dumps(result.public(), indent=2))
-    else:
-        from colint.reporters.pareto_text import render
-
-        click.echo(escape_lines(render(result)))
+    _echo_result(result, fmt, lambda: render(result))
 
 
 @click.command("report")
