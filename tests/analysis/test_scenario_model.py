@@ -27,48 +27,14 @@ def test_context_is_clipped_to_the_models_positions_and_the_label_says_so():
 
 
 def test_check_and_inspect_take_kv_and_output_formats():
-    r = CliRunner().invoke(
-        cli,
-        [
-            "check",
-            THIN_MOE,
-            "--isolated",
-            "--gpu",
-            "gb300",
-            "--dtype",
-            "nvfp4",
-            "--out-dtype",
-            "fp8",
-            "--kv-dtype",
-            "fp8",
-            "--select",
-            "CL103",
-            "--format",
-            "json",
-        ],
-    )
+    args = ["check", THIN_MOE, "--isolated", "--gpu", "gb300", "--dtype", "nvfp4", "--out-dtype", "fp8"]
+    args += ["--kv-dtype", "fp8", "--select", "CL103"]
+    r = CliRunner().invoke(cli, [*args, "--format", "json"])
     assert r.exit_code == 0, r.output
     (f,) = json.loads(r.output)["files"][0]["findings"]
     # the blog's FFN-2 (K=512, N=8192, NVFP4 in, FP8 out): I∞ 989 FLOP/B against GB300's ridge 1875
     assert f["evidence"]["down_limit_intensity_flop_per_byte"] == 989.2
-    r = CliRunner().invoke(
-        cli,
-        [
-            "check",
-            THIN_MOE,
-            "--isolated",
-            "--gpu",
-            "gb300",
-            "--dtype",
-            "nvfp4",
-            "--out-dtype",
-            "fp8",
-            "--kv-dtype",
-            "fp8",
-            "--select",
-            "CL103",
-        ],
-    )
+    r = CliRunner().invoke(cli, args)
     assert "context 8192, KV fp8, out fp8 (" in r.output
     r = CliRunner().invoke(cli, ["inspect", GPT2, "--gpu", "b200", "--kv-dtype", "fp8", "--format", "json"])
     assert r.exit_code == 0, r.output
