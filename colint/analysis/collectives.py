@@ -78,6 +78,13 @@ _FACTOR = {
 DEFAULT_SCALE_OUT_GBPS = 100.0  # a 400 Gb/s NIC per GPU, bidirectional (ConnectX-7, as on DGX H100/B200)
 
 
+def scale_out_gbps(profile) -> tuple[float, bool]:
+    """(GB/s per GPU the step prices a collective beyond the scale-up domain at, whether the profile states it:
+    else DEFAULT_SCALE_OUT_GBPS is assumed)."""
+    given = getattr(profile, "scale_out_gbps", None)
+    return (given, True) if given else (DEFAULT_SCALE_OUT_GBPS, False)
+
+
 def pcie_bytes_per_s(profile) -> float:
     """One direction of the GPU's PCIe x16 host link, bytes/s (Profile.pcie_bytes_per_s: GT/s x 16 lanes x the
     encoding's data share / 8; Gen4 when the profile names none). What GPUs without a scale-up link
@@ -107,7 +114,7 @@ def link_bytes_per_s(profile, gpus: int, all_to_all: bool = False, span: int | N
     span = max(gpus, span or gpus)
     if span <= dom:
         return nv
-    so = max(getattr(profile, "scale_out_gbps", None) or DEFAULT_SCALE_OUT_GBPS, 1.0) * 1e9 / 2.0
+    so = max(scale_out_gbps(profile)[0], 1.0) * 1e9 / 2.0
     if not all_to_all:
         return min(nv, so)
     in_domain = max(1, gpus * dom // span)  # the group's GPUs one domain holds (itself among them)

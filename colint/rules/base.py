@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, Optional, cast
 
+from colint.analysis.collectives import scale_out_gbps
 from colint.findings import SEVERITY_ORDER, Edit, Finding, Fix, Impact, Safety, Severity
 from colint.normalize.model_spec import ModelSpec, Source
 from colint.util.records import dataclass
@@ -374,6 +375,14 @@ class Context:
             fixes=fixes or [],
             details=details or [],
         )
+
+
+def scale_out_versus(profile) -> str:
+    """How CL504/CL704 compare the scale-out rate the step prices (colint.analysis.collectives.scale_out_gbps)
+    with the scale-up link: "(100 GB/s per GPU, assumed: ... vs 1800 GB/s NVLink)"."""
+    gbps, stated = scale_out_gbps(profile)
+    assumed = "" if stated else ", assumed: the profile gives no scale_out_gbps"
+    return f"({gbps:g} GB/s per GPU{assumed} vs {profile.scale_up_gbps:g} GB/s {profile.scale_up})"
 
 
 def field_keys(spec: ModelSpec, fields: Iterable[str]) -> tuple[str | None, ...]:

@@ -14,10 +14,10 @@ from colint.analysis.inventory import layer_counts
 from colint.analysis.kv_cache import indexer_kv_bytes_per_token
 from colint.analysis.kv_replication import KvReplication, attention_kinds, kv_heads, kv_replication
 from colint.analysis.ops_attention import INDEXER_LOGIT_BYTES, decode_kv_bytes_per_s
-from colint.analysis.collectives import DEFAULT_SCALE_OUT_GBPS
+from colint.analysis.collectives import scale_out_gbps
 from colint.analysis.scale_out import scale_out_cost_pct
 from colint.hardware_profiles import time_model
-from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule
+from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule, scale_out_versus
 from colint.rules.fix_builders import divisors, edit_key, param_delta
 
 FAMILY = Family(name="decoupling", number=7)
@@ -434,10 +434,7 @@ def tp_beyond_domain(ctx: Context):
     group = sc.group_gpus  # tp x kvp: the all-reduces after o_proj and the FFN span the attention group (Helix)
     if group <= dom:
         return
-    # the step prices collectives beyond the domain at the profile's scale_out_gbps, or at the default NIC
-    # (colint.analysis.collectives) when a user's profile gives none: the finding quotes the same figure
-    given = getattr(p, "scale_out_gbps", None)
-    so = given or DEFAULT_SCALE_OUT_GBPS
+    so = scale_out_gbps(p)[0]  # the rate the step prices, which the finding quotes
     eff = scale_out_cost_pct(ctx.analysis, "tp")
     loss = max(eff.values())
     size = f"tp={sc.tp}" if sc.kvp == 1 else f"the attention group of tp={sc.tp} x kvp={sc.kvp} = {group} GPUs"
@@ -445,8 +442,7 @@ def tp_beyond_domain(ctx: Context):
         f"{size} spans {-(-group // dom)} {p.domain_noun}s of {dom} on {ctx.gpu}: every layer's all-reduce "
         + ("crosses" if sc.kvp == 1 else "and KV-parallel exchange (decode) cross")
         + " the scale-out network"
-        + f" ({so:g} GB/s per GPU{'' if given else ', assumed: the profile gives no scale_out_gbps'} vs "
-        f"{p.scale_up_gbps:g} GB/s {p.scale_up})"
+        + f" {scale_out_versus(p)}"
     )
     yield ctx.finding(
         ctx.graded(loss),

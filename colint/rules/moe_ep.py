@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from colint.analysis.collectives import DEFAULT_SCALE_OUT_GBPS
+from colint.analysis.collectives import scale_out_gbps
 from colint.analysis.gemm_model import tile_efficiency
 from colint.analysis.moe import experts_per_gpu, redundant_to_fill
 from colint.analysis.ops_moe import expert_k_tile
@@ -27,7 +27,7 @@ from colint.analysis.expert_batching import (
     moe_kinds,
 )
 from colint.findings import Severity
-from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule
+from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule, scale_out_versus
 from colint.rules.fix_builders import edit_key, param_delta
 
 FAMILY = Family(name="moe-ep", number=5)
@@ -465,18 +465,13 @@ def ep_beyond_domain(ctx: Context):
     dom = max(1, p.domain_size)
     if sc.ep <= dom or not moe_kinds(spec):
         return
-    # the step prices collectives beyond the domain at the profile's scale_out_gbps, or at the default NIC
-    # (colint.analysis.collectives) when a user's profile gives none: the finding quotes the same figure
-    given = getattr(p, "scale_out_gbps", None)
-    so = given or DEFAULT_SCALE_OUT_GBPS
+    so = scale_out_gbps(p)[0]  # the rate the step prices, which the finding quotes
     eff = scale_out_cost_pct(ctx.analysis, "ep")
     loss = max(eff.values())
     out_share = (sc.ep - dom) / max(1, sc.ep - 1)
     msg = (
         f"ep={sc.ep} spans {-(-sc.ep // dom)} {p.domain_noun}s of {dom} on {ctx.gpu}: {out_share:.0%} of the expert "
-        f"all-to-all crosses the scale-out network"
-        + f" ({so:g} GB/s per GPU{'' if given else ', assumed: the profile gives no scale_out_gbps'} vs "
-        f"{p.scale_up_gbps:g} GB/s {p.scale_up})"
+        f"all-to-all crosses the scale-out network" + f" {scale_out_versus(p)}"
     )
     details = [
         f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step against an all-to-all "
