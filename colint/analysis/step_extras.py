@@ -145,7 +145,9 @@ def _attention_cost(
     window = mx.window if mx.attention in ("sliding", "chunked") else None
     topk = mx.index_topk if mx.kind == "mla" and mx.index_topk else None  # DeepSeek Sparse Attention
     if regime == "decode":
-        flops, bytes_, f_i, idx_est, attended = _decode_terms(mx, sc, profile, kv_gpu, kv_read_gpu, q_per_gpu, window)
+        flops, bytes_, f_i, idx_est, attended = _decode_terms(
+            mx, sc, profile, kv_gpu, kv_read_gpu, q_per_gpu, window, topk
+        )
     else:
         flops, bytes_, f_i, idx_est, attended, topk = _prefill_terms(
             mx, sc, profile, kv_gpu, kv_read_gpu, q_per_gpu, window, topk
@@ -177,12 +179,11 @@ def _kv_per_gpu(mx: Mixer, sc: Scenario, source: Mixer | None) -> tuple[float, f
     return 0.0, 0.0, 1, 0
 
 
-def _decode_terms(mx: Mixer, sc: Scenario, profile, kv_gpu, kv_read_gpu, q_per_gpu, window):
+def _decode_terms(mx: Mixer, sc: Scenario, profile, kv_gpu, kv_read_gpu, q_per_gpu, window, topk):
     """(FLOPs, bytes, the DSA indexer's FLOPs, the indexer's estimate s, keys attended per query) of one layer's
     decode attention on one GPU."""
     b_kv, b = sc.kv_bytes_per_elem, sc.decode_concurrency
     idx_tok = indexer_kv_bytes_per_token(mx)  # the DSA indexer's cached key (0 without an indexer)
-    topk = mx.index_topk if mx.kind == "mla" and mx.index_topk else None
     flops = bytes_ = f_i = idx_est = 0.0
     ctx = sc.context
     attended = min(ctx, window) if window else ctx
