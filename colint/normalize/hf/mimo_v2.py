@@ -30,10 +30,6 @@ from colint.normalize.hf.moe_common import KindTable, ignored_key, int_list, lay
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, Mixer, ModelSpec
 
-# MiMoV2FlashConfig's defaults (transformers 5.24, checkpoint XiaomiMiMo/MiMo-V2-Flash)
-_D = dict(vocab=152576, hidden=4096, inter=16384, layers=48, heads=64, kv=4, head_dim=192, v_head_dim=128, window=129)
-_D.update(moe=2048, e=256, k=8)
-
 
 def _transformers_types(n: int) -> list[str]:
     return ["full_attention" if (i == 0 or not (i + 1) % 6) else "sliding_attention" for i in range(n)]
@@ -76,14 +72,14 @@ def _sparse(r: HFReader, n: int) -> list[bool]:
 
 
 def build(r: HFReader) -> ModelSpec:
-    h = r.int("hidden_size", "hidden_size", default=_D["hidden"])
-    n = r.int("num_layers", "num_hidden_layers", default=_D["layers"])
-    heads = r.int("num_heads", "num_attention_heads", default=_D["heads"])
-    kv = r.int("num_kv_heads", "num_key_value_heads", default=_D["kv"])
-    hd = r.int("head_dim", "head_dim", default=_D["head_dim"])
-    vd = r.int("v_head_dim", "v_head_dim", default=_D["v_head_dim"])
-    inter = r.int("intermediate_size", "intermediate_size", default=_D["inter"])
-    vocab = r.int("vocab_size", "vocab_size", default=_D["vocab"])
+    h = r.int("hidden_size", "hidden_size", default=r.defaults["hidden_size"])
+    n = r.int("num_layers", "num_hidden_layers", default=r.defaults["num_hidden_layers"])
+    heads = r.int("num_heads", "num_attention_heads", default=r.defaults["num_attention_heads"])
+    kv = r.int("num_kv_heads", "num_key_value_heads", default=r.defaults["num_key_value_heads"])
+    hd = r.int("head_dim", "head_dim", default=r.defaults["head_dim"])
+    vd = r.int("v_head_dim", "v_head_dim", default=r.defaults["v_head_dim"])
+    inter = r.int("intermediate_size", "intermediate_size", default=r.defaults["intermediate_size"])
+    vocab = r.int("vocab_size", "vocab_size", default=r.defaults["vocab_size"])
     bias = r.bool(None, "attention_bias", default=False)
     tie = tie_embeddings(r, False)
     r.float(None, "layernorm_epsilon", "rms_norm_eps", default=1e-5)  # the checkpoint's name for the RMSNorm eps
@@ -100,7 +96,7 @@ def build(r: HFReader) -> ModelSpec:
     if r.has("sliding_window_size"):
         window = r.int("sliding_window", "sliding_window_size") + 1  # the query attends itself too
     else:
-        window = r.int("sliding_window", "sliding_window", default=_D["window"])
+        window = r.int("sliding_window", "sliding_window", default=r.defaults["sliding_window"])
     built = (heads, 2 * kv, hd, vd)
     if "sliding_attention" in types and (swa_heads, swa_kv, swa_hd, swa_vd) != built:
         rejects.append(
@@ -129,9 +125,9 @@ def build(r: HFReader) -> ModelSpec:
         if isinstance(shared, int) and not isinstance(shared, bool) and shared > 0:
             issues.append(ignored_key(r, "n_shared_experts", "transformers' mimo_v2_flash builds no shared expert"))
         moe = routed_experts(
-            r.int("num_experts", "n_routed_experts", "num_local_experts", default=_D["e"]),
-            r.int("top_k", "num_experts_per_tok", default=_D["k"]),
-            r.int("moe_intermediate_size", "moe_intermediate_size", default=_D["moe"]),
+            r.int("num_experts", "n_routed_experts", "num_local_experts", default=r.defaults["n_routed_experts"]),
+            r.int("top_k", "num_experts_per_tok", default=r.defaults["num_experts_per_tok"]),
+            r.int("moe_intermediate_size", "moe_intermediate_size", default=r.defaults["moe_intermediate_size"]),
         )
     dense = FFN(kind="dense", intermediate_size=inter)
     t = KindTable()
