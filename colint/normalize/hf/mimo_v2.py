@@ -28,7 +28,7 @@ from colint.normalize.format_reader import heads_attention, routed_experts
 from colint.normalize.hf.base import HFReader, Header
 from colint.normalize.hf.moe_common import KindTable, ignored_key, int_list, layer, str_list
 from colint.normalize.hf.tie import tie_embeddings
-from colint.normalize.model_spec import FFN, Mixer, ModelSpec
+from colint.normalize.model_spec import FFN, ModelSpec
 
 
 def _transformers_types(n: int) -> list[str]:
@@ -108,13 +108,12 @@ def build(r: HFReader) -> ModelSpec:
     sinks_full = r.bool(None, "add_full_attention_sink_bias", default=False)
 
     full = heads_attention(heads, kv, hd, v_head_dim=vd if vd != hd else None, qkv_bias=bias)
-    sliding = Mixer(
-        kind="attention",
+    sliding = heads_attention(
+        swa_heads,
+        swa_kv,
+        swa_hd,
         attention="sliding",
         window=window,
-        num_heads=swa_heads,
-        num_kv_heads=swa_kv,
-        head_dim=swa_hd,
         v_head_dim=swa_vd if swa_vd != swa_hd else None,
         qkv_bias=bias,
     )

@@ -13,7 +13,7 @@ when it disagrees with the layer types used.
 
 from __future__ import annotations
 
-from colint.normalize.format_reader import routed_experts
+from colint.normalize.format_reader import attention, routed_experts
 from colint.normalize.hf.base import Header, HFReader, read_common
 from colint.normalize.hf.moe_common import KindTable, layer
 from colint.normalize.model_spec import Mixer, ModelSpec
@@ -45,18 +45,6 @@ def read_config(r: HFReader) -> tuple:
     )
 
 
-def attention_mixer(heads: int, kv: int, hd: int, window: int | None) -> Mixer:
-    """Softmax attention, sliding when ``sliding_window`` is set."""
-    return Mixer(
-        kind="attention",
-        attention="sliding" if window else "full",
-        window=window,
-        num_heads=heads,
-        num_kv_heads=kv,
-        head_dim=hd,
-    )
-
-
 def build(r: HFReader) -> ModelSpec:
     h, n_layers, heads, kv, hd, inter, e, k, vocab, tie, window = read_config(r)
     types = r.layer_types(n_layers)
@@ -72,7 +60,7 @@ def build(r: HFReader) -> ModelSpec:
             "(layer_types, default alternating); colint follows transformers"
         )
 
-    full = attention_mixer(heads, kv, hd, window)
+    full = attention(heads, kv, hd, window=window)
     lightning = Mixer(
         kind="linear_attention",
         linear_variant="lightning",
