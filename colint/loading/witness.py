@@ -55,7 +55,7 @@ def checkpoint_files(config_path: str) -> Optional[tuple[str, tuple]]:
 HF_QUANT_NAME = (
     "hf_quant_config.json"  # NVIDIA ModelOpt's export beside config.json (TensorRT-LLM, vLLM, SGLang read it)
 )
-MAX_QUANT_BYTES = 1 << 20
+MAX_QUANT_BYTES = 1 << 20  # an hf_quant_config.json is a few hundred bytes: a larger file is not one (ignored)
 
 
 def modelopt_quantization(config_path: str) -> Optional[dict]:
