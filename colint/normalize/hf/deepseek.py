@@ -32,7 +32,7 @@ from dataclasses import replace
 from typing import Any
 
 from colint.normalize.format_reader import mla_attention, mla_norm_params, routed_experts
-from colint.normalize.hf.base import HFReader, Header
+from colint.normalize.hf.base import HFReader, Header, family_defaults
 from colint.normalize.hf.moe_common import (
     KindTable,
     deepseek_style_mtp_params,
@@ -44,46 +44,33 @@ from colint.normalize.hf.moe_common import (
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, KeyIssue, Mixer, ModelSpec
 
-_V3 = dict(
-    vocab=129280, hidden=7168, inter=18432, moe=2048, layers=61, heads=128, shared=1, e=256, k=8, first_k=3, mtp=1
-)
-_DEFAULTS: dict[str, dict[str, Any]] = {
-    "deepseek_v2": dict(
-        vocab=102400, hidden=4096, inter=11008, moe=1407, layers=32, heads=32, shared=2, e=64, k=None, first_k=0, mtp=0
-    ),
-    "deepseek_v3": _V3,
-    "kimi_k2": _V3,
-    "deepseek_v32": dict(_V3, mtp=0),
-    # GlmMoeDsaConfig (transformers 5.24, checkpoint zai-org/GLM-5)
-    "glm_moe_dsa": dict(
-        vocab=154880, hidden=6144, inter=12288, moe=2048, layers=78, heads=64, shared=1, e=256, k=8, first_k=3, mtp=0
-    ),
-}
-# MLA and indexer defaults: (q_lora, kv_lora, nope, rope, v, index heads, index dim, index top-k)
-_MLA = (1536, 512, 128, 64, 128, 64, 128, 2048)
-_MLA_DEFAULTS: dict[str, tuple] = {"glm_moe_dsa": (2048, 512, 192, 64, 256, 32, 128, 2048)}
+# the families whose config class hf_defaults.json holds (transformers' DeepseekV2/V3/V32Config and GlmMoeDsaConfig);
+# Kimi-K2 and other DeepSeek-V3 copies take DeepseekV3Config's defaults
+_CLASSES = ("deepseek_v2", "deepseek_v3", "deepseek_v32", "glm_moe_dsa")
 _DSA = ("deepseek_v32", "glm_moe_dsa")
 
 
 def build(r: HFReader) -> ModelSpec:
-    mt = r.model_type if r.model_type in _DEFAULTS else "deepseek_v3"
-    d = _DEFAULTS[mt]
-    h = r.int("hidden_size", "hidden_size", default=d["hidden"])
-    n_layers = r.int("num_layers", "num_hidden_layers", default=d["layers"])
-    heads = r.int("num_heads", "num_attention_heads", default=d["heads"])
+    mt = r.model_type if r.model_type in _CLASSES else "deepseek_v3"
+    d = family_defaults(mt)[0]  # the config class's defaults (hf_defaults.json, generated from transformers)
+    h = r.int("hidden_size", "hidden_size", default=d["hidden_size"])
+    n_layers = r.int("num_layers", "num_hidden_layers", default=d["num_hidden_layers"])
+    heads = r.int("num_heads", "num_attention_heads", default=d["num_attention_heads"])
     kv_heads = r.int("num_kv_heads", "num_key_value_heads", default=heads)  # nominal under MLA
-    mla = _mla_keys(r, mt)
+    mla = _mla_keys(r, d)
     dense_ffn, moe_ffn, first_k = _ffns(r, d, mt == "deepseek_v2")
-    vocab = r.int("vocab_size", "vocab_size", default=d["vocab"])
+    vocab = r.int("vocab_size", "vocab_size", default=d["vocab_size"])
     tie = tie_embeddings(r, False)
     issues = _moe_layer_freq_issues(r) if mt == "deepseek_v2" else []
     rejects = []
     if mt == "deepseek_v2" and h % heads:
         rejects.append(f"DeepseekV2Config rejects hidden_size {h} not divisible by num_attention_heads {heads}")
-    mixer = mla_attention(heads, kv_heads, **mla, **_indexer(r, mt, mla["q_lora"]))
+    mixer = mla_attention(heads, kv_heads, **mla, **_indexer(r, mt, d, mla["q_lora"]))
     t = _layer_table(r, mt, n_layers, first_k, mixer, (dense_ffn, moe_ffn), h)
 
-    mtp = r.int("mtp_layers", "num_nextn_predict_layers", "num_mtp_layers", default=d["mtp"], minimum=0)
+    # transformers builds no MTP layer; DeepseekV3Config alone states one (the others: None, none)
+    mtp_d = d.get("num_nextn_predict_layers") or 0
+    mtp = r.int("mtp_layers", "num_nextn_predict_layers", "num_mtp_layers", default=mtp_d, minimum=0)
     mtp_params = mtp * deepseek_style_mtp_params(layer(mixer, moe_ffn, 2 * h + mla_norm_params(mixer)), h) if mtp else 0
     return r.header_spec(
         Header(h, n_layers, heads, kv_heads, mla["nope"] + mla["rope"], dense_ffn.intermediate_size, vocab, tie),
@@ -98,15 +85,15 @@ def build(r: HFReader) -> ModelSpec:
     )
 
 
-def _mla_keys(r: HFReader, mt: str) -> dict[str, Any]:
-    """The MLA geometry (:func:`mla_attention`'s keywords), with the family's defaults."""
-    q_d, kv_d, nope_d, rope_d, v_d = _MLA_DEFAULTS.get(mt, _MLA)[:5]
+def _mla_keys(r: HFReader, d: dict[str, Any]) -> dict[str, Any]:
+    """The MLA geometry (:func:`mla_attention`'s keywords), with the config class's defaults ``d``."""
     return dict(
-        q_lora=nullable_int(r, "q_lora_rank", "q_lora_rank", q_d),  # explicit null (V2-Lite): a plain q projection
-        kv_lora=r.int("kv_lora_rank", "kv_lora_rank", default=kv_d),
-        nope=r.int("qk_nope_head_dim", "qk_nope_head_dim", default=nope_d),
-        rope=r.int("qk_rope_head_dim", "qk_rope_head_dim", default=rope_d),
-        v_dim=r.int("v_head_dim", "v_head_dim", default=v_d),
+        # an explicit null (V2-Lite): a plain q projection
+        q_lora=nullable_int(r, "q_lora_rank", "q_lora_rank", d["q_lora_rank"]),
+        kv_lora=r.int("kv_lora_rank", "kv_lora_rank", default=d["kv_lora_rank"]),
+        nope=r.int("qk_nope_head_dim", "qk_nope_head_dim", default=d["qk_nope_head_dim"]),
+        rope=r.int("qk_rope_head_dim", "qk_rope_head_dim", default=d["qk_rope_head_dim"]),
+        v_dim=r.int("v_head_dim", "v_head_dim", default=d["v_head_dim"]),
         bias=r.bool(None, "attention_bias", default=False),
     )
 
@@ -114,12 +101,13 @@ def _mla_keys(r: HFReader, mt: str) -> dict[str, Any]:
 def _ffns(r: HFReader, d: dict[str, Any], v2: bool) -> tuple[FFN, FFN, int]:
     """(the dense FFN, the MoE FFN, first_k_dense_replace): V2's ``mlp_bias`` on the dense and shared MLPs."""
     mlp_bias = r.bool(None, "mlp_bias", default=False) if v2 else False
-    inter = r.int("intermediate_size", "intermediate_size", default=d["inter"])
-    moe_inter = r.int("moe_intermediate_size", "moe_intermediate_size", default=d["moe"])
-    e = r.int("num_experts", "n_routed_experts", "num_local_experts", "num_experts", default=d["e"])
-    k = r.int("top_k", "num_experts_per_tok", **({} if d["k"] is None else {"default": d["k"]}))
-    n_shared = r.int("num_shared_experts", "n_shared_experts", default=d["shared"], minimum=0)
-    first_k = r.int("first_k_dense_replace", "first_k_dense_replace", default=d["first_k"], minimum=0)
+    inter = r.int("intermediate_size", "intermediate_size", default=d["intermediate_size"])
+    moe_inter = r.int("moe_intermediate_size", "moe_intermediate_size", default=d["moe_intermediate_size"])
+    e = r.int("num_experts", "n_routed_experts", "num_local_experts", "num_experts", default=d["n_routed_experts"])
+    k_d = d["num_experts_per_tok"]  # None in DeepseekV2Config: the file must state it
+    k = r.int("top_k", "num_experts_per_tok", **({} if k_d is None else {"default": k_d}))
+    n_shared = r.int("num_shared_experts", "n_shared_experts", default=d["n_shared_experts"], minimum=0)
+    first_k = r.int("first_k_dense_replace", "first_k_dense_replace", default=d["first_k_dense_replace"], minimum=0)
     dense_ffn = FFN(kind="dense", intermediate_size=inter, bias=mlp_bias)
     moe_ffn = routed_experts(
         e,
@@ -147,17 +135,16 @@ def _moe_layer_freq_issues(r: HFReader) -> list[KeyIssue]:
     ]
 
 
-def _indexer(r: HFReader, mt: str, q_lora: int | None) -> dict[str, Any]:
+def _indexer(r: HFReader, mt: str, d: dict[str, Any], q_lora: int | None) -> dict[str, Any]:
     """The DSA indexer's keywords of :func:`mla_attention` (V3.2, GLM-5); none elsewhere."""
     if mt not in _DSA:
         return dict(index_num_heads=None, index_head_dim=None, index_topk=None)
     if q_lora is None:
         raise r.error("q_lora_rank", f"{mt} needs 'q_lora_rank' (its indexer reads the q latent)")
-    ih_d, id_d, topk_d = _MLA_DEFAULTS.get(mt, _MLA)[5:]
     return dict(
-        index_num_heads=r.int(None, "index_n_heads", default=ih_d),
-        index_head_dim=r.int(None, "index_head_dim", default=id_d),
-        index_topk=r.int(None, "index_topk", default=topk_d),
+        index_num_heads=r.int(None, "index_n_heads", default=d["index_n_heads"]),
+        index_head_dim=r.int(None, "index_head_dim", default=d["index_head_dim"]),
+        index_topk=r.int(None, "index_topk", default=d["index_topk"]),
     )
 
 
