@@ -299,7 +299,7 @@ def _core(m, n, k, dtype: str, profile, out_dtype: str, model, xp, standalone: b
 
 def _kernel_fields(estimate_s, t_math, t_mem, tile_m, tile_n, sms, split, eta_tile, eta_wave) -> dict:
     """The fields of an estimate that describe the kernel chosen (its time, tile, split-K, efficiencies), for
-    _core (arrays: one kernel per GEMM, merged with numpy's where) and _core_scalar."""
+    _core (arrays: one kernel per GEMM, merged with numpy's where; _core_scalar returns them as a tuple)."""
     return {
         "estimate_s": estimate_s,
         "t_math": t_math,
@@ -315,7 +315,7 @@ def _kernel_fields(estimate_s, t_math, t_mem, tile_m, tile_n, sms, split, eta_ti
 
 def _roofline_fields(flops, read_b, write_b, math_s, memory_s, bw, peak, eta_k, fixed_s, maximum) -> dict:
     """The fields of an estimate that do not depend on the kernel chosen (FLOPs, bytes, the plain roofline),
-    for _core (``maximum`` = numpy's, element-wise) and _core_scalar (the builtin)."""
+    for _core (``maximum`` = numpy's, element-wise; _estimate computes them alike from _core_scalar's parts)."""
     return {
         "flops": flops,
         "bytes": read_b + write_b,
@@ -386,11 +386,16 @@ def _scalar_constants(dtype: str, profile, out_dtype: str, model, standalone: bo
     return consts
 
 
-def _core_scalar(m: int, n: int, k: int, dtype: str, profile, out_dtype: str, model, standalone: bool) -> dict:
+def _core_scalar(m: int, n: int, k: int, dtype: str, profile, out_dtype: str, model, standalone: bool) -> tuple:
     """``_core`` for one GEMM of Python ints: the same operations in the same order on the same floats (so the
     same results to the last bit; tests/analysis/test_gemm_model.py compares the two paths), without the numpy-shaped
     selection, and skipping a kernel whose time cannot beat the best so far: its estimate is at least
-    t_math + fixed time (hi >= t_math and the overlap factor (1 + (lo/hi)^p)^(1/p) >= 1)."""
+    t_math + fixed time (hi >= t_math and the overlap factor (1 + (lo/hi)^p)^(1/p) >= 1).
+
+    Returns (the estimate, the chosen kernel's (t_math, t_mem, tile_m, tile_n, tile SMs, split-K, tile and wave
+    efficiency), FLOPs, read bytes, write bytes, math s, memory s, bandwidth, peak, K efficiency, fixed s): the
+    parts _estimate builds a GemmTime from (_kernel_fields and _roofline_fields name them) and estimate_s reads the
+    first of, without a dict per GEMM."""
     (b_a, b_w, b_out, peak, bw, kt, bw_eff, fixed_s, quant_b, max_split, gemv_m, floor_s, fill, share, sm_count,
      p_exp, inv_p, peak_c, tiles_c) = _scalar_constants(dtype, profile, out_dtype, model, standalone)  # fmt: skip
     mf, nf, kf = m * 1.0, n * 1.0, k * 1.0
@@ -411,6 +416,10 @@ def _core_scalar(m: int, n: int, k: int, dtype: str, profile, out_dtype: str, mo
         tiles = tm_count * tn_count
         eta_tile = (mf * nf) / (tm_count * tile_m * tn_count * tile_n)
         peak_ct = peak_c * eta_tile
+        # no split of this tile beats the best so far: each one's t_math divides by peak_ct * eta_k times the wave
+        # and fill efficiencies (each <= 1; float products and quotients are monotone), so it is at least this
+        if flops / (peak_ct * eta_k) + fixed_s >= best_t:
+            continue
         for split in SPLIT_K:
             if split > max_split and not gemv:
                 break
@@ -435,10 +444,7 @@ def _core_scalar(m: int, n: int, k: int, dtype: str, profile, out_dtype: str, mo
             if t < best_t:
                 best_t = t
                 best = (t_math, t_mem, tile_m, tile_n, sms, split, eta_tile, eta_wave)
-    return {
-        **_kernel_fields(best_t, *best),
-        **_roofline_fields(flops, read_b, write_b, math_s, memory_s, bw, peak, eta_k, fixed_s, max),
-    }
+    return best_t, best, flops, read_b, write_b, math_s, memory_s, bw, peak, eta_k, fixed_s
 
 
 def _check_out(out_dtype: str | None) -> str:
@@ -500,12 +506,12 @@ def estimate_s(
     got = _TIME_MEMO.get(key)
     if got is not None and got[0] is profile and got[1] is model:
         return got[2]
-    t = _checked_core(m, n, k, dtype, profile, out_dtype, model, standalone)[0]["estimate_s"]
+    t = _checked_core(m, n, k, dtype, profile, out_dtype, model, standalone)[0][0]
     return keep(_TIME_MEMO, key, (profile, model, t), _MEMO_MAX)[2]
 
 
 def _checked_core(m, n, k, dtype: str, profile, out_dtype: str | None, model, standalone: bool):
-    """(_core_scalar's fields, the format, the output format) of one GEMM, its arguments checked."""
+    """(_core_scalar's parts, the format, the output format) of one GEMM, its arguments checked."""
     if m <= 0 or n <= 0 or k <= 0:
         raise ProfileError(f"GEMM dimensions must be positive (got M={m}, N={n}, K={k})")
     if dtype not in FORMATS:  # colint's own names are canonical already
@@ -516,40 +522,44 @@ def _checked_core(m, n, k, dtype: str, profile, out_dtype: str | None, model, st
 
 
 def _estimate(m, n, k, dtype: str, profile, out_dtype: str | None, model, standalone: bool) -> GemmTime:
-    r, dtype, out_dtype = _checked_core(m, n, k, dtype, profile, out_dtype, model, standalone)
-    if max(r["t_math"], r["t_mem"]) < r["fixed_s"]:
+    core, dtype, out_dtype = _checked_core(m, n, k, dtype, profile, out_dtype, model, standalone)
+    est_s, kernel, flops, read_b, write_b, math_s, memory_s, bw, peak, eta_k, fixed_s = core
+    t_math, t_mem, tile_m, tile_n, tile_sms, split, eta_tile, eta_wave = kernel
+    if max(t_math, t_mem) < fixed_s:
         est_bound = "floor"
     else:
-        est_bound = "compute" if r["t_math"] >= r["t_mem"] else "memory"
+        est_bound = "compute" if t_math >= t_mem else "memory"
     _, b_a, b_w = FORMATS[dtype]
+    ridge = peak / bw
+    # the same operations as _roofline_fields, on the same floats
     return GemmTime(
         m=m,
         n=n,
         k=k,
         dtype=dtype,
         out_dtype=out_dtype,
-        flops=r["flops"],
-        bytes=r["bytes"],
-        read_bytes=r["read_bytes"],
-        write_bytes=r["write_bytes"],
-        arithmetic_intensity=r["arithmetic_intensity"],
-        ridge=r["ridge"],
-        bound="compute" if r["math_s"] >= r["memory_s"] else "memory",
-        math_s=r["math_s"],
-        memory_s=r["memory_s"],
-        read_s=r["read_s"],
-        write_s=r["write_s"],
-        sol_s=r["sol_s"],
-        estimate_s=r["estimate_s"],
+        flops=flops,
+        bytes=read_b + write_b,
+        read_bytes=read_b,
+        write_bytes=write_b,
+        arithmetic_intensity=flops / (read_b + write_b),
+        ridge=ridge,
+        bound="compute" if math_s >= memory_s else "memory",
+        math_s=math_s,
+        memory_s=memory_s,
+        read_s=read_b / bw,
+        write_s=write_b / bw,
+        sol_s=max(math_s, memory_s),
+        estimate_s=est_s,
         estimate_bound=est_bound,
-        tile_m=r["tile_m"],
-        tile_n=r["tile_n"],
-        tile_sms=r["tile_sms"],
-        split_k=r["split_k"],
-        tile_efficiency=r["tile_efficiency"],
-        k_efficiency=r["k_efficiency"],
-        wave_efficiency=r["wave_efficiency"],
-        m_star=m_star(n, k, b_a, b_w, OUT_BYTES[out_dtype], r["ridge"]),
+        tile_m=tile_m,
+        tile_n=tile_n,
+        tile_sms=tile_sms,
+        split_k=split,
+        tile_efficiency=eta_tile,
+        k_efficiency=eta_k,
+        wave_efficiency=eta_wave,
+        m_star=m_star(n, k, b_a, b_w, OUT_BYTES[out_dtype], ridge),
     )
 
 

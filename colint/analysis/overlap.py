@@ -52,6 +52,7 @@ from colint.analysis.step_extras import (
     expert_all_to_all_s,
 )
 from colint.normalize.model_spec import LayerKind, ModelSpec
+from colint.util.memo import per_spec
 from colint.util.records import dataclass
 
 MIN_SPLIT = 2  # sequences (decode) / tokens (prefill) per attention group: each micro-batch needs one
@@ -102,8 +103,19 @@ def overlaps(kind: LayerKind, scenario: Scenario, regime: str) -> bool:
     )
 
 
+# half_scenario's memo: (id(scenario), regime) -> (scenario, its half) (colint.util.memo.per_spec). Every analysis of an EP-overlapped model
+# asks it per regime (and the advice closure's re-checks at the same settings); scenarios are frozen, so the entry
+# keeps its scenario alive beside the id. Bounded like the analyses that ask.
+_HALVES: dict = {}
+HALVES_MAX = 4096
+
+
 def half_scenario(scenario: Scenario, regime: str) -> Scenario:
     """The scenario of one micro-batch: ⌈B/2⌉ sequences (decode) or ⌈T/2⌉ tokens (prefill)."""
+    return per_spec(_HALVES, (id(scenario), regime), scenario, lambda: _half(scenario, regime), HALVES_MAX)
+
+
+def _half(scenario: Scenario, regime: str) -> Scenario:
     if regime == "decode":
         return replace(scenario, decode_concurrency=ceil_div(scenario.decode_concurrency, 2))
     return replace(scenario, prefill_tokens=ceil_div(scenario.prefill_tokens, 2))
@@ -112,9 +124,12 @@ def half_scenario(scenario: Scenario, regime: str) -> Scenario:
 def overlapped_layers(spec: ModelSpec, scenario: Scenario, regime: str, counts: list[int] | None = None) -> int:
     """Layers of the kinds that may overlap (the fill of one forward is spread over them); ``counts``:
     ``spec.layer_counts()`` when the caller has them."""
+    # overlaps() without its per-kind part, asked once: the scenario and regime decide for every kind alike
+    if scenario.ep_overlap == "off" or not ep_all_to_all(scenario) or regime_tokens(scenario, regime) < MIN_SPLIT:
+        return 0
     if counts is None:
         counts = layer_counts(spec)
-    return sum(n for k, n in zip(spec.layer_kinds, counts) if n and overlaps(k, scenario, regime))
+    return sum(n for k, n in zip(spec.layer_kinds, counts) if n and k.ffn.kind == "moe")
 
 
 def exchange_s(kind: LayerKind, tokens: float, h: int, scenario: Scenario, profile) -> float:
