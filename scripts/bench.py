@@ -16,6 +16,9 @@ script and interpreter, with PYTHONDONTWRITEBYTECODE unset and the .pyc files wa
   as fresh processes and in-process (``--pareto-only`` runs just this part).
 * ``--bulk-only``: just the one-call figures (copies, distinct variants, the large-MoE mix without and with
   deployment flags).
+* ``--against DIR``: an A/B of the flagged mix, this tree against another checkout (``git worktree add DIR REV``),
+  interleaved, with worker processes and in one process. (Setting PYTHONPATH to the other checkout does not do
+  it: the venv's editable install of this tree is found first.)
 
 Targets on a 2-core machine: check within 1.4x of the baseline, 1,000 configs under 3 s, a
 few milliseconds of analysis per config. The script reports; it asserts nothing.
@@ -333,6 +336,47 @@ def _bulk(many: int, runs: int) -> list[str]:
     return many_cmd
 
 
+# runs colint from the checkout named by its first argument, whatever the venv installed (an editable install's
+# finder, ahead of sys.path, would otherwise load this tree's colint for both sides of an A/B)
+TREE_RUNNER = (
+    "import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]; "
+    "sys.path.insert(0, sys.argv.pop(1)); sys.argv[0] = 'colint'; from colint.__main__ import run; run()"
+)
+
+
+def _against(other: str, many: int, runs: int) -> None:
+    """This tree against the checkout ``other`` (e.g. ``git worktree add /tmp/base HEAD~3``): the flagged
+    large-MoE mix, one call each, interleaved, as users run it (worker processes) and in one process
+    (COLINT_JOBS=1: CPU time less disturbed by the host); medians, best and the ratio this / other."""
+    other = os.path.abspath(other)
+    if not os.path.isfile(os.path.join(other, "colint", "__main__.py")):
+        raise SystemExit(f"bench: {other} holds no colint checkout")
+    for root in (ROOT, other):
+        subprocess.run([PYTHON, "-m", "compileall", "-q", os.path.join(root, "colint")], env=ENV, check=True)
+    with tempfile.TemporaryDirectory(prefix="colint-bench-ab-") as tmp:
+        files = _make_moe_mix(many, tmp)
+        for label, jobs in (("worker processes", None), ("one process (COLINT_JOBS=1)", "1")):
+            cmds = {
+                side: ["env", *([f"COLINT_JOBS={jobs}"] if jobs else []), PYTHON, "-c", TREE_RUNNER, root, "check",
+                       *MIX_FLAGS, *files]
+                for side, root in (("this tree", ROOT), ("other", other))
+            }  # fmt: skip
+            for cmd in cmds.values():
+                _wall(cmd)
+            t, cpu = _interleaved(cmds, runs)
+            print(f"{many:,}-config large-MoE mix with {' '.join(MIX_FLAGS)}, {label}, {runs} interleaved runs each:")
+            for side in cmds:
+                print(
+                    f"  {side:<10} wall {statistics.median(t[side]):.2f} s (best {min(t[side]):.2f}), "
+                    f"CPU {statistics.median(cpu[side]):.2f} s (best {min(cpu[side]):.2f})"
+                )
+            print(
+                f"  this / other: wall {statistics.median(t['this tree']) / statistics.median(t['other']):.3f}, "
+                f"CPU {statistics.median(cpu['this tree']) / statistics.median(cpu['other']):.3f} (medians); "
+                f"best CPU {min(cpu['this tree']) / min(cpu['other']):.3f}"
+            )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=9, help="fresh-process runs per figure (>= 7)")
@@ -340,8 +384,12 @@ def main() -> int:
     ap.add_argument("--many", type=int, default=1000, help="configs in the one-call figure")
     ap.add_argument("--pareto-only", action="store_true", help="only the `colint pareto` figures")
     ap.add_argument("--bulk-only", action="store_true", help="only the one-call figures over --many configs")
+    ap.add_argument("--against", metavar="DIR", help="only an A/B of the flagged mix: this tree against checkout DIR")
     args = ap.parse_args()
     runs = max(7, args.runs)
+    if args.against:
+        _against(args.against, args.many, runs)
+        return 0
     if args.pareto_only:
         subprocess.run([PYTHON, "-m", "compileall", "-q", os.path.join(ROOT, "colint")], env=ENV, check=True)
         print(f"machine: {os.cpu_count()} CPUs shared with the team, load average {os.getloadavg()[0]:.1f} at start")
