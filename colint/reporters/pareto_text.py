@@ -60,7 +60,7 @@ def render_frontier(f, name: str) -> list[str]:
             "tok/s/user",
             "tok/s/GPU",
             "ITL",
-            *(("+prefill", "TTFT") if mode == "aggregated" else ()),
+            *(("+prefill", "TPOT", "TTFT") if mode == "aggregated" else ()),
             *(("prefill pool", "P:D GPUs", "TTFT") if mode == "disaggregated" else ()),
             *(("FTL",) if mode == "decode" else ()),
             *(("FTL with pp",) if piped else ()),
@@ -70,7 +70,11 @@ def render_frontier(f, name: str) -> list[str]:
     ]
     for p in f.frontier:
         if mode == "aggregated":
-            served: tuple[str, ...] = (_ms(p.prefill_charge_s), _ms(p.ttft_s) if p.ttft_s is not None else "-")
+            served: tuple[str, ...] = (
+                _ms(p.prefill_charge_s),
+                _ms(p.tpot_s),
+                _ms(p.ttft_s) if p.ttft_s is not None else "-",
+            )
         elif mode == "disaggregated" and p.pool:
             pool = p.pool
             served = (
