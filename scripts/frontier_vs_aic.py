@@ -9,6 +9,7 @@ frontier points are committed in that file; this script takes their upper envelo
 as colint reads its own (log-log between neighbours, colint.analysis.frontier.throughput_at), prices the same
 model on the same GPU with `colint pareto --isl 4000 --osl 500 --ttft-limit 2` and prints colint / aic.
 
+``--ep-overlap off``: colint with the EP exchange in series (as aiconfigurator prices TensorRT-LLM).
 ``--steps``: colint's decode step against aiconfigurator's static TPOT at the same deployment and batch
 (tests/data/aic_decode_steps_isl4000_osl500.csv). ``--collect DIR``: rebuild the committed CSVs from aiconfigurator's output folders under DIR (``<run>/**/agg/
 pareto.csv``, as ``aiconfigurator cli default --save-dir`` writes them).
@@ -131,7 +132,7 @@ def at(points: list[tuple[float, float]], u: float):
     return env[-1][1]
 
 
-def colint_frontier(case: str, system: str, serving: str):
+def colint_frontier(case: str, system: str, serving: str, ep_overlap: str = "auto"):
     from colint.analysis.frontier import frontier
     from colint.analysis.scenario import make_scenario
     from colint.analysis.serving import Serving
@@ -141,7 +142,9 @@ def colint_frontier(case: str, system: str, serving: str):
     _hf, path, dtype, kv = CASES[case]
     profile = load_profile(GPUS[system])
     spec = load_design(os.path.join(ROOT, path))
-    sc = make_scenario("throughput", gpu=profile.name, dtype=dtype, kv_cache=kv, context=ISL + OSL)
+    sc = make_scenario(
+        "throughput", gpu=profile.name, dtype=dtype, kv_cache=kv, context=ISL + OSL, ep_overlap=ep_overlap
+    )
     sv = Serving(serving, ISL, OSL, total_gpus=8, ttft_limit_s=TTFT_LIMIT_S if serving != "decode" else None)
     return frontier(spec, profile, sc, path, serving=sv)
 
@@ -230,6 +233,12 @@ def main() -> int:
     ap.add_argument("--serving", default="aggregated", choices=("aggregated", "decode"))
     ap.add_argument("--collect", metavar="DIR", help="rebuild the committed CSVs from aiconfigurator's output")
     ap.add_argument("--steps", action="store_true", help="decode steps at the same deployment and batch instead")
+    ap.add_argument(
+        "--ep-overlap",
+        default="auto",
+        choices=("auto", "on", "off"),
+        help="colint's EP exchange overlap (off: in series, as aiconfigurator prices TensorRT-LLM)",
+    )
     args = ap.parse_args()
     if args.steps:
         steps()
@@ -241,7 +250,7 @@ def main() -> int:
     ratios = []
     rows = []
     for (case, system), pts in sorted(load_points().items()):
-        f = colint_frontier(case, system, args.serving)
+        f = colint_frontier(case, system, args.serving, args.ep_overlap)
         cells = []
         for u in LEVELS:
             a, c = at(pts, u), f.throughput_at(u)

@@ -143,12 +143,19 @@ class Point:
 
     @property
     def step_s(self) -> float:
-        """The time per output token of each sequence: the decode step plus the prefill charged to it."""
+        """The mean step of the group: the decode step plus the prefill charged to it (throughput's divisor)."""
         return self.itl_s + self.prefill_charge_s
 
     @property
+    def tpot_s(self) -> float:
+        """A sequence's time per output token after its first: the decode step plus the prefills of the other
+        B − 1 sequences that ride in its steps ((B − 1) / B of the charge; its own prompt precedes its first token)."""
+        b = self.concurrency
+        return self.itl_s + self.prefill_charge_s * (b - 1) / b
+
+    @property
     def tokens_per_s_per_user(self) -> float:
-        return 1.0 / self.step_s
+        return 1.0 / self.tpot_s
 
     @property
     def decode_tokens_per_s_per_gpu(self) -> float:
@@ -191,6 +198,7 @@ class Point:
             "decode_tokens_per_s_per_gpu": self.decode_tokens_per_s_per_gpu,
             "prefill_charge_s": self.prefill_charge_s,
             "step_s": self.step_s,
+            "tpot_s": self.tpot_s,
             "mixed_step_s": self.mixed_s,
             "ttft_s": self.ttft_s,
             "pool": self.pool.public() if self.pool else None,

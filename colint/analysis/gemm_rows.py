@@ -168,11 +168,14 @@ def prefill_shape(sc: Scenario) -> tuple[int, int, int]:
 @functools.lru_cache(maxsize=1 << 14, typed=True)  # pure; a check asks for the same few again and again
 def routed_expert_rows(t_global: int, topk: int, experts: int, ep: int = 1) -> tuple[float, int]:
     """(share of the ``experts`` that get >= 1 of ``t_global`` tokens' top-``topk`` picks, rows of a
-    touched expert's GEMM: the mean, or with ``ep`` > 1 on the busiest of the ``ep`` ranks, which sets
-    the layer's time) under balanced routing (an estimate: colint.analysis.moe.busiest_rank_factor);
-    suggest's search and the frontier price with it too."""
-    touched = touched_share(t_global, topk, experts)
+    touched expert's GEMM) under balanced routing (an estimate): of the mean rank, or with ``ep`` > 1 of the
+    busiest of the ``ep`` ranks, which sets the layer's time. The busiest rank holds ``busiest`` times the mean
+    rank's picks (colint.analysis.moe.busiest_rank_factor), and more picks touch more of its experts: the share
+    its picks touch is that of ``t_global · busiest`` tokens (at 4 tokens, top-8 of 256 experts over 8 ranks:
+    6.8 picks on 6.2 of the busiest rank's 32 experts, against 3.8 touched on the mean rank). suggest's search
+    and the frontier price with it too."""
     busiest = busiest_rank_factor(t_global, topk, experts, ep)
+    touched = touched_share(t_global * busiest, topk, experts)
     # round() drops float noise (32.00000000000024 is 32)
     return touched, max(1, math.ceil(round(t_global * topk / experts / max(touched, 1e-12) * busiest, 6)))
 
@@ -452,8 +455,9 @@ def _row(group, shard, profile, sc: Scenario, regime: str, tokens: int, head_tok
     if experts:
         t_global = m_tokens * sc.attention_dp_groups  # tokens of the EP domain's attention groups
         touched, m = routed_expert_rows(t_global, topk, g.count)
-        # the layer waits for the busiest EP rank: its experts' rows set the grouped GEMM's time
-        m_step = routed_expert_rows(t_global, topk, g.count, sc.moe_ep)[1]
+        # the layer waits for the busiest EP rank: its touched experts and their rows set the grouped GEMM's time
+        touched_step, m_step = routed_expert_rows(t_global, topk, g.count, sc.moe_ep)
+        inst_step = inst * touched_step
         inst = inst * touched
         # routed experts run in the fused MoE's grouped GEMM (ops_moe: moe_gemm_efficiency)
         if models[1] is None:
@@ -463,12 +467,13 @@ def _row(group, shard, profile, sc: Scenario, regime: str, tokens: int, head_tok
             k_time = expert_k_padded(k, dtype)
     else:
         m = m_step = m_tokens
+        inst_step = inst
         model = models[0]
     t = estimate(m, n, k_time, dtype, profile, out_fmt, standalone=False, model=model)
-    if inst > 1:
+    if inst_step > 1:
         # a grouped GEMM: one kernel, every touched expert's tiles in one grid
         layer_s = estimate_s(
-            m_step, int(round(n * inst)), k_time, dtype, profile, out_fmt, standalone=False, model=model
+            m_step, int(round(n * inst_step)), k_time, dtype, profile, out_fmt, standalone=False, model=model
         )
     elif m_step != m:
         layer_s = estimate_s(m_step, n, k_time, dtype, profile, out_fmt, standalone=False, model=model)

@@ -2,7 +2,8 @@
 
 Pure functions, no rules. Routing is balanced in expectation (a trained router with load
 balancing); the step waits for the busiest EP rank, whose share of one step's picks is above the mean
-by the balls-into-bins spread (:func:`busiest_rank_factor`).
+by the balls-into-bins spread (:func:`busiest_rank_factor`: the expected maximum of the ranks' binomial
+loads), and whose extra picks touch more of its experts (gemm_rows.routed_expert_rows).
 
 * tokens per routed expert per step (grouped-GEMM M): ``C · k / E`` where C is the global
   concurrency of the EP domain: tokens per attention data-parallel group × the groups in the
@@ -19,6 +20,7 @@ docs/design.md §9.4 (experts touched); DeepSeek-V3 report §3.4 and open-infra-
 
 from __future__ import annotations
 
+import functools
 import math
 
 
@@ -69,20 +71,67 @@ def experts_touched(tokens: float, top_k: int, num_experts: int) -> float:
     return num_experts * touched_share(tokens, top_k, num_experts)
 
 
+@functools.lru_cache(maxsize=1 << 12)
 def busiest_rank_factor(tokens: float, top_k: int, num_experts: int, ep: int) -> float:
     """Rows on the busiest of ``ep`` ranks over the mean rank's, for ``tokens`` tokens routed top-``top_k``
     by a balanced router (an estimate). A trained router balances the experts' load in expectation
     (DeepSeek-V3's bias balancing, auxiliary losses; EPLB spreads what is left), but one step's picks still
-    land like balls in bins: a rank's picks have mean mu = tokens·k/ep and spread ~sqrt(mu), and the
-    step waits for the busiest rank, mu + sqrt(2·mu·ln ep) (Raab & Steger 1998, "Balls into bins", the
-    heavily loaded case). At most every token's picks of the rank's local experts."""
+    land like balls in bins: each of the n = tokens·k picks lands on a rank with probability 1/ep, so a rank
+    holds Binomial(n, 1/ep) picks and the step waits for the busiest, whose expected load is
+    sum over m of P(max > m) = sum of 1 − F(m)^ep (the ranks taken as independent; F the binomial CDF).
+    At most every token's picks of the rank's local experts."""
     if ep <= 1 or tokens <= 0 or not num_experts:
         return 1.0
     k = min(top_k, num_experts)
-    mu = tokens * k / ep
     local = max(1, num_experts // ep)
     cap = ep * min(k, local) / k  # busiest rank: each token's picks of its local experts
-    return min(cap, 1.0 + math.sqrt(2.0 * math.log(ep) / mu))
+    n = max(1, round(tokens * k))
+    return min(cap, _expected_max_binomial(n, 1.0 / ep, ep) / (n / ep))
+
+
+NORMAL_SD = 6.0  # binomial standard deviation past which its normal limit is used (see _expected_max_binomial)
+
+
+@functools.lru_cache(maxsize=256)
+def _expected_max_normal(count: int) -> float:
+    """E[max of ``count`` independent standard normals]: the integral of x · count · phi(x) · Phi(x)^(count−1),
+    by the midpoint rule over [−8, 8] in steps of 1/256 (1.4236 for 8, 2.3437 for 64)."""
+    step = 1.0 / 256.0
+    total = 0.0
+    for i in range(-8 * 256, 8 * 256):
+        x = (i + 0.5) * step
+        phi = math.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+        total += x * count * phi * (0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))) ** (count - 1)
+    return total * step
+
+
+def _expected_max_binomial(n: int, p: float, count: int) -> float:
+    """E[max of ``count`` independent Binomial(n, p)]: the sum over m >= 0 of 1 − F(m)^count, over the
+    binomial's support within 12 standard deviations of its mean (the terms beyond are 1 below, 0 above); past
+    ``NORMAL_SD`` standard deviations' width, mean + sd × the expected maximum of ``count`` standard normals
+    (the binomial's normal limit: at sd 6 within 0.3% of the sum for 8 ranks, 1.5% low for 72; no loop over a wide support)."""
+    mu = n * p
+    sd = math.sqrt(n * p * (1.0 - p))
+    if sd > NORMAL_SD:
+        return mu + sd * _expected_max_normal(count)
+    lo = max(0, int(mu - 12.0 * sd))
+    hi = min(n, int(mu + 12.0 * sd) + 2)
+    log_pmf = (
+        math.lgamma(n + 1)
+        - math.lgamma(lo + 1)
+        - math.lgamma(n - lo + 1)
+        + lo * math.log(p)
+        + (n - lo) * math.log1p(-p)
+    )
+    pmf = math.exp(log_pmf)
+    ratio = p / (1.0 - p)
+    cdf = 0.0
+    total = float(lo)
+    for m in range(lo, hi):
+        cdf += pmf
+        total += 1.0 - min(1.0, cdf) ** count
+        pmf *= (n - m) / (m + 1) * ratio
+    return total
 
 
 def experts_per_gpu(num_experts: int, ep: int, redundant: int = 0) -> int:

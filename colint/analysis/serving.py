@@ -16,8 +16,14 @@ InferenceMAX name it). Three modes:
 
       T(B) = ITL(B) + (B / osl) · ceil(isl / prefill_tokens) · (mixed(B, c) − ITL(B))
 
-  and tokens/s per user = 1 / T(B), tokens/s per GPU = B / T(B) / GPUs of the group. The time to first
-  token is the steps its chunks ride in: ceil(isl / prefill_tokens) · mixed(B, c) (no queueing).
+  and tokens/s per GPU = B / T(B) / GPUs of the group. A user's time per output token (TPOT: from its first
+  token to its last) carries the prefills of the other B − 1 sequences, which restart once each while it
+  decodes; its own prompt rode in the steps before its first token (its TTFT):
+
+      TPOT(B) = ITL(B) + ((B − 1) / osl) · ceil(isl / prefill_tokens) · (mixed(B, c) − ITL(B))
+
+  and tokens/s per user = 1 / TPOT(B) (one sequence alone decodes at 1 / ITL). The time to first token is the
+  steps its chunks ride in: ceil(isl / prefill_tokens) · mixed(B, c) (no queueing).
 * ``disaggregated`` — separate prefill and decode pools (Dynamo, llm-d, SGLang PD): decode instances of
   the deployment at B, prefill instances of the deployment with the most prefill tokens/s per GPU of its
   size, counts chosen within ``total_gpus`` so that the prefill pool's requests/s meet the decode pool's
@@ -55,7 +61,8 @@ class Serving:
         if self.mode == "aggregated":
             return (
                 f"decode step + the {self.isl}-token prefill of each request in the same steps (chunked "
-                f"prefill), 1/{self.osl} of a prefill per output token"
+                f"prefill), 1/{self.osl} of a prefill per output token; a user's TPOT carries the other "
+                "sequences' prefills, not its own"
             )
         if self.mode == "disaggregated":
             return (

@@ -60,7 +60,7 @@ def render_frontier(f, name: str) -> list[str]:
             "tok/s/user",
             "tok/s/GPU",
             "ITL",
-            *(("+prefill", "TTFT") if mode == "aggregated" else ()),
+            *(("+prefill", "TPOT", "TTFT") if mode == "aggregated" else ()),
             *(("prefill pool", "P:D GPUs", "TTFT") if mode == "disaggregated" else ()),
             *(("FTL",) if mode == "decode" else ()),
             *(("FTL with pp",) if piped else ()),
@@ -70,7 +70,11 @@ def render_frontier(f, name: str) -> list[str]:
     ]
     for p in f.frontier:
         if mode == "aggregated":
-            served: tuple[str, ...] = (_ms(p.prefill_charge_s), _ms(p.ttft_s) if p.ttft_s is not None else "-")
+            served: tuple[str, ...] = (
+                _ms(p.prefill_charge_s),
+                _ms(p.tpot_s),
+                _ms(p.ttft_s) if p.ttft_s is not None else "-",
+            )
         elif mode == "disaggregated" and p.pool:
             pool = p.pool
             served = (
@@ -140,11 +144,11 @@ def render(result) -> str:
                 "(decode serving: never charged to throughput);",
             ],
             "aggregated": [
-                "tok/s/user = 1 / (decode ITL + prefill): +prefill = the prefill time each decode step carries on "
-                "average (concurrency / OSL prompts start per step, each in ceil(ISL / prefill tokens) chunks riding "
-                "in decode steps: the step at concurrency + chunk tokens);",
-                "tok/s/GPU = concurrency x tok/s/user / (tp x kvp); TTFT = the steps a prompt's chunks ride in "
-                "(no queueing);",
+                "+prefill = the prefill time each decode step carries on average (concurrency / OSL prompts start "
+                "per step, each in ceil(ISL / prefill tokens) chunks riding in decode steps: the step at concurrency "
+                "+ chunk tokens); tok/s/GPU = concurrency / (ITL + prefill) / (tp x kvp);",
+                "tok/s/user = 1 / TPOT, TPOT = ITL + (concurrency - 1) / concurrency x prefill (a sequence's own "
+                "prompt rides before its first token); TTFT = the steps a prompt's chunks ride in (no queueing);",
             ],
             "disaggregated": [
                 "tok/s/user = 1 / decode ITL; tok/s/GPU = the tokens/s the pools serve / every GPU of both pools "

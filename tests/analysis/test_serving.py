@@ -44,7 +44,8 @@ def test_aggregated_throughput_is_decode_throughput_times_the_step_ratio(llama_h
     """At every aggregated frontier point: a step carrying one 4000-token chunk is the decode step at B + 4000
     tokens with its attention cores swapped for B sequences' decode cores and the chunk's prefill cores;
     B / OSL prompts start per step, so the step averages T = ITL + B / OSL x (mixed - ITL); tok/s/GPU is the
-    decode-only figure x ITL / T, and TTFT is the one mixed step the prompt rides in."""
+    decode-only figure x ITL / T; a user's TPOT carries the other B - 1 sequences' prompts, ITL + (B - 1) / OSL x
+    (mixed - ITL) (1 / ITL for one sequence alone); TTFT is the one mixed step the prompt rides in."""
     spec, profile, sc, served = llama_h100
     front = served["aggregated"].frontier
     assert len(front) >= 5
@@ -66,7 +67,9 @@ def test_aggregated_throughput_is_decode_throughput_times_the_step_ratio(llama_h
         decode_only = b / itl / d.group_gpus
         assert p.itl_s == pytest.approx(itl, rel=1e-9)
         assert p.tokens_per_s_per_gpu == pytest.approx(decode_only * itl / step, rel=1e-9)
-        assert p.tokens_per_s_per_user == pytest.approx(1 / step, rel=1e-9)
+        tpot = itl + (b - 1) / OSL * (mixed - itl)
+        assert p.tokens_per_s_per_user == pytest.approx(1 / tpot, rel=1e-9)
+        assert p.tpot_s == pytest.approx(tpot, rel=1e-9) and p.tpot_s < p.step_s and (p.tpot_s == p.itl_s) == (b == 1)
         assert p.ttft_s == pytest.approx(mixed, rel=1e-9)
         assert mixed > itl  # the chunk costs time: aggregated is never faster than decode alone
 
@@ -197,6 +200,9 @@ def test_cli_json_says_mode_gpus_and_charge(capsys):
     assert "4000-token prefill" in g["serving"]["charged"]
     p = g["frontier"][0]
     assert p["step_s"] == pytest.approx(p["itl_s"] + p["prefill_charge_s"], rel=1e-12)
+    b = p["concurrency"]
+    assert p["tpot_s"] == pytest.approx(p["itl_s"] + p["prefill_charge_s"] * (b - 1) / b, rel=1e-12)
+    assert p["tokens_per_s_per_user"] == pytest.approx(1 / p["tpot_s"], rel=1e-12)
     assert p["tokens_per_s_per_gpu"] == pytest.approx(
         p["decode_tokens_per_s_per_gpu"] * p["itl_s"] / p["step_s"], rel=1e-12
     )
@@ -213,7 +219,7 @@ def test_cli_text_and_chart_say_the_mode(capsys):
     code, out, _ = _run(capsys, ["pareto", LLAMA70B, "--gpu", "h100-sxm", "--isl", "4000", "--osl", "500"])
     assert code == 0
     assert "  aggregated serving, ISL 4000 / OSL 500, up to 8 GPUs: decode step + the 4000-token prefill" in out
-    assert "+prefill" in out.splitlines()[4] and "TTFT" in out.splitlines()[4]
+    assert "+prefill" in out.splitlines()[4] and "TPOT" in out.splitlines()[4] and "TTFT" in out.splitlines()[4]
     assert "FTL with pp" not in out  # the pipelined-prefill column and its footnote belong to decode mode
     code, out, _ = _run(capsys, ["pareto", LLAMA70B, "--gpu", "h100-sxm", "--serving", "decode"])
     assert "  decode serving, up to 8 GPUs: decode step only (prefill not charged)" in out

@@ -71,15 +71,44 @@ def test_moe_expert_m_under_ep():
     assert experts.instances == pytest.approx(32.0)  # every local expert touched
 
 
+def _expected_max_binomial_by_comb(n: int, p: float, ranks: int) -> float:
+    """E[max of ``ranks`` independent Binomial(n, p)] summed over the whole support with math.comb (an
+    implementation apart from colint.analysis.moe's)."""
+    cdf, total = 0.0, 0.0
+    for m in range(n + 1):
+        cdf += math.comb(n, m) * p**m * (1 - p) ** (n - m)
+        total += 1 - min(1.0, cdf) ** ranks
+    return total
+
+
 def test_busiest_rank_factor():
     from colint.analysis.moe import busiest_rank_factor
 
     assert busiest_rank_factor(2048, 8, 256, 1) == 1.0  # one rank: no imbalance
-    assert busiest_rank_factor(2048, 8, 256, 8) == pytest.approx(1 + math.sqrt(2 * math.log(8) / 2048))
-    # 1 token, top-8 over 64 ranks: mean 1/8 pick per rank, the busiest ~1.1
-    assert busiest_rank_factor(1, 8, 256, 64) == pytest.approx(1 + math.sqrt(2 * math.log(64) * 8))
+    # 1 token, top-8 over 8 ranks: 8 picks, each rank Binomial(8, 1/8); the busiest holds 2.44 of them (mean 1)
+    assert busiest_rank_factor(1, 8, 256, 8) == pytest.approx(_expected_max_binomial_by_comb(8, 1 / 8, 8), rel=1e-12)
+    assert busiest_rank_factor(1, 8, 256, 8) == pytest.approx(2.43796, abs=1e-5)
+    # 4 tokens: 32 picks, mean 4 a rank, the busiest 6.80 (1.70x): the raw balls-into-bins bound said 2.02x
+    assert busiest_rank_factor(4, 8, 256, 8) == pytest.approx(_expected_max_binomial_by_comb(32, 1 / 8, 8) / 4)
+    assert busiest_rank_factor(4, 8, 256, 8) == pytest.approx(1.69968, abs=1e-5)
+    # 1 token, top-8 over 64 ranks: mean 1/8 pick per rank, the busiest 1.35 picks (10.8x the mean)
+    assert busiest_rank_factor(1, 8, 256, 64) == pytest.approx(_expected_max_binomial_by_comb(8, 1 / 64, 64) * 8)
+    # 2048 tokens: sd 42.3 picks past NORMAL_SD, the normal limit, mean + sd x 1.4236 (8 standard normals' max)
+    sd = math.sqrt(2048 * 8 * (1 / 8) * (7 / 8))
+    assert busiest_rank_factor(2048, 8, 256, 8) == pytest.approx(1 + sd * 1.4236003 / 2048, rel=1e-7)
     # 1 token, top-8 of 16 experts on 16 ranks: a rank holds one expert, so at most 1 pick (mean 1/2): 2x
     assert busiest_rank_factor(1, 8, 16, 16) == 2.0
+
+
+def test_expected_max_normal_limit_is_close_to_the_binomial_sum_where_it_takes_over():
+    from colint.analysis import moe
+
+    assert moe._expected_max_normal(8) == pytest.approx(1.4236003, abs=1e-7)
+    assert moe._expected_max_normal(2) == pytest.approx(1 / math.sqrt(math.pi), abs=1e-9)  # E[max of 2] = 1/sqrt(pi)
+    # 330 picks over 8 ranks (sd 6.008, just past NORMAL_SD): the normal limit within 0.4% of the exact sum
+    exact = _expected_max_binomial_by_comb(330, 1 / 8, 8)
+    assert moe._expected_max_binomial(330, 1 / 8, 8) == pytest.approx(exact, rel=4e-3)
+    assert moe._expected_max_binomial(330, 1 / 8, 8) != exact  # it is the limit, not the sum
 
 
 def test_format_not_native_is_an_error():
@@ -281,14 +310,20 @@ def test_expert_tokens_under_tp_and_ep():
     assert experts(2, 8)[1].m == 32  # four TP2 groups: 1024 x 8 / 256
     assert experts(1, 8)[1].m == 64  # eight TP1 groups (unchanged)
     assert experts(8, 64)[1].m == 64 and experts(8, 64)[1].instances == pytest.approx(4.0)  # 8 groups, 4 experts/GPU
-    # the layer's time is the busiest rank's grouped GEMM: 256 picks per rank on average, the busiest
-    # 1 + sqrt(2 ln 8 / 256) = 1.13x -> 10 rows per touched expert
+    # the layer's time is the busiest rank's grouped GEMM: 256 picks per rank on average (sd 14.97), the busiest
+    # 256 + 14.97 x 1.4236 = 277.3 (1.083x) -> 9 rows per touched expert, over the experts that rank's 1.083x
+    # picks touch: 1 - (31/32)^(256 x 1.083) of its 32
     from colint.analysis.gemm_model import estimate
     from colint.analysis.ops_moe import grouped_model
 
-    busy_m = math.ceil(8 / touched * (1 + math.sqrt(2 * math.log(8) / 256)))
-    grouped = estimate(busy_m, round(r.n * r.instances), r.k, "fp8", prof, standalone=False, model=grouped_model(prof))
-    assert busy_m == 10 and r.layer_s == pytest.approx(grouped.estimate_s)
+    factor = 1 + math.sqrt(2048 * (1 / 8) * (7 / 8)) * 1.4236003 / 256
+    busy_touched = 1 - (31 / 32) ** (256 * factor)
+    busy_m = math.ceil(8 / busy_touched * factor)
+    n_step = round(r.n * 32 * busy_touched)
+    grouped = estimate(busy_m, n_step, r.k, "fp8", prof, standalone=False, model=grouped_model(prof))
+    # the rows report the mean rank (31.991 experts touched); the time, the busiest (31.995: 131,052 columns)
+    assert busy_m == 9 and n_step == 131052 and round(r.n * r.instances) == 131033
+    assert r.layer_s == pytest.approx(grouped.estimate_s)
     # comm: TP all-reduce (2 per layer, 61 layers) and no EP exchange: ep = tp, so every EP rank already holds the
     # group's 256 tokens after the attention all-reduce and the FFN's all-reduce sums the experts' outputs
     allreduce = 2 * tp_all_reduce_s(256, 7168, 8, prof)
@@ -347,6 +382,23 @@ def test_routed_expert_rows_uniform_routing_and_top_k_above_experts():
     assert touched == 1.0 - (1.0 - 8 / 256) ** 256 and rows == 9  # ceil(2048 / (256 * 0.99970...)) = ceil(8.002)
     assert routed_expert_rows(1, 1, 64) == (1.0 / 64, 1)  # one token touches one expert, one row
     assert routed_expert_rows(4, 8, 4) == (1.0, 8)  # top-k > E (CL003) clamps: every expert, 4 x 8 / 4 rows
+
+
+def test_the_busiest_rank_touches_the_experts_its_extra_picks_reach():
+    """4 tokens, top-8 of 256 experts over 8 ranks: the mean rank holds 4 picks on 3.8 of its 32 experts; the
+    busiest holds 6.80 (busiest_rank_factor 1.700) and so touches 1 - (31/32)^(4 x 1.700 x 8 / 8) of its 32:
+    6.21 experts, each read once: 2 rows (ceil of 6.80 / 6.21). A step at small batch reads the busiest rank's
+    touched experts' weights, not the mean rank's."""
+    from colint.analysis.gemm_rows import routed_expert_rows
+    from colint.analysis.moe import busiest_rank_factor
+
+    factor = busiest_rank_factor(4, 8, 256, 8)
+    touched, rows = routed_expert_rows(4, 8, 256, 8)
+    assert touched == pytest.approx(1 - (1 - 8 / 256) ** (4 * factor), rel=1e-12)
+    assert 32 * touched == pytest.approx(6.2126, abs=1e-4) and rows == 2
+    assert 32 * routed_expert_rows(4, 8, 256)[0] == pytest.approx(3.8164, abs=1e-4)  # the mean rank
+    # one rank: nothing is busier than the mean
+    assert routed_expert_rows(4, 8, 256, 1) == routed_expert_rows(4, 8, 256)
 
 
 @pytest.mark.parametrize(
