@@ -26,7 +26,7 @@ domain, at every size offered): a re-check that only has to tell whether a state
 blocking finding, running the rules that blocked most often first. It leaves out the rules that cannot emit a
 blocking finding (info-only advice when a warning is asked; a rule that reports on its declared fields alone,
 Rule.fields, where this file's check reported each of them on each GPU at the rule's most severe level
-already) and the work that only a finding's text needs (Context.brief); the state of a trade-off, whose
+already, or at the most severe level the state's spec allows it: Rule.ceiling) and the work that only a finding's text needs (Context.brief); the state of a trade-off, whose
 reason is shown, is checked in full. States are cached by the text they lead to and the settings they name,
 so files whose fixes lead to the same text re-check it once.
 """
@@ -122,6 +122,7 @@ class Closure:
         self._targets: dict = {}
         self._params: Optional[tuple] = None
         self._reported_memo: Optional[dict[str, tuple]] = None
+        self._capped_memo: Optional[dict[str, tuple]] = None
 
     # -- the states a fix leads to ---------------------------------------------------------------
     def _opts_key(self):
@@ -189,14 +190,27 @@ class Closure:
                 }
                 if reported:
                     skip = tuple(r.code for r in self.rules if r.code in skip or r.code in reported)
-                unstopped = (state, "brief", skip, tuple((code, fk[1]) for code, fk in reported.items()))
+                # the rules a state's spec may cap at what this file reported on their fields (_capped): the state's
+                # check leaves them out where it does, and is keyed by their keys and levels here
+                capped = {
+                    code: fkl
+                    for code, fkl in self._capped().items()
+                    if code not in skip and (fixed is None or code != fixed.code)
+                }
+                unstopped = (
+                    state,
+                    "brief",
+                    skip,
+                    tuple((code, fk[1]) for code, fk in reported.items()),
+                    tuple((code, fkl[1], fkl[2]) for code, fkl in capped.items()),
+                )
                 hit = self._lookup(unstopped)
                 if hit is None:
 
                     def stop(f: Finding) -> bool:
                         return self._blocks(f, level, fixed, edit)
 
-                    hit = self._recheck(fx, state, stop, skip, reported)
+                    hit = self._recheck(fx, state, stop, skip, reported, capped)
                     # a state that raised nothing blocking ran every rule it was asked to: that is its check
                     self._store(partial if any(stop(f) for f in hit[1]) else unstopped, hit)
         elif hit is None:
@@ -282,10 +296,29 @@ class Closure:
                     self._reported_memo[r.code] = (r.fields, keys)
         return self._reported_memo
 
-    def _recheck(self, fx: Fix, state: tuple, stop=None, skip: tuple[str, ...] = (), reported=None):
+    def _capped(self) -> dict[str, tuple]:
+        """The rules with a ceiling (colint.rules.base.Rule.ceiling) and declared fields, without a severity
+        override, that this file's check reported on each of their fields' keys, on each GPU, by code: (their
+        fields, those keys, the least severe level among those findings). In a state whose spec caps such a rule at
+        that level or below, every finding it could raise there was reported here at its severity or above (it points
+        at those keys alone): nothing new, so the state's check leaves it out (_recheck)."""
+        if self._capped_memo is None:
+            gpus = [t.gpu for t in self.targets]
+            self._capped_memo = {}
+            for r in self.rules:
+                if r.ceiling is None or not r.fields or r.code in self.opts.severity_overrides:
+                    continue
+                keys = field_keys(self.spec, r.fields)
+                ids = [(r.code, k, g) for k in keys for g in (gpus if r.needs_workload else [None])]
+                if ids and all(i in self.before for i in ids):
+                    self._capped_memo[r.code] = (r.fields, keys, max(self.before[i] for i in ids))
+        return self._capped_memo
+
+    def _recheck(self, fx: Fix, state: tuple, stop=None, skip: tuple[str, ...] = (), reported=None, capped=None):
         """The state ``fx`` leads to: (its spec, its findings, None) or (None, [], the error that stops it).
         ``reported``: the codes in ``skip`` left out for having reported all they can (_reported), with their
-        fields and keys in this file."""
+        fields and keys in this file; ``capped``: the rules left out where the state's spec caps them at what this
+        file reported (_capped)."""
         settings = {k: v for k, v in fx.settings.items() if k in SETTINGS}
         opts, targets = self._targets_for(settings) if settings else (self.opts, self.targets)
         spec = self.spec
@@ -302,6 +335,14 @@ class Closure:
                     skip = tuple(
                         c for c in skip if c not in reported or field_keys(spec, reported[c][0]) == reported[c][1]
                     )
+            if capped:
+                rules = {r.code: r for r in self.rules}
+                skip = skip + tuple(
+                    code
+                    for code, (fields, keys, level) in capped.items()
+                    if field_keys(spec, fields) == keys
+                    and SEVERITY_ORDER[rules[code].ceiling_on(spec, opts.rule_options.get(code))] >= level
+                )
             if stop is None:
                 findings = self._check_spec(spec, targets, opts, self.rules)
             else:

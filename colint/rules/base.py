@@ -102,6 +102,21 @@ class Rule:
     # pipeline balance at a pp, concurrency). A deployment finding judges the deployment the user named; with
     # none named it judges colint's automatic one and is advice (info): colint.engine.checking caps it (RULE_KINDS)
     kind: RuleKind = "architecture"
+    # the most severe level it can emit on a given spec, from the spec alone (CL301 warns only for a really deep
+    # and narrow stack of 1B parameters or more): ceiling(spec, option) with option(name) this rule's configured
+    # threshold. The engine holds every finding to it (colint.engine.checking), and colint.engine.closure leaves
+    # the rule out of a re-check where the state's spec caps it at a level this file reported on its fields already
+    ceiling: Optional[Callable[[ModelSpec, Callable[[str], Any]], Severity]] = None
+
+    def ceiling_on(self, spec: ModelSpec, configured: Mapping[str, Any] | None = None) -> Severity:
+        """The most severe level this rule can emit on ``spec``: max_severity, lowered to its ``ceiling`` there."""
+        level = self.max_severity(configured)
+        if self.ceiling is not None:
+            over = configured or {}
+            cap = self.ceiling(spec, lambda name: over.get(name, self.options[name].default))
+            if SEVERITY_ORDER[cap] > SEVERITY_ORDER[level]:
+                level = cap
+        return level
 
     def max_severity(self, configured: Mapping[str, Any] | None = None) -> Severity:
         """The most severe level this rule can emit with its thresholds as ``configured`` (this rule's entry of
@@ -224,12 +239,14 @@ def rule(
     without_workload: bool = False,
     fields: tuple[str, ...] = (),
     kind: RuleKind = "architecture",
+    ceiling: Optional[Callable[[ModelSpec, Callable[[str], Any]], Severity]] = None,
 ) -> Callable[[Callable[[Context], Iterable[Finding]]], Callable[[Context], Iterable[Finding]]]:
     """Register the decorated ``check`` as rule ``code`` of its module's ``FAMILY``. ``graded``: its findings
     with an estimated loss get their severity from ``ctx.graded(loss)`` (options warning_loss_pct /
     error_loss_pct, this rule's defaults given here); ``hard``: the hard constraints it reports as errors;
     ``without_workload``: it also runs, with ctx.workload None, when analyse() rejects the format; ``fields``:
-    the ModelSpec fields it reports on, where its findings point at no other key (Rule.fields).
+    the ModelSpec fields it reports on, where its findings point at no other key (Rule.fields); ``ceiling``: the
+    most severe level it can emit on a spec, from the spec alone (Rule.ceiling).
 
         @rule(code="CL203", name="head-dim-tile", severity="info", summary="...", doc=RuleDoc(...),
               options=[Option(name="tile", type=int, default=128, doc="head-dimension tile width (elements)")])
@@ -263,6 +280,7 @@ def rule(
             without_workload=without_workload,
             fields=tuple(fields),
             kind=kind,
+            ceiling=ceiling,
         )
         return fn
 

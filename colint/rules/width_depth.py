@@ -12,6 +12,7 @@ too, and only a really deep and narrow stack (below 32) warns, graded by the gai
 from __future__ import annotations
 
 from colint.analysis.inventory import param_counts
+from colint.findings import Severity
 from colint.analysis.wider import equivalent_layers, fixed_decode_s, latency_workload, wider_what_if
 from colint.rules.base import NEVER, Context, Family, Option, RuleDoc, edit, fix, rule
 from colint.rules.fix_builders import edit_key
@@ -94,6 +95,7 @@ SOURCES = (
     graded=True,
     warning_loss_pct=5.0,
     error_loss_pct=NEVER,
+    ceiling=lambda spec, option: _ceiling(spec, option),
 )
 def deep_narrow_stack(ctx: Context):
 
@@ -169,6 +171,15 @@ def deep_narrow_stack(ctx: Context):
         details=details,
         loss_pct=loss,
     )
+
+
+def _ceiling(spec, option) -> Severity:
+    """CL301's most severe level on ``spec`` (Rule.ceiling): a warning only for a really deep and narrow stack
+    (H/L below deep_aspect_ratio) of small_model_params or more, as deep_narrow_stack caps its grading; else
+    advice. The same figures the rule computes, from the spec alone."""
+    if spec.num_layers < 2 or spec.hidden_size / equivalent_layers(spec) >= option("deep_aspect_ratio"):
+        return "info"
+    return "info" if param_counts(spec).total < option("small_model_params") else "warning"
 
 
 def _stack_message(ctx: Context, aspect: float, l_eq: float, share: float, gain, small: bool) -> str:

@@ -253,6 +253,73 @@ def test_a_rule_emitting_above_its_most_severe_level_is_a_bug_reported_as_one():
     )
 
 
+def test_a_rule_emitting_above_its_ceiling_on_the_spec_is_a_bug_reported_as_one():
+    """CL301 can warn only for a really deep and narrow stack (Rule.ceiling); on MiniMax-M2.5 (H/L 49.5) its ceiling
+    is info, and a warning there is a bug in colint, which the closure relies on to leave it out of re-checks."""
+    minimax = os.path.join(TESTS, "corpus", "hf", "minimax__MiniMax-M2.5.json")
+    loud = [
+        dataclasses.replace(r, check=lambda ctx: [ctx.finding("warning", "loud", field="num_layers")])
+        if r.code == "CL301"
+        else r
+        for r in select_rules()
+    ]
+    opts = Settings()
+    with open(minimax, encoding="utf-8") as fh:
+        doc = load_text(fh.read(), minimax, syntax="json")
+    result = check_document(minimax, doc, build_targets(opts), opts, loud)
+    assert result.error is not None and "CL301 emitted a finding at warning, above its most severe level info" in (
+        result.error.message
+    )
+
+
+def test_a_recheck_leaves_out_a_rule_the_state_caps_at_what_the_file_reported():
+    """MiniMax-M2.5 with intermediate_size 1600 (a CL201 info with two width fixes) on B200: CL301 reports num_layers
+    at info, and on any state whose H/L stays at or above 32 its ceiling is info, so the width fix's state can show
+    nothing new from it: the re-check leaves it out. A fix of hidden_size that takes H/L below 32 runs it; so does a
+    file whose CL301 is not reported, and one with a severity override for it."""
+    from colint.engine import closure
+    from colint.engine.checking import check_spec
+    from colint.findings import SEVERITY_ORDER, Edit, Fix
+    from colint.normalize import normalize
+
+    minimax = os.path.join(TESTS, "corpus", "hf", "minimax__MiniMax-M2.5.json")
+    with open(minimax, encoding="utf-8") as fh:
+        text = fh.read().replace('"intermediate_size": 1536', '"intermediate_size": 1600')
+    doc = load_text(text, minimax, syntax="json")
+    spec = normalize(doc)
+    skipped: list[tuple] = []
+
+    def recording(*args, **kw):
+        skipped.append(kw.get("skip", ()))
+        return check_spec(*args, **kw)
+
+    def recheck_skip(fx: Fix, **settings) -> tuple:
+        opts, rules = Settings(**settings), select_rules()
+        targets = build_targets(opts)
+        findings = check_spec(spec, targets, opts, rules)
+        cl201 = next(f for f in findings if f.code == "CL201" and f.key == "intermediate_size")
+        closure._SHARED.clear()
+        c = closure.Closure(
+            minimax, doc, spec, findings, targets, opts, rules, check_spec=recording, build_targets=None
+        )
+        c.outcome(fx, SEVERITY_ORDER["info"], cl201, complete=False)
+        return skipped[-1], c
+
+    width = Fix(title="w", safety="unsafe", edits=[Edit(key="intermediate_size", old=1600, new=1664)])
+    skip, c = recheck_skip(width)
+    # left out for its ceiling, not for having reported all it can (it could warn: max_severity)
+    assert "CL301" in skip and "CL301" in c._capped() and "CL301" not in c._reported()
+    assert c._capped()["CL301"] == (("num_layers",), ("num_hidden_layers",), SEVERITY_ORDER["info"])
+    # H=1536 over 62 layers: H/L 24.8, below deep_aspect_ratio: CL301 may warn there, so it runs
+    narrow = Fix(title="n", safety="unsafe", edits=[Edit(key="hidden_size", old=3072, new=1536)])
+    assert "CL301" not in recheck_skip(narrow)[0]
+    # an override sets its level whatever the ceiling: not capped (it has reported all it can instead)
+    assert "CL301" not in recheck_skip(width, severity={"CL301": "warning"})[1]._capped()
+    # not reported on this file (its threshold for reporting raised past the gain): nothing to compare with
+    skip, c = recheck_skip(width, rules={"CL301": {"min_itl_gain": 0.99}})
+    assert "CL301" not in skip and "CL301" not in c._capped()
+
+
 def test_a_rule_pointing_outside_its_declared_fields_is_a_bug_reported_as_one():
     """A rule that declares the fields it reports on (Rule.fields) is held to them: the closure leaves it out of a
     re-check where its findings on them were all there before, so one on another key is a bug in colint."""

@@ -108,3 +108,20 @@ def test_mobilellm_1_5b_above_1b_and_below_h_l_32_is_a_warning():
     assert f.evidence["aspect_ratio"] == 29.6 and f.evidence["params"] >= 1e9
     assert f.impact.estimated_loss_pct > 25
     assert f.message.startswith("H/L = 29.6 (1600 over 54 layers) is deep and narrow")
+
+
+def test_the_ceiling_is_the_cap_the_rule_grades_under():
+    """CL301's ceiling (Rule.ceiling) from the spec alone: a warning only for a really deep and narrow stack of 1B
+    parameters or more (MobileLLM-1.5B, H/L 29.6), advice within the band of shipped designs (MiniMax-M2.5, H/L 49.5;
+    the DEEP_NARROW fixture at its boundary 32) and below 1B (MobileLLM-125M, H/L 19.2); a configured boundary moves
+    it as it moves the grading."""
+    from colint.rules import all_rules
+
+    r = all_rules()["CL301"]
+    assert r.ceiling_on(corpus("tests/corpus/hf/mobilellm__MobileLLM-1.5B.json")) == "warning"
+    assert r.ceiling_on(corpus("tests/corpus/hf/minimax__MiniMax-M2.5.json")) == "info"
+    assert r.ceiling_on(corpus("tests/corpus/hf/mobilellm__MobileLLM-125M.json")) == "info"
+    assert r.ceiling_on(spec_of(DEEP_NARROW)) == "info"
+    assert r.ceiling_on(spec_of(DEEP_NARROW), {"deep_aspect_ratio": 33.0}) == "warning"
+    # the ceiling only lowers what the thresholds allow: no warning where the loss thresholds allow none
+    assert r.ceiling_on(corpus("tests/corpus/hf/mobilellm__MobileLLM-1.5B.json"), {"warning_loss_pct": 1e9}) == "info"
