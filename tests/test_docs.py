@@ -8,11 +8,11 @@ tests/test_release.py (and by ``mkdocs build --strict``)."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 
 import pytest
+from tests.scripts import load_script
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -103,10 +103,7 @@ def test_the_references_are_really_checked():
 
 
 def _gen_rule_docs():
-    spec = importlib.util.spec_from_file_location("gen_rule_docs", REPO / "scripts" / "gen_rule_docs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("gen_rule_docs")
 
 
 def test_rule_pages_are_generated_from_the_rule_metadata():

@@ -6,22 +6,17 @@ to the step or serving model that moves them must say so there."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 
 import pytest
+from tests.scripts import load_script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location(
-        "frontier_vs_aic", os.path.join(ROOT, "scripts", "frontier_vs_aic.py")
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("frontier_vs_aic")
 
 
 @pytest.fixture(scope="module")

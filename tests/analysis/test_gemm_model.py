@@ -7,6 +7,7 @@ import pytest
 from colint.analysis.gemm_model import estimate, estimate_arrays, tile_count, tile_efficiency, wave_efficiency
 from colint.errors import ProfileError
 from colint.hardware_profiles import load_profile
+from tests.scripts import load_script
 
 
 @pytest.mark.parametrize(
@@ -256,13 +257,7 @@ def test_cli_gemm_from_csv(tmp_path, capsys):
 def test_model_meets_accuracy_targets_on_measured_sample():
     """Median |log2(est/meas)| <= 0.25, p90 <= 0.8, Spearman >= 0.97 per GPU and format, and the
     model beats the plain roofline everywhere (tests/data/measured, see its README)."""
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "scripts" / "calibrate.py"
-    spec = importlib.util.spec_from_file_location("calibrate", path)
-    cal = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cal)
+    cal = load_script("calibrate")
     results = cal.evaluate(cal.files_from([]))
     assert {(r["gpu"], r["format"]) for r in results} >= {
         ("h100-sxm", "bf16"),

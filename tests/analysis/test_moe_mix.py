@@ -6,7 +6,6 @@ frontier enumerates the mixes and names them; the committed aiconfigurator decod
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 from dataclasses import replace
@@ -22,6 +21,7 @@ from colint.cli.main import main
 from colint.hardware_profiles import load_profile
 from colint.loading import load
 from colint.normalize import normalize
+from tests.scripts import load_script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MIXTRAL = os.path.join(ROOT, "tests", "corpus", "hf", "mixtral__Mixtral-8x7B-v0.1.json")
@@ -153,12 +153,7 @@ def test_mix_frontier_points_equal_analyse():
 
 # ------------------------------------------------------------------------------ the committed decode-step grid
 def _script():
-    spec = importlib.util.spec_from_file_location(
-        "frontier_vs_aic", os.path.join(ROOT, "scripts", "frontier_vs_aic.py")
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("frontier_vs_aic")
 
 
 def test_committed_step_grid_parses_and_compares():

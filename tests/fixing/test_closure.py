@@ -236,18 +236,22 @@ def test_rules_state_the_most_severe_level_they_emit():
     assert rules["CL602"].max_severity({"warning_loss_pct": 1e9, "error_loss_pct": 1e9}) == "warning"  # its own level
 
 
-def test_a_rule_emitting_above_its_most_severe_level_is_a_bug_reported_as_one():
-    rules = select_rules()
-    loud = [
-        dataclasses.replace(r, check=lambda ctx: [ctx.finding("warning", "loud", field="num_layers")])
-        if r.code == "CL604"
+def _checked_with(path: str, code: str, severity: str, field: str):
+    """The check of ``path`` with rule ``code`` replaced by one that reports ``field`` at ``severity``."""
+    rules = [
+        dataclasses.replace(r, check=lambda ctx: [ctx.finding(severity, "replaced", field=field)])
+        if r.code == code
         else r
-        for r in rules
+        for r in select_rules()
     ]
     opts = Settings()
-    with open(DSV3, encoding="utf-8") as fh:
-        doc = load_text(fh.read(), DSV3, syntax="json")
-    result = check_document(DSV3, doc, build_targets(opts), opts, loud)
+    with open(path, encoding="utf-8") as fh:
+        doc = load_text(fh.read(), path, syntax="json")
+    return check_document(path, doc, build_targets(opts), opts, rules)
+
+
+def test_a_rule_emitting_above_its_most_severe_level_is_a_bug_reported_as_one():
+    result = _checked_with(DSV3, "CL604", "warning", "num_layers")
     assert result.error is not None and "CL604 emitted a finding at warning, above its most severe level info" in (
         result.error.message
     )
@@ -256,17 +260,9 @@ def test_a_rule_emitting_above_its_most_severe_level_is_a_bug_reported_as_one():
 def test_a_rule_emitting_above_its_ceiling_on_the_spec_is_a_bug_reported_as_one():
     """CL301 can warn only for a really deep and narrow stack (Rule.ceiling); on MiniMax-M2.5 (H/L 49.5) its ceiling
     is info, and a warning there is a bug in colint, which the closure relies on to leave it out of re-checks."""
-    minimax = os.path.join(TESTS, "corpus", "hf", "minimax__MiniMax-M2.5.json")
-    loud = [
-        dataclasses.replace(r, check=lambda ctx: [ctx.finding("warning", "loud", field="num_layers")])
-        if r.code == "CL301"
-        else r
-        for r in select_rules()
-    ]
-    opts = Settings()
-    with open(minimax, encoding="utf-8") as fh:
-        doc = load_text(fh.read(), minimax, syntax="json")
-    result = check_document(minimax, doc, build_targets(opts), opts, loud)
+    result = _checked_with(
+        os.path.join(TESTS, "corpus", "hf", "minimax__MiniMax-M2.5.json"), "CL301", "warning", "num_layers"
+    )
     assert result.error is not None and "CL301 emitted a finding at warning, above its most severe level info" in (
         result.error.message
     )
@@ -323,16 +319,7 @@ def test_a_recheck_leaves_out_a_rule_the_state_caps_at_what_the_file_reported():
 def test_a_rule_pointing_outside_its_declared_fields_is_a_bug_reported_as_one():
     """A rule that declares the fields it reports on (Rule.fields) is held to them: the closure leaves it out of a
     re-check where its findings on them were all there before, so one on another key is a bug in colint."""
-    astray = [
-        dataclasses.replace(r, check=lambda ctx: [ctx.finding("info", "astray", field="hidden_size")])
-        if r.code == "CL604"
-        else r
-        for r in select_rules()
-    ]
-    opts = Settings()
-    with open(DSV3, encoding="utf-8") as fh:
-        doc = load_text(fh.read(), DSV3, syntax="json")
-    result = check_document(DSV3, doc, build_targets(opts), opts, astray)
+    result = _checked_with(DSV3, "CL604", "info", "hidden_size")
     assert result.error is not None
     assert "CL604 emitted a finding on hidden_size [b200], not on its fields num_layers [b200]" in result.error.message
 

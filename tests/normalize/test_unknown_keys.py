@@ -13,6 +13,7 @@ from colint.loading import load_text
 from colint.rules import Context, select_rules
 from colint.normalize import normalize
 from colint.normalize.unknown_keys import one_edit
+from tests.scripts import load_script
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = sorted(
@@ -136,14 +137,11 @@ def test_one_edit(a, b, near):
 
 def test_committed_key_table_equals_installed_transformers():
     """colint/normalize/hf_keys.json is what scripts/gen_hf_keys.py makes from the installed transformers."""
-    import importlib.util
     import json
 
     pytest.importorskip("transformers")
     root = os.path.dirname(TESTS)
-    spec = importlib.util.spec_from_file_location("gen_hf_keys", os.path.join(root, "scripts", "gen_hf_keys.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_script("gen_hf_keys")
     with open(os.path.join(root, "colint", "normalize", "hf_keys.json"), encoding="utf-8") as fh:
         assert json.load(fh) == mod.generate()
 

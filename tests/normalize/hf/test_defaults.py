@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 
@@ -11,18 +10,14 @@ import pytest
 from colint.loading import load_text
 from colint.normalize.hf import FAMILIES
 from colint.normalize.hf.base import HFReader, family_defaults
+from tests.scripts import load_script
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 TABLE = os.path.join(ROOT, "colint", "normalize", "hf_defaults.json")
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location(
-        "gen_hf_defaults", os.path.join(ROOT, "scripts", "gen_hf_defaults.py")
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script("gen_hf_defaults")
 
 
 @pytest.fixture(scope="module")
