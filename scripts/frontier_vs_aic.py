@@ -9,7 +9,8 @@ frontier points are committed in that file; this script takes their upper envelo
 as colint reads its own (log-log between neighbours, colint.analysis.frontier.throughput_at), prices the same
 model on the same GPU with `colint pareto --isl 4000 --osl 500 --ttft-limit 2` and prints colint / aic.
 
-``--ep-overlap off``: colint with the EP exchange in series (as aiconfigurator prices TensorRT-LLM).
+``--ep-overlap auto``: colint with two micro-batches where they pay (its default, off, runs the EP exchange in
+series, as aiconfigurator prices TensorRT-LLM).
 ``--steps``: colint's decode step against aiconfigurator's static TPOT at the same deployment and batch
 (tests/data/aic_decode_steps_isl4000_osl500.csv). ``--collect DIR``: rebuild the committed CSVs from aiconfigurator's output folders under DIR (``<run>/**/agg/
 pareto.csv``, as ``aiconfigurator cli default --save-dir`` writes them).
@@ -132,7 +133,7 @@ def at(points: list[tuple[float, float]], u: float):
     return env[-1][1]
 
 
-def colint_frontier(case: str, system: str, serving: str, ep_overlap: str = "auto"):
+def colint_frontier(case: str, system: str, serving: str, ep_overlap: str | None = None):
     from colint.analysis.frontier import frontier
     from colint.analysis.scenario import make_scenario
     from colint.analysis.serving import Serving
@@ -235,9 +236,9 @@ def main() -> int:
     ap.add_argument("--steps", action="store_true", help="decode steps at the same deployment and batch instead")
     ap.add_argument(
         "--ep-overlap",
-        default="auto",
+        default=None,
         choices=("auto", "on", "off"),
-        help="colint's EP exchange overlap (off: in series, as aiconfigurator prices TensorRT-LLM)",
+        help="colint's EP exchange overlap (default: colint's, off: in series, as aiconfigurator prices TensorRT-LLM)",
     )
     args = ap.parse_args()
     if args.steps:

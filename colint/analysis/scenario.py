@@ -56,6 +56,9 @@ KV_BYTES = {
 # layer faster, as a serving operator enables them for a deployment that gains (SGLang
 # --enable-two-batch-overlap, DeepSeek's inference system); "on" wherever the batch splits; "off" never
 EP_OVERLAP_MODES = ("auto", "on", "off")
+# the default: in series, as the engines run it unless their operator turns two micro-batches on (SGLang
+# --enable-two-batch-overlap and vLLM --enable-dbo are opt-in; aiconfigurator prices TensorRT-LLM's forward so)
+EP_OVERLAP_DEFAULT = "off"
 
 PRESETS: dict[str, dict] = {
     # many sequences, short-to-medium context: tokens/s per GPU
@@ -91,7 +94,7 @@ class Scenario:
     context: int = field(default=8192, metadata={"ge": 1})  # tokens of context per sequence
     gpu: Optional[str] = None  # profile name, for labels only
     context_clipped_from: Optional[int] = None  # the context asked for, when the model's max positions clipped it
-    ep_overlap: Literal["auto", "on", "off"] = "auto"  # EP exchange overlapped by two micro-batches (EP_OVERLAP_MODES)
+    ep_overlap: Literal["auto", "on", "off"] = EP_OVERLAP_DEFAULT  # EP exchange overlapped by two micro-batches (EP_OVERLAP_MODES)
     # the automatic deployment colint chose where the user named none (colint.analysis.deployments
     # .automatic_deployment): "auto: tp=8 (8 GPUs), 166 sequences of 8,192 tokens fit (of 256) on h100-sxm, ..."
     auto_note: Optional[str] = None
@@ -149,7 +152,7 @@ class Scenario:
         par = ", ".join(f"{k}={getattr(self, k)}" for k in ("tp", "kvp", "ep", "pp") if getattr(self, k) > 1)
         if self.experts_label():
             par += f" ({self.experts_label()})"
-        if self.ep > 1 and self.ep_overlap != "auto":
+        if self.ep > 1 and self.ep_overlap != EP_OVERLAP_DEFAULT:
             par += f", EP overlap {self.ep_overlap}"
         clipped = (
             f" (clipped from {self.context_clipped_from}: the model's max positions)"

@@ -94,7 +94,7 @@ DEPLOYMENT_SETTINGS: tuple[DeploymentSetting, ...] = (
         "ep_overlap",
         "ep-overlap",
         "Overlap the EP dispatch/combine with compute by two micro-batches: where it makes the step faster, "
-        "wherever the batch splits, or never. [default: auto]",
+        "wherever the batch splits, or never (as engines run it unless two-batch overlap is enabled). [default: off]",
         kind="choice",
         choices=EP_OVERLAP_MODES,
     ),

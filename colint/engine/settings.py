@@ -119,7 +119,7 @@ class Settings:
     out_dtype: Optional[str] = field(default=None, metadata=_key("out-dtype", check=_out_format))  # None: bf16
     kvp: Optional[int] = field(default=None, metadata=_key("kvp", ge=1, le=MAX_PARALLEL))  # KV (Helix) parallel
     # EP dispatch/combine overlapped by two micro-batches (colint.analysis.overlap): auto | on | off
-    ep_overlap: Optional[str] = field(default=None, metadata=_key("ep-overlap", check=_ep_overlap))  # None: auto
+    ep_overlap: Optional[str] = field(default=None, metadata=_key("ep-overlap", check=_ep_overlap))  # None: off
     close_advice: bool = field(default=True, metadata=_key("close-advice"))  # re-check fixes (colint.engine.closure)
 
     strict: bool = False  # check every file; False: skip what colint.triage recognises as not a decoder LLM

@@ -109,7 +109,7 @@ def test_layer_parts_sum_to_the_overlapped_layer(deepseek):
 
 def test_frontier_vectorized_price_equals_analyse_where_it_overlaps(deepseek):
     prof = load_profile("gb200")
-    base = make_scenario("throughput", dtype="fp8")
+    base = make_scenario("throughput", dtype="fp8", ep_overlap="auto")
     d = Deployment(1, 64)
     w1, w2 = (analyse(deepseek, prof, scenario_for(base, d, b)) for b in (1, 64))
     grid = [1, 2, 16, 96, 129, 256]
@@ -156,13 +156,14 @@ def test_the_setting_from_the_flag_the_config_and_the_api(tmp_path, capsys):
         assert main([*args, *extra]) == 0
         return json.loads(capsys.readouterr().out)["estimates"]
 
-    auto = estimates("--isolated")
-    off = estimates("--isolated", "--ep-overlap", "off")
+    off = estimates("--isolated")  # the default: in series
+    auto = estimates("--isolated", "--ep-overlap", "auto")
     assert auto["scenario"]["ep_overlap"] == "auto" and auto["steps"]["decode"]["comm_hidden_s"] > 0
     assert off["scenario"]["ep_overlap"] == "off" and off["steps"]["decode"]["comm_hidden_s"] == 0.0
     assert off["steps"]["decode"]["estimate_s"] > auto["steps"]["decode"]["estimate_s"]
-    (tmp_path / "pyproject.toml").write_text('[tool.colint]\nep-overlap = "off"\n', encoding="utf-8")
-    assert estimates()["steps"]["decode"] == off["steps"]["decode"]
+    assert estimates("--isolated", "--ep-overlap", "off") == off
+    (tmp_path / "pyproject.toml").write_text('[tool.colint]\nep-overlap = "auto"\n', encoding="utf-8")
+    assert estimates()["steps"]["decode"] == auto["steps"]["decode"]
     assert estimates("--ep-overlap", "on")["scenario"]["ep_overlap"] == "on"  # the flag wins
     bad = tmp_path / "bad"
     bad.mkdir()
@@ -170,8 +171,8 @@ def test_the_setting_from_the_flag_the_config_and_the_api(tmp_path, capsys):
     (bad / "pyproject.toml").write_text('[tool.colint]\nep-overlap = "maybe"\n', encoding="utf-8")
     assert main([args[0], str(bad / "config.json"), *args[2:]]) == 2
     assert "pyproject.toml:2:1: error: ep-overlap: unknown EP overlap; known: auto, on, off" in capsys.readouterr().err
-    api = colint.inspect(DEEPSEEK, gpu="gb200", ep=64, dtype="fp8", ep_overlap="off")["estimates"]
-    assert api["steps"]["decode"]["estimate_s"] == off["steps"]["decode"]["estimate_s"]
+    api = colint.inspect(DEEPSEEK, gpu="gb200", ep=64, dtype="fp8", ep_overlap="auto")["estimates"]
+    assert api["steps"]["decode"]["estimate_s"] == auto["steps"]["decode"]["estimate_s"]
 
 
 def test_suggest_search_model_prices_the_split_prefill():
@@ -180,9 +181,9 @@ def test_suggest_search_model_prices_the_split_prefill():
     from colint.engine.settings import Settings
     from colint.suggesting.search import suggest
 
-    r = suggest(DEEPSEEK, Settings(gpus=["b200"], ep=8), top=3)
+    r = suggest(DEEPSEEK, Settings(gpus=["b200"], ep=8, ep_overlap="auto"), top=3)
     assert r.candidates
-    w = analyse(normalize(load(DEEPSEEK)), load_profile("b200"), make_scenario("throughput", ep=8))
+    w = analyse(normalize(load(DEEPSEEK)), load_profile("b200"), make_scenario("throughput", ep=8, ep_overlap="auto"))
     assert w.steps["prefill"].comm_hidden_s > 0  # (the original's prefill is split)
     for c in r.candidates:
         assert c.search_steps_s[0] == pytest.approx(c.estimates["prefill_step_s"], rel=0.01)
