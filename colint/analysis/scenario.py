@@ -94,7 +94,7 @@ class Scenario:
     context: int = field(default=8192, metadata={"ge": 1})  # tokens of context per sequence
     gpu: Optional[str] = None  # profile name, for labels only
     context_clipped_from: Optional[int] = None  # the context asked for, when the model's max positions clipped it
-    ep_overlap: Literal["auto", "on", "off"] = EP_OVERLAP_DEFAULT  # EP exchange overlapped by two micro-batches (EP_OVERLAP_MODES)
+    ep_overlap: Literal["auto", "on", "off"] = EP_OVERLAP_DEFAULT  # the EP exchange under two micro-batches
     # the automatic deployment colint chose where the user named none (colint.analysis.deployments
     # .automatic_deployment): "auto: tp=8 (8 GPUs), 166 sequences of 8,192 tokens fit (of 256) on h100-sxm, ..."
     auto_note: Optional[str] = None
