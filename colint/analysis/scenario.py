@@ -58,7 +58,7 @@ KV_BYTES = {
 EP_OVERLAP_MODES = ("auto", "on", "off")
 # the default: in series, as the engines run it unless their operator turns two micro-batches on (SGLang
 # --enable-two-batch-overlap and vLLM --enable-dbo are opt-in; aiconfigurator prices TensorRT-LLM's forward so)
-EP_OVERLAP_DEFAULT = "off"
+EP_OVERLAP_DEFAULT: Literal["auto", "on", "off"] = "off"
 
 PRESETS: dict[str, dict] = {
     # many sequences, short-to-medium context: tokens/s per GPU
