@@ -135,11 +135,7 @@ def _moe(r: FormatReader, mlp: int, gated: bool) -> tuple[FFN | None, int]:
     experts = r.req("num_experts", "num_experts")
     if experts <= 1:
         return None, 0
-    moe_dim = r.req("moe_intermediate_size", "base_moe_mlp_dim", minimum=-1)
-    if moe_dim <= 0:
-        moe_dim = mlp
-        r.record("moe_intermediate_size", "base_mlp_dim")
-    shared = r.req(None, "shared_experts", minimum=0)
+    moe_dim, shared = _expert_widths(r, mlp)
     if shared:
         r.record("shared_expert_intermediate_size", "base_moe_mlp_dim")
     moe = routed_experts(
@@ -154,6 +150,16 @@ def _moe(r: FormatReader, mlp: int, gated: bool) -> tuple[FFN | None, int]:
         router_bias=bool(r.bool(None, "routed_bias", default=False)),
     )
     return moe, r.req("first_k_dense", "first_num_dense_layers", minimum=0)
+
+
+def _expert_widths(r: FormatReader, mlp: int) -> tuple[int, int]:
+    """(each routed expert's width, the shared experts): ``base_moe_mlp_dim``, or the dense ``base_mlp_dim`` where
+    it is absent or not positive (the expert width then located at base_mlp_dim)."""
+    moe_dim = r.req("moe_intermediate_size", "base_moe_mlp_dim", minimum=-1)
+    if moe_dim <= 0:
+        moe_dim = mlp
+        r.record("moe_intermediate_size", "base_mlp_dim")
+    return moe_dim, r.req(None, "shared_experts", minimum=0)
 
 
 def _mixers(
@@ -227,10 +233,7 @@ def _qwen3_next(r: FormatReader, h, n_layers, heads, kv, head_dim, mlp, gated, c
     full = heads_attention(heads, kv, head_dim, gated_q=True)
     lin, lin_other = gated_deltanet(nk, nv, dk, dv, conv)
     experts = r.req("num_experts", "num_experts")
-    moe_dim = r.req("moe_intermediate_size", "base_moe_mlp_dim", minimum=-1)
-    if moe_dim <= 0:
-        moe_dim = mlp
-    shared = r.req(None, "shared_experts", minimum=0)
+    moe_dim, shared = _expert_widths(r, mlp)
     ffn = routed_experts(
         experts,
         r.req("top_k", "num_experts_per_tok"),

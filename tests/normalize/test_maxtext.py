@@ -198,3 +198,17 @@ def test_gemma3_block_repeats_five_local_one_global():
     assert [s.kind_of(i).mixer.attention for i in range(12)] == (["sliding"] * 5 + ["full"]) * 2
     # = HF Gemma-3-1B (999,885,952): four norms and q/k norms per layer, tied embeddings.
     assert param_counts(s).total == 999_885_952
+
+
+@pytest.mark.parametrize("name", ["qwen3-next-80b-a3b", "deepseek2-16b"])
+def test_an_unset_expert_width_is_the_dense_width_located_there(name):
+    """Without base_moe_mlp_dim (or with it at -1) the experts take base_mlp_dim, and a finding on their width
+    points there, in the MoE block and the Qwen3-Next block alike."""
+    path = f"tests/corpus/megatron/maxtext__{name}.yaml"
+    with open(path, encoding="utf-8") as fh:
+        text = "".join(line for line in fh if not line.startswith("base_moe_mlp_dim:"))
+    spec = normalize(load_text(text + "base_moe_mlp_dim: -1\n", path))
+    mlp = {"qwen3-next-80b-a3b": 512, "deepseek2-16b": 10944}[name]
+    moe = next(k.ffn for k in spec.layer_kinds if k.ffn.kind == "moe")
+    assert moe.expert_intermediate_size == mlp
+    assert spec.sources["moe_intermediate_size"].key == "base_mlp_dim"
