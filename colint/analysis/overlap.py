@@ -41,7 +41,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from colint.analysis.inventory import layer_counts
-from colint.analysis.gemm_rows import ceil_div, regime_tokens
+from colint.analysis.gemm_rows import SPEC_MEMO_MAX, ceil_div, regime_tokens
 from colint.analysis.kv_cache import kind_mixers
 from colint.analysis.scenario import Scenario
 from colint.analysis.step_extras import (
@@ -105,14 +105,13 @@ def overlaps(kind: LayerKind, scenario: Scenario, regime: str) -> bool:
 
 # half_scenario's memo: (id(scenario), regime) -> (scenario, its half) (colint.util.memo.per_spec). Every analysis of an EP-overlapped model
 # asks it per regime (and the advice closure's re-checks at the same settings); scenarios are frozen, so the entry
-# keeps its scenario alive beside the id. Bounded like the analyses that ask.
+# keeps its scenario alive beside the id. Bounded like the analyses that ask (gemm_rows.SPEC_MEMO_MAX).
 _HALVES: dict = {}
-HALVES_MAX = 4096
 
 
 def half_scenario(scenario: Scenario, regime: str) -> Scenario:
     """The scenario of one micro-batch: ⌈B/2⌉ sequences (decode) or ⌈T/2⌉ tokens (prefill)."""
-    return per_spec(_HALVES, (id(scenario), regime), scenario, lambda: _half(scenario, regime), HALVES_MAX)
+    return per_spec(_HALVES, (id(scenario), regime), scenario, lambda: _half(scenario, regime), SPEC_MEMO_MAX)
 
 
 def _half(scenario: Scenario, regime: str) -> Scenario:

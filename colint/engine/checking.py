@@ -247,8 +247,7 @@ def _check_declared(r, spec, out: list[Finding], gpu: Optional[str], opts: Setti
     """A rule emits nothing above its most severe level, nor above its ceiling on this spec (colint.engine.closure skips,
     in warning-level re-checks, the rules that cannot warn, and those a state's spec caps at what the file reported), and a rule that declares fields points at them alone, on its own GPU (the closure relies on
     both): a finding that breaks either is a bug in colint, reported as one."""
-    configured = opts.rule_options.get(r.code)
-    most = r.max_severity(configured) if r.ceiling is None else r.ceiling_on(spec, configured)
+    most = r.ceiling_on(spec, opts.rule_options.get(r.code))
     for f in out:
         if SEVERITY_ORDER[f.severity] < SEVERITY_ORDER[most]:
             raise RuntimeError(f"{r.code} emitted a finding at {f.severity}, above its most severe level {most}")

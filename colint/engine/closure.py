@@ -285,16 +285,24 @@ class Closure:
         of them, on each GPU, at the most severe level it can emit. A state whose edit moves one of those fields
         to another key runs it again (_recheck)."""
         if self._reported_memo is None:
-            gpus = [t.gpu for t in self.targets]
             self._reported_memo = {}
             for r in self.rules:
-                if not r.fields:
-                    continue
-                most, keys = self._most_severe(r), field_keys(self.spec, r.fields)
-                ids = [(r.code, k, g) for k in keys for g in (gpus if r.needs_workload else [None])]
-                if ids and all(self.before.get(i, 99) <= most for i in ids):
+                keys, level = self._reported_level(r)
+                if level is not None and level <= self._most_severe(r):
                     self._reported_memo[r.code] = (r.fields, keys)
         return self._reported_memo
+
+    def _reported_level(self, r) -> tuple[tuple, Optional[int]]:
+        """(the keys rule ``r``'s declared fields point at in this file, the least severe level of its findings on
+        them, None unless this file's check reported it on each of them, on each GPU)."""
+        if not r.fields:
+            return (), None
+        keys = field_keys(self.spec, r.fields)
+        gpus = [t.gpu for t in self.targets] if r.needs_workload else [None]
+        ids = [(r.code, k, g) for k in keys for g in gpus]
+        if not ids or any(i not in self.before for i in ids):
+            return keys, None
+        return keys, max(self.before[i] for i in ids)
 
     def _capped(self) -> dict[str, tuple]:
         """The rules with a ceiling (colint.rules.base.Rule.ceiling) and declared fields, without a severity
@@ -303,15 +311,13 @@ class Closure:
         that level or below, every finding it could raise there was reported here at its severity or above (it points
         at those keys alone): nothing new, so the state's check leaves it out (_recheck)."""
         if self._capped_memo is None:
-            gpus = [t.gpu for t in self.targets]
             self._capped_memo = {}
             for r in self.rules:
-                if r.ceiling is None or not r.fields or r.code in self.opts.severity_overrides:
+                if r.ceiling is None or r.code in self.opts.severity_overrides:
                     continue
-                keys = field_keys(self.spec, r.fields)
-                ids = [(r.code, k, g) for k in keys for g in (gpus if r.needs_workload else [None])]
-                if ids and all(i in self.before for i in ids):
-                    self._capped_memo[r.code] = (r.fields, keys, max(self.before[i] for i in ids))
+                keys, level = self._reported_level(r)
+                if level is not None:
+                    self._capped_memo[r.code] = (r.fields, keys, level)
         return self._capped_memo
 
     def _recheck(self, fx: Fix, state: tuple, stop=None, skip: tuple[str, ...] = (), reported=None, capped=None):
@@ -336,7 +342,7 @@ class Closure:
                         c for c in skip if c not in reported or field_keys(spec, reported[c][0]) == reported[c][1]
                     )
             if capped:
-                rules = {r.code: r for r in self.rules}
+                rules = {r.code: r for r in self.rules if r.code in capped}
                 skip = skip + tuple(
                     code
                     for code, (fields, keys, level) in capped.items()

@@ -161,9 +161,8 @@ def deep_narrow_stack(ctx: Context):
     loss = 100.0 * gain if gain is not None and gain > 0 else None
     # advice (info) below ~1B parameters (MobileLLM: depth wins there) and within the band of shipped designs
     # (Qwen3-30B-A3B's 43, SmolLM3's 57); graded by the gain only where the stack is really deep and narrow
-    deep = not small and aspect < ctx.option("deep_aspect_ratio")
     yield ctx.finding(
-        ctx.graded(loss, cap="warning" if deep else "info"),
+        ctx.graded(loss, cap=_ceiling(spec, ctx.option)),
         _stack_message(ctx, aspect, l_eq, share, gain, small),
         field="num_layers",
         evidence=ev,
@@ -174,9 +173,8 @@ def deep_narrow_stack(ctx: Context):
 
 
 def _ceiling(spec, option) -> Severity:
-    """CL301's most severe level on ``spec`` (Rule.ceiling): a warning only for a really deep and narrow stack
-    (H/L below deep_aspect_ratio) of small_model_params or more, as deep_narrow_stack caps its grading; else
-    advice. The same figures the rule computes, from the spec alone."""
+    """CL301's most severe level on ``spec`` (Rule.ceiling), the cap deep_narrow_stack grades under: a warning only
+    for a really deep and narrow stack (H/L below deep_aspect_ratio) of small_model_params or more; else advice."""
     if spec.num_layers < 2 or spec.hidden_size / equivalent_layers(spec) >= option("deep_aspect_ratio"):
         return "info"
     return "info" if param_counts(spec).total < option("small_model_params") else "warning"
