@@ -12,6 +12,7 @@ from colint.analysis.memory import USABLE_HBM_SHARE
 from colint.analysis.moe import attention_dp_groups
 from colint.analysis.footprint import activation_floor, footprint_floor, memory_at
 from colint.analysis.gemm_rows import SPEC_MEMO_MAX
+from colint.analysis.padding import TILE
 from colint.util.memo import per_spec
 from colint.analysis.workload import analyse
 
@@ -211,7 +212,7 @@ def tensor_parallel_widths(spec) -> dict[str, int]:
     return widths
 
 
-def aligned_tp(spec, *, domain: Optional[int], kvp: int = 1, max_tp: int = 64, tile: int = 128) -> Optional[AlignedTp]:
+def aligned_tp(spec, *, domain: Optional[int], kvp: int = 1, max_tp: int = 64, tile: int = TILE) -> Optional[AlignedTp]:
     """``--tp auto`` decoded (an ESTIMATE's input, decided once per model): the largest power-of-two tp keeping each
     width of ``tensor_parallel_widths`` a multiple of ``tile`` per shard (FFN widths split over tp x kvp GPUs, the
     heads over tp), then capped where more tp replicates the KV cache (CL701) or leaves the NVLink domain (CL704).

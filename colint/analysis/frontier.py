@@ -68,6 +68,7 @@ from colint.analysis.frontier_pricing import (
 from colint.analysis.kv_cache import kind_mixers
 from colint.analysis.memory import USABLE_HBM_SHARE  # the share of HBM Workload.memory_fits plans with
 from colint.analysis.moe import attention_dp_groups
+from colint.analysis.padding import TILE
 from colint.analysis.serving import (
     Pool,
     PrefillCost,
@@ -300,7 +301,7 @@ def deployments(spec, profile, max_gpus: Optional[int] = None) -> list[Deploymen
 # aiconfigurator searches them (its frontier for Qwen3-235B on 8 H100: experts tp2 x ep4); wider EP (NVL72) stays
 # all-EP, as DeepSeek's and SGLang's wide-EP deployments run
 MIX_MAX_SPAN = 8
-MIX_MIN_WIDTH = 128  # an expert's shard keeps at least one 128-wide GEMM tile (the tile aligned_tp keeps)
+MIX_MIN_WIDTH = TILE  # an expert's shard keeps at least one 128-wide GEMM tile (the tile aligned_tp keeps)
 
 
 def moe_tp_mixes(ep: int, widths) -> list[int]:

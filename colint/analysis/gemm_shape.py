@@ -10,6 +10,7 @@ import math
 from typing import Optional
 
 from colint.analysis.gemm_model import FORMATS, OUT_BYTES, estimate
+from colint.analysis.padding import TILE
 
 
 def limit_intensity(n: int, k: int, dtype: str, out_dtype: str) -> float:
@@ -44,7 +45,7 @@ def thin_side_for_ridge(n: int, k: int, dtype: str, out_dtype: str, ridge: float
     return ("K" if thin_is_k else "N"), lo
 
 
-def reference_shapes(n: int, k: int, tile: int = 128) -> list[tuple[int, int]]:
+def reference_shapes(n: int, k: int, tile: int = TILE) -> list[tuple[int, int]]:
     """Aligned near-square references of a GEMM's N x K: sides multiples of ``tile`` around sqrt(N·K) (the
     nearest and one tile either way, the other side making up the same N·K), so that each does about the
     same work per token. Several, so that one reference's wave quantization does not pass for a shape cost."""
@@ -59,7 +60,7 @@ def reference_shapes(n: int, k: int, tile: int = 128) -> list[tuple[int, int]]:
     return out
 
 
-def reference_shape(n: int, k: int, tile: int = 128) -> tuple[int, int]:
+def reference_shape(n: int, k: int, tile: int = TILE) -> tuple[int, int]:
     """The square reference quoted in messages: sqrt(N·K) rounded to a multiple of ``tile``."""
     side = max(tile, int(round(math.sqrt(n * k) / tile)) * tile)
     return side, side

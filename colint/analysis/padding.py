@@ -17,6 +17,10 @@ from colint.hardware_profiles import time_model
 from colint.normalize.format_reader import round_up
 from colint.util.records import dataclass
 
+TILE = (
+    128  # the portable GEMM tile width widths are judged on (NVIDIA co-design blog guideline 2: "safe, portable floor")
+)
+
 
 @dataclass
 class Dim:

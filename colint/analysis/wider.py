@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any, Optional
 
 from colint.analysis.inventory import layer_counts, param_counts
+from colint.analysis.padding import TILE
 from colint.analysis.scenario import fit_to_model, make_scenario
 from colint.analysis.workload import analyse, decode_step
 from colint.normalize.resize import layer_pattern_for, nearest_divisor
@@ -17,7 +18,7 @@ from colint.normalize.weights import kind_params
 from colint.util.records import dataclass
 
 
-ALIGN = 128  # widths of the alternative are multiples of one 128-wide tile (guideline 2)
+ALIGN = TILE  # widths of the alternative are multiples of one 128-wide tile (guideline 2)
 
 
 def equivalent_layers(spec) -> float:

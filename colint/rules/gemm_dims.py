@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from colint.analysis.gemm_model import FORMATS, tile_efficiency
 from colint.analysis.inventory import is_gate
-from colint.analysis.padding import Dim
+from colint.analysis.padding import TILE, Dim
 from colint.analysis.padding import step_effect_pct as padding_step_effect_pct
 from colint.util.memo import keep
 from colint.rules.base import Context
 from colint.rules.fix_builders import round_up
-
-TILE = 128  # the portable tile width (NVIDIA co-design blog guideline 2: "safe, portable floor")
 
 
 def step_effect_pct(ctx: Context, dims: list[Dim], multiple: int) -> dict[str, float]:

@@ -12,6 +12,8 @@ drops grid points that a rule family would reject outright before anything is es
 from __future__ import annotations
 
 import math
+
+from colint.analysis.padding import TILE
 from typing import Optional
 
 from colint.fixing.edited_document import edited_document
@@ -21,7 +23,6 @@ from colint.loading import load_text
 from colint.normalize import normalize
 from colint.util.records import dataclass
 
-TILE = 128  # the tile width every rule aligns to (alignment rules: multiple of 128 per shard)
 H_STEPS = 3  # grid points on each side of the original
 FFN_STEPS = 3
 LAYER_STEPS = 3
