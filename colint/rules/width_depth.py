@@ -26,6 +26,14 @@ SOURCES = (
 )
 
 
+def _ceiling(spec, option) -> Severity:
+    """CL301's most severe level on ``spec`` (Rule.ceiling), the cap deep_narrow_stack grades under: a warning only
+    for a really deep and narrow stack (H/L below deep_aspect_ratio) of small_model_params or more; else advice."""
+    if spec.num_layers < 2 or spec.hidden_size / equivalent_layers(spec) >= option("deep_aspect_ratio"):
+        return "info"
+    return "info" if param_counts(spec).total < option("small_model_params") else "warning"
+
+
 @rule(
     code="CL301",
     fields=("num_layers",),
@@ -95,12 +103,9 @@ SOURCES = (
     graded=True,
     warning_loss_pct=5.0,
     error_loss_pct=NEVER,
-    ceiling=lambda spec, option: _ceiling(spec, option),
+    ceiling=_ceiling,
 )
 def deep_narrow_stack(ctx: Context):
-
-    # here: wider imports the workload model, which a spec-only run (--select CL0) never loads
-
     spec = ctx.spec
     L = spec.num_layers
     l_eq = equivalent_layers(spec)
@@ -170,14 +175,6 @@ def deep_narrow_stack(ctx: Context):
         details=details,
         loss_pct=loss,
     )
-
-
-def _ceiling(spec, option) -> Severity:
-    """CL301's most severe level on ``spec`` (Rule.ceiling), the cap deep_narrow_stack grades under: a warning only
-    for a really deep and narrow stack (H/L below deep_aspect_ratio) of small_model_params or more; else advice."""
-    if spec.num_layers < 2 or spec.hidden_size / equivalent_layers(spec) >= option("deep_aspect_ratio"):
-        return "info"
-    return "info" if param_counts(spec).total < option("small_model_params") else "warning"
 
 
 def _stack_message(ctx: Context, aspect: float, l_eq: float, share: float, gain, small: bool) -> str:
