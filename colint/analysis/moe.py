@@ -89,7 +89,7 @@ def busiest_rank_factor(tokens: float, top_k: int, num_experts: int, ep: int) ->
     return min(cap, _expected_max_binomial(n, 1.0 / ep, ep) / (n / ep))
 
 
-NORMAL_SD = 6.0  # binomial standard deviation past which its normal limit is used (see _expected_max_binomial)
+NORMAL_SD = 6.0  # picks: the binomial standard deviation past which its normal limit is used (_expected_max_binomial)
 
 
 @functools.lru_cache(maxsize=256)
