@@ -35,8 +35,9 @@ ATTN_FORMAT = "bf16"  # attention core math (FlashAttention/FlashMLA BF16 path)
 # KV-cache append run inside the attention op (colint.analysis.ops_attention prices them)
 ELEMENTWISE_PASSES = 5
 # TensorRT-LLM runs FP8 block-scaled MoE layers with DeepGEMM's masked grouped GEMM on SM100 (DeepGemmFusedMoE; the
-# measured B200 fp8_block MoE rows are kernel_source deepgemm, H100's cutlass)
-MASKED_MOE_ARCHITECTURE = "blackwell-dc"
+# measured B200 fp8_block MoE rows are kernel_source deepgemm, H100's cutlass); DeepGEMM dispatches its SM100 kernels on
+# compute capability major 10 (csrc/apis: arch_major == 10): B200/GB200 (10.0) and B300/GB300 (10.3), not Thor or sm_12x
+MASKED_MOE_CC_MAJOR = "10"
 LL_MAX_TOKENS = 128  # DeepEP: low-latency kernels up to this many tokens per rank (decode), high-throughput above
 ATTN_EFFICIENCY_FALLBACK = 0.7  # attention core's share of peak FLOP/s when the time model has no bf16 entry (estimate)
 
@@ -444,6 +445,12 @@ def layer_extras(kind: LayerKind, tokens: int, h: int, scenario: Scenario, profi
     return n_other, n_coll, act_bytes, elem_s, coll_s
 
 
+def masked_moe_layout(profile) -> bool:
+    """Whether an FP8 block-scaled MoE layer runs DeepGEMM's masked grouped GEMM on ``profile``: the SM100 family,
+    compute capability 10.x (DeepGEMM's own dispatch), whatever colint calls its architecture."""
+    return profile.vendor == "nvidia" and str(profile.compute_capability).split(".")[0] == MASKED_MOE_CC_MAJOR
+
+
 def moe_data_s(kind: LayerKind, t_global: float, h: int, scenario: Scenario, profile, tmod) -> float:
     """One MoE layer's work beside its grouped GEMMs and its helper kernels' launches, for ``t_global`` tokens of the
     EP domain (s; an ESTIMATE), as colint.analysis.ops_moe.moe_layer prices the measured layer: the permute,
@@ -466,7 +473,7 @@ def moe_data_s(kind: LayerKind, t_global: float, h: int, scenario: Scenario, pro
     b_act = FORMATS.get(scenario.gemm_format, ("bf16", 2.0, 2.0))[1]
     move_b = (held + rows_gpu) * h * (b_act + 2.0) + rows_gpu * (n_up + i_shard) * 2.0
     masked_s = 0.0
-    if scenario.gemm_format == "fp8_block" and profile.architecture == MASKED_MOE_ARCHITECTURE:
+    if scenario.gemm_format == "fp8_block" and masked_moe_layout(profile):
         masked_s = tmod.moe_masked_group_us * 1e-6 * (ceil_div(experts, moe_ep) if scenario.ep > 1 else experts)
     return move_b / (profile.memory_bytes_per_s * tmod.memory_efficiency) + masked_s
 
