@@ -331,15 +331,15 @@ def _mixers(kind):
 
 
 def concurrency_grid(limit: int) -> list[int]:
-    """1, 2, 3, 4, 6, 8, 12, 16, ... (powers of two and 1.5x them) up to ``limit``, and ``limit``."""
+    """1, 2, 3, ... 8, then four steps an octave (10, 12, 14, 16, 20, 24, 28, 32, 40, ...) up to ``limit``, and
+    ``limit``: an engine batches any number of sequences, and a frontier read between neighbours GRID_STEP apart
+    (at most 1.25x) stays within a few percent of the points between them."""
     limit = min(limit, MAX_CONCURRENCY)
-    out: set[int] = set()
-    v = 1
-    while v <= limit:
-        out.add(v)
-        if v * 3 // 2 <= limit and v >= 2:
-            out.add(v * 3 // 2)
-        v *= 2
+    out = {v for v in range(1, min(limit, 8) + 1)}
+    base = 8
+    while base < limit:
+        out.update(v for v in (base * 5 // 4, base * 3 // 2, base * 7 // 4, base * 2) if v <= limit)
+        base *= 2
     if limit >= 1:
         out.add(limit)
     return sorted(out)

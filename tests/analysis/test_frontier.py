@@ -80,7 +80,11 @@ def test_deployments_moe_cross_tp_with_ep_and_attention_dp():
 
 def test_concurrency_grid():
     assert concurrency_grid(1) == [1]
-    assert concurrency_grid(100) == [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 100]
+    assert concurrency_grid(100) == [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 100]
+    assert concurrency_grid(7) == [1, 2, 3, 4, 5, 6, 7]
+    # at most 1.25x between neighbours past 8, so a frontier read between points stays close to the points between
+    grid = concurrency_grid(16384)
+    assert max(b / a for a, b in zip(grid[7:], grid[8:])) == 1.25 and grid[-1] == 16384
 
 
 # ------------------------------------------------------------------------------ the frontier's figures
