@@ -80,7 +80,7 @@ def test_deployments_moe_cross_tp_with_ep_and_attention_dp():
 
 def test_concurrency_grid():
     assert concurrency_grid(1) == [1]
-    assert concurrency_grid(100) == [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 100]
+    assert concurrency_grid(100) == [*range(1, 9), 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 100]
     assert concurrency_grid(7) == [1, 2, 3, 4, 5, 6, 7]
     # at most 1.25x between neighbours past 8, so a frontier read between points stays close to the points between
     grid = concurrency_grid(16384)
