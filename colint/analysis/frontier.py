@@ -1,7 +1,8 @@
 """The throughput–interactivity frontier of a design on one GPU type (issue 14; `colint pareto`).
 
 Enumerates the deployments of one model replica inside one scale-up domain (the profile's
-``domain_size``: 8 for HGX, 72 for NVL72) — attention/dense tensor parallelism ``tp``, and for an
+``domain_size``: 8 for HGX, 72 for NVL72; or within ``--total-gpus`` where that is larger, the collectives that
+leave the domain priced at the scale-out link) — attention/dense tensor parallelism ``tp``, and for an
 MoE expert parallelism ``ep`` (ep ≥ tp: ``ep / tp`` attention data-parallel groups share the
 experts, colint.analysis.moe.attention_dp_groups) or experts tensor-parallel (ep = 1), and within
 one HGX node the moe_tp x moe_ep mixes between them (moe_tp_mixes: each expert split moe_tp ways,
@@ -56,6 +57,7 @@ import time
 from dataclasses import field, replace
 from typing import Any, Optional
 
+from colint.analysis.collectives import scale_out_gbps
 from colint.analysis.inventory import layer_counts
 from colint.analysis.deployments import powers_of_two
 from colint.analysis.frontier_pricing import (
@@ -271,11 +273,13 @@ def _used_kinds(spec):
 
 
 def deployments(spec, profile, max_gpus: Optional[int] = None) -> list[Deployment]:
-    """Every (tp, ep) of one replica within the profile's scale-up domain (and within ``max_gpus``, the
-    --total-gpus bound): tp a power of two that divides the query heads of every attention layer; for an
-    MoE, ep = 1 (experts tensor-parallel) or ep ≥ tp, a multiple of tp (a power of two times tp, or the
-    whole domain), at most the experts."""
-    domain = min(profile.domain_size, max_gpus) if max_gpus else profile.domain_size
+    """Every (tp, ep) of one replica of at most ``max_gpus`` GPUs (the --total-gpus bound; None: the profile's
+    scale-up domain): tp a power of two that divides the query heads of every attention layer; for an MoE, ep = 1
+    (experts tensor-parallel) or ep ≥ tp, a multiple of tp (a power of two times tp, or all ``max_gpus``), at most
+    the experts. A replica wider than the scale-up domain (--total-gpus past it: two HGX nodes for a model that
+    one does not hold, an 8-GPU PCIe host of NVLink-bridged pairs) pays for it where analyse prices its collectives:
+    what leaves the domain runs at the scale-out link (colint.analysis.collectives.link_bytes_per_s)."""
+    domain = max_gpus or profile.domain_size  # the GPUs one replica may span
     kinds = _used_kinds(spec)
     heads = {mx.num_heads for k in kinds for mx in _mixers(k) if mx.kind in ("attention", "mla") and mx.num_heads}
     experts = [k.ffn.num_experts for k in kinds if k.ffn.kind == "moe" and k.ffn.num_experts]
@@ -450,7 +454,8 @@ def frontier(
     total = serving.total_gpus or profile.domain_size
     hbm = profile.memory_gb * 1e9
     usable = USABLE_HBM_SHARE * hbm
-    deps = deployments(spec, profile, total)
+    # disaggregated: a decode or prefill instance leaves room for at least one of the other pool's
+    deps = deployments(spec, profile, _largest_power_of_two_below(total) if serving.mode == "disaggregated" else total)
     probes, prefills, unfit = _probe(spec, profile, base, deps, usable, serving)
     # one grid of concurrencies for every deployment, up to the largest that fits anywhere (and each
     # deployment's own limit); what a deployment cannot hold is dropped and counted, not priced
@@ -468,7 +473,7 @@ def frontier(
             front = _checked(spec, profile, base, front, prefills, chunk, serving)
     except _Fallback as why:
         return _exact(spec, profile, base, path, variant, str(why), serving)
-    notes = _notes(front, unpooled, total)
+    notes = _notes(front, unpooled, total, profile)
     label = (
         f"estimate: {profile.name}, {base.gemm_format} weights, KV cache {base.kv_cache}, context "
         f"{base.context}, prefill {base.prefill_tokens} tokens per forward"
@@ -586,8 +591,21 @@ def _checked(spec, profile, base, front: list[Point], prefills, chunk: int, serv
     return checked
 
 
-def _notes(front: list[Point], unpooled: int, total: int) -> list[str]:
+def _largest_power_of_two_below(n: int) -> int:
+    """The largest power of two under ``n`` (1 for n <= 2)."""
+    return max(1, 1 << max(0, (n - 1).bit_length() - 1))
+
+
+def _notes(front: list[Point], unpooled: int, total: int, profile) -> list[str]:
     notes: list[str] = []
+    wide = [p for p in front if p.deployment.gpus > profile.domain_size]
+    if wide:
+        gbps, stated = scale_out_gbps(profile)
+        notes.append(
+            f"{len(wide)} of the {len(front)} frontier points span more than one {profile.domain_size}-GPU "
+            f"{profile.domain_noun}: what their collectives send past it runs at {gbps / 2:g} GB/s per GPU each way "
+            + ("(the profile's scale_out_gbps)" if stated else "(assumed: a 400 Gb/s NIC per GPU)")
+        )
     if unpooled:
         notes.append(
             f"{unpooled:,} decode points have no prefill instance beside them within {total} GPUs (disaggregated)"

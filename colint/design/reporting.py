@@ -171,6 +171,7 @@ def frontier_chart(frontiers) -> dict[str, Any]:
     return {
         "gpu": f0.gpu,
         "domain_size": f0.domain_size,
+        "total_gpus": f0.total_gpus,
         "label": f0.label,
         "serving": f0.serving_label(),
         "designs": designs,

@@ -37,8 +37,8 @@ def draw(ax, d: dict) -> None:
         ax.text(
             0.5,
             0.5,
-            f"no deployment within one {d['domain_size']}-GPU domain holds the weights and one "
-            "sequence\n(a narrower format, --dtype fp8 or nvfp4, or a larger domain may)",
+            f"no deployment of up to {d['total_gpus']} GPUs holds the weights and one "
+            "sequence\n(a narrower format, --dtype fp8 or nvfp4, or more --total-gpus may)",
             ha="center",
             va="center",
             transform=ax.transAxes,

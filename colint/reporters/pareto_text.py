@@ -39,10 +39,10 @@ def render_frontier(f, name: str) -> list[str]:
     for n in f.notes:
         lines.append(f"  note: {n}")
     if not f.frontier:
-        if f.total_gpus and f.total_gpus < f.domain_size:
+        if f.total_gpus and f.total_gpus != f.domain_size:
             where, more = f"of up to {f.total_gpus} GPUs (--total-gpus)", "more --total-gpus"
         else:
-            where, more = f"within one {f.domain_size}-GPU domain", "a GPU with a larger domain"
+            where, more = f"within one {f.domain_size}-GPU domain", "more --total-gpus"
         lines.append(
             f"  no deployment {where} holds the weights and one sequence"
             + (", or serves within the TTFT limit" if f.dropped_ttft else "")

@@ -78,6 +78,58 @@ def test_deployments_moe_cross_tp_with_ep_and_attention_dp():
     assert Deployment(4, 1).label() == "tp4" and Deployment(8, 8).label() == "tp8 ep8"
 
 
+def test_total_gpus_past_the_domain_lets_a_replica_span_it():
+    """--total-gpus wider than the scale-up domain: one replica may span it (an 8-GPU PCIe host of NVLink-bridged
+    H100 pairs; two HGX nodes for a model one node does not hold); without it, one domain as before."""
+    pcie = load_profile("h100-pcie")  # NVLink bridges join pairs
+    assert deployments(_spec(LLAMA70B), pcie) == [Deployment(1), Deployment(2)]
+    assert deployments(_spec(LLAMA70B), pcie, 8) == [Deployment(t) for t in (1, 2, 4, 8)]
+    assert deployments(_spec(LLAMA70B), pcie, 1) == [Deployment(1)]
+    deps = deployments(_spec(DEEPSEEK), load_profile("h100-sxm"), 16)
+    assert Deployment(16) in deps and Deployment(8, 16) in deps and Deployment(1, 16) in deps
+    assert max(d.gpus for d in deps) == 16 and Deployment(8, 16).label() == "tp8 ep16 dp2"
+
+
+def test_a_replica_past_the_domain_pays_the_scale_out_link(capsys):
+    """Llama-3.3-70B BF16 on 8 H100 PCIe (pairs bridged by NVLink): nothing fits in one pair, so colint pareto had
+    no frontier; with --total-gpus 8 its tp4 / tp8 replicas span the bridged pairs, the all-reduces past a pair
+    priced at the scale-out link (slower than if NVLink joined all eight) and said in a note."""
+    from dataclasses import replace
+
+    pcie = load_profile("h100-pcie")
+    sc = make_scenario("throughput", gpu=pcie.name, dtype="bf16")
+    serving = serving_for("aggregated", 4500, isl=4000, osl=500, total_gpus=8)
+    f = frontier(_spec(LLAMA70B), pcie, sc, LLAMA70B, serving=serving)
+    assert f.frontier and {p.deployment for p in f.frontier} == {Deployment(4), Deployment(8)}
+    assert f.notes[0] == (
+        f"{len(f.frontier)} of the {len(f.frontier)} frontier points span more than one 2-GPU NVLink domain: what "
+        "their collectives send past it runs at 50 GB/s per GPU each way (assumed: a 400 Gb/s NIC per GPU)"
+    )
+    linked = frontier(_spec(LLAMA70B), replace(pcie, domain_size=8), sc, LLAMA70B, serving=serving)
+    assert not any("span more than one" in n for n in linked.notes)
+    tp8 = {p.concurrency: p.itl_s for p in f.points if p.deployment == Deployment(8)}
+    tp8_linked = {p.concurrency: p.itl_s for p in linked.points if p.deployment == Deployment(8)}
+    assert tp8 and all(tp8[b] > tp8_linked[b] for b in tp8)
+    # without --total-gpus: one bridged pair, and the text says what would help
+    code, out, _ = _run(capsys, ["pareto", LLAMA70B, "--gpu", "h100-pcie", "--isl", "4000", "--osl", "500"])
+    assert code == 0
+    assert (
+        "  no deployment within one 2-GPU domain holds the weights and one sequence: no frontier (a narrower "
+        "format, --dtype fp8 or nvfp4, or more --total-gpus may)"
+    ) in out.splitlines()
+
+
+def test_disaggregated_instances_leave_room_for_the_other_pool():
+    """Disaggregated within --total-gpus 16 on HGX: an instance of 16 could never have the other pool beside it, so
+    none is enumerated (the largest power of two under the total: 8); aggregated spans all 16."""
+    h100 = load_profile("h100-sxm")
+    sc = make_scenario("throughput", gpu=h100.name, dtype="bf16")
+    for mode, widest in (("disaggregated", 8), ("aggregated", 16)):
+        f = frontier(_spec(LLAMA70B), h100, sc, LLAMA70B, serving=serving_for(mode, 4500, 4000, 500, total_gpus=16))
+        assert max(d.gpus for d in f.deployments) == widest, mode
+        assert not any("no prefill instance" in n for n in f.notes)
+
+
 def test_concurrency_grid():
     assert concurrency_grid(1) == [1]
     assert concurrency_grid(100) == [*range(1, 9), 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 100]
