@@ -245,4 +245,17 @@ def moe_dispatch_combine(
         link = min(link, tmod.a2a_ht_sms * tmod.a2a_sm_copy_gbps * 1e9)
     clock = (profile.clock_mhz or 1500.0) * 1e6
     t_copy = tokens * copies * tmod.a2a_copy_cycles / (tmod.a2a_ht_sms * clock)
+    dom = max(1, profile.domain_size)
+    if ep > dom:
+        # past the scale-up domain the HT kernels forward (DeepEP internode.cu, "NVLink and RDMA forwarding"): a
+        # token crosses the network once per remote domain holding any of its experts, and NVLink fans it out to
+        # that domain's ranks; the two stages pipeline, so the slower one sets the pace
+        domains = math.ceil(ep / dom)
+        remote = domains * (1.0 - (1.0 - 1.0 / domains) ** topk) * (domains - 1) / domains
+        rdma_b = tokens * hidden * b * remote
+        so = max(scale_out_gbps(profile)[0], 1.0) * 1e9 / 2.0
+        fan_out = link_bytes_per_s(profile, dom) * tmod.link_efficiency
+        if phase == "combine":
+            fan_out = min(fan_out, tmod.a2a_ht_sms * tmod.a2a_sm_copy_gbps * 1e9)
+        return lat + max(rdma_b / (so * tmod.link_efficiency), moved / fan_out) + t_copy, rdma_b / so
     return lat + moved / link + t_copy, moved / bw

@@ -74,3 +74,32 @@ def test_custom_all_reduce_past_one_shot_runs_at_the_ring_rate(gpu, table):
         est = collective("all_reduce", size_bytes, 8, prof, implementation="custom")[0]
         assert est == collective("all_reduce", size_bytes, 8, prof)[0]  # the NCCL estimate
         assert abs(math.log2(est / measured_s)) < math.log2(1.3), (size_bytes, est, measured_s)
+
+
+# DeepEP README, "Normal kernels with NVLink and RDMA forwarding" (H800, one CX7 400 Gb/s NIC per GPU, 4096 tokens a
+# rank, hidden 7168, top-8 of 256 experts, FP8 dispatch, BF16 combine): "bottleneck bandwidth" in GB/s. It is a
+# logical rate: tests/test_internode.py divides num_rdma_token_sent x hidden bytes (the (token, node) pairs,
+# de-duplicated by node, the local node included) by the kernel's time; its top-k groups are min(nodes, 4), so
+# at 16 and 32 ranks (2 and 4 nodes) every node may be picked, as colint's uniform router picks them
+DEEPEP_INTERNODE_GBPS = {(16, "dispatch"): 43.0, (16, "combine"): 43.0, (32, "dispatch"): 58.0, (32, "combine"): 57.0}
+
+
+@pytest.mark.parametrize("ep, phase", sorted(DEEPEP_INTERNODE_GBPS))
+def test_high_throughput_exchange_past_the_domain_forwards_once_per_node(ep, phase):
+    """Past the NVLink domain DeepEP's normal kernels send a token once per remote node holding any of its experts
+    and fan it out over NVLink there. colint priced a copy per remote rank at the NIC's rate: 2.1-2.7x the
+    published times at 16 and 32 ranks; the per-node model is within 0.7-1.45x of them."""
+    prof = load_profile("h100-sxm")  # 8 GPUs a node, 400 Gb/s a GPU (colint's H800 stand-in: the same NIC)
+    nodes, tokens, hidden, topk = ep // 8, 4096, 7168, 8
+    wire = "fp8" if phase == "dispatch" else "bfloat16"
+    node_pairs = tokens * nodes * (1 - (1 - 1 / nodes) ** topk)  # (token, node) pairs, local node included
+    wire_bytes = (1 + 4 / 128) if phase == "dispatch" else 2.0
+    published_s = node_pairs * hidden * wire_bytes / (DEEPEP_INTERNODE_GBPS[(ep, phase)] * 1e9)
+    est_s, sol_s = moe_dispatch_combine(phase, tokens, hidden, topk, ep, wire, prof, backend="deepep_ht", experts=256)
+    assert 0.7 <= est_s / published_s <= 1.45
+    # the speed-of-light part is the remote nodes' bytes at the NIC's 50 GB/s
+    remote_pairs = node_pairs * (nodes - 1) / nodes
+    assert sol_s == pytest.approx(remote_pairs * hidden * wire_bytes / 50e9, rel=1e-9)
+    # within the domain nothing changes: a copy per remote rank over NVLink, as measured at 8 ranks
+    inside, _ = moe_dispatch_combine(phase, tokens, hidden, topk, 8, wire, prof, backend="deepep_ht", experts=256)
+    assert inside == pytest.approx({"dispatch": 678e-6, "combine": 1093e-6}[phase], rel=0.01)
