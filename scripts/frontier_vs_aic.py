@@ -11,6 +11,7 @@ model on the same GPU with `colint pareto --isl 4000 --osl 500 --ttft-limit 2` a
 
 ``--ep-overlap auto``: colint with two micro-batches where they pay (its default, off, runs the EP exchange in
 series, as aiconfigurator prices TensorRT-LLM).
+``--total-gpus 16``: both at two HGX nodes (tests/data/aic_frontier16_isl4000_osl500.csv; H100 and B200).
 ``--steps``: colint's decode step against aiconfigurator's static TPOT at the same deployment and batch
 (tests/data/aic_decode_steps_isl4000_osl500.csv). ``--collect DIR``: rebuild the committed CSVs from aiconfigurator's output folders under DIR (``<run>/**/agg/
 pareto.csv``, as ``aiconfigurator cli default --save-dir`` writes them).
@@ -28,12 +29,14 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 POINTS = os.path.join(ROOT, "tests", "data", "aic_frontier_isl4000_osl500.csv")
+# the same runs at --total-gpus 16 (two HGX nodes: aiconfigurator lets one MoE replica span them, a dense one not)
+POINTS_16 = os.path.join(ROOT, "tests", "data", "aic_frontier16_isl4000_osl500.csv")
 STEPS = os.path.join(ROOT, "tests", "data", "aic_decode_steps_isl4000_osl500.csv")
 LEVELS_CSV = os.path.join(ROOT, "tests", "data", "aic_frontier_levels_isl4000_osl500.csv")
 ISL, OSL, TTFT_LIMIT_S = 4000, 500, 2.0
 LEVELS = (20.0, 50.0, 100.0)
 COMMAND = (
-    "aiconfigurator cli default --model-path {hf_id} --system {system} --total-gpus 8 --isl 4000 --osl 500 "
+    "aiconfigurator cli default --model-path {hf_id} --system {system} --total-gpus {total} --isl 4000 --osl 500 "
     "--serving-mode agg --save-dir DIR  (aiconfigurator 0.12.0, aiconfigurator-core 0.12.0, backend trtllm, "
     "perf DB 1.3.0rc20 on h100_sxm/b200_sxm, 1.0.0 on a100_sxm; default TTFT limit 2000 ms)"
 )
@@ -59,7 +62,12 @@ FIELDS = ("case", "system", "parallel", "tp", "dp", "moe_tp", "moe_ep", "bs", "t
           "tokens_per_s_per_gpu", "ttft_ms", "tpot_ms", "gemm", "kvcache")  # fmt: skip
 
 
-def collect(folder: str) -> None:
+def points_file(total_gpus: int = 8) -> str:
+    """The committed aiconfigurator frontier points at ``total_gpus`` (8 or 16)."""
+    return {8: POINTS, 16: POINTS_16}[total_gpus]
+
+
+def collect(folder: str, total_gpus: int = 8) -> None:
     rows = []
     for path in sorted(glob.glob(os.path.join(folder, "*", "**", "agg", "pareto.csv"), recursive=True)):
         run = os.path.relpath(path, folder).split(os.sep)[0]  # <case>_<system>
@@ -83,16 +91,19 @@ def collect(folder: str) -> None:
                     "kvcache": r["kvcache"],
                 }
             )
-    with open(POINTS, "w", encoding="utf-8", newline="") as fh:
-        fh.write(f"# aiconfigurator aggregated frontier points, one row per point of its agg/pareto.csv: {COMMAND}\n")
+    command = COMMAND.replace("{total}", str(total_gpus))
+    with open(points_file(total_gpus), "w", encoding="utf-8", newline="") as fh:
+        fh.write(f"# aiconfigurator aggregated frontier points, one row per point of its agg/pareto.csv: {command}\n")
         fh.write("# models: " + "; ".join(f"{c} = {v[0]}" for c, v in CASES.items()) + "\n")
         w = csv.DictWriter(fh, FIELDS)
         w.writeheader()
         w.writerows(rows)
+    if total_gpus != 8:
+        return
     with open(LEVELS_CSV, "w", encoding="utf-8", newline="") as fh:
         fh.write(f"# tokens/s per GPU of aiconfigurator's frontier (upper envelope of {os.path.basename(POINTS)}, ")
         fh.write("log-log between neighbours) at each tokens/s per user; empty: out of its reach\n")
-        fh.write(f"# {COMMAND}\n")
+        fh.write(f"# {command}\n")
         w = csv.writer(fh)
         w.writerow(("case", "system", "tokens_per_s_per_user", "tokens_per_s_per_gpu"))
         for (case, system), pts in sorted(load_points().items()):
@@ -101,9 +112,9 @@ def collect(folder: str) -> None:
                 w.writerow((case, system, f"{u:g}", "" if t is None else f"{t:.2f}"))
 
 
-def load_points() -> dict[tuple[str, str], list[tuple[float, float]]]:
+def load_points(total_gpus: int = 8) -> dict[tuple[str, str], list[tuple[float, float]]]:
     out: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    with open(POINTS, encoding="utf-8") as fh:
+    with open(points_file(total_gpus), encoding="utf-8") as fh:
         rows = csv.DictReader(line for line in fh if not line.startswith("#"))
         for r in rows:
             out.setdefault((r["case"], r["system"]), []).append(
@@ -133,7 +144,7 @@ def at(points: list[tuple[float, float]], u: float):
     return env[-1][1]
 
 
-def colint_frontier(case: str, system: str, serving: str, ep_overlap: str | None = None):
+def colint_frontier(case: str, system: str, serving: str, ep_overlap: str | None = None, total_gpus: int = 8):
     from colint.analysis.frontier import frontier
     from colint.analysis.scenario import make_scenario
     from colint.analysis.serving import Serving
@@ -146,7 +157,7 @@ def colint_frontier(case: str, system: str, serving: str, ep_overlap: str | None
     sc = make_scenario(
         "throughput", gpu=profile.name, dtype=dtype, kv_cache=kv, context=ISL + OSL, ep_overlap=ep_overlap
     )
-    sv = Serving(serving, ISL, OSL, total_gpus=8, ttft_limit_s=TTFT_LIMIT_S if serving != "decode" else None)
+    sv = Serving(serving, ISL, OSL, total_gpus=total_gpus, ttft_limit_s=TTFT_LIMIT_S if serving != "decode" else None)
     return frontier(spec, profile, sc, path, serving=sv)
 
 
@@ -235,6 +246,9 @@ def main() -> int:
     ap.add_argument("--collect", metavar="DIR", help="rebuild the committed CSVs from aiconfigurator's output")
     ap.add_argument("--steps", action="store_true", help="decode steps at the same deployment and batch instead")
     ap.add_argument(
+        "--total-gpus", type=int, default=8, choices=(8, 16), help="the GPUs both frontiers may use (16: two HGX nodes)"
+    )
+    ap.add_argument(
         "--ep-overlap",
         default=None,
         choices=("auto", "on", "off"),
@@ -245,13 +259,13 @@ def main() -> int:
         steps()
         return 0
     if args.collect:
-        collect(args.collect)
-        print(f"wrote {POINTS} and {LEVELS_CSV}")
+        collect(args.collect, args.total_gpus)
+        print(f"wrote {points_file(args.total_gpus)}" + (f" and {LEVELS_CSV}" if args.total_gpus == 8 else ""))
         return 0
     ratios = []
     rows = []
-    for (case, system), pts in sorted(load_points().items()):
-        f = colint_frontier(case, system, args.serving, args.ep_overlap)
+    for (case, system), pts in sorted(load_points(args.total_gpus).items()):
+        f = colint_frontier(case, system, args.serving, args.ep_overlap, args.total_gpus)
         cells = []
         for u in LEVELS:
             a, c = at(pts, u), f.throughput_at(u)

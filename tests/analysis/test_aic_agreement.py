@@ -61,10 +61,10 @@ def test_decode_step_rows(steps, model, system, label, batch, ratio):
     assert _ratio(steps, model, system, label, batch) == pytest.approx(ratio, abs=0.005)
 
 
-def _frontier_ratios(script, ep_overlap: str | None = None) -> dict:
+def _frontier_ratios(script, ep_overlap: str | None = None, total_gpus: int = 8) -> dict:
     ratios = {}
-    for (case, system), pts in sorted(script.load_points().items()):
-        f = script.colint_frontier(case, system, "aggregated", ep_overlap)
+    for (case, system), pts in sorted(script.load_points(total_gpus).items()):
+        f = script.colint_frontier(case, system, "aggregated", ep_overlap, total_gpus)
         for u in script.LEVELS:
             a, c = script.at(pts, u), f.throughput_at(u)
             if a and c:
@@ -96,3 +96,19 @@ def test_aggregated_frontier_with_two_micro_batches_where_they_pay(script):
     assert script.within(list(ratios.values())) == 17
     assert ratios[("deepseek_r1", "b200_sxm", 20.0)] == pytest.approx(1.39, abs=0.005)
     assert ratios[("qwen3_235b", "b200_sxm", 20.0)] == pytest.approx(1.26, abs=0.005)
+
+
+def test_aggregated_frontier_on_two_hgx_nodes(script):
+    """--total-gpus 16 on both sides (aiconfigurator's MoE replicas may span the two nodes, its dense ones stay in
+    one; colint's may span both): 13 of 17 within 1.25x. The misses: Qwen3 on H100 at 50 (the power-law routing of
+    the 8-GPU table) and DeepSeek-R1 on H100, which needs both nodes: at 20 tok/s/user aiconfigurator's points
+    with TTFT under 2 s stop at 32.7 tok/s/user (its TTFT counts the burst of prefills ahead of a request), at 50
+    its attention-DP is all-or-nothing (tp16, 20 tok/s/GPU) where colint's tp4 x dp4 groups reach 38."""
+    ratios = _frontier_ratios(script, total_gpus=16)
+    assert len(ratios) == 17 and script.within(list(ratios.values())) == 13
+    # dense replicas of 8 on two nodes: the 8-GPU frontier per GPU, as aiconfigurator's
+    eight = _frontier_ratios(script)
+    for key in [k for k in ratios if k[0] == "llama70b_bf16" and k[1] == "b200_sxm"]:
+        assert ratios[key] == pytest.approx(eight[key], rel=1e-9)
+    assert ratios[("deepseek_r1", "h100_sxm", 20.0)] == pytest.approx(1.99, abs=0.01)
+    assert ratios[("deepseek_r1", "h100_sxm", 50.0)] == pytest.approx(1.86, abs=0.01)
