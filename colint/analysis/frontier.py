@@ -336,8 +336,8 @@ def _mixers(kind):
 
 def concurrency_grid(limit: int) -> list[int]:
     """1, 2, 3, ... 8, then four steps an octave (10, 12, 14, 16, 20, 24, 28, 32, 40, ...) up to ``limit``, and
-    ``limit``: an engine batches any number of sequences, and a frontier read between neighbours GRID_STEP apart
-    (at most 1.25x) stays within a few percent of the points between them."""
+    ``limit``: an engine batches any number of sequences, and a frontier read between neighbours at most 1.25x
+    apart stays within a few percent of the points between them."""
     limit = min(limit, MAX_CONCURRENCY)
     out = {v for v in range(1, min(limit, 8) + 1)}
     base = 8

@@ -40,14 +40,14 @@ def render_frontier(f, name: str) -> list[str]:
         lines.append(f"  note: {n}")
     if not f.frontier:
         if f.total_gpus and f.total_gpus != f.domain_size:
-            where, more = f"of up to {f.total_gpus} GPUs (--total-gpus)", "more --total-gpus"
+            where = f"of up to {f.total_gpus} GPUs (--total-gpus)"
         else:
-            where, more = f"within one {f.domain_size}-GPU domain", "more --total-gpus"
+            where = f"within one {f.domain_size}-GPU domain"
         lines.append(
             f"  no deployment {where} holds the weights and one sequence"
             + (", or serves within the TTFT limit" if f.dropped_ttft else "")
             + (", or leaves room for a prefill pool" if f.serving.mode == "disaggregated" else "")
-            + f": no frontier (a narrower format, --dtype fp8 or nvfp4, or {more} may)"
+            + ": no frontier (a narrower format, --dtype fp8 or nvfp4, or more --total-gpus may)"
         )
         return lines
     mode = f.serving.mode
