@@ -43,9 +43,15 @@ KV (Helix) parallelism: where tp already reaches the KV heads (or for MLA), each
 with kvp = 2, 4, ... within the domain (``kv_parallel_allowed``): an attention group of tp x kvp GPUs
 whose kvp GPUs each hold 1/kvp of every sequence's KV cache (``Scenario.kvp``, priced by analyse).
 
-Not modelled (said in the output): pipeline stages for decode (``analyse`` prices pp stages in
-sequence, no micro-batching; pp enters as prefill only); disaggregated prefill; hot experts
-(routing is balanced; the busiest EP rank of a step sets its MoE time: moe.busiest_rank_factor).
+Pipeline stages (``Deployment.pp``) only past one scale-up domain (--total-gpus): each stage a deployment within one
+domain, pp micro-batches in flight, one in each stage. A point's concurrency is one micro-batch; its ITL is
+``analyse``'s step at pp (the stages in sequence: what each micro-batch waits for per token; the hop between stages,
+one micro-batch's activations, is not priced), a GPU holds pp micro-batches' KV cache over its stage's layers
+(``analyse``'s figure x pp), and tokens/s per GPU are pp x B sequences over the stages' GPUs, B / ITL / (tp x kvp).
+A disaggregated prefill pool is priced unstaged.
+
+Not modelled (said in the output): hot experts (routing is balanced; the busiest EP rank of a step sets its MoE
+time: moe.busiest_rank_factor); the KV transfer between disaggregated pools.
 Every figure is an ESTIMATE of colint's step model, not a measurement. The pricing of one deployment
 (vectorized decode step, memory limit, activations, pipelined FTL) is colint.analysis.frontier_pricing.
 """
@@ -95,6 +101,7 @@ class Deployment:
     ep: int = 1  # GPUs the routed experts span (1: experts tensor-parallel over the tp x kvp GPUs)
     kvp: int = 1  # KV (Helix) parallelism: GPUs per TP rank that split each sequence's KV cache
     moe_tp: int = 1  # GPUs each routed expert is split over within ep (experts moe_tp x ep / moe_tp)
+    pp: int = 1  # pipeline stages, each of tp x kvp (and ep) GPUs, with pp micro-batches in flight (past the domain)
 
     @property
     def group_gpus(self) -> int:
@@ -103,7 +110,7 @@ class Deployment:
 
     @property
     def gpus(self) -> int:
-        return max(self.group_gpus, self.ep)
+        return max(self.group_gpus, self.ep) * self.pp
 
     @property
     def attention_dp(self) -> int:
@@ -121,7 +128,7 @@ class Deployment:
             s += f" experts tp{self.moe_tp} x ep{self.moe_ep}" if self.moe_tp > 1 else f" ep{self.ep}"
             if self.attention_dp > 1:
                 s += f" dp{self.attention_dp}"
-        return s
+        return s + (f" pp{self.pp}" if self.pp > 1 else "")
 
 
 @dataclass
@@ -181,6 +188,7 @@ class Point:
             "tp": d.tp,
             "ep": d.ep,
             "kvp": d.kvp,
+            "pp": d.pp,
             "moe_tp": d.moe_tp if d.ep > 1 else d.group_gpus,
             "moe_ep": d.moe_ep,
             "attention_dp": d.attention_dp,
@@ -298,7 +306,16 @@ def deployments(spec, profile, max_gpus: Optional[int] = None) -> list[Deploymen
                 if ep > 1 and ep <= min(experts):
                     out.append(Deployment(tp, ep, kvp))
                     out += [Deployment(tp, ep, kvp, m) for m in moe_tp_mixes(ep, widths)]
-    return out
+    # past the scale-up domain, pipeline stages too: each stage a deployment within one domain, pp of them across
+    # domains (pipeline parallelism across nodes, as vLLM, SGLang and TensorRT-LLM run it); within a domain tp serves
+    dom, layers = profile.domain_size, sum(layer_counts(spec))
+    return out + [
+        replace(d, pp=pp)
+        for d in out
+        if d.gpus <= dom
+        for pp in powers_of_two(domain // d.gpus)
+        if 1 < pp <= layers and d.gpus * pp > dom
+    ]
 
 
 # mixes are tried where the experts span at most one HGX node (8 GPUs), where TensorRT-LLM runs moe_tp x moe_ep and
@@ -351,7 +368,9 @@ def concurrency_grid(limit: int) -> list[int]:
 
 def scenario_for(base, d: Deployment, concurrency: int):
     """The scenario `inspect --gpu` prices deployment ``d`` at ``concurrency`` with."""
-    return replace(base, tp=d.tp, ep=d.ep, moe_tp=d.moe_tp, kvp=d.kvp, pp=1, dp=1, decode_concurrency=int(concurrency))
+    return replace(
+        base, tp=d.tp, ep=d.ep, moe_tp=d.moe_tp, kvp=d.kvp, pp=d.pp, dp=1, decode_concurrency=int(concurrency)
+    )
 
 
 def best_pipelined_ftl(w, d: Deployment, domain: int) -> tuple[float, int]:
@@ -382,13 +401,18 @@ def step_bound(w) -> str:
 
 
 def _point(d: Deployment, b: int, w, ftl_s: float, activation_bytes: float) -> Point:
+    """Deployment ``d`` at ``b`` sequences per attention group as ``w`` (analyse at them) prices it. With pp stages
+    b is one micro-batch: pp of them are in flight, one in each stage, so a GPU holds the KV cache of pp x b
+    sequences over its stage's layers (analyse's figure at b, x pp); each sequence waits for all stages per token
+    (analyse's step: the stages in sequence), and the stages' GPUs serve pp x b sequences, the same tokens/s per GPU
+    as one stage group serving b."""
     return Point(
         d,
         b,
         w.steps["decode"].estimate_s,
         ftl_s,
         w.weight_bytes_per_gpu,
-        w.kv_cache_bytes_per_gpu,
+        w.kv_cache_bytes_per_gpu * d.pp,
         activation_bytes,
         step_bound(w),
         kv_replication=max((a.kv_replication for a in w.attention["decode"]), default=1),
@@ -502,12 +526,12 @@ def _probe(spec, profile, base, deps: list[Deployment], usable: float, serving: 
             probes.append((d, None, None, 0))
             continue
         w1 = analyse(spec, profile, scenario_for(base, d, PROBE_CONCURRENCY[0]))
-        if w1.max_decode_concurrency < 1 or w1.weight_bytes_per_gpu >= usable:
+        if w1.max_decode_concurrency < d.pp or w1.weight_bytes_per_gpu >= usable:
             unfit.append(d.label())  # the weights alone leave no room for one sequence
             probes.append((d, w1, None, 0))
             continue
         w2 = analyse(spec, profile, scenario_for(base, d, PROBE_CONCURRENCY[1]))
-        limit = max_concurrency(w1, w2, usable)
+        limit = max_concurrency(w1, w2, usable, d.pp)
         if not limit:
             unfit.append(d.label())  # weights + activations + one sequence's KV cache do not fit
         elif charge:
@@ -526,7 +550,10 @@ def _price(spec, profile, base, probe, common, prefills, chunk, usable, serving,
     if not grid:
         return dropped
     ftl = w1.steps["prefill"].ftl_s
-    ftl_pipe, ftl_pp = best_pipelined_ftl(w1, d, profile.domain_size)
+    if d.pp > 1:  # the stages are the deployment's: a prompt's chunks flow through them one behind the other
+        ftl_pipe, ftl_pp = pipelined_ftl(w1, d.pp) or ftl, d.pp
+    else:
+        ftl_pipe, ftl_pp = best_pipelined_ftl(w1, d, profile.domain_size)
     aggregated_mode = serving.mode == "aggregated"
     priced = None
     if not exact:
@@ -546,7 +573,7 @@ def _price(spec, profile, base, probe, common, prefills, chunk, usable, serving,
                 p.mixed_s = _mixed(wc.steps["decode"], w.steps["decode"].attention_core_s, chunk, prefills[d])
         else:
             p = Point(
-                d, b, float(priced.itl_s[i]), ftl, w1.weight_bytes_per_gpu, float(priced.kv_bytes[i]),
+                d, b, float(priced.itl_s[i]), ftl, w1.weight_bytes_per_gpu, float(priced.kv_bytes[i]) * d.pp,
                 float(priced.act_bytes[i]),
             )  # fmt: skip
             if aggregated_mode:
@@ -558,7 +585,7 @@ def _price(spec, profile, base, probe, common, prefills, chunk, usable, serving,
                     chunk,
                     prefills[d].attention_core_per_token_s,
                 )
-        if p.memory_bytes_per_gpu > usable or b > w1.max_decode_concurrency:
+        if p.memory_bytes_per_gpu > usable or b * d.pp > w1.max_decode_concurrency:
             dropped += 1  # (the limit is computed to fit: a guard, not the filter)
             continue
         p.ftl_pipelined_s, p.ftl_pp = ftl_pipe, ftl_pp
@@ -637,6 +664,8 @@ def _serve(
     if serving.mode == "disaggregated":
         best: dict[int, tuple[str, PrefillCost]] = {}  # per instance size, the most prefill tokens/s per GPU
         for d, pc in prefills.items():
+            if d.pp > 1:
+                continue  # its prompts' chunks would pipeline through the stages: a prefill pool is priced unstaged
             if pc.instance_gpus not in best or pc.tokens_per_s_per_gpu > best[pc.instance_gpus][1].tokens_per_s_per_gpu:
                 best[pc.instance_gpus] = (d.label(), pc)
         options = [best[g] for g in sorted(best)]

@@ -163,16 +163,17 @@ def _gemm_s_by_kind(rows, grid, sc, profile) -> dict:
     return out
 
 
-def max_concurrency(w1, w2, usable: float) -> int:
+def max_concurrency(w1, w2, usable: float, pp: int = 1) -> int:
     """The largest concurrency whose weights + KV cache + activations fit in ``usable`` bytes (at most
-    ``Workload.max_decode_concurrency``, the KV-only limit): KV is affine in B (the two probes)."""
+    ``Workload.max_decode_concurrency``, the KV-only limit): KV is affine in B (the two probes). With ``pp``
+    pipeline stages B is one of the pp micro-batches in flight: a GPU holds pp x B sequences' KV cache."""
     b1, b2 = w1.scenario.decode_concurrency, w2.scenario.decode_concurrency
 
     def need(b: int) -> float:
         kv = w1.kv_cache_bytes_per_gpu + (w2.kv_cache_bytes_per_gpu - w1.kv_cache_bytes_per_gpu) * (b - b1) / (b2 - b1)
-        return w1.weight_bytes_per_gpu + kv + float(activation_bytes_per_gpu(w1, b))
+        return w1.weight_bytes_per_gpu + kv * pp + float(activation_bytes_per_gpu(w1, b))
 
-    lo, hi = 0, min(w1.max_decode_concurrency, MAX_CONCURRENCY)
+    lo, hi = 0, min(w1.max_decode_concurrency // pp, MAX_CONCURRENCY)
     while lo < hi:  # need() grows with b
         mid = (lo + hi + 1) // 2
         if need(mid) <= usable:

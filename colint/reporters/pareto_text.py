@@ -167,17 +167,17 @@ def render(result) -> str:
                 if mode == "decode"
                 else ()
             ),
-            f"memory/GPU = weights + KV cache + activations (fits within {USABLE_HBM_SHARE:.0%} of HBM). Not "
-            "enumerated: pipeline "
-            "stages for decode.",
+            f"memory/GPU = weights + KV cache + activations (fits within {USABLE_HBM_SHARE:.0%} of HBM);",
+            "ppN = N pipeline stages, each within one scale-up domain, N micro-batches in flight (concurrency = one "
+            "micro-batch's sequences; ITL = the stages in sequence): tried where --total-gpus passes one domain.",
             f"every figure is an estimate of colint's step model ({first.label.replace('estimate: ', '', 1)}; "
             "MoE routing balanced, the busiest EP rank sets the step), not a measurement",
         ]
     )
     if any(p.deployment.ep > 1 for frs in result.frontiers for f in frs for p in f.frontier):
         lines.append(
-            "EP dispatch/combine: overlapped with compute by two micro-batches as the scenario's ep_overlap "
-            "allows (default auto: where that makes the step faster), else in series"
+            "EP dispatch/combine: in series with compute (ep_overlap off, the default, as engines run it unless "
+            "two-batch overlap is on); --ep-overlap auto overlaps it by two micro-batches where that is faster"
         )
     if any(p.deployment.moe_tp > 1 for frs in result.frontiers for f in frs for p in f.frontier):
         lines.append(

@@ -80,27 +80,39 @@ def test_deployments_moe_cross_tp_with_ep_and_attention_dp():
 
 def test_total_gpus_past_the_domain_lets_a_replica_span_it():
     """--total-gpus wider than the scale-up domain: one replica may span it (an 8-GPU PCIe host of NVLink-bridged
-    H100 pairs; two HGX nodes for a model one node does not hold); without it, one domain as before."""
+    H100 pairs; two HGX nodes for a model one node does not hold), by tp and ep or by pipeline stages each within
+    a domain; without it, one domain as before."""
     pcie = load_profile("h100-pcie")  # NVLink bridges join pairs
     assert deployments(_spec(LLAMA70B), pcie) == [Deployment(1), Deployment(2)]
-    assert deployments(_spec(LLAMA70B), pcie, 8) == [Deployment(t) for t in (1, 2, 4, 8)]
+    staged = [Deployment(1, pp=4), Deployment(1, pp=8), Deployment(2, pp=2), Deployment(2, pp=4)]
+    assert deployments(_spec(LLAMA70B), pcie, 8) == [Deployment(t) for t in (1, 2, 4, 8)] + staged
     assert deployments(_spec(LLAMA70B), pcie, 1) == [Deployment(1)]
     deps = deployments(_spec(DEEPSEEK), load_profile("h100-sxm"), 16)
     assert Deployment(16) in deps and Deployment(8, 16) in deps and Deployment(1, 16) in deps
+    assert Deployment(8, pp=2) in deps and Deployment(8, 8, pp=2) in deps and Deployment(4, pp=4) in deps
+    assert Deployment(4, pp=2) not in deps  # 8 GPUs: one domain, where tp serves
     assert max(d.gpus for d in deps) == 16 and Deployment(8, 16).label() == "tp8 ep16 dp2"
+    assert Deployment(8, 8, pp=2).label() == "tp8 ep8 pp2" and Deployment(8, 8, pp=2).gpus == 16
+    assert all(d.pp == 1 for d in deployments(_spec(DEEPSEEK), load_profile("h100-sxm")))
 
 
 def test_a_replica_past_the_domain_pays_the_scale_out_link(capsys):
     """Llama-3.3-70B BF16 on 8 H100 PCIe (pairs bridged by NVLink): nothing fits in one pair, so colint pareto had
     no frontier; with --total-gpus 8 its tp4 / tp8 replicas span the bridged pairs, the all-reduces past a pair
-    priced at the scale-out link (slower than if NVLink joined all eight) and said in a note."""
+    priced at the scale-out link (slower than if NVLink joined all eight) and said in a note, and pipeline stages
+    of bridged pairs (tp2 pp2, tp2 pp4) serve the low-interactivity end."""
     from dataclasses import replace
 
     pcie = load_profile("h100-pcie")
     sc = make_scenario("throughput", gpu=pcie.name, dtype="bf16")
     serving = serving_for("aggregated", 4500, isl=4000, osl=500, total_gpus=8)
     f = frontier(_spec(LLAMA70B), pcie, sc, LLAMA70B, serving=serving)
-    assert f.frontier and {p.deployment for p in f.frontier} == {Deployment(4), Deployment(8)}
+    assert {p.deployment for p in f.frontier} == {
+        Deployment(4),
+        Deployment(8),
+        Deployment(2, pp=2),
+        Deployment(2, pp=4),
+    }
     assert f.notes[0] == (
         f"{len(f.frontier)} of the {len(f.frontier)} frontier points span more than one 2-GPU NVLink domain: what "
         "their collectives send past it runs at 50 GB/s per GPU each way (assumed: a 400 Gb/s NIC per GPU)"
@@ -117,6 +129,32 @@ def test_a_replica_past_the_domain_pays_the_scale_out_link(capsys):
         "  no deployment within one 2-GPU domain holds the weights and one sequence: no frontier (a narrower "
         "format, --dtype fp8 or nvfp4, or more --total-gpus may)"
     ) in out.splitlines()
+
+
+def test_pipeline_stages_past_the_domain_decode_micro_batches():
+    """tp8 pp2 of Llama-3.1-405B BF16 on two HGX H100 nodes (--total-gpus 16), a deployment the 405B's weights
+    need: a point at b sequences is one of two micro-batches in flight, one in each stage. Its ITL is analyse's
+    step at b with pp=2 (the stages in sequence), a GPU holds the KV cache of 2b sequences over its half of the
+    layers (analyse's figure at b, twice), and its tokens/s per GPU are 2b sequences over 16 GPUs, b / ITL / 8."""
+    from colint.analysis.frontier import scenario_for
+    from colint.analysis.workload import analyse
+
+    path = os.path.join(ROOT, "tests", "corpus", "hf", "llama3__Meta-Llama-3.1-405B.json")
+    spec, h100 = _spec(path), load_profile("h100-sxm")
+    sc = make_scenario("throughput", gpu=h100.name, dtype="bf16")
+    f = frontier(spec, h100, sc, path, serving=serving_for("decode", 4500, total_gpus=16))
+    staged = [p for p in f.points if p.deployment == Deployment(8, pp=2)]
+    assert len(staged) > 4 and any(p.deployment == Deployment(8, pp=2) for p in f.frontier)
+    assert not any(p.deployment.gpus <= 8 for p in f.points)  # 810 GB of weights: one node holds none
+    for p in staged[:2] + staged[-2:]:
+        w = analyse(spec, h100, scenario_for(sc, p.deployment, p.concurrency))
+        assert w.scenario.pp == 2 and p.deployment.gpus == 16
+        assert p.itl_s == pytest.approx(w.steps["decode"].estimate_s, rel=1e-6)
+        assert p.kv_cache_bytes_per_gpu == pytest.approx(2 * w.kv_cache_bytes_per_gpu, rel=1e-6)
+        assert p.tokens_per_s_per_gpu == pytest.approx(p.concurrency / p.itl_s / 8, rel=1e-12)
+        assert 2 * p.concurrency <= w.max_decode_concurrency
+        assert p.memory_bytes_per_gpu <= USABLE_HBM_SHARE * h100.memory_gb * 1e9
+    assert "tp8 pp2" in [d for d in f.public()["deployments"]]
 
 
 def test_disaggregated_instances_leave_room_for_the_other_pool():

@@ -103,6 +103,8 @@ def test_disaggregated_pools_balance_prefill_and_decode():
     f = frontier(spec, profile, sc, LLAMA70B, serving=Serving("disaggregated", ISL, OSL, total_gpus=total))
     prefills = {}
     for d in f.deployments:
+        if d.pp > 1:
+            continue  # pipeline stages decode only: a prefill pool is priced unstaged
         w = analyse(spec, profile, replace(scenario_for(sc, d, 1), context=ISL))
         if w.max_decode_concurrency >= 1 and w.weight_bytes_per_gpu < 0.9 * profile.memory_gb * 1e9:
             prefills[d.label()] = prefill_cost(w)
