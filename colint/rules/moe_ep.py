@@ -458,6 +458,14 @@ def fine_grained_under_tp(ctx: Context):
         "EP; overlap the all-to-all with compute (two micro-batches) where the engine supports it.",
         sources=SOURCES + ("NVIDIA DGX user guides: one 400 Gb/s ConnectX-7 per GPU (HGX H100/B200)",),
     ),
+    options=(
+        Option(
+            name="rack_domain",
+            type=int,
+            default=72,
+            doc="GPUs of a rack-scale NVLink domain (GB200/GB300 NVL72): advised where the GPU's domain is smaller",
+        ),
+    ),
     graded=True,
 )
 def ep_beyond_domain(ctx: Context):
@@ -495,8 +503,12 @@ def ep_beyond_domain(ctx: Context):
         details=details,
         fixes=[
             fix(
-                f"keep ep <= {dom} (the {ctx.gpu} {p.domain_noun}), or deploy wide EP on a rack-scale NVLink "
-                "domain (NVL72)",
+                f"keep ep <= {dom} (the {ctx.gpu} {p.domain_noun})"
+                + (
+                    ", or deploy wide EP on a rack-scale NVLink domain (NVL72)"
+                    if dom < ctx.option("rack_domain")
+                    else ""
+                ),
                 "display",
             )
         ],

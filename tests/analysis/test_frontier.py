@@ -227,10 +227,12 @@ def test_frontier_points_equal_inspect_gpu(capsys, case, deepseek_gb200, llama70
         (os.path.join(ROOT, "tests", "corpus", "hf", "qwen3-next__Qwen3-Next-80B-A3B-Thinking.json"), "b200"),
     ],
 )
-def test_vectorized_pricing_equals_analyse_at_every_point(path, gpu):
+def test_vectorized_pricing_equals_analyse_at_every_point(path, gpu, total=None):
     """The fast path prices every (deployment, concurrency) as analyse does (within float-order noise)."""
-    fast = _front(path, gpu)
-    exact = frontier(_spec(path), load_profile(gpu), make_scenario("throughput", gpu=gpu), path, exact=True)
+    serving = serving_for("decode", 8192, total_gpus=total) if total else None
+    sc = make_scenario("throughput", gpu=gpu)
+    fast = frontier(_spec(path), load_profile(gpu), sc, path, serving=serving)
+    exact = frontier(_spec(path), load_profile(gpu), sc, path, exact=True, serving=serving)
     assert not [n for n in fast.notes if "not affine" in n]  # no fallback: the vectorized price matched
     assert [(p.deployment, p.concurrency) for p in fast.points] == [(p.deployment, p.concurrency) for p in exact.points]
     for a, b in zip(fast.points, exact.points):
@@ -240,6 +242,12 @@ def test_vectorized_pricing_equals_analyse_at_every_point(path, gpu):
     assert [(p.deployment, p.concurrency) for p in fast.frontier] == [
         (p.deployment, p.concurrency) for p in exact.frontier
     ]
+
+
+def test_vectorized_pricing_equals_analyse_with_pipeline_stages():
+    """The same past one domain, where pipeline stages hold pp micro-batches (Llama-3.1-405B on 16 H100)."""
+    path = os.path.join(ROOT, "tests", "corpus", "hf", "llama3__Meta-Llama-3.1-405B.json")
+    test_vectorized_pricing_equals_analyse_at_every_point(path, "h100-sxm", total=16)
 
 
 def test_no_frontier_point_is_dominated(deepseek_gb200, llama70b_h100):
