@@ -134,7 +134,7 @@ class Deployment:
 @dataclass
 class Point:
     deployment: Deployment
-    concurrency: int  # sequences per attention-DP group (tp GPUs)
+    concurrency: int  # sequences per attention-DP group (tp GPUs); with pp stages, per micro-batch (pp in flight)
     itl_s: float
     ftl_s: float
     weight_bytes_per_gpu: float
