@@ -285,12 +285,12 @@ def test_readme_configuration_example_is_valid(tmp_path):
 @pytest.mark.parametrize(
     ("text", "found"),
     [
-        ('[tool.colint]\nselect = ["CL0"]\n', True),
-        ('[ tool . "colint" . severity ]\nCL002 = "info"\n', True),
-        ('tool.colint.select = ["CL0"]\n', True),
-        ('[project]\ndependencies = ["tomli"]  # read for [tool.colint] on 3.10\n', False),
-        ("# [tool.colint] is documented in the README\n[project]\nname = 'm'\n", False),
-        ('[project]\nname = "colint-plugin"\n', False),
+        ('[tool.colint]\nselect = ["CL0"]\n', {"select": ("CL0",)}),
+        ('[ tool . "colint" . severity ]\nCL002 = "info"\n', {"severity": {"CL002": "info"}}),
+        ('tool.colint.select = ["CL0"]\n', {"select": ("CL0",)}),
+        ('[project]\ndependencies = ["tomli"]  # read for [tool.colint] on 3.10\n', None),
+        ("# [tool.colint] is documented in the README\n[project]\nname = 'm'\n", None),
+        ('[project]\nname = "colint-plugin"\n', None),
     ],
 )
 def test_a_pyproject_is_parsed_only_when_it_names_tool_colint_outside_a_comment(text, found, tmp_path):
@@ -298,6 +298,6 @@ def test_a_pyproject_is_parsed_only_when_it_names_tool_colint_outside_a_comment(
 
     (tmp_path / "pyproject.toml").write_text(text, encoding="utf-8")
     _config_in_dir.cache_clear()
-    assert (find_config_path(str(tmp_path)) == str(tmp_path / "pyproject.toml")) is found
-    if found:
-        assert parse_config(str(tmp_path / "pyproject.toml")) is not None
+    assert (find_config_path(str(tmp_path)) == str(tmp_path / "pyproject.toml")) is (found is not None)
+    if found is not None:
+        assert parse_config(str(tmp_path / "pyproject.toml")).values == found
