@@ -26,10 +26,11 @@ InferenceMAX name it). Three modes:
   steps its chunks ride in: ceil(isl / prefill_tokens) · mixed(B, c) (no queueing).
 * ``disaggregated`` — separate prefill and decode pools (Dynamo, llm-d, SGLang PD): decode instances of
   the deployment at B, prefill instances of the deployment with the most prefill tokens/s per GPU of its
-  size, counts chosen within ``total_gpus`` so that the prefill pool's requests/s meet the decode pool's
-  (:func:`choose_pools`); the pool that falls short sets the served tokens/s, which is divided by every GPU
-  of both pools. TTFT = the prefill deployment's FTL (the KV cache's transfer to the decode pool is not
-  priced).
+  size, whole counts chosen within ``total_gpus`` to serve the most tokens/s (:func:`choose_pools`); the pool
+  that falls short sets the served tokens/s, which is divided by all ``total_gpus`` GPUs: those the two
+  pools leave idle are the user's too (aiconfigurator's ``tokens/s/gpu_cluster``). A prefill forward carries
+  the whole prompts that fit in its token budget (``prefill_shape``: two of 4,000 tokens in 8,192). TTFT = the
+  prefill deployment's FTL (the KV cache's transfer to the decode pool is not priced).
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ class Serving:
         if self.mode == "disaggregated":
             return (
                 f"decode pool + a prefill pool sized to prefill {self.isl} tokens per {self.osl} output tokens; "
-                "tokens/s per GPU over both pools"
+                "tokens/s per GPU over all the GPUs, those the pools leave idle too"
             )
         return "decode step only (prefill not charged)"
 
@@ -77,7 +78,7 @@ class PrefillCost:
     """One deployment's prefill at ``isl`` tokens of context (analyse's prefill step there)."""
 
     step_s: float  # one prefill forward of ``tokens`` tokens per attention group
-    tokens: int  # prefill_tokens per forward per attention group
+    tokens: int  # prompt tokens one forward prefills per attention group (whole prompts within prefill_tokens)
     ftl_s: float  # one prompt of isl tokens
     group_gpus: int  # GPUs of one attention group
     instance_gpus: int  # GPUs of one instance (the EP domain, or the group)
@@ -96,7 +97,7 @@ def prefill_cost(w) -> PrefillCost:
     group = sc.group_gpus
     return PrefillCost(
         s.estimate_s,
-        sc.prefill_tokens,
+        seq * seqs,  # whole prompts (or one chunk) within prefill_tokens: 2 x 4,000 of 8,192, not 8,192
         s.ftl_s or s.estimate_s,
         group,
         max(group, sc.ep),
@@ -125,7 +126,8 @@ def aggregated(itl_s: float, mixed_s: float, concurrency: int, serving: Serving,
 @dataclass(frozen=True)
 class Pool:
     """A disaggregated deployment: ``decode_instances`` of the decode deployment, ``prefill_instances`` of
-    ``prefill`` (a deployment label), and the share of the decode pool's tokens/s the prefill pool feeds."""
+    ``prefill`` (a deployment label), and the share of the decode pool's tokens/s the prefill pool feeds, on
+    ``total_gpus`` GPUs (those the pools leave idle count: per-GPU figures are over all of them)."""
 
     prefill: str
     prefill_instances: int
@@ -134,6 +136,7 @@ class Pool:
     decode_instance_gpus: int
     served_share: float  # served tokens/s / the decode pool's tokens/s (1: the prefill pool keeps up)
     prefill_ftl_s: float
+    total_gpus: int  # the GPUs the pools are counted over (--total-gpus)
 
     @property
     def prefill_gpus(self) -> int:
@@ -148,9 +151,14 @@ class Pool:
         return self.prefill_gpus + self.decode_gpus
 
     @property
+    def idle_gpus(self) -> int:
+        """GPUs of ``total_gpus`` that neither pool's whole instances use."""
+        return self.total_gpus - self.gpus
+
+    @property
     def throughput_factor(self) -> float:
-        """Served tokens/s per GPU of both pools / the decode pool's tokens/s per GPU."""
-        return self.served_share * self.decode_gpus / self.gpus
+        """Served tokens/s per GPU of ``total_gpus`` / the decode pool's tokens/s per GPU."""
+        return self.served_share * self.decode_gpus / self.total_gpus
 
     def public(self) -> dict:
         return {
@@ -159,6 +167,7 @@ class Pool:
             "prefill_gpus": self.prefill_gpus,
             "decode_instances": self.decode_instances,
             "decode_gpus": self.decode_gpus,
+            "idle_gpus": self.idle_gpus,
             "prefill_to_decode_gpus": self.prefill_gpus / self.decode_gpus,
             "served_share": self.served_share,
             "prefill_ftl_s": self.prefill_ftl_s,
@@ -172,10 +181,11 @@ def choose_pools(
     serving: Serving,
     total_gpus: int,
 ) -> Optional[Pool]:
-    """The pool sizes with the most served tokens/s per GPU within ``total_gpus`` (None: no prefill instance
-    fits beside one decode instance). A decode instance asks isl / osl prefill tokens per output token; for
-    ``n_d`` decode instances the best prefill count is where the prefill pool just meets that demand (below,
-    the prefill pool sets the pace; above, its GPUs idle), so only the two whole counts around it are tried."""
+    """The pool sizes that serve the most tokens/s on ``total_gpus`` GPUs (per GPU of all of them: a GPU the
+    pools leave idle is still the user's; None: no prefill instance fits beside one decode instance), the
+    fewest GPUs among equals. A decode instance asks isl / osl prefill tokens per output token; for ``n_d``
+    decode instances the served tokens/s grow with the prefill count until the prefill pool meets that demand
+    and stay there, so only the two whole counts around it are tried."""
     best: Optional[tuple[float, Pool]] = None
     ratio = serving.isl / serving.osl
     for label, p in prefills:
@@ -196,9 +206,14 @@ def choose_pools(
                     decode_instance_gpus,
                     share,
                     p.ftl_s,
+                    total_gpus,
                 )
                 key = pool.throughput_factor
-                if best is None or key > best[0] + 1e-12:
+                if (
+                    best is None
+                    or key > best[0] * (1 + 1e-12)
+                    or (key >= best[0] * (1 - 1e-12) and pool.gpus < best[1].gpus)
+                ):
                     best = (key, pool)
     return best[1] if best else None
 
