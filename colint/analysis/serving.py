@@ -29,13 +29,17 @@ InferenceMAX name it). Three modes:
   size, whole counts chosen within ``total_gpus`` to serve the most tokens/s (:func:`choose_pools`); the pool
   that falls short sets the served tokens/s, which is divided by all ``total_gpus`` GPUs: those the two
   pools leave idle are the user's too (aiconfigurator's ``tokens/s/gpu_cluster``). A prefill forward carries
-  the whole prompts that fit in its token budget (``prefill_shape``: two of 4,000 tokens in 8,192). TTFT = the
-  prefill deployment's FTL (the KV cache's transfer to the decode pool is not priced).
+  the whole prompts that fit in its token budget (``prefill_shape``: two of 4,000 tokens in 8,192). Each
+  prefill GPU then sends the KV cache the forward left on it to the decode pool over its own link (NVLink where
+  --total-gpus fit in one scale-up domain, else the scale-out NIC: the pools may sit in different domains), the
+  next forward running meanwhile: TTFT = the prefill deployment's FTL + that transfer (no queueing), and a prefill
+  instance forwards no faster than its links carry the KV away (:func:`with_kv_transfer`).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Optional
 
 from colint.analysis.gemm_rows import ceil_div, prefill_shape
@@ -83,10 +87,19 @@ class PrefillCost:
     group_gpus: int  # GPUs of one attention group
     instance_gpus: int  # GPUs of one instance (the EP domain, or the group)
     attention_core_per_token_s: float  # prefill attention cores per prompt token
+    kv_bytes_per_gpu: float = 0.0  # KV cache one forward's prompt tokens leave on each GPU (sent to the decode pool)
+    kv_transfer_s: float = 0.0  # sending it (with_kv_transfer; 0: not priced)
 
     @property
     def tokens_per_s_per_gpu(self) -> float:
-        return self.tokens / self.step_s / self.group_gpus if self.step_s > 0 else 0.0
+        """Prompt tokens/s per GPU: one forward's tokens per step, or per KV transfer where the link is slower."""
+        t = max(self.step_s, self.kv_transfer_s)
+        return self.tokens / t / self.group_gpus if t > 0 else 0.0
+
+    @property
+    def ttft_s(self) -> float:
+        """A prompt's first token at the decode pool: its prefill, then its KV cache's transfer."""
+        return self.ftl_s + self.kv_transfer_s
 
 
 def prefill_cost(w) -> PrefillCost:
@@ -102,7 +115,15 @@ def prefill_cost(w) -> PrefillCost:
         group,
         max(group, sc.ep),
         s.attention_core_s / max(1, seq * seqs),
+        # the prompt's KV cache on each GPU (w at one sequence of isl tokens), the forward's share of it
+        w.kv_cache_bytes_per_gpu * seq * seqs / max(1, sc.context),
     )
+
+
+def with_kv_transfer(p: PrefillCost, link_bytes_per_s: float) -> PrefillCost:
+    """``p`` with its KV cache sent to the decode pool at ``link_bytes_per_s`` per GPU, one way (each prefill GPU
+    sends its own shard over its own link; the decode GPUs receive in parallel over theirs)."""
+    return replace(p, kv_transfer_s=p.kv_bytes_per_gpu / link_bytes_per_s if link_bytes_per_s > 0 else 0.0)
 
 
 def chunk_tokens(serving: Serving, prefill_tokens: int) -> tuple[int, int]:
@@ -137,6 +158,12 @@ class Pool:
     served_share: float  # served tokens/s / the decode pool's tokens/s (1: the prefill pool keeps up)
     prefill_ftl_s: float
     total_gpus: int  # the GPUs the pools are counted over (--total-gpus)
+    kv_transfer_s: float = 0.0  # one prefill forward's KV cache sent to the decode pool
+
+    @property
+    def ttft_s(self) -> float:
+        """The prefill deployment's FTL + the KV cache's transfer to the decode pool."""
+        return self.prefill_ftl_s + self.kv_transfer_s
 
     @property
     def prefill_gpus(self) -> int:
@@ -171,6 +198,7 @@ class Pool:
             "prefill_to_decode_gpus": self.prefill_gpus / self.decode_gpus,
             "served_share": self.served_share,
             "prefill_ftl_s": self.prefill_ftl_s,
+            "kv_transfer_s": self.kv_transfer_s,
         }
 
 
@@ -207,6 +235,7 @@ def choose_pools(
                     share,
                     p.ftl_s,
                     total_gpus,
+                    p.kv_transfer_s,
                 )
                 key = pool.throughput_factor
                 if (

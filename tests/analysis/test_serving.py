@@ -127,7 +127,8 @@ def test_disaggregated_pools_balance_prefill_and_decode():
                     dec = n_d * p.deployment.gpus * p.decode_tokens_per_s_per_gpu
                     best = max(best, min(dec, n_p * rate * OSL / ISL) / total)
         assert p.tokens_per_s_per_gpu == pytest.approx(best, rel=1e-9)
-        assert p.ttft_s == pc.ftl_s
+        # 24 H100 span three nodes: the KV cache crosses a 50 GB/s NIC
+        assert p.ttft_s == pytest.approx(pc.ftl_s + pc.kv_bytes_per_gpu / 50e9, rel=1e-12)
 
 
 def test_choose_pools_ratio_follows_isl_over_osl():
@@ -285,3 +286,39 @@ def test_cli_says_when_total_gpus_or_the_ttft_limit_leave_no_frontier(capsys):
     code, out, _ = _run(capsys, ["pareto", LLAMA70B, "--gpu", "h100-sxm", "--ttft-limit", "0.01"])
     assert "points left out: TTFT above 0.01 s" in out
     assert "or serves within the TTFT limit: no frontier" in out
+
+
+def test_disaggregated_ttft_carries_the_kv_cache_transfer():
+    """A prefill instance sends the KV cache its forward left on each GPU to the decode pool over that GPU's own
+    link: Llama-3.3-70B BF16 holds 327,680 B per token (80 layers x 8 KV heads x 128 x K,V x 2 B); a tp1 prefill
+    on B200 carries two 4,000-token prompts, 2.62 GB, over a 400 Gb/s NIC (50 GB/s one way) when the 16 GPUs span
+    two HGX nodes: 52.4 ms on top of the 745 ms forward; within one node over NVLink (900 GB/s one way), 2.9 ms.
+    Its prefill (8,000 tokens per 0.745 s) outruns no link here, so the pools' tokens/s stay as they were."""
+    from colint.analysis.frontier import kv_link_bytes_per_s
+
+    spec, profile, sc = _setup(LLAMA70B, "b200")
+    assert kv_link_bytes_per_s(profile, 16) == 50e9 and kv_link_bytes_per_s(profile, 8) == 900e9
+    pc = prefill_cost(analyse(spec, profile, replace(scenario_for(sc, Deployment(1), 1), context=ISL)))
+    assert pc.kv_bytes_per_gpu == 2 * ISL * 327_680
+    for total, link in ((16, 50e9), (8, 900e9)):
+        f = frontier(spec, profile, sc, LLAMA70B, serving=Serving("disaggregated", ISL, OSL, total_gpus=total))
+        tp1 = [p for p in f.frontier if p.pool.prefill == "tp1"]
+        assert tp1
+        for p in tp1:
+            assert p.pool.kv_transfer_s == pytest.approx(pc.kv_bytes_per_gpu / link, rel=1e-12)
+            assert p.ttft_s == pytest.approx(pc.ftl_s + pc.kv_bytes_per_gpu / link, rel=1e-12)
+            assert p.pool.public()["kv_transfer_s"] == p.pool.kv_transfer_s
+    assert pc.kv_bytes_per_gpu / 50e9 == pytest.approx(0.0524288, rel=1e-12)
+
+
+def test_a_slow_link_paces_the_prefill_pool():
+    """Where the link carries a forward's KV cache away slower than the next forward runs, it sets the prefill
+    instance's pace: 1,000 tokens a 1 s step leaving 100 GB on the GPU, sent at 50 GB/s, prefill 500 tokens/s."""
+    from colint.analysis.serving import PrefillCost, with_kv_transfer
+
+    pc = PrefillCost(1.0, 1000, 1.0, 1, 1, 0.0, kv_bytes_per_gpu=100e9)
+    assert pc.tokens_per_s_per_gpu == 1000 and pc.ttft_s == 1.0
+    slow = with_kv_transfer(pc, 50e9)
+    assert slow.kv_transfer_s == 2.0 and slow.tokens_per_s_per_gpu == 500 and slow.ttft_s == 3.0
+    fast = with_kv_transfer(pc, 200e9)
+    assert fast.tokens_per_s_per_gpu == 1000 and fast.ttft_s == 1.5
