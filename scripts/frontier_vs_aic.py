@@ -1,4 +1,4 @@
-"""colint's aggregated frontier against aiconfigurator's, at 20, 50 and 100 tokens/s per user (issue 31).
+"""colint's aggregated and disaggregated frontiers against aiconfigurator's, at 20, 50 and 100 tokens/s per user.
 
     .venv/bin/python scripts/frontier_vs_aic.py [--markdown] [--serving aggregated] [--collect DIR]
     .venv/bin/python scripts/frontier_vs_aic.py --serving disaggregated --total-gpus 16 [--collect DIR]
