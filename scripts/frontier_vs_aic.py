@@ -1,6 +1,7 @@
-"""colint's aggregated frontier against aiconfigurator's, at 20, 50 and 100 tokens/s per user (issue 31).
+"""colint's aggregated and disaggregated frontiers against aiconfigurator's, at 20, 50 and 100 tokens/s per user.
 
     .venv/bin/python scripts/frontier_vs_aic.py [--markdown] [--serving aggregated] [--collect DIR]
+    .venv/bin/python scripts/frontier_vs_aic.py --serving disaggregated --total-gpus 16 [--collect DIR]
 
 aiconfigurator (NVIDIA, PyPI ``aiconfigurator`` 0.12.0, TensorRT-LLM measured-kernel tables) was run for
 H100 SXM, B200 SXM and A100 SXM only, 8 GPUs, ISL 4000 / OSL 500, aggregated serving, its default TTFT
@@ -15,6 +16,13 @@ series, as aiconfigurator prices TensorRT-LLM).
 ``--steps``: colint's decode step against aiconfigurator's static TPOT at the same deployment and batch
 (tests/data/aic_decode_steps_isl4000_osl500.csv). ``--collect DIR``: rebuild the committed CSVs from aiconfigurator's output folders under DIR (``<run>/**/agg/
 pareto.csv``, as ``aiconfigurator cli default --save-dir`` writes them).
+``--serving disaggregated``: separate prefill and decode pools on both sides (``--serving-mode disagg``;
+tests/data/aic_disagg_isl4000_osl500.csv, H100 and B200 at 8 and 16 GPUs; ``--collect DIR`` reads
+``<run>/**/disagg/pareto.csv``). aiconfigurator's ``tokens/s/gpu`` is per GPU of one xPyD replica,
+``tokens/s/gpu_cluster`` per GPU of --total-gpus (the whole replicas that fit, the rest idle); ``--per replica``
+compares the first, the default ``--per cluster`` the second (colint's disaggregated tokens/s per GPU is over all of
+--total-gpus). ``--raw``: against the same runs with aiconfigurator's empirical factors set to 1
+(tests/data/aic_disagg_raw_isl4000_osl500.csv; ``--collect DIR --raw`` reads ``<run>/**/raw/pareto.csv``).
 """
 
 from __future__ import annotations
@@ -33,12 +41,31 @@ POINTS = os.path.join(ROOT, "tests", "data", "aic_frontier_isl4000_osl500.csv")
 POINTS_16 = os.path.join(ROOT, "tests", "data", "aic_frontier16_isl4000_osl500.csv")
 STEPS = os.path.join(ROOT, "tests", "data", "aic_decode_steps_isl4000_osl500.csv")
 LEVELS_CSV = os.path.join(ROOT, "tests", "data", "aic_frontier_levels_isl4000_osl500.csv")
+DISAGG = os.path.join(ROOT, "tests", "data", "aic_disagg_isl4000_osl500.csv")
+# the same runs with aiconfigurator's empirical factors set to 1 (``aiconfigurator cli exp``, RAW_YAML): its kernels'
+# prefill and decode steps alone, the physics colint prices
+DISAGG_RAW = os.path.join(ROOT, "tests", "data", "aic_disagg_raw_isl4000_osl500.csv")
+RAW_YAML = (
+    "aiconfigurator cli exp --yaml-path Y --save-dir DIR, Y = {raw: {serving_mode: disagg, "
+    "prefill_model_path/decode_model_path: {hf_id}, prefill_system_name/decode_system_name: {system}, "
+    "prefill_backend_name/decode_backend_name: trtllm, total_gpus: {total}, isl: 4000, osl: 500, ttft: 2000.0, "
+    "tpot: 30.0, prefill_latency_correction: 1.0, decode_latency_correction: 1.0, rate_match_prefill_degradation: "
+    "1.0, rate_match_decode_degradation: 1.0, autoscale_ttft_correction_factor: 1.0}}  (aiconfigurator 0.12.0, "
+    "aiconfigurator-core 0.12.0, perf DB 1.3.0rc20; its other defaults as in aic_disagg_isl4000_osl500.csv)"
+)
 ISL, OSL, TTFT_LIMIT_S = 4000, 500, 2.0
 LEVELS = (20.0, 50.0, 100.0)
 COMMAND = (
     "aiconfigurator cli default --model-path {hf_id} --system {system} --total-gpus {total} --isl 4000 --osl 500 "
     "--serving-mode agg --save-dir DIR  (aiconfigurator 0.12.0, aiconfigurator-core 0.12.0, backend trtllm, "
     "perf DB 1.3.0rc20 on h100_sxm/b200_sxm, 1.0.0 on a100_sxm; default TTFT limit 2000 ms)"
+)
+DISAGG_COMMAND = (
+    "aiconfigurator cli default --model-path {hf_id} --system {system} --total-gpus {total} --isl 4000 --osl 500 "
+    "--serving-mode disagg --save-dir DIR  (aiconfigurator 0.12.0, aiconfigurator-core 0.12.0, backend trtllm, "
+    "perf DB 1.3.0rc20; its defaults: TTFT limit 2000 ms, TPOT 30 ms (the pareto sweeps TPOT 1-295 ms), prefill "
+    "batch 1, replicas of 1, 2, 4, 8 or a multiple of 8 GPUs up to --total-gpus, latency corrections x1.1 prefill and "
+    "x1.08 decode, rate-matching degradations 0.9 prefill and 0.92 decode, TTFT x1.8 for queueing)"
 )
 # (case, aiconfigurator model, colint config, colint --dtype, --kv-cache)
 CASES = {
@@ -60,6 +87,15 @@ CASES = {
 GPUS = {"h100_sxm": "h100-sxm", "b200_sxm": "b200", "a100_sxm": "a100-sxm-80gb"}
 FIELDS = ("case", "system", "parallel", "tp", "dp", "moe_tp", "moe_ep", "bs", "tokens_per_s_per_user",
           "tokens_per_s_per_gpu", "ttft_ms", "tpot_ms", "gemm", "kvcache")  # fmt: skip
+
+DISAGG_FIELDS = ("case", "system", "total_gpus", "prefill_parallel", "prefill_workers", "prefill_bs",
+                 "decode_parallel", "decode_workers", "decode_bs", "replica_gpus", "ttft_ms", "tpot_ms",
+                 "tokens_per_s_per_user", "tokens_per_s_per_gpu", "tokens_per_s_per_gpu_cluster",
+                 "prefill_seq_per_s_per_worker", "decode_seq_per_s_per_worker")  # fmt: skip
+# the disaggregated runs: (total GPUs, case, system); aiconfigurator finds no disaggregated deployment for the others
+# (Qwen3-235B BF16 and DeepSeek-R1 FP8 need all 8 H100 of a node per instance, DeepSeek-R1 at 16 H100 too)
+DISAGG_RUNS = [(t, c, s) for t in (8, 16) for c in ("llama70b_bf16", "qwen3_235b", "deepseek_r1")
+               for s in ("h100_sxm", "b200_sxm")]  # fmt: skip
 
 
 def points_file(total_gpus: int = 8) -> str:
@@ -110,6 +146,75 @@ def collect(folder: str, total_gpus: int = 8) -> None:
             for u in LEVELS:
                 t = at(pts, u)
                 w.writerow((case, system, f"{u:g}", "" if t is None else f"{t:.2f}"))
+
+
+def collect_disagg(folder: str, raw: bool = False) -> None:
+    """DISAGG (``raw``: DISAGG_RAW) from ``<folder>/g<total>/<case>_<system>/**/pareto.csv`` (a run with no such
+    file: none found)."""
+    rows = []
+    found = []
+    for total, case, system in DISAGG_RUNS:
+        paths = glob.glob(os.path.join(folder, f"g{total}", f"{case}_{system}", "**", "pareto.csv"), recursive=True)
+        if not paths:
+            continue
+        found.append((total, case, system))
+        for r in csv.DictReader(open(paths[0], encoding="utf-8")):
+            rows.append(
+                {
+                    "case": case,
+                    "system": system,
+                    "total_gpus": total,
+                    "prefill_parallel": r["(p)parallel"],
+                    "prefill_workers": r["(p)workers"],
+                    "prefill_bs": r["(p)bs"],
+                    "decode_parallel": r["(d)parallel"],
+                    "decode_workers": r["(d)workers"],
+                    "decode_bs": r["(d)bs"],
+                    "replica_gpus": r["num_total_gpus"],
+                    "ttft_ms": r["ttft"],
+                    "tpot_ms": r["tpot"],
+                    "tokens_per_s_per_user": r["tokens/s/user"],
+                    "tokens_per_s_per_gpu": r["tokens/s/gpu"],
+                    "tokens_per_s_per_gpu_cluster": f"{float(r['tokens/s/gpu_cluster']):.3f}",
+                    "prefill_seq_per_s_per_worker": r["(p)seq/s/worker"],
+                    "decode_seq_per_s_per_worker": r["(d)seq/s/worker"],
+                }
+            )
+    missing = [f"{c} on {s} at {t}" for t, c, s in DISAGG_RUNS if (t, c, s) not in found]
+    with open(DISAGG_RAW if raw else DISAGG, "w", encoding="utf-8", newline="") as fh:
+        what = " with its empirical factors set to 1" if raw else ""
+        fh.write(f"# aiconfigurator disaggregated frontier points{what}, one row per point of its pareto.csv: ")
+        fh.write(f"{RAW_YAML if raw else DISAGG_COMMAND}\n")
+        fh.write(
+            "# models: " + "; ".join(f"{c} = {CASES[c][0]}" for c in ("llama70b_bf16", "qwen3_235b", "deepseek_r1"))
+        )
+        none = "not run (no result with the factors on)" if raw else "no disaggregated result (run, no point found)"
+        fh.write(f"; {none}: " + ", ".join(missing) + "\n")
+        w = csv.DictWriter(fh, DISAGG_FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def load_disagg_points(
+    total_gpus: int, per: str = "cluster", raw: bool = False
+) -> dict[tuple[str, str], list[tuple[float, float]]]:
+    """aiconfigurator's disaggregated points at ``total_gpus`` (``raw``: its empirical factors set to 1):
+    (tok/s/user, tok/s/GPU per ``per``: "cluster", over --total-gpus, or "replica", over one xPyD replica's GPUs)
+    per (case, system)."""
+    column = {"cluster": "tokens_per_s_per_gpu_cluster", "replica": "tokens_per_s_per_gpu"}[per]
+    out: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    with open(DISAGG_RAW if raw else DISAGG, encoding="utf-8") as fh:
+        for r in csv.DictReader(line for line in fh if not line.startswith("#")):
+            if int(r["total_gpus"]) == total_gpus:
+                out.setdefault((r["case"], r["system"]), []).append(
+                    (float(r["tokens_per_s_per_user"]), float(r[column]))
+                )
+    return out
+
+
+def disagg_runs(total_gpus: int) -> list[tuple[str, str]]:
+    """(case, system) of every disaggregated run at ``total_gpus``, with points or not."""
+    return [(c, s) for t, c, s in DISAGG_RUNS if t == total_gpus]
 
 
 def load_points(total_gpus: int = 8) -> dict[tuple[str, str], list[tuple[float, float]]]:
@@ -242,7 +347,14 @@ def steps() -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--markdown", action="store_true", help="print the docs/serving.md table")
-    ap.add_argument("--serving", default="aggregated", choices=("aggregated", "decode"))
+    ap.add_argument("--serving", default="aggregated", choices=("aggregated", "decode", "disaggregated"))
+    ap.add_argument(
+        "--per",
+        default="cluster",
+        choices=("cluster", "replica"),
+        help="disaggregated: aiconfigurator's tokens/s per GPU of --total-gpus (cluster) or of one xPyD replica",
+    )
+    ap.add_argument("--raw", action="store_true", help="disaggregated: aiconfigurator with its empirical factors at 1")
     ap.add_argument("--collect", metavar="DIR", help="rebuild the committed CSVs from aiconfigurator's output")
     ap.add_argument("--steps", action="store_true", help="decode steps at the same deployment and batch instead")
     ap.add_argument(
@@ -258,13 +370,22 @@ def main() -> int:
     if args.steps:
         steps()
         return 0
+    if args.collect and args.serving == "disaggregated":
+        collect_disagg(args.collect, args.raw)
+        print(f"wrote {DISAGG_RAW if args.raw else DISAGG}")
+        return 0
     if args.collect:
         collect(args.collect, args.total_gpus)
         print(f"wrote {points_file(args.total_gpus)}" + (f" and {LEVELS_CSV}" if args.total_gpus == 8 else ""))
         return 0
     ratios = []
     rows = []
-    for (case, system), pts in sorted(load_points(args.total_gpus).items()):
+    if args.serving == "disaggregated":
+        found = load_disagg_points(args.total_gpus, args.per, args.raw)
+        runs = [(k, found.get(k, [])) for k in sorted(disagg_runs(args.total_gpus))]
+    else:
+        runs = sorted(load_points(args.total_gpus).items())
+    for (case, system), pts in runs:
         f = colint_frontier(case, system, args.serving, args.ep_overlap, args.total_gpus)
         cells = []
         for u in LEVELS:

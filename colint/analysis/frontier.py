@@ -51,7 +51,8 @@ one micro-batch's activations, is not priced), a GPU holds pp micro-batches' KV 
 A disaggregated prefill pool is priced unstaged.
 
 Not modelled (said in the output): hot experts (routing is balanced; the busiest EP rank of a step sets its MoE
-time: moe.busiest_rank_factor); the KV transfer between disaggregated pools.
+time: moe.busiest_rank_factor). The KV cache's transfer between disaggregated pools is priced in the TTFT
+(colint.analysis.serving.with_kv_transfer).
 Every figure is an ESTIMATE of colint's step model, not a measurement. The pricing of one deployment
 (vectorized decode step, memory limit, activations, pipelined FTL) is colint.analysis.frontier_pricing.
 """
@@ -86,6 +87,7 @@ from colint.analysis.serving import (
     chunk_tokens,
     mixed_step_s,
     prefill_cost,
+    with_kv_transfer,
 )
 from colint.analysis.workload import analyse
 from colint.util.records import dataclass
@@ -491,7 +493,9 @@ def frontier(
     try:
         for probe in probes:
             dropped += _price(spec, profile, base, probe, common, prefills, chunk, usable, serving, exact, points)
-        points, dropped_ttft, unpooled = _serve(points, prefills, serving, total, chunks)
+        points, dropped_ttft, unpooled = _serve(
+            points, prefills, serving, total, chunks, kv_link_bytes_per_s(profile, total)
+        )
         front = pareto(points)
         if not exact:
             front = _checked(spec, profile, base, front, prefills, chunk, serving)
@@ -653,19 +657,35 @@ def _mixed(decode_c, core_b_s: float, chunk: int, prefill: PrefillCost) -> float
     )
 
 
+def kv_link_bytes_per_s(profile, total: int) -> float:
+    """Bytes/s one way per GPU that carry a prefill instance's KV cache to the decode pool: the scale-up link where
+    ``total`` GPUs fit in one domain, else the scale-out NIC (colint places no pool, so they may sit in different
+    domains). DGX H100: NVLink 450 GB/s or a 400 Gb/s NIC, 50 GB/s."""
+    if total > profile.domain_size:
+        return scale_out_gbps(profile)[0] / 2 * 1e9
+    return profile.scale_up_gbps / 2 * 1e9
+
+
 def _serve(
-    points: list[Point], prefills: dict[Deployment, PrefillCost], serving: Serving, total: int, chunks: int
+    points: list[Point],
+    prefills: dict[Deployment, PrefillCost],
+    serving: Serving,
+    total: int,
+    chunks: int,
+    kv_link_bytes_per_s: float = 0.0,
 ) -> tuple[list[Point], int, int]:
     """The points as ``serving`` serves them (colint.analysis.serving): aggregated charges each its prefill
     and sets its TTFT; disaggregated gives each a prefill pool (a point with none beside it within ``total``
-    GPUs is left out and counted); decode reports the FTL as the TTFT. Points over the TTFT limit are left out
-    and counted. Returns (points, over the TTFT limit, without a prefill pool)."""
+    GPUs is left out and counted; its prefill sends the KV cache over ``kv_link_bytes_per_s`` per GPU); decode
+    reports the FTL as the TTFT. Points over the TTFT limit are left out and counted. Returns (points, over the TTFT
+    limit, without a prefill pool)."""
     unpooled = 0
     if serving.mode == "disaggregated":
         best: dict[int, tuple[str, PrefillCost]] = {}  # per instance size, the most prefill tokens/s per GPU
-        for d, pc in prefills.items():
+        for d, pc0 in prefills.items():
             if d.pp > 1:
                 continue  # its prompts' chunks would pipeline through the stages: a prefill pool is priced unstaged
+            pc = with_kv_transfer(pc0, kv_link_bytes_per_s)
             if pc.instance_gpus not in best or pc.tokens_per_s_per_gpu > best[pc.instance_gpus][1].tokens_per_s_per_gpu:
                 best[pc.instance_gpus] = (d.label(), pc)
         options = [best[g] for g in sorted(best)]
@@ -675,7 +695,7 @@ def _serve(
             if p.pool is None:
                 unpooled += 1
                 continue
-            p.ttft_s = p.pool.prefill_ftl_s
+            p.ttft_s = p.pool.ttft_s
             kept.append(p)
         points = kept
     for p in points:

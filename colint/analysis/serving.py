@@ -26,15 +26,20 @@ InferenceMAX name it). Three modes:
   steps its chunks ride in: ceil(isl / prefill_tokens) · mixed(B, c) (no queueing).
 * ``disaggregated`` — separate prefill and decode pools (Dynamo, llm-d, SGLang PD): decode instances of
   the deployment at B, prefill instances of the deployment with the most prefill tokens/s per GPU of its
-  size, counts chosen within ``total_gpus`` so that the prefill pool's requests/s meet the decode pool's
-  (:func:`choose_pools`); the pool that falls short sets the served tokens/s, which is divided by every GPU
-  of both pools. TTFT = the prefill deployment's FTL (the KV cache's transfer to the decode pool is not
-  priced).
+  size, whole counts chosen within ``total_gpus`` to serve the most tokens/s (:func:`choose_pools`); the pool
+  that falls short sets the served tokens/s, which is divided by all ``total_gpus`` GPUs: those the two
+  pools leave idle are the user's too (aiconfigurator's ``tokens/s/gpu_cluster``). A prefill forward carries
+  the whole prompts that fit in its token budget (``prefill_shape``: two of 4,000 tokens in 8,192). Each
+  prefill GPU then sends the KV cache the forward left on it to the decode pool over its own link (NVLink where
+  --total-gpus fit in one scale-up domain, else the scale-out NIC: the pools may sit in different domains), the
+  next forward running meanwhile: TTFT = the prefill deployment's FTL + that transfer (no queueing), and a prefill
+  instance forwards no faster than its links carry the KV away (:func:`with_kv_transfer`).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Optional
 
 from colint.analysis.gemm_rows import ceil_div, prefill_shape
@@ -67,7 +72,7 @@ class Serving:
         if self.mode == "disaggregated":
             return (
                 f"decode pool + a prefill pool sized to prefill {self.isl} tokens per {self.osl} output tokens; "
-                "tokens/s per GPU over both pools"
+                "tokens/s per GPU over all the GPUs, those the pools leave idle too"
             )
         return "decode step only (prefill not charged)"
 
@@ -77,15 +82,24 @@ class PrefillCost:
     """One deployment's prefill at ``isl`` tokens of context (analyse's prefill step there)."""
 
     step_s: float  # one prefill forward of ``tokens`` tokens per attention group
-    tokens: int  # prefill_tokens per forward per attention group
+    tokens: int  # prompt tokens one forward prefills per attention group (whole prompts within prefill_tokens)
     ftl_s: float  # one prompt of isl tokens
     group_gpus: int  # GPUs of one attention group
     instance_gpus: int  # GPUs of one instance (the EP domain, or the group)
     attention_core_per_token_s: float  # prefill attention cores per prompt token
+    kv_bytes_per_gpu: float = 0.0  # KV cache one forward's prompt tokens leave on each GPU (sent to the decode pool)
+    kv_transfer_s: float = 0.0  # sending it (with_kv_transfer; 0: not priced)
 
     @property
     def tokens_per_s_per_gpu(self) -> float:
-        return self.tokens / self.step_s / self.group_gpus if self.step_s > 0 else 0.0
+        """Prompt tokens/s per GPU: one forward's tokens per step, or per KV transfer where the link is slower."""
+        t = max(self.step_s, self.kv_transfer_s)
+        return self.tokens / t / self.group_gpus if t > 0 else 0.0
+
+    @property
+    def ttft_s(self) -> float:
+        """A prompt's first token at the decode pool: its prefill, then its KV cache's transfer."""
+        return self.ftl_s + self.kv_transfer_s
 
 
 def prefill_cost(w) -> PrefillCost:
@@ -96,12 +110,20 @@ def prefill_cost(w) -> PrefillCost:
     group = sc.group_gpus
     return PrefillCost(
         s.estimate_s,
-        sc.prefill_tokens,
+        seq * seqs,  # whole prompts (or one chunk) within prefill_tokens: 2 x 4,000 of 8,192, not 8,192
         s.ftl_s or s.estimate_s,
         group,
         max(group, sc.ep),
         s.attention_core_s / max(1, seq * seqs),
+        # the prompt's KV cache on each GPU (w at one sequence of isl tokens), the forward's share of it
+        w.kv_cache_bytes_per_gpu * seq * seqs / max(1, sc.context),
     )
+
+
+def with_kv_transfer(p: PrefillCost, link_bytes_per_s: float) -> PrefillCost:
+    """``p`` with its KV cache sent to the decode pool at ``link_bytes_per_s`` per GPU, one way (each prefill GPU
+    sends its own shard over its own link; the decode GPUs receive in parallel over theirs)."""
+    return replace(p, kv_transfer_s=p.kv_bytes_per_gpu / link_bytes_per_s if link_bytes_per_s > 0 else 0.0)
 
 
 def chunk_tokens(serving: Serving, prefill_tokens: int) -> tuple[int, int]:
@@ -125,7 +147,8 @@ def aggregated(itl_s: float, mixed_s: float, concurrency: int, serving: Serving,
 @dataclass(frozen=True)
 class Pool:
     """A disaggregated deployment: ``decode_instances`` of the decode deployment, ``prefill_instances`` of
-    ``prefill`` (a deployment label), and the share of the decode pool's tokens/s the prefill pool feeds."""
+    ``prefill`` (a deployment label), and the share of the decode pool's tokens/s the prefill pool feeds, on
+    ``total_gpus`` GPUs (those the pools leave idle count: per-GPU figures are over all of them)."""
 
     prefill: str
     prefill_instances: int
@@ -134,6 +157,13 @@ class Pool:
     decode_instance_gpus: int
     served_share: float  # served tokens/s / the decode pool's tokens/s (1: the prefill pool keeps up)
     prefill_ftl_s: float
+    total_gpus: int  # the GPUs the pools are counted over (--total-gpus)
+    kv_transfer_s: float = 0.0  # one prefill forward's KV cache sent to the decode pool
+
+    @property
+    def ttft_s(self) -> float:
+        """The prefill deployment's FTL + the KV cache's transfer to the decode pool."""
+        return self.prefill_ftl_s + self.kv_transfer_s
 
     @property
     def prefill_gpus(self) -> int:
@@ -148,9 +178,14 @@ class Pool:
         return self.prefill_gpus + self.decode_gpus
 
     @property
+    def idle_gpus(self) -> int:
+        """GPUs of ``total_gpus`` that neither pool's whole instances use."""
+        return self.total_gpus - self.gpus
+
+    @property
     def throughput_factor(self) -> float:
-        """Served tokens/s per GPU of both pools / the decode pool's tokens/s per GPU."""
-        return self.served_share * self.decode_gpus / self.gpus
+        """Served tokens/s per GPU of ``total_gpus`` / the decode pool's tokens/s per GPU."""
+        return self.served_share * self.decode_gpus / self.total_gpus
 
     def public(self) -> dict:
         return {
@@ -159,9 +194,11 @@ class Pool:
             "prefill_gpus": self.prefill_gpus,
             "decode_instances": self.decode_instances,
             "decode_gpus": self.decode_gpus,
+            "idle_gpus": self.idle_gpus,
             "prefill_to_decode_gpus": self.prefill_gpus / self.decode_gpus,
             "served_share": self.served_share,
             "prefill_ftl_s": self.prefill_ftl_s,
+            "kv_transfer_s": self.kv_transfer_s,
         }
 
 
@@ -172,10 +209,11 @@ def choose_pools(
     serving: Serving,
     total_gpus: int,
 ) -> Optional[Pool]:
-    """The pool sizes with the most served tokens/s per GPU within ``total_gpus`` (None: no prefill instance
-    fits beside one decode instance). A decode instance asks isl / osl prefill tokens per output token; for
-    ``n_d`` decode instances the best prefill count is where the prefill pool just meets that demand (below,
-    the prefill pool sets the pace; above, its GPUs idle), so only the two whole counts around it are tried."""
+    """The pool sizes that serve the most tokens/s on ``total_gpus`` GPUs (per GPU of all of them: a GPU the
+    pools leave idle is still the user's; None: no prefill instance fits beside one decode instance), the
+    fewest GPUs among equals. A decode instance asks isl / osl prefill tokens per output token; for ``n_d``
+    decode instances the served tokens/s grow with the prefill count until the prefill pool meets that demand
+    and stay there, so only the two whole counts around it are tried."""
     best: Optional[tuple[float, Pool]] = None
     ratio = serving.isl / serving.osl
     for label, p in prefills:
@@ -196,9 +234,15 @@ def choose_pools(
                     decode_instance_gpus,
                     share,
                     p.ftl_s,
+                    total_gpus,
+                    p.kv_transfer_s,
                 )
                 key = pool.throughput_factor
-                if best is None or key > best[0] + 1e-12:
+                if (
+                    best is None
+                    or key > best[0] * (1 + 1e-12)
+                    or (key >= best[0] * (1 - 1e-12) and pool.gpus < best[1].gpus)
+                ):
                     best = (key, pool)
     return best[1] if best else None
 

@@ -79,7 +79,7 @@ def render_frontier(f, name: str) -> list[str]:
             pool = p.pool
             served = (
                 f"{pool.prefill_instances} x {pool.prefill}",
-                f"{pool.prefill_gpus}:{pool.decode_gpus}",
+                f"{pool.prefill_gpus}:{pool.decode_gpus}" + (f" +{pool.idle_gpus} idle" if pool.idle_gpus else ""),
                 _ms(p.ttft_s) if p.ttft_s is not None else "-",
             )
         else:
@@ -151,9 +151,10 @@ def render(result) -> str:
                 "prompt rides before its first token); TTFT = the steps a prompt's chunks ride in (no queueing);",
             ],
             "disaggregated": [
-                "tok/s/user = 1 / decode ITL; tok/s/GPU = the tokens/s the pools serve / every GPU of both pools "
-                "(P:D = prefill:decode GPUs, the prefill pool sized to prefill ISL tokens per OSL decoded; the pool "
-                "that falls short sets the pace); TTFT = the prefill deployment's FTL (KV transfer not priced);",
+                "tok/s/user = 1 / decode ITL; tok/s/GPU = the tokens/s the pools serve / all --total-gpus GPUs, "
+                "idle ones too (P:D = prefill:decode GPUs, the prefill pool sized to prefill ISL tokens per OSL "
+                "decoded; the pool that falls short sets the pace); TTFT = the prefill deployment's FTL + its KV "
+                "cache's transfer to the decode pool (NVLink within one domain, else the scale-out NIC);",
             ],
         }[mode]
         + [

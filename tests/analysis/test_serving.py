@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from colint.analysis.frontier import frontier, scenario_for
+from colint.analysis.frontier import Deployment, frontier, scenario_for
 from colint.analysis.scenario import make_scenario
 from colint.analysis.serving import Serving, choose_pools, prefill_cost
 from colint.analysis.workload import analyse
@@ -97,7 +97,7 @@ def test_decode_mode_is_the_frontier_without_serving(llama_h100):
 def test_disaggregated_pools_balance_prefill_and_decode():
     """Each point's pools are the best whole counts within --total-gpus (checked by brute force over every
     count), the prefill pool's requests/s meet the decode pool's within one prefill instance, and tok/s/GPU is
-    the served tokens over both pools' GPUs."""
+    the served tokens over all --total-gpus GPUs: those the pools leave idle count (a user holds them)."""
     spec, profile, sc = _setup(LLAMA70B, "h100-sxm")
     total = 24
     f = frontier(spec, profile, sc, LLAMA70B, serving=Serving("disaggregated", ISL, OSL, total_gpus=total))
@@ -116,7 +116,8 @@ def test_disaggregated_pools_balance_prefill_and_decode():
         prefill_rate = pool.prefill_instances * pc.instance_gpus * pc.tokens_per_s_per_gpu  # prompt tokens/s
         decode_rate = pool.decode_gpus * p.decode_tokens_per_s_per_gpu  # output tokens/s
         served = min(decode_rate, prefill_rate * OSL / ISL)
-        assert p.tokens_per_s_per_gpu == pytest.approx(served / pool.gpus, rel=1e-9)
+        assert p.tokens_per_s_per_gpu == pytest.approx(served / total, rel=1e-9)
+        assert pool.idle_gpus == total - pool.gpus >= 0 and pool.public()["idle_gpus"] == pool.idle_gpus
         # one prefill instance fewer could not keep up (the pool is no larger than the balance needs) ...
         assert (pool.prefill_instances - 1) * pc.instance_gpus * pc.tokens_per_s_per_gpu < decode_rate * ISL / OSL
         # ... and no whole-count split of the same options within the budget serves more per GPU
@@ -125,31 +126,58 @@ def test_disaggregated_pools_balance_prefill_and_decode():
             rate = q.instance_gpus * q.tokens_per_s_per_gpu
             for n_d in range(1, total // p.deployment.gpus + 1):
                 for n_p in range(1, (total - n_d * p.deployment.gpus) // q.instance_gpus + 1):
-                    gpus = n_d * p.deployment.gpus + n_p * q.instance_gpus
                     dec = n_d * p.deployment.gpus * p.decode_tokens_per_s_per_gpu
-                    best = max(best, min(dec, n_p * rate * OSL / ISL) / gpus)
+                    best = max(best, min(dec, n_p * rate * OSL / ISL) / total)
         assert p.tokens_per_s_per_gpu == pytest.approx(best, rel=1e-9)
-        assert p.ttft_s == pc.ftl_s
+        # 24 H100 span three nodes: the KV cache crosses a 50 GB/s NIC
+        assert p.ttft_s == pytest.approx(pc.ftl_s + pc.kv_bytes_per_gpu / 50e9, rel=1e-12)
 
 
 def test_choose_pools_ratio_follows_isl_over_osl():
     """More prompt per output token needs more prefill GPUs (a decode instance of 8 GPUs at 100 tok/s/GPU, a
     prefill instance of 1 GPU at 1,000 tok/s): ISL/OSL = 2 asks 1,600 prompt tok/s, met by 2 prefill GPUs
-    (0.8 of the decode rate per GPU; 1 GPU would serve 0.625 x 8/9); ISL/OSL = 8 asks 6,400: 6 GPUs serve
-    15/16 of it over 14 GPUs (0.5357), better than 7 that serve it all over 15 (0.5333)."""
+    (0.8 of the decode rate per GPU of 10; 1 GPU would serve 0.625 of it); ISL/OSL = 8 asks 6,400 on 16 GPUs: 7
+    serve it all (800 tok/s, 50 per GPU of the 16), 6 would serve 15/16 of it with one more GPU idle (46.9: per GPU
+    the two pools use, 6 were the better, 53.6 against 53.3, and 16 GPUs served 750 where they could serve 800)."""
     from colint.analysis.serving import PrefillCost
 
     pc = PrefillCost(step_s=1.0, tokens=1000, ftl_s=1.0, group_gpus=1, instance_gpus=1, attention_core_per_token_s=0)
     two = choose_pools(100.0, 8, [("tp1", pc)], Serving("disaggregated", 1000, 500), 10)
-    assert (two.prefill_gpus, two.decode_gpus, two.served_share) == (2, 8, 1.0)
+    assert (two.prefill_gpus, two.decode_gpus, two.idle_gpus, two.served_share) == (2, 8, 0, 1.0)
     eight = choose_pools(100.0, 8, [("tp1", pc)], Serving("disaggregated", 4000, 500), 16)
-    assert (eight.prefill_gpus, eight.decode_gpus) == (6, 8)
-    assert eight.served_share == pytest.approx(6000 / 6400)
-    assert eight.throughput_factor == pytest.approx(6000 / 6400 * 8 / 14)
+    assert (eight.prefill_gpus, eight.decode_gpus, eight.idle_gpus, eight.served_share) == (7, 8, 1, 1.0)
+    assert eight.throughput_factor == pytest.approx(8 / 16)
     short = choose_pools(100.0, 8, [("tp1", pc)], Serving("disaggregated", 4000, 500), 12)
     assert (short.prefill_gpus, short.decode_gpus) == (4, 8)
     assert short.served_share == pytest.approx(4000 / 6400)  # the prefill pool sets the pace
+    assert short.throughput_factor == pytest.approx(4000 / 6400 * 8 / 12)
     assert choose_pools(100.0, 8, [("tp1", pc)], Serving("disaggregated", 4000, 500), 8) is None
+
+
+def test_choose_pools_leaves_no_gpu_busy_for_nothing():
+    """Among pools that serve the same tokens/s, the fewest GPUs: a prefill instance of 1 GPU at 10,000 tok/s
+    meets a decode instance of 8 at 100 tok/s/GPU (6,400 prompt tok/s asked at ISL/OSL 8), so 16 GPUs hold one of
+    each and 7 idle, not 8 prefill instances that serve the same 800 tok/s."""
+    from colint.analysis.serving import PrefillCost
+
+    pc = PrefillCost(step_s=1.0, tokens=10000, ftl_s=1.0, group_gpus=1, instance_gpus=1, attention_core_per_token_s=0)
+    pool = choose_pools(100.0, 8, [("tp1", pc)], Serving("disaggregated", 4000, 500), 16)
+    assert (pool.prefill_instances, pool.decode_instances, pool.idle_gpus, pool.served_share) == (1, 1, 7, 1.0)
+    assert pool.throughput_factor == pytest.approx(8 / 16)
+
+
+def test_prefill_forward_counts_the_whole_prompts_it_carries():
+    """A prefill forward of 8,192 tokens carries two 4,000-token prompts: 8,000 tokens prefilled per step (it was
+    counted as 8,192, 2.4% more prefill than the step does); a prompt past the budget is prefilled in chunks of
+    8,192, each step 8,192 tokens."""
+    spec, profile, sc = _setup(LLAMA70B, "h100-sxm")
+    d = scenario_for(sc, Deployment(4), 1)
+    pc = prefill_cost(analyse(spec, profile, replace(d, context=ISL)))
+    assert pc.tokens == 8000
+    assert pc.tokens_per_s_per_gpu == pytest.approx(8000 / pc.step_s / 4, rel=1e-12)
+    assert pc.ftl_s == pc.step_s  # both prompts' first tokens come with the one forward
+    long = prefill_cost(analyse(spec, profile, replace(d, context=20000)))
+    assert long.tokens == 8192 and long.ftl_s == pytest.approx(3 * long.step_s, rel=1e-12)
 
 
 def test_total_gpus_bounds_the_deployments():
@@ -213,7 +241,7 @@ def test_cli_json_says_mode_gpus_and_charge(capsys):
     g = json.loads(out)["designs"][0]["gpus"][0]
     assert g["serving"]["mode"] == "disaggregated" and g["serving"]["total_gpus"] == 16
     pool = g["frontier"][0]["pool"]
-    assert pool["prefill_gpus"] + pool["decode_gpus"] <= 16
+    assert pool["prefill_gpus"] + pool["decode_gpus"] + pool["idle_gpus"] == 16
     assert pool["prefill_to_decode_gpus"] == pool["prefill_gpus"] / pool["decode_gpus"]
 
 
@@ -233,7 +261,7 @@ def test_cli_text_and_chart_say_the_mode(capsys):
     f = frontier(spec, profile, sc, LLAMA70B, serving=Serving("disaggregated", ISL, OSL, total_gpus=16))
     assert frontier_chart([f])["serving"] == (
         "disaggregated serving, ISL 4000 / OSL 500, up to 16 GPUs: decode pool + a prefill pool sized to "
-        "prefill 4000 tokens per 500 output tokens; tokens/s per GPU over both pools"
+        "prefill 4000 tokens per 500 output tokens; tokens/s per GPU over all the GPUs, those the pools leave idle too"
     )
     assert not math.isnan(f.frontier[0].tokens_per_s_per_gpu)
 
@@ -260,3 +288,39 @@ def test_cli_says_when_total_gpus_or_the_ttft_limit_leave_no_frontier(capsys):
     code, out, _ = _run(capsys, ["pareto", LLAMA70B, "--gpu", "h100-sxm", "--ttft-limit", "0.01"])
     assert "points left out: TTFT above 0.01 s" in out
     assert "or serves within the TTFT limit: no frontier" in out
+
+
+def test_disaggregated_ttft_carries_the_kv_cache_transfer():
+    """A prefill instance sends the KV cache its forward left on each GPU to the decode pool over that GPU's own
+    link: Llama-3.3-70B BF16 holds 327,680 B per token (80 layers x 8 KV heads x 128 x K,V x 2 B); a tp1 prefill
+    on B200 carries two 4,000-token prompts, 2.62 GB, over a 400 Gb/s NIC (50 GB/s one way) when the 16 GPUs span
+    two HGX nodes: 52.4 ms on top of the 745 ms forward; within one node over NVLink (900 GB/s one way), 2.9 ms.
+    Its prefill (8,000 tokens per 0.745 s) outruns no link here, so the pools' tokens/s stay as they were."""
+    from colint.analysis.frontier import kv_link_bytes_per_s
+
+    spec, profile, sc = _setup(LLAMA70B, "b200")
+    assert kv_link_bytes_per_s(profile, 16) == 50e9 and kv_link_bytes_per_s(profile, 8) == 900e9
+    pc = prefill_cost(analyse(spec, profile, replace(scenario_for(sc, Deployment(1), 1), context=ISL)))
+    assert pc.kv_bytes_per_gpu == 2 * ISL * 327_680
+    for total, link in ((16, 50e9), (8, 900e9)):
+        f = frontier(spec, profile, sc, LLAMA70B, serving=Serving("disaggregated", ISL, OSL, total_gpus=total))
+        tp1 = [p for p in f.frontier if p.pool.prefill == "tp1"]
+        assert tp1
+        for p in tp1:
+            assert p.pool.kv_transfer_s == pytest.approx(pc.kv_bytes_per_gpu / link, rel=1e-12)
+            assert p.ttft_s == pytest.approx(pc.ftl_s + pc.kv_bytes_per_gpu / link, rel=1e-12)
+            assert p.pool.public()["kv_transfer_s"] == p.pool.kv_transfer_s
+    assert pc.kv_bytes_per_gpu / 50e9 == pytest.approx(0.0524288, rel=1e-12)
+
+
+def test_a_slow_link_paces_the_prefill_pool():
+    """Where the link carries a forward's KV cache away slower than the next forward runs, it sets the prefill
+    instance's pace: 1,000 tokens a 1 s step leaving 100 GB on the GPU, sent at 50 GB/s, prefill 500 tokens/s."""
+    from colint.analysis.serving import PrefillCost, with_kv_transfer
+
+    pc = PrefillCost(1.0, 1000, 1.0, 1, 1, 0.0, kv_bytes_per_gpu=100e9)
+    assert pc.tokens_per_s_per_gpu == 1000 and pc.ttft_s == 1.0
+    slow = with_kv_transfer(pc, 50e9)
+    assert slow.kv_transfer_s == 2.0 and slow.tokens_per_s_per_gpu == 500 and slow.ttft_s == 3.0
+    fast = with_kv_transfer(pc, 200e9)
+    assert fast.tokens_per_s_per_gpu == 1000 and fast.ttft_s == 1.5
