@@ -8,7 +8,9 @@ Rabenseifner & Gropp 2005, "Optimization of Collective Communication Operations 
   (n <= ``domain_size``); beyond it, ``scale_out_gbps`` per GPU for the traffic that leaves the domain.
   A GPU without NVLink (``interconnect_gbps`` 0) reaches the peers of its host (``domain_size`` GPUs) over its
   PCIe x16 link, one direction: GT/s x 16 x encoding / 8 (Gen4 31.5 GB/s, Gen5 63.0 GB/s); NCCL's ring
-  there: no LL128 protocol, hop latency x ``PCIE_HOP_LATENCY_RATIO``; no custom all-reduce beyond 2 GPUs.
+  there: no LL128 protocol, hop latency x ``PCIE_HOP_LATENCY_RATIO``; no custom all-reduce beyond 2 GPUs; where the
+  driver gives no peer access (GeForce: ``pcie_p2p`` false) NCCL stages through host memory at
+  ``HOST_STAGED_BW_SHARE`` of the link and no custom all-reduce runs.
   Bytes per GPU for a message of M bytes over n GPUs (NCCL's "bus bandwidth" factors, nccl-tests
   doc/PERFORMANCE.md): all-reduce 2(n−1)/n·M; all-gather, reduce-scatter, all-to-all (n−1)/n·M
   (M = the whole gathered / scattered buffer). A one-shot all-reduce (TensorRT-LLM's custom kernel
@@ -59,6 +61,10 @@ WIRE_BYTES = {"bfloat16": 2.0, "bf16": 2.0, "fp8": 1.0 + 4 / 128, "nvfp4": 0.5 +
 # NCCL's per-hop ring latency over PCIe vs NVLink: Simple 5.7 vs 3.4 us, LL 1.0 vs 0.6 (NVIDIA/nccl
 # src/graph/tuning.cc hwLat[PCI] / hwLat[NVLINK], Ring); colint's hop latencies are NVLink measurements, scaled by it
 PCIE_HOP_LATENCY_RATIO = 5.7 / 3.4
+# without GPU peer-to-peer (GeForce, Profile.pcie_p2p false) NCCL stages every transfer through pinned host memory:
+# each byte crosses the sender's and the receiver's host links, so a ring, which sends and receives at once, gets
+# half the link (2 x RTX 5090 at PCIe 5.0 x8: 30 GB/s bidirectional without P2P, 56 with it; profiles' P2P-GEFORCE)
+HOST_STAGED_BW_SHARE = 0.5
 # vLLM and TensorRT-LLM's custom (one-shot / two-shot) all-reduce reads peers' buffers over P2P; on PCIe-only GPUs
 # vLLM runs it for 2 GPUs at most ("Custom allreduce is disabled because it's not supported on more than two
 # PCIe-only GPUs", vllm/distributed/device_communicators/custom_all_reduce.py): wider groups run NCCL
@@ -140,6 +146,9 @@ def collective(
     eff = bw * tmod.link_efficiency * min(1.0, (gpus - 1) * tmod.peer_link_share)
     pcie = over_pcie(profile, gpus, span)
     hop_us = tmod.collective_step_latency_us * (PCIE_HOP_LATENCY_RATIO if pcie else 1.0)
+    if pcie and not getattr(profile, "pcie_p2p", True):
+        eff *= HOST_STAGED_BW_SHARE  # staged through host memory
+        implementation = "nccl"  # the custom all-reduce maps its peers' buffers: no peer access, no kernel
     cap = tmod.custom_allreduce_max_bytes
     if implementation == "custom" and op == "all_reduce" and cap is not None and message_bytes > cap:
         implementation = "nccl"  # the custom kernel's workspace is full: TensorRT-LLM falls back to NCCL

@@ -229,6 +229,10 @@ class Profile:
     # the PCIe generation of the GPU's x16 host link: what peers without a scale-up link (interconnect_gbps 0)
     # exchange collectives over (colint.analysis.collectives.pcie_bytes_per_s); None = not given: Gen4 assumed
     pcie_gen: Optional[int] = None
+    # whether GPUs of one host reach each other's memory directly over PCIe (GPUDirect peer-to-peer); GeForce drivers
+    # turn it off, so collectives stage through host memory and the custom all-reduce kernels (which map peer
+    # memory) do not run (colint.analysis.collectives)
+    pcie_p2p: bool = True
     # other names users give this GPU (--gpu, [tool.colint] gpus, the API): "h200-sxm", "rtx4090"; lower case,
     # '-' between words (case, '_' and spaces are folded when a name is looked up)
     aliases: list[str] = field(default_factory=list)

@@ -92,6 +92,7 @@ def render_profile(p, tm) -> str:
             f"  interconnect {p.interconnect_gbps:g} GB/s per GPU, domain {p.domain_size}"
             if p.interconnect_gbps > 0
             else f"  no NVLink: PCIe {p.pcie_gen or 4}.0 x16 ({p.scale_up_gbps:.1f} GB/s per GPU), {p.domain_size} per host"
+            + ("" if p.pcie_p2p else "; no GPU peer access (collectives staged through host memory)")
         )
         + (f", scale-out {p.scale_out_gbps:g} GB/s per GPU" if getattr(p, "scale_out_gbps", None) else ""),
         f"  tiles: base {t.base.m}x{t.base.n}"

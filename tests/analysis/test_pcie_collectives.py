@@ -31,12 +31,16 @@ def test_beyond_one_host_the_nic_paces_the_ring():
 
 
 @pytest.mark.parametrize("message_bytes", [16 * 1024, 1 << 20, 16 << 20])
-def test_a_pcie_all_reduce_is_a_ring_of_nccl_latency_and_bus_bandwidth(message_bytes):
-    p = load_profile("rtx-4090")
+@pytest.mark.parametrize("gpu, link_share", [("l40s", 1.0), ("rtx-4090", 0.5)])
+def test_a_pcie_all_reduce_is_a_ring_of_nccl_latency_and_bus_bandwidth(message_bytes, gpu, link_share):
+    """L40S (GPU peer access over PCIe) and GeForce RTX 4090 (none: every transfer staged through host memory, so
+    a ring that sends and receives at once gets half of each GPU's link)."""
+    p = load_profile(gpu)
+    assert p.pcie_p2p is (link_share == 1.0)
     tm = time_model(p)
     n = 4
     moved = 2 * (n - 1) / n * message_bytes  # ring all-reduce bus-bandwidth factor (nccl-tests PERFORMANCE.md)
-    eff = GEN4_X16 * tm.link_efficiency * min(1.0, (n - 1) * tm.peer_link_share)
+    eff = GEN4_X16 * tm.link_efficiency * min(1.0, (n - 1) * tm.peer_link_share) * link_share
     hop_us = tm.collective_step_latency_us * 5.7 / 3.4  # NCCL hwLat Ring/Simple: PCI 5.7 us vs NVLink 3.4 us
     steps = 2 * (n - 1)
     ll_base, ll_hop, ll_bw = tm.nccl_protocols["ll"]
@@ -52,11 +56,30 @@ def test_a_pcie_all_reduce_is_a_ring_of_nccl_latency_and_bus_bandwidth(message_b
 
 
 def test_two_pcie_gpus_keep_the_custom_all_reduce():
-    p = load_profile("rtx-5090")
+    p = load_profile("rtx-pro-6000")
     tm = time_model(p)
     m = 64 * 1024
     one_shot = tm.custom_allreduce_latency_us * 1e-6 + m / (GEN5_X16 * tm.link_efficiency * tm.peer_link_share)
     assert collective("all_reduce", m, 2, p, implementation="custom")[0] == pytest.approx(one_shot, rel=1e-12)
+
+
+def test_geforce_without_peer_access_runs_no_custom_all_reduce():
+    """Two RTX 5090 (the same Gen5 link as the RTX PRO 6000, but no GPU peer access): the custom all-reduce maps its
+    peers' buffers and cannot run, so vLLM and TensorRT-LLM use NCCL, staged through host memory."""
+    from dataclasses import replace
+
+    p = load_profile("rtx-5090")
+    assert not p.pcie_p2p
+    m = 64 * 1024
+    custom = collective("all_reduce", m, 2, p, implementation="custom")[0]
+    assert custom == collective("all_reduce", m, 2, p)[0]
+    with_peers = replace(p, pcie_p2p=True)
+    assert custom > collective("all_reduce", m, 2, with_peers, implementation="custom")[0]
+    # a large message: the bandwidth term halves against the same GPUs with peer access
+    big = 256 << 20
+    lat = collective("all_reduce", 1, 2, p)[0]
+    staged, direct = collective("all_reduce", big, 2, p)[0], collective("all_reduce", big, 2, with_peers)[0]
+    assert (staged - lat) / (direct - lat) == pytest.approx(2.0, rel=0.01)
 
 
 def test_a_single_gpu_system_exchanges_nothing_in_its_box():
