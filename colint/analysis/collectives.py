@@ -100,9 +100,29 @@ def pcie_bytes_per_s(profile) -> float:
 
 
 def over_pcie(profile, gpus: int, span: int | None = None) -> bool:
-    """Whether a collective of ``gpus`` GPUs (spread over ``span``) runs over PCIe: the profile has no scale-up link
-    and the group stays inside one host (``domain_size`` GPUs)."""
-    return profile.interconnect_gbps <= 0 and max(gpus, span or gpus) <= max(1, profile.domain_size)
+    """Whether a collective of ``gpus`` GPUs (spread over ``span``) runs over PCIe: it stays inside one host and
+    the profile has no scale-up link, or it leaves its NVLink domain inside a host of several (``host_gpus``:
+    NVLink-bridged pairs of PCIe cards)."""
+    span = max(gpus, span or gpus)
+    if profile.interconnect_gbps <= 0:
+        return span <= max(1, profile.domain_size)
+    return max(1, profile.domain_size) < span <= profile.host_size
+
+
+def gbps_text(gbps: float) -> str:
+    """A link rate as messages print it: whole GB/s from 100 up, three figures below (63, 12.5)."""
+    return f"{gbps:.0f}" if gbps >= 100 else f"{gbps:.3g}"
+
+
+def past_domain_link(profile, span: int) -> tuple[str, float, bool]:
+    """(what a collective over ``span`` GPUs crosses past the scale-up domain, its GB/s per GPU bidirectional like
+    ``interconnect_gbps``, whether the profile states it): PCIe between the NVLink groups of one host (``host_gpus``),
+    else the scale-out network (scale_out_gbps; a 400 Gb/s NIC assumed where the profile gives none)."""
+    if profile.interconnect_gbps > 0 and span <= profile.host_size:
+        gen = profile.pcie_gen or DEFAULT_PCIE_GEN
+        return f"PCIe Gen{gen} between the NVLink groups of one host", 2 * pcie_bytes_per_s(profile) / 1e9, True
+    gbps, stated = scale_out_gbps(profile)
+    return "the scale-out network", gbps, stated
 
 
 def link_bytes_per_s(profile, gpus: int, all_to_all: bool = False, span: int | None = None) -> float:
@@ -120,7 +140,8 @@ def link_bytes_per_s(profile, gpus: int, all_to_all: bool = False, span: int | N
     span = max(gpus, span or gpus)
     if span <= dom:
         return nv
-    so = max(scale_out_gbps(profile)[0], 1.0) * 1e9 / 2.0
+    # past the domain: PCIe between the NVLink groups of one host (host_gpus), else the NIC
+    so = max(past_domain_link(profile, span)[1], 1.0) * 1e9 / 2.0
     if not all_to_all:
         return min(nv, so)
     in_domain = max(1, gpus * dom // span)  # the group's GPUs one domain holds (itself among them)
@@ -262,7 +283,7 @@ def moe_dispatch_combine(
         domains = math.ceil(ep / dom)
         remote = domains * (1.0 - (1.0 - 1.0 / domains) ** topk) * (domains - 1) / domains
         rdma_b = tokens * hidden * b * remote
-        so = max(scale_out_gbps(profile)[0], 1.0) * 1e9 / 2.0
+        so = max(past_domain_link(profile, ep)[1], 1.0) * 1e9 / 2.0
         fan_out = link_bytes_per_s(profile, dom) * tmod.link_efficiency
         if phase == "combine":
             fan_out = min(fan_out, tmod.a2a_ht_sms * tmod.a2a_sm_copy_gbps * 1e9)

@@ -64,7 +64,7 @@ import time
 from dataclasses import field, replace
 from typing import Any, Optional
 
-from colint.analysis.collectives import scale_out_gbps
+from colint.analysis.collectives import gbps_text, past_domain_link
 from colint.analysis.inventory import layer_counts
 from colint.analysis.deployments import powers_of_two
 from colint.analysis.frontier_pricing import (
@@ -629,13 +629,23 @@ def _largest_power_of_two_below(n: int) -> int:
 
 def _notes(front: list[Point], unpooled: int, total: int, profile) -> list[str]:
     notes: list[str] = []
-    wide = [p for p in front if p.deployment.gpus > profile.domain_size]
-    if wide:
-        gbps, stated = scale_out_gbps(profile)
+    by_link: dict[tuple[str, float, bool], int] = {}  # the link past the domain -> frontier points that cross it
+    for p in front:
+        if p.deployment.gpus > profile.domain_size:
+            link = past_domain_link(profile, p.deployment.gpus)
+            by_link[link] = by_link.get(link, 0) + 1
+    for (what, gbps, stated), n in by_link.items():
+        source = (
+            ""
+            if what.startswith("PCIe")
+            else " (the profile's scale_out_gbps)"
+            if stated
+            else " (assumed: a 400 Gb/s NIC per GPU)"
+        )
         notes.append(
-            f"{len(wide)} of the {len(front)} frontier points span more than one {profile.domain_size}-GPU "
-            f"{profile.domain_noun}: what their collectives send past it runs at {gbps / 2:g} GB/s per GPU each way "
-            + ("(the profile's scale_out_gbps)" if stated else "(assumed: a 400 Gb/s NIC per GPU)")
+            f"{n} of the {len(front)} frontier points span more than one {profile.domain_size}-GPU "
+            f"{profile.domain_noun}: what their collectives send past it crosses {what} at {gbps_text(gbps / 2)} GB/s per GPU "
+            f"each way{source}"
         )
     if unpooled:
         notes.append(
@@ -659,10 +669,11 @@ def _mixed(decode_c, core_b_s: float, chunk: int, prefill: PrefillCost) -> float
 
 def kv_link_bytes_per_s(profile, total: int) -> float:
     """Bytes/s one way per GPU that carry a prefill instance's KV cache to the decode pool: the scale-up link where
-    ``total`` GPUs fit in one domain, else the scale-out NIC (colint places no pool, so they may sit in different
-    domains). DGX H100: NVLink 450 GB/s or a 400 Gb/s NIC, 50 GB/s."""
+    ``total`` GPUs fit in one domain, else what lies past it (colint places no pool, so they may sit in different
+    domains): PCIe within a host of NVLink-bridged cards, the scale-out NIC beyond. DGX H100: NVLink 450 GB/s or a
+    400 Gb/s NIC, 50 GB/s."""
     if total > profile.domain_size:
-        return scale_out_gbps(profile)[0] / 2 * 1e9
+        return past_domain_link(profile, total)[1] / 2 * 1e9
     return profile.scale_up_gbps / 2 * 1e9
 
 

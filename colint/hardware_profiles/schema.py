@@ -233,6 +233,10 @@ class Profile:
     # turn it off, so collectives stage through host memory and the custom all-reduce kernels (which map peer
     # memory) do not run (colint.analysis.collectives)
     pcie_p2p: bool = True
+    # GPUs one host holds where that is more than the scale-up domain: PCIe cards joined by NVLink bridges in pairs,
+    # 8 to a server (H100 PCIe, H100 NVL); past the domain and within the host collectives run over PCIe
+    # (pcie_gen), past the host over the NIC. None: the domain is the host (HGX, NVL72, cards without NVLink)
+    host_gpus: Optional[int] = field(default=None, metadata={"ge": 1})
     # other names users give this GPU (--gpu, [tool.colint] gpus, the API): "h200-sxm", "rtx4090"; lower case,
     # '-' between words (case, '_' and spaces are folded when a name is looked up)
     aliases: list[str] = field(default_factory=list)
@@ -249,6 +253,10 @@ class Profile:
         _positive(self.alignment, "alignment")
         if self.pcie_gen is not None and self.pcie_gen not in PCIE_GENS:
             raise ValueError(f"pcie_gen: {self.pcie_gen!r} is not a PCIe generation ({', '.join(map(str, PCIE_GENS))})")
+        if self.host_gpus is not None and (self.host_gpus < self.domain_size or self.host_gpus % self.domain_size):
+            raise ValueError(
+                f"host_gpus: {self.host_gpus} is not a whole number of scale-up domains of {self.domain_size} GPUs"
+            )
         for i, alias in enumerate(self.aliases):
             if not isinstance(alias, str) or not ALIAS_RE.match(alias):
                 raise ValueError(
@@ -296,6 +304,11 @@ class Profile:
         (``pcie_gen``; Gen4 when the profile names none): Gen4 31.5 GB/s, Gen5 63.0 GB/s."""
         gen = self.pcie_gen or DEFAULT_PCIE_GEN
         return PCIE_GT_S[gen] * 1e9 * PCIE_LANES * PCIE_CODE[gen] / 8.0
+
+    @property
+    def host_size(self) -> int:
+        """GPUs of one host: ``host_gpus``, else the scale-up domain."""
+        return self.host_gpus or self.domain_size
 
     @property
     def scale_up(self) -> str:

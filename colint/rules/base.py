@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import field
 from typing import TYPE_CHECKING, Any, Literal, Optional, cast
 
-from colint.analysis.collectives import scale_out_gbps
+from colint.analysis.collectives import gbps_text, past_domain_link
 from colint.findings import SEVERITY_ORDER, Edit, Finding, Fix, Impact, Safety, Severity
 from colint.normalize.model_spec import ModelSpec, Source
 from colint.util.records import dataclass
@@ -395,12 +395,13 @@ class Context:
         )
 
 
-def scale_out_versus(profile) -> str:
-    """How CL504/CL704 compare the scale-out rate the step prices (colint.analysis.collectives.scale_out_gbps)
-    with the scale-up link: "(100 GB/s per GPU, assumed: ... vs 1800 GB/s NVLink)"."""
-    gbps, stated = scale_out_gbps(profile)
+def scale_out_versus(profile, span: int) -> str:
+    """What CL504/CL704's group of ``span`` GPUs crosses past the scale-up domain and how its rate, the one the step
+    prices (colint.analysis.collectives.past_domain_link), compares with the scale-up link: "the scale-out network
+    (100 GB/s per GPU, assumed: ... vs 1800 GB/s NVLink)"."""
+    what, gbps, stated = past_domain_link(profile, span)
     assumed = "" if stated else ", assumed: the profile gives no scale_out_gbps"
-    return f"({gbps:g} GB/s per GPU{assumed} vs {profile.scale_up_gbps:g} GB/s {profile.scale_up})"
+    return f"{what} ({gbps_text(gbps)} GB/s per GPU{assumed} vs {gbps_text(profile.scale_up_gbps)} GB/s {profile.scale_up})"
 
 
 def field_keys(spec: ModelSpec, fields: Iterable[str]) -> tuple[str | None, ...]:

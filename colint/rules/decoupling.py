@@ -14,7 +14,7 @@ from colint.analysis.inventory import layer_counts
 from colint.analysis.kv_cache import indexer_kv_bytes_per_token
 from colint.analysis.kv_replication import KvReplication, attention_kinds, kv_heads, kv_replication
 from colint.analysis.ops_attention import INDEXER_LOGIT_BYTES, decode_kv_bytes_per_s
-from colint.analysis.collectives import scale_out_gbps
+from colint.analysis.collectives import past_domain_link
 from colint.analysis.scale_out import scale_out_cost_pct
 from colint.hardware_profiles import time_model
 from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule, scale_out_versus
@@ -434,15 +434,14 @@ def tp_beyond_domain(ctx: Context):
     group = sc.group_gpus  # tp x kvp: the all-reduces after o_proj and the FFN span the attention group (Helix)
     if group <= dom:
         return
-    so = scale_out_gbps(p)[0]  # the rate the step prices, which the finding quotes
+    so = past_domain_link(p, group)[1]  # the rate the step prices, which the finding quotes
     eff = scale_out_cost_pct(ctx.analysis, "tp")
     loss = max(eff.values())
     size = f"tp={sc.tp}" if sc.kvp == 1 else f"the attention group of tp={sc.tp} x kvp={sc.kvp} = {group} GPUs"
     msg = (
         f"{size} spans {-(-group // dom)} {p.domain_noun}s of {dom} on {ctx.gpu}: every layer's all-reduce "
-        + ("crosses" if sc.kvp == 1 else "and KV-parallel exchange (decode) cross")
-        + " the scale-out network"
-        + f" {scale_out_versus(p)}"
+        + ("crosses " if sc.kvp == 1 else "and KV-parallel exchange (decode) cross ")
+        + scale_out_versus(p, group)
     )
     yield ctx.finding(
         ctx.graded(loss),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
-from colint.analysis.collectives import scale_out_gbps
+from colint.analysis.collectives import past_domain_link
 from colint.analysis.gemm_model import tile_efficiency
 from colint.analysis.moe import experts_per_gpu, redundant_to_fill
 from colint.analysis.ops_moe import expert_k_tile
@@ -473,13 +473,13 @@ def ep_beyond_domain(ctx: Context):
     dom = max(1, p.domain_size)
     if sc.ep <= dom or not moe_kinds(spec):
         return
-    so = scale_out_gbps(p)[0]  # the rate the step prices, which the finding quotes
+    so = past_domain_link(p, sc.ep)[1]  # the rate the step prices, which the finding quotes
     eff = scale_out_cost_pct(ctx.analysis, "ep")
     loss = max(eff.values())
     out_share = (sc.ep - dom) / max(1, sc.ep - 1)
     msg = (
         f"ep={sc.ep} spans {-(-sc.ep // dom)} {p.domain_noun}s of {dom} on {ctx.gpu}: {out_share:.0%} of the expert "
-        f"all-to-all crosses the scale-out network" + f" {scale_out_versus(p)}"
+        f"all-to-all crosses {scale_out_versus(p, sc.ep)}"
     )
     details = [
         f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step against an all-to-all "

@@ -96,11 +96,11 @@ def test_total_gpus_past_the_domain_lets_a_replica_span_it():
     assert all(d.pp == 1 for d in deployments(_spec(DEEPSEEK), load_profile("h100-sxm")))
 
 
-def test_a_replica_past_the_domain_pays_the_scale_out_link(capsys):
-    """Llama-3.3-70B BF16 on 8 H100 PCIe (pairs bridged by NVLink): nothing fits in one pair, so colint pareto had
-    no frontier; with --total-gpus 8 its tp4 / tp8 replicas span the bridged pairs, the all-reduces past a pair
-    priced at the scale-out link (slower than if NVLink joined all eight) and said in a note, and pipeline stages
-    of bridged pairs (tp2 pp2, tp2 pp4) serve the low-interactivity end."""
+def test_a_replica_past_the_domain_pays_the_link_past_it(capsys):
+    """Llama-3.3-70B BF16 on 8 H100 PCIe (pairs bridged by NVLink, 8 cards to a server): nothing fits in one pair,
+    so colint pareto had no frontier; with --total-gpus 8 its tp4 / tp8 replicas span the bridged pairs, the
+    all-reduces past a pair priced over the server's PCIe Gen5 (slower than if NVLink joined all eight) and said in
+    a note, and pipeline stages of bridged pairs (tp2 pp2, tp2 pp4) serve the low-interactivity end."""
     from dataclasses import replace
 
     pcie = load_profile("h100-pcie")
@@ -115,7 +115,8 @@ def test_a_replica_past_the_domain_pays_the_scale_out_link(capsys):
     }
     assert f.notes[0] == (
         f"{len(f.frontier)} of the {len(f.frontier)} frontier points span more than one 2-GPU NVLink domain: what "
-        "their collectives send past it runs at 50 GB/s per GPU each way (assumed: a 400 Gb/s NIC per GPU)"
+        "their collectives send past it crosses PCIe Gen5 between the NVLink groups of one host at 63 GB/s per GPU "
+        "each way"
     )
     linked = frontier(_spec(LLAMA70B), replace(pcie, domain_size=8), sc, LLAMA70B, serving=serving)
     assert not any("span more than one" in n for n in linked.notes)

@@ -106,3 +106,45 @@ def test_pipeline_stages_of_pcie_gpus_send_over_pcie():
     part = best_partition([c.prefill_s for c in w.layer_costs], 4, w.embedding_cost.prefill_s, w.lm_head_cost.prefill_s)
     send_s = 8192 * spec.hidden_size * 2.0 / GEN5_X16  # BF16 activations over one direction of PCIe 5.0 x16
     assert pipelined_ftl(w, 4) == pytest.approx((16 + 3) * (part.max + send_s), rel=1e-12)
+
+
+def test_nvlink_bridged_pairs_reach_the_rest_of_their_host_over_pcie():
+    """H100 NVL: NVLink bridges join pairs, 8 cards to a PCIe server (host_gpus). A group past the pair and within
+    the server crosses PCIe Gen5 (NCCL's PCI hop latency, no LL128, no custom all-reduce past two GPUs); past the
+    server, the NIC."""
+    from colint.analysis.collectives import past_domain_link
+
+    nvl = load_profile("h100-nvl")
+    assert (nvl.domain_size, nvl.host_size, nvl.pcie_gen) == (2, 8, 5)
+    assert link_bytes_per_s(nvl, 2) == 300e9  # the bridge: 600 GB/s bidirectional
+    assert link_bytes_per_s(nvl, 4) == pytest.approx(GEN5_X16, rel=1e-12)
+    assert link_bytes_per_s(nvl, 16) == pytest.approx(nvl.scale_out_gbps * 1e9 / 2)
+    assert not over_pcie(nvl, 2) and over_pcie(nvl, 4) and over_pcie(nvl, 8) and not over_pcie(nvl, 16)
+    assert past_domain_link(nvl, 8) == ("PCIe Gen5 between the NVLink groups of one host", 2 * GEN5_X16 / 1e9, True)
+    assert past_domain_link(nvl, 16) == ("the scale-out network", 100.0, True)
+    assert past_domain_link(load_profile("h100-sxm"), 16)[0] == "the scale-out network"  # HGX: the domain is the host
+    m = 1 << 20
+    assert collective("all_reduce", m, 4, nvl, implementation="custom") == collective("all_reduce", m, 4, nvl)
+
+
+def test_a_host_holds_whole_nvlink_domains():
+    from dataclasses import replace
+
+    nvl = load_profile("h100-nvl")
+    with pytest.raises(ValueError, match="host_gpus: 5 is not a whole number of scale-up domains of 2 GPUs"):
+        replace(nvl, host_gpus=5)
+
+
+def test_cl704_names_the_pcie_between_bridged_pairs():
+    from colint.engine.checking import build_targets, check_file
+    from colint.engine.settings import Settings
+    from colint.rules import select_rules
+
+    opts = Settings(gpus=["h100-nvl"], tp=4)
+    r = check_file("tests/corpus/hf/llama3__Llama-3.3-70B-Instruct.json", build_targets(opts), opts, select_rules())
+    (f,) = [f for f in r.findings if f.code == "CL704"]
+    assert f.message == (
+        "tp=4 spans 2 NVLink domains of 2 on h100-nvl: every layer's all-reduce crosses PCIe Gen5 between the NVLink "
+        "groups of one host (126 GB/s per GPU vs 600 GB/s NVLink)"
+    )
+    assert f.evidence["scale_out_gbps"] == pytest.approx(2 * GEN5_X16 / 1e9)
