@@ -418,8 +418,8 @@ def kv_parallelism_pays(ctx: Context):
     doc=RuleDoc(
         what="With --tp (times --kvp, whose GPUs share the FFN's tensor parallelism) larger than the profile's "
         "scale-up domain, each layer's two all-reduces cross the scale-out network (the profile's "
-        "scale_out_gbps), paced by its slowest hop. Reports the estimated share of the step this costs against "
-        "an all-reduce at NVLink speed.",
+        "scale_out_gbps; between the NVLink-bridged pairs of one PCIe server, its PCIe: host_gpus), paced by its "
+        "slowest hop. Reports the estimated share of the step this costs against an all-reduce at NVLink speed.",
         why="Tensor parallelism puts collectives on the critical path of every layer; at NIC bandwidth (50-100 "
         "GB/s per GPU against 0.9-1.8 TB/s of NVLink) they dominate the step.",
         example="Llama-3.1-70B at --tp 16 on h100-sxm (8-GPU HGX): every all-reduce leaves the node.",

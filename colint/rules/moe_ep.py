@@ -447,8 +447,9 @@ def fine_grained_under_tp(ctx: Context):
     doc=RuleDoc(
         what="With --ep larger than the profile's scale-up domain (8 on HGX, 72 on NVL72), the dispatch and combine "
         "all-to-all sends (ep - domain)/(ep - 1) of its volume over the scale-out network (the profile's "
-        "scale_out_gbps: a 400-800 Gb/s NIC per GPU) instead of NVLink. Reports the estimated share of the "
-        "step this costs against an NVLink-speed all-to-all.",
+        "scale_out_gbps: a 400-800 Gb/s NIC per GPU; between the NVLink-bridged pairs of one PCIe server, its "
+        "PCIe: host_gpus) instead of NVLink. Reports the estimated share of the step this costs against an "
+        "NVLink-speed all-to-all.",
         why="NVLink moves 0.9-1.8 TB/s per GPU, a NIC 50-100 GB/s: past the domain the all-to-all can outweigh "
         "what wider EP gains in expert batch size (DeepSeek serves EP over InfiniBand with two-batch overlap "
         "and hides it only with enough tokens in flight).",
