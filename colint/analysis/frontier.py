@@ -2,7 +2,8 @@
 
 Enumerates the deployments of one model replica inside one scale-up domain (the profile's
 ``domain_size``: 8 for HGX, 72 for NVL72; or within ``--total-gpus`` where that is larger, the collectives that
-leave the domain priced at the scale-out link) — attention/dense tensor parallelism ``tp``, and for an
+leave the domain priced at the link past it: PCIe within a server of NVLink-bridged cards, else the scale-out
+network) — attention/dense tensor parallelism ``tp``, and for an
 MoE expert parallelism ``ep`` (ep ≥ tp: ``ep / tp`` attention data-parallel groups share the
 experts, colint.analysis.moe.attention_dp_groups) or experts tensor-parallel (ep = 1), and within
 one HGX node the moe_tp x moe_ep mixes between them (moe_tp_mixes: each expert split moe_tp ways,
@@ -288,7 +289,8 @@ def deployments(spec, profile, max_gpus: Optional[int] = None) -> list[Deploymen
     (experts tensor-parallel) or ep ≥ tp, a multiple of tp (a power of two times tp, or all ``max_gpus``), at most
     the experts. A replica wider than the scale-up domain (--total-gpus past it: two HGX nodes for a model that
     one does not hold, an 8-GPU PCIe host of NVLink-bridged pairs) pays for it where analyse prices its collectives:
-    what leaves the domain runs at the scale-out link (colint.analysis.collectives.link_bytes_per_s)."""
+    what leaves the domain runs at the link past it (colint.analysis.collectives.past_domain_link). Past the domain,
+    pipeline stages too (Deployment.pp), each stage within one domain."""
     domain = max_gpus or profile.domain_size  # the GPUs one replica may span
     kinds = _used_kinds(spec)
     heads = {mx.num_heads for k in kinds for mx in _mixers(k) if mx.kind in ("attention", "mla") and mx.num_heads}
