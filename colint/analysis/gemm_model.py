@@ -313,21 +313,31 @@ def _kernel_fields(estimate_s, t_math, t_mem, tile_m, tile_n, sms, split, eta_ti
     }
 
 
+def _roofline(flops, read_b, write_b, math_s, memory_s, bw, peak, maximum) -> tuple:
+    """(bytes, read s, write s, the plain roofline's s, arithmetic intensity, ridge) of a GEMM, which do not depend
+    on the kernel chosen: for _core (``maximum`` = numpy's, element-wise) and _estimate (the builtin)."""
+    bytes_ = read_b + write_b
+    return bytes_, read_b / bw, write_b / bw, maximum(math_s, memory_s), flops / bytes_, peak / bw
+
+
 def _roofline_fields(flops, read_b, write_b, math_s, memory_s, bw, peak, eta_k, fixed_s, maximum) -> dict:
-    """The fields of an estimate that do not depend on the kernel chosen (FLOPs, bytes, the plain roofline),
-    for _core (``maximum`` = numpy's, element-wise; _estimate computes them alike from _core_scalar's parts)."""
+    """The fields of an estimate that do not depend on the kernel chosen (FLOPs, bytes, the plain roofline), for
+    _core."""
+    bytes_, read_s, write_s, sol_s, intensity, ridge = _roofline(
+        flops, read_b, write_b, math_s, memory_s, bw, peak, maximum
+    )
     return {
         "flops": flops,
-        "bytes": read_b + write_b,
+        "bytes": bytes_,
         "read_bytes": read_b,
         "write_bytes": write_b,
         "math_s": math_s,
         "memory_s": memory_s,
-        "read_s": read_b / bw,
-        "write_s": write_b / bw,
-        "sol_s": maximum(math_s, memory_s),
-        "arithmetic_intensity": flops / (read_b + write_b),
-        "ridge": peak / bw,
+        "read_s": read_s,
+        "write_s": write_s,
+        "sol_s": sol_s,
+        "arithmetic_intensity": intensity,
+        "ridge": ridge,
         "k_efficiency": eta_k,
         "fixed_s": fixed_s,
     }
@@ -394,7 +404,7 @@ def _core_scalar(m: int, n: int, k: int, dtype: str, profile, out_dtype: str, mo
 
     Returns (the estimate, the chosen kernel's (t_math, t_mem, tile_m, tile_n, tile SMs, split-K, tile and wave
     efficiency), FLOPs, read bytes, write bytes, math s, memory s, bandwidth, peak, K efficiency, fixed s): the
-    parts _estimate builds a GemmTime from (_kernel_fields and _roofline_fields name them) and estimate_s reads the
+    parts _estimate builds a GemmTime from (_kernel_fields and _roofline name them) and estimate_s reads the
     first of, without a dict per GEMM."""
     (b_a, b_w, b_out, peak, bw, kt, bw_eff, fixed_s, quant_b, max_split, gemv_m, floor_s, fill, share, sm_count,
      p_exp, inv_p, peak_c, tiles_c) = _scalar_constants(dtype, profile, out_dtype, model, standalone)  # fmt: skip
@@ -530,8 +540,9 @@ def _estimate(m, n, k, dtype: str, profile, out_dtype: str | None, model, standa
     else:
         est_bound = "compute" if t_math >= t_mem else "memory"
     _, b_a, b_w = FORMATS[dtype]
-    ridge = peak / bw
-    # the same operations as _roofline_fields, on the same floats
+    bytes_, read_s, write_s, sol_s, intensity, ridge = _roofline(
+        flops, read_b, write_b, math_s, memory_s, bw, peak, max
+    )
     return GemmTime(
         m=m,
         n=n,
@@ -539,17 +550,17 @@ def _estimate(m, n, k, dtype: str, profile, out_dtype: str | None, model, standa
         dtype=dtype,
         out_dtype=out_dtype,
         flops=flops,
-        bytes=read_b + write_b,
+        bytes=bytes_,
         read_bytes=read_b,
         write_bytes=write_b,
-        arithmetic_intensity=flops / (read_b + write_b),
+        arithmetic_intensity=intensity,
         ridge=ridge,
         bound="compute" if math_s >= memory_s else "memory",
         math_s=math_s,
         memory_s=memory_s,
-        read_s=read_b / bw,
-        write_s=write_b / bw,
-        sol_s=max(math_s, memory_s),
+        read_s=read_s,
+        write_s=write_s,
+        sol_s=sol_s,
         estimate_s=est_s,
         estimate_bound=est_bound,
         tile_m=tile_m,
