@@ -92,15 +92,16 @@ class LayerTime:
         }
 
 
+def exchange_splits(scenario: Scenario, regime: str) -> bool:
+    """Whether the scenario lets an MoE layer's EP exchange run under two micro-batches in ``regime``: an
+    ``ep_overlap`` other than "off", an EP exchange, and a batch that splits (every MoE kind alike)."""
+    return scenario.ep_overlap != "off" and ep_all_to_all(scenario) and regime_tokens(scenario, regime) >= MIN_SPLIT
+
+
 def overlaps(kind: LayerKind, scenario: Scenario, regime: str) -> bool:
-    """Whether ``kind``'s layers may run as two micro-batches: an MoE layer with an EP exchange, a
-    batch that splits, and an ``ep_overlap`` other than "off"."""
-    return (
-        scenario.ep_overlap != "off"
-        and ep_all_to_all(scenario)
-        and kind.ffn.kind == "moe"
-        and regime_tokens(scenario, regime) >= MIN_SPLIT
-    )
+    """Whether ``kind``'s layers may run as two micro-batches: an MoE layer where the scenario splits its
+    exchange (:func:`exchange_splits`)."""
+    return kind.ffn.kind == "moe" and exchange_splits(scenario, regime)
 
 
 # half_scenario's memo: (id(scenario), regime) -> (scenario, its half) (colint.util.memo.per_spec). Every analysis of an EP-overlapped model
@@ -123,8 +124,7 @@ def _half(scenario: Scenario, regime: str) -> Scenario:
 def overlapped_layers(spec: ModelSpec, scenario: Scenario, regime: str, counts: list[int] | None = None) -> int:
     """Layers of the kinds that may overlap (the fill of one forward is spread over them); ``counts``:
     ``spec.layer_counts()`` when the caller has them."""
-    # overlaps() without its per-kind part, asked once: the scenario and regime decide for every kind alike
-    if scenario.ep_overlap == "off" or not ep_all_to_all(scenario) or regime_tokens(scenario, regime) < MIN_SPLIT:
+    if not exchange_splits(scenario, regime):  # asked once: the scenario decides for every kind alike (overlaps)
         return 0
     if counts is None:
         counts = layer_counts(spec)
