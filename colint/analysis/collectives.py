@@ -125,6 +125,11 @@ def past_domain_link(profile, span: int) -> tuple[str, float, bool]:
     return "the scale-out network", gbps, stated
 
 
+def past_domain_bytes_per_s(profile, span: int) -> float:
+    """One direction of :func:`past_domain_link`'s rate, bytes/s per GPU (at least 1 GB/s each way)."""
+    return max(past_domain_link(profile, span)[1], 1.0) * 1e9 / 2.0
+
+
 def link_bytes_per_s(profile, gpus: int, all_to_all: bool = False, span: int | None = None) -> float:
     """Effective one-direction bandwidth per GPU of a collective over ``gpus`` GPUs spread evenly over ``span``
     consecutive GPUs (default ``gpus``: side by side; KV parallelism's groups stride by tp). Within the
@@ -140,8 +145,7 @@ def link_bytes_per_s(profile, gpus: int, all_to_all: bool = False, span: int | N
     span = max(gpus, span or gpus)
     if span <= dom:
         return nv
-    # past the domain: PCIe between the NVLink groups of one host (host_gpus), else the NIC
-    so = max(past_domain_link(profile, span)[1], 1.0) * 1e9 / 2.0
+    so = past_domain_bytes_per_s(profile, span)  # PCIe between the NVLink groups of one host, else the NIC
     if not all_to_all:
         return min(nv, so)
     in_domain = max(1, gpus * dom // span)  # the group's GPUs one domain holds (itself among them)
@@ -283,7 +287,7 @@ def moe_dispatch_combine(
         domains = math.ceil(ep / dom)
         remote = domains * (1.0 - (1.0 - 1.0 / domains) ** topk) * (domains - 1) / domains
         rdma_b = tokens * hidden * b * remote
-        so = max(past_domain_link(profile, ep)[1], 1.0) * 1e9 / 2.0
+        so = past_domain_bytes_per_s(profile, ep)
         fan_out = link_bytes_per_s(profile, dom) * tmod.link_efficiency
         if phase == "combine":
             fan_out = min(fan_out, tmod.a2a_ht_sms * tmod.a2a_sm_copy_gbps * 1e9)

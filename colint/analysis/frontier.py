@@ -65,7 +65,7 @@ import time
 from dataclasses import field, replace
 from typing import Any, Optional
 
-from colint.analysis.collectives import gbps_text, past_domain_link
+from colint.analysis.collectives import gbps_text, past_domain_bytes_per_s, past_domain_link
 from colint.analysis.inventory import layer_counts
 from colint.analysis.deployments import powers_of_two
 from colint.analysis.frontier_pricing import (
@@ -675,7 +675,7 @@ def kv_link_bytes_per_s(profile, total: int) -> float:
     domains): PCIe within a host of NVLink-bridged cards, the scale-out NIC beyond. DGX H100: NVLink 450 GB/s or a
     400 Gb/s NIC, 50 GB/s."""
     if total > profile.domain_size:
-        return past_domain_link(profile, total)[1] / 2 * 1e9
+        return past_domain_bytes_per_s(profile, total)
     return profile.scale_up_gbps / 2 * 1e9
 
 

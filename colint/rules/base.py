@@ -395,7 +395,7 @@ class Context:
         )
 
 
-def scale_out_versus(profile, span: int) -> str:
+def past_domain_versus(profile, span: int) -> str:
     """What CL504/CL704's group of ``span`` GPUs crosses past the scale-up domain and how its rate, the one the step
     prices (colint.analysis.collectives.past_domain_link), compares with the scale-up link: "the scale-out network
     (100 GB/s per GPU, assumed: ... vs 1800 GB/s NVLink)"."""

@@ -17,7 +17,7 @@ from colint.analysis.ops_attention import INDEXER_LOGIT_BYTES, decode_kv_bytes_p
 from colint.analysis.collectives import past_domain_link
 from colint.analysis.scale_out import scale_out_cost_pct
 from colint.hardware_profiles import time_model
-from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule, scale_out_versus
+from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule, past_domain_versus
 from colint.rules.fix_builders import divisors, edit_key, param_delta
 
 FAMILY = Family(name="decoupling", number=7)
@@ -441,7 +441,7 @@ def tp_beyond_domain(ctx: Context):
     msg = (
         f"{size} spans {-(-group // dom)} {p.domain_noun}s of {dom} on {ctx.gpu}: every layer's all-reduce "
         + ("crosses " if sc.kvp == 1 else "and KV-parallel exchange (decode) cross ")
-        + scale_out_versus(p, group)
+        + past_domain_versus(p, group)
     )
     yield ctx.finding(
         ctx.graded(loss),

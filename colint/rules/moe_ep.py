@@ -27,7 +27,7 @@ from colint.analysis.expert_batching import (
     moe_kinds,
 )
 from colint.findings import Severity
-from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule, scale_out_versus
+from colint.rules.base import Context, Family, Option, RuleDoc, edit, fix, rule, past_domain_versus
 from colint.rules.fix_builders import edit_key, param_delta
 
 FAMILY = Family(name="moe-ep", number=5)
@@ -480,7 +480,7 @@ def ep_beyond_domain(ctx: Context):
     out_share = (sc.ep - dom) / max(1, sc.ep - 1)
     msg = (
         f"ep={sc.ep} spans {-(-sc.ep // dom)} {p.domain_noun}s of {dom} on {ctx.gpu}: {out_share:.0%} of the expert "
-        f"all-to-all crosses {scale_out_versus(p, sc.ep)}"
+        f"all-to-all crosses {past_domain_versus(p, sc.ep)}"
     )
     details = [
         f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step against an all-to-all "
