@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import csv
 import glob
-import math
 import os
 import sys
 
@@ -195,6 +194,20 @@ def collect_disagg(folder: str, raw: bool = False) -> None:
         w.writerows(rows)
 
 
+def _rows(path: str) -> list[dict]:
+    """The rows of one of the committed CSVs, whose first lines (``#``) say where they came from."""
+    with open(path, encoding="utf-8") as fh:
+        return list(csv.DictReader(line for line in fh if not line.startswith("#")))
+
+
+def _by_run(rows, column: str) -> dict[tuple[str, str], list[tuple[float, float]]]:
+    """(tok/s/user, ``column``'s tok/s/GPU) of each row, per (case, system)."""
+    out: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for r in rows:
+        out.setdefault((r["case"], r["system"]), []).append((float(r["tokens_per_s_per_user"]), float(r[column])))
+    return out
+
+
 def load_disagg_points(
     total_gpus: int, per: str = "cluster", raw: bool = False
 ) -> dict[tuple[str, str], list[tuple[float, float]]]:
@@ -202,14 +215,8 @@ def load_disagg_points(
     (tok/s/user, tok/s/GPU per ``per``: "cluster", over --total-gpus, or "replica", over one xPyD replica's GPUs)
     per (case, system)."""
     column = {"cluster": "tokens_per_s_per_gpu_cluster", "replica": "tokens_per_s_per_gpu"}[per]
-    out: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    with open(DISAGG_RAW if raw else DISAGG, encoding="utf-8") as fh:
-        for r in csv.DictReader(line for line in fh if not line.startswith("#")):
-            if int(r["total_gpus"]) == total_gpus:
-                out.setdefault((r["case"], r["system"]), []).append(
-                    (float(r["tokens_per_s_per_user"]), float(r[column]))
-                )
-    return out
+    rows = _rows(DISAGG_RAW if raw else DISAGG)
+    return _by_run([r for r in rows if int(r["total_gpus"]) == total_gpus], column)
 
 
 def disagg_runs(total_gpus: int) -> list[tuple[str, str]]:
@@ -218,35 +225,20 @@ def disagg_runs(total_gpus: int) -> list[tuple[str, str]]:
 
 
 def load_points(total_gpus: int = 8) -> dict[tuple[str, str], list[tuple[float, float]]]:
-    out: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    with open(points_file(total_gpus), encoding="utf-8") as fh:
-        rows = csv.DictReader(line for line in fh if not line.startswith("#"))
-        for r in rows:
-            out.setdefault((r["case"], r["system"]), []).append(
-                (float(r["tokens_per_s_per_user"]), float(r["tokens_per_s_per_gpu"]))
-            )
-    return out
+    """aiconfigurator's aggregated points at ``total_gpus`` (8 or 16): (tok/s/user, tok/s/GPU) per (case, system)."""
+    return _by_run(_rows(points_file(total_gpus)), "tokens_per_s_per_gpu")
 
 
 def at(points: list[tuple[float, float]], u: float):
-    """tok/s/GPU of the upper envelope of ``points`` at ``u`` tok/s/user, as colint's throughput_at reads a
-    frontier: log-log between neighbours, the top throughput below the slowest point, None past the fastest."""
-    env: list[tuple[float, float]] = []
-    best = -math.inf
-    for x, y in sorted(points, key=lambda p: (-p[0], -p[1])):
-        if y > best:
-            env.append((x, y))
-            best = y
-    env.sort()
-    if not env or u > env[-1][0] * (1 + 1e-12):
-        return None
-    if u <= env[0][0]:
-        return env[0][1]
-    for (x0, y0), (x1, y1) in zip(env, env[1:]):
-        if x0 <= u <= x1:
-            f = (math.log(u) - math.log(x0)) / (math.log(x1) - math.log(x0)) if x1 > x0 else 0.0
-            return math.exp(math.log(y0) + f * (math.log(y1) - math.log(y0)))
-    return env[-1][1]
+    """tok/s/GPU of the upper envelope of ``points`` (tok/s/user, tok/s/GPU) at ``u`` tok/s/user, read as colint
+    reads its own frontier: its non-dominated points (colint.analysis.frontier.pareto), log-log between neighbours,
+    the top throughput below the slowest point, None past the fastest (throughput_at)."""
+    from types import SimpleNamespace
+
+    from colint.analysis.frontier import pareto, throughput_at
+
+    front = pareto([SimpleNamespace(tokens_per_s_per_user=x, tokens_per_s_per_gpu=y) for x, y in points])
+    return throughput_at(front, u)
 
 
 def colint_frontier(case: str, system: str, serving: str, ep_overlap: str | None = None, total_gpus: int = 8):
@@ -269,8 +261,7 @@ def colint_frontier(case: str, system: str, serving: str, ep_overlap: str | None
 def load_steps(path: str = STEPS) -> list[dict]:
     """The committed decode-step grid: one dict per row (model, system, tp, attention_dp, moe_tp, moe_ep, batch as
     ints, tpot_ms as a float, oom a bool: aiconfigurator reports that the point does not fit in memory)."""
-    with open(path, encoding="utf-8") as fh:
-        rows = list(csv.DictReader(line for line in fh if not line.startswith("#")))
+    rows = _rows(path)
     for r in rows:
         for k in ("tp", "attention_dp", "moe_tp", "moe_ep", "batch"):
             r[k] = int(r[k])
