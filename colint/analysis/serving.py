@@ -31,7 +31,8 @@ InferenceMAX name it). Three modes:
   pools leave idle are the user's too (aiconfigurator's ``tokens/s/gpu_cluster``). A prefill forward carries
   the whole prompts that fit in its token budget (``prefill_shape``: two of 4,000 tokens in 8,192). Each
   prefill GPU then sends the KV cache the forward left on it to the decode pool over its own link (NVLink where
-  --total-gpus fit in one scale-up domain, else the scale-out NIC: the pools may sit in different domains), the
+  --total-gpus fit in one scale-up domain, else the link past it: PCIe inside a server of NVLink-bridged cards, the
+  scale-out NIC beyond; the pools may sit in different domains), the
   next forward running meanwhile: TTFT = the prefill deployment's FTL + that transfer (no queueing), and a prefill
   instance forwards no faster than its links carry the KV away (:func:`with_kv_transfer`).
 """

@@ -234,7 +234,7 @@ def suggest_cmd(path, flags, isolated, budget_pct, objective, at_interactivity, 
     type=click.IntRange(min=1),
     default=None,
     help="GPUs a deployment may use (disaggregated: both pools); past one scale-up domain a replica may span "
-    "several (tp, ep or pipeline stages, priced at the scale-out link). [default: one scale-up domain]",
+    "several (tp, ep or pipeline stages, priced at the link past the domain). [default: one scale-up domain]",
 )
 @click.option(
     "--ttft-limit",

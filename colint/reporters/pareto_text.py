@@ -154,7 +154,8 @@ def render(result) -> str:
                 "tok/s/user = 1 / decode ITL; tok/s/GPU = the tokens/s the pools serve / all --total-gpus GPUs, "
                 "idle ones too (P:D = prefill:decode GPUs, the prefill pool sized to prefill ISL tokens per OSL "
                 "decoded; the pool that falls short sets the pace); TTFT = the prefill deployment's FTL + its KV "
-                "cache's transfer to the decode pool (NVLink within one domain, else the scale-out NIC);",
+                "cache's transfer to the decode pool (NVLink within one domain; past it, PCIe inside a server of "
+                "NVLink-bridged cards, else the scale-out NIC);",
             ],
         }[mode]
         + [
