@@ -17,9 +17,8 @@ from colint.hardware_profiles import time_model
 from colint.normalize.format_reader import round_up
 from colint.util.records import dataclass
 
-TILE = (
-    128  # the portable GEMM tile width widths are judged on (NVIDIA co-design blog guideline 2: "safe, portable floor")
-)
+# the portable GEMM tile width (elements) widths are judged on (NVIDIA co-design blog guideline 2: "safe, portable floor")
+TILE = 128
 
 
 @dataclass

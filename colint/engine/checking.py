@@ -244,8 +244,9 @@ def run_rule(r, spec, t: Target | None, workload, opts: Settings, *, brief: bool
 
 
 def _check_declared(r, spec, out: list[Finding], gpu: Optional[str], opts: Settings) -> None:
-    """A rule emits nothing above its most severe level, nor above its ceiling on this spec (colint.engine.closure skips,
-    in warning-level re-checks, the rules that cannot warn, and those a state's spec caps at what the file reported), and a rule that declares fields points at them alone, on its own GPU (the closure relies on
+    """A rule emits nothing above its most severe level, nor above its ceiling on this spec (colint.engine.closure
+    skips, in warning-level re-checks, the rules that cannot warn, and those a state's spec caps at what the file
+    reported), and a rule that declares fields points at them alone, on its own GPU (the closure relies on
     both): a finding that breaks either is a bug in colint, reported as one."""
     most = r.ceiling_on(spec, opts.rule_options.get(r.code))
     for f in out:

@@ -12,8 +12,8 @@ too, and only a really deep and narrow stack (below 32) warns, graded by the gai
 from __future__ import annotations
 
 from colint.analysis.inventory import param_counts
-from colint.findings import Severity
 from colint.analysis.wider import equivalent_layers, fixed_decode_s, latency_workload, wider_what_if
+from colint.findings import Severity
 from colint.rules.base import NEVER, Context, Family, Option, RuleDoc, edit, fix, rule
 from colint.rules.fix_builders import edit_key
 

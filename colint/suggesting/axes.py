@@ -12,10 +12,9 @@ drops grid points that a rule family would reject outright before anything is es
 from __future__ import annotations
 
 import math
-
-from colint.analysis.padding import TILE
 from typing import Optional
 
+from colint.analysis.padding import TILE
 from colint.fixing.edited_document import edited_document
 from colint.findings import Edit
 from colint.fixing.fix_text import apply_edits, parse_key
