@@ -31,6 +31,7 @@ from colint.normalize.format_reader import (
     FormatReader,
     attention as attention_mixer,
     gated_deltanet,
+    group_limited_routing,
     layer,
     mamba2_mixer,
     mla as mla_mixer,
@@ -208,6 +209,8 @@ def _moe_ffn(r: FormatReader, m: Model) -> FFN | None:
     e = m.moe
     if e is None:
         return None
+    keys = ("moe.expert_groups", "moe.groups_per_token")
+    route = group_limited_routing(r, e.experts, e.top_k, e.expert_groups, e.groups_per_token or e.expert_groups, keys)
     moe = routed_experts(
         e.experts,
         e.top_k,
@@ -218,6 +221,7 @@ def _moe_ffn(r: FormatReader, m: Model) -> FFN | None:
         shared_intermediate_size=(e.shared_intermediate_size or e.intermediate_size) if e.shared_experts else 0,
         shared_gated=e.gated,
         router_bias=e.router_bias,
+        **route,
     )
     for field, key in (
         ("num_experts", "moe.experts"),

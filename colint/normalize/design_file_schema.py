@@ -81,6 +81,12 @@ class MoE(_Strict):
     first_dense_layers: int = Field(0, ge=0, description="Leading layers that keep the dense FFN.")
     every: int = Field(1, gt=0, description="MoE on every n-th layer after the dense ones (1 = all).")
     router_bias: bool = False
+    expert_groups: int = Field(
+        1, gt=0, description="Contiguous expert groups of a group-limited router (DeepSeek-V3's n_group: 8)."
+    )
+    groups_per_token: Optional[int] = Field(
+        None, gt=0, description="Groups a token's top-k may use (DeepSeek-V3's topk_group: 4); default all."
+    )
 
 
 class Mamba(_Strict):

@@ -170,6 +170,29 @@ def routed_experts(num_experts: int, top_k: int, width: int, **fields: Any) -> F
     return FFN(kind="moe", num_experts=num_experts, top_k=top_k, expert_intermediate_size=width, **fields)
 
 
+def group_limited_routing(
+    r, num_experts: int, top_k: int, groups: int, per_token: int, keys: tuple[str, str]
+) -> dict[str, int]:
+    """The FFN fields of a router whose token picks its top-k within its ``per_token`` best of ``groups`` contiguous
+    expert groups (DeepSeek-V3's node-limited routing), where that limit binds ({} where per_token = groups), after
+    checking what the router needs: ``groups`` divides the experts (the scores are viewed [groups, E / groups]) and a
+    token's top-k fits in its groups. ``keys``: the file's (groups, per-token) keys, named by the errors."""
+    g_key, t_key = keys
+    if num_experts % groups:
+        raise r.error(g_key, f"'{r.key_name(g_key)}' {groups} does not divide the {num_experts} routed experts")
+    if per_token > groups:
+        raise r.error(
+            t_key, f"'{r.key_name(t_key)}' {per_token} is more than the {groups} groups of '{r.key_name(g_key)}'"
+        )
+    if top_k > per_token * (num_experts // groups):
+        raise r.error(
+            t_key,
+            f"'{r.key_name(t_key)}' {per_token} groups of {num_experts // groups} experts cannot hold a "
+            f"token's top-{top_k}",
+        )
+    return {"expert_groups": groups, "groups_per_token": per_token} if per_token < groups else {}
+
+
 def mla_attention(
     heads: int,
     kv_heads: int,

@@ -26,6 +26,7 @@ from colint.loading.document import Document
 from colint.normalize.format_reader import (
     FormatReader,
     attention,
+    group_limited_routing,
     layer,
     megatron_padded_vocab,
     mla,
@@ -324,6 +325,14 @@ def _moe_layers(
     if not r.has("moe_ffn_hidden_size"):
         r.record("moe_intermediate_size", "ffn_hidden_size")
     shared = r.opt("shared_expert_intermediate_size", "moe_shared_expert_intermediate_size") or 0
+    # megatron-core's group-limited routing (--moe-router-num-groups, --moe-router-group-topk: DeepSeek-V3's)
+    groups = r.opt("expert_groups", "moe_router_num_groups")
+    route = {}
+    if groups:
+        per_token = r.req("groups_per_token", "moe_router_group_topk")
+        route = group_limited_routing(
+            r, experts, top_k, groups, per_token, ("moe_router_num_groups", "moe_router_group_topk")
+        )
     moe = routed_experts(
         experts,
         top_k,
@@ -336,6 +345,7 @@ def _moe_layers(
         shared_gated=gated,
         shared_bias=bias,
         shared_expert_gate=bool(shared) and bool(r.bool(None, "moe_shared_expert_gate", default=False)),
+        **route,
     )
     pattern = _moe_pattern(r, n_layers)
     return [layer(mixer, moe if is_moe else dense, other) for is_moe in pattern]

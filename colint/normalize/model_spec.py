@@ -109,6 +109,16 @@ class FFN:
     shared_expert_gate: bool = False  # Qwen2-MoE's sigmoid gate on the shared expert (H -> 1)
     latent_size: Optional[int] = None  # latent MoE (Nemotron-H): experts work in a smaller width
     latent_bias: bool = False  # bias on the latent down/up projections (Nemotron-H mlp_bias)
+    # Group-limited routing (HF ``n_group`` / ``topk_group``; DeepSeek-V2's device-limited, V3's node-limited
+    # routing): the routed experts lie in ``expert_groups`` contiguous groups and each token picks its top-k
+    # within its ``groups_per_token`` best groups. Binding only where groups_per_token < expert_groups.
+    expert_groups: int = 1
+    groups_per_token: int = 1
+
+    @property
+    def group_limited(self) -> bool:
+        """Whether the router confines a token's picks to fewer groups than there are."""
+        return 1 <= self.groups_per_token < self.expert_groups
 
 
 @keeps_hash  # memos are keyed by layer kinds: weights.kind_gemms and kind_params, gemm_rows._KIND_ENTRIES

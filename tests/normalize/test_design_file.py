@@ -211,3 +211,17 @@ def test_a_dsa_design_counts_like_glm5():
             "  ffn: {intermediate_size: 8}\n"
         )
     assert exc.value.key == "model.attention.mla.index_heads"
+
+
+def test_a_design_states_its_router_groups():
+    body = (
+        "  hidden_size: 1024\n  layers: 2\n  vocab_size: 32000\n  attention: {heads: 8}\n"
+        "  moe: {experts: 64, top_k: 8, intermediate_size: 512, expert_groups: 8, groups_per_token: %s}\n"
+    )
+    ffn = design(body % 4).kind_of(0).ffn
+    assert (ffn.expert_groups, ffn.groups_per_token, ffn.group_limited) == (8, 4, True)
+    with pytest.raises(SpecError) as e:
+        design(body % 9)
+    assert e.value.located() == (
+        "d.yaml:7:74: error: 'model.moe.groups_per_token' 9 is more than the 8 groups of 'model.moe.expert_groups'"
+    )

@@ -423,3 +423,18 @@ def test_vocab_from_the_command_line_has_no_file_key():
     s = spec_of("llama2_70b", vocab_size=32000)
     assert "vocab_size" not in s.sources
     assert any("vocab 32000 (--vocab-size) padded to 32256" in n for n in s.notes)
+
+
+def test_group_limited_routing_is_read_from_megatron_core_arguments():
+    base = (
+        "num_layers: 2\nhidden_size: 1024\nnum_attention_heads: 16\nswiglu: true\nposition_embedding_type: rope\n"
+        "num_experts: 64\nmoe_router_topk: 8\nmoe_ffn_hidden_size: 512\n"
+    )
+    ffn = normalize(yaml_doc(base + "moe_router_num_groups: 8\nmoe_router_group_topk: 4\n"), vocab_size=1024)
+    assert (ffn.kind_of(0).ffn.expert_groups, ffn.kind_of(0).ffn.groups_per_token) == (8, 4)
+    assert not normalize(yaml_doc(base), vocab_size=1024).kind_of(0).ffn.group_limited
+    with pytest.raises(SpecError) as e:
+        normalize(yaml_doc(base + "moe_router_num_groups: 16\nmoe_router_group_topk: 1\n"), vocab_size=1024)
+    assert e.value.key == "moe_router_group_topk" and "1 groups of 4 experts cannot hold a token's top-8" in str(
+        e.value
+    )

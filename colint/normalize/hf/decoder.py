@@ -28,7 +28,15 @@ from dataclasses import replace
 
 from colint.normalize.format_reader import heads_attention, routed_experts
 from colint.normalize.hf.base import HFReader, full_and_windowed, layer_types_of, read_common
-from colint.normalize.hf.moe_common import KindTable, deepseek_style_mtp_params, layer, nullable_int, str_list
+from colint.normalize.hf.moe_common import (
+    GROUP_LIMITED_ROUTERS,
+    KindTable,
+    deepseek_style_mtp_params,
+    layer,
+    nullable_int,
+    router_groups,
+    str_list,
+)
 from colint.normalize.model_spec import FFN, ModelSpec
 from colint.util.records import dataclass
 
@@ -279,6 +287,7 @@ def _moe_ffn(r: HFReader, t: Traits, h: int, inter: int) -> tuple[FFN, int]:
         num_shared_experts=n_shared,
         shared_intermediate_size=shared_w if n_shared else 0,
         shared_bias=_flag(r, t.mlp_bias),
+        **(router_groups(r, e, k, r.defaults) if r.model_type in GROUP_LIMITED_ROUTERS else {}),
     )
     return ffn, e if t.router_param_bias else 0
 

@@ -39,6 +39,7 @@ from colint.normalize.hf.moe_common import (
     ignored_key,
     layer,
     nullable_int,
+    router_groups,
     str_list,
 )
 from colint.normalize.hf.tie import tie_embeddings
@@ -109,6 +110,8 @@ def _ffns(r: HFReader, d: dict[str, Any], v2: bool) -> tuple[FFN, FFN, int]:
     n_shared = r.int("num_shared_experts", "n_shared_experts", default=d["n_shared_experts"], minimum=0)
     first_k = r.int("first_k_dense_replace", "first_k_dense_replace", default=d["first_k_dense_replace"], minimum=0)
     dense_ffn = FFN(kind="dense", intermediate_size=inter, bias=mlp_bias)
+    # V2 limits a token's devices only with topk_method "group_limited_greedy"; V3's router always limits its groups
+    limited = r.str(None, "topk_method", default=d.get("topk_method")) == "group_limited_greedy" if v2 else True
     moe_ffn = routed_experts(
         e,
         k,
@@ -116,6 +119,7 @@ def _ffns(r: HFReader, d: dict[str, Any], v2: bool) -> tuple[FFN, FFN, int]:
         num_shared_experts=n_shared,
         shared_intermediate_size=moe_inter if n_shared else 0,
         shared_bias=mlp_bias,
+        **(router_groups(r, e, k, d) if limited else {}),
     )
     return dense_ffn, moe_ffn, first_k
 

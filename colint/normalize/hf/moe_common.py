@@ -7,6 +7,7 @@ transformers would fill it even when no generated defaults table is installed.
 
 from __future__ import annotations
 
+from colint.normalize.format_reader import group_limited_routing
 from colint.normalize.format_reader import layer  # noqa: F401  (the adapters import it from here)
 from colint.normalize.hf.base import HFReader
 from colint.normalize.model_spec import KeyIssue, LayerKind
@@ -56,6 +57,35 @@ def str_list(r: HFReader, key: str) -> list[str] | None:
         if not isinstance(x, str):
             raise r.error((key, i), f"'{r.key_name(key)}[{i}]' must be a string")
     return list(v)
+
+
+# model_types whose transformers router picks a token's experts within its top ``topk_group`` of ``n_group`` expert
+# groups (modeling_<family>.py: ``group_idx = torch.topk(group_scores, k=self.topk_group)``, transformers 5.24);
+# DeepSeek-V2 only with topk_method "group_limited_greedy" (deepseek.py)
+GROUP_LIMITED_ROUTERS = frozenset(
+    {
+        "deepseek_v3",
+        "deepseek_v32",
+        "glm_moe_dsa",
+        "kimi_k2",
+        "kimi_k25",
+        "glm4_moe",
+        "glm4v_moe",
+        "glm4v_moe_text",
+        "glm4_moe_lite",
+        "dots1",
+        "nemotron_h",
+        "mimo_v2_flash",
+    }
+)
+
+
+def router_groups(r: HFReader, num_experts: int, top_k: int, defaults: dict) -> dict[str, int]:
+    """FFN fields of a group-limited router (``n_group`` expert groups, a token's picks within its ``topk_group``
+    best), where the limit binds (format_reader.group_limited_routing)."""
+    groups = r.int("expert_groups", "n_group", default=defaults.get("n_group") or 1)
+    per_token = r.int("groups_per_token", "topk_group", default=defaults.get("topk_group") or groups)
+    return group_limited_routing(r, num_experts, top_k, groups, per_token, ("n_group", "topk_group"))
 
 
 def mtp_module_params(layer_params: int, h: int) -> int:

@@ -1016,3 +1016,43 @@ def test_official_configs_raise_no_ignored_key_issue():
         "nemotron-h__NVIDIA-Nemotron-3-Super-120B-A12B-FP8",
     ):
         assert [i for i in spec_of(stem).key_issues if i.kind == "ignored"] == []
+
+
+# -- group-limited routing (n_group / topk_group) ----------------------------------------------------------------
+
+
+def test_group_limited_routers_read_their_groups():
+    """DeepSeek-V3's router picks a token's top-8 within its best 4 of 8 groups (node-limited routing); V2's only
+    with topk_method group_limited_greedy; families whose groups are all one group (GLM-5, GLM-4.5: n_group 1) and
+    families whose router has no groups (Qwen3-MoE) stay unlimited."""
+    v3 = spec_of("deepseek__DeepSeek-V3").kind_of(3).ffn
+    assert (v3.expert_groups, v3.groups_per_token, v3.group_limited) == (8, 4, True)
+    assert spec_of("deepseek__DeepSeek-V3").sources["expert_groups"].key == "n_group"
+    assert not spec_of("glm__GLM-5-reconstructed").kind_of(3).ffn.group_limited
+    v2 = dict(model_type="deepseek_v2", hidden_size=64, num_attention_heads=4, num_experts_per_tok=6)
+    v2.update(n_routed_experts=160, n_group=8, topk_group=3, first_k_dense_replace=0, num_hidden_layers=2)
+    assert not spec_from(v2).kind_of(0).ffn.group_limited  # topk_method defaults to greedy
+    ffn = spec_from({**v2, "topk_method": "group_limited_greedy"}).kind_of(0).ffn
+    assert (ffn.expert_groups, ffn.groups_per_token) == (8, 3)
+    glm = dict(model_type="glm4_moe", hidden_size=64, num_attention_heads=4, n_routed_experts=64, n_group=8)
+    ffn = spec_from({**glm, "topk_group": 2, "num_experts_per_tok": 4, "first_k_dense_replace": 0}).kind_of(0).ffn
+    assert (ffn.expert_groups, ffn.groups_per_token) == (8, 2)
+
+
+@pytest.mark.parametrize(
+    "extra,key,message",
+    [
+        (dict(n_group=6), "n_group", "'n_group' 6 does not divide the 256 routed experts"),
+        (dict(topk_group=9), "topk_group", "'topk_group' 9 is more than the 8 groups of 'n_group'"),
+        (
+            dict(n_group=64, topk_group=1),
+            "topk_group",
+            "'topk_group' 1 groups of 4 experts cannot hold a token's top-8",
+        ),
+    ],
+)
+def test_group_limits_a_router_cannot_run_are_located_errors(extra, key, message):
+    with pytest.raises(SpecError) as exc:
+        spec_from(dict(model_type="deepseek_v3", hidden_size=64, num_attention_heads=4, **extra))
+    assert (exc.value.key, exc.value.line is not None) == (key, True)
+    assert message in str(exc.value)
