@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 
+from colint.analysis.moe import parts_touched
 from colint.hardware_profiles import time_model
 from colint.hardware_profiles.schema import DEFAULT_PCIE_GEN, PCIE_CODE, PCIE_GT_S, PCIE_LANES
 
@@ -221,6 +222,16 @@ def collective(
     return best, sol
 
 
+def group_limit_share(parts: int, picks: int, groups: tuple[int, int]) -> float:
+    """The share of the ``parts`` (equal contiguous blocks of the experts: EP ranks, NVLink domains) one token's
+    ``picks`` reach under a group-limited router (``groups``: (expert groups, groups a token may pick)), of what
+    uniform routing reaches (colint.analysis.moe.parts_touched); 1.0 where the limit does not bind."""
+    g, per_token = groups
+    if not 1 <= per_token < g or picks < 1 or parts <= 1:
+        return 1.0
+    return parts_touched(parts, picks, g, per_token) / parts_touched(parts, picks)
+
+
 def moe_dispatch_combine(
     phase: str,
     tokens: float,
@@ -232,10 +243,13 @@ def moe_dispatch_combine(
     model=None,
     backend: str = "deepep_ht",
     experts: int | None = None,
+    groups: tuple[int, int] = (1, 1),
+    moe_tp: int = 1,
 ) -> tuple[float, float]:
     """(estimate_s, sol_s) of one MoE dispatch or combine of ``tokens`` tokens per rank over ``ep`` ranks;
     ``experts``: the layer's routed experts (the LL kernels run one warp group per (expert, rank) pair; None:
-    one group per SM)."""
+    one group per SM); ``groups``: the router's (expert groups, groups a token may pick) (FFN.expert_groups,
+    groups_per_token); ``moe_tp``: GPUs each expert is split over (``topk`` counts a pick once per GPU)."""
     tmod = model or time_model(profile)
     if ep <= 1:
         return 0.0, 0.0
@@ -244,6 +258,8 @@ def moe_dispatch_combine(
         copies = topk * (ep - 1) / ep  # one copy per picked expert on another rank
     else:
         copies = ep * (1.0 - (1.0 - 1.0 / ep) ** topk) * (ep - 1) / ep  # distinct remote ranks
+        # a group-limited router sends a token to fewer ranks (the LL kernels' per-pick copies do not change)
+        copies *= group_limit_share(max(1, ep // max(1, moe_tp)), topk // max(1, moe_tp), groups)
     moved = tokens * hidden * b * copies
     bw = link_bytes_per_s(profile, ep, all_to_all=True)
     kind = "ll" if "ll" in backend.split("_") else "ht"
@@ -262,8 +278,8 @@ def moe_dispatch_combine(
         # receiving SM) and with the warp groups each SM runs (one per (expert, rank) pair: each posts its flag with
         # a system-scope release and polls one arrival flag)
         sms = profile.sm_count or 1
-        groups = math.ceil(experts / sms) if experts else 1
-        lat += (tmod.a2a_ll_pick_us * topk + tmod.a2a_ll_group_us * groups) * 1e-6
+        warp_groups = math.ceil(experts / sms) if experts else 1
+        lat += (tmod.a2a_ll_pick_us * topk + tmod.a2a_ll_group_us * warp_groups) * 1e-6
         if "fp4" in dtype:
             # an FP4 combine quantizes each expert output before the send and dequantizes the top-k copies before
             # the reduction: a fixed extra time, and no faster per byte than BF16 (B200 at 256 tokens: 102 vs 78 us),
@@ -286,6 +302,8 @@ def moe_dispatch_combine(
         # that domain's ranks; the two stages pipeline, so the slower one sets the pace
         domains = math.ceil(ep / dom)
         remote = domains * (1.0 - (1.0 - 1.0 / domains) ** topk) * (domains - 1) / domains
+        # node-limited routing is what these kernels were built for: fewer domains a token (DeepSeek-V3: <= 4 nodes)
+        remote *= group_limit_share(domains, topk // max(1, moe_tp), groups)
         rdma_b = tokens * hidden * b * remote
         so = past_domain_bytes_per_s(profile, ep)
         fan_out = link_bytes_per_s(profile, dom) * tmod.link_efficiency

@@ -50,6 +50,7 @@ from colint.analysis.step_extras import (
     layer_extras,
     ep_all_to_all,
     expert_all_to_all_s,
+    route_groups,
 )
 from colint.normalize.model_spec import LayerKind, ModelSpec
 from colint.util.memo import per_spec
@@ -135,7 +136,10 @@ def exchange_s(kind: LayerKind, tokens: float, h: int, scenario: Scenario, profi
     """The EP dispatch + combine of one layer at ``tokens`` per attention group, as layer_extras adds it."""
     if kind.ffn.kind != "moe" or not ep_all_to_all(scenario):
         return 0.0
-    return expert_all_to_all_s(tokens / scenario.group_gpus, kind.ffn.top_k, h, scenario, profile, kind.ffn.num_experts)
+    ffn = kind.ffn
+    return expert_all_to_all_s(
+        tokens / scenario.group_gpus, ffn.top_k, h, scenario, profile, ffn.num_experts, route_groups(ffn)
+    )
 
 
 def cores_s(spec: ModelSpec, kind: LayerKind, n: int, profile, scenario: Scenario, regime: str, source) -> float:

@@ -13,7 +13,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from colint.analysis.inventory import layer_counts
-from colint.analysis.step_extras import ep_all_to_all, expert_all_to_all_s, kvp_exchange_s, tp_all_reduce_s
+from colint.analysis.step_extras import (
+    ep_all_to_all,
+    expert_all_to_all_s,
+    kvp_exchange_s,
+    route_groups,
+    tp_all_reduce_s,
+)
 from colint.analysis.workload import steps_on_domain
 from colint.util.memo import keep
 
@@ -59,8 +65,8 @@ def scale_out_cost_pct(w, kind: str) -> dict[str, float]:
                 continue
             if kind == "ep" and k.ffn.kind == "moe" and ep_all_to_all(sc):
                 args = (tokens / group, k.ffn.top_k, spec.hidden_size, sc)
-                e = k.ffn.num_experts
-                lost += n * (expert_all_to_all_s(*args, p, e) - expert_all_to_all_s(*args, wide, e))
+                e, g = k.ffn.num_experts, route_groups(k.ffn)
+                lost += n * (expert_all_to_all_s(*args, p, e, g) - expert_all_to_all_s(*args, wide, e, g))
             elif kind == "tp" and group > 1:
                 lost += (
                     n

@@ -346,15 +346,19 @@ def _core_estimate_s(
     return est * max(1.0, flops / model_flops) if model_flops > 0 else est
 
 
-def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, profile, experts: int = 0) -> float:
+def expert_all_to_all_s(
+    tokens: float, top_k: int, hidden: int, sc: Scenario, profile, experts: int = 0, groups: tuple[int, int] = (1, 1)
+) -> float:
     """EP dispatch + combine of one MoE layer for ``tokens`` dispatched by one GPU (analyse passes
     its attention group's tokens / tp: the group's ranks split them, as DeepSeek's TP+SP attention
     and SGLang's DeepEP path do): the DeepEP op model of colint.analysis.collectives (an ESTIMATE;
     dispatch in the GEMM format (FP8 or narrower: FP8; NVFP4 as NVFP4; else BF16), combine in BF16;
     the low-latency kernels for decode-sized batches (<= 128 tokens per rank), else high-throughput;
-    ``experts``: the layer's routed experts, which set the LL combine's warp groups per SM)."""
+    ``experts``: the layer's routed experts, which set the LL combine's warp groups per SM; ``groups``: its router's
+    (expert groups, groups a token may pick), FFN.expert_groups and groups_per_token: a group-limited router sends a
+    token to fewer ranks and domains (collectives.group_limit_share))."""
 
-    key = (tokens, type(tokens), top_k, hidden, experts, sc.ep, sc.moe_tp, sc.gemm_format, id(profile))
+    key = (tokens, type(tokens), top_k, hidden, experts, groups, sc.ep, sc.moe_tp, sc.gemm_format, id(profile))
     hit = _EXCHANGE_MEMO.get(key)
     if hit is not None and hit[0] is profile:
         return hit[1]
@@ -368,8 +372,12 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
     ex = experts or None
     # with experts split moe_tp ways each pick goes to (and comes back from) the moe_tp GPUs of its expert
     picks = top_k * sc.moe_tp
-    d = moe_dispatch_combine("dispatch", tokens, hidden, picks, sc.ep, wire, profile, None, backend, ex)[0]
-    c = moe_dispatch_combine("combine", tokens, hidden, picks, sc.ep, "bfloat16", profile, None, backend, ex)[0]
+    d, c = (
+        moe_dispatch_combine(
+            phase, tokens, hidden, picks, sc.ep, on_wire, profile, None, backend, ex, groups, sc.moe_tp
+        )[0]
+        for phase, on_wire in (("dispatch", wire), ("combine", "bfloat16"))
+    )
     # the other exchange serving frameworks run: every rank all-gathers the EP domain's tokens, runs its own
     # experts on those routed to them and reduce-scatters the outputs back (vLLM's default all2all backend
     # allgather_reducescatter; TensorRT-LLM's attention-DP MoE without DeepEP). It moves every token to every rank,
@@ -386,6 +394,11 @@ def expert_all_to_all_s(tokens: float, top_k: int, hidden: int, sc: Scenario, pr
 # the same exchange per MoE kind, regime and micro-batch, and again per re-analysis at the same ep.
 _EXCHANGE_MEMO: dict[tuple, tuple] = {}
 _EXCHANGE_MEMO_MAX = 4096  # a run meets a few dozen (tokens, shape, ep) per model: room for a bulk run's models
+
+
+def route_groups(ffn) -> tuple[int, int]:
+    """(expert groups, groups a token may pick) of an FFN's router, as expert_all_to_all_s takes them."""
+    return (ffn.expert_groups, ffn.groups_per_token)
 
 
 def ep_all_to_all(sc: Scenario) -> bool:
@@ -436,7 +449,9 @@ def layer_extras(kind: LayerKind, tokens: int, h: int, scenario: Scenario, profi
         coll_s = n_coll * tp_all_reduce_s(tokens, h, group, profile)
     if kind.ffn.kind == "moe" and ep_all_to_all(scenario):
         # each GPU dispatches its share of its attention group's tokens (split over its tp x kvp ranks)
-        coll_s += expert_all_to_all_s(tokens / group, kind.ffn.top_k, h, scenario, profile, kind.ffn.num_experts)
+        coll_s += expert_all_to_all_s(
+            tokens / group, kind.ffn.top_k, h, scenario, profile, kind.ffn.num_experts, route_groups(kind.ffn)
+        )
         n_coll += 2
     if regime == "decode":
         coll_s += kvp_exchange_s(kind, tokens, scenario, profile)

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from colint.analysis.collectives import past_domain_link
 from colint.analysis.gemm_model import tile_efficiency
-from colint.analysis.moe import experts_per_gpu, redundant_to_fill
+from colint.analysis.moe import experts_per_gpu, parts_touched, redundant_to_fill
 from colint.analysis.ops_moe import expert_k_tile
 from colint.analysis.padding import Dim, step_effect_pct
 from colint.analysis.scale_out import scale_out_cost_pct
@@ -449,7 +449,8 @@ def fine_grained_under_tp(ctx: Context):
         "all-to-all sends (ep - domain)/(ep - 1) of its volume over the scale-out network (the profile's "
         "scale_out_gbps: a 400-800 Gb/s NIC per GPU; between the NVLink-bridged pairs of one PCIe server, its "
         "PCIe: host_gpus) instead of NVLink. Reports the estimated share of the step this costs against an "
-        "NVLink-speed all-to-all.",
+        "NVLink-speed all-to-all, and how many domains a token reaches under the model's router; past 4 domains "
+        "with a router that is not group-limited, what DeepSeek-V3's node-limited routing would save.",
         why="NVLink moves 0.9-1.8 TB/s per GPU, a NIC 50-100 GB/s: past the domain the all-to-all can outweigh "
         "what wider EP gains in expert batch size (DeepSeek serves EP over InfiniBand with two-batch overlap "
         "and hides it only with enough tokens in flight).",
@@ -457,7 +458,11 @@ def fine_grained_under_tp(ctx: Context):
         "all-to-all takes est. several times its NVLink time.",
         fix="Keep EP within the domain (ep <= 8 on HGX) or use a rack-scale domain (GB200/GB300 NVL72) for wide "
         "EP; overlap the all-to-all with compute (two micro-batches) where the engine supports it.",
-        sources=SOURCES + ("NVIDIA DGX user guides: one 400 Gb/s ConnectX-7 per GPU (HGX H100/B200)",),
+        sources=SOURCES
+        + (
+            "NVIDIA DGX user guides: one 400 Gb/s ConnectX-7 per GPU (HGX H100/B200)",
+            "DeepSeek-V3 report §2.1.2: node-limited routing, each token sent to at most 4 nodes (8 groups, top-4)",
+        ),
     ),
     options=(
         Option(
@@ -465,6 +470,13 @@ def fine_grained_under_tp(ctx: Context):
             type=int,
             default=72,
             doc="GPUs of a rack-scale NVLink domain (GB200/GB300 NVL72): advised where the GPU's domain is smaller",
+        ),
+        Option(
+            name="domains_per_token",
+            type=int,
+            default=4,
+            doc="domains a group-limited router advised to an unlimited one may send a token to (DeepSeek-V3: 4 "
+            "nodes), at most half of those the EP spans; advised from 2 (EP over 4 domains or more)",
         ),
     ),
     graded=True,
@@ -486,6 +498,38 @@ def ep_beyond_domain(ctx: Context):
         f"est. +{eff['decode']:.1f}% decode step, +{eff['prefill']:.1f}% prefill step against an all-to-all "
         f"at {p.scale_up} speed ({ctx.analysis.label()})"
     ]
+    fixes = [
+        fix(
+            f"keep ep <= {dom} (the {ctx.gpu} {p.domain_noun})"
+            + (", or deploy wide EP on a rack-scale NVLink domain (NVL72)" if dom < ctx.option("rack_domain") else ""),
+            "display",
+        )
+    ]
+    domains = -(-sc.ep // dom)
+    ffn = moe_kinds(spec)[0][0].ffn
+    reach = parts_touched(domains, ffn.top_k, ffn.expert_groups, ffn.groups_per_token)
+    limit = min(ctx.option("domains_per_token"), domains // 2)
+    noun = p.domain_noun
+    if ffn.group_limited:
+        details.append(
+            f"its router picks a token's experts within {ffn.groups_per_token} of {ffn.expert_groups} groups, so a "
+            f"token reaches est. {reach:.1f} of the {domains} {noun}s (priced so)"
+        )
+    elif limit >= 2 and ffn.num_experts % domains == 0 and ffn.top_k <= limit * (ffn.num_experts // domains):
+        # DeepSeek-V3's node-limited routing, a group per domain: the prefill's high-throughput kernels send a
+        # token once per remote domain (the decode's low-latency kernels send a copy per expert either way)
+        limited = parts_touched(domains, ffn.top_k, domains, limit)
+        details.append(
+            f"a token reaches est. {reach:.1f} of the {domains} {noun}s; a router confined to {limit} of "
+            f"{domains} expert groups, a group per {noun} (DeepSeek-V3's node-limited routing), would send it to "
+            f"{limited:.1f}: {1 - limited / reach:.0%} less prefill exchange traffic past the {noun}"
+        )
+        fixes.append(
+            fix(
+                f"limit each token's experts to {limit} of {domains} groups (n_group={domains}, topk_group={limit})",
+                "display",
+            )
+        )
     yield ctx.finding(
         ctx.graded(loss),
         msg,
@@ -500,17 +544,8 @@ def ep_beyond_domain(ctx: Context):
             "gpu": ctx.gpu,
             "est_decode_step_pct": round(eff["decode"], 2),
             "est_prefill_step_pct": round(eff["prefill"], 2),
+            "est_domains_per_token": round(reach, 2),
         },
         details=details,
-        fixes=[
-            fix(
-                f"keep ep <= {dom} (the {ctx.gpu} {p.domain_noun})"
-                + (
-                    ", or deploy wide EP on a rack-scale NVLink domain (NVL72)"
-                    if dom < ctx.option("rack_domain")
-                    else ""
-                ),
-                "display",
-            )
-        ],
+        fixes=fixes,
     )

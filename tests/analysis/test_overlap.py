@@ -15,6 +15,7 @@ from colint.normalize import normalize
 
 DEEPSEEK = "tests/corpus/hf/deepseek__DeepSeek-V3.json"
 MOE_LAYERS = 58  # DeepSeek-V3: 3 dense layers, then 58 MoE layers
+GROUPS = (8, 4)  # DeepSeek-V3's router: a token's top-8 within its best 4 of 8 expert groups
 
 
 @pytest.fixture(scope="module")
@@ -32,14 +33,16 @@ def test_compute_covers_the_exchange_only_the_fill_stays_exposed(deepseek):
     # dispatch + combine, so of the 58 x 2 half-exchanges one forward runs, only the fill stays on the
     # clock: the first dispatch and the last combine, one half's exchange per forward
     w = _decode(deepseek, "gb200", "on", 256)
-    half = expert_all_to_all_s(128, 8, 7168, w.scenario, w.profile, 256)
+    half = expert_all_to_all_s(128, 8, 7168, w.scenario, w.profile, 256, GROUPS)
     step = w.steps["decode"]
     assert step.comm_s == pytest.approx(half)  # tp = 1: no all-reduce, no kvp exchange
     assert step.comm_hidden_s == pytest.approx(MOE_LAYERS * 2 * half - half)
     parts = w.layer_parts["decode"]["mla+moe"]
     assert parts["collectives"] == pytest.approx(half / MOE_LAYERS)
     serial = _decode(deepseek, "gb200", "off", 256).steps["decode"]
-    assert serial.comm_s == pytest.approx(MOE_LAYERS * expert_all_to_all_s(256, 8, 7168, w.scenario, w.profile, 256))
+    assert serial.comm_s == pytest.approx(
+        MOE_LAYERS * expert_all_to_all_s(256, 8, 7168, w.scenario, w.profile, 256, GROUPS)
+    )
     assert serial.comm_hidden_s == 0.0
     # and there it pays: auto takes the split, a shorter step than the exchange in series
     auto = _decode(deepseek, "gb200", "auto", 256).steps["decode"]
@@ -55,7 +58,7 @@ def test_exchange_longer_than_compute_exposes_the_remainder(deepseek):
     sc = make_scenario("throughput", dtype="fp8", ep=16, ep_overlap="on")  # 16 GPUs: across two HGX domains
     kind = next(k for k in deepseek.layer_kinds if k.ffn.kind == "moe")
     lt = layer_time(kind, 7168, 8192, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0), sc, prof, time_model(prof), "prefill", 58)
-    x = expert_all_to_all_s(4096, 8, 7168, sc, prof, 256)
+    x = expert_all_to_all_s(4096, 8, 7168, sc, prof, 256, GROUPS)
     one = layer_time(kind, 7168, 4096, (0.0, 0.0, 0.0), None, sc, prof, time_model(prof), "prefill")
     c = one.total_s - x
     s = 2 * c * (148 / (148 - 24) - 1)
