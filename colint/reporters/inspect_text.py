@@ -27,7 +27,12 @@ def render(info: dict) -> str:
     for i in s["layer_pattern"]:
         counts[i] += 1
     for k, c in zip(kinds, counts):
-        lines.append(f"  {c:4d} x {k['name']}")
+        f = k["ffn"]
+        routed = ""
+        if f.get("kind") == "moe" and 1 <= f.get("groups_per_token", 1) < f.get("expert_groups", 1):
+            # a group-limited router (DeepSeek-V3's node-limited routing): it sets how far each token is sent
+            routed = f" (top-{f['top_k']} within {f['groups_per_token']} of {f['expert_groups']} expert groups)"
+        lines.append(f"  {c:4d} x {k['name']}{routed}")
     if s.get("mtp_layers"):
         lines.append(f"  + {s['mtp_layers']} MTP layer(s), not counted in the total")
     lines.append(

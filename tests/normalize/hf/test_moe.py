@@ -1056,3 +1056,12 @@ def test_group_limits_a_router_cannot_run_are_located_errors(extra, key, message
         spec_from(dict(model_type="deepseek_v3", hidden_size=64, num_attention_heads=4, **extra))
     assert (exc.value.key, exc.value.line is not None) == (key, True)
     assert message in str(exc.value)
+
+
+def test_inspect_names_a_group_limited_router(capsys):
+    """The text inspection says what the router limits, beside the layer kind it belongs to."""
+    assert main(["inspect", os.path.join(CORPUS, "deepseek__DeepSeek-V3.json")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2:4] == ["     3 x mla+dense", "    58 x mla+moe (top-8 within 4 of 8 expert groups)"]
+    assert main(["inspect", os.path.join(CORPUS, "glm__GLM-5-reconstructed.json")]) == 0
+    assert "expert groups" not in capsys.readouterr().out
