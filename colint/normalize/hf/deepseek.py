@@ -34,6 +34,7 @@ from typing import Any
 from colint.normalize.format_reader import mla_attention, mla_norm_params, routed_experts
 from colint.normalize.hf.base import HFReader, Header, family_defaults
 from colint.normalize.hf.moe_common import (
+    GROUP_LIMITED_ROUTERS,
     KindTable,
     deepseek_style_mtp_params,
     ignored_key,
@@ -59,7 +60,7 @@ def build(r: HFReader) -> ModelSpec:
     heads = r.int("num_heads", "num_attention_heads", default=d["num_attention_heads"])
     kv_heads = r.int("num_kv_heads", "num_key_value_heads", default=heads)  # nominal under MLA
     mla = _mla_keys(r, d)
-    dense_ffn, moe_ffn, first_k = _ffns(r, d, mt == "deepseek_v2")
+    dense_ffn, moe_ffn, first_k = _ffns(r, d, mt)
     vocab = r.int("vocab_size", "vocab_size", default=d["vocab_size"])
     tie = tie_embeddings(r, False)
     issues = _moe_layer_freq_issues(r) if mt == "deepseek_v2" else []
@@ -99,9 +100,10 @@ def _mla_keys(r: HFReader, d: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _ffns(r: HFReader, d: dict[str, Any], v2: bool) -> tuple[FFN, FFN, int]:
-    """(the dense FFN, the MoE FFN, first_k_dense_replace): V2's ``mlp_bias`` on the dense and shared MLPs."""
-    mlp_bias = r.bool(None, "mlp_bias", default=False) if v2 else False
+def _ffns(r: HFReader, d: dict[str, Any], mt: str) -> tuple[FFN, FFN, int]:
+    """(the dense FFN, the MoE FFN, first_k_dense_replace) of family ``mt``: V2's ``mlp_bias`` on the dense and shared
+    MLPs."""
+    mlp_bias = r.bool(None, "mlp_bias", default=False) if mt == "deepseek_v2" else False
     inter = r.int("intermediate_size", "intermediate_size", default=d["intermediate_size"])
     moe_inter = r.int("moe_intermediate_size", "moe_intermediate_size", default=d["moe_intermediate_size"])
     e = r.int("num_experts", "n_routed_experts", "num_local_experts", "num_experts", default=d["n_routed_experts"])
@@ -110,8 +112,10 @@ def _ffns(r: HFReader, d: dict[str, Any], v2: bool) -> tuple[FFN, FFN, int]:
     n_shared = r.int("num_shared_experts", "n_shared_experts", default=d["n_shared_experts"], minimum=0)
     first_k = r.int("first_k_dense_replace", "first_k_dense_replace", default=d["first_k_dense_replace"], minimum=0)
     dense_ffn = FFN(kind="dense", intermediate_size=inter, bias=mlp_bias)
-    # V2 limits a token's devices only with topk_method "group_limited_greedy"; V3's router always limits its groups
-    limited = r.str(None, "topk_method", default=d.get("topk_method")) == "group_limited_greedy" if v2 else True
+    # V3's router always limits its groups; V2's only with topk_method "group_limited_greedy" (its default: greedy)
+    limited = mt in GROUP_LIMITED_ROUTERS or r.str(None, "topk_method", default=d.get("topk_method")) == (
+        "group_limited_greedy"
+    )
     moe_ffn = routed_experts(
         e,
         k,

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from colint.normalize.format_reader import heads_attention, routed_experts
 from colint.normalize.hf.base import HFReader, Header
-from colint.normalize.hf.moe_common import KindTable, ignored_key, int_list, layer, str_list
+from colint.normalize.hf.moe_common import KindTable, ignored_key, int_list, layer, router_groups, str_list
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, ModelSpec
 
@@ -123,10 +123,13 @@ def build(r: HFReader) -> ModelSpec:
         shared = r.raw("n_shared_experts")
         if isinstance(shared, int) and not isinstance(shared, bool) and shared > 0:
             issues.append(ignored_key(r, "n_shared_experts", "transformers' mimo_v2_flash builds no shared expert"))
+        e = r.int("num_experts", "n_routed_experts", "num_local_experts", default=r.defaults["n_routed_experts"])
+        k = r.int("top_k", "num_experts_per_tok", default=r.defaults["num_experts_per_tok"])
         moe = routed_experts(
-            r.int("num_experts", "n_routed_experts", "num_local_experts", default=r.defaults["n_routed_experts"]),
-            r.int("top_k", "num_experts_per_tok", default=r.defaults["num_experts_per_tok"]),
+            e,
+            k,
             r.int("moe_intermediate_size", "moe_intermediate_size", default=r.defaults["moe_intermediate_size"]),
+            **router_groups(r, e, k, r.defaults),
         )
     dense = FFN(kind="dense", intermediate_size=inter)
     t = KindTable()

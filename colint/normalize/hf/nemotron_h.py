@@ -28,7 +28,14 @@ from __future__ import annotations
 
 from colint.normalize.format_reader import heads_attention, mamba2_mixer, routed_experts
 from colint.normalize.hf.base import HFReader, Header
-from colint.normalize.hf.moe_common import KindTable, ignored_key, layer, mtp_module_params, str_list
+from colint.normalize.hf.moe_common import (
+    KindTable,
+    ignored_key,
+    layer,
+    mtp_module_params,
+    router_groups,
+    str_list,
+)
 from colint.normalize.hf.tie import tie_embeddings
 from colint.normalize.model_spec import FFN, LayerKind, Mixer, ModelSpec
 from colint.normalize.weights import kind_params
@@ -167,6 +174,7 @@ def _moe_ffn(r: HFReader, mlp_bias: bool) -> FFN:
         shared_bias=mlp_bias,
         latent_size=latent,
         latent_bias=mlp_bias,
+        **router_groups(r, e, k, r.defaults),
     )
 
 

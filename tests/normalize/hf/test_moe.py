@@ -1037,6 +1037,15 @@ def test_group_limited_routers_read_their_groups():
     glm = dict(model_type="glm4_moe", hidden_size=64, num_attention_heads=4, n_routed_experts=64, n_group=8)
     ffn = spec_from({**glm, "topk_group": 2, "num_experts_per_tok": 4, "first_k_dense_replace": 0}).kind_of(0).ffn
     assert (ffn.expert_groups, ffn.groups_per_token) == (8, 2)
+    # the bespoke adapters of families in GROUP_LIMITED_ROUTERS read them too (Nemotron-H's n_groups is Mamba's)
+    small = dict(hidden_size=64, num_attention_heads=4, num_hidden_layers=2, n_routed_experts=16)
+    small.update(num_experts_per_tok=4, n_group=4, topk_group=2, moe_intermediate_size=64)
+    nemotron = dict(model_type="nemotron_h", hybrid_override_pattern="ME", moe_shared_expert_intermediate_size=64)
+    nemotron.update(mamba_num_heads=4, mamba_head_dim=16, ssm_state_size=16, n_groups=2)
+    mimo = dict(model_type="mimo_v2_flash", moe_layer_freq=[0, 1])
+    for cfg in (nemotron, mimo):
+        ffn = spec_from({**small, **cfg}).kind_of(1).ffn
+        assert (ffn.kind, ffn.expert_groups, ffn.groups_per_token) == ("moe", 4, 2), cfg["model_type"]
 
 
 @pytest.mark.parametrize(
