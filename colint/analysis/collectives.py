@@ -42,9 +42,9 @@ from __future__ import annotations
 
 import math
 
-from colint.analysis.moe import parts_touched
+from colint.analysis.moe import group_limit_share, parts_touched
 from colint.hardware_profiles import time_model
-from colint.hardware_profiles.schema import DEFAULT_PCIE_GEN, PCIE_CODE, PCIE_GT_S, PCIE_LANES
+from colint.hardware_profiles.schema import DEFAULT_PCIE_GEN
 
 ELEM_BYTES = {
     "half": 2.0,
@@ -92,14 +92,6 @@ def scale_out_gbps(profile) -> tuple[float, bool]:
     return (given, True) if given else (DEFAULT_SCALE_OUT_GBPS, False)
 
 
-def pcie_bytes_per_s(profile) -> float:
-    """One direction of the GPU's PCIe x16 host link, bytes/s (Profile.pcie_bytes_per_s: GT/s x 16 lanes x the
-    encoding's data share / 8; Gen4 when the profile names none). What GPUs without a scale-up link
-    (``interconnect_gbps`` 0: L4, L40S, GeForce and RTX PRO cards) exchange collectives over inside one host."""
-    gen = getattr(profile, "pcie_gen", None) or DEFAULT_PCIE_GEN
-    return PCIE_GT_S[gen] * 1e9 * PCIE_LANES * PCIE_CODE[gen] / 8.0
-
-
 def over_pcie(profile, gpus: int, span: int | None = None) -> bool:
     """Whether a collective of ``gpus`` GPUs (spread over ``span``) runs over PCIe: it stays inside one host and
     the profile has no scale-up link, or it leaves its NVLink domain inside a host of several (``host_gpus``:
@@ -121,7 +113,7 @@ def past_domain_link(profile, span: int) -> tuple[str, float, bool]:
     else the scale-out network (scale_out_gbps; a 400 Gb/s NIC assumed where the profile gives none)."""
     if profile.interconnect_gbps > 0 and span <= profile.host_size:
         gen = profile.pcie_gen or DEFAULT_PCIE_GEN
-        return f"PCIe Gen{gen} between the NVLink groups of one host", 2 * pcie_bytes_per_s(profile) / 1e9, True
+        return f"PCIe Gen{gen} between the NVLink groups of one host", 2 * profile.pcie_bytes_per_s / 1e9, True
     gbps, stated = scale_out_gbps(profile)
     return "the scale-out network", gbps, stated
 
@@ -139,9 +131,9 @@ def link_bytes_per_s(profile, gpus: int, all_to_all: bool = False, span: int | N
     interconnect_gbps): a ring all-reduce is paced by its slowest hop; an all-to-all sends the share of its
     peers outside a GPU's domain, (gpus - peers in a domain)/(gpus - 1), of its volume out while the rest
     stays on NVLink, the slower of the two setting the time. A profile without a scale-out figure: a 400 Gb/s
-    NIC per GPU. A profile without a scale-up link (``interconnect_gbps`` 0): its PCIe x16 link (pcie_bytes_per_s)
+    NIC per GPU. A profile without a scale-up link (``interconnect_gbps`` 0): its PCIe x16 link (Profile.pcie_bytes_per_s)
     inside one host of ``domain_size`` GPUs, the NIC beyond it."""
-    nv = profile.interconnect_gbps * 1e9 / 2.0 if profile.interconnect_gbps > 0 else pcie_bytes_per_s(profile)
+    nv = profile.interconnect_gbps * 1e9 / 2.0 if profile.interconnect_gbps > 0 else profile.pcie_bytes_per_s
     dom = max(1, profile.domain_size)
     span = max(gpus, span or gpus)
     if span <= dom:
@@ -172,7 +164,7 @@ def collective(
     eff = bw * tmod.link_efficiency * min(1.0, (gpus - 1) * tmod.peer_link_share)
     pcie = over_pcie(profile, gpus, span)
     hop_us = tmod.collective_step_latency_us * (PCIE_HOP_LATENCY_RATIO if pcie else 1.0)
-    if pcie and not getattr(profile, "pcie_p2p", True):
+    if pcie and not profile.pcie_p2p:
         eff *= HOST_STAGED_BW_SHARE  # staged through host memory
         implementation = "nccl"  # the custom all-reduce maps its peers' buffers: no peer access, no kernel
     cap = tmod.custom_allreduce_max_bytes
@@ -222,16 +214,6 @@ def collective(
     return best, sol
 
 
-def group_limit_share(parts: int, picks: int, groups: tuple[int, int]) -> float:
-    """The share of the ``parts`` (equal contiguous blocks of the experts: EP ranks, NVLink domains) one token's
-    ``picks`` reach under a group-limited router (``groups``: (expert groups, groups a token may pick)), of what
-    uniform routing reaches (colint.analysis.moe.parts_touched); 1.0 where the limit does not bind."""
-    g, per_token = groups
-    if not 1 <= per_token < g or picks < 1 or parts <= 1:
-        return 1.0
-    return parts_touched(parts, picks, g, per_token) / parts_touched(parts, picks)
-
-
 def moe_dispatch_combine(
     phase: str,
     tokens: float,
@@ -257,7 +239,7 @@ def moe_dispatch_combine(
     if "ll" in backend.split("_"):
         copies = topk * (ep - 1) / ep  # one copy per picked expert on another rank
     else:
-        copies = ep * (1.0 - (1.0 - 1.0 / ep) ** topk) * (ep - 1) / ep  # distinct remote ranks
+        copies = parts_touched(ep, topk) * (ep - 1) / ep  # distinct remote ranks
         # a group-limited router sends a token to fewer ranks (the LL kernels' per-pick copies do not change)
         copies *= group_limit_share(max(1, ep // max(1, moe_tp)), topk // max(1, moe_tp), groups)
     moved = tokens * hidden * b * copies
@@ -301,7 +283,7 @@ def moe_dispatch_combine(
         # token crosses the network once per remote domain holding any of its experts, and NVLink fans it out to
         # that domain's ranks; the two stages pipeline, so the slower one sets the pace
         domains = math.ceil(ep / dom)
-        remote = domains * (1.0 - (1.0 - 1.0 / domains) ** topk) * (domains - 1) / domains
+        remote = parts_touched(domains, topk) * (domains - 1) / domains
         # node-limited routing is what these kernels were built for: fewer domains a token (DeepSeek-V3: <= 4 nodes)
         remote *= group_limit_share(domains, topk // max(1, moe_tp), groups)
         rdma_b = tokens * hidden * b * remote

@@ -162,6 +162,16 @@ def parts_touched(parts: int, picks: int, groups: int = 1, groups_per_token: int
     return parts * (1.0 - (1.0 - 1.0 / parts) ** picks)
 
 
+def group_limit_share(parts: int, picks: int, groups: tuple[int, int]) -> float:
+    """The share of the ``parts`` (equal contiguous blocks of the experts: EP ranks, NVLink domains) one token's
+    ``picks`` reach under a group-limited router (``groups``: (expert groups, groups a token may pick)), of what
+    uniform routing reaches (:func:`parts_touched`); 1.0 where the limit does not bind."""
+    g, per_token = groups
+    if not 1 <= per_token < g or picks < 1 or parts <= 1:
+        return 1.0
+    return parts_touched(parts, picks, g, per_token) / parts_touched(parts, picks)
+
+
 def experts_per_gpu(num_experts: int, ep: int, redundant: int = 0) -> int:
     """Expert slots on the busiest GPU at an EP width."""
     return math.ceil((num_experts + redundant) / ep)

@@ -49,8 +49,7 @@ from colint.analysis.step_extras import (
     attention_core_cost,
     layer_extras,
     ep_all_to_all,
-    expert_all_to_all_s,
-    route_groups,
+    ffn_exchange_s,
 )
 from colint.normalize.model_spec import LayerKind, ModelSpec
 from colint.util.memo import per_spec
@@ -105,9 +104,10 @@ def overlaps(kind: LayerKind, scenario: Scenario, regime: str) -> bool:
     return kind.ffn.kind == "moe" and exchange_splits(scenario, regime)
 
 
-# half_scenario's memo: (id(scenario), regime) -> (scenario, its half) (colint.util.memo.per_spec). Every analysis of an EP-overlapped model
-# asks it per regime (and the advice closure's re-checks at the same settings); scenarios are frozen, so the entry
-# keeps its scenario alive beside the id. Bounded like the analyses that ask (gemm_rows.SPEC_MEMO_MAX).
+# half_scenario's memo: (id(scenario), regime) -> (scenario, its half) (colint.util.memo.per_spec). Every analysis of
+# an EP-overlapped model asks it per regime (and the advice closure's re-checks at the same settings); scenarios are
+# frozen, so the entry keeps its scenario alive beside the id. Bounded like the analyses that ask
+# (gemm_rows.SPEC_MEMO_MAX).
 _HALVES: dict = {}
 
 
@@ -136,10 +136,7 @@ def exchange_s(kind: LayerKind, tokens: float, h: int, scenario: Scenario, profi
     """The EP dispatch + combine of one layer at ``tokens`` per attention group, as layer_extras adds it."""
     if kind.ffn.kind != "moe" or not ep_all_to_all(scenario):
         return 0.0
-    ffn = kind.ffn
-    return expert_all_to_all_s(
-        tokens / scenario.group_gpus, ffn.top_k, h, scenario, profile, ffn.num_experts, route_groups(ffn)
-    )
+    return ffn_exchange_s(kind.ffn, tokens / scenario.group_gpus, h, scenario, profile)
 
 
 def cores_s(spec: ModelSpec, kind: LayerKind, n: int, profile, scenario: Scenario, regime: str, source) -> float:

@@ -15,9 +15,8 @@ from dataclasses import replace
 from colint.analysis.inventory import layer_counts
 from colint.analysis.step_extras import (
     ep_all_to_all,
-    expert_all_to_all_s,
+    ffn_exchange_s,
     kvp_exchange_s,
-    route_groups,
     tp_all_reduce_s,
 )
 from colint.analysis.workload import steps_on_domain
@@ -64,9 +63,8 @@ def scale_out_cost_pct(w, kind: str) -> dict[str, float]:
             if not n:
                 continue
             if kind == "ep" and k.ffn.kind == "moe" and ep_all_to_all(sc):
-                args = (tokens / group, k.ffn.top_k, spec.hidden_size, sc)
-                e, g = k.ffn.num_experts, route_groups(k.ffn)
-                lost += n * (expert_all_to_all_s(*args, p, e, g) - expert_all_to_all_s(*args, wide, e, g))
+                args = (k.ffn, tokens / group, spec.hidden_size, sc)
+                lost += n * (ffn_exchange_s(*args, p) - ffn_exchange_s(*args, wide))
             elif kind == "tp" and group > 1:
                 lost += (
                     n

@@ -356,7 +356,7 @@ def expert_all_to_all_s(
     the low-latency kernels for decode-sized batches (<= 128 tokens per rank), else high-throughput;
     ``experts``: the layer's routed experts, which set the LL combine's warp groups per SM; ``groups``: its router's
     (expert groups, groups a token may pick), FFN.expert_groups and groups_per_token: a group-limited router sends a
-    token to fewer ranks and domains (collectives.group_limit_share))."""
+    token to fewer ranks and domains (moe.group_limit_share))."""
 
     key = (tokens, type(tokens), top_k, hidden, experts, groups, sc.ep, sc.moe_tp, sc.gemm_format, id(profile))
     hit = _EXCHANGE_MEMO.get(key)
@@ -390,15 +390,18 @@ def expert_all_to_all_s(
     return keep(_EXCHANGE_MEMO, key, (profile, min(d + c, ag + rs)), _EXCHANGE_MEMO_MAX)[1]
 
 
-# expert_all_to_all_s's memo: (tokens, top-k, hidden, experts, ep, GEMM format, profile) -> (profile, s); analyse asks for
-# the same exchange per MoE kind, regime and micro-batch, and again per re-analysis at the same ep.
+# expert_all_to_all_s's memo: (tokens, top-k, hidden, experts, router groups, ep, moe_tp, GEMM format, profile) ->
+# (profile, s); analyse asks for the same exchange per MoE kind, regime and micro-batch, and again per re-analysis at
+# the same ep.
 _EXCHANGE_MEMO: dict[tuple, tuple] = {}
 _EXCHANGE_MEMO_MAX = 4096  # a run meets a few dozen (tokens, shape, ep) per model: room for a bulk run's models
 
 
-def route_groups(ffn) -> tuple[int, int]:
-    """(expert groups, groups a token may pick) of an FFN's router, as expert_all_to_all_s takes them."""
-    return (ffn.expert_groups, ffn.groups_per_token)
+def ffn_exchange_s(ffn, tokens: float, hidden: int, sc: Scenario, profile) -> float:
+    """expert_all_to_all_s of one MoE layer whose FFN is ``ffn`` (its top-k, routed experts and router groups), for
+    ``tokens`` dispatched by one GPU."""
+    groups = (ffn.expert_groups, ffn.groups_per_token)
+    return expert_all_to_all_s(tokens, ffn.top_k, hidden, sc, profile, ffn.num_experts, groups)
 
 
 def ep_all_to_all(sc: Scenario) -> bool:
@@ -449,9 +452,7 @@ def layer_extras(kind: LayerKind, tokens: int, h: int, scenario: Scenario, profi
         coll_s = n_coll * tp_all_reduce_s(tokens, h, group, profile)
     if kind.ffn.kind == "moe" and ep_all_to_all(scenario):
         # each GPU dispatches its share of its attention group's tokens (split over its tp x kvp ranks)
-        coll_s += expert_all_to_all_s(
-            tokens / group, kind.ffn.top_k, h, scenario, profile, kind.ffn.num_experts, route_groups(kind.ffn)
-        )
+        coll_s += ffn_exchange_s(kind.ffn, tokens / group, h, scenario, profile)
         n_coll += 2
     if regime == "decode":
         coll_s += kvp_exchange_s(kind, tokens, scenario, profile)

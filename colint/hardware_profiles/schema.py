@@ -227,7 +227,7 @@ class Profile:
     # (collectives.DEFAULT_SCALE_OUT_GBPS) is assumed, and CL504/CL704 say so
     scale_out_gbps: Optional[float] = field(default=None, metadata={"ge": 0})
     # the PCIe generation of the GPU's x16 host link: what peers without a scale-up link (interconnect_gbps 0)
-    # exchange collectives over (colint.analysis.collectives.pcie_bytes_per_s); None = not given: Gen4 assumed
+    # exchange collectives over (pcie_bytes_per_s); None = not given: Gen4 assumed
     pcie_gen: Optional[int] = None
     # whether GPUs of one host reach each other's memory directly over PCIe (GPUDirect peer-to-peer); GeForce drivers
     # turn it off, so collectives stage through host memory and the custom all-reduce kernels (which map peer

@@ -134,8 +134,17 @@ def test_parts_a_group_limited_token_reaches(parts, groups, per_token):
     assert parts_touched(parts, 8, groups, per_token) == pytest.approx(
         _routed_parts(parts, 8, groups, per_token), rel=0.02
     )
+
+
+def test_deepseek_v3_groups_reach_fewer_ranks():
+    """DeepSeek-V3's top-8 within 4 of 8 groups over 8 ranks (a group a rank): 3.60 ranks, a uniform router's 5.25;
+    a limit of every group (or one group of all the experts) binds nothing."""
+    from colint.analysis.moe import group_limit_share, parts_touched
+
     assert parts_touched(8, 8, 8, 4) == pytest.approx(3.5995, abs=1e-4)
     assert parts_touched(8, 8) == pytest.approx(5.2511, abs=1e-4)
+    assert group_limit_share(8, 8, (8, 4)) == pytest.approx(3.5995 / 5.2511, abs=1e-4)
+    assert group_limit_share(8, 8, (8, 8)) == group_limit_share(8, 8, (1, 1)) == 1.0
 
 
 def test_high_throughput_exchange_of_a_group_limited_router_past_the_domain():
