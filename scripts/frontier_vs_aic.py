@@ -157,7 +157,9 @@ def collect_disagg(folder: str, raw: bool = False) -> None:
         if not paths:
             continue
         found.append((total, case, system))
-        for r in csv.DictReader(open(paths[0], encoding="utf-8")):
+        with open(paths[0], encoding="utf-8") as fh:
+            run_rows = list(csv.DictReader(fh))
+        for r in run_rows:
             rows.append(
                 {
                     "case": case,

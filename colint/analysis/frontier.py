@@ -637,17 +637,16 @@ def _notes(front: list[Point], unpooled: int, total: int, profile) -> list[str]:
             link = past_domain_link(profile, p.deployment.gpus)
             by_link[link] = by_link.get(link, 0) + 1
     for (what, gbps, stated), n in by_link.items():
-        source = (
-            ""
-            if what.startswith("PCIe")
-            else " (the profile's scale_out_gbps)"
-            if stated
-            else " (assumed: a 400 Gb/s NIC per GPU)"
-        )
+        if what.startswith("PCIe"):
+            source = ""
+        elif stated:
+            source = " (the profile's scale_out_gbps)"
+        else:
+            source = " (assumed: a 400 Gb/s NIC per GPU)"
         notes.append(
             f"{n} of the {len(front)} frontier points span more than one {profile.domain_size}-GPU "
-            f"{profile.domain_noun}: what their collectives send past it crosses {what} at {gbps_text(gbps / 2)} GB/s per GPU "
-            f"each way{source}"
+            f"{profile.domain_noun}: what their collectives send past it crosses {what} at {gbps_text(gbps / 2)} "
+            f"GB/s per GPU each way{source}"
         )
     if unpooled:
         notes.append(

@@ -27,8 +27,9 @@ blocking finding, running the rules that blocked most often first. It leaves out
 blocking finding (info-only advice when a warning is asked; a rule that reports on its declared fields alone,
 Rule.fields, where this file's check reported each of them on each GPU at the rule's most severe level
 already, or at the most severe level the state's spec allows it: Rule.ceiling) and the work that only a
-finding's text needs (Context.brief); the state of a trade-off, whose reason is shown, is checked in full. States are cached by the text they lead to and the settings they name,
-so files whose fixes lead to the same text re-check it once.
+finding's text needs (Context.brief); the state of a trade-off, whose reason is shown, is checked in full.
+States are cached by the text they lead to and the settings they name, so files whose fixes lead to the same
+text re-check it once.
 """
 
 from __future__ import annotations

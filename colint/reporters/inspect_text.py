@@ -29,8 +29,7 @@ def render(info: dict) -> str:
     for k, c in zip(kinds, counts):
         f = k["ffn"]
         routed = ""
-        if f.get("kind") == "moe" and 1 <= f.get("groups_per_token", 1) < f.get("expert_groups", 1):
-            # a group-limited router (DeepSeek-V3's node-limited routing): it sets how far each token is sent
+        if f["groups_per_token"] < f["expert_groups"]:  # FFN.group_limited: the readers keep groups_per_token >= 1
             routed = f" (top-{f['top_k']} within {f['groups_per_token']} of {f['expert_groups']} expert groups)"
         lines.append(f"  {c:4d} x {k['name']}{routed}")
     if s.get("mtp_layers"):

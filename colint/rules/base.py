@@ -401,7 +401,8 @@ def past_domain_versus(profile, span: int) -> str:
     (100 GB/s per GPU, assumed: ... vs 1800 GB/s NVLink)"."""
     what, gbps, stated = past_domain_link(profile, span)
     assumed = "" if stated else ", assumed: the profile gives no scale_out_gbps"
-    return f"{what} ({gbps_text(gbps)} GB/s per GPU{assumed} vs {gbps_text(profile.scale_up_gbps)} GB/s {profile.scale_up})"
+    scale_up = f"{gbps_text(profile.scale_up_gbps)} GB/s {profile.scale_up}"
+    return f"{what} ({gbps_text(gbps)} GB/s per GPU{assumed} vs {scale_up})"
 
 
 def field_keys(spec: ModelSpec, fields: Iterable[str]) -> tuple[str | None, ...]:

@@ -155,7 +155,7 @@ def test_pipeline_stages_past_the_domain_decode_micro_batches():
         assert p.tokens_per_s_per_gpu == pytest.approx(p.concurrency / p.itl_s / 8, rel=1e-12)
         assert 2 * p.concurrency <= w.max_decode_concurrency
         assert p.memory_bytes_per_gpu <= USABLE_HBM_SHARE * h100.memory_gb * 1e9
-    assert "tp8 pp2" in [d for d in f.public()["deployments"]]
+    assert "tp8 pp2" in f.public()["deployments"]
 
 
 def test_disaggregated_instances_leave_room_for_the_other_pool():
