@@ -65,7 +65,7 @@ import time
 from dataclasses import field, replace
 from typing import Any, Optional
 
-from colint.analysis.collectives import gbps_text, past_domain_bytes_per_s, past_domain_link
+from colint.analysis.collectives import gbps_text, link_bytes_per_s, past_domain_link
 from colint.analysis.inventory import layer_counts
 from colint.analysis.deployments import powers_of_two
 from colint.analysis.frontier_pricing import (
@@ -670,12 +670,11 @@ def _mixed(decode_c, core_b_s: float, chunk: int, prefill: PrefillCost) -> float
 
 def kv_link_bytes_per_s(profile, total: int) -> float:
     """Bytes/s one way per GPU that carry a prefill instance's KV cache to the decode pool: the scale-up link where
-    ``total`` GPUs fit in one domain, else what lies past it (colint places no pool, so they may sit in different
-    domains): PCIe within a host of NVLink-bridged cards, the scale-out NIC beyond. DGX H100: NVLink 450 GB/s or a
-    400 Gb/s NIC, 50 GB/s."""
-    if total > profile.domain_size:
-        return past_domain_bytes_per_s(profile, total)
-    return profile.scale_up_gbps / 2 * 1e9
+    ``total`` GPUs fit in one domain, else the slower of it and what lies past it (colint places no pool, so they may
+    sit in different domains; a PCIe card's NIC traffic crosses its own PCIe link): PCIe within a host of
+    NVLink-bridged cards, the scale-out NIC beyond (collectives.link_bytes_per_s). DGX H100: NVLink 450 GB/s or a
+    400 Gb/s NIC, 50 GB/s; an A10 (PCIe Gen4, no NIC stated) past its host: 31.5 GB/s, not the assumed NIC's 50."""
+    return link_bytes_per_s(profile, total)
 
 
 def _serve(

@@ -300,6 +300,10 @@ def test_disaggregated_ttft_carries_the_kv_cache_transfer():
 
     spec, profile, sc = _setup(LLAMA70B, "b200")
     assert kv_link_bytes_per_s(profile, 16) == 50e9 and kv_link_bytes_per_s(profile, 8) == 900e9
+    # a PCIe card's NIC traffic crosses its own PCIe link: an A10 (Gen4 x16) past its host sends at 31.5 GB/s, not
+    # the assumed 400 Gb/s NIC's 50
+    a10 = load_profile("a10")
+    assert kv_link_bytes_per_s(a10, 16) == pytest.approx(a10.pcie_bytes_per_s) and a10.pcie_bytes_per_s < 50e9
     pc = prefill_cost(analyse(spec, profile, replace(scenario_for(sc, Deployment(1), 1), context=ISL)))
     assert pc.kv_bytes_per_gpu == 2 * ISL * 327_680
     for total, link in ((16, 50e9), (8, 900e9)):
